@@ -1,0 +1,33 @@
+# acframe: `make run` trains CartPole with IMPALA, `make test` runs the test suite.
+# Both create the virtual environment .venv and install acframe into it first.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CONFIG ?= cartpole_impala.py
+
+.PHONY: install run test bench docs clean
+
+$(VENV)/.installed: setup.py
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip setuptools wheel
+	# the pinned CPU wheel; an unpinned torch would pull gigabytes of CUDA packages
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[test,ray,box2d]"
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(VENV)/bin/acframe -c $(CONFIG)
+
+test: install
+	$(PY) -m pytest -q tests
+
+bench: install
+	$(PY) bench/run_all.py
+
+docs: install
+	$(PY) -m acframe.config.reference --write docs
+
+clean:
+	rm -rf $(VENV) build *.egg-info

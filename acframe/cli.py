@@ -1,0 +1,138 @@
+"""The ``acframe`` command: train, evaluate, resume or list.
+
+    acframe -c cartpole_impala.py [-s SEED] [--exp-dir DIR] [--max-env-step N] [--max-train-iter N] [key.path=value ...]
+    acframe -m eval -c CONFIG --load CKPT
+    acframe -c CONFIG --resume DIR
+    acframe --list
+
+Errors in the input (config typos, unknown names, missing checkpoints) print one line and exit 2;
+``--debug`` shows the traceback. torch is imported only once the config is valid.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import List, Optional
+
+MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval')
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog='acframe',
+        description='Train or evaluate an acframe policy from a config file.',
+        epilog='Config names that are not paths are looked up in the installed dizoo_configs package. '
+               'Trailing key.path=value arguments override config keys, e.g. policy.learn.learning_rate=3e-4.',
+    )
+    parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py)')
+    parser.add_argument('-m', '--mode', default='auto', choices=MODES,
+                        help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
+                             "parallel, or eval (evaluate --load CKPT)")
+    parser.add_argument('-s', '--seed', type=int, default=None, help='run seed (default: the config\'s seed)')
+    parser.add_argument('--exp-dir', default=None, help='experiment folder (default ./<exp_name>_seed<seed>)')
+    parser.add_argument('--max-env-step', type=int, default=None, help='env-step budget')
+    parser.add_argument('--max-train-iter', type=int, default=None, help='learner-iteration budget')
+    parser.add_argument('--load', default=None, help='checkpoint to evaluate (with -m eval)')
+    parser.add_argument('--resume', default=None, metavar='DIR', help='continue the run in DIR from its latest checkpoint')
+    parser.add_argument('--backend', default='local', choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel)')
+    parser.add_argument('--ray-address', default=None, help='Ray cluster address HOST:PORT (--backend ray)')
+    parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers and dizoo configs')
+    parser.add_argument('-q', '--quiet', action='store_true', help='no progress line')
+    parser.add_argument('--debug', action='store_true', help='show tracebacks of errors')
+    parser.add_argument('overrides', nargs='*', help='key.path=value config overrides')
+    return parser
+
+
+def _list() -> str:
+    from .registry import BUFFER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
+    from .envs.gym_env import SHORT_NAMES
+    import importlib.util
+
+    lines = []
+    for registry in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, BUFFER_REGISTRY):
+        plural = 'policies' if registry.kind == 'policy' else registry.kind + 's'
+        lines.append(f"{plural}: {', '.join(registry.names())}")
+    lines.append(f"env short names: {', '.join(f'{k} ({v})' for k, v in SHORT_NAMES.items())}")
+    spec = importlib.util.find_spec('dizoo_configs')
+    if spec is not None and spec.submodule_search_locations:
+        folder = list(spec.submodule_search_locations)[0]
+        configs = sorted(f for f in os.listdir(folder) if f.endswith('.py') and not f.startswith('_'))
+        lines.append(f"dizoo configs: {', '.join(configs)}")
+    return '\n'.join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .config import compile_config
+    from .errors import ConfigError
+
+    if args.list:
+        print(_list())
+        return 0
+    if args.resume is not None:
+        if not os.path.isfile(os.path.join(args.resume, 'config.py')):
+            raise ConfigError(f"--resume {args.resume}: no config.py there; pass the experiment folder of an earlier run")
+        config_path = os.path.join(args.resume, 'config.py')
+    elif args.config is None:
+        raise ConfigError("no config given; pass -c CONFIG (e.g. acframe -c cartpole_impala.py) or --list to see the configs")
+    else:
+        config_path = args.config
+    if args.mode == 'eval':
+        if args.load is None:
+            raise ConfigError("-m eval needs --load CKPT (a .pth file in an experiment folder's ckpt/)")
+        if not os.path.isfile(args.load):
+            raise ConfigError(f"--load {args.load}: checkpoint does not exist; pass a .pth file written by acframe")
+    extra: List = list(args.overrides)
+    if args.max_env_step is not None:
+        extra.append(('max_env_step', args.max_env_step))
+    if args.max_train_iter is not None:
+        extra.append(('max_train_iter', args.max_train_iter))
+    # validate before anything heavy is imported: typos answer fast
+    cfg = compile_config(config_path, extra, seed=args.seed)
+    progress = not args.quiet
+    if args.mode == 'eval':
+        from .entry.evaluate import evaluate_checkpoint
+
+        result = evaluate_checkpoint(cfg, args.load)
+        print(json.dumps({k: result[k] for k in ('mean', 'std', 'returns', 'lengths')}))
+        return 0
+    mode = args.mode
+    if mode == 'parallel':
+        from .entry.parallel import parallel_pipeline
+
+        parallel_pipeline(cfg, exp_dir=args.exp_dir, backend=args.backend, ray_address=args.ray_address,
+                          progress=progress, resume=args.resume)
+        return 0
+    from .policy import policy_class
+
+    if mode == 'auto':
+        mode = 'serial_onpolicy' if policy_class(cfg).on_policy else 'serial'
+    if mode == 'serial_onpolicy':
+        from .entry.serial_onpolicy import serial_pipeline_onpolicy as pipeline
+    else:
+        from .entry.serial import serial_pipeline as pipeline
+    pipeline(cfg, exp_dir=args.exp_dir, resume=args.resume, progress=progress)
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from .errors import AcframeError
+
+    try:
+        return run(args)
+    except AcframeError as exc:
+        if args.debug:
+            raise
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"acframe: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("acframe: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == '__main__':
+    sys.exit(main())

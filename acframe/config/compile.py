@@ -1,0 +1,345 @@
+"""Read config files, merge defaults ← file ← overrides, validate, and save the result.
+
+A config file is plain Python defining ``main_config`` and ``create_config`` (DI-engine's shape).
+``compile_config`` returns one ``EasyDict`` holding every key with its final value; the types chosen in
+``create_config`` are copied in (``policy.type``, ``env.type``, ``env.manager``, ``import_names``), so the
+compiled config is self-contained and ``save_config`` writes it as a loadable Python file.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import difflib
+import math
+import os
+import pprint
+import runpy
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from easydict import EasyDict
+
+from ..errors import ConfigError
+from ..registry import POLICY_REGISTRY, import_names
+from . import defaults as D
+from .introspect import static_class_config
+
+ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], dict]
+
+#: keys whose value must lie in [0, 1]
+UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_alpha', 'polyak', 'rms_alpha'}
+#: keys whose value must be > 0
+POSITIVE_KEYS = {
+    'collector_env_num', 'evaluator_env_num', 'n_evaluator_episode', 'n_sample', 'unroll_len', 'batch_size',
+    'replay_buffer_size', 'max_use', 'update_per_collect', 'max_env_step', 'max_train_iter', 'learning_rate',
+    'log_freq', 'actor_num',
+}
+#: keys whose value must be >= 0
+NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
+                     'rho_clip_ratio', 'c_clip_ratio', 'rho_pg_clip_ratio'}
+#: keys whose value must be one of a fixed set
+CHOICES = {
+    'optim': ('adam', 'rmsprop'),
+    'grad_clip_type': ('clip_norm', 'clip_value', 'none', None),
+    'manager': ('sync', 'async'),
+}
+MANAGER_ALIASES = {'base': 'sync', 'subprocess': 'async'}
+
+
+def load_config_file(path: Union[str, os.PathLike]) -> Tuple[dict, dict]:
+    """Run a config file and return its ``(main_config, create_config)``.
+
+    A name that is not an existing path is looked up in the installed ``dizoo_configs`` package
+    (``cartpole_impala.py`` or ``cartpole_impala``).
+    """
+    path = resolve_config_path(str(path))
+    try:
+        namespace = runpy.run_path(path)
+    except SyntaxError as exc:
+        raise ConfigError(f"config file {path} line {exc.lineno}: syntax error ({exc.msg}); fix the Python syntax") from exc
+    except ConfigError:
+        raise
+    except Exception as exc:  # the file is user code: report what it raised
+        raise ConfigError(f"config file {path} raised {type(exc).__name__}: {exc}; fix the file") from exc
+    if 'main_config' not in namespace:
+        raise ConfigError(f"config file {path} defines no 'main_config'; define main_config = dict(...) and create_config = dict(...)")
+    main, create = namespace['main_config'], namespace.get('create_config', {})
+    for name, value in (('main_config', main), ('create_config', create)):
+        if not isinstance(value, dict):
+            raise ConfigError(f"config file {path}: '{name}' must be a dict, got {type(value).__name__}")
+    return main, create
+
+
+def resolve_config_path(name: str) -> str:
+    """An existing file path, or the file of that name in the installed ``dizoo_configs`` package."""
+    if os.path.isfile(name):
+        return name
+    candidates = [name, name + '.py'] if not name.endswith('.py') else [name]
+    if os.sep not in name:
+        import importlib.util
+        spec = importlib.util.find_spec('dizoo_configs')
+        if spec is not None and spec.submodule_search_locations:
+            folder = list(spec.submodule_search_locations)[0]
+            for candidate in candidates:
+                full = os.path.join(folder, candidate)
+                if os.path.isfile(full):
+                    return full
+            known = sorted(f for f in os.listdir(folder) if f.endswith('.py') and not f.startswith('_'))
+            hint = difflib.get_close_matches(candidates[-1], known, n=1)
+            extra = f" Did you mean '{hint[0]}'?" if hint else ""
+            raise ConfigError(f"config file '{name}' not found here nor in dizoo_configs.{extra} Known configs: {', '.join(known)}")
+    raise ConfigError(f"config file '{name}' not found; give a path to a Python config file")
+
+
+def policy_defaults(policy_type: str) -> Tuple[dict, Dict[str, str]]:
+    """``POLICY_COMMON`` merged with the policy class's ``config`` (read statically when possible)."""
+    if POLICY_REGISTRY.is_loaded(policy_type):
+        cls = POLICY_REGISTRY.get(policy_type)
+        own, comments = cls.default_config(), {}
+    else:
+        found = static_class_config(POLICY_REGISTRY.location(policy_type))
+        if found is None:
+            cls = POLICY_REGISTRY.get(policy_type)
+            own, comments = cls.default_config(), {}
+        else:
+            own, comments = found
+    own = copy.deepcopy(own)
+    own.pop('type', None)
+    return deep_merge(copy.deepcopy(D.POLICY_COMMON), own, path='policy', strict=False), comments
+
+
+def default_config(policy_type: str) -> dict:
+    """Every default of a run with this policy, before the file and overrides are applied."""
+    policy, _ = policy_defaults(policy_type)
+    cfg = copy.deepcopy(D.TOP_LEVEL)
+    cfg['env'] = copy.deepcopy(D.ENV)
+    cfg['policy'] = policy
+    cfg['import_names'] = []
+    return cfg
+
+
+def deep_merge(base: dict, update: dict, path: str = '', strict: bool = True) -> dict:
+    """Merge ``update`` into ``base`` (in place) and return it.
+
+    With ``strict``, a key absent from ``base`` is a ``ConfigError`` naming its full path and the closest
+    valid key — except under a default that is an empty dict, which marks a free-form mapping
+    (``env.env_kwargs``, ``policy.model``).
+    """
+    if not isinstance(update, dict):
+        raise ConfigError(f"config key '{path}' must be a dict, got {type(update).__name__} {update!r}")
+    free_form = strict and len(base) == 0
+    for key, value in update.items():
+        full = f"{path}.{key}" if path else str(key)
+        if key not in base:
+            if strict and not free_form:
+                raise ConfigError(unknown_key_message(full, key, base, path))
+            base[key] = copy.deepcopy(value)
+            continue
+        if isinstance(base[key], dict) and base[key] is not None:
+            if value is None:
+                raise ConfigError(f"config key '{full}' must be a dict, got None")
+            deep_merge(base[key], value, full, strict)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def unknown_key_message(full: str, key: str, siblings: dict, parent: str) -> str:
+    hint = difflib.get_close_matches(str(key), [str(k) for k in siblings], n=1, cutoff=0.6)
+    prefix = f"{parent}." if parent else ""
+    if hint:
+        return f"unknown config key '{full}'; did you mean '{prefix}{hint[0]}'?"
+    valid = ', '.join(sorted(map(str, siblings)))
+    return f"unknown config key '{full}'; valid keys under '{parent or '(top level)'}' are: {valid}"
+
+
+def parse_override(text: str) -> Tuple[str, Any]:
+    """``'policy.learn.learning_rate=3e-4'`` -> ``('policy.learn.learning_rate', 0.0003)``."""
+    if '=' not in text:
+        raise ConfigError(f"override '{text}' is not of the form key.path=value (e.g. policy.learn.learning_rate=3e-4)")
+    key, raw = text.split('=', 1)
+    key = key.strip()
+    raw = raw.strip()
+    if raw in ('None', 'null', 'none'):
+        return key, None
+    if raw in ('true', 'True'):
+        return key, True
+    if raw in ('false', 'False'):
+        return key, False
+    try:
+        return key, ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return key, raw
+
+
+def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]]) -> None:
+    for item in overrides or ():
+        key, value = parse_override(item) if isinstance(item, str) else item
+        parts = key.split('.')
+        node, path = cfg, ''
+        for part in parts[:-1]:
+            path = f"{path}.{part}" if path else part
+            if not isinstance(node, dict) or part not in node:
+                raise ConfigError(unknown_key_message(path, part, node if isinstance(node, dict) else {}, path.rpartition('.')[0]))
+            node = node[part]
+        last = parts[-1]
+        if not isinstance(node, dict):
+            raise ConfigError(f"override '{key}': '{path}' is not a dict")
+        if last not in node and len(node) > 0 and not _is_free_form(path):
+            raise ConfigError(unknown_key_message(key, last, node, path))
+        node[last] = value
+
+
+def _is_free_form(path: str) -> bool:
+    return path in ('env.env_kwargs', 'policy.model') or path.startswith(('env.env_kwargs.', 'policy.model.'))
+
+
+def _check_types(cfg: dict, ref: dict, comments: Dict[str, str], path: str = '') -> None:
+    """Each value must have its default's type (int is accepted for float; None only where documented)."""
+    for key, default in ref.items():
+        full = f"{path}.{key}" if path else key
+        if key not in cfg:
+            continue
+        value = cfg[key]
+        if isinstance(default, dict):
+            if len(default) and isinstance(value, dict):
+                _check_types(value, default, comments, full)
+            continue
+        if default is None or value is None:
+            if value is None and default is not None and 'None' not in comments.get(full, '') and key != 'grad_clip_type':
+                raise ConfigError(f"config key '{full}' must not be None; set a {type(default).__name__} such as {default!r}")
+            continue
+        ok = True
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+            if not ok and isinstance(value, float) and value.is_integer():
+                cfg[key], ok = int(value), True
+        elif isinstance(default, float):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if ok:
+                cfg[key] = float(value)
+        elif isinstance(default, str):
+            ok = isinstance(value, str)
+        elif isinstance(default, (list, tuple)):
+            ok = isinstance(value, (list, tuple))
+        if not ok:
+            raise ConfigError(
+                f"config key '{full}' must be {type(default).__name__} (like its default {default!r}), "
+                f"got {type(value).__name__} {value!r}"
+            )
+
+
+def _check_values(cfg: dict, path: str = '') -> None:
+    for key, value in cfg.items():
+        full = f"{path}.{key}" if path else key
+        if isinstance(value, dict):
+            if not _is_free_form(full):
+                _check_values(value, full)
+            continue
+        if value is None or isinstance(value, bool):
+            continue
+        if isinstance(value, (int, float)):
+            if isinstance(value, float) and math.isnan(value):
+                raise ConfigError(f"config key '{full}' is NaN; set a number")
+            if key in UNIT_INTERVAL_KEYS and not 0.0 <= value <= 1.0:
+                raise ConfigError(f"config key '{full}' = {value} must lie in [0, 1]")
+            if key in POSITIVE_KEYS and not value > 0:
+                raise ConfigError(f"config key '{full}' = {value} must be > 0")
+            if key in NON_NEGATIVE_KEYS and value < 0:
+                raise ConfigError(f"config key '{full}' = {value} must be >= 0")
+        if key in CHOICES and value not in CHOICES[key]:
+            choices = ', '.join(repr(c) for c in CHOICES[key])
+            raise ConfigError(f"config key '{full}' = {value!r} is not one of {choices}")
+
+
+def compile_config(
+    cfg: ConfigInput,
+    overrides: Optional[Sequence[Union[str, Tuple[str, Any]]]] = None,
+    seed: Optional[int] = None,
+) -> EasyDict:
+    """Merge defaults ← config ← overrides into one validated ``EasyDict``.
+
+    ``cfg`` is a config file path (or dizoo_configs name), a ``(main_config, create_config)`` pair, or an
+    already-compiled config. ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
+    """
+    if isinstance(cfg, (str, os.PathLike)):
+        main, create = load_config_file(cfg)
+    elif isinstance(cfg, tuple) and len(cfg) == 2:
+        main, create = cfg
+    elif isinstance(cfg, dict):
+        main, create = cfg, {}
+    else:
+        raise ConfigError(f"compile_config takes a config path or a (main_config, create_config) pair, got {type(cfg).__name__}")
+    main = copy.deepcopy(dict(main))
+    create = copy.deepcopy(dict(create or {}))
+
+    create_full = copy.deepcopy(D.CREATE)
+    create_full['import_names'] = []
+    extra_imports = create.pop('import_names', None) or []
+    create_full = deep_merge(create_full, create, 'create_config')
+    main_policy = main.get('policy', {}) if isinstance(main.get('policy', {}), dict) else {}
+    policy_type = create_full['policy']['type'] or main_policy.get('type', '')
+    if not policy_type:
+        raise ConfigError("create_config.policy.type is not set; name a registered policy, e.g. create_config = dict(policy=dict(type='impala'))")
+    import_list = list(extra_imports) + list(main.get('import_names', []) or [])
+    import_names(import_list)
+    POLICY_REGISTRY._lookup(policy_type)  # a clear error for an unknown name, before anything else
+
+    result = default_config(policy_type)
+    _, policy_comments = policy_defaults(policy_type)
+    comments = _all_comments(policy_comments)
+    reference = copy.deepcopy(result)
+    main.pop('import_names', None)
+    deep_merge(result, main)
+    result['policy']['type'] = policy_type
+    # create_config names the components; values given there win over the same keys in main_config
+    if 'type' in create.get('env', {}):
+        result['env']['type'] = create_full['env']['type']
+    if 'type' in create.get('env_manager', {}):
+        result['env']['manager'] = create_full['env_manager']['type']
+    result['env']['manager'] = MANAGER_ALIASES.get(result['env']['manager'], result['env']['manager'])
+    result['import_names'] = sorted(set(import_list))
+    apply_overrides(result, overrides)
+    if seed is not None:
+        result['seed'] = int(seed)
+    _check_types(result, reference, comments)
+    _check_values(result)
+    return EasyDict(result)
+
+
+def _all_comments(policy_comments: Dict[str, str]) -> Dict[str, str]:
+    from .introspect import module_dict_config
+    comments: Dict[str, str] = {}
+    for name, prefix in (('TOP_LEVEL', ''), ('ENV', 'env.'), ('POLICY_COMMON', 'policy.')):
+        _, found = module_dict_config('acframe.config.defaults', name)
+        comments.update({prefix + k: v for k, v in found.items()})
+    comments.update({'policy.' + k: v for k, v in policy_comments.items()})
+    return comments
+
+
+def to_plain(obj: Any) -> Any:
+    """EasyDict/tuples -> plain dicts/lists, for printing and saving."""
+    if isinstance(obj, dict):
+        return {k: to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    return obj
+
+
+def save_config(cfg: dict, path: Union[str, os.PathLike]) -> None:
+    """Write ``cfg`` as a loadable config file (``main_config`` + ``create_config``), atomically."""
+    from ..utils import atomic_write_text
+    main = to_plain(cfg)
+    create = dict(
+        env=dict(type=main['env']['type']),
+        env_manager=dict(type=main['env']['manager']),
+        policy=dict(type=main['policy']['type']),
+        import_names=main.get('import_names', []),
+    )
+    text = (
+        "# Compiled by acframe: every key with its final value. Re-run with: acframe -c <this file>\n"
+        f"main_config = {pprint.pformat(main, indent=1, width=110, sort_dicts=False)}\n\n"
+        f"create_config = {pprint.pformat(create, indent=1, width=110, sort_dicts=False)}\n"
+    )
+    atomic_write_text(path, text)

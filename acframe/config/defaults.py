@@ -1,0 +1,98 @@
+"""Defaults shared by every run: the experiment, the envs and the workers.
+
+Every key carries a one-line comment above it: ``docs/config_reference.md`` is generated from these
+comments (``python -m acframe.config.reference``), so keep one comment per key.
+A policy's own defaults (its ``config`` class attribute) are merged on top of ``POLICY_COMMON``.
+"""
+
+TOP_LEVEL = dict(
+    # (str) Experiment name: the experiment folder is ./<exp_name>_seed<seed> unless --exp-dir is given.
+    exp_name='default_experiment',
+    # (int) Stop after this many env steps of collection (the training budget).
+    max_env_step=10_000_000,
+    # (int) Stop after this many learner iterations (the training budget).
+    max_train_iter=10_000_000,
+    # (int) Run seed: torch, numpy and every env seed derive from it (the CLI's -s overrides it).
+    seed=0,
+)
+
+ENV = dict(
+    # (str) Registered env factory, set by create_config.env.type; 'gym' makes env.env_id with gymnasium.
+    type='gym',
+    # (str) Env manager, set by create_config.env_manager.type: 'sync' (in-process) or 'async' (subprocesses).
+    manager='sync',
+    # (str) A gymnasium id (e.g. 'CartPole-v1') or a registered short name ('cartpole', 'pendulum', ...).
+    env_id='CartPole-v1',
+    # (dict) Keyword arguments passed to gymnasium.make for every env.
+    env_kwargs=dict(),
+    # (int) Number of envs stepped together by the collector.
+    collector_env_num=8,
+    # (int) Number of envs the evaluator runs its episodes on.
+    evaluator_env_num=4,
+    # (int) Episodes per evaluation; the mean return over them is compared to stop_value.
+    n_evaluator_episode=8,
+    # (float) Training stops (solved) when the evaluation mean return reaches this value; None never stops.
+    stop_value=195.0,
+    # (int) Override the env's time limit (max_episode_steps); None keeps the registered limit.
+    max_episode_steps=None,
+    # (str) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
+    obs_keys=None,
+)
+
+POLICY_COMMON = dict(
+    # (str) Registered policy name; set by create_config.policy.type.
+    type='',
+    # (bool) Run the networks on CUDA (falls back with an error when CUDA is unavailable).
+    cuda=False,
+    # (bool) True when the policy can only learn from data of its current weights (chooses the on-policy pipeline).
+    on_policy=False,
+    # (dict) Keyword arguments of the model; obs_shape, action_shape and action_space are filled from the env when absent.
+    model=dict(),
+    learn=dict(
+        learner=dict(
+            # (int) Print and log training statistics every this many learner iterations.
+            log_freq=50,
+            # (int) Write the latest checkpoint every this many learner iterations (0: only at the end).
+            save_ckpt_freq=1000,
+        ),
+        # (int) Torch intra-op threads for learning and collection; 0 picks a value for small networks.
+        torch_threads=0,
+    ),
+    collect=dict(
+        # (int) Steps collected from every collector env per collection (the segment length T).
+        n_sample=32,
+    ),
+    eval=dict(
+        evaluator=dict(
+            # (int) Evaluate every this many learner iterations (0 evaluates only at the end of training).
+            eval_freq=200,
+        ),
+    ),
+    other=dict(
+        replay_buffer=dict(
+            # (str) Registered replay buffer type.
+            type='fifo',
+            # (int) Capacity of the replay buffer in samples; the oldest are dropped first.
+            replay_buffer_size=1000,
+            # (int) A sample is dropped after being trained on this many times.
+            max_use=16,
+            # (bool) Save the replay buffer contents in checkpoints, so --resume restores it.
+            save_in_checkpoint=False,
+        ),
+    ),
+)
+
+CREATE = dict(
+    env=dict(
+        # (str) Registered env factory; 'gym' makes env.env_id with gymnasium.
+        type='gym',
+    ),
+    env_manager=dict(
+        # (str) 'sync' steps the envs in this process, 'async' in subprocesses.
+        type='sync',
+    ),
+    policy=dict(
+        # (str) Registered policy name.
+        type='',
+    ),
+)

@@ -1,0 +1,119 @@
+"""Read a class's ``config = dict(...)`` defaults and their comments from source, without importing it.
+
+The built-in policies import torch; reading their defaults statically lets ``compile_config`` validate a
+config (and the CLI answer a typo) without paying for the torch import, and lets the config reference in
+``docs/`` be generated from the very comments that sit above each default.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import io
+import tokenize
+from typing import Any, Dict, Optional, Tuple
+
+Comments = Dict[str, str]
+
+
+def _module_source(module_name: str) -> Optional[str]:
+    """The source of a module, found without importing it or its parent packages."""
+    import os
+
+    top, _, rest = module_name.partition(".")
+    spec = importlib.util.find_spec(top)
+    if spec is None:
+        return None
+    if rest:
+        if not spec.submodule_search_locations:
+            return None
+        base = os.path.join(list(spec.submodule_search_locations)[0], *rest.split("."))
+        candidates = [base + ".py", os.path.join(base, "__init__.py")]
+    else:
+        candidates = [spec.origin or ""]
+    for path in candidates:
+        if path.endswith(".py") and os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+    return None
+
+
+def _comment_lines(source: str) -> Dict[int, str]:
+    """Map line number -> comment text for every comment in ``source``."""
+    comments: Dict[int, str] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    return comments
+
+
+def _dict_node(node: ast.AST, comments: Dict[int, str], prefix: str, out_comments: Comments) -> Dict[str, Any]:
+    """Evaluate a ``dict(k=v, ...)`` / ``{...}`` node whose leaves are literals; collect each key's comment."""
+    items = []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+        items = [(kw.arg, kw.value, kw.lineno) for kw in node.keywords]
+        if any(k is None for k, _, _ in items):
+            raise ValueError("**kwargs in config")
+    elif isinstance(node, ast.Dict):
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                raise ValueError("** in config")
+            items.append((ast.literal_eval(key), value, key.lineno))
+    else:
+        raise ValueError("not a dict")
+    result: Dict[str, Any] = {}
+    for key, value, lineno in items:
+        path = f"{prefix}{key}"
+        text = comments.get(lineno - 1)
+        if text is None:  # a trailing comment on the same line
+            text = comments.get(lineno)
+        if text:
+            out_comments[path] = text
+        if isinstance(value, (ast.Call, ast.Dict)) and not _is_literal(value):
+            result[key] = _dict_node(value, comments, path + ".", out_comments)
+        else:
+            result[key] = ast.literal_eval(value)
+    return result
+
+
+def _is_literal(node: ast.AST) -> bool:
+    try:
+        ast.literal_eval(node)
+        return True
+    except ValueError:
+        return False
+
+
+def static_class_config(location: str, attribute: str = "config") -> Optional[Tuple[Dict[str, Any], Comments]]:
+    """Defaults and comments of ``attribute`` of the class at ``"module:Class"``, or None if not static."""
+    module_name, class_name = location.split(":")
+    try:
+        source = _module_source(module_name)
+    except (ImportError, ValueError):
+        return None
+    if source is None:
+        return None
+    tree = ast.parse(source)
+    comments = _comment_lines(source)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attribute for t in stmt.targets):
+                    out_comments: Comments = {}
+                    try:
+                        return _dict_node(stmt.value, comments, "", out_comments), out_comments
+                    except (ValueError, SyntaxError):
+                        return None
+    return None
+
+
+def module_dict_config(module_name: str, name: str) -> Tuple[Dict[str, Any], Comments]:
+    """Defaults and comments of the module-level ``name = dict(...)`` in ``module_name`` (must be static)."""
+    source = _module_source(module_name)
+    assert source is not None, module_name
+    tree = ast.parse(source)
+    comments = _comment_lines(source)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            out_comments: Comments = {}
+            return _dict_node(node.value, comments, "", out_comments), out_comments
+    raise KeyError(f"{module_name}.{name}")

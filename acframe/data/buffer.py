@@ -1,0 +1,101 @@
+"""Replay buffers (registered in BUFFER_REGISTRY).
+
+``ReplayBuffer`` (``fifo``) stores train samples — fixed-length sub-segments, item-major ``(N, T(+1), ...)``
+treetensor trees — in preallocated tensors, evicts the oldest first when full, and drops a sample after it
+has been trained on ``max_use`` times. ``sample`` returns a time-major batch ``(T, batch_size, ...)``.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import numpy as np
+import torch
+
+from ..registry import BUFFER_REGISTRY
+from .tree import leaves, to_dict, tree_map, ttorch
+
+
+@BUFFER_REGISTRY.register('fifo')
+class ReplayBuffer:
+    """A FIFO ring of train samples with a per-sample use limit.
+
+    Args:
+        replay_buffer_size: capacity in samples.
+        max_use: a sample is dropped after being sampled this many times.
+        seed: seed of the sampling generator.
+    """
+
+    reuses_data = True
+
+    def __init__(self, replay_buffer_size: int, max_use: int = 1, seed: int = 0, **_: Any) -> None:
+        self.capacity = int(replay_buffer_size)
+        self.max_use = int(max_use)
+        self._storage: Optional[ttorch.Tensor] = None
+        self._use = np.zeros(self.capacity, dtype=np.int64)
+        self._valid = np.zeros(self.capacity, dtype=bool)
+        self._next = 0
+        self._rng = np.random.default_rng(seed)
+        self.pushed = 0
+        self.sampled = 0
+
+    def __len__(self) -> int:
+        return int(self._valid.sum())
+
+    def push(self, samples: ttorch.Tensor) -> None:
+        """Add item-major samples (every leaf ``(N, ...)``); the oldest are overwritten when full."""
+        n = _leading(samples)
+        if n == 0:
+            return
+        if n > self.capacity:  # only the newest fit
+            samples = samples[n - self.capacity:]
+            n = self.capacity
+        if self._storage is None:
+            self._storage = tree_map(lambda x: torch.zeros((self.capacity,) + tuple(x.shape[1:]), dtype=x.dtype), samples)
+        index = (self._next + np.arange(n)) % self.capacity
+        index_t = torch.from_numpy(index)
+        self._storage[index_t] = samples
+        self._use[index] = 0
+        self._valid[index] = True
+        self._next = int((self._next + n) % self.capacity)
+        self.pushed += n
+
+    def sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
+        """``batch_size`` distinct samples as a time-major batch ``(T, batch_size, ...)``, or None if too few."""
+        valid = np.flatnonzero(self._valid)
+        if len(valid) < batch_size:
+            return None
+        index = self._rng.choice(valid, size=batch_size, replace=False)
+        index.sort()
+        batch = self._storage[torch.from_numpy(index)]
+        self._use[index] += 1
+        self._valid[index[self._use[index] >= self.max_use]] = False
+        self.sampled += batch_size
+        return batch.transpose(0, 1)
+
+    def clear(self) -> None:
+        self._valid[:] = False
+
+    def state_dict(self) -> Dict[str, Any]:
+        return {
+            'storage': None if self._storage is None else to_dict(self._storage),
+            'use': self._use.copy(), 'valid': self._valid.copy(), 'next': self._next,
+            'rng': self._rng.bit_generator.state, 'pushed': self.pushed, 'sampled': self.sampled,
+        }
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self._storage = None if state['storage'] is None else ttorch.Tensor(state['storage'])
+        self._use, self._valid, self._next = state['use'].copy(), state['valid'].copy(), int(state['next'])
+        self._rng.bit_generator.state = state['rng']
+        self.pushed, self.sampled = state['pushed'], state['sampled']
+
+    def rng_state(self) -> Dict[str, Any]:
+        return self._rng.bit_generator.state
+
+    def set_rng_state(self, state: Dict[str, Any]) -> None:
+        self._rng.bit_generator.state = state
+
+
+def _leading(tree: ttorch.Tensor) -> int:
+    for _, leaf in leaves(tree):
+        return int(leaf.shape[0])
+    return 0

@@ -1,0 +1,61 @@
+"""treetensor helpers: the one container for segments and batches."""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Dict, Iterator, Tuple
+
+import torch
+
+with warnings.catch_warnings():  # treevalue registers itself with a deprecated torch API
+    warnings.simplefilter('ignore', FutureWarning)
+    import treetensor.torch as ttorch
+
+
+def is_leaf(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and not isinstance(value, ttorch.Tensor)
+
+
+def leaves(tree: ttorch.Tensor, prefix: str = '') -> Iterator[Tuple[str, torch.Tensor]]:
+    """``(dotted_key, tensor)`` for every leaf."""
+    for key, value in tree.items():
+        if is_leaf(value):
+            yield prefix + key, value
+        else:
+            yield from leaves(value, prefix + key + '.')
+
+
+def to_dict(tree: ttorch.Tensor) -> Dict[str, Any]:
+    """A nested plain dict of the tree's tensors (for torch.save and pickling)."""
+    return {k: (v if is_leaf(v) else to_dict(v)) for k, v in tree.items()}
+
+
+def tree_map(fn: Callable[[torch.Tensor], torch.Tensor], tree: ttorch.Tensor) -> ttorch.Tensor:
+    """A new tree with ``fn`` applied to every leaf."""
+    return ttorch.Tensor({k: (fn(v) if is_leaf(v) else tree_map(fn, v)) for k, v in tree.items()})
+
+
+def split_segment(segment: ttorch.Tensor, unroll_len: int) -> ttorch.Tensor:
+    """Cut a time-major segment ``(T, B, ...)`` into item-major train samples ``(B * T // U, U, ...)``.
+
+    ``obs`` carries one extra step: each sample gets ``U + 1`` observations (its last one is the first of the
+    next sample), so the learner can bootstrap. ``T`` must be a multiple of ``unroll_len``.
+    """
+    steps = int(segment.reward.shape[0])
+    if steps % unroll_len:
+        raise ValueError(f"segment length {steps} is not a multiple of unroll_len {unroll_len}")
+    chunks = steps // unroll_len
+
+    def cut(key: str, x: torch.Tensor) -> torch.Tensor:
+        if key == 'obs':
+            pieces = [x[k * unroll_len:(k + 1) * unroll_len + 1] for k in range(chunks)]
+        else:
+            pieces = [x[k * unroll_len:(k + 1) * unroll_len] for k in range(chunks)]
+        # (chunks, U(+1), B, ...) -> (chunks * B, U(+1), ...)
+        stacked = torch.stack(pieces).transpose(1, 2)
+        return stacked.reshape((-1,) + tuple(stacked.shape[2:]))
+
+    return ttorch.Tensor(_map_with_key(cut, segment))
+
+
+def _map_with_key(fn, tree, prefix=''):
+    return {k: (fn(prefix + k, v) if is_leaf(v) else _map_with_key(fn, v, prefix + k + '.')) for k, v in tree.items()}

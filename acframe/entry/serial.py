@@ -1,0 +1,316 @@
+"""Serial pipelines: collect, (store,) learn and evaluate in turn, in one process.
+
+``serial_pipeline`` is the off-policy loop (collector → replay buffer → learner), the one IMPALA and ACER
+use. The pieces — experiment folder, progress line, checkpoints, resume, summary — live in ``SerialRun``
+so other loops (the on-policy one, scripts) reuse them.
+"""
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+from collections import deque
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+
+from ..config import compile_config, save_config
+from ..config.compile import ConfigInput
+from ..envs import make_env_manager
+from ..errors import ConfigError
+from ..policy import create_policy, policy_class
+from ..registry import BUFFER_REGISTRY
+from ..utils import atomic_write_json, set_global_seed, set_torch_threads
+from ..worker import (CheckpointHook, Evaluator, Learner, LearnerHook, LinearLRDecayHook, LogHook,
+                      SampleCollector, load_checkpoint)
+
+from .evaluate import EVAL_SEED_OFFSET
+
+
+class Progress:
+    """One live progress line (rewritten in place on a terminal, printed every few seconds otherwise)."""
+
+    def __init__(self, enabled: bool = True, interval: float = 2.0) -> None:
+        self.enabled = enabled
+        self.tty = enabled and sys.stdout.isatty()
+        self.interval = interval if not self.tty else 0.2
+        self._last = 0.0
+        self._width = 0
+
+    def update(self, text: str, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if not force and now - self._last < self.interval:
+            return
+        self._last = now
+        if self.tty:
+            sys.stdout.write('\r' + text.ljust(self._width))
+            self._width = len(text)
+        else:
+            sys.stdout.write(text + '\n')
+        sys.stdout.flush()
+
+    def message(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self.tty and self._width:
+            sys.stdout.write('\r' + ' ' * self._width + '\r')
+            self._width = 0
+        sys.stdout.write(text + '\n')
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty and self._width:
+            sys.stdout.write('\n')
+            sys.stdout.flush()
+
+
+def prepare_exp_dir(cfg: Any, exp_dir: Optional[str], resume: bool) -> str:
+    """The experiment folder: ``exp_dir`` or ``./<exp_name>_seed<seed>`` (a fresh suffix if that holds a run)."""
+    if exp_dir is None:
+        base = f"{cfg.exp_name}_seed{cfg.seed}"
+        exp_dir, n = base, 1
+        while os.path.exists(os.path.join(exp_dir, 'config.py')) and not resume:
+            exp_dir = f"{base}_{n}"
+            n += 1
+    elif not resume and os.path.exists(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth')):
+        raise ConfigError(f"--exp-dir {exp_dir} already holds a run; continue it with --resume {exp_dir} or choose another folder")
+    os.makedirs(os.path.join(exp_dir, 'ckpt'), exist_ok=True)
+    return exp_dir
+
+
+class SerialRun:
+    """Everything a serial pipeline owns: config, folder, policy, workers, counters, checkpoints, summary."""
+
+    def __init__(self, cfg: Any, exp_dir: Optional[str] = None, resume: bool = False, progress: bool = True,
+                 learner_hooks: Sequence[LearnerHook] = (), model: Optional[torch.nn.Module] = None,
+                 use_buffer: bool = True, log_to_console: bool = False) -> None:
+        self.start = time.perf_counter()
+        self.cfg = cfg
+        set_global_seed(cfg.seed)
+        set_torch_threads(cfg.policy.learn.torch_threads)
+        self.exp_dir = prepare_exp_dir(cfg, exp_dir, resume)
+        save_config(cfg, os.path.join(self.exp_dir, 'config.py'))
+        from tensorboardX import SummaryWriter
+
+        self.tb = SummaryWriter(os.path.join(self.exp_dir, 'log'))
+        self.progress = Progress(progress)
+        self.collector_env = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, cfg.seed)
+        self.evaluator_env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
+        self.policy = create_policy(cfg, self.collector_env.observation_space, self.collector_env.action_space,
+                                    model=model)
+        self.collector = SampleCollector(self.collector_env, self.policy.collect_mode, cfg.policy.collect.n_sample)
+        self.evaluator = Evaluator(self.evaluator_env, self.policy.eval_mode, cfg.env.n_evaluator_episode,
+                                   cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, self.tb)
+        self.buffer = None
+        if use_buffer:
+            buffer_cfg = dict(cfg.policy.other.replay_buffer)
+            self.buffer = BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed, **buffer_cfg)
+        echo = self.progress.message if log_to_console else None
+        self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, self.tb, echo)
+        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq)]
+        decay = cfg.policy.learn.get('lr_decay_iters', 0)
+        if decay:
+            hooks.append(LinearLRDecayHook(decay))
+        hooks += list(learner_hooks)
+        self.learner = Learner(self.policy.learn_mode, self.exp_dir, hooks, self.state_provider)
+        self.recent_returns: deque = deque(maxlen=20)
+        self.solved = False
+        self.wall_before = 0.0
+        if resume:
+            self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
+
+    # ---- state -------------------------------------------------------------------------------------
+    @property
+    def env_step(self) -> int:
+        return self.collector.env_step
+
+    def state_provider(self) -> Dict[str, Any]:
+        save_buffer = self.buffer is not None and self.cfg.policy.other.replay_buffer.save_in_checkpoint
+        return {
+            'env_step': self.collector.env_step,
+            'collector': self.collector.state_dict(),
+            'evaluator': self.evaluator.state_dict(),
+            'buffer': self.buffer.state_dict() if save_buffer else None,
+            'buffer_rng': self.buffer.rng_state() if self.buffer is not None else None,
+            'rng': {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate()},
+            'wall_s': self.wall_before + time.perf_counter() - self.start,
+            'recent_returns': list(self.recent_returns),
+        }
+
+    def restore(self, path: str) -> None:
+        state = load_checkpoint(path)
+        self.learner.load_checkpoint_state(state)
+        self.collector.load_state_dict(state['collector'])
+        self.evaluator.load_state_dict(state['evaluator'])
+        if self.buffer is not None:
+            if state.get('buffer') is not None:
+                self.buffer.load_state_dict(state['buffer'])
+            elif state.get('buffer_rng') is not None:
+                self.buffer.set_rng_state(state['buffer_rng'])
+        torch.set_rng_state(state['rng']['torch'])
+        np.random.set_state(state['rng']['numpy'])
+        random.setstate(state['rng']['python'])
+        self.wall_before = state.get('wall_s', 0.0)
+        self.recent_returns.extend(state.get('recent_returns', []))
+        for hook in self.learner.hooks:
+            if isinstance(hook, CheckpointHook):
+                hook._last_saved = self.learner.train_iter
+        self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, train iter {self.learner.train_iter}")
+
+    # ---- loop pieces -------------------------------------------------------------------------------
+    def collect(self):
+        segment = self.collector.collect()
+        stats = self.collector.pop_episode_stats()
+        for ret in stats['returns']:
+            self.recent_returns.append(ret)
+            self.tb.add_scalar('collector/episode_return', ret, self.env_step)
+        return segment
+
+    def budget_left(self) -> bool:
+        return self.env_step < self.cfg.max_env_step and self.learner.train_iter < self.cfg.max_train_iter
+
+    def save_best(self, value: float) -> None:
+        self.learner.save_checkpoint('ckpt_best.pth', {
+            'policy': {'model': self.policy.get_weights()}, 'train_iter': self.learner.train_iter,
+            'env_step': self.env_step, 'eval_return': value})
+
+    def maybe_evaluate(self, force: bool = False) -> bool:
+        """Evaluate when due; True when the stop value is reached."""
+        if not force and not self.evaluator.should_eval(self.learner.train_iter):
+            return False
+        result = self.evaluator.evaluate(self.learner.train_iter, self.env_step, self.save_best)
+        self.progress.message(
+            f"[eval] env_step {self.env_step} iter {self.learner.train_iter}: return {result['mean']:.2f} "
+            f"± {result['std']:.2f} (best {self.evaluator.best_return:.2f}, stop {self.cfg.env.stop_value})")
+        if result['solved']:
+            self.solved = True
+        return result['solved']
+
+    def show_progress(self) -> None:
+        wall = self.wall_before + time.perf_counter() - self.start
+        recent = f"{np.mean(self.recent_returns):.1f}" if self.recent_returns else '-'
+        last_eval = f"{self.evaluator.last_return:.1f}" if self.evaluator.last_return is not None else '-'
+        left = max(0, self.cfg.max_env_step - self.env_step)
+        speed = self.env_step / wall if wall > 0 else 0.0
+        self.progress.update(
+            f"env_step {self.env_step} | {speed:,.0f} steps/s | iter {self.learner.train_iter} | "
+            f"train return {recent} | eval return {last_eval} | budget left {left} steps")
+
+    def finish(self) -> Dict[str, Any]:
+        """Final checkpoint, summary.json, close everything; returns the summary."""
+        self.learner.save_checkpoint('ckpt_latest.pth')
+        wall = self.wall_before + time.perf_counter() - self.start
+        summary = {
+            'solved': bool(self.solved),
+            'env_steps': int(self.env_step),
+            'train_iters': int(self.learner.train_iter),
+            'wall_s': round(wall, 3),
+            'best_eval_return': None if self.evaluator.best_return == -float('inf') else self.evaluator.best_return,
+            'last_eval_return': self.evaluator.last_return,
+            'stop_value': self.cfg.env.stop_value,
+            'seed': int(self.cfg.seed),
+            'policy': self.cfg.policy.type,
+            'env_id': self.cfg.env.env_id,
+            'exp_dir': os.path.abspath(self.exp_dir),
+            'env_steps_per_s': round(self.env_step / wall, 1) if wall > 0 else None,
+        }
+        atomic_write_json(os.path.join(self.exp_dir, 'summary.json'), summary)
+        self.close()
+        self.progress.message(
+            f"[acframe] {'solved' if self.solved else 'stopped'}: {summary['env_steps']} env steps, "
+            f"{summary['train_iters']} iters, {summary['wall_s']:.1f} s, best eval return {summary['best_eval_return']} "
+            f"-> {self.exp_dir}")
+        return summary
+
+    def close(self) -> None:
+        self.progress.close()
+        self.tb.close()
+        self.collector_env.close()
+        self.evaluator_env.close()
+
+
+def _compile(input_cfg: Optional[ConfigInput], seed: Optional[int], overrides: Optional[Sequence[str]],
+             max_env_step: Optional[int], max_train_iter: Optional[int], resume: Optional[str],
+             exp_dir: Optional[str]) -> Tuple[Any, Optional[str]]:
+    """The compiled config and experiment folder of a pipeline call (``resume`` names both when given)."""
+    if resume is not None:
+        if not os.path.isfile(os.path.join(resume, 'ckpt', 'ckpt_latest.pth')):
+            raise ConfigError(f"--resume {resume}: no ckpt/ckpt_latest.pth there; pass the experiment folder of an earlier run")
+        exp_dir = resume
+        if input_cfg is None:
+            input_cfg = os.path.join(resume, 'config.py')
+    if input_cfg is None:
+        raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")
+    extra: List[Any] = list(overrides or [])
+    if max_env_step is not None:
+        extra.append(('max_env_step', int(max_env_step)))
+    if max_train_iter is not None:
+        extra.append(('max_train_iter', int(max_train_iter)))
+    return compile_config(input_cfg, extra, seed=seed), exp_dir
+
+
+def serial_pipeline(
+    input_cfg: Optional[ConfigInput] = None,
+    seed: Optional[int] = None,
+    overrides: Optional[Sequence[str]] = None,
+    exp_dir: Optional[str] = None,
+    max_env_step: Optional[int] = None,
+    max_train_iter: Optional[int] = None,
+    resume: Optional[str] = None,
+    progress: bool = True,
+    learner_hooks: Sequence[LearnerHook] = (),
+    model: Optional[torch.nn.Module] = None,
+) -> Any:
+    """Train an off-policy policy (collector → replay buffer → learner) until solved or out of budget.
+
+    Args:
+        input_cfg: a config path / dizoo_configs name, or a ``(main_config, create_config)`` pair.
+        seed: the run seed (default: the config's ``seed``).
+        overrides: ``'key.path=value'`` strings applied after the file.
+        exp_dir: the experiment folder (default ``./<exp_name>_seed<seed>``).
+        max_env_step / max_train_iter: budgets (override the config's).
+        resume: an experiment folder to continue from its latest checkpoint (its config.py unless
+            ``input_cfg`` is given).
+        progress: print the live progress line and eval results.
+        learner_hooks: extra ``LearnerHook`` objects.
+        model: a model instance to use instead of the policy's default model.
+
+    Returns the trained policy; ``summary.json`` in the experiment folder says how it went.
+    """
+    cfg, exp_dir = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir)
+    if policy_class(cfg).on_policy:
+        raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: it cannot learn from replayed data; "
+                          f"use serial_pipeline_onpolicy (CLI: -m serial_onpolicy)")
+    run = SerialRun(cfg, exp_dir, resume is not None, progress, learner_hooks, model)
+    try:
+        _off_policy_loop(run)
+    except BaseException:
+        run.close()
+        raise
+    run.summary = run.finish()
+    run.policy.summary = run.summary
+    return run.policy
+
+
+def _off_policy_loop(run: SerialRun) -> None:
+    cfg = run.cfg
+    update_per_collect, batch_size = cfg.policy.learn.update_per_collect, cfg.policy.learn.batch_size
+    while True:
+        if run.maybe_evaluate():
+            break
+        if not run.budget_left():
+            run.maybe_evaluate(force=run.evaluator.last_eval_iter != run.learner.train_iter)
+            break
+        segment = run.collect()
+        run.buffer.push(run.policy.collect_mode.get_train_sample(segment))
+        for _ in range(update_per_collect):
+            batch = run.buffer.sample(batch_size)
+            if batch is None:
+                break
+            run.learner.train(batch)
+        run.learner.end_round()
+        run.show_progress()

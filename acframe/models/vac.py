@@ -1,0 +1,119 @@
+"""VAC: the value actor-critic model (registered as ``vac``)."""
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Sequence, Union
+
+import torch
+import torch.nn as nn
+
+from ..registry import MODEL_REGISTRY
+from .common import init_orthogonal, mlp
+
+ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
+
+
+@MODEL_REGISTRY.register('vac')
+class VAC(nn.Module):
+    """MLP encoder → actor head (categorical logits or Gaussian mu/sigma) and value head.
+
+    Args:
+        obs_shape: observation size (vector observations).
+        action_shape: number of actions (discrete), action dims (continuous), or the ``nvec`` list (multi_discrete).
+        action_space: ``'discrete'``, ``'continuous'`` or ``'multi_discrete'``.
+        encoder_hidden_size_list: hidden sizes of the encoder MLP.
+        share_encoder: one encoder for actor and critic (True) or separate actor and critic bodies (False).
+        actor_head_hidden_size / critic_head_hidden_size: a hidden layer in each head (0: a linear head).
+        activation: ``'tanh'`` or ``'relu'``.
+        sigma_type: ``'independent'`` (a learned log-std per dim) or ``'conditioned'`` (a head on the encoder).
+        init_sigma: initial std of the Gaussian.
+        orthogonal_init: orthogonal weight init (gain sqrt(2) body, 0.01 policy head, 1 value head).
+
+    ``forward(obs, mode)`` with mode ``'compute_actor'`` returns ``{'logit'}`` or ``{'mu', 'sigma'}``;
+    ``'compute_critic'`` returns ``{'value'}`` of shape ``(B,)``; ``'compute_actor_critic'`` returns both.
+    """
+
+    def __init__(
+        self,
+        obs_shape: int,
+        action_shape: Union[int, Sequence[int]],
+        action_space: str = 'discrete',
+        encoder_hidden_size_list: Sequence[int] = (64, 64),
+        share_encoder: bool = True,
+        actor_head_hidden_size: int = 0,
+        critic_head_hidden_size: int = 0,
+        activation: str = 'tanh',
+        sigma_type: str = 'independent',
+        init_sigma: float = 1.0,
+        orthogonal_init: bool = True,
+    ) -> None:
+        super().__init__()
+        if action_space not in ACTION_SPACES:
+            raise ValueError(f"policy.model.action_space '{action_space}' is not one of {ACTION_SPACES}")
+        if sigma_type not in ('independent', 'conditioned'):
+            raise ValueError(f"policy.model.sigma_type '{sigma_type}' is not 'independent' or 'conditioned'")
+        obs_size = int(obs_shape if isinstance(obs_shape, int) else math.prod(obs_shape))
+        self.action_space = action_space
+        self.share_encoder = share_encoder
+        if action_space == 'multi_discrete':
+            self.nvec: List[int] = [int(n) for n in action_shape]
+            out_size = sum(self.nvec)
+        else:
+            self.nvec = []
+            out_size = int(action_shape if isinstance(action_shape, int) else math.prod(action_shape))
+        hidden = list(encoder_hidden_size_list)
+        feature = hidden[-1] if hidden else obs_size
+        self.actor_encoder = mlp(obs_size, hidden, activation)
+        self.critic_encoder = self.actor_encoder if share_encoder else mlp(obs_size, hidden, activation)
+        self.actor_head = nn.Sequential(mlp(feature, [actor_head_hidden_size] if actor_head_hidden_size else [], activation),
+                                        nn.Linear(actor_head_hidden_size or feature, out_size))
+        self.critic_head = nn.Sequential(mlp(feature, [critic_head_hidden_size] if critic_head_hidden_size else [], activation),
+                                         nn.Linear(critic_head_hidden_size or feature, 1))
+        self.sigma_type = sigma_type
+        if action_space == 'continuous':
+            if sigma_type == 'independent':
+                self.log_sigma = nn.Parameter(torch.full((out_size,), math.log(init_sigma)))
+            else:
+                self.log_sigma_head = nn.Linear(actor_head_hidden_size or feature, out_size)
+                nn.init.zeros_(self.log_sigma_head.weight)
+                nn.init.constant_(self.log_sigma_head.bias, math.log(init_sigma))
+        if orthogonal_init:
+            init_orthogonal(self.actor_encoder, math.sqrt(2))
+            if not share_encoder:
+                init_orthogonal(self.critic_encoder, math.sqrt(2))
+            init_orthogonal(self.actor_head, math.sqrt(2), last_gain=0.01)
+            init_orthogonal(self.critic_head, math.sqrt(2), last_gain=1.0)
+
+    def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        return self._actor_from_feature(self.actor_encoder(obs))
+
+    def _actor_from_feature(self, feature: torch.Tensor) -> Dict[str, torch.Tensor]:
+        if self.action_space != 'continuous':
+            return {'logit': self.actor_head(feature)}
+        if self.sigma_type == 'independent':
+            mu = self.actor_head(feature)
+            sigma = self.log_sigma.clamp(-20.0, 2.0).exp().expand_as(mu)
+        else:
+            hidden = self.actor_head[0](feature)
+            mu = self.actor_head[1](hidden)
+            sigma = self.log_sigma_head(hidden).clamp(-20.0, 2.0).exp()
+        return {'mu': mu, 'sigma': sigma}
+
+    def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        return {'value': self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
+
+    def compute_actor_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        actor_feature = self.actor_encoder(obs)
+        critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
+        out = self._actor_from_feature(actor_feature)
+        out['value'] = self.critic_head(critic_feature).squeeze(-1)
+        return out
+
+    def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic') -> Dict[str, torch.Tensor]:
+        if mode == 'compute_actor':
+            return self.compute_actor(obs)
+        if mode == 'compute_critic':
+            return self.compute_critic(obs)
+        if mode == 'compute_actor_critic':
+            return self.compute_actor_critic(obs)
+        raise ValueError(f"VAC.forward: unknown mode '{mode}'; use compute_actor, compute_critic or compute_actor_critic")

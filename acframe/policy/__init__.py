@@ -1,0 +1,23 @@
+"""Policies: the base class, its modes, and one module per algorithm (registered in POLICY_REGISTRY)."""
+from typing import Any, Optional, Sequence
+
+from ..registry import POLICY_REGISTRY
+from .base import Policy, build_optimizer, clip_gradients, fill_model_spaces
+
+
+def policy_class(cfg: Any) -> type:
+    """The registered class of ``cfg.policy.type``."""
+    return POLICY_REGISTRY.get(cfg.policy.type)
+
+
+def create_policy(cfg: Any, observation_space: Any = None, action_space: Any = None,
+                  enable_field: Sequence[str] = ('learn', 'collect', 'eval'), model: Optional[Any] = None) -> Policy:
+    """Build ``cfg.policy.type`` for an env with these spaces (fills ``cfg.policy.model``'s shapes)."""
+    cls = policy_class(cfg)
+    if observation_space is not None:
+        fill_model_spaces(cfg, observation_space, action_space, cls)
+    return cls(cfg.policy, model=model, enable_field=enable_field)
+
+
+__all__ = ['Policy', 'POLICY_REGISTRY', 'create_policy', 'policy_class', 'build_optimizer', 'clip_gradients',
+           'fill_model_spaces']

@@ -1,0 +1,159 @@
+"""IMPALA (Espeholt et al. 2018): an actor-critic that learns off-policy with V-trace targets.
+
+Collect: sample actions from the current policy, keep its distribution statistics (the behaviour policy μ).
+Learn: on a replayed batch of unrolls (T, B), evaluate π and V with the current weights,
+``log ρ_t = log π(a_t|x_t) − log μ(a_t|x_t)``, compute the V-trace targets ``v_s`` and policy-gradient
+advantages, and minimise
+
+    L = −mean(log π(a_t|x_t) · A^pg_t) + value_weight · mean((v_s − V(x_s))²) − entropy_weight · mean(H[π(·|x_t)]).
+
+A time-limit truncation is bootstrapped from V(final_obs) evaluated with the current weights
+(``rl_utils.fold_truncation``); a termination has discount 0.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import torch
+
+from ..data import split_segment, ttorch
+from ..errors import ConfigError
+from ..models import make_distribution
+from ..registry import POLICY_REGISTRY
+from ..rl_utils import fold_truncation, vtrace
+from .base import Policy, build_optimizer, clip_gradients
+
+
+@POLICY_REGISTRY.register('impala')
+class IMPALAPolicy(Policy):
+    """IMPALA with V-trace, for discrete and continuous (Gaussian) actions."""
+
+    supported_action_spaces = ('discrete', 'continuous')
+    on_policy = False
+
+    config = dict(
+        # (bool) IMPALA learns off-policy from replayed data (V-trace corrects the lag).
+        on_policy=False,
+        # (int) Length T of the unrolls the learner trains on (collect.n_sample must be a multiple of it).
+        unroll_len=16,
+        learn=dict(
+            # (int) Learner iterations after each collection.
+            update_per_collect=4,
+            # (int) Unrolls per training batch.
+            batch_size=16,
+            # (float) Optimizer step size.
+            learning_rate=0.0005,
+            # (str) Optimizer: 'adam' or 'rmsprop'.
+            optim='adam',
+            # (float) Weight of the value loss (the policy loss has weight 1).
+            value_weight=0.5,
+            # (float) Weight of the entropy bonus.
+            entropy_weight=0.01,
+            # (float) Discount factor gamma in [0, 1].
+            discount_factor=0.99,
+            # (float) Trace lambda of V-trace (1.0 is the paper's V-trace).
+            lambda_=1.0,
+            # (float) Clip rho-bar of the importance weights in the value target.
+            rho_clip_ratio=1.0,
+            # (float) Clip c-bar of the trace coefficients.
+            c_clip_ratio=1.0,
+            # (float) Clip of the importance weights in the policy-gradient advantage.
+            rho_pg_clip_ratio=1.0,
+            # (str) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
+            grad_clip_type='clip_norm',
+            # (float) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to.
+            clip_value=40.0,
+        ),
+        collect=dict(
+            # (int) Steps collected from every collector env per collection (a multiple of unroll_len).
+            n_sample=32,
+        ),
+        other=dict(
+            replay_buffer=dict(
+                # (int) Capacity of the replay buffer in unrolls; the oldest are dropped first.
+                replay_buffer_size=1000,
+                # (int) An unroll is dropped after being trained on this many times.
+                max_use=16,
+            ),
+        ),
+    )
+
+    def default_model(self) -> Tuple[str, Dict[str, Any]]:
+        return 'vac', {}
+
+    # ---- learn -------------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        learn = self._cfg.learn
+        self._optimizer = build_optimizer(self._model.parameters(), learn)
+        self._gamma = learn.discount_factor
+
+    def _stats_keys(self) -> Tuple[str, ...]:
+        return ('mu', 'sigma') if self._action_space == 'continuous' else ('logit',)
+
+    def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
+        learn = self._cfg.learn
+        reward = batch.reward
+        steps, batch_size = reward.shape
+        obs = batch.obs
+        self._model.train()
+        output = self._model(obs.reshape((-1,) + tuple(obs.shape[2:])), mode='compute_actor_critic')
+        values = output['value'].reshape(steps + 1, batch_size)
+        target = make_distribution({k: output[k].reshape(steps + 1, batch_size, -1)[:-1] for k in self._stats_keys()},
+                                   self._action_space)
+        behaviour = make_distribution({k: batch[k] for k in self._stats_keys()}, self._action_space)
+        action = batch.action
+        target_log_prob = target.log_prob(action)
+        with torch.no_grad():
+            log_rhos = target_log_prob - behaviour.log_prob(action)
+            done = batch.terminated | batch.truncated
+            discounts = self._gamma * (~done).float()
+            rewards = self._bootstrap_truncation(reward, batch.truncated, batch.final_obs)
+        returns = vtrace(log_rhos, discounts, rewards, values[:-1], values[-1], lambda_=learn.lambda_,
+                         rho_clip=learn.rho_clip_ratio, c_clip=learn.c_clip_ratio, pg_rho_clip=learn.rho_pg_clip_ratio)
+        policy_loss = -(target_log_prob * returns.pg_advantages).mean()
+        value_loss = (returns.vs - values[:-1]).pow(2).mean()
+        entropy = target.entropy().mean()
+        total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
+        self._optimizer.zero_grad(set_to_none=True)
+        total_loss.backward()
+        grad_norm = clip_gradients(list(self._model.parameters()), learn.grad_clip_type, learn.clip_value)
+        self._optimizer.step()
+        return {
+            'cur_lr': self._optimizer.param_groups[0]['lr'],
+            'total_loss': total_loss.item(),
+            'policy_loss': policy_loss.item(),
+            'value_loss': value_loss.item(),
+            'entropy': entropy.item(),
+            'grad_norm': grad_norm,
+            'mean_rho': log_rhos.exp().mean().item(),
+        }
+
+    def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor) -> torch.Tensor:
+        """Fold gamma * V(final_obs), with the current weights, into the reward of every truncated step."""
+        if not truncated.any():
+            return reward
+        final_values = torch.zeros_like(reward)
+        final_values[truncated] = self._model(final_obs[truncated], mode='compute_critic')['value']
+        return fold_truncation(reward, truncated.float(), final_values, self._gamma)
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'grad_norm', 'mean_rho']
+
+    # ---- collect -----------------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        if self._cfg.collect.n_sample % self._cfg.unroll_len:
+            raise ConfigError(f"policy.collect.n_sample ({self._cfg.collect.n_sample}) must be a multiple of "
+                              f"policy.unroll_len ({self._cfg.unroll_len})")
+
+    def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        output = self._model.compute_actor(obs)
+        output['action'] = make_distribution(output, self._action_space).sample()
+        return output
+
+    def _get_train_sample(self, segment: ttorch.Tensor) -> ttorch.Tensor:
+        return split_segment(segment, self._cfg.unroll_len)
+
+    # ---- eval --------------------------------------------------------------------------------------
+    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        output = self._model.compute_actor(obs)
+        return {'action': make_distribution(output, self._action_space).mode()}

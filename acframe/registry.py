@@ -1,0 +1,130 @@
+"""Registries: find policies, models, envs and buffers by name.
+
+A ``Registry`` maps a name to a class (or factory).  Built-in entries are registered *lazily* as
+``"module:attribute"`` strings, so looking a name up (or listing the names) does not import torch;
+the module is imported the first time the entry itself is needed.  User code registers with the
+decorator::
+
+    @POLICY_REGISTRY.register('my_pg')
+    class MyPG(Policy):
+        ...
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+
+from .errors import RegistryError
+
+
+def import_names(names: Iterable[str]) -> None:
+    """Import the modules named in ``create_config.*.import_names`` so their decorators register."""
+    for name in names or ():
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise RegistryError(
+                f"import_names: cannot import module '{name}' ({exc}); fix the module name or put its folder on PYTHONPATH"
+            ) from exc
+
+
+def closest(name: str, candidates: Iterable[str]) -> Optional[str]:
+    """The candidate most similar to ``name``, or None when nothing is close."""
+    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.5)
+    return matches[0] if matches else None
+
+
+class Registry:
+    """A named table of classes or factories with a ``register`` decorator and helpful lookup errors."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: Dict[str, Union[str, Any]] = {}
+
+    def register(self, name: str, obj: Any = None, *, force: bool = False) -> Callable:
+        """Register ``obj`` under ``name``; used as ``@REGISTRY.register('name')`` when ``obj`` is omitted.
+
+        Registering an existing name again is an error unless ``force=True`` (re-registering the very same
+        object, e.g. when a module is re-imported, is allowed).
+        """
+
+        def _do(target: Any) -> Any:
+            current = self._entries.get(name)
+            if current is not None and not force and not isinstance(current, str) and current is not target:
+                same_place = getattr(current, "__qualname__", None) == getattr(target, "__qualname__", None) and \
+                    getattr(current, "__module__", None) == getattr(target, "__module__", None)
+                if not same_place:
+                    raise RegistryError(
+                        f"{self.kind} '{name}' is already registered by {current!r}; pick another name or pass force=True"
+                    )
+            self._entries[name] = target
+            try:
+                target.registered_name = name
+            except (AttributeError, TypeError):
+                pass
+            return target
+
+        if obj is not None:
+            return _do(obj)
+        return _do
+
+    def register_lazy(self, name: str, target: str) -> None:
+        """Register ``"module:attribute"`` under ``name``; imported on first ``get``."""
+        self._entries.setdefault(name, target)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def names(self) -> List[str]:
+        return sorted(self._entries)
+
+    def location(self, name: str) -> str:
+        """``"module:attribute"`` of an entry, without importing it."""
+        entry = self._lookup(name)
+        if isinstance(entry, str):
+            return entry
+        return f"{entry.__module__}:{entry.__qualname__}"
+
+    def is_loaded(self, name: str) -> bool:
+        return not isinstance(self._lookup(name), str)
+
+    def _lookup(self, name: str) -> Union[str, Any]:
+        if not isinstance(name, str) or name not in self._entries:
+            hint = closest(str(name), self._entries)
+            did_you_mean = f" Did you mean '{hint}'?" if hint else ""
+            raise RegistryError(
+                f"unknown {self.kind} '{name}'.{did_you_mean} Known {self.kind}s: {', '.join(self.names()) or '(none)'}; "
+                f"register your own with @{self.kind.upper()}_REGISTRY.register('{name}') and list its module in import_names"
+            )
+        return self._entries[name]
+
+    def get(self, name: str) -> Any:
+        """The registered object, importing it if it was registered lazily."""
+        entry = self._lookup(name)
+        if isinstance(entry, str):
+            module_name, attr = entry.split(":")
+            module = importlib.import_module(module_name)
+            # importing the module normally registers the real object under the same name
+            loaded = self._entries.get(name)
+            entry = loaded if not isinstance(loaded, str) else getattr(module, attr)
+            self._entries[name] = entry
+        return entry
+
+    def build(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self.get(name)(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, {self.names()})"
+
+
+POLICY_REGISTRY = Registry("policy")
+MODEL_REGISTRY = Registry("model")
+ENV_REGISTRY = Registry("env")
+BUFFER_REGISTRY = Registry("buffer")
+
+# built-in entries, imported on first use
+POLICY_REGISTRY.register_lazy("impala", "acframe.policy.impala:IMPALAPolicy")
+MODEL_REGISTRY.register_lazy("vac", "acframe.models.vac:VAC")
+BUFFER_REGISTRY.register_lazy("fifo", "acframe.data.buffer:ReplayBuffer")
+ENV_REGISTRY.register_lazy("gym", "acframe.envs.gym_env:make_gym_env")

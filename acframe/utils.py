@@ -1,0 +1,64 @@
+"""Small helpers used across acframe: atomic file writes, seeding, thread settings."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from typing import Any, Callable, Union
+
+PathLike = Union[str, os.PathLike]
+
+
+def _atomic(path: PathLike, write: Callable[[str], None]) -> None:
+    """Write through ``write(tmp_path)`` then rename over ``path``, so readers never see half a file."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix='.tmp', dir=folder)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: PathLike, text: str) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, 'w', encoding='utf-8') as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    _atomic(path, write)
+
+
+def atomic_write_json(path: PathLike, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + '\n')
+
+
+def atomic_torch_save(obj: Any, path: PathLike) -> None:
+    import torch
+
+    _atomic(path, lambda tmp: torch.save(obj, tmp))
+
+
+def set_global_seed(seed: int) -> None:
+    """Seed Python, numpy and torch (CPU) for a reproducible run."""
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % (2 ** 32))
+    torch.manual_seed(seed)
+
+
+def set_torch_threads(threads: int) -> None:
+    """``threads`` intra-op threads; 0 picks 1, the fastest for the small MLPs of classic-control tasks."""
+    import torch
+
+    n = threads if threads > 0 else 1
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)

@@ -1,0 +1,142 @@
+"""``Learner``: runs the policy's learn mode on batches, with hooks for logging, checkpoints and LR schedules."""
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from typing import Any, Callable, Dict, List, Optional
+
+from ..errors import CheckpointError
+from ..utils import atomic_torch_save
+
+
+class LearnerHook:
+    """Called by the learner: ``after_iter`` after every update, ``after_round`` when the pipeline says so."""
+
+    def after_iter(self, learner: 'Learner', info: Dict[str, float]) -> None:
+        pass
+
+    def after_round(self, learner: 'Learner') -> None:
+        pass
+
+
+class LogHook(LearnerHook):
+    """Every ``freq`` iterations: the mean of each monitored variable to tensorboardX (and the console)."""
+
+    def __init__(self, freq: int, tb_logger: Any = None, echo: Optional[Callable[[str], None]] = None) -> None:
+        self.freq, self.tb_logger, self.echo = freq, tb_logger, echo
+        self._sums: Dict[str, float] = defaultdict(float)
+        self._count = 0
+        self.last: Dict[str, float] = {}
+
+    def after_iter(self, learner: 'Learner', info: Dict[str, float]) -> None:
+        for key, value in info.items():
+            self._sums[key] += value
+        self._count += 1
+        if learner.train_iter % self.freq == 0:
+            self.last = {k: v / self._count for k, v in self._sums.items()}
+            self._sums.clear()
+            self._count = 0
+            if self.tb_logger is not None:
+                for key, value in self.last.items():
+                    self.tb_logger.add_scalar(f'learner/{key}', value, learner.train_iter)
+            if self.echo is not None:
+                shown = ' '.join(f'{k}={v:.4g}' for k, v in self.last.items())
+                self.echo(f'[learner] iter {learner.train_iter}: {shown}')
+
+
+class CheckpointHook(LearnerHook):
+    """At the end of a pipeline round, write ``ckpt_latest.pth`` when ``freq`` more iterations have passed."""
+
+    def __init__(self, freq: int) -> None:
+        self.freq = freq
+        self._last_saved = 0
+
+    def after_round(self, learner: 'Learner') -> None:
+        if self.freq and learner.train_iter // self.freq > self._last_saved // self.freq:
+            learner.save_checkpoint('ckpt_latest.pth')
+            self._last_saved = learner.train_iter
+
+
+class LinearLRDecayHook(LearnerHook):
+    """Decay every optimizer's learning rates linearly from their initial values to 0 at ``decay_iters``."""
+
+    def __init__(self, decay_iters: int) -> None:
+        self.decay_iters = decay_iters
+
+    def after_iter(self, learner: 'Learner', info: Dict[str, float]) -> None:
+        fraction = max(0.0, 1.0 - learner.train_iter / self.decay_iters)
+        for optimizer in learner.policy.optimizers():
+            for group in optimizer.param_groups:
+                group.setdefault('initial_lr', group['lr'])
+                group['lr'] = group['initial_lr'] * fraction
+
+
+class Learner:
+    """Trains the policy (learn mode) one batch at a time and owns the checkpoints of the run.
+
+    ``state_provider`` returns the rest of the run's state (env steps, RNGs, collector, buffer) to put in
+    checkpoints beside the policy's own state dict.
+    """
+
+    def __init__(self, policy: Any, exp_dir: Optional[str] = None, hooks: Optional[List[LearnerHook]] = None,
+                 state_provider: Optional[Callable[[], Dict[str, Any]]] = None) -> None:
+        self.policy = policy
+        self.exp_dir = exp_dir
+        self.hooks: List[LearnerHook] = list(hooks or [])
+        self.state_provider = state_provider
+        self.train_iter = 0
+        self.train_time = 0.0
+        self.samples_trained = 0
+
+    def register_hook(self, hook: LearnerHook) -> None:
+        self.hooks.append(hook)
+
+    def train(self, batch: Any) -> Dict[str, float]:
+        """One update on ``batch``; returns the policy's info dict."""
+        start = time.perf_counter()
+        info = self.policy.forward(batch)
+        self.train_time += time.perf_counter() - start
+        self.train_iter += 1
+        for hook in self.hooks:
+            hook.after_iter(self, info)
+        return info
+
+    def end_round(self) -> None:
+        """Called by the pipeline between rounds (a consistent point to checkpoint)."""
+        for hook in self.hooks:
+            hook.after_round(self)
+
+    # ---- checkpoints -------------------------------------------------------------------------------
+    def checkpoint_state(self) -> Dict[str, Any]:
+        state = {'policy': self.policy.state_dict(), 'train_iter': self.train_iter}
+        if self.state_provider is not None:
+            state.update(self.state_provider())
+        return state
+
+    def save_checkpoint(self, name: str, state: Optional[Dict[str, Any]] = None) -> str:
+        """Write ``exp_dir/ckpt/name`` atomically and return its path."""
+        if self.exp_dir is None:
+            raise CheckpointError("this learner has no experiment folder to save checkpoints in")
+        path = os.path.join(self.exp_dir, 'ckpt', name)
+        atomic_torch_save(state if state is not None else self.checkpoint_state(), path)
+        return path
+
+    def load_checkpoint_state(self, state: Dict[str, Any]) -> None:
+        self.policy.load_state_dict(state['policy'])
+        self.train_iter = int(state.get('train_iter', 0))
+
+
+def load_checkpoint(path: str) -> Dict[str, Any]:
+    """Read a checkpoint; ``CheckpointError`` naming the file when it is missing or unreadable."""
+    import torch
+
+    if not os.path.isfile(path):
+        raise CheckpointError(f"checkpoint '{path}' does not exist; pass the path of a .pth file written by acframe (exp_dir/ckpt/)")
+    try:
+        state = torch.load(path, map_location='cpu', weights_only=False)
+    except Exception as exc:
+        raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(state, dict) or 'policy' not in state:
+        raise CheckpointError(f"checkpoint '{path}' was not written by acframe (no 'policy' entry)")
+    return state

@@ -1,0 +1,25 @@
+from setuptools import find_packages, setup
+
+setup(
+    name="acframe",
+    version="0.1.0",
+    description="A plugin-based actor-critic reinforcement-learning framework (A2C, ACER, IMPALA) on PyTorch.",
+    long_description=open("README.md").read() if __import__("os").path.exists("README.md") else "",
+    long_description_content_type="text/markdown",
+    python_requires=">=3.9",
+    packages=find_packages(include=["acframe", "acframe.*", "dizoo_configs", "dizoo_configs.*"]),
+    install_requires=[
+        "torch==2.13.0",
+        "gymnasium>=1.0",
+        "numpy",
+        "easydict",
+        "DI-treetensor",
+        "tensorboardX",
+    ],
+    extras_require={
+        "test": ["pytest", "pytest-timeout"],
+        "ray": ["ray"],
+        "box2d": ["gymnasium[box2d]"],
+    },
+    entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
+)
