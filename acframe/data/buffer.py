@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..registry import BUFFER_REGISTRY
-from .tree import leaves, to_dict, tree_map, ttorch
+from .tree import leaves, make_tree, to_dict, tree_map, ttorch
 
 
 @BUFFER_REGISTRY.register('fifo')
@@ -83,7 +83,7 @@ class ReplayBuffer:
         }
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        self._storage = None if state['storage'] is None else ttorch.Tensor(state['storage'])
+        self._storage = None if state['storage'] is None else make_tree(state['storage'])
         self._use, self._valid, self._next = state['use'].copy(), state['valid'].copy(), int(state['next'])
         self._rng.bit_generator.state = state['rng']
         self.pushed, self.sampled = state['pushed'], state['sampled']

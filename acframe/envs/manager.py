@@ -84,17 +84,16 @@ class EnvManager:
         self._episode_return += reward
         self._episode_length += 1
         done = terminated | truncated
-        if done.any():
-            done_index = np.flatnonzero(done)
-            final_obs = np.stack([info['final_obs'][i] for i in done_index])
-            for i in done_index:
-                self.finished_returns.append(float(self._episode_return[i]))
-                self.finished_lengths.append(int(self._episode_length[i]))
-                self.finished_env.append(int(i))
-            self._episode_return[done_index] = 0.0
-            self._episode_length[done_index] = 0
-        else:
-            done_index, final_obs = _EMPTY_INDEX, None
+        if not done.any():  # the common case: nothing else to do
+            return StepResult(obs, reward.astype(np.float32, copy=False), terminated, truncated, _EMPTY_INDEX, None)
+        done_index = np.flatnonzero(done)
+        final_obs = np.stack([info['final_obs'][i] for i in done_index])
+        for i in done_index:
+            self.finished_returns.append(float(self._episode_return[i]))
+            self.finished_lengths.append(int(self._episode_length[i]))
+            self.finished_env.append(int(i))
+        self._episode_return[done_index] = 0.0
+        self._episode_length[done_index] = 0
         return StepResult(obs, reward.astype(np.float32, copy=False), terminated, truncated & ~terminated,
                           done_index, final_obs)
 

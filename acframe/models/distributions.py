@@ -20,7 +20,14 @@ class Categorical:
 
     def __init__(self, logits: torch.Tensor) -> None:
         self.logits = logits
-        self.log_probs = F.log_softmax(logits, dim=-1)
+        self._log_probs = None
+
+    @property
+    def log_probs(self) -> torch.Tensor:
+        """log π(·) over the actions (computed on first use: sampling does not need it)."""
+        if self._log_probs is None:
+            self._log_probs = F.log_softmax(self.logits, dim=-1)
+        return self._log_probs
 
     def sample(self) -> torch.Tensor:
         # Gumbel-max: argmax(logits + Gumbel noise) is a sample of the categorical

@@ -65,10 +65,13 @@ class VAC(nn.Module):
         feature = hidden[-1] if hidden else obs_size
         self.actor_encoder = mlp(obs_size, hidden, activation)
         self.critic_encoder = self.actor_encoder if share_encoder else mlp(obs_size, hidden, activation)
-        self.actor_head = nn.Sequential(mlp(feature, [actor_head_hidden_size] if actor_head_hidden_size else [], activation),
-                                        nn.Linear(actor_head_hidden_size or feature, out_size))
-        self.critic_head = nn.Sequential(mlp(feature, [critic_head_hidden_size] if critic_head_hidden_size else [], activation),
-                                         nn.Linear(critic_head_hidden_size or feature, 1))
+        # heads: [hidden layer +] linear output; the hidden part is kept apart for the conditioned sigma head
+        self.actor_hidden = mlp(feature, [actor_head_hidden_size] if actor_head_hidden_size else [], activation)
+        self.actor_out = nn.Linear(actor_head_hidden_size or feature, out_size)
+        self.critic_head = mlp(feature, [critic_head_hidden_size] if critic_head_hidden_size else [], activation)
+        self.critic_head.append(nn.Linear(critic_head_hidden_size or feature, 1))
+        if not actor_head_hidden_size:  # skip an empty module call per forward (the collector's hot path)
+            self.actor_hidden = nn.Identity()
         self.sigma_type = sigma_type
         if action_space == 'continuous':
             if sigma_type == 'independent':
@@ -81,21 +84,21 @@ class VAC(nn.Module):
             init_orthogonal(self.actor_encoder, math.sqrt(2))
             if not share_encoder:
                 init_orthogonal(self.critic_encoder, math.sqrt(2))
-            init_orthogonal(self.actor_head, math.sqrt(2), last_gain=0.01)
+            init_orthogonal(self.actor_hidden, math.sqrt(2))
+            init_orthogonal(self.actor_out, 0.01)
             init_orthogonal(self.critic_head, math.sqrt(2), last_gain=1.0)
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         return self._actor_from_feature(self.actor_encoder(obs))
 
     def _actor_from_feature(self, feature: torch.Tensor) -> Dict[str, torch.Tensor]:
+        hidden = self.actor_hidden(feature)
         if self.action_space != 'continuous':
-            return {'logit': self.actor_head(feature)}
+            return {'logit': self.actor_out(hidden)}
+        mu = self.actor_out(hidden)
         if self.sigma_type == 'independent':
-            mu = self.actor_head(feature)
             sigma = self.log_sigma.clamp(-20.0, 2.0).exp().expand_as(mu)
         else:
-            hidden = self.actor_head[0](feature)
-            mu = self.actor_head[1](hidden)
             sigma = self.log_sigma_head(hidden).clamp(-20.0, 2.0).exp()
         return {'mu': mu, 'sigma': sigma}
 

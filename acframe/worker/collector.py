@@ -1,9 +1,9 @@
 """``SampleCollector``: steps the collector envs with the policy's collect mode and returns segments.
 
 The hot loop does no per-step collation: observations go straight from the env manager's numpy array
-into a preallocated ``(T+1, B, ...)`` tensor, the policy runs once per step on the whole batch under
-``torch.inference_mode``, its outputs are copied into preallocated ``(T, B, ...)`` tensors, and the
-segment is wrapped into one treetensor tree at the end.
+into a preallocated ``(T+1, B, ...)`` buffer, the policy runs once per step on the whole batch under
+``torch.inference_mode``, its outputs are stacked once per segment, and the segment is wrapped into one
+treetensor tree at the end.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import torch
 
-from ..data import ttorch
+from ..data import make_tree, ttorch
 from ..envs import EnvManager
 
 
@@ -43,38 +43,41 @@ class SampleCollector:
             self.reset()
         steps, num_envs = self.n_sample, self.env.num_envs
         obs_np = self._obs
-        obs_buf = torch.empty((steps + 1, num_envs) + obs_np.shape[1:], dtype=torch.float32)
-        final_obs = torch.zeros((steps, num_envs) + obs_np.shape[1:], dtype=torch.float32)
-        reward = torch.empty((steps, num_envs), dtype=torch.float32)
-        terminated = torch.empty((steps, num_envs), dtype=torch.bool)
-        truncated = torch.empty((steps, num_envs), dtype=torch.bool)
-        outputs: Dict[str, torch.Tensor] = {}
+        # per-step env results land in numpy buffers (a numpy row copy is the cheapest write) and become
+        # tensors without a copy at the end; the policy's outputs are kept in lists and stacked once
+        obs_buf = np.empty((steps + 1,) + obs_np.shape, dtype=np.float32)
+        reward = np.empty((steps, num_envs), dtype=np.float32)
+        terminated = np.empty((steps, num_envs), dtype=bool)
+        truncated = np.empty((steps, num_envs), dtype=bool)
+        final_obs = np.zeros((steps,) + obs_np.shape, dtype=np.float32)
+        outputs: Dict[str, List[torch.Tensor]] = {}
         forward, env_step = self.policy.forward, self.env.step
         with torch.inference_mode():
             for t in range(steps):
-                obs_t = obs_buf[t]
-                obs_t.copy_(torch.from_numpy(obs_np))
-                out = forward(obs_t)
+                obs_buf[t] = obs_np
+                out = forward(torch.from_numpy(obs_buf[t]))
                 if t == 0:
-                    outputs = {k: torch.empty((steps,) + tuple(v.shape), dtype=v.dtype) for k, v in out.items()}
+                    outputs = {k: [] for k in out}
                 for key, value in out.items():
-                    outputs[key][t] = value
+                    outputs[key].append(value)
                 result = env_step(out['action'].numpy())
-                reward[t] = torch.from_numpy(result.reward)
-                terminated[t] = torch.from_numpy(result.terminated)
-                truncated[t] = torch.from_numpy(result.truncated)
+                reward[t] = result.reward
+                terminated[t] = result.terminated
+                truncated[t] = result.truncated
                 if len(result.done_index):
-                    final_obs[t, torch.from_numpy(result.done_index)] = torch.from_numpy(result.final_obs).float()
+                    final_obs[t, result.done_index] = result.final_obs
                 obs_np = result.obs
-            obs_buf[steps].copy_(torch.from_numpy(obs_np))
+        obs_buf[steps] = obs_np
         self._obs = obs_np
         self.env_step += steps * num_envs
         returns, lengths, _ = self.env.pop_finished()
         self._episode_returns += returns
         self._episode_lengths += lengths
         segment = dict(obs=obs_buf, reward=reward, terminated=terminated, truncated=truncated, final_obs=final_obs)
-        segment.update(outputs)
-        return ttorch.Tensor(segment)
+        segment = {k: torch.from_numpy(v) for k, v in segment.items()}
+        with torch.inference_mode(False):  # the segment is ordinary data the learner may use under autograd
+            segment.update({k: torch.stack(v) for k, v in outputs.items()})
+        return make_tree(segment)
 
     def pop_episode_stats(self) -> Dict[str, List[float]]:
         """Returns and lengths of the training episodes finished since the last call."""
