@@ -14,14 +14,14 @@ main_config = dict(
         learn=dict(
             update_per_collect=4,
             batch_size=16,
-            learning_rate=0.001,
-            entropy_weight=0.01,
+            learning_rate=0.003,
+            entropy_weight=0.001,
             value_weight=0.5,
             discount_factor=0.99,
         ),
         collect=dict(n_sample=16),
-        eval=dict(evaluator=dict(eval_freq=100)),
-        other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=4)),
+        eval=dict(evaluator=dict(eval_freq=40)),
+        other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=16)),
     ),
     max_env_step=300_000,
 )
