@@ -14,14 +14,15 @@ Wang et al. 2017, "Sample Efficient Actor-Critic with Experience Replay" (ICLR),
 What the module provides, in the order a learner uses it:
 
 1. :func:`truncated_trace` -- ``c_t = min(1, rho_t^(1/d))``, the Retrace coefficient.
-2. :func:`retrace` -- the Retrace target ``Q_ret`` (alg. 2); :func:`q_opc` -- ``Q_opc`` (c = 1).
+2. :func:`retrace` -- the Retrace target ``Q_ret`` (alg. 2); :func:`q_opc` -- ``Q_opc`` (c = 1);
+   :func:`acer_value_target` -- the target of ``V`` for continuous actions (sec. 4).
 3. :func:`acer_policy_loss_discrete` / :func:`acer_policy_loss_continuous` -- per-step policy losses
    whose gradients are the ACER truncated-importance-sampling gradient with bias correction (eq. 9).
 4. Efficient trust region (sec. 3.3): :func:`discrete_kl` (``D_KL[f(phi_avg) || f(phi)]``),
    :func:`grad_wrt_stats` (per-step gradients w.r.t. ``phi`` by autograd), :func:`trust_region_projection`
    (eq. 12), and :func:`acer_trust_region_loss` which chains them into a surrogate loss to backprop.
 
-Targets (``retrace``, ``q_opc``, ``truncated_trace``, the projection) are computed without gradient.
+Targets (``retrace``, ``q_opc``, ``acer_value_target``, ``truncated_trace``, the projection) are computed without gradient.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from acframe.rl_utils._checks import check_time_major
+from ._checks import check_time_major
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -129,6 +130,34 @@ def q_opc(
     critic is still trained towards ``Q_ret``. Shapes as in :func:`retrace`; returns ``(T, B)``.
     """
     return retrace(rewards, discounts, q_taken, values, bootstrap_value, c=torch.ones_like(rewards))
+
+
+def acer_value_target(
+    rho: torch.Tensor,
+    q_ret: torch.Tensor,
+    q_taken: torch.Tensor,
+    values: torch.Tensor,
+) -> torch.Tensor:
+    """Target of ``V(x_t)`` for ACER's continuous critic (Wang et al. 2017, sec. 4), without gradient.
+
+        ``V_target_t = min(1, rho_t) (Q_ret_t - Q(x_t, a_t)) + V(x_t)``
+
+    With a stochastic dueling network ``Q`` and ``V`` come from separate heads; this target trains ``V`` with
+    the Retrace correction of the taken action, truncated at 1 (the paper uses ``min(1, rho)`` here, not the
+    ``d``-th root of the trace).
+
+    Args:
+        rho: ``(T, B)`` importance weights ``pi(a_t|x_t) / mu(a_t|x_t)``.
+        q_ret: ``(T, B)`` the Retrace target :func:`retrace`.
+        q_taken: ``(T, B)`` ``Q(x_t, a_t)``.
+        values: ``(T, B)`` ``V(x_t)``.
+
+    Returns:
+        ``(T, B)`` ``V_target_t``.
+    """
+    check_time_major(None, rho=rho, q_ret=q_ret, q_taken=q_taken, values=values)
+    with torch.no_grad():
+        return torch.clamp(rho, max=1.0) * (q_ret - q_taken) + values
 
 
 # ---------------------------------------------------------------------------------------------------------

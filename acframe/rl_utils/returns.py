@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import torch
 
-from acframe.rl_utils._checks import check_time_major
+from ._checks import check_time_major
+from .scan import reverse_scan
 
 
 def nstep_return(rewards: torch.Tensor, discounts: torch.Tensor, bootstrap_value: torch.Tensor) -> torch.Tensor:
@@ -48,12 +49,7 @@ def nstep_return(rewards: torch.Tensor, discounts: torch.Tensor, bootstrap_value
     """
     check_time_major(bootstrap_value, rewards=rewards, discounts=discounts)
     with torch.no_grad():
-        returns = torch.empty_like(rewards)
-        acc = bootstrap_value.clone()
-        for t in range(rewards.shape[0] - 1, -1, -1):
-            acc = rewards[t] + discounts[t] * acc
-            returns[t] = acc
-    return returns
+        return reverse_scan(rewards, discounts, bootstrap_value)
 
 
 def gae(
@@ -85,12 +81,7 @@ def gae(
     with torch.no_grad():
         values_next = torch.cat([values[1:], bootstrap_value.unsqueeze(0)], dim=0)
         deltas = rewards + discounts * values_next - values
-        advantages = torch.empty_like(rewards)
-        acc = torch.zeros_like(bootstrap_value)
-        for t in range(rewards.shape[0] - 1, -1, -1):
-            acc = deltas[t] + discounts[t] * lambda_ * acc
-            advantages[t] = acc
-    return advantages
+        return reverse_scan(deltas, discounts * lambda_, torch.zeros_like(bootstrap_value))
 
 
 def fold_truncation(

@@ -22,7 +22,8 @@ from collections import namedtuple
 
 import torch
 
-from acframe.rl_utils._checks import check_time_major, clip_max
+from ._checks import check_time_major, clip_max
+from .scan import reverse_scan
 
 VTraceReturns = namedtuple("VTraceReturns", ["vs", "pg_advantages"])
 VTraceReturns.__doc__ = """V-trace outputs, both ``(T, B)`` and without gradient.
@@ -73,11 +74,7 @@ def vtrace(
         deltas = clipped_rhos * (rewards + discounts * values_next - values)
 
         # Reverse scan: acc_t = v_t - V(x_t) = delta_t + gamma_t c_t acc_{t+1}, acc_T = 0.
-        vs_minus_values = torch.empty_like(values)
-        acc = torch.zeros_like(bootstrap_value)
-        for t in range(values.shape[0] - 1, -1, -1):
-            acc = deltas[t] + discounts[t] * cs[t] * acc
-            vs_minus_values[t] = acc
+        vs_minus_values = reverse_scan(deltas, discounts * cs, torch.zeros_like(bootstrap_value))
         vs = values + vs_minus_values
 
         vs_next = torch.cat([vs[1:], bootstrap_value.unsqueeze(0)], dim=0)  # v_{t+1}, v_T = V(x_T)

@@ -11,6 +11,7 @@ from acframe.rl_utils import (
     acer_policy_loss_continuous,
     acer_policy_loss_discrete,
     acer_trust_region_loss,
+    acer_value_target,
     discrete_kl,
     grad_wrt_stats,
     nstep_return,
@@ -143,6 +144,22 @@ def test_retrace_target_carries_no_gradient():
         s[key].requires_grad_()
     assert not retrace(**s).requires_grad
     assert not q_opc(**{k: v for k, v in s.items() if k != "c"}).requires_grad
+
+
+def test_value_target_matches_per_element_definition():
+    """V_target_t = min(1, rho_t)(Q_ret_t - Q(x_t, a_t)) + V(x_t), element by element, without gradient."""
+    gen = torch.Generator().manual_seed(13)
+    rho = torch.exp(1.5 * torch.randn(T, B, generator=gen, dtype=torch.float64))
+    q_ret, q_taken, values = (torch.randn(T, B, generator=gen, dtype=torch.float64) for _ in range(3))
+    assert (rho > 1).any() and (rho < 1).any()
+    q_taken.requires_grad_()
+    out = acer_value_target(rho, q_ret, q_taken, values)
+    assert not out.requires_grad
+    expected = [
+        [min(1.0, rho[t, b].item()) * (q_ret[t, b].item() - q_taken[t, b].item()) + values[t, b].item() for b in range(B)]
+        for t in range(T)
+    ]
+    torch.testing.assert_close(out, torch.tensor(expected, dtype=torch.float64))
 
 
 # --------------------------------------------------------------------------------------------------------------
