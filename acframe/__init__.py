@@ -12,6 +12,8 @@ _LAZY = {
     'compile_config': 'acframe.config',
     'save_config': 'acframe.config',
     'serial_pipeline': 'acframe.entry',
+    'serial_pipeline_onpolicy': 'acframe.entry.serial_onpolicy',
+    'parallel_pipeline': 'acframe.entry.parallel',
     'SerialRun': 'acframe.entry',
     'Policy': 'acframe.policy',
     'create_policy': 'acframe.policy',

@@ -73,6 +73,11 @@ class Registry:
         """Register ``"module:attribute"`` under ``name``; imported on first ``get``."""
         self._entries.setdefault(name, target)
 
+    @property
+    def plural(self) -> str:
+        """``'policies'``, ``'models'``, ... for messages and listings."""
+        return self.kind[:-1] + 'ies' if self.kind.endswith('y') else self.kind + 's'
+
     def __contains__(self, name: str) -> bool:
         return name in self._entries
 
@@ -94,7 +99,7 @@ class Registry:
             hint = closest(str(name), self._entries)
             did_you_mean = f" Did you mean '{hint}'?" if hint else ""
             raise RegistryError(
-                f"unknown {self.kind} '{name}'.{did_you_mean} Known {self.kind}s: {', '.join(self.names()) or '(none)'}; "
+                f"unknown {self.kind} '{name}'.{did_you_mean} Known {self.plural}: {', '.join(self.names()) or '(none)'}; "
                 f"register your own with @{self.kind.upper()}_REGISTRY.register('{name}') and list its module in import_names"
             )
         return self._entries[name]
@@ -125,6 +130,13 @@ BUFFER_REGISTRY = Registry("buffer")
 
 # built-in entries, imported on first use
 POLICY_REGISTRY.register_lazy("impala", "acframe.policy.impala:IMPALAPolicy")
+POLICY_REGISTRY.register_lazy("a2c", "acframe.policy.a2c:A2CPolicy")
 MODEL_REGISTRY.register_lazy("vac", "acframe.models.vac:VAC")
 BUFFER_REGISTRY.register_lazy("fifo", "acframe.data.buffer:ReplayBuffer")
+POLICY_REGISTRY.register_lazy("acer", "acframe.policy.acer:ACERPolicy")
+MODEL_REGISTRY.register_lazy("acer_q", "acframe.models.acer:ACERDiscrete")
+MODEL_REGISTRY.register_lazy("acer_sdn", "acframe.models.acer:ACERSDN")
+BUFFER_REGISTRY.register_lazy("episodic", "acframe.data.episodic_buffer:EpisodicReplayBuffer")
 ENV_REGISTRY.register_lazy("gym", "acframe.envs.gym_env:make_gym_env")
+ENV_REGISTRY.register_lazy("toy_multidiscrete", "acframe.envs.toy:make_toy_multidiscrete")
+ENV_REGISTRY.register_lazy("toy_dict", "acframe.envs.toy:make_toy_dict")

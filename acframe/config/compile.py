@@ -31,16 +31,22 @@ UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_
 POSITIVE_KEYS = {
     'collector_env_num', 'evaluator_env_num', 'n_evaluator_episode', 'n_sample', 'unroll_len', 'batch_size',
     'replay_buffer_size', 'max_use', 'update_per_collect', 'max_env_step', 'max_train_iter', 'learning_rate',
-    'log_freq', 'actor_num',
+    'log_freq', 'actor_num', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'start_timeout',
 }
 #: keys whose value must be >= 0
 NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
-                     'rho_clip_ratio', 'c_clip_ratio', 'rho_pg_clip_ratio'}
+                     'rho_clip_ratio', 'c_clip_ratio', 'rho_pg_clip_ratio', 'lr_decay_iters', 'resample_every',
+                     'trust_region_delta', 'replay_ratio', 'replay_start_size', 'max_policy_lag', 'max_restarts',
+                     'env_steps_per_update', 'actor_num_cpus', 'evaluator_num_cpus'}
 #: keys whose value must be one of a fixed set
 CHOICES = {
     'optim': ('adam', 'rmsprop'),
     'grad_clip_type': ('clip_norm', 'clip_value', 'none', None),
     'manager': ('sync', 'async'),
+    'loss_reduction': ('mean', 'sum'),
+    'replay_ratio_type': ('poisson', 'fixed'),
+    'sync_mode': ('auto', 'sync', 'async'),
+    'start_method': ('auto', 'spawn', 'forkserver', 'fork'),
 }
 MANAGER_ALIASES = {'base': 'sync', 'subprocess': 'async'}
 
@@ -94,7 +100,9 @@ def policy_defaults(policy_type: str) -> Tuple[dict, Dict[str, str]]:
     """``POLICY_COMMON`` merged with the policy class's ``config`` (read statically when possible)."""
     if POLICY_REGISTRY.is_loaded(policy_type):
         cls = POLICY_REGISTRY.get(policy_type)
-        own, comments = cls.default_config(), {}
+        # the comments still come from the source: validation (documented Nones) must not depend on imports
+        found = static_class_config(POLICY_REGISTRY.location(policy_type))
+        own, comments = cls.default_config(), (found[1] if found is not None else {})
     else:
         found = static_class_config(POLICY_REGISTRY.location(policy_type))
         if found is None:
@@ -112,12 +120,13 @@ def default_config(policy_type: str) -> dict:
     policy, _ = policy_defaults(policy_type)
     cfg = copy.deepcopy(D.TOP_LEVEL)
     cfg['env'] = copy.deepcopy(D.ENV)
+    cfg['parallel'] = copy.deepcopy(D.PARALLEL)
     cfg['policy'] = policy
     cfg['import_names'] = []
     return cfg
 
 
-def deep_merge(base: dict, update: dict, path: str = '', strict: bool = True) -> dict:
+def deep_merge(base: dict, update: dict, path: str = '', strict: bool = True, root: Optional[dict] = None) -> dict:
     """Merge ``update`` into ``base`` (in place) and return it.
 
     With ``strict``, a key absent from ``base`` is a ``ConfigError`` naming its full path and the closest
@@ -127,29 +136,52 @@ def deep_merge(base: dict, update: dict, path: str = '', strict: bool = True) ->
     if not isinstance(update, dict):
         raise ConfigError(f"config key '{path}' must be a dict, got {type(update).__name__} {update!r}")
     free_form = strict and len(base) == 0
+    root = base if root is None else root
     for key, value in update.items():
         full = f"{path}.{key}" if path else str(key)
         if key not in base:
             if strict and not free_form:
-                raise ConfigError(unknown_key_message(full, key, base, path))
+                raise ConfigError(unknown_key_message(full, key, base, path, root))
             base[key] = copy.deepcopy(value)
             continue
         if isinstance(base[key], dict) and base[key] is not None:
             if value is None:
                 raise ConfigError(f"config key '{full}' must be a dict, got None")
-            deep_merge(base[key], value, full, strict)
+            deep_merge(base[key], value, full, strict, root)
         else:
             base[key] = copy.deepcopy(value)
     return base
 
 
-def unknown_key_message(full: str, key: str, siblings: dict, parent: str) -> str:
+def unknown_key_message(full: str, key: str, siblings: dict, parent: str, root: Optional[dict] = None) -> str:
+    """Name the unknown key and the closest valid one: a sibling, else the same name elsewhere in ``root``."""
     hint = difflib.get_close_matches(str(key), [str(k) for k in siblings], n=1, cutoff=0.6)
     prefix = f"{parent}." if parent else ""
     if hint:
         return f"unknown config key '{full}'; did you mean '{prefix}{hint[0]}'?"
+    elsewhere = _closest_path(str(key), root) if root is not None else None
+    if elsewhere:
+        return f"unknown config key '{full}'; did you mean '{elsewhere}'?"
     valid = ', '.join(sorted(map(str, siblings)))
     return f"unknown config key '{full}'; valid keys under '{parent or '(top level)'}' are: {valid}"
+
+
+def _closest_path(key: str, root: dict) -> Optional[str]:
+    """The full path of the key in ``root`` whose last name is closest to ``key`` (a misplaced key)."""
+    paths: List[str] = []
+
+    def walk(node: dict, prefix: str) -> None:
+        for name, value in node.items():
+            paths.append(prefix + str(name))
+            if isinstance(value, dict):
+                walk(value, prefix + str(name) + '.')
+
+    walk(root, '')
+    by_last = {}
+    for path in paths:
+        by_last.setdefault(path.rsplit('.', 1)[-1], path)
+    hint = difflib.get_close_matches(key, list(by_last), n=1, cutoff=0.8)
+    return by_last[hint[0]] if hint else None
 
 
 def parse_override(text: str) -> Tuple[str, Any]:
@@ -179,18 +211,19 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
         for part in parts[:-1]:
             path = f"{path}.{part}" if path else part
             if not isinstance(node, dict) or part not in node:
-                raise ConfigError(unknown_key_message(path, part, node if isinstance(node, dict) else {}, path.rpartition('.')[0]))
+                raise ConfigError(unknown_key_message(path, part, node if isinstance(node, dict) else {}, path.rpartition('.')[0], cfg))
             node = node[part]
         last = parts[-1]
         if not isinstance(node, dict):
             raise ConfigError(f"override '{key}': '{path}' is not a dict")
         if last not in node and len(node) > 0 and not _is_free_form(path):
-            raise ConfigError(unknown_key_message(key, last, node, path))
+            raise ConfigError(unknown_key_message(key, last, node, path, cfg))
         node[last] = value
 
 
 def _is_free_form(path: str) -> bool:
-    return path in ('env.env_kwargs', 'policy.model') or path.startswith(('env.env_kwargs.', 'policy.model.'))
+    free = ('env.env_kwargs', 'policy.model', 'env.domain_randomization.params')
+    return path in free or path.startswith(tuple(f + '.' for f in free))
 
 
 def _check_types(cfg: dict, ref: dict, comments: Dict[str, str], path: str = '') -> None:
@@ -311,7 +344,7 @@ def compile_config(
 def _all_comments(policy_comments: Dict[str, str]) -> Dict[str, str]:
     from .introspect import module_dict_config
     comments: Dict[str, str] = {}
-    for name, prefix in (('TOP_LEVEL', ''), ('ENV', 'env.'), ('POLICY_COMMON', 'policy.')):
+    for name, prefix in (('TOP_LEVEL', ''), ('ENV', 'env.'), ('POLICY_COMMON', 'policy.'), ('PARALLEL', 'parallel.')):
         _, found = module_dict_config('acframe.config.defaults', name)
         comments.update({prefix + k: v for k, v in found.items()})
     comments.update({'policy.' + k: v for k, v in policy_comments.items()})

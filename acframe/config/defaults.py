@@ -14,6 +14,8 @@ TOP_LEVEL = dict(
     max_train_iter=10_000_000,
     # (int) Run seed: torch, numpy and every env seed derive from it (the CLI's -s overrides it).
     seed=0,
+    # (list) Modules imported before the config is compiled, so their @REGISTRY.register decorators run (also create_config.import_names).
+    import_names=[],
 )
 
 ENV = dict(
@@ -37,6 +39,17 @@ ENV = dict(
     max_episode_steps=None,
     # (str) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
     obs_keys=None,
+    # (dict) Domain randomization: every collector env is built with its own env parameters, drawn from declared distributions.
+    domain_randomization=dict(
+        # (bool) Draw the parameters in params for every collector env (False: every env uses env.env_kwargs).
+        enable=False,
+        # (dict) Parameter -> distribution: dict(dist='normal', mean, std, low, high) | dict(dist='uniform', low, high) | dict(dist='choice', values, p); via='attribute' sets env.unwrapped.<name> instead of a gymnasium.make keyword.
+        params=dict(),
+        # (int) Draw new parameters and rebuild the collector envs every this many collections; 0 draws once.
+        resample_every=0,
+        # (bool) Evaluate on envs with their own drawn parameters too; False evaluates with the nominal parameters (env.env_kwargs).
+        apply_to_evaluator=False,
+    ),
 )
 
 POLICY_COMMON = dict(
@@ -80,6 +93,27 @@ POLICY_COMMON = dict(
             save_in_checkpoint=False,
         ),
     ),
+)
+
+PARALLEL = dict(
+    # (int) Actors collecting at once (processes, or Ray actors), each stepping env.collector_env_num envs; None: one per CPU core (Ray: as many as the cluster's CPUs hold).
+    actor_num=None,
+    # (str) 'auto' (sync for on-policy policies, async otherwise), 'async' (actors collect while the learner trains) or 'sync' (every actor delivers one segment per weights version, then the learner updates).
+    sync_mode='auto',
+    # (int) Actors never act with weights more than this many learner updates older than the newest published weights.
+    max_policy_lag=16,
+    # (float) Async: the learner takes in new segments only while it has received at most this many env steps per update (actors wait meanwhile); None: the serial loop's collector_env_num * n_sample / update_per_collect; 0: actors never wait.
+    env_steps_per_update=None,
+    # (int) A dead actor or evaluator is restarted with a warning; the run fails after this many restarts in total.
+    max_restarts=10,
+    # (str) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
+    start_method='auto',
+    # (float) Seconds the actors and the evaluator may take to start (build envs and policy) before the run fails.
+    start_timeout=120.0,
+    # (float) CPUs the Ray backend reserves for each actor (Ray places actors on nodes by this).
+    actor_num_cpus=1.0,
+    # (float) CPUs the Ray backend reserves for the evaluator.
+    evaluator_num_cpus=1.0,
 )
 
 CREATE = dict(

@@ -19,6 +19,7 @@ import torch
 from ..config import compile_config, save_config
 from ..config.compile import ConfigInput
 from ..envs import make_env_manager
+from ..envs.randomization import DomainRandomizer
 from ..errors import ConfigError
 from ..policy import create_policy, policy_class
 from ..registry import BUFFER_REGISTRY
@@ -90,6 +91,7 @@ class SerialRun:
                  use_buffer: bool = True, log_to_console: bool = False) -> None:
         self.start = time.perf_counter()
         self.cfg = cfg
+        self.randomizer = DomainRandomizer.from_config(cfg)  # None unless env.domain_randomization.enable
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
         self.exp_dir = prepare_exp_dir(cfg, exp_dir, resume)
@@ -98,8 +100,13 @@ class SerialRun:
 
         self.tb = SummaryWriter(os.path.join(self.exp_dir, 'log'))
         self.progress = Progress(progress)
-        self.collector_env = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, cfg.seed)
-        self.evaluator_env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
+        if self.randomizer is None:
+            self.collector_env = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, cfg.seed)
+            self.evaluator_env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
+        else:  # every collector env with its own drawn parameters
+            self.randomizer.attach(self.exp_dir, self.tb, self.progress.message)
+            self.collector_env = self.randomizer.make_collector_env()
+            self.evaluator_env = self.randomizer.make_evaluator_env(cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
         self.policy = create_policy(cfg, self.collector_env.observation_space, self.collector_env.action_space,
                                     model=model)
         self.collector = SampleCollector(self.collector_env, self.policy.collect_mode, cfg.policy.collect.n_sample)
@@ -118,6 +125,8 @@ class SerialRun:
         hooks += list(learner_hooks)
         self.learner = Learner(self.policy.learn_mode, self.exp_dir, hooks, self.state_provider)
         self.recent_returns: deque = deque(maxlen=20)
+        self._unlogged_returns: List[float] = []
+        self._returns_logged_at = 0
         self.solved = False
         self.wall_before = 0.0
         if resume:
@@ -139,11 +148,14 @@ class SerialRun:
             'rng': {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate()},
             'wall_s': self.wall_before + time.perf_counter() - self.start,
             'recent_returns': list(self.recent_returns),
+            'domain_randomization': self.randomizer.state_dict() if self.randomizer is not None else None,
         }
 
     def restore(self, path: str) -> None:
         state = load_checkpoint(path)
         self.learner.load_checkpoint_state(state)
+        if self.randomizer is not None and state.get('domain_randomization'):
+            self.collector_env = self.randomizer.load_state_dict(state['domain_randomization'], self.collector)
         self.collector.load_state_dict(state['collector'])
         self.evaluator.load_state_dict(state['evaluator'])
         if self.buffer is not None:
@@ -165,9 +177,15 @@ class SerialRun:
     def collect(self):
         segment = self.collector.collect()
         stats = self.collector.pop_episode_stats()
-        for ret in stats['returns']:
-            self.recent_returns.append(ret)
-            self.tb.add_scalar('collector/episode_return', ret, self.env_step)
+        self.recent_returns.extend(stats['returns'])
+        self._unlogged_returns += stats['returns']
+        # one tensorboard point per log period (a point per episode costs more than the episode)
+        if self._unlogged_returns and self.learner.train_iter - self._returns_logged_at >= self.cfg.policy.learn.learner.log_freq:
+            self.tb.add_scalar('collector/episode_return_mean', float(np.mean(self._unlogged_returns)), self.env_step)
+            self.tb.add_scalar('collector/episodes', len(self._unlogged_returns), self.env_step)
+            self._unlogged_returns, self._returns_logged_at = [], self.learner.train_iter
+        if self.randomizer is not None:  # re-draws the env parameters when due
+            self.collector_env = self.randomizer.after_collect(self.collector, self.env_step)
         return segment
 
     def budget_left(self) -> bool:

@@ -27,6 +27,9 @@ class VAC(nn.Module):
         activation: ``'tanh'`` or ``'relu'``.
         sigma_type: ``'independent'`` (a learned log-std per dim) or ``'conditioned'`` (a head on the encoder).
         init_sigma: initial std of the Gaussian.
+        mu_bound: when > 0, the Gaussian mean is squashed into (-mu_bound, mu_bound) by
+            ``mu_bound * tanh(x / mu_bound)`` (set it to the action bound: an unbounded mean drifts past the
+            bounds the env manager clips to, and the deterministic policy degenerates to constant extreme actions).
         orthogonal_init: orthogonal weight init (gain sqrt(2) body, 0.01 policy head, 1 value head).
 
     ``forward(obs, mode)`` with mode ``'compute_actor'`` returns ``{'logit'}`` or ``{'mu', 'sigma'}``;
@@ -46,6 +49,7 @@ class VAC(nn.Module):
         sigma_type: str = 'independent',
         init_sigma: float = 1.0,
         orthogonal_init: bool = True,
+        mu_bound: float = 0.0,
     ) -> None:
         super().__init__()
         if action_space not in ACTION_SPACES:
@@ -73,6 +77,7 @@ class VAC(nn.Module):
         if not actor_head_hidden_size:  # skip an empty module call per forward (the collector's hot path)
             self.actor_hidden = nn.Identity()
         self.sigma_type = sigma_type
+        self.mu_bound = float(mu_bound)
         if action_space == 'continuous':
             if sigma_type == 'independent':
                 self.log_sigma = nn.Parameter(torch.full((out_size,), math.log(init_sigma)))
@@ -96,6 +101,8 @@ class VAC(nn.Module):
         if self.action_space != 'continuous':
             return {'logit': self.actor_out(hidden)}
         mu = self.actor_out(hidden)
+        if self.mu_bound > 0:
+            mu = self.mu_bound * torch.tanh(mu / self.mu_bound)
         if self.sigma_type == 'independent':
             sigma = self.log_sigma.clamp(-20.0, 2.0).exp().expand_as(mu)
         else:

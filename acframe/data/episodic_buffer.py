@@ -1,0 +1,326 @@
+"""``EpisodicReplayBuffer`` (``episodic``): ACER's replay of contiguous sub-trajectories.
+
+What it stores: the collector's time-major segments ``(T, B)`` (``obs (T+1, B, ...)``, ``action``,
+``reward``, ``terminated``, ``truncated``, ``final_obs`` and the behaviour policy's distribution statistics
+the collect forward returned, e.g. ``logit`` or ``mu``/``sigma``), one transition per slot. Every column
+of a segment continues the *stream* (one env's trajectory) that ended on the column's first observation,
+whichever column or push it came from (so segments of several actors may interleave); a column whose
+first observation ends no stored stream starts a new one.
+
+Episodes: a stream is cut into episodes at every terminated or truncated step. The capacity counts
+transitions; when a push exceeds it, whole episodes are evicted, oldest (earliest started) first, until
+the rest fits. An episode longer than the whole capacity is therefore dropped whole on overflow.
+
+Sampling: a replayed batch is ``batch_size`` windows of ``unroll_len`` consecutive transitions of one
+stream, start drawn uniformly (with replacement) among the stored transitions that have ``unroll_len - 1``
+stored successors. A window may cross an episode boundary: the ``terminated``/``truncated`` flags and
+``final_obs`` travel with it, so the learner's per-step discounts (0 at a boundary) cut every target there
+and a truncated step is bootstrapped from ``V(final_obs)`` -- the next episode's steps never leak into the
+previous one. Windows never cross a gap in a stream.
+
+The update schedule of ACER lives here, so the off-policy serial loop needs nothing special: after each
+``push`` the next ``sample`` call returns the freshly pushed segment itself (time-major ``(T, B)``, the
+on-policy update, ``batch_size`` ignored), then ``n`` replayed batches ``(unroll_len, batch_size)`` with
+``n ~ Poisson(replay_ratio)`` (``replay_ratio_type='poisson'``) or ``replay_ratio`` per push on average,
+deterministically (``'fixed'``; a fractional ratio carries over), once at least ``replay_start_size``
+transitions are stored; then ``None``. Pushes that arrive before their updates were sampled (an
+asynchronous learner) queue up: each fresh segment is served once, oldest first, and the replays due add up.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any, Deque, Dict, Optional
+
+import numpy as np
+import torch
+
+from ..registry import BUFFER_REGISTRY
+from .tree import leaves, make_tree, ttorch
+
+REPLAY_RATIO_TYPES = ('poisson', 'fixed')
+
+
+@BUFFER_REGISTRY.register('episodic')
+class EpisodicReplayBuffer:
+    """Trajectory replay with whole-episode eviction and ACER's replay-ratio schedule (see the module docstring).
+
+    Args:
+        replay_buffer_size: capacity in transitions.
+        unroll_len: length of the replayed sub-trajectories.
+        replay_ratio: replayed batches per push (mean of the Poisson draw, or the fixed rate).
+        replay_ratio_type: ``'poisson'`` or ``'fixed'``.
+        replay_start_size: no replay until this many transitions are stored.
+        seed: seed of the sampling generator.
+    """
+
+    reuses_data = True
+
+    def __init__(self, replay_buffer_size: int, unroll_len: int = 20, replay_ratio: float = 4.0,
+                 replay_ratio_type: str = 'poisson', replay_start_size: int = 0, seed: int = 0, **_: Any) -> None:
+        if replay_ratio_type not in REPLAY_RATIO_TYPES:
+            raise ValueError(f"policy.other.replay_buffer.replay_ratio_type '{replay_ratio_type}' is not one of "
+                             f"{REPLAY_RATIO_TYPES}")
+        if int(replay_buffer_size) < 1 or int(unroll_len) < 1 or replay_ratio < 0 or replay_start_size < 0:
+            raise ValueError("episodic buffer: replay_buffer_size and unroll_len must be > 0, replay_ratio and "
+                             "replay_start_size >= 0")
+        self.capacity = int(replay_buffer_size)
+        self.unroll_len = int(unroll_len)
+        self.replay_ratio = float(replay_ratio)
+        self.replay_ratio_type = replay_ratio_type
+        self.replay_start_size = int(replay_start_size)
+        self._rng = np.random.default_rng(seed)
+        # per-slot storage ({dotted key: (slots, ...)}) and bookkeeping; slot order is arbitrary, streams are
+        # linked by ``_next``
+        self._storage: Optional[Dict[str, torch.Tensor]] = None
+        self._used = np.zeros(0, dtype=bool)
+        self._stream = np.zeros(0, dtype=np.int64)
+        self._pos = np.zeros(0, dtype=np.int64)
+        self._episode = np.zeros(0, dtype=np.int64)
+        self._next = np.zeros(0, dtype=np.int64)
+        # per-stream: newest position, its slot (-1 once evicted), the open episode id (-1: the next step starts one)
+        self._stream_last_pos = np.zeros(0, dtype=np.int64)
+        self._stream_tail = np.zeros(0, dtype=np.int64)
+        self._stream_episode = np.zeros(0, dtype=np.int64)
+        self._tail_index: Dict[bytes, int] = {}  # the observation a live stream ended on -> that stream
+        self._episode_count = 0
+        self._valid_starts: Optional[np.ndarray] = None
+        # the schedule after a push
+        self._fresh: Deque[ttorch.Tensor] = deque()
+        self._replays_left = 0
+        self._replay_credit = 0.0
+        self.pushed = 0
+        self.sampled = 0
+
+    # ---- sizes -------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        """Stored transitions."""
+        return int(self._used.sum())
+
+    @property
+    def num_episodes(self) -> int:
+        """Episodes (complete or still open) with at least one stored transition."""
+        return int(np.unique(self._episode[self._used]).size)
+
+    # ---- push --------------------------------------------------------------------------------------
+    def push(self, segment: ttorch.Tensor) -> None:
+        """Store a time-major segment (``obs (T+1, B, ...)``, every other leaf ``(T, B, ...)``) and schedule updates."""
+        steps, cols = _check_segment(segment)
+        if steps == 0:
+            return
+        transitions = {key: value for key, value in leaves(segment) if key != 'obs'}
+        transitions['obs'] = segment.obs[:-1]
+        transitions['next_obs'] = segment.obs[1:]
+        # env-major flattening: column b's steps are consecutive, (T, B, ...) -> (B * T, ...)
+        flat = {k: v.transpose(0, 1).reshape((cols * steps,) + tuple(v.shape[2:])) for k, v in transitions.items()}
+        streams = self._assign_streams(segment.obs[0])
+        slots = self._allocate(cols * steps, flat)
+        slots_t = torch.from_numpy(slots)
+        for key, value in flat.items():
+            self._storage[key][slots_t] = value
+        slots_tb = slots.reshape(cols, steps).T  # (T, B)
+        done = (segment.terminated | segment.truncated).numpy().astype(bool)
+        episodes = self._episode_ids(streams, done)
+        positions = self._stream_last_pos[streams][None, :] + 1 + np.arange(steps)[:, None]
+        self._stream[slots_tb] = streams[None, :]
+        self._pos[slots_tb] = positions
+        self._episode[slots_tb] = episodes
+        self._next[slots_tb[:-1]] = slots_tb[1:]
+        self._next[slots_tb[-1]] = -1
+        linked = self._stream_tail[streams] >= 0
+        self._next[self._stream_tail[streams][linked]] = slots_tb[0][linked]
+        self._stream_last_pos[streams] = positions[-1]
+        self._stream_tail[streams] = slots_tb[-1]
+        self._stream_episode[streams] = np.where(done[-1], -1, episodes[-1])
+        for key, stream in zip(_row_keys(segment.obs[-1]), streams):
+            self._tail_index[key] = int(stream)
+        self._evict()
+        self._valid_starts = None
+        self.pushed += cols * steps
+        self._schedule(segment)
+
+    def _assign_streams(self, first_obs: torch.Tensor) -> np.ndarray:
+        """The stream of every column: the live stream that ended on its first observation, else a new one."""
+        keys = _row_keys(first_obs)
+        streams = np.full(len(keys), -1, dtype=np.int64)
+        for column, key in enumerate(keys):
+            stream = self._tail_index.pop(key, -1)
+            if stream >= 0 and self._stream_tail[stream] >= 0:
+                streams[column] = stream
+        new = np.flatnonzero(streams < 0)
+        if len(new):
+            first = len(self._stream_last_pos)
+            streams[new] = first + np.arange(len(new))
+            self._stream_last_pos = np.concatenate([self._stream_last_pos, np.full(len(new), -1, dtype=np.int64)])
+            self._stream_tail = np.concatenate([self._stream_tail, np.full(len(new), -1, dtype=np.int64)])
+            self._stream_episode = np.concatenate([self._stream_episode, np.full(len(new), -1, dtype=np.int64)])
+        return streams
+
+    def _episode_ids(self, streams: np.ndarray, done: np.ndarray) -> np.ndarray:
+        """``(T, B)`` episode ids; new episodes are numbered by start time (row-major), so smaller is older."""
+        steps, cols = done.shape
+        starts = np.zeros_like(done)
+        starts[0] = self._stream_episode[streams] < 0
+        starts[1:] = done[:-1]
+        n_new = int(starts.sum())
+        new_ids = np.full(done.shape, -1, dtype=np.int64)
+        new_ids[starts] = self._episode_count + np.arange(n_new)  # boolean indexing is row-major: by time
+        self._episode_count += n_new
+        last_start = np.maximum.accumulate(np.where(starts, np.arange(steps)[:, None], -1), axis=0)
+        filled = np.take_along_axis(new_ids, np.maximum(last_start, 0), axis=0)
+        return np.where(last_start >= 0, filled, self._stream_episode[streams][None, :])
+
+    def _allocate(self, n: int, example: Dict[str, torch.Tensor]) -> np.ndarray:
+        """``n`` free slots, growing the storage when there are too few."""
+        free = np.flatnonzero(~self._used)
+        if len(free) < n:
+            grow = max(n - len(free), self.capacity + n - len(self._used))
+            self._grow(grow, example)
+            free = np.flatnonzero(~self._used)
+        slots = free[:n]
+        self._used[slots] = True
+        return slots
+
+    def _grow(self, extra: int, example: Dict[str, torch.Tensor]) -> None:
+        if self._storage is not None and set(self._storage) != set(example):
+            raise ValueError(f"the episodic buffer holds segments with keys {sorted(self._storage)}; got one with "
+                             f"{sorted(example)}")
+        fresh = {k: torch.zeros((extra,) + tuple(x.shape[1:]), dtype=x.dtype) for k, x in example.items()}
+        self._storage = fresh if self._storage is None else {
+            k: torch.cat([self._storage[k], fresh[k]]) for k in self._storage}
+        self._used = np.concatenate([self._used, np.zeros(extra, dtype=bool)])
+        for name in ('_stream', '_pos', '_episode', '_next'):
+            setattr(self, name, np.concatenate([getattr(self, name), np.full(extra, -1, dtype=np.int64)]))
+
+    def _evict(self) -> None:
+        """Drop whole episodes, smallest id (oldest) first, until at most ``capacity`` transitions remain."""
+        stored = int(self._used.sum())
+        if stored <= self.capacity:
+            return
+        ids, counts = np.unique(self._episode[self._used], return_counts=True)
+        remaining = stored - np.cumsum(counts)
+        cut = ids[int(np.argmax(remaining <= self.capacity))]
+        dropped = self._used & (self._episode <= cut)
+        self._used[dropped] = False
+        dropped_tails = np.isin(self._stream_tail, np.flatnonzero(dropped))
+        self._stream_tail[dropped_tails] = -1
+        self._tail_index = {k: s for k, s in self._tail_index.items() if self._stream_tail[s] >= 0}
+
+    # ---- schedule ----------------------------------------------------------------------------------
+    def _schedule(self, segment: ttorch.Tensor) -> None:
+        """Queue the segment for its on-policy update and add this push's replays to those still due."""
+        self._fresh.append(segment)
+        if len(self) < self.replay_start_size:
+            return
+        if self.replay_ratio_type == 'poisson':
+            self._replays_left += int(self._rng.poisson(self.replay_ratio))
+        else:
+            self._replay_credit += self.replay_ratio
+            replays = int(math.floor(self._replay_credit + 1e-9))
+            self._replay_credit -= replays
+            self._replays_left += replays
+
+    # ---- sample ------------------------------------------------------------------------------------
+    def sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
+        """The next batch of the schedule: the fresh segment, then replayed windows; None when the round is over."""
+        if self._fresh:
+            fresh = self._fresh.popleft()
+            self.sampled += int(fresh.reward.numel())
+            return fresh
+        if self._replays_left <= 0:
+            return None
+        self._replays_left -= 1
+        return self.sample_windows(batch_size)
+
+    def sample_windows(self, batch_size: int) -> Optional[ttorch.Tensor]:
+        """``batch_size`` stored windows of ``unroll_len`` steps as a time-major batch, or None if none fits."""
+        starts = self.valid_starts()
+        if len(starts) == 0:
+            return None
+        index = np.empty((self.unroll_len, batch_size), dtype=np.int64)
+        index[0] = self._rng.choice(starts, size=batch_size, replace=True)
+        for k in range(1, self.unroll_len):
+            index[k] = self._next[index[k - 1]]
+        flat_index = torch.from_numpy(index.reshape(-1))
+        batch = {k: x[flat_index].reshape((self.unroll_len, batch_size) + tuple(x.shape[1:]))
+                 for k, x in self._storage.items()}
+        next_obs = batch.pop('next_obs')
+        batch['obs'] = torch.cat([batch['obs'], next_obs[-1:]], dim=0)
+        self.sampled += self.unroll_len * batch_size
+        return make_tree(_nest(batch))
+
+    def valid_starts(self) -> np.ndarray:
+        """Slots that start a window: stored, with ``unroll_len - 1`` stored successors in their stream."""
+        if self._valid_starts is None:
+            used = np.flatnonzero(self._used)
+            last = self._stream_last_pos[self._stream[used]]
+            self._valid_starts = used[self._pos[used] + self.unroll_len - 1 <= last]
+        return self._valid_starts
+
+    def clear(self) -> None:
+        self._used[:] = False
+        self._stream_tail[:] = -1
+        self._valid_starts = None
+        self._tail_index = {}
+        self._fresh.clear()
+        self._replays_left = 0
+
+    # ---- state -------------------------------------------------------------------------------------
+    _ARRAYS = ('_used', '_stream', '_pos', '_episode', '_next', '_stream_last_pos', '_stream_tail',
+               '_stream_episode')
+
+    def state_dict(self) -> Dict[str, Any]:
+        state = {name: getattr(self, name).copy() for name in self._ARRAYS}
+        state.update(storage=None if self._storage is None else dict(self._storage),
+                     tail_index=dict(self._tail_index), episode_count=self._episode_count,
+                     replay_credit=self._replay_credit,
+                     rng=self._rng.bit_generator.state, pushed=self.pushed, sampled=self.sampled)
+        return state
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        for name in self._ARRAYS:
+            setattr(self, name, state[name].copy())
+        self._storage = None if state['storage'] is None else dict(state['storage'])
+        self._tail_index = dict(state['tail_index'])
+        self._episode_count, self._replay_credit = state['episode_count'], state['replay_credit']
+        self._rng.bit_generator.state = state['rng']
+        self.pushed, self.sampled = state['pushed'], state['sampled']
+        self._valid_starts, self._replays_left = None, 0
+        self._fresh.clear()
+
+    def rng_state(self) -> Dict[str, Any]:
+        return self._rng.bit_generator.state
+
+    def set_rng_state(self, state: Dict[str, Any]) -> None:
+        self._rng.bit_generator.state = state
+
+
+def _check_segment(segment: ttorch.Tensor) -> tuple:
+    keys = set(segment.keys())
+    missing = {'obs', 'reward', 'terminated', 'truncated'} - keys
+    if missing:
+        raise ValueError(f"the episodic buffer stores collected segments; this one lacks {sorted(missing)} "
+                         f"(the policy's get_train_sample must return the time-major segment)")
+    steps, cols = (int(n) for n in segment.reward.shape[:2])
+    if int(segment.obs.shape[0]) != steps + 1:
+        raise ValueError(f"the episodic buffer takes time-major segments with obs (T+1, B, ...); got obs "
+                         f"{tuple(segment.obs.shape)} for reward {tuple(segment.reward.shape)}")
+    return steps, cols
+
+
+def _row_keys(obs: torch.Tensor) -> list:
+    """One hashable key per observation row ``(B, ...)``: its bytes."""
+    rows = obs.reshape(obs.shape[0], -1).contiguous().numpy()
+    return [row.tobytes() for row in rows]
+
+
+def _nest(flat: Dict[str, torch.Tensor]) -> Dict[str, Any]:
+    """``{'a.b': x}`` -> ``{'a': {'b': x}}``."""
+    out: Dict[str, Any] = {}
+    for key, value in flat.items():
+        node = out
+        *parents, last = key.split('.')
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return out

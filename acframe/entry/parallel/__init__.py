@@ -1,0 +1,86 @@
+"""The parallel pipeline: actors collect continuously, a learner trains continuously, an evaluator watches.
+
+IMPALA's actor-learner architecture. The roles (``roles.py``: ``ActorWorker`` with the collect mode only,
+``EvalWorker`` with the eval mode only; the learner in ``run.py`` with the learn mode only) are the same on
+every backend:
+
+* ``local`` (default) — processes of this machine, weights in shared memory (``local.py``);
+* ``ray``    — Ray actors on a cluster, weights and segments through the object store (``ray_backend.py``);
+* ``inline`` — everything in this process, interleaved, for a debugger (``inline.py``).
+
+See docs/parallel.md.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Optional, Sequence
+
+from ...config.compile import ConfigInput
+from ...worker import LearnerHook
+from ..serial import _compile
+from .run import BACKENDS, ParallelRun, async_loop, sync_loop
+
+
+def parallel_pipeline(
+    input_cfg: Optional[ConfigInput] = None,
+    seed: Optional[int] = None,
+    overrides: Optional[Sequence[str]] = None,
+    exp_dir: Optional[str] = None,
+    backend: str = 'local',
+    ray_address: Optional[str] = None,
+    progress: bool = True,
+    resume: Optional[str] = None,
+    max_env_step: Optional[int] = None,
+    max_train_iter: Optional[int] = None,
+    learner_hooks: Sequence[LearnerHook] = (),
+) -> Any:
+    """Train with ``parallel.actor_num`` actors and one learner until solved or out of budget.
+
+    Args:
+        input_cfg: a config path / dizoo_configs name, a ``(main_config, create_config)`` pair, or a compiled config.
+        seed: the run seed (default: the config's ``seed``).
+        overrides: ``'key.path=value'`` strings applied after the file.
+        exp_dir: the experiment folder (default ``./<exp_name>_seed<seed>``).
+        backend: ``'local'`` (processes of this machine), ``'ray'`` (a Ray cluster) or ``'inline'`` (one process).
+        ray_address: ``HOST:PORT`` of a running Ray cluster (``backend='ray'``; None starts a local Ray).
+        progress: print the live progress line and eval results.
+        resume: an experiment folder to continue from its latest checkpoint.
+        max_env_step / max_train_iter: budgets (override the config's).
+        learner_hooks: extra ``LearnerHook`` objects, run by the learner.
+
+    Off-policy policies run asynchronously; on-policy ones (``Policy.on_policy``) in rounds where every actor
+    collects one segment with the current weights (``parallel.sync_mode``). Ctrl-C stops every worker, writes
+    ``ckpt/ckpt_latest.pth`` and ``summary.json``, then raises ``KeyboardInterrupt``.
+
+    Returns the trained policy (all its modes; ``policy.summary`` is what ``summary.json`` holds). Scripts that
+    use the local backend need the ``if __name__ == '__main__':`` guard (its processes are spawned).
+    """
+    cfg, exp_dir = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir)
+    run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks)
+    try:
+        started = time.perf_counter()
+        run.backend.start(run.learner.train_iter)
+        run.startup_s = time.perf_counter() - started
+        run.stats.start = time.perf_counter()
+        (sync_loop if run.sync else async_loop)(run)
+        run.stats.end = time.perf_counter()
+        run.backend.stop_actors()
+        run.final_eval()
+    except KeyboardInterrupt:
+        run.interrupted = True
+    except BaseException:
+        try:
+            run.backend.close()
+        finally:
+            run.close_logs()
+        raise
+    run.backend.close()
+    summary = run.finish()
+    policy = run.trained_policy()
+    policy.summary = summary
+    if run.interrupted:
+        raise KeyboardInterrupt
+    return policy
+
+
+__all__ = ['parallel_pipeline', 'ParallelRun', 'BACKENDS']

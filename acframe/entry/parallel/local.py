@@ -1,0 +1,382 @@
+"""The local backend: actors and the evaluator as processes of this machine (torch.multiprocessing).
+
+* Weights: ``SharedWeights`` (shared memory, a version number, lock-free copies by the actors).
+* Segments: one message per segment, each actor on its own pipe, so an actor killed in the middle of a
+  send can corrupt nothing but its own pipe (which is then closed with the actor). The learner answers
+  every segment it reads with a receipt on the same pipe; an actor starts a new segment only while at most
+  one of its segments waits unread, so the data the learner reads is fresh and a learner that falls behind
+  holds the actors back. Waiting actors block on their pipe (no spinning).
+* A process that dies — an env exception, a crash, ``kill -9`` — is noticed through its pipe or its process
+  sentinel, joined and restarted; the learner never waits on a single actor.
+* Children ignore Ctrl-C (the learner stops them), exit on SIGTERM through their ``finally`` blocks (so
+  their env subprocesses close too) and get SIGTERM when the learner process dies (Linux).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import torch
+import torch.multiprocessing as mp
+from easydict import EasyDict
+
+from ...config.compile import to_plain
+from ...errors import EnvError
+from .backend import Backend, failure_reason, startup_error
+from .messages import EvalRequest, EvalResult, SegmentMessage, WorkerError, WorkerReady
+from .roles import ActorWorker, EvalWorker
+from .shared_weights import SharedWeights
+
+_STOP_GRACE_S = 5.0
+#: an actor collects a new segment only while at most this many of its segments wait unread
+_MAX_WAITING_SEGMENTS = 1
+#: learner -> actor: a segment was read / new weights are published (sync mode)
+_RECEIPT, _PUBLISHED = b'r', b'p'
+
+
+class _LearnerLink:
+    """An actor's end of its pipe: sends segments, counts the learner's receipts, waits without spinning."""
+
+    def __init__(self, conn: Connection, shared: SharedWeights) -> None:
+        self.conn, self.shared = conn, shared
+        self.sent = self.taken = 0
+
+    def send(self, message: Any) -> None:
+        self.conn.send(message)
+        self.sent += 1
+
+    def unread(self) -> int:
+        return self.sent - self.taken
+
+    def wait_until(self, condition: Callable[[], bool]) -> bool:
+        """Block until ``condition()`` holds; False when the learner asked to stop."""
+        while not condition():
+            if self.shared.stopped():
+                return False
+            if self.conn.poll(0.1):
+                while self.conn.poll():
+                    if self.conn.recv_bytes() == _RECEIPT:
+                        self.taken += 1
+        return not self.shared.stopped()
+_PR_SET_NAME, _PR_SET_PDEATHSIG = 15, 1
+
+
+@dataclass
+class _Child:
+    process: Any
+    conn: Connection
+    incarnation: int
+    ready: bool = False
+    error: Optional[WorkerError] = None
+
+
+def _child_setup(name: str) -> None:
+    """Name the process (``ps -o comm``), ignore Ctrl-C, turn SIGTERM into SystemExit, die with the learner."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    if sys.platform.startswith('linux'):
+        try:
+            libc = ctypes.CDLL(None)
+            libc.prctl(_PR_SET_NAME, ctypes.c_char_p(name[:15].encode()), 0, 0, 0)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() == 1:  # the learner died before we got here
+        sys.exit(0)
+
+
+def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: SharedWeights, conn: Connection,
+                sync: bool) -> None:
+    """An actor process: collect segments and send them, one message each, until told to stop."""
+    _child_setup(f'acf-actor-{actor_id}')
+    worker = None
+    try:
+        try:
+            worker = ActorWorker(EasyDict(cfg), actor_id, incarnation, shared)
+        except BaseException as exc:
+            conn.send(WorkerError.capture('actor', actor_id, incarnation, exc))
+            return
+        conn.send(WorkerReady('actor', actor_id, incarnation, os.getpid()))
+        link = _LearnerLink(conn, shared)
+        last_version = -1
+        while link.wait_until(lambda: link.unread() <= _MAX_WAITING_SEGMENTS):
+            if sync and not link.wait_until(lambda: shared.latest_version() > last_version):
+                break  # sync: one segment per published version
+            message = worker.collect()
+            last_version = worker.version
+            link.send(message)
+    except (BrokenPipeError, EOFError, ConnectionResetError):
+        pass  # the learner is gone or stopped reading
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        try:
+            conn.send(WorkerError.capture('actor', actor_id, incarnation, exc))
+        except Exception:
+            pass
+        sys.exit(1)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _evaluator_main(cfg: Dict[str, Any], conn: Connection) -> None:
+    """The evaluator process: evaluate each request that arrives; ``None`` stops it."""
+    _child_setup('acf-evaluator')
+    worker = None
+    try:
+        try:
+            worker = EvalWorker(EasyDict(cfg))
+        except BaseException as exc:
+            conn.send(WorkerError.capture('evaluator', 0, 0, exc))
+            return
+        conn.send(WorkerReady('evaluator', 0, 0, os.getpid()))
+        while True:
+            request = conn.recv()
+            if request is None:
+                break
+            conn.send(worker.evaluate(request))
+    except (BrokenPipeError, EOFError, ConnectionResetError):
+        pass
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        try:
+            conn.send(WorkerError.capture('evaluator', 0, 0, exc))
+        except Exception:
+            pass
+        sys.exit(1)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _exit_reason(process: Any) -> str:
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def start_method(cfg: Any) -> str:
+    """``parallel.start_method``; 'auto' forks on Linux (no CUDA in the learner) and spawns elsewhere."""
+    method = cfg.parallel.start_method
+    if method == 'auto':
+        return 'fork' if sys.platform.startswith('linux') and not cfg.policy.get('cuda') else 'spawn'
+    return method
+
+
+class LocalBackend(Backend):
+    """Actors and evaluator as local processes (see the module docstring)."""
+
+    name = 'local'
+
+    def __init__(self, cfg: Any, weights_fn: Callable[[], Dict[str, torch.Tensor]], warn: Callable[[str], None],
+                 sync: bool, incarnations: Optional[Sequence[int]] = None) -> None:
+        super().__init__(cfg, weights_fn, warn, sync, incarnations)
+        self._ctx = mp.get_context(start_method(cfg))
+        self._plain_cfg = to_plain(cfg)
+        self.shared = SharedWeights(weights_fn())
+        self.actors: List[Optional[_Child]] = [None] * self.actor_num
+        self.evaluator: Optional[_Child] = None
+        self._eval_pending: Optional[EvalRequest] = None
+        self._stopping = False
+        self.pids: List[int] = []
+
+    # ---- processes ---------------------------------------------------------------------------------
+    def _daemonic(self) -> bool:
+        return self.cfg.env.manager != 'async'  # a daemonic process may not start the env subprocesses
+
+    def _spawn_actor(self, actor_id: int) -> None:
+        incarnation = self.next_incarnation(actor_id)
+        mine, theirs = self._ctx.Pipe(duplex=True)
+        process = self._ctx.Process(target=_actor_main, name=f'acframe-actor-{actor_id}', daemon=self._daemonic(),
+                                    args=(self._plain_cfg, actor_id, incarnation, self.shared, theirs, self.sync))
+        process.start()
+        theirs.close()
+        self.pids.append(process.pid)
+        self.actors[actor_id] = _Child(process, mine, incarnation)
+
+    def _spawn_evaluator(self) -> None:
+        mine, theirs = self._ctx.Pipe(duplex=True)
+        process = self._ctx.Process(target=_evaluator_main, name='acframe-evaluator', daemon=self._daemonic(),
+                                    args=(self._plain_cfg, theirs))
+        process.start()
+        theirs.close()
+        self.pids.append(process.pid)
+        self.evaluator = _Child(process, mine, 0)
+        if self._eval_pending is not None:
+            self._send_eval(self._eval_pending)
+
+    def start(self, version: int) -> None:
+        self.publish(version)
+        for actor_id in range(self.actor_num):
+            self._spawn_actor(actor_id)
+        self._spawn_evaluator()
+        deadline = time.monotonic() + float(self.cfg.parallel.start_timeout)
+        children = [c for c in self.actors if c is not None] + [self.evaluator]
+        while not all(child.ready for child in children):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                late = [self._name(c) for c in children if not c.ready]
+                raise EnvError(f"{', '.join(late)} did not start within parallel.start_timeout="
+                               f"{self.cfg.parallel.start_timeout} s; raise it or check that the envs can be built")
+            wait([c.conn for c in children] + [c.process.sentinel for c in children], timeout=left)
+            for child in children:
+                if child.ready:
+                    continue
+                for item in self._read(child):
+                    if isinstance(item, WorkerError):
+                        raise startup_error(item)
+                    if isinstance(item, WorkerReady):
+                        child.ready = True
+                if not child.ready and not child.process.is_alive():
+                    raise EnvError(f"{self._name(child)} {_exit_reason(child.process)} while starting")
+
+    def _name(self, child: _Child) -> str:
+        if child is self.evaluator:
+            return 'the evaluator'
+        return f"actor {self.actors.index(child)}"
+
+    @staticmethod
+    def _read(child: _Child) -> List[Any]:
+        """Every message waiting on the child's pipe; a closed pipe ends the list with None."""
+        items: List[Any] = []
+        try:
+            while child.conn.poll():
+                items.append(child.conn.recv())
+        except (EOFError, OSError):
+            items.append(None)
+        return items
+
+    # ---- weights, segments, evaluation -------------------------------------------------------------
+    def publish(self, version: int) -> None:
+        self.shared.publish(self.weights_fn(), version)
+        self.version = version
+        if self.sync:  # wake the actors waiting for this version
+            for child in self.actors:
+                if child is not None:
+                    self._tell(child, _PUBLISHED)
+
+    @staticmethod
+    def _tell(child: _Child, note: bytes) -> None:
+        try:
+            child.conn.send_bytes(note)
+        except (BrokenPipeError, OSError):
+            pass  # a dead actor: the next receive notices it
+
+    def receive(self, timeout: float) -> List[SegmentMessage]:
+        children = [c for c in self.actors if c is not None]
+        if self.evaluator is not None:
+            children.append(self.evaluator)
+        if not children:
+            if timeout > 0:
+                time.sleep(timeout)
+            return []
+        ready = set(wait([c.conn for c in children] + [c.process.sentinel for c in children], timeout=timeout))
+        messages: List[SegmentMessage] = []
+        for actor_id, child in enumerate(self.actors):
+            if child is None or (child.conn not in ready and child.process.sentinel not in ready):
+                continue
+            closed = False
+            for item in self._read(child):
+                if isinstance(item, SegmentMessage):
+                    messages.append(item)
+                    self._tell(child, _RECEIPT)
+                elif isinstance(item, WorkerError):
+                    child.error = item
+                elif isinstance(item, WorkerReady):
+                    child.ready = True
+                elif item is None:
+                    closed = True
+            if closed or child.error is not None or not child.process.is_alive():
+                self._actor_lost(actor_id)
+        if self.evaluator is not None and (self.evaluator.conn in ready or self.evaluator.process.sentinel in ready):
+            self._evaluator_events()
+        return messages
+
+    def _actor_lost(self, actor_id: int) -> None:
+        child = self.actors[actor_id]
+        self._reap(child)
+        self.actors[actor_id] = None
+        if self._stopping:
+            return
+        reason = failure_reason(child.error) if child.error is not None else _exit_reason(child.process)
+        self.note_failure('actor', actor_id, reason)
+        self._spawn_actor(actor_id)
+
+    def _evaluator_events(self) -> None:
+        child = self.evaluator
+        closed = False
+        for item in self._read(child):
+            if isinstance(item, EvalResult):
+                self._eval_pending = None
+                self._eval_results.append(item)
+            elif isinstance(item, WorkerError):
+                child.error = item
+            elif isinstance(item, WorkerReady):
+                child.ready = True
+            elif item is None:
+                closed = True
+        if closed or child.error is not None or not child.process.is_alive():
+            self._reap(child)
+            self.evaluator = None
+            reason = failure_reason(child.error) if child.error is not None else _exit_reason(child.process)
+            self.note_failure('evaluator', 0, reason)
+            self._spawn_evaluator()
+
+    def request_eval(self, request: EvalRequest) -> None:
+        self._eval_pending = request
+        if self.evaluator is not None:
+            self._send_eval(request)
+
+    def _send_eval(self, request: EvalRequest) -> None:
+        try:
+            self.evaluator.conn.send(request)
+        except (BrokenPipeError, OSError):
+            pass  # the next receive notices the dead evaluator, restarts it and sends the request again
+
+    # ---- shutdown ----------------------------------------------------------------------------------
+    @staticmethod
+    def _reap(child: _Child, grace: float = 1.0) -> None:
+        """Join the child's process (terminate, then kill, when it does not exit) and close its pipe."""
+        child.process.join(grace)
+        if child.process.is_alive():
+            child.process.terminate()
+            child.process.join(grace)
+        if child.process.is_alive():
+            child.process.kill()
+            child.process.join()
+        child.conn.close()
+
+    def stop_actors(self) -> None:
+        self._stopping = True
+        self.shared.request_stop()
+        deadline = time.monotonic() + _STOP_GRACE_S
+        for actor_id, child in enumerate(self.actors):
+            if child is None:
+                continue
+            while child.process.is_alive() and time.monotonic() < deadline:
+                self._read(child)  # an actor blocked in a send finishes it and sees the stop flag
+                child.process.join(0.01)
+            self._reap(child, grace=0.1)
+            self.actors[actor_id] = None
+
+    def close(self) -> None:
+        self.stop_actors()
+        if self.evaluator is not None:
+            try:
+                self.evaluator.conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+            self._reap(self.evaluator, grace=_STOP_GRACE_S)
+            self.evaluator = None

@@ -1,0 +1,307 @@
+"""The Ray backend: actors and the evaluator as Ray actors on a cluster; the learner stays in this process.
+
+* Weights: ``ray.put`` once per version, and only when a worker needs that version; workers receive the
+  object reference (wrapped, so a worker that already holds the version does not fetch it again).
+* Segments: each ``collect`` call returns one ``SegmentMessage`` as an object reference; the learner waits
+  on the references of every actor at once (``ray.wait``).
+* Placement: every actor reserves ``parallel.actor_num_cpus`` CPUs and the evaluator
+  ``parallel.evaluator_num_cpus``; Ray spreads them over the nodes that have them.
+* Weight lag: an actor acts with the version it was handed for the whole segment, so the learner does
+  not update past ``version + parallel.max_policy_lag`` while that segment is out (it waits, idle).
+* Faults: a lost actor (killed process, lost node) or an env exception ends that actor; it is replaced
+  (on whichever node has room) with a warning.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+from easydict import EasyDict
+
+from ...config.compile import to_plain
+from ...errors import ConfigError, EnvError
+from .backend import Backend, failure_reason, startup_error
+from .messages import EvalRequest, EvalResult, SegmentMessage, WorkerError, WorkerReady, numpy_to_weights, weights_to_numpy
+from .roles import ActorWorker, EvalWorker, HandedWeights
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError(f"--backend ray needs Ray, which is not installed ({exc}); install it with: pip install 'acframe[ray]'") from exc
+    return ray
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """A one-line ``ConfigError`` when nothing listens at ``HOST:PORT`` (before Ray retries for a long time)."""
+    if address in ('auto', 'local'):
+        return
+    hostport = address.split('://', 1)[-1]
+    host, sep, port = hostport.rpartition(':')
+    if not sep or not port.isdigit():
+        raise ConfigError(f"--ray-address '{address}' is not HOST:PORT (e.g. 127.0.0.1:6379)")
+    try:
+        with socket.create_connection((host.strip('[]'), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"--ray-address {address}: no Ray cluster answers there ({reason}); start one with "
+                          f"'ray start --head --port={port}' or pass the address of a running cluster") from exc
+
+
+def connect(address: Optional[str]) -> Tuple[Any, bool]:
+    """``(ray, started_here)``: connect to the cluster at ``address`` (None: a running local one, else a new one)."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return ray, False
+    if address is not None:
+        check_reachable(address)
+    try:
+        ray.init(address=address, log_to_driver=False, include_dashboard=False if address is None else None)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"--ray-address {address}: cannot connect to the Ray cluster ({first})") from exc
+    return ray, True
+
+
+def cluster_actor_num(ray: Any, cfg: Any) -> int:
+    """How many actors the cluster's CPUs hold beside the evaluator (at least 1)."""
+    cpus = float(ray.cluster_resources().get('CPU', 1.0))
+    per_actor = float(cfg.parallel.actor_num_cpus) or 1.0
+    return max(1, int((cpus - float(cfg.parallel.evaluator_num_cpus)) // per_actor))
+
+
+class RayActorWorker:
+    """An ``ActorWorker`` as a Ray actor. Never raises: failures come back as ``WorkerError``."""
+
+    def __init__(self, cfg: Dict[str, Any], actor_id: int, incarnation: int) -> None:
+        self.actor_id, self.incarnation = actor_id, incarnation
+        self.source = HandedWeights()
+        self.worker: Optional[ActorWorker] = None
+        self.error: Optional[WorkerError] = None
+        try:
+            self.worker = ActorWorker(EasyDict(cfg), actor_id, incarnation, self.source)
+        except BaseException as exc:
+            self.error = WorkerError.capture('actor', actor_id, incarnation, exc)
+
+    def ready(self) -> Any:
+        return self.error or WorkerReady('actor', self.actor_id, self.incarnation, os.getpid())
+
+    def collect(self, weights_box: List[Any], version: int) -> Any:
+        if self.error is not None:
+            return self.error
+        try:
+            if version > self.source.latest_version():
+                import ray
+                self.source.set(numpy_to_weights(ray.get(weights_box[0])), version)
+            return self.worker.collect()
+        except Exception as exc:
+            self.error = WorkerError.capture('actor', self.actor_id, self.incarnation, exc)
+            return self.error
+
+
+class RayEvalWorker:
+    """An ``EvalWorker`` as a Ray actor. Never raises: failures come back as ``WorkerError``."""
+
+    def __init__(self, cfg: Dict[str, Any]) -> None:
+        self.worker: Optional[EvalWorker] = None
+        self.error: Optional[WorkerError] = None
+        try:
+            self.worker = EvalWorker(EasyDict(cfg))
+        except BaseException as exc:
+            self.error = WorkerError.capture('evaluator', 0, 0, exc)
+
+    def ready(self) -> Any:
+        return self.error or WorkerReady('evaluator', 0, 0, os.getpid())
+
+    def evaluate(self, request: EvalRequest, weights_box: List[Any]) -> Any:
+        if self.error is not None:
+            return self.error
+        try:
+            import ray
+            return self.worker.evaluate(request, ray.get(weights_box[0]))
+        except Exception as exc:
+            self.error = WorkerError.capture('evaluator', 0, 0, exc)
+            return self.error
+
+
+class RayBackend(Backend):
+    """Actors and evaluator as Ray actors (see the module docstring)."""
+
+    name = 'ray'
+
+    def __init__(self, cfg: Any, weights_fn: Callable[[], Dict[str, torch.Tensor]], warn: Callable[[str], None],
+                 sync: bool, incarnations: Optional[Sequence[int]] = None, ray: Any = None,
+                 owns_ray: bool = False) -> None:
+        super().__init__(cfg, weights_fn, warn, sync, incarnations)
+        self.ray = ray if ray is not None else import_ray()
+        self.owns_ray = owns_ray
+        self._plain_cfg = to_plain(cfg)
+        self._actor_cls = self.ray.remote(RayActorWorker)
+        self._eval_cls = self.ray.remote(RayEvalWorker)
+        self.actors: List[Any] = [None] * self.actor_num
+        self.evaluator: Any = None
+        self._inflight: Dict[Any, Tuple[int, int]] = {}  # ref -> (actor_id, version handed over)
+        self._busy = [False] * self.actor_num
+        self._collected_version = [-1] * self.actor_num
+        self._weights_ref: Any = None
+        self._ref_version = -1
+        self._eval_ref: Any = None
+        self._eval_request: Optional[EvalRequest] = None
+        self._stopping = False
+        self.max_lag = int(cfg.parallel.max_policy_lag)
+
+    # ---- actors ------------------------------------------------------------------------------------
+    def _new_actor(self, actor_id: int) -> Any:
+        handle = self._actor_cls.options(num_cpus=float(self.cfg.parallel.actor_num_cpus), max_restarts=0).remote(
+            self._plain_cfg, actor_id, self.next_incarnation(actor_id))
+        self.actors[actor_id] = handle
+        return handle
+
+    def _new_evaluator(self) -> Any:
+        self.evaluator = self._eval_cls.options(num_cpus=float(self.cfg.parallel.evaluator_num_cpus), max_restarts=0).remote(
+            self._plain_cfg)
+        return self.evaluator
+
+    def _check_resources(self) -> None:
+        need = self.actor_num * float(self.cfg.parallel.actor_num_cpus) + float(self.cfg.parallel.evaluator_num_cpus)
+        have = float(self.ray.cluster_resources().get('CPU', 0.0))
+        if need > have:
+            raise ConfigError(f"the Ray cluster has {have:g} CPUs but {self.actor_num} actors x parallel.actor_num_cpus="
+                              f"{self.cfg.parallel.actor_num_cpus:g} + parallel.evaluator_num_cpus="
+                              f"{self.cfg.parallel.evaluator_num_cpus:g} need {need:g}; lower parallel.actor_num or the CPUs per worker")
+
+    def start(self, version: int) -> None:
+        self._check_resources()
+        self.version = version
+        for actor_id in range(self.actor_num):
+            self._new_actor(actor_id)
+        self._new_evaluator()
+        handles = list(self.actors) + [self.evaluator]
+        try:
+            answers = self.ray.get([h.ready.remote() for h in handles], timeout=float(self.cfg.parallel.start_timeout))
+        except self.ray.exceptions.GetTimeoutError as exc:
+            raise EnvError(f"the Ray actors did not start within parallel.start_timeout={self.cfg.parallel.start_timeout} s; "
+                           f"check that every node has acframe installed and the CPUs they reserve") from exc
+        except self.ray.exceptions.RayError as exc:
+            raise EnvError(f"a Ray actor failed to start: {str(exc).strip().splitlines()[0]}") from exc
+        for answer in answers:
+            if isinstance(answer, WorkerError):
+                raise startup_error(answer)
+        self._dispatch_idle()
+
+    def _ensure_put(self) -> Any:
+        """The object reference of the current version's weights (put once per version)."""
+        if self._ref_version != self.version:
+            self._weights_ref = self.ray.put(weights_to_numpy(self.weights_fn()))
+            self._ref_version = self.version
+        return self._weights_ref
+
+    def _dispatch(self, actor_id: int) -> None:
+        ref = self.actors[actor_id].collect.remote([self._ensure_put()], self.version)
+        self._inflight[ref] = (actor_id, self.version)
+        self._busy[actor_id] = True
+
+    def _dispatch_idle(self) -> None:
+        if self._stopping:
+            return
+        for actor_id in range(self.actor_num):
+            if self._busy[actor_id] or self.actors[actor_id] is None:
+                continue
+            if self.sync and self._collected_version[actor_id] >= self.version:
+                continue
+            self._dispatch(actor_id)
+
+    def publish(self, version: int) -> None:
+        self.version = version
+        self._dispatch_idle()
+
+    def may_train(self, next_version: int) -> bool:
+        if not self._inflight:
+            return True
+        oldest = min(version for _, version in self._inflight.values())
+        return next_version - oldest <= self.max_lag
+
+    def receive(self, timeout: float) -> List[SegmentMessage]:
+        refs = list(self._inflight) + ([self._eval_ref] if self._eval_ref is not None else [])
+        if not refs:
+            if timeout > 0:
+                time.sleep(timeout)
+            return []
+        ready, rest = self.ray.wait(refs, num_returns=1, timeout=timeout)
+        if ready and rest:
+            more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
+            ready += more
+        messages: List[SegmentMessage] = []
+        for ref in ready:
+            if self._eval_ref is not None and ref == self._eval_ref:
+                self._evaluator_done()
+                continue
+            actor_id, version = self._inflight.pop(ref)
+            self._busy[actor_id] = False
+            answer = self._get(ref)
+            if isinstance(answer, SegmentMessage):
+                answer.behaviour_version = version
+                answer.max_acting_lag = self.version - version
+                self._collected_version[actor_id] = version
+                messages.append(answer)
+            elif not self._stopping:
+                reason = failure_reason(answer) if isinstance(answer, WorkerError) else answer
+                self.ray.kill(self.actors[actor_id], no_restart=True)
+                self.actors[actor_id] = None
+                self.note_failure('actor', actor_id, reason)
+                self._new_actor(actor_id)
+        self._dispatch_idle()
+        return messages
+
+    def _get(self, ref: Any) -> Any:
+        """The worker's answer, or a reason string when the actor is gone."""
+        try:
+            return self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:
+            return f"was lost ({type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]})"
+
+    # ---- evaluation --------------------------------------------------------------------------------
+    def request_eval(self, request: EvalRequest) -> None:
+        self._eval_request = request
+        if request.version == self.version:
+            weights_ref = self._ensure_put()
+        else:
+            weights_ref = self.ray.put(request.weights)
+        self._eval_ref = self.evaluator.evaluate.remote(dataclasses.replace(request, weights=None), [weights_ref])
+
+    def _evaluator_done(self) -> None:
+        answer = self._get(self._eval_ref)
+        self._eval_ref = None
+        if isinstance(answer, EvalResult):
+            self._eval_request = None
+            self._eval_results.append(answer)
+            return
+        reason = failure_reason(answer) if isinstance(answer, WorkerError) else answer
+        self.ray.kill(self.evaluator, no_restart=True)
+        self.note_failure('evaluator', 0, reason)
+        self._new_evaluator()
+        self.request_eval(self._eval_request)
+
+    # ---- shutdown ----------------------------------------------------------------------------------
+    def stop_actors(self) -> None:
+        self._stopping = True
+        for actor_id, handle in enumerate(self.actors):
+            if handle is not None:
+                self.ray.kill(handle, no_restart=True)
+                self.actors[actor_id] = None
+        self._inflight.clear()
+
+    def close(self) -> None:
+        self.stop_actors()
+        if self.evaluator is not None:
+            self.ray.kill(self.evaluator, no_restart=True)
+            self.evaluator = None
+        self._eval_ref = None
+        if self.owns_ray:
+            self.ray.shutdown()

@@ -1,0 +1,227 @@
+"""A2C (Mnih et al. 2016, the synchronous form of A3C): an on-policy actor-critic.
+
+Collect: every collector env steps ``n_sample`` times with actions sampled from the current policy; the
+time-major segment ``(T, B)`` is trained on once, then dropped.
+
+Learn: evaluate π and V on the segment's ``T + 1`` observations with the current weights (the same weights
+that collected it), then
+
+* fold the time-limit bootstrap ``γ·V(final_obs)`` into the reward of every truncated step
+  (``rl_utils.fold_truncation``) and cut the recursion at every episode end,
+  ``discounts = γ·(1 − (terminated | truncated))``;
+* returns ``R_t``: with ``gae_lambda = 1`` the n-step return bootstrapped from ``V(x_T)`` at the segment end
+  (``rl_utils.nstep_return``, the A3C form), else the λ-return of GAE(λ) (``rl_utils.gae``);
+  advantages ``A_t = R_t − V(x_t)``, optionally normalised over the batch;
+* minimise
+
+      L = −Σ log π(a_t|x_t)·A_t − entropy_weight·Σ H[π(·|x_t)] + value_weight·Σ (R_t − V(x_t))²
+
+  where Σ is the mean (or the sum, ``loss_reduction='sum'``) over the T·B steps, with RMSprop or Adam,
+  the gradient clipped by its global norm.
+
+Actions: Discrete (categorical), Box (diagonal Gaussian: the env manager clips the action to the space's
+bounds, the loss uses the unclipped sample) and MultiDiscrete (one categorical per dimension, log-probs
+summed). Dict observations are flattened by the env layer (``env.obs_keys``).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import torch
+
+from ..data import ttorch
+from ..errors import ConfigError
+from ..models import make_distribution
+from ..registry import POLICY_REGISTRY
+from ..rl_utils import fold_truncation, gae, nstep_return
+from .base import Policy, build_optimizer, clip_gradients
+
+
+@POLICY_REGISTRY.register('a2c')
+class A2CPolicy(Policy):
+    """A2C with n-step or GAE(λ) returns, for discrete, continuous and multi-discrete actions."""
+
+    supported_action_spaces = ('discrete', 'continuous', 'multi_discrete')
+    on_policy = True
+
+    config = dict(
+        # (bool) A2C learns on-policy: each collected segment is trained on once, with the weights that collected it.
+        on_policy=True,
+        learn=dict(
+            # (str) Optimizer: 'rmsprop' (A2C's usual choice) or 'adam'.
+            optim='rmsprop',
+            # (float) Step size of the optimizer (of the actor only when critic_learning_rate is set).
+            learning_rate=0.0007,
+            # (float) Step size of the critic when it differs from the actor's; None uses learning_rate (needs model.share_encoder=False).
+            critic_learning_rate=None,
+            # (float) RMSprop smoothing constant alpha (decay of the squared-gradient average).
+            rms_alpha=0.99,
+            # (float) RMSprop epsilon, added to the root of the squared-gradient average.
+            rms_eps=0.00001,
+            # (float) Adam epsilon.
+            adam_eps=0.00000001,
+            # (float) Discount factor gamma in [0, 1].
+            discount_factor=0.99,
+            # (float) GAE lambda in [0, 1]: 1.0 gives n-step returns bootstrapped at the segment end (A3C/A2C), less gives GAE(lambda).
+            gae_lambda=1.0,
+            # (float) Rewards are multiplied by this before the targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
+            reward_scale=1.0,
+            # (float) Weight of the value loss (the policy loss has weight 1).
+            value_weight=0.5,
+            # (float) Weight of the entropy bonus.
+            entropy_weight=0.01,
+            # (bool) Normalise the advantages of each batch to zero mean and unit std.
+            adv_norm=False,
+            # (str) How each loss term reduces over the T x B steps of a batch: 'mean' or 'sum'.
+            loss_reduction='mean',
+            # (str) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
+            grad_clip_type='clip_norm',
+            # (float) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to.
+            clip_value=0.5,
+            # (int) Decay the learning rates linearly to 0 at this learner iteration; 0 keeps them constant.
+            lr_decay_iters=0,
+        ),
+        collect=dict(
+            # (int) Steps collected from every collector env per update (the n of the n-step returns).
+            n_sample=5,
+        ),
+        other=dict(
+            replay_buffer=dict(
+                # (str) On-policy: no replay buffer (''); a buffer type that replays data is refused.
+                type='',
+            ),
+        ),
+    )
+
+    def default_model(self) -> Tuple[str, Dict[str, Any]]:
+        return 'vac', {}
+
+    # ---- learn -------------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        learn = self._cfg.learn
+        if learn.loss_reduction not in ('mean', 'sum'):
+            raise ConfigError(f"policy.learn.loss_reduction '{learn.loss_reduction}' is not 'mean' or 'sum'")
+        critic_lr = learn.critic_learning_rate
+        if critic_lr is None:
+            params: Any = self._model.parameters()
+        elif isinstance(critic_lr, bool) or not isinstance(critic_lr, (int, float)) or critic_lr <= 0:
+            raise ConfigError(f"policy.learn.critic_learning_rate = {critic_lr!r} must be a positive number or None")
+        else:
+            params = self._actor_critic_groups(float(critic_lr))
+        self._optimizer = build_optimizer(params, learn)
+        self._gamma = float(learn.discount_factor)
+        self._reward_scale = float(learn.reward_scale)
+        self._params = list(self._model.parameters())
+        self._nvec = self._multi_discrete_nvec()
+
+    def _actor_critic_groups(self, critic_lr: float) -> List[Dict[str, Any]]:
+        """Two parameter groups: the critic's parameters (named ``critic_*``) at ``critic_lr``, the rest (the actor)."""
+        if getattr(self._model, 'share_encoder', False):
+            raise ConfigError("policy.learn.critic_learning_rate needs separate actor and critic networks: "
+                              "set policy.model.share_encoder=False (or critic_learning_rate=None)")
+        actor, critic = [], []
+        for name, param in self._model.named_parameters():
+            (critic if name.startswith('critic_') else actor).append(param)
+        if not critic or not actor:
+            raise ConfigError(f"policy.learn.critic_learning_rate: model {type(self._model).__name__} has no separate "
+                              f"critic parameters (named 'critic_*'); set critic_learning_rate=None")
+        return [{'params': actor, 'name': 'actor'}, {'params': critic, 'name': 'critic', 'lr': critic_lr}]
+
+    def _multi_discrete_nvec(self) -> List[int]:
+        if self._action_space != 'multi_discrete':
+            return []
+        nvec = getattr(self._model, 'nvec', None) or self._cfg.model.get('action_shape')
+        return [int(n) for n in nvec]
+
+    def _stats_keys(self) -> Tuple[str, ...]:
+        return ('mu', 'sigma') if self._action_space == 'continuous' else ('logit',)
+
+    def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
+        learn = self._cfg.learn
+        steps, num_envs = batch.reward.shape
+        obs = batch.obs
+        self._model.train()
+        output = self._model(obs.reshape((-1,) + tuple(obs.shape[2:])), mode='compute_actor_critic')
+        values = output['value'].reshape(steps + 1, num_envs)
+        stats = {k: output[k].reshape(steps + 1, num_envs, -1)[:-1] for k in self._stats_keys()}
+        dist = make_distribution(stats, self._action_space, self._nvec)
+
+        returns, advantages = self._targets(batch, values.detach())
+        if learn.adv_norm:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        reduce = torch.mean if learn.loss_reduction == 'mean' else torch.sum
+        policy_loss = -reduce(dist.log_prob(batch.action) * advantages)
+        value_loss = reduce((returns - values[:-1]).pow(2))
+        entropy = reduce(dist.entropy())
+        total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
+
+        self._optimizer.zero_grad(set_to_none=True)
+        total_loss.backward()
+        grad_norm = clip_gradients(self._params, learn.grad_clip_type, learn.clip_value)
+        self._optimizer.step()
+        info = {
+            'cur_lr': self._optimizer.param_groups[0]['lr'],
+            'total_loss': total_loss.item(),
+            'policy_loss': policy_loss.item(),
+            'value_loss': value_loss.item(),
+            'entropy': entropy.item(),
+            'grad_norm': grad_norm,
+            'advantage': advantages.mean().item(),
+            'value': values[:-1].mean().item(),
+        }
+        if len(self._optimizer.param_groups) > 1:
+            info['critic_lr'] = self._optimizer.param_groups[1]['lr']
+        return info
+
+    def _targets(self, batch: ttorch.Tensor, values: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """``(returns R_t, advantages A_t)``, both ``(T, B)`` without gradient; ``values`` is ``(T+1, B)``.
+
+        ``values[-1]`` = V(x_T) bootstraps the segment end; a step that ended its episode has discount 0
+        (the next entry is already a new episode), and a truncated one has γ·V(final_obs) folded into its reward.
+        """
+        with torch.no_grad():
+            done = batch.terminated | batch.truncated
+            discounts = self._gamma * (~done).float()
+            reward = batch.reward if self._reward_scale == 1.0 else batch.reward * self._reward_scale
+            rewards = self._bootstrap_truncation(reward, batch.truncated, batch.final_obs)
+            lambda_ = float(self._cfg.learn.gae_lambda)
+            if lambda_ == 1.0:
+                returns = nstep_return(rewards, discounts, values[-1])
+                advantages = returns - values[:-1]
+            else:
+                advantages = gae(rewards, values[:-1], values[-1], discounts, lambda_)
+                returns = advantages + values[:-1]
+        return returns, advantages
+
+    def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor) -> torch.Tensor:
+        """Fold γ·V(final_obs), with the current weights, into the reward of every truncated step."""
+        if not truncated.any():
+            return reward
+        final_values = torch.zeros_like(reward)
+        final_values[truncated] = self._model(final_obs[truncated], mode='compute_critic')['value']
+        return fold_truncation(reward, truncated.float(), final_values, self._gamma)
+
+    def _monitor_vars_learn(self) -> List[str]:
+        extra = ['critic_lr'] if self._cfg.learn.critic_learning_rate is not None else []
+        return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'grad_norm', 'advantage',
+                                                'value'] + extra
+
+    # ---- collect -----------------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        self._collect_nvec = self._multi_discrete_nvec()
+
+    def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        output = self._model.compute_actor(obs)
+        return {'action': make_distribution(output, self._action_space, self._collect_nvec).sample()}
+
+    def _get_train_sample(self, segment: ttorch.Tensor) -> ttorch.Tensor:
+        """The whole time-major segment is one batch: A2C trains on it once."""
+        return segment
+
+    # ---- eval --------------------------------------------------------------------------------------
+    def _init_eval(self) -> None:
+        self._eval_nvec = self._multi_discrete_nvec()
+
+    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        output = self._model.compute_actor(obs)
+        return {'action': make_distribution(output, self._action_space, self._eval_nvec).mode()}

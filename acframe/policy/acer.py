@@ -1,0 +1,279 @@
+"""ACER (Wang et al. 2017, "Sample Efficient Actor-Critic with Experience Replay"), batched over (T, B).
+
+Collect: sample actions from the current policy and keep its distribution statistics (the behaviour policy
+``mu``: logits, or a Gaussian's mean and std). The segments go to the ``episodic`` replay buffer, which
+serves the fresh segment first (the on-policy update, ``rho = 1``) and then ``~ Poisson(replay_ratio)``
+replayed batches of ``unroll_len``-step sub-trajectories.
+
+Learn, on a time-major batch ``(T, B)``, with the current network:
+
+1. ``pi(.|x_t)``, ``Q(x_t, .)`` (discrete; ``V = sum_a pi Q``) or ``pi``, ``V(x_t)``, ``Q~(x_t, a_t)``,
+   ``Q~(x_t, a'_t)`` with ``a'_t ~ pi`` (continuous, stochastic dueling network);
+   ``rho_t = pi(a_t|x_t) / mu(a_t|x_t)``.
+2. Rewards and per-step discounts: ``gamma_t = gamma (1 - (terminated_t | truncated_t))``; a truncated step's
+   reward gets ``gamma V(final_obs_t)`` folded in (current weights, ``rl_utils.fold_truncation``), so
+   ``Q_ret`` bootstraps there from the final observation, not from the next episode.
+3. ``Q_ret`` by Retrace with ``c_t = min(1, rho_t^(1/d))`` (``d = 1`` for discrete actions); optionally
+   ``Q_opc`` (all ``c = 1``) in the policy gradient.
+4. Per-step policy loss with the truncated importance weight ``min(c_bar, rho_t)`` and the bias correction
+   (exact sum over actions for discrete, one sampled ``a'_t`` for continuous), ``rl_utils.acer_policy_loss_*``.
+5. Efficient trust region: the policy loss's gradient w.r.t. the distribution statistics ``phi`` is
+   projected so that its linearised KL to the average policy network (``phi_avg``) stays within
+   ``delta`` (``rl_utils.acer_trust_region_loss``); the average network follows the weights by Polyak
+   averaging, ``theta_avg <- alpha theta_avg + (1 - alpha) theta``, after every update.
+6. ``L = mean(L_pi) - beta mean(H[pi]) + value_weight mean(1/2 (Q_ret - Q(x_t, a_t))^2
+   [+ 1/2 (V_target_t - V(x_t))^2 for continuous actions, rl_utils.acer_value_target])``.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Tuple
+
+import torch
+import torch.nn.functional as F
+
+from ..data import ttorch
+from ..errors import CheckpointError, ConfigError
+from ..models import Categorical, DiagGaussian, make_distribution
+from ..registry import POLICY_REGISTRY
+from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
+                        acer_value_target, discrete_kl, fold_truncation, q_opc, retrace, truncated_trace)
+from .base import Policy, build_optimizer, clip_gradients
+
+#: importance weights above this are counted as this in the logged mean (rho can overflow for Gaussians)
+_RHO_LOG_CAP = 1e3
+
+
+@POLICY_REGISTRY.register('acer')
+class ACERPolicy(Policy):
+    """ACER with Retrace, truncated importance sampling + bias correction and the efficient trust region."""
+
+    supported_action_spaces = ('discrete', 'continuous')
+    on_policy = False
+
+    config = dict(
+        # (bool) ACER learns off-policy from replayed trajectories (Retrace and truncated IS correct the lag).
+        on_policy=False,
+        learn=dict(
+            # (int) Upper bound on updates per collection: 1 on-policy update + the replayed ones the buffer schedules.
+            update_per_collect=16,
+            # (int) Sub-trajectories per replayed batch (the on-policy batch is the whole fresh segment).
+            batch_size=16,
+            # (float) Optimizer step size.
+            learning_rate=0.0007,
+            # (str) Optimizer: 'adam' or 'rmsprop'.
+            optim='adam',
+            # (float) Discount factor gamma in [0, 1].
+            discount_factor=0.99,
+            # (float) Rewards are multiplied by this before the targets are computed (e.g. 0.1 brings Pendulum's Q values near 1).
+            reward_scale=1.0,
+            # (float) Truncation threshold c_bar of the importance weight min(c_bar, rho) (10 in the paper); None: no truncation and no bias correction.
+            c_clip_ratio=10.0,
+            # (bool) Use Q_opc (Retrace with every c = 1) instead of Q_ret in the policy gradient (the paper's choice for continuous control).
+            use_q_opc=False,
+            # (float) Weight of the critic loss 1/2 (Q_ret - Q)^2 (+ 1/2 (V_target - V)^2 for continuous actions); 0.5 in ChainerRL.
+            value_weight=0.5,
+            # (float) Weight beta of the entropy bonus (0.01 in ChainerRL).
+            entropy_weight=0.01,
+            # (bool) Use the efficient trust region against the average policy network.
+            trust_region=True,
+            # (float) Trust-region bound delta on the linearised KL to the average policy (1 in the paper).
+            trust_region_delta=1.0,
+            # (float) Polyak decay alpha of the average policy network: theta_avg <- alpha theta_avg + (1 - alpha) theta (0.99 in the paper).
+            trust_region_alpha=0.99,
+            # (str) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
+            grad_clip_type='clip_norm',
+            # (float) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to.
+            clip_value=40.0,
+        ),
+        collect=dict(
+            # (int) Steps collected from every collector env per collection: the length T of the on-policy update.
+            n_sample=20,
+        ),
+        other=dict(
+            replay_buffer=dict(
+                # (str) ACER replays trajectories: the 'episodic' buffer (acframe.data.episodic_buffer).
+                type='episodic',
+                # (int) Capacity in transitions; whole episodes are evicted, oldest first.
+                replay_buffer_size=50000,
+                # (int) Length of the replayed sub-trajectories (k = 20 in the paper).
+                unroll_len=20,
+                # (float) Replayed batches per on-policy update (the mean of the Poisson draw with 'poisson'; 4 in the paper).
+                replay_ratio=4.0,
+                # (str) 'poisson': n ~ Poisson(replay_ratio) replays per collection (the paper); 'fixed': replay_ratio per collection.
+                replay_ratio_type='poisson',
+                # (int) No replay until the buffer holds this many transitions (10000 in ChainerRL).
+                replay_start_size=10000,
+            ),
+        ),
+    )
+
+    def default_model(self) -> Tuple[str, Dict[str, Any]]:
+        return ('acer_q' if self._action_space == 'discrete' else 'acer_sdn'), {}
+
+    # ---- learn -------------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        learn = self._cfg.learn
+        if learn.c_clip_ratio is not None and not learn.c_clip_ratio > 0:
+            raise ConfigError(f"policy.learn.c_clip_ratio = {learn.c_clip_ratio} must be > 0 (10 in the paper), "
+                              f"or None for no truncation")
+        self._optimizer = build_optimizer(self._model.parameters(), learn)
+        self._gamma = learn.discount_factor
+        self._average_model = copy.deepcopy(self._model)
+        self._average_model.requires_grad_(False)
+        self._params = list(self._model.parameters())
+        self._average_params = list(self._average_model.parameters())
+
+    def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
+        learn = self._cfg.learn
+        self._model.train()
+        terms = self._discrete_terms(batch) if self._action_space == 'discrete' else self._continuous_terms(batch)
+        per_step = terms['policy_loss']
+        if learn.trust_region:
+            policy_loss = acer_trust_region_loss(per_step, terms['kl'], terms['stats'], learn.trust_region_delta).mean()
+        else:
+            policy_loss = per_step.mean()
+        entropy = terms['entropy'].mean()
+        q_loss = 0.5 * (terms['q_ret'] - terms['q_taken']).pow(2).mean()
+        critic_loss = q_loss + terms['value_loss'] if 'value_loss' in terms else q_loss
+        total_loss = policy_loss - learn.entropy_weight * entropy + learn.value_weight * critic_loss
+        self._optimizer.zero_grad(set_to_none=True)
+        total_loss.backward()
+        grad_norm = clip_gradients(self._params, learn.grad_clip_type, learn.clip_value)
+        self._optimizer.step()
+        self._update_average_model()
+        rho = terms['rho']
+        info = {
+            'cur_lr': self._optimizer.param_groups[0]['lr'],
+            'total_loss': total_loss.item(),
+            'policy_loss': per_step.mean().item(),
+            'q_loss': q_loss.item(),
+            'entropy': entropy.item(),
+            'kl_to_average': terms['kl'].mean().item(),
+            'mean_rho': rho.clamp(max=_RHO_LOG_CAP).mean().item(),
+            'rho_truncated_fraction': (rho > learn.c_clip_ratio).float().mean().item() if learn.c_clip_ratio else 0.0,
+            'mean_q_ret': terms['q_ret'].mean().item(),
+            'grad_norm': grad_norm,
+        }
+        if 'value_loss' in terms:
+            info['value_loss'] = terms['value_loss'].item()
+        return info
+
+    def _rewards_and_discounts(self, batch: ttorch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Per-step discounts (0 at episode ends) and scaled rewards with gamma V(final_obs) folded in at truncations."""
+        truncated = batch.truncated & ~batch.terminated
+        discounts = self._gamma * (~(batch.terminated | batch.truncated)).float()
+        reward = batch.reward * self._cfg.learn.reward_scale
+        if truncated.any():
+            final_values = torch.zeros_like(reward)
+            with torch.no_grad():
+                final_values[truncated] = self._model.compute_critic(batch.final_obs[truncated])['value']
+            reward = fold_truncation(reward, truncated, final_values, self._gamma)
+        return reward, discounts
+
+    def _targets(self, batch: ttorch.Tensor, rho: torch.Tensor, q_taken: torch.Tensor, values: torch.Tensor,
+                 bootstrap_value: torch.Tensor, action_dim: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        """``(Q_ret, the target of the policy gradient: Q_ret or Q_opc)``."""
+        rewards, discounts = self._rewards_and_discounts(batch)
+        args = (rewards, discounts, q_taken.detach(), values.detach(), bootstrap_value.detach())
+        q_ret = retrace(*args, c=truncated_trace(rho, action_dim))
+        return q_ret, (q_opc(*args) if self._cfg.learn.use_q_opc else q_ret)
+
+    def _discrete_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
+        steps, size = batch.reward.shape
+        obs = batch.obs
+        out = self._model.compute_actor_critic(obs.reshape((-1,) + tuple(obs.shape[2:])))
+        logit = out['logit'].reshape(steps + 1, size, -1)[:-1]
+        q_values = out['q_value'].reshape(steps + 1, size, -1)[:-1]
+        values = out['value'].reshape(steps + 1, size)
+        action = batch.action.long()
+        log_probs = F.log_softmax(logit, dim=-1)
+        behaviour_log_probs = F.log_softmax(batch.logit, dim=-1)
+        with torch.no_grad():
+            index = action.unsqueeze(-1)
+            rho = (log_probs.gather(-1, index) - behaviour_log_probs.gather(-1, index)).squeeze(-1).exp()
+            average_logit = self._average_model.compute_actor(obs[:-1].reshape((-1,) + tuple(obs.shape[2:])))['logit']
+        q_taken = q_values.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+        q_ret, q_pg = self._targets(batch, rho, q_taken, values[:-1], values[-1], 1)
+        policy_loss = acer_policy_loss_discrete(log_probs, behaviour_log_probs.exp(), action, q_values, values[:-1],
+                                                q_pg, self._cfg.learn.c_clip_ratio)
+        return {
+            'policy_loss': policy_loss, 'stats': logit, 'rho': rho, 'q_ret': q_ret, 'q_taken': q_taken,
+            'kl': discrete_kl(average_logit.reshape(logit.shape), logit),
+            'entropy': Categorical(logit).entropy(),
+        }
+
+    def _continuous_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
+        steps, size = batch.reward.shape
+        obs = batch.obs
+        flat_obs = obs[:-1].reshape((-1,) + tuple(obs.shape[2:]))
+        action = batch.action
+        dim = action.shape[-1]
+        # Q~ at the taken action and at one action a' ~ pi drawn here (for the bias correction)
+        with torch.no_grad():
+            actor = self._model.compute_actor(flat_obs)
+            sampled = DiagGaussian(actor['mu'], actor['sigma']).sample().reshape(steps, size, dim)
+            bootstrap_value = self._model.compute_critic(obs[-1])['value']
+            average = self._average_model.compute_actor(flat_obs)
+        out = self._model.compute_actor_critic(flat_obs, actions=torch.stack([action, sampled], dim=2).reshape(-1, 2, dim))
+        # phi: the distribution statistics (mean, log std) the trust region acts on
+        stats = torch.cat([out['mu'], out['sigma'].log()], dim=-1).reshape(steps, size, 2 * dim)
+        policy = DiagGaussian(stats[..., :dim], stats[..., dim:].exp())
+        behaviour = DiagGaussian(batch.mu, batch.sigma)
+        values = out['value'].reshape(steps, size)
+        q_taken, q_sampled = out['q_value'].reshape(steps, size, 2).unbind(-1)
+        log_prob_taken, log_prob_sampled = policy.log_prob(action), policy.log_prob(sampled)
+        with torch.no_grad():
+            rho = (log_prob_taken - behaviour.log_prob(action)).exp()
+            rho_sampled = (log_prob_sampled - behaviour.log_prob(sampled)).exp()
+        q_ret, q_pg = self._targets(batch, rho, q_taken, values, bootstrap_value, dim)
+        policy_loss = acer_policy_loss_continuous(log_prob_taken, log_prob_sampled, rho, rho_sampled,
+                                                  q_pg - values.detach(), (q_sampled - values).detach(),
+                                                  self._cfg.learn.c_clip_ratio)
+        value_target = acer_value_target(rho, q_ret, q_taken.detach(), values.detach())
+        average_policy = DiagGaussian(average['mu'].reshape(stats[..., :dim].shape),
+                                      average['sigma'].reshape(stats[..., :dim].shape))
+        return {
+            'policy_loss': policy_loss, 'stats': stats, 'rho': rho, 'q_ret': q_ret, 'q_taken': q_taken,
+            'value_loss': 0.5 * (value_target - values).pow(2).mean(),
+            'kl': average_policy.kl(policy),
+            'entropy': policy.entropy(),
+        }
+
+    def _update_average_model(self) -> None:
+        """``theta_avg <- alpha theta_avg + (1 - alpha) theta``."""
+        with torch.no_grad():
+            torch._foreach_lerp_(self._average_params, self._params, 1.0 - self._cfg.learn.trust_region_alpha)
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {'model': self._model.state_dict(), 'average_model': self._average_model.state_dict(),
+                'optimizer': self._optimizer.state_dict()}
+
+    def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
+        super()._load_state_dict_learn(state)
+        try:
+            self._average_model.load_state_dict(state.get('average_model', state['model']))
+        except (KeyError, RuntimeError) as exc:
+            raise CheckpointError(f"the checkpoint's average model does not fit this policy's model: {exc}") from exc
+
+    def _monitor_vars_learn(self) -> List[str]:
+        extra = ['value_loss'] if self._action_space == 'continuous' else []
+        return super()._monitor_vars_learn() + ['policy_loss', 'q_loss'] + extra + [
+            'entropy', 'kl_to_average', 'mean_rho', 'rho_truncated_fraction', 'mean_q_ret', 'grad_norm']
+
+    # ---- collect -----------------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        buffer_type = self._cfg.other.replay_buffer.type
+        if buffer_type == 'fifo':
+            raise ConfigError("policy.other.replay_buffer.type 'fifo' stores fixed unrolls; ACER replays "
+                              "trajectories: set it to 'episodic'")
+
+    def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        output = self._model.compute_actor(obs)
+        output['action'] = make_distribution(output, self._action_space).sample()
+        return output
+
+    # ---- eval --------------------------------------------------------------------------------------
+    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        output = self._model.compute_actor(obs)
+        return {'action': make_distribution(output, self._action_space).mode()}

@@ -1,0 +1,49 @@
+"""ACER with a stochastic dueling network on Pendulum-v1 (continuous actions): solved at an evaluation mean of -200."""
+main_config = dict(
+    exp_name='pendulum_acer',
+    env=dict(
+        env_id='Pendulum-v1',
+        collector_env_num=8,
+        evaluator_env_num=8,
+        n_evaluator_episode=8,
+        stop_value=-200,
+    ),
+    policy=dict(
+        model=dict(
+            encoder_hidden_size_list=[64, 64],
+            advantage_hidden_size_list=[64],
+            share_encoder=False,
+            init_sigma=0.5,
+            mu_bound=2.0,
+            n_action_samples=5,
+        ),
+        learn=dict(
+            update_per_collect=32,
+            batch_size=16,
+            learning_rate=0.003,
+            discount_factor=0.95,
+            reward_scale=0.1,
+            c_clip_ratio=10.0,
+            use_q_opc=False,
+            value_weight=0.5,
+            entropy_weight=0.0,
+            trust_region=True,
+            trust_region_delta=1.0,
+            trust_region_alpha=0.99,
+        ),
+        collect=dict(n_sample=20),
+        eval=dict(evaluator=dict(eval_freq=200)),
+        other=dict(replay_buffer=dict(
+            replay_buffer_size=100000,
+            unroll_len=20,
+            replay_ratio=8.0,
+            replay_start_size=2000,
+        )),
+    ),
+    max_env_step=300_000,
+)
+create_config = dict(
+    env=dict(type='gym'),
+    env_manager=dict(type='sync'),
+    policy=dict(type='acer'),
+)

@@ -1,0 +1,214 @@
+"""Specification of ``acframe.config.compile``: merging, validation messages, saving and staying torch-free."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from acframe.config import compile_config, load_config_file, save_config
+from acframe.config.compile import parse_override, resolve_config_path
+from acframe.errors import ConfigError, RegistryError
+
+CREATE = dict(policy=dict(type='impala'))
+
+
+def compile_main(main, overrides=None, create=CREATE, **kwargs):
+    return compile_config((main, create), overrides, **kwargs)
+
+
+# ---- merge order ----------------------------------------------------------------------------------
+def test_defaults_then_file_then_overrides():
+    main = dict(policy=dict(learn=dict(learning_rate=0.01, batch_size=8)), env=dict(env_id='CartPole-v0'))
+    cfg = compile_main(main, ['policy.learn.learning_rate=0.02'])
+    assert cfg.policy.learn.learning_rate == 0.02       # override beats the file
+    assert cfg.policy.learn.batch_size == 8             # the file beats the default
+    assert cfg.env.env_id == 'CartPole-v0'
+    assert cfg.policy.learn.lambda_ == 1.0              # IMPALA's own default
+    assert cfg.policy.learn.learner.log_freq == 50      # a default common to every policy
+    assert cfg.env.collector_env_num == 8               # an env default
+
+
+def test_seed_argument_and_tuple_overrides():
+    cfg = compile_main(dict(seed=3), [('max_env_step', 1000)], seed=7)
+    assert cfg.seed == 7
+    assert cfg.max_env_step == 1000
+
+
+def test_override_values_are_parsed_as_python_literals():
+    assert parse_override('policy.learn.learning_rate=3e-4') == ('policy.learn.learning_rate', 3e-4)
+    assert parse_override('env.stop_value=None') == ('env.stop_value', None)
+    assert parse_override('policy.cuda=false') == ('policy.cuda', False)
+    assert parse_override('policy.model.encoder_hidden_size_list=[32, 32]') == \
+        ('policy.model.encoder_hidden_size_list', [32, 32])
+    assert parse_override('env.env_id=CartPole-v0') == ('env.env_id', 'CartPole-v0')
+
+
+def test_free_form_mappings_accept_any_key():
+    cfg = compile_main(dict(policy=dict(model=dict(encoder_hidden_size_list=[32])), env=dict(env_kwargs=dict(g=9.8))),
+                       ['policy.model.share_encoder=False'])
+    assert cfg.policy.model.encoder_hidden_size_list == [32]
+    assert cfg.policy.model.share_encoder is False
+    assert cfg.env.env_kwargs.g == 9.8
+
+
+def test_create_config_types_are_copied_in():
+    create = dict(policy=dict(type='impala'), env=dict(type='gym'), env_manager=dict(type='subprocess'),
+                  import_names=['json'])
+    cfg = compile_main(dict(), create=create)
+    assert cfg.policy.type == 'impala'
+    assert cfg.env.type == 'gym'
+    assert cfg.env.manager == 'async'                   # DI-engine's 'subprocess' is our 'async'
+    assert cfg.import_names == ['json']
+
+
+# ---- unknown keys ---------------------------------------------------------------------------------
+@pytest.mark.parametrize('main, message', [
+    (dict(policy=dict(lern=dict())), "unknown config key 'policy.lern'; did you mean 'policy.learn'?"),
+    (dict(policy=dict(collect=dict(n_samples=3))),
+     "unknown config key 'policy.collect.n_samples'; did you mean 'policy.collect.n_sample'?"),
+    # a key in the wrong section: the same name elsewhere is the closest valid key
+    (dict(policy=dict(learning_rate=0.1)), "unknown config key 'policy.learning_rate'; did you mean 'policy.learn.learning_rate'?"),
+    (dict(env=dict(zzz=1)), "unknown config key 'env.zzz'; valid keys under 'env' are: collector_env_num,"),
+])
+def test_unknown_key_names_its_full_path_and_the_closest_valid_key(main, message):
+    with pytest.raises(ConfigError) as info:
+        compile_main(main)
+    assert str(info.value).startswith(message)
+
+
+def test_unknown_override_key_names_its_full_path_and_the_closest_valid_key():
+    with pytest.raises(ConfigError, match=r"unknown config key 'env\.n_evaluator_episodes'; did you mean 'env\.n_evaluator_episode'\?"):
+        compile_main(dict(), ['env.n_evaluator_episodes=3'])
+    with pytest.raises(ConfigError, match=r"'policy\.other\.buffer'; did you mean 'policy\.other\.replay_buffer'\?"):
+        compile_main(dict(), ['policy.other.buffer.max_use=2'])
+
+
+def test_override_without_equals_sign_says_the_form():
+    with pytest.raises(ConfigError, match='key.path=value'):
+        compile_main(dict(), ['policy.learn.learning_rate'])
+
+
+def test_unknown_or_missing_policy_type():
+    with pytest.raises(RegistryError, match="unknown policy 'impal'. Did you mean 'impala'?"):
+        compile_main(dict(), create=dict(policy=dict(type='impal')))
+    with pytest.raises(ConfigError, match='create_config.policy.type is not set'):
+        compile_main(dict(), create=dict())
+
+
+# ---- types and values -----------------------------------------------------------------------------
+@pytest.mark.parametrize('main, message', [
+    (dict(policy=dict(learn=dict(discount_factor='high'))),
+     "config key 'policy.learn.discount_factor' must be float (like its default 0.99), got str 'high'"),
+    (dict(policy=dict(learn=dict(batch_size=2.5))), "config key 'policy.learn.batch_size' must be int"),
+    (dict(policy=dict(cuda=1)), "config key 'policy.cuda' must be bool"),
+    (dict(env=dict(collector_env_num=None)), "config key 'env.collector_env_num' must not be None"),
+    (dict(policy=dict(learn=dict(discount_factor=1.5))), "config key 'policy.learn.discount_factor' = 1.5 must lie in [0, 1]"),
+    (dict(policy=dict(learn=dict(lambda_=-0.1))), "config key 'policy.learn.lambda_' = -0.1 must lie in [0, 1]"),
+    (dict(policy=dict(learn=dict(batch_size=0))), "config key 'policy.learn.batch_size' = 0 must be > 0"),
+    (dict(env=dict(collector_env_num=-2)), "config key 'env.collector_env_num' = -2 must be > 0"),
+    (dict(policy=dict(learn=dict(learning_rate=0.0))), "config key 'policy.learn.learning_rate' = 0.0 must be > 0"),
+    (dict(policy=dict(learn=dict(entropy_weight=-1.0))), "config key 'policy.learn.entropy_weight' = -1.0 must be >= 0"),
+    (dict(policy=dict(learn=dict(optim='sgd'))), "config key 'policy.learn.optim' = 'sgd' is not one of 'adam', 'rmsprop'"),
+    (dict(policy=dict(learn=dict(grad_clip_type='clip_everything'))), "config key 'policy.learn.grad_clip_type'"),
+])
+def test_bad_types_and_values_are_rejected_naming_the_key(main, message):
+    with pytest.raises(ConfigError) as info:
+        compile_main(main)
+    assert message in str(info.value)
+
+
+def test_accepted_conversions_and_documented_nones():
+    cfg = compile_main(dict(policy=dict(learn=dict(learning_rate=1, batch_size=8.0)), env=dict(stop_value=None)))
+    assert cfg.policy.learn.learning_rate == 1.0 and isinstance(cfg.policy.learn.learning_rate, float)
+    assert cfg.policy.learn.batch_size == 8 and isinstance(cfg.policy.learn.batch_size, int)
+    assert cfg.env.stop_value is None          # its comment documents None ("None never stops")
+    assert compile_main(dict(policy=dict(learn=dict(grad_clip_type='none')))).policy.learn.grad_clip_type == 'none'
+
+
+# ---- files ----------------------------------------------------------------------------------------
+def write(path, text):
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_config_file_is_read_and_a_name_is_found_in_dizoo_configs(tmp_path, monkeypatch):
+    path = write(tmp_path / 'my_cfg.py', """
+        main_config = dict(exp_name='mine', env=dict(stop_value=100))
+        create_config = dict(policy=dict(type='impala'))
+    """)
+    cfg = compile_config(str(path))
+    assert cfg.exp_name == 'mine' and cfg.env.stop_value == 100
+    monkeypatch.chdir(tmp_path)  # no such file here: the installed package answers
+    assert resolve_config_path('cartpole_impala.py').endswith('dizoo_configs/cartpole_impala.py')
+    assert resolve_config_path('cartpole_impala') == resolve_config_path('cartpole_impala.py')
+
+
+def test_config_file_errors_name_the_file_and_the_fix(tmp_path):
+    with pytest.raises(ConfigError, match="config file 'cartpole_impal.py' not found.*Did you mean 'cartpole_impala.py'"):
+        compile_config('cartpole_impal.py')
+    broken = write(tmp_path / 'broken.py', "main_config = dict(\n")
+    with pytest.raises(ConfigError, match='syntax error'):
+        compile_config(str(broken))
+    empty = write(tmp_path / 'empty.py', "x = 1\n")
+    with pytest.raises(ConfigError, match="defines no 'main_config'"):
+        compile_config(str(empty))
+    raising = write(tmp_path / 'raising.py', "main_config = dict(a=1 / 0)\n")
+    with pytest.raises(ConfigError, match='raised ZeroDivisionError'):
+        compile_config(str(raising))
+
+
+def test_saved_config_reloads_to_the_identical_config(tmp_path):
+    cfg = compile_config('cartpole_impala.py', ['policy.learn.learning_rate=0.002', 'env.stop_value=None'], seed=5)
+    path = tmp_path / 'config.py'
+    save_config(cfg, path)
+    main, create = load_config_file(str(path))
+    assert create['policy']['type'] == 'impala'
+    assert compile_config(str(path)) == cfg
+    assert [p.name for p in tmp_path.iterdir()] == ['config.py']  # written atomically: no temporary left
+
+
+def test_config_errors_do_not_import_torch(tmp_path):
+    """A typo is answered by reading sources statically: no torch, numpy or gymnasium import."""
+    script = textwrap.dedent("""
+        import sys
+        from acframe.config import compile_config
+        from acframe.errors import ConfigError
+        try:
+            compile_config('cartpole_impala.py', ['policy.learn.learnin_rate=0.1'])
+        except ConfigError as exc:
+            print('error:', exc)
+        cfg = compile_config('cartpole_impala.py')
+        heavy = sorted(m for m in ('torch', 'numpy', 'gymnasium', 'treetensor') if m in sys.modules)
+        print('heavy:', ','.join(heavy))
+    """)
+    out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "error: unknown config key 'policy.learn.learnin_rate'; did you mean 'policy.learn.learning_rate'?" in out.stdout
+    assert 'heavy: \n' in out.stdout
+
+
+def test_validation_is_the_same_before_and_after_the_policy_module_is_imported(tmp_path, monkeypatch):
+    """Documented Nones come from the source comments, whether or not the policy class is loaded yet."""
+    from acframe.registry import POLICY_REGISTRY
+
+    write(tmp_path / 'acframe_probe_policy.py', """
+        from acframe.policy import Policy
+
+        class ProbePolicy(Policy):
+            config = dict(
+                learn=dict(
+                    # (float) Clip of something; None disables the clip.
+                    clip_ratio=1.0,
+                ),
+            )
+    """)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    POLICY_REGISTRY.register_lazy('probe_policy', 'acframe_probe_policy:ProbePolicy')
+    try:
+        main, create = dict(policy=dict(learn=dict(clip_ratio=None))), dict(policy=dict(type='probe_policy'))
+        assert compile_config((main, create)).policy.learn.clip_ratio is None      # read statically
+        POLICY_REGISTRY.get('probe_policy')
+        assert compile_config((main, create)).policy.learn.clip_ratio is None      # read from the loaded class
+    finally:
+        POLICY_REGISTRY._entries.pop('probe_policy', None)
+        sys.modules.pop('acframe_probe_policy', None)

@@ -1,0 +1,94 @@
+"""Specification of ``acframe.data.ReplayBuffer`` (``fifo``): capacity, max_use, time-major batches, state."""
+import torch
+
+from acframe.data import ReplayBuffer, split_segment, ttorch
+from acframe.registry import BUFFER_REGISTRY
+
+T, OBS = 4, 3
+
+
+def samples(first_id: int, n: int) -> ttorch.Tensor:
+    """``n`` item-major train samples whose every leaf carries the sample's id."""
+    ids = torch.arange(first_id, first_id + n, dtype=torch.float32)
+    return ttorch.Tensor({
+        'obs': ids.view(n, 1, 1).expand(n, T + 1, OBS).clone(),
+        'action': ids.long().view(n, 1).expand(n, T).clone(),
+        'reward': ids.view(n, 1).expand(n, T).clone(),
+        'stats': {'logit': ids.view(n, 1, 1).expand(n, T, 2).clone()},
+    })
+
+
+def stored_ids(buffer: ReplayBuffer) -> set:
+    batch = buffer.sample(len(buffer))
+    return set(batch.reward[0].long().tolist())
+
+
+def test_registered_as_fifo():
+    assert BUFFER_REGISTRY.get('fifo') is ReplayBuffer
+
+
+def test_sample_is_time_major_with_one_extra_observation():
+    buffer = ReplayBuffer(replay_buffer_size=10, max_use=100)
+    buffer.push(samples(0, 6))
+    batch = buffer.sample(5)
+    assert batch.obs.shape == (T + 1, 5, OBS)
+    assert batch.action.shape == (T, 5) and batch.action.dtype == torch.int64
+    assert batch.reward.shape == (T, 5)
+    assert batch.stats.logit.shape == (T, 5, 2)
+    # a batch column is one whole sample: every leaf agrees on its id
+    ids = batch.reward[0]
+    assert torch.equal(batch.obs[:, :, 0], ids.expand(T + 1, 5))
+    assert len(set(ids.tolist())) == 5  # distinct samples
+
+
+def test_too_few_samples_gives_none():
+    buffer = ReplayBuffer(replay_buffer_size=10)
+    assert buffer.sample(1) is None
+    buffer.push(samples(0, 2))
+    assert buffer.sample(3) is None
+
+
+def test_fifo_capacity_drops_the_oldest_first():
+    buffer = ReplayBuffer(replay_buffer_size=4, max_use=100)
+    buffer.push(samples(0, 3))
+    buffer.push(samples(3, 3))
+    assert len(buffer) == 4
+    assert stored_ids(buffer) == {2, 3, 4, 5}
+    buffer.push(samples(10, 7))  # more than fit at once: only the newest are kept
+    assert stored_ids(buffer) == {13, 14, 15, 16}
+
+
+def test_a_sample_is_dropped_after_max_use_samplings():
+    buffer = ReplayBuffer(replay_buffer_size=8, max_use=2)
+    buffer.push(samples(0, 3))
+    assert buffer.sample(3) is not None
+    assert len(buffer) == 3
+    assert buffer.sample(3) is not None
+    assert len(buffer) == 0
+    assert buffer.sample(1) is None
+
+
+def test_state_dict_roundtrip_continues_identically():
+    buffer = ReplayBuffer(replay_buffer_size=8, max_use=3, seed=1)
+    buffer.push(samples(0, 6))
+    buffer.sample(2)
+    restored = ReplayBuffer(replay_buffer_size=8, max_use=3, seed=999)
+    restored.load_state_dict(buffer.state_dict())
+    assert len(restored) == len(buffer) and restored.pushed == buffer.pushed
+    for _ in range(3):
+        a, b = buffer.sample(2), restored.sample(2)
+        assert torch.equal(a.reward, b.reward) and torch.equal(a.obs, b.obs)
+    buffer.push(samples(20, 3))
+    restored.push(samples(20, 3))
+    assert torch.equal(buffer.sample(4).reward, restored.sample(4).reward)
+
+
+def test_split_segment_cuts_time_major_segments_into_item_major_samples():
+    steps, envs, unroll = 6, 2, 3
+    obs = torch.arange(steps + 1).float().view(steps + 1, 1, 1).expand(steps + 1, envs, OBS)
+    segment = ttorch.Tensor({'obs': obs, 'reward': torch.arange(steps).float().view(steps, 1).expand(steps, envs)})
+    items = split_segment(segment, unroll)
+    assert items.obs.shape == (4, unroll + 1, OBS) and items.reward.shape == (4, unroll)
+    # each sample's last observation is the first of the next one, so the learner can bootstrap
+    assert items.obs[:, :, 0].tolist() == [[0, 1, 2, 3], [0, 1, 2, 3], [3, 4, 5, 6], [3, 4, 5, 6]]
+    assert items.reward.tolist() == [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5]]

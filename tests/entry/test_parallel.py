@@ -1,0 +1,373 @@
+"""Specification of the parallel pipeline (``acframe.entry.parallel``): local and inline backends.
+
+Learning runs use CartPole-v0 (stop value 195), a fixed seed and a fixed env-step budget. The Ray backend
+has its own file (test_parallel_ray.py).
+"""
+import json
+import multiprocessing.resource_tracker
+import os
+import signal
+import time
+from typing import List
+
+import gymnasium as gym
+import pytest
+import torch
+
+from acframe import ConfigError, ENV_REGISTRY, POLICY_REGISTRY
+from acframe.cli import main as cli_main
+from acframe.entry.parallel import parallel_pipeline
+from acframe.entry.parallel.messages import VERSION_KEY
+from acframe.entry.parallel.roles import BoundedLagCollectMode
+from acframe.entry.parallel.shared_weights import SharedWeights
+from acframe.envs.gym_env import make_gym_env
+from acframe.policy.impala import IMPALAPolicy
+from acframe.worker import LearnerHook
+
+#: the env seed that makes ``flaky_cartpole`` raise: the first env of actor 0's first incarnation (seed 0)
+FLAKY_SEED = 0
+
+
+class FlakyCartPole(gym.Wrapper):
+    """CartPole whose env seeded ``FLAKY_SEED`` raises on its 100th step (a restarted actor gets other seeds)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.steps, self.flaky = 0, False
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            self.flaky = seed == FLAKY_SEED
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action):
+        self.steps += 1
+        if self.flaky and self.steps == 100:
+            raise RuntimeError('the simulator crashed')
+        return self.env.step(action)
+
+
+@ENV_REGISTRY.register('flaky_cartpole')
+def make_flaky_cartpole(env_cfg, **overrides):
+    return FlakyCartPole(make_gym_env(env_cfg, **overrides))
+
+
+def cartpole(**parallel):
+    """IMPALA on CartPole-v0 (200-step episodes, solved at 195)."""
+    main = dict(
+        exp_name='parallel_test',
+        env=dict(env_id='CartPole-v0', collector_env_num=8, evaluator_env_num=4, n_evaluator_episode=8, stop_value=195),
+        parallel={'actor_num': 2, **parallel},
+        policy=dict(
+            unroll_len=16,
+            model=dict(encoder_hidden_size_list=[64, 64]),
+            learn=dict(update_per_collect=4, batch_size=16, learning_rate=0.001, entropy_weight=0.01),
+            collect=dict(n_sample=16),
+            eval=dict(evaluator=dict(eval_freq=100)),
+            other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=4)),
+        ),
+        seed=0,
+    )
+    return main, dict(env=dict(type='gym'), policy=dict(type='impala'))
+
+
+def a2c_cartpole(**parallel):
+    main = dict(
+        exp_name='parallel_a2c_test',
+        env=dict(env_id='CartPole-v0', collector_env_num=4, evaluator_env_num=2, n_evaluator_episode=2, stop_value=195),
+        parallel={'actor_num': 2, **parallel},
+        policy=dict(collect=dict(n_sample=5), eval=dict(evaluator=dict(eval_freq=10))),
+    )
+    return main, dict(env=dict(type='gym'), policy=dict(type='a2c'))
+
+
+def read_summary(exp_dir) -> dict:
+    with open(os.path.join(exp_dir, 'summary.json')) as f:
+        return json.load(f)
+
+
+# ---- processes -------------------------------------------------------------------------------------
+def _environ_has(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f'/proc/{pid}/environ', 'rb') as f:
+            return marker in f.read()
+    except OSError:  # gone, or not ours
+        return False
+
+
+def processes_with(marker: str) -> List[int]:
+    """Every live process (but this one) whose environment holds ``marker``: the run's descendants, orphans included."""
+    needle = marker.encode() + b'\0'
+    pids = [int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]
+    return [pid for pid in pids if _environ_has(pid, needle) and not _is_zombie(pid)]
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            return f.read().rsplit(')', 1)[1].split()[0] == 'Z'
+    except OSError:
+        return True
+
+
+def child_named(name: str) -> int:
+    """The pid of this process's child whose name (``/proc/PID/comm``) is ``name``."""
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat') as f:
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+            with open(f'/proc/{entry}/comm') as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if ppid == os.getpid() and comm == name:
+            return int(entry)
+    raise LookupError(f"no child process named {name}")
+
+
+@pytest.fixture
+def run_marker(monkeypatch):
+    """An environment variable every process of the run inherits, to find them (and orphans) afterwards."""
+    multiprocessing.resource_tracker.ensure_running()  # Python's own helper process, not one of the run's
+    marker = f'ACFRAME_TEST_RUN={os.getpid()}_{time.monotonic_ns()}'
+    key, value = marker.split('=')
+    monkeypatch.setenv(key, value)
+    return marker
+
+
+class KillActorAt(LearnerHook):
+    """At learner iteration ``at``, kill -9 the process of actor ``actor_id``."""
+
+    def __init__(self, at: int, actor_id: int) -> None:
+        self.at, self.actor_id, self.killed = at, actor_id, None
+
+    def after_iter(self, learner, info) -> None:
+        if learner.train_iter == self.at:
+            self.killed = child_named(f'acf-actor-{self.actor_id}')
+            os.kill(self.killed, signal.SIGKILL)
+
+
+class CtrlCAt(LearnerHook):
+    def __init__(self, at: int) -> None:
+        self.at = at
+
+    def after_iter(self, learner, info) -> None:
+        if learner.train_iter == self.at:
+            raise KeyboardInterrupt
+
+
+# ---- the local backend -----------------------------------------------------------------------------
+def test_local_backend_with_two_actors_solves_cartpole_within_budget(tmp_path, run_marker, tb_scalars):
+    exp_dir = tmp_path / 'local'
+    policy = parallel_pipeline(cartpole(max_policy_lag=2), exp_dir=str(exp_dir), max_env_step=250_000, progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['solved'] and summary['best_eval_return'] >= 195
+    assert summary['env_steps'] <= 250_000 + 2 * 8 * 16
+    assert summary['backend'] == 'local' and summary['actor_num'] == 2 and summary['sync_mode'] == 'async'
+    # both actors delivered, and every measurement made it to the summary
+    assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor'])
+    assert summary['learner_samples_per_s'] > 0 and 0 <= summary['learner_idle_fraction'] <= 1
+    assert summary['policy_lag_mean'] is not None and summary['policy_lag_max'] >= summary['policy_lag_mean']
+    # weight versions: no action was taken with weights more than max_policy_lag versions old
+    assert summary['max_policy_lag'] == 2 and summary['max_acting_lag'] <= 2
+    assert os.path.isfile(exp_dir / 'ckpt' / 'ckpt_latest.pth') and os.path.isfile(exp_dir / 'ckpt' / 'ckpt_best.pth')
+    assert policy.summary == summary
+    assert os.path.isfile(exp_dir / 'config.py')
+    logged = {tag for tag, _, _ in tb_scalars(str(exp_dir / 'log'))}
+    assert {'parallel/env_steps_per_s', 'parallel/actor0_env_steps_per_s', 'parallel/actor1_env_steps_per_s',
+            'parallel/learner_samples_per_s', 'parallel/learner_idle_fraction', 'learner/policy_lag_mean',
+            'learner/policy_lag_max', 'evaluator/return_mean'} <= logged
+    assert processes_with(run_marker) == []
+
+
+def test_dead_actors_are_restarted_and_no_process_outlives_the_run(tmp_path, run_marker):
+    """Actor 0 hits an env exception, actor 1 is killed with SIGKILL: both come back, the run completes."""
+    main, create = cartpole()
+    create['env'] = dict(type='flaky_cartpole')
+    main['import_names'] = ['test_parallel']  # where flaky_cartpole is registered (spawned processes import it)
+    killer = KillActorAt(at=30, actor_id=1)
+    exp_dir = tmp_path / 'faults'
+    parallel_pipeline((main, create), exp_dir=str(exp_dir), max_train_iter=150, progress=False, learner_hooks=[killer])
+    summary = read_summary(exp_dir)
+    assert killer.killed is not None
+    assert summary['actor_restarts'] == 2
+    failures = summary['worker_failures']
+    assert any(f.startswith('actor 0 failed (EnvError') and 'the simulator crashed' in f for f in failures), failures
+    assert 'actor 1 was killed by SIGKILL' in failures, failures
+    assert summary['train_iters'] == 150 and not summary['interrupted']
+    assert summary['segments'] > 0 and all(rate > 0 for rate in summary['env_steps_per_s_per_actor'])
+    assert processes_with(run_marker) == []
+
+
+def test_ctrl_c_stops_every_process_and_writes_a_final_checkpoint(tmp_path, run_marker):
+    exp_dir = tmp_path / 'interrupted'
+    with pytest.raises(KeyboardInterrupt):
+        parallel_pipeline(cartpole(actor_num=1, start_method='spawn'), exp_dir=str(exp_dir), progress=False,
+                          learner_hooks=[CtrlCAt(20)])
+    summary = read_summary(exp_dir)
+    assert summary['interrupted'] and summary['train_iters'] == 20
+    state = torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=False)
+    assert state['train_iter'] == 20
+    assert processes_with(run_marker) == []
+
+
+# ---- the inline backend ----------------------------------------------------------------------------
+def test_inline_backend_runs_the_same_roles_in_one_process(tmp_path, run_marker, tb_scalars):
+    exp_dir = tmp_path / 'inline'
+    main, create = cartpole()
+    main['env']['stop_value'] = None  # run all 300 iterations
+    policy = parallel_pipeline((main, create), exp_dir=str(exp_dir), backend='inline', max_train_iter=300, progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['backend'] == 'inline' and summary['train_iters'] == 300
+    evaluations = [value for tag, _, value in tb_scalars(str(exp_dir / 'log')) if tag == 'evaluator/return_mean_by_iter']
+    assert len(evaluations) == 4 and max(evaluations[1:]) > 2 * evaluations[0]  # iterations 0, 100, 200, 300: it learns
+    assert summary['max_acting_lag'] == 0  # the learner does not move while an actor acts
+    assert summary['startup_s'] < 5
+    assert processes_with(run_marker) == []  # no process was started
+    obs = torch.zeros(3, 4)
+    assert policy.eval_mode.forward(obs)['action'].shape == (3,)
+
+
+def test_inline_backend_rebuilds_an_actor_whose_env_raised(tmp_path):
+    main, create = cartpole()
+    create['env'] = dict(type='flaky_cartpole')
+    exp_dir = tmp_path / 'inline_flaky'
+    parallel_pipeline((main, create), exp_dir=str(exp_dir), backend='inline', max_train_iter=80, progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['actor_restarts'] == 1 and summary['train_iters'] == 80
+
+
+def test_resume_continues_the_learner_and_gives_the_actors_fresh_seeds(tmp_path):
+    exp_dir = str(tmp_path / 'resume')
+    parallel_pipeline(cartpole(), exp_dir=exp_dir, backend='inline', max_train_iter=20, progress=False)
+    first = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=False)
+    assert first['parallel']['actor_incarnations'] == [1, 1]
+    parallel_pipeline(None, resume=exp_dir, backend='inline', max_train_iter=40, progress=False)
+    second = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=False)
+    assert second['train_iter'] == 40 and second['env_step'] > first['env_step']
+    assert second['parallel']['actor_incarnations'] == [2, 2]
+
+
+def test_on_policy_policies_run_in_synchronous_rounds(tmp_path):
+    """A2C: every actor delivers one segment collected with the current weights, then one update."""
+    exp_dir = tmp_path / 'a2c'
+    parallel_pipeline(a2c_cartpole(), exp_dir=str(exp_dir), backend='inline', max_train_iter=15, progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['sync_mode'] == 'sync'
+    assert summary['segments'] == 2 * summary['train_iters'] and summary['discarded_segments'] == 0
+    assert summary['policy_lag_max'] == 0 and summary['max_acting_lag'] == 0
+    assert summary['env_steps'] == summary['train_iters'] * 2 * 4 * 5
+
+
+def test_on_policy_policies_are_refused_in_async_mode(tmp_path):
+    with pytest.raises(ConfigError, match=r"on-policy.*parallel.sync_mode"):
+        parallel_pipeline(a2c_cartpole(sync_mode='async'), exp_dir=str(tmp_path / 'x'), backend='inline', progress=False)
+
+
+# ---- start-up errors -------------------------------------------------------------------------------
+class LearnOnlyPolicy(IMPALAPolicy):
+    modes = ('learn', 'eval')
+
+
+POLICY_REGISTRY.register('impala_without_collect', LearnOnlyPolicy)
+
+
+def test_a_policy_without_the_collect_mode_is_refused_at_start_up(tmp_path):
+    main, create = cartpole()
+    create['policy'] = dict(type='impala_without_collect')
+    with pytest.raises(ConfigError, match=r"no collect mode, which the actors"):
+        parallel_pipeline((main, create), exp_dir=str(tmp_path / 'x'), progress=False)
+    assert not os.path.exists(tmp_path / 'x' / 'ckpt')
+
+
+def test_no_actors_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match=r"parallel.actor_num' = 0 must be > 0"):
+        parallel_pipeline(cartpole(actor_num=0), exp_dir=str(tmp_path / 'x'), progress=False)
+
+
+def test_an_actor_that_cannot_start_fails_the_run_at_start_up_with_its_error(tmp_path, run_marker):
+    main, create = cartpole(actor_num=1)
+    main['policy']['collect']['n_sample'] = 24  # not a multiple of unroll_len: IMPALA's collect mode refuses it
+    with pytest.raises(ConfigError, match=r"n_sample \(24\) must be a multiple of policy.unroll_len \(16\)"):
+        parallel_pipeline((main, create), exp_dir=str(tmp_path / 'x'), progress=False)
+    assert processes_with(run_marker) == []
+
+
+def test_the_cli_runs_the_parallel_pipeline_and_reports_bad_backends_in_one_line(tmp_path, capsys):
+    exp_dir = tmp_path / 'cli'
+    code = cli_main(['-m', 'parallel', '--backend', 'inline', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir),
+                     '--max-train-iter', '5', '-q', 'parallel.actor_num=1'])
+    assert code == 0 and read_summary(exp_dir)['train_iters'] == 5
+    code = cli_main(['-m', 'parallel', '--backend', 'local', '--ray-address', '127.0.0.1:1', '-c', 'cartpole_impala.py',
+                     '--exp-dir', str(tmp_path / 'y'), '-q'])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == ["acframe: error: --ray-address is only used by --backend ray (the backend is 'local')"]
+
+
+# ---- the pieces ------------------------------------------------------------------------------------
+class AdvancingSource:
+    """A weights source whose newest version moves ahead by ``step`` every time it is read."""
+
+    def __init__(self, step: int) -> None:
+        self.step, self.newest, self.loads = step, 0, []
+
+    def latest_version(self) -> int:
+        self.newest += self.step
+        return self.newest
+
+    def load_latest(self, load_weights) -> int:
+        load_weights({'w': torch.full((1,), float(self.newest))})
+        self.loads.append(self.newest)
+        return self.newest
+
+
+class RecordingCollectMode:
+    def __init__(self) -> None:
+        self.weights = None
+        self.policy_cfg = None
+
+    def forward(self, obs):
+        return {'action': torch.zeros(obs.shape[0], dtype=torch.int64)}
+
+    def load_weights(self, weights):
+        self.weights = weights
+
+    def get_train_sample(self, segment):
+        return segment
+
+    def reset(self):
+        pass
+
+
+@pytest.mark.parametrize('bound', [0, 3, 10])
+def test_actors_refresh_their_weights_before_acting_with_weights_older_than_the_bound(bound):
+    source = AdvancingSource(step=2)
+    mode = BoundedLagCollectMode(RecordingCollectMode(), source, max_policy_lag=bound)
+    mode.start_segment()
+    acting = []
+    for _ in range(20):
+        newest_before = source.newest + source.step  # what forward() will read
+        out = mode.forward(torch.zeros(3, 4))
+        assert out[VERSION_KEY].tolist() == [mode.version] * 3
+        acting.append(newest_before - mode.version)
+    assert max(acting) <= bound
+    assert mode.max_acting_lag == max(acting)
+    assert len(source.loads) > 1  # the weights were refreshed in the middle of the segment
+
+
+def test_shared_weights_hand_actors_the_newest_version():
+    model = torch.nn.Linear(3, 2)
+    shared = SharedWeights(model.state_dict())
+    assert shared.latest_version() == -1
+    for version in (0, 1, 2):
+        with torch.no_grad():
+            model.weight.fill_(float(version))
+        shared.publish(model.state_dict(), version)
+    reader = torch.nn.Linear(3, 2)
+    assert shared.load_latest(reader.load_state_dict) == 2 and shared.latest_version() == 2
+    assert torch.equal(reader.weight, torch.full((2, 3), 2.0))
+    assert not shared.stopped()
+    shared.request_stop()
+    assert shared.stopped()

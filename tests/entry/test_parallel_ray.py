@@ -1,0 +1,129 @@
+"""Specification of the parallel pipeline's Ray backend, on a two-node Ray cluster bound to the loopback address.
+
+The fixture starts a head node and a second node with ``ray start --node-ip-address=127.0.0.1`` and stops
+them with ``ray stop --force`` at the end. Ray normally swaps 127.0.0.1 for the machine's network address
+(so other machines can reach the node); here that translation is switched off, so every node, and the
+driver, uses 127.0.0.1 and nothing else.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+
+import pytest
+
+ray = pytest.importorskip('ray', reason='Ray is not installed (pip install acframe[ray]); the Ray backend cannot be tested')
+
+from acframe import ConfigError  # noqa: E402
+from acframe.cli import main as cli_main  # noqa: E402
+from acframe.entry.parallel import parallel_pipeline  # noqa: E402
+from acframe.worker import LearnerHook  # noqa: E402
+
+LOOPBACK = '127.0.0.1'
+#: runs Ray's command line with the loopback address kept as given
+RAY_CLI = ("import sys, ray._private.services as services; services.resolve_ip_for_localhost = lambda host: host; "
+           "from ray.scripts.scripts import main; sys.exit(main())")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def ray_cli(*args: str, timeout: float = 120) -> None:
+    result = subprocess.run([sys.executable, '-c', RAY_CLI, *args], capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise RuntimeError(f"ray {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+
+
+@pytest.fixture(scope='module')
+def loopback_cluster():
+    """``127.0.0.1:PORT`` of a head node and a second node, 2 CPUs each, stopped (``ray stop --force``) at the end."""
+    port = free_port()
+    address = f'{LOOPBACK}:{port}'
+    common = ['--node-ip-address', LOOPBACK, '--num-cpus', '2', '--object-store-memory', str(100 * 1024 * 1024),
+              '--disable-usage-stats']
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr('ray._private.services.resolve_ip_for_localhost', lambda host: host)
+        try:
+            ray_cli('start', '--head', '--port', str(port), '--include-dashboard', 'false', *common)
+            ray_cli('start', '--address', address, *common)
+            yield address
+        finally:
+            if ray.is_initialized():
+                ray.shutdown()
+            ray_cli('stop', '--force')
+
+
+def cartpole():
+    main = dict(
+        exp_name='parallel_ray_test',
+        env=dict(env_id='CartPole-v0', collector_env_num=8, evaluator_env_num=4, n_evaluator_episode=8, stop_value=195),
+        parallel=dict(actor_num=2),
+        policy=dict(
+            unroll_len=16,
+            model=dict(encoder_hidden_size_list=[64, 64]),
+            learn=dict(update_per_collect=4, batch_size=16, learning_rate=0.001, entropy_weight=0.01),
+            collect=dict(n_sample=16),
+            eval=dict(evaluator=dict(eval_freq=100)),
+            other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=4)),
+        ),
+        seed=0,
+    )
+    return main, dict(env=dict(type='gym'), policy=dict(type='impala'))
+
+
+def ray_actor_pids() -> list:
+    """Processes of the Ray actors that collect (Ray titles them ``ray::RayActorWorker...``)."""
+    pids = []
+    for entry in os.listdir('/proc'):
+        try:
+            with open(f'/proc/{entry}/cmdline', 'rb') as f:
+                if f.read().startswith(b'ray::RayActorWorker'):
+                    pids.append(int(entry))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+class KillRayActorAt(LearnerHook):
+    """At learner iteration ``at``, kill -9 the process of one Ray actor."""
+
+    def __init__(self, at: int) -> None:
+        self.at, self.killed = at, None
+
+    def after_iter(self, learner, info) -> None:
+        if learner.train_iter == self.at:
+            self.killed = ray_actor_pids()[0]
+            os.kill(self.killed, signal.SIGKILL)
+
+
+def test_ray_backend_on_a_two_node_cluster_solves_cartpole_within_budget(tmp_path, loopback_cluster):
+    """2 actors and the evaluator reserve 3 CPUs: more than one node has, so both nodes work."""
+    exp_dir = tmp_path / 'ray'
+    killer = KillRayActorAt(at=50)
+    policy = parallel_pipeline(cartpole(), exp_dir=str(exp_dir), backend='ray', ray_address=loopback_cluster,
+                               max_env_step=200_000, progress=False, learner_hooks=[killer])
+    with open(exp_dir / 'summary.json') as f:
+        summary = json.load(f)
+    assert summary['backend'] == 'ray' and summary['solved'] and summary['best_eval_return'] >= 195, summary
+    assert killer.killed is not None and summary['actor_restarts'] == 1, summary  # the lost actor was replaced
+    assert summary['worker_failures'][0].startswith('actor') and 'was lost' in summary['worker_failures'][0]
+    assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor'])
+    assert summary['max_acting_lag'] <= summary['max_policy_lag']  # the learner waits rather than exceed the bound
+    assert os.path.isfile(exp_dir / 'ckpt' / 'ckpt_best.pth') and os.path.isfile(exp_dir / 'ckpt' / 'ckpt_latest.pth')
+    assert policy.summary == summary
+    assert not ray.is_initialized()  # the driver let go of the cluster; its actors were killed
+
+
+def test_an_unreachable_ray_address_fails_at_start_up_in_one_line(tmp_path, capsys):
+    address = f'{LOOPBACK}:{free_port()}'  # nothing listens there
+    with pytest.raises(ConfigError, match=rf"--ray-address {address}: no Ray cluster answers there"):
+        parallel_pipeline(cartpole(), exp_dir=str(tmp_path / 'x'), backend='ray', ray_address=address, progress=False)
+    assert not os.path.exists(tmp_path / 'x')
+    code = cli_main(['-m', 'parallel', '--backend', 'ray', '--ray-address', address, '-c', 'cartpole_impala.py', '-q'])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith(f'acframe: error: --ray-address {address}: no Ray cluster')

@@ -1,0 +1,158 @@
+"""Specification of ``acframe.envs.EnvManager``: sync/async stepping, SAME_STEP autoreset, seeds, clipping,
+env errors and episode statistics."""
+import gymnasium as gym
+import numpy as np
+import pytest
+from easydict import EasyDict
+
+from acframe.envs import EnvManager, env_fns, make_env_manager
+from acframe.errors import EnvError
+from acframe.registry import ENV_REGISTRY
+
+MANAGERS = ['sync', 'async']
+
+
+class ScriptedEnv(gym.Env):
+    """A predictable env: episodes of ``episode_len`` steps, reward = the (clipped) action, optional failure.
+
+    Observations are ``[t, seed]`` (the seed passed to the last ``reset``, -1 when none) so tests can see
+    what the manager did.
+    """
+
+    observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def __init__(self, episode_len: int = 3, fail_at: int = 0, terminate: bool = True) -> None:
+        self.episode_len, self.fail_at, self.terminate = episode_len, fail_at, terminate
+        self.t = 0
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.array([0, -1 if seed is None else seed], np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        if self.t == self.fail_at:
+            raise ValueError('scripted failure')
+        end = self.t == self.episode_len
+        obs = np.array([self.t, 0], np.float32)
+        return obs, float(action[0]), end and self.terminate, end and not self.terminate, {}
+
+
+def make_scripted(env_cfg, **overrides):
+    return ScriptedEnv(**{**env_cfg.get('env_kwargs', {}), **overrides})
+
+
+@pytest.fixture(autouse=True, scope='module')
+def scripted_env_registered():
+    ENV_REGISTRY.register('scripted_test_env', make_scripted)
+    yield
+    ENV_REGISTRY._entries.pop('scripted_test_env', None)
+
+
+def scripted_manager(manager, seeds, per_env=None, **env_kwargs):
+    env_cfg = dict(type='scripted_test_env', env_kwargs=env_kwargs)
+    return EnvManager(env_fns(env_cfg, seeds, 'collector', per_env), seeds, manager)
+
+
+@pytest.mark.parametrize('manager', MANAGERS)
+def test_step_returns_batched_results_and_resets_with_the_seeds(manager):
+    with scripted_manager(manager, [5, 6]) as envs:
+        assert envs.num_envs == 2
+        obs = envs.reset()
+        np.testing.assert_array_equal(obs, [[0, 5], [0, 6]])
+        result = envs.step(np.zeros((2, 1), np.float32))
+        assert result.obs.shape == (2, 2)
+        assert result.reward.dtype == np.float32 and result.reward.shape == (2,)
+        assert result.terminated.dtype == bool and result.truncated.dtype == bool
+        assert len(result.done_index) == 0 and result.final_obs is None
+
+
+@pytest.mark.parametrize('manager', MANAGERS)
+def test_same_step_autoreset_returns_the_final_observation(manager):
+    with scripted_manager(manager, [0, 1], [{'episode_len': 2}, {'episode_len': 3, 'terminate': False}]) as envs:
+        envs.reset()
+        envs.step(np.zeros((2, 1), np.float32))
+        result = envs.step(np.zeros((2, 1), np.float32))
+        # env 0 terminated at its 2nd step: the obs is already the next episode's first, final_obs the last one
+        np.testing.assert_array_equal(result.done_index, [0])
+        assert result.terminated.tolist() == [True, False] and result.truncated.tolist() == [False, False]
+        np.testing.assert_array_equal(result.final_obs, [[2, 0]])
+        np.testing.assert_array_equal(result.obs, [[0, -1], [2, 0]])
+        result = envs.step(np.zeros((2, 1), np.float32))
+        # env 1 hit its time limit: truncated, not terminated
+        np.testing.assert_array_equal(result.done_index, [1])
+        assert result.truncated.tolist() == [False, True] and result.terminated.tolist() == [False, False]
+        np.testing.assert_array_equal(result.final_obs, [[3, 0]])
+        np.testing.assert_array_equal(result.obs[1], [0, -1])
+
+
+def test_same_step_final_obs_matches_a_plain_gymnasium_env():
+    cfg = EasyDict(env=dict(type='gym', env_id='CartPole-v1', max_episode_steps=4, env_kwargs={}, obs_keys=None,
+                            manager='sync'))
+    with make_env_manager(cfg, 'collector', 1, seed=3) as envs:
+        reference = gym.make('CartPole-v1', max_episode_steps=4)
+        np.testing.assert_allclose(envs.reset(), [reference.reset(seed=3)[0]])
+        for _ in range(4):
+            result = envs.step(np.array([0]))
+            expected = reference.step(0)
+        assert result.truncated[0] and not result.terminated[0]
+        np.testing.assert_allclose(result.final_obs[0], expected[0])
+        np.testing.assert_allclose(result.obs[0], reference.reset()[0])
+
+
+def test_per_env_seeds_derive_from_the_run_seed():
+    cfg = EasyDict(env=dict(type='gym', env_id='cartpole', env_kwargs={}, obs_keys=None, max_episode_steps=None,
+                            manager='sync'))
+    with make_env_manager(cfg, 'collector', 3, seed=10) as envs:
+        assert envs.seeds == [10, 11, 12]
+        obs = envs.reset()
+    expected = [gym.make('CartPole-v1').reset(seed=s)[0] for s in (10, 11, 12)]
+    np.testing.assert_allclose(obs, expected)
+    assert not np.allclose(obs[0], obs[1])
+
+
+@pytest.mark.parametrize('manager', MANAGERS)
+def test_box_actions_are_clipped_to_the_action_space(manager):
+    with scripted_manager(manager, [0, 1]) as envs:
+        envs.reset()
+        result = envs.step(np.array([[5.0], [-0.25]], np.float32))
+    np.testing.assert_allclose(result.reward, [1.0, -0.25])  # the env saw 1.0, the clip of 5.0
+
+
+@pytest.mark.parametrize('manager', MANAGERS)
+def test_an_exception_inside_an_env_names_the_env_its_seed_and_the_traceback(manager):
+    envs = scripted_manager(manager, [7, 8], [{}, {'fail_at': 2}])
+    try:
+        envs.reset()
+        envs.step(np.zeros((2, 1), np.float32))
+        with pytest.raises(EnvError) as info:
+            envs.step(np.zeros((2, 1), np.float32))
+    finally:
+        envs.close()
+    message = str(info.value)
+    assert message.startswith('collector env 1 (seed 8) raised ValueError in step: scripted failure')
+    assert 'original traceback:' in message
+    assert "raise ValueError('scripted failure')" in message  # the env's own line
+
+
+@pytest.mark.parametrize('manager', MANAGERS)
+def test_episode_statistics(manager):
+    with scripted_manager(manager, [0, 1], [{'episode_len': 2}, {'episode_len': 3}]) as envs:
+        envs.reset()
+        for _ in range(6):
+            envs.step(np.full((2, 1), 0.5, np.float32))
+        returns, lengths, env_index = envs.pop_finished()
+        assert sorted(zip(env_index, lengths, returns)) == [(0, 2, 1.0), (0, 2, 1.0), (0, 2, 1.0), (1, 3, 1.5), (1, 3, 1.5)]
+        assert envs.pop_finished() == ([], [], [])
+
+
+def test_manager_state_dict_restores_sync_envs_exactly():
+    cfg = EasyDict(env=dict(type='gym', env_id='CartPole-v1', env_kwargs={}, obs_keys=None, max_episode_steps=None,
+                            manager='sync'))
+    with make_env_manager(cfg, 'collector', 2, seed=0) as envs, make_env_manager(cfg, 'collector', 2, seed=99) as other:
+        envs.reset()
+        envs.step(np.array([0, 1]))
+        assert other.load_state_dict(envs.state_dict())
+        np.testing.assert_allclose(envs.step(np.array([1, 1])).obs, other.step(np.array([1, 1])).obs)

@@ -1,0 +1,88 @@
+"""Specification of ACER's models: ``acer_q`` (policy + Q heads) and ``acer_sdn`` (Gaussian policy + SDN)."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from acframe.models.acer import ACERDiscrete, ACERSDN
+from acframe.registry import MODEL_REGISTRY
+
+N, OBS, A, D = 7, 5, 3, 2
+
+
+def test_registered_names():
+    assert MODEL_REGISTRY.get('acer_q') is ACERDiscrete
+    assert MODEL_REGISTRY.get('acer_sdn') is ACERSDN
+
+
+@pytest.mark.parametrize('share_encoder', [True, False])
+def test_discrete_heads_shapes_and_value_is_policy_weighted_q(share_encoder):
+    model = ACERDiscrete(OBS, A, encoder_hidden_size_list=[16, 16], share_encoder=share_encoder)
+    obs = torch.randn(N, OBS)
+    out = model(obs, mode='compute_actor_critic')
+    assert out['logit'].shape == (N, A) and out['q_value'].shape == (N, A) and out['value'].shape == (N,)
+    torch.testing.assert_close(out['value'], (F.softmax(out['logit'], -1) * out['q_value']).sum(-1))
+    torch.testing.assert_close(model(obs, mode='compute_actor')['logit'], out['logit'])
+    critic = model(obs, mode='compute_critic')
+    torch.testing.assert_close(critic['value'], out['value'])
+    assert (model.actor_encoder is model.critic_encoder) == share_encoder
+
+
+def test_discrete_shared_body_has_fewer_parameters():
+    shared = ACERDiscrete(OBS, A, encoder_hidden_size_list=[16], share_encoder=True)
+    separate = ACERDiscrete(OBS, A, encoder_hidden_size_list=[16], share_encoder=False)
+    body = sum(p.numel() for p in shared.actor_encoder.parameters())
+    assert sum(p.numel() for p in separate.parameters()) - sum(p.numel() for p in shared.parameters()) == body
+
+
+@pytest.mark.parametrize('sigma_type', ['independent', 'conditioned'])
+def test_sdn_shapes(sigma_type):
+    model = ACERSDN(OBS, D, encoder_hidden_size_list=[16], sigma_type=sigma_type, init_sigma=0.5)
+    obs, actions = torch.randn(N, OBS), torch.randn(N, 4, D)
+    out = model(obs, mode='compute_actor_critic', actions=actions)
+    assert out['mu'].shape == (N, D) and out['sigma'].shape == (N, D) and out['value'].shape == (N,)
+    assert out['q_value'].shape == (N, 4)
+    torch.testing.assert_close(out['sigma'], torch.full((N, D), 0.5))
+    assert 'q_value' not in model(obs, mode='compute_actor_critic')
+    torch.testing.assert_close(model(obs, mode='compute_critic')['value'], out['value'])
+
+
+def test_sdn_q_is_value_plus_advantage_minus_sampled_mean_advantage():
+    """Q~(x, a) = V(x) + A(x, a) - 1/n sum_i A(x, a'_i): with the same a'_i, differences of Q~ are differences of A."""
+    torch.manual_seed(0)
+    model = ACERSDN(OBS, D, encoder_hidden_size_list=[16], n_action_samples=5)
+    obs, actions = torch.randn(N, OBS), torch.randn(N, 2, D)
+    q = model(obs, mode='compute_actor_critic', actions=actions)['q_value']
+    feature = model.critic_encoder(obs)
+    adv = torch.stack([model.advantage(torch.cat([feature, actions[:, k]], -1)).squeeze(-1) for k in range(2)], -1)
+    torch.testing.assert_close(q[:, 0] - q[:, 1], adv[:, 0] - adv[:, 1])
+
+
+def test_sdn_q_averages_to_value_under_the_policy():
+    """E_{a~pi} Q~(x, a) = V(x) in expectation over a and the a'_i: the SDN's Q and V are consistent by construction.
+
+    (With many a'_i the sampled mean advantage is close to its expectation, so the check is tight.)"""
+    torch.manual_seed(1)
+    model = ACERSDN(OBS, D, encoder_hidden_size_list=[16], init_sigma=0.7, n_action_samples=4000)
+    obs = torch.randn(3, OBS)
+    with torch.no_grad():
+        actor = model.compute_actor(obs)
+        actions = actor['mu'][:, None] + actor['sigma'][:, None] * torch.randn(3, 4000, D)
+        out = model(obs, mode='compute_actor_critic', actions=actions)
+    torch.testing.assert_close(out['q_value'].mean(1), out['value'], atol=0.03, rtol=0)
+
+
+def test_sdn_sampled_actions_carry_no_gradient_to_the_policy():
+    model = ACERSDN(OBS, D, encoder_hidden_size_list=[16], share_encoder=False)
+    out = model(torch.randn(N, OBS), mode='compute_actor_critic', actions=torch.randn(N, 1, D))
+    out['q_value'].sum().backward()
+    assert model.mu_head.weight.grad is None and model.log_sigma.grad is None
+    assert model.advantage[-1].weight.grad is not None and model.value_head.weight.grad is not None
+
+
+def test_models_refuse_the_other_action_space():
+    with pytest.raises(ValueError, match='acer_sdn'):
+        ACERDiscrete(OBS, D, action_space='continuous')
+    with pytest.raises(ValueError, match='acer_q'):
+        ACERSDN(OBS, A, action_space='discrete')
+    with pytest.raises(ValueError, match='actions must be'):
+        ACERSDN(OBS, D)(torch.randn(N, OBS), actions=torch.randn(N, D))

@@ -1,0 +1,192 @@
+"""Specification of the ACER policy (``acframe.policy.acer``): targets, trust region, average network, learning."""
+import copy
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from acframe import ConfigError, UnsupportedSpaceError
+from acframe.cli import main as cli_main
+from acframe.config import compile_config
+from acframe.data import ttorch
+from acframe.entry.serial import serial_pipeline
+from acframe.envs import make_env_manager
+from acframe.policy import create_policy
+from acframe.policy.acer import ACERPolicy
+from acframe.worker import SampleCollector
+
+CARTPOLE = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32), gym.spaces.Discrete(2)
+PENDULUM = gym.spaces.Box(-8.0, 8.0, (3,), np.float32), gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
+GAMMA = 0.9
+
+
+def make_policy(spaces=CARTPOLE, overrides=(), seed: int = 0) -> ACERPolicy:
+    torch.manual_seed(seed)
+    main = dict(policy=dict(model=dict(encoder_hidden_size_list=[16]), learn=dict(discount_factor=GAMMA)))
+    cfg = compile_config((main, dict(policy=dict(type='acer'))), list(overrides))
+    return create_policy(cfg, *spaces)
+
+
+def random_batch(policy: ACERPolicy, steps: int = 5, size: int = 4, seed: int = 0) -> ttorch.Tensor:
+    """A time-major batch whose actions were sampled by ``policy`` itself (so rho = 1 before any update)."""
+    gen = torch.Generator().manual_seed(seed)
+    obs_dim = 4 if policy._action_space == 'discrete' else 3
+    obs = torch.randn(steps + 1, size, obs_dim, generator=gen)
+    with torch.no_grad():
+        out = policy.collect_mode.forward(obs[:-1].reshape(-1, obs_dim))
+    batch = {k: v.reshape((steps, size) + tuple(v.shape[1:])) for k, v in out.items()}
+    batch.update(obs=obs, reward=torch.randn(steps, size, generator=gen),
+                 terminated=torch.zeros(steps, size, dtype=torch.bool), truncated=torch.zeros(steps, size, dtype=torch.bool),
+                 final_obs=torch.zeros(steps, size, obs_dim))
+    return ttorch.Tensor(batch)
+
+
+def critic_value(policy: ACERPolicy, obs: torch.Tensor) -> float:
+    with torch.no_grad():
+        return policy.model.compute_critic(obs[None])['value'].item()
+
+
+# ---- targets --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize('spaces', [CARTPOLE, PENDULUM], ids=['discrete', 'continuous'])
+def test_one_step_q_ret_bootstraps_from_final_obs_at_truncation_and_stops_at_termination(spaces):
+    """T = 1: Q_ret = r + gamma V(next obs); at a truncation V(final_obs) (current weights); at a termination r."""
+    policy = make_policy(spaces)
+    batch = random_batch(policy, steps=1, size=3)
+    batch.truncated[0, 1] = True
+    batch.terminated[0, 2] = True
+    batch.final_obs[0, 1] = torch.randn(batch.obs.shape[-1])
+    r = batch.reward[0]
+    expected = [r[0].item() + GAMMA * critic_value(policy, batch.obs[1, 0]),
+                r[1].item() + GAMMA * critic_value(policy, batch.final_obs[0, 1]),
+                r[2].item()]
+    for column, want in enumerate(expected):
+        single = batch[:, column:column + 1]
+        info = make_policy(spaces).learn_mode.forward(single)  # same initial weights for every column
+        assert info['mean_q_ret'] == pytest.approx(want, abs=1e-5)
+
+
+def test_fresh_segment_is_on_policy_rho_one_and_nothing_truncated():
+    """The on-policy update trains on data of the current weights: every rho is 1."""
+    cfg = compile_config('cartpole_acer.py')
+    env = make_env_manager(cfg, 'collector', 2, seed=0)
+    policy = create_policy(cfg, env.observation_space, env.action_space)
+    segment = SampleCollector(env, policy.collect_mode, 8).collect()
+    env.close()
+    info = policy.learn_mode.forward(segment)
+    assert info['mean_rho'] == pytest.approx(1.0, abs=1e-5) and info['rho_truncated_fraction'] == 0.0
+    assert info['kl_to_average'] == pytest.approx(0.0, abs=1e-7), "the average network starts as a copy"
+
+
+@pytest.mark.parametrize('spaces', [CARTPOLE, PENDULUM], ids=['discrete', 'continuous'])
+def test_logs_the_acer_statistics(spaces):
+    policy = make_policy(spaces)
+    info = policy.learn_mode.forward(random_batch(policy))
+    for key in ('policy_loss', 'q_loss', 'entropy', 'kl_to_average', 'mean_rho', 'rho_truncated_fraction'):
+        assert np.isfinite(info[key])
+    assert ('value_loss' in info) == (spaces is PENDULUM), "the SDN also trains V towards its own target"
+    assert set(policy.learn_mode.monitor_vars()) <= set(info)
+
+
+# ---- trust region and average network ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize('spaces', [CARTPOLE, PENDULUM], ids=['discrete', 'continuous'])
+def test_trust_region_with_unbounded_delta_is_the_plain_update(spaces):
+    """The projection only acts when the linearised KL step exceeds delta; with delta huge it never does."""
+    results = []
+    for overrides in (['policy.learn.trust_region_delta=1e9'], ['policy.learn.trust_region=False']):
+        policy = make_policy(spaces, overrides)
+        batch = random_batch(make_policy(spaces), seed=3)
+        policy.learn_mode.forward(batch)  # move away from the average network first
+        torch.manual_seed(5)
+        policy.learn_mode.forward(batch)
+        results.append(copy.deepcopy(policy.model.state_dict()))
+    for key in results[0]:
+        torch.testing.assert_close(results[0][key], results[1][key], atol=1e-6, rtol=1e-5)
+
+
+def test_tight_trust_region_changes_the_update():
+    results = []
+    for delta in ('1e9', '1e-4'):
+        policy = make_policy(overrides=[f'policy.learn.trust_region_delta={delta}'])
+        batch = random_batch(policy, seed=3)
+        for _ in range(2):
+            policy.learn_mode.forward(batch)
+        results.append(policy.model.policy_head.weight.detach().clone())
+    assert not torch.allclose(results[0], results[1])
+
+
+def test_average_network_follows_by_polyak_averaging():
+    """theta_avg <- alpha theta_avg + (1 - alpha) theta after every update."""
+    policy = make_policy(overrides=['policy.learn.trust_region_alpha=0.9'])
+    batch = random_batch(policy)
+    policy.learn_mode.forward(batch)
+    before = copy.deepcopy(policy._average_model.state_dict())
+    policy.learn_mode.forward(batch)
+    after, current = policy._average_model.state_dict(), policy.model.state_dict()
+    for key in before:
+        torch.testing.assert_close(after[key], 0.9 * before[key] + 0.1 * current[key])
+
+
+def test_checkpoint_holds_and_restores_the_average_network():
+    policy = make_policy()
+    batch = random_batch(policy)
+    for _ in range(3):
+        policy.learn_mode.forward(batch)
+    state = policy.learn_mode.state_dict()
+    assert 'average_model' in state
+    restored = make_policy(seed=1)
+    restored.learn_mode.load_state_dict(state)
+    for key, value in state['average_model'].items():
+        assert torch.equal(restored._average_model.state_dict()[key], value)
+    assert not torch.equal(state['average_model']['policy_head.weight'], state['model']['policy_head.weight'])
+    old_style = {k: v for k, v in state.items() if k != 'average_model'}
+    restored.learn_mode.load_state_dict(old_style)  # a checkpoint without it: the average restarts at the weights
+    assert torch.equal(restored._average_model.policy_head.weight, restored.model.policy_head.weight)
+
+
+# ---- configuration errors -------------------------------------------------------------------------------
+
+
+def test_rejects_unsupported_spaces_and_bad_settings():
+    with pytest.raises(UnsupportedSpaceError, match='acer'):
+        make_policy((CARTPOLE[0], gym.spaces.MultiDiscrete([2, 3])))
+    with pytest.raises(ConfigError, match='episodic'):
+        make_policy(overrides=['policy.other.replay_buffer.type=fifo'])
+    with pytest.raises(ConfigError, match='c_clip_ratio'):
+        make_policy(overrides=['policy.learn.c_clip_ratio=0.0'])
+    with pytest.raises(ConfigError, match='replay_ratio_type'):
+        make_policy(overrides=['policy.other.replay_buffer.replay_ratio_type=uniform'])
+    with pytest.raises(ConfigError, match='trust_region_alpha'):
+        make_policy(overrides=['policy.learn.trust_region_alpha=1.5'])
+
+
+# ---- learning ---------------------------------------------------------------------------------------------
+
+
+def test_solves_cartpole_v0_within_budget(tmp_path):
+    policy = serial_pipeline('cartpole_acer.py', seed=0, max_env_step=20_000, exp_dir=str(tmp_path / 'cartpole'),
+                             progress=False)
+    assert policy.summary['solved'], policy.summary
+
+
+def test_pendulum_improves_in_a_short_run_from_the_cli(tmp_path):
+    exp_dir = tmp_path / 'pendulum'
+    code = cli_main(['-c', 'pendulum_acer.py', '--exp-dir', str(exp_dir), '--max-env-step', '16000', '-q',
+                     'policy.eval.evaluator.eval_freq=100000'])
+    assert code == 0
+    summary = json.loads((exp_dir / 'summary.json').read_text())
+    # the untrained policy evaluates at -1392 (seed 0); random policies score -1200 to -1400
+    assert summary['best_eval_return'] > -1100, summary
+
+
+def test_lunarlander_config_runs_from_the_cli(tmp_path):
+    exp_dir = tmp_path / 'lunarlander'
+    code = cli_main(['-c', 'lunarlander_acer.py', '--exp-dir', str(exp_dir), '--max-env-step', '1500', '-q',
+                     'env.n_evaluator_episode=2', 'env.evaluator_env_num=2', 'env.max_episode_steps=100'])
+    assert code == 0
+    assert json.loads((exp_dir / 'summary.json').read_text())['env_steps'] >= 1500

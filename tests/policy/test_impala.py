@@ -1,0 +1,145 @@
+"""Specification of ``acframe.policy.impala``: checkpoints, determinism, exact resume, and that IMPALA learns."""
+import json
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from acframe.config import compile_config
+from acframe.entry import serial_pipeline
+from acframe.errors import ConfigError, UnsupportedSpaceError
+from acframe.policy import create_policy
+from acframe.worker import LearnerHook, load_checkpoint
+
+# short CartPole runs: 4 collector envs, one evaluation episode, never "solved" (so budgets decide the end)
+SHORT = ['env.collector_env_num=4', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.stop_value=None',
+         'policy.learn.batch_size=8', 'policy.eval.evaluator.eval_freq=1000']
+
+
+class InfoRecorder(LearnerHook):
+    """Keeps every info dict the learner produced."""
+
+    def __init__(self) -> None:
+        self.infos = []
+
+    def after_iter(self, learner, info):
+        self.infos.append((learner.train_iter, dict(info)))
+
+    def losses(self, key='total_loss'):
+        return [(it, info[key]) for it, info in self.infos]
+
+
+def train(tmp_path, name, seed=0, overrides=(), **kwargs):
+    recorder = InfoRecorder()
+    policy = serial_pipeline('cartpole_impala.py', seed=seed, overrides=SHORT + list(overrides),
+                             exp_dir=str(tmp_path / name), progress=False, learner_hooks=[recorder], **kwargs)
+    return policy, recorder
+
+
+def test_same_seed_gives_identical_losses_and_another_seed_does_not(tmp_path):
+    _, first = train(tmp_path, 'a', max_train_iter=24)
+    _, second = train(tmp_path, 'b', max_train_iter=24)
+    _, other_seed = train(tmp_path, 'c', seed=1, max_train_iter=24)
+    assert len(first.infos) >= 24
+    assert first.infos == second.infos  # every logged value, bit for bit
+    assert first.losses() != other_seed.losses()
+
+
+def test_a_resumed_run_continues_the_losses_of_an_uninterrupted_run(tmp_path):
+    keep_buffer = ['policy.other.replay_buffer.save_in_checkpoint=True']
+    _, whole = train(tmp_path, 'whole', overrides=keep_buffer, max_train_iter=40)
+    stopped, first_half = train(tmp_path, 'half', overrides=keep_buffer, max_train_iter=20)
+    stop_iter = stopped.summary['train_iters']
+    assert 20 <= stop_iter < 40
+    resumed_recorder = InfoRecorder()
+    resumed = serial_pipeline(resume=str(tmp_path / 'half'), max_train_iter=40, progress=False,
+                              learner_hooks=[resumed_recorder])
+    assert first_half.infos == whole.infos[:len(first_half.infos)]
+    assert resumed_recorder.infos[0][0] == stop_iter + 1
+    assert resumed_recorder.infos == whole.infos[stop_iter:]
+    assert resumed.summary['env_steps'] == json.loads((tmp_path / 'whole' / 'summary.json').read_text())['env_steps']
+
+
+def test_checkpoint_save_then_load_gives_the_same_actions(tmp_path):
+    trained, _ = train(tmp_path, 'run', max_train_iter=12)
+    cfg = compile_config(str(tmp_path / 'run' / 'config.py'))
+    env = gym.make('CartPole-v1')
+    fresh = create_policy(cfg, env.observation_space, env.action_space)
+    obs = torch.from_numpy(np.stack([env.reset(seed=s)[0] for s in range(32)]))
+    assert not torch.equal(fresh.model.compute_actor(obs)['logit'], trained.model.compute_actor(obs)['logit'])
+
+    fresh.learn_mode.load_state_dict(load_checkpoint(str(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth'))['policy'])
+    with torch.no_grad():
+        assert torch.equal(fresh.eval_mode.forward(obs)['action'], trained.eval_mode.forward(obs)['action'])
+        torch.manual_seed(3)
+        sampled = trained.collect_mode.forward(obs)
+        torch.manual_seed(3)
+        sampled_again = fresh.collect_mode.forward(obs)
+    assert torch.equal(sampled['action'], sampled_again['action'])
+    assert torch.equal(sampled['logit'], sampled_again['logit'])
+
+
+def test_best_checkpoint_loads_into_an_eval_only_policy(tmp_path):
+    train(tmp_path, 'run', max_train_iter=4)
+    cfg = compile_config(str(tmp_path / 'run' / 'config.py'))
+    env = gym.make('CartPole-v1')
+    policy = create_policy(cfg, env.observation_space, env.action_space, enable_field=['eval'])
+    state = load_checkpoint(str(tmp_path / 'run' / 'ckpt' / 'ckpt_best.pth'))
+    policy.eval_mode.load_weights(state['policy']['model'])
+    obs = torch.zeros(2, 4)
+    assert policy.eval_mode.forward(obs)['action'].shape == (2,)
+    with pytest.raises(ConfigError, match='without its learn mode'):
+        policy.learn_mode
+
+
+def test_unsupported_action_space_is_named():
+    cfg = compile_config('cartpole_impala.py')
+    with pytest.raises(UnsupportedSpaceError, match="policy 'impala' does not support the action space MultiDiscrete"):
+        create_policy(cfg, gym.spaces.Box(-1, 1, (3,)), gym.spaces.MultiDiscrete([2, 3]))
+
+
+def test_n_sample_must_be_a_multiple_of_unroll_len():
+    cfg = compile_config('cartpole_impala.py', ['policy.collect.n_sample=24', 'policy.unroll_len=16'])
+    with pytest.raises(ConfigError, match=r'n_sample \(24\) must be a multiple of policy.unroll_len \(16\)'):
+        create_policy(cfg, gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2))
+
+
+# ---- learning -------------------------------------------------------------------------------------
+CARTPOLE_BUDGET = 150_000
+
+
+def test_impala_solves_cartpole_from_the_cli(tmp_path):
+    """The shipped config, seed 0, the like-for-like CartPole-v0 task: solved well within the env-step budget."""
+    exp_dir = tmp_path / 'cartpole'
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '-s', '0', '-q',
+                          '--exp-dir', str(exp_dir), '--max-env-step', str(CARTPOLE_BUDGET),
+                          'env.env_id=CartPole-v0', 'env.stop_value=195'],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads((exp_dir / 'summary.json').read_text())
+    assert summary['solved'], summary
+    assert summary['best_eval_return'] >= 195
+    assert summary['env_steps'] < CARTPOLE_BUDGET
+
+
+PENDULUM_BUDGET = 150_000
+
+
+def test_impala_improves_on_pendulum(tmp_path, tb_scalars):
+    """Gaussian actions on a time-limited task: a short run clearly beats its first (random) episodes."""
+    policy = serial_pipeline('pendulum_impala.py', seed=0, max_env_step=PENDULUM_BUDGET,
+                             exp_dir=str(tmp_path / 'pendulum'), progress=False)
+    scalars = tb_scalars(str(tmp_path / 'pendulum' / 'log'))
+    # the collector's training returns, logged as (mean, count) once per log period
+    means = [value for tag, _, value in scalars if tag == 'collector/episode_return_mean']
+    counts = [value for tag, _, value in scalars if tag == 'collector/episodes']
+    assert len(means) == len(counts) >= 4
+    early = np.average(means[:2], weights=counts[:2])               # the first ~16 episodes
+    last_quarter = len(means) // 4
+    late = np.average(means[-last_quarter:], weights=counts[-last_quarter:])
+    assert early < -1000                              # the untrained policy, for reference
+    assert late > early + 400, (early, late)          # the behaviour policy improved
+    assert policy.summary['best_eval_return'] > early + 200, (early, policy.summary)  # and so did the greedy one

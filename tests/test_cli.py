@@ -1,0 +1,153 @@
+"""Specification of the ``acframe`` command: exit codes, one-line errors, outputs, and no torch for cheap answers."""
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from acframe.cli import main
+from acframe.config import compile_config
+from acframe.errors import ConfigError
+
+# a run small enough for a test: 2 collector envs, one evaluation episode
+TINY = ['--max-env-step', '256', '-q', 'env.collector_env_num=2', 'env.evaluator_env_num=1',
+        'env.n_evaluator_episode=1', 'policy.learn.batch_size=4']
+
+
+def run_cli(args, capsys):
+    """``main(args)``'s exit status with its stdout and stderr."""
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope='module')
+def tiny_run(tmp_path_factory):
+    """One tiny training run started from a foreign cwd (the config is found in dizoo_configs by name)."""
+    work = tmp_path_factory.mktemp('cli')
+    exp_dir = work / 'exp'
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir), *TINY],
+                         cwd=work, capture_output=True, text=True, timeout=120)
+    return out, exp_dir
+
+
+def test_a_tiny_run_exits_0_and_fills_the_experiment_folder(tiny_run):
+    out, exp_dir = tiny_run
+    assert out.returncode == 0, out.stderr
+    assert (exp_dir / 'config.py').is_file()
+    assert (exp_dir / 'ckpt' / 'ckpt_latest.pth').is_file()
+    assert (exp_dir / 'ckpt' / 'ckpt_best.pth').is_file()
+    assert list((exp_dir / 'log').glob('events.out.tfevents.*'))
+    summary = json.loads((exp_dir / 'summary.json').read_text())
+    for key in ('solved', 'env_steps', 'train_iters', 'wall_s', 'best_eval_return', 'stop_value', 'seed'):
+        assert key in summary
+    assert summary['env_steps'] == 256 and summary['seed'] == 0
+    assert summary['stop_value'] == compile_config('cartpole_impala.py').env.stop_value
+
+
+def test_eval_mode_evaluates_a_checkpoint(tiny_run, capsys):
+    _, exp_dir = tiny_run
+    code, out, err = run_cli(['-m', 'eval', '-c', str(exp_dir / 'config.py'), '--load', str(exp_dir / 'ckpt' / 'ckpt_best.pth'),
+                              'env.n_evaluator_episode=2'], capsys)
+    assert code == 0, err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert len(result['returns']) == 2 and result['mean'] == pytest.approx(sum(result['returns']) / 2)
+
+
+def test_list_shows_registered_names_and_configs(capsys):
+    code, out, _ = run_cli(['--list'], capsys)
+    assert code == 0
+    assert 'impala' in out.split('policies:')[1].splitlines()[0]
+    assert 'vac' in out.split('models:')[1].splitlines()[0]
+    assert 'gym' in out.split('envs:')[1].splitlines()[0]
+    assert 'cartpole_impala.py' in out.split('dizoo configs:')[1]
+
+
+@pytest.fixture
+def bad_policy_config(tmp_path):
+    path = tmp_path / 'bad_policy.py'
+    path.write_text("main_config = dict()\ncreate_config = dict(policy=dict(type='impalla'))\n")
+    return str(path)
+
+
+@pytest.mark.parametrize('args, message', [
+    (['-c', 'cartpole_impala.py', 'policy.learn.learnin_rate=0.1'],
+     "unknown config key 'policy.learn.learnin_rate'; did you mean 'policy.learn.learning_rate'?"),
+    (['-c', 'BAD_POLICY'], "unknown policy 'impalla'. Did you mean 'impala'?"),
+    (['-c', 'no_such_config.py'], "config file 'no_such_config.py' not found"),
+    ([], 'no config given'),
+    (['-m', 'eval', '-c', 'cartpole_impala.py'], '-m eval needs --load CKPT'),
+    (['-m', 'eval', '-c', 'cartpole_impala.py', '--load', 'missing.pth'], '--load missing.pth: checkpoint does not exist'),
+    (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate'], 'is not of the form key.path=value'),
+    (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate=fast'], "'policy.learn.learning_rate' must be float"),
+    (['-c', 'cartpole_impala.py', 'policy.learn.discount_factor=2'], 'must lie in [0, 1]'),
+    (['--resume', 'no_such_run'], '--resume no_such_run: no config.py there'),
+])
+def test_usage_and_config_errors_exit_2_with_one_line(args, message, bad_policy_config, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = [bad_policy_config if a == 'BAD_POLICY' else a for a in args]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2
+    assert err.count('\n') == 1 and err.startswith('acframe: error: ')
+    assert message in err
+    assert 'Traceback' not in err + out
+
+
+def test_a_corrupt_checkpoint_exits_2(tmp_path, capsys):
+    corrupt = tmp_path / 'ckpt.pth'
+    corrupt.write_bytes(b'not a torch file')
+    code, _, err = run_cli(['-m', 'eval', '-c', 'cartpole_impala.py', '--load', str(corrupt)], capsys)
+    assert code == 2
+    assert f"checkpoint '{corrupt}' is corrupt" in err and err.count('\n') == 1
+
+
+def test_resume_without_a_checkpoint_exits_2(tmp_path, capsys):
+    (tmp_path / 'config.py').write_text("main_config = dict()\ncreate_config = dict(policy=dict(type='impala'))\n")
+    code, _, err = run_cli(['--resume', str(tmp_path)], capsys)
+    assert code == 2
+    assert 'no ckpt/ckpt_latest.pth there' in err
+
+
+def test_debug_shows_the_traceback(capsys):
+    with pytest.raises(ConfigError):
+        main(['-c', 'cartpole_impala.py', 'policy.lern.x=1', '--debug'])
+
+
+def _modules_after(args, cwd):
+    """Run the CLI in a fresh interpreter; return (exit code, stdout, stderr, whether torch got imported)."""
+    probe = textwrap.dedent(f"""
+        import sys
+        from acframe.cli import main
+        try:
+            code = main({args!r})
+        except SystemExit as exc:
+            code = exc.code
+        sys.stderr.write('TORCH_IMPORTED=%s\\n' % ('torch' in sys.modules))
+        sys.exit(code)
+    """)
+    out = subprocess.run([sys.executable, '-c', probe], cwd=cwd, capture_output=True, text=True, timeout=60)
+    err_lines = out.stderr.splitlines()
+    assert err_lines and err_lines[-1].startswith('TORCH_IMPORTED='), out.stderr
+    return out.returncode, out.stdout, '\n'.join(err_lines[:-1]), err_lines[-1] == 'TORCH_IMPORTED=True'
+
+
+def test_help_list_and_config_errors_answer_without_importing_torch(tmp_path):
+    code, out, _, torch_imported = _modules_after(['--help'], tmp_path)
+    assert code == 0 and 'usage: acframe' in out and not torch_imported
+
+    code, _, err, torch_imported = _modules_after(['-c', 'cartpole_impala.py', 'env.collector_env_nums=2'], tmp_path)
+    assert code == 2 and "did you mean 'env.collector_env_num'?" in err
+    assert not torch_imported
+
+    code, out, _, torch_imported = _modules_after(['--list'], tmp_path)
+    assert code == 0 and 'policies:' in out and not torch_imported
+
+
+def test_help_imports_no_torch_per_importtime(tmp_path):
+    out = subprocess.run([sys.executable, '-X', 'importtime', '-m', 'acframe.cli', '--help'], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    imported = [line.rsplit('|', 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith('import time:')]
+    assert 'acframe' in imported and 'argparse' in imported  # the probe sees the imports
+    assert not [name for name in imported if name == 'torch' or name.startswith('torch.')]

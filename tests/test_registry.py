@@ -1,0 +1,119 @@
+"""Specification of ``acframe.registry``: registering, lazy entries, lookup errors and import_names."""
+import sys
+import textwrap
+
+import pytest
+
+from acframe.errors import RegistryError
+from acframe.registry import ENV_REGISTRY, POLICY_REGISTRY, Registry, import_names
+
+
+def test_register_decorator_returns_the_class_and_get_finds_it():
+    registry = Registry('thing')
+
+    @registry.register('square')
+    class Square:
+        pass
+
+    assert registry.get('square') is Square
+    assert 'square' in registry
+    assert registry.names() == ['square']
+    assert Square.registered_name == 'square'
+    assert isinstance(registry.build('square'), Square)
+
+
+def test_register_without_decorator_and_build_passes_arguments():
+    registry = Registry('factory')
+    registry.register('pair', lambda a, b=0: (a, b))
+    assert registry.build('pair', 1, b=2) == (1, 2)
+
+
+def test_registering_another_object_under_a_taken_name_is_an_error_unless_forced():
+    registry = Registry('thing')
+
+    class First:
+        pass
+
+    class Second:
+        pass
+
+    registry.register('x', First)
+    registry.register('x', First)  # the same object again (a re-imported module) is fine
+    with pytest.raises(RegistryError, match="already registered"):
+        registry.register('x', Second)
+    registry.register('x', Second, force=True)
+    assert registry.get('x') is Second
+
+
+def _write_module(folder, name, body):
+    (folder / f'{name}.py').write_text(textwrap.dedent(body))
+
+
+def test_lazy_entry_is_not_imported_until_get(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _write_module(tmp_path, 'acframe_lazy_probe', """
+        class Heavy:
+            pass
+    """)
+    registry = Registry('thing')
+    registry.register_lazy('heavy', 'acframe_lazy_probe:Heavy')
+
+    assert 'heavy' in registry and registry.names() == ['heavy']
+    assert registry.location('heavy') == 'acframe_lazy_probe:Heavy'
+    assert not registry.is_loaded('heavy')
+    assert 'acframe_lazy_probe' not in sys.modules
+
+    heavy = registry.get('heavy')
+    assert heavy.__name__ == 'Heavy'
+    assert 'acframe_lazy_probe' in sys.modules
+    assert registry.is_loaded('heavy')
+    monkeypatch.delitem(sys.modules, 'acframe_lazy_probe')
+
+
+def test_builtin_entries_are_lazy_locations_in_acframe():
+    assert POLICY_REGISTRY.location('impala') == 'acframe.policy.impala:IMPALAPolicy'
+    assert ENV_REGISTRY.location('gym') == 'acframe.envs.gym_env:make_gym_env'
+
+
+def test_unknown_name_lists_known_names_and_the_nearest():
+    registry = Registry('policy')
+    for name in ('impala', 'a2c', 'acer'):
+        registry.register(name, object())
+    with pytest.raises(RegistryError) as info:
+        registry.get('impalla')
+    message = str(info.value)
+    assert "unknown policy 'impalla'" in message
+    assert "Did you mean 'impala'?" in message
+    assert 'Known policies: a2c, acer, impala' in message
+    assert "register('impalla')" in message  # says how to add one
+
+
+def test_unknown_name_without_a_close_match_still_lists_known_names():
+    registry = Registry('model')
+    registry.register('vac', object())
+    message = str(pytest.raises(RegistryError, registry.get, 'transformer').value)
+    assert 'Did you mean' not in message
+    assert 'vac' in message
+
+
+def test_import_names_imports_a_user_module_that_registers_itself(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _write_module(tmp_path, 'acframe_user_plugin', """
+        from acframe.registry import ENV_REGISTRY
+
+        @ENV_REGISTRY.register('user_plugin_env_for_registry_test')
+        def make(env_cfg, **overrides):
+            return 'made'
+    """)
+    assert 'user_plugin_env_for_registry_test' not in ENV_REGISTRY
+    import_names(['acframe_user_plugin'])
+    try:
+        assert ENV_REGISTRY.build('user_plugin_env_for_registry_test', {}) == 'made'
+    finally:
+        ENV_REGISTRY._entries.pop('user_plugin_env_for_registry_test', None)
+        sys.modules.pop('acframe_user_plugin', None)
+
+
+def test_import_names_with_a_missing_module_names_it():
+    with pytest.raises(RegistryError, match="cannot import module 'no_such_acframe_plugin'"):
+        import_names(['no_such_acframe_plugin'])

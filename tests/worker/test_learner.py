@@ -1,0 +1,144 @@
+"""Specification of ``acframe.worker.Learner`` and its hooks: logging, atomic checkpoints, LR schedule."""
+import os
+from typing import Dict
+
+import pytest
+import torch
+from tensorboardX import SummaryWriter
+
+from acframe.errors import CheckpointError
+from acframe.worker import CheckpointHook, Learner, LearnerHook, LinearLRDecayHook, LogHook, load_checkpoint
+
+
+class CountingLearnMode:
+    """A stand-in for ``policy.learn_mode``: one parameter, one optimizer, loss = the iteration number."""
+
+    def __init__(self, lr: float = 0.1) -> None:
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+        self.optimizer = torch.optim.SGD([self.weight], lr=lr)
+        self.calls = 0
+
+    def forward(self, batch) -> Dict[str, float]:
+        self.calls += 1
+        self.optimizer.zero_grad()
+        (self.weight * batch).sum().backward()
+        self.optimizer.step()
+        return {'loss': float(self.calls), 'cur_lr': self.optimizer.param_groups[0]['lr']}
+
+    def state_dict(self):
+        return {'model': {'weight': self.weight.detach().clone()}, 'optimizer': self.optimizer.state_dict()}
+
+    def load_state_dict(self, state):
+        with torch.no_grad():
+            self.weight.copy_(state['model']['weight'])
+        self.optimizer.load_state_dict(state['optimizer'])
+
+    def optimizers(self):
+        return [self.optimizer]
+
+
+def test_train_runs_the_learn_mode_and_counts_iterations():
+    mode = CountingLearnMode()
+    learner = Learner(mode)
+    info = learner.train(torch.ones(1))
+    assert info['loss'] == 1.0 and learner.train_iter == 1 and mode.calls == 1
+
+
+def test_hooks_fire_after_every_iteration_and_every_round():
+    calls = []
+
+    class Recorder(LearnerHook):
+        def after_iter(self, learner, info):
+            calls.append(('iter', learner.train_iter, info['loss']))
+
+        def after_round(self, learner):
+            calls.append(('round', learner.train_iter))
+
+    learner = Learner(CountingLearnMode(), hooks=[Recorder()])
+    learner.train(torch.ones(1))
+    learner.train(torch.ones(1))
+    learner.end_round()
+    assert calls == [('iter', 1, 1.0), ('iter', 2, 2.0), ('round', 2)]
+
+
+def test_log_hook_writes_the_mean_every_n_iterations_to_tensorboard_and_console(tmp_path, tb_scalars):
+    echoed = []
+    writer = SummaryWriter(str(tmp_path / 'log'))
+    hook = LogHook(freq=3, tb_logger=writer, echo=echoed.append)
+    learner = Learner(CountingLearnMode(), hooks=[hook])
+    for _ in range(7):
+        learner.train(torch.ones(1))
+    writer.close()
+    losses = [(step, value) for tag, step, value in tb_scalars(str(tmp_path / 'log')) if tag == 'learner/loss']
+    assert losses == [(3, 2.0), (6, 5.0)]  # means of iterations 1-3 and 4-6; iteration 7 waits for 9
+    assert hook.last['loss'] == 5.0
+    assert echoed == ['[learner] iter 3: loss=2 cur_lr=0.1', '[learner] iter 6: loss=5 cur_lr=0.1']
+
+
+def test_checkpoint_hook_writes_the_latest_checkpoint_every_n_iterations(tmp_path):
+    learner = Learner(CountingLearnMode(), str(tmp_path), hooks=[CheckpointHook(freq=4)],
+                      state_provider=lambda: {'env_step': 123})
+    path = tmp_path / 'ckpt' / 'ckpt_latest.pth'
+    saved_at = []
+    for _ in range(10):
+        learner.train(torch.ones(1))
+        learner.end_round()
+        if path.exists():
+            saved_at.append(load_checkpoint(str(path))['train_iter'])
+    assert sorted(set(saved_at)) == [4, 8]
+    state = load_checkpoint(str(path))
+    assert state['env_step'] == 123 and 'model' in state['policy']
+
+
+def test_checkpoint_writes_are_atomic(tmp_path):
+    """A save that fails half-way leaves the previous checkpoint intact and no partial file behind."""
+    extra = {'env_step': 1}
+    learner = Learner(CountingLearnMode(), str(tmp_path), state_provider=lambda: dict(extra))
+    learner.train(torch.ones(1))
+    path = learner.save_checkpoint('ckpt_latest.pth')
+    extra['unpicklable'] = lambda: None  # torch.save fails part-way through writing
+    learner.train(torch.ones(1))
+    with pytest.raises(Exception):
+        learner.save_checkpoint('ckpt_latest.pth')
+    assert os.listdir(tmp_path / 'ckpt') == ['ckpt_latest.pth']
+    assert load_checkpoint(path)['train_iter'] == 1
+
+
+def test_checkpoint_roundtrip_restores_the_policy_and_the_iteration(tmp_path):
+    learner = Learner(CountingLearnMode(), str(tmp_path))
+    for _ in range(3):
+        learner.train(torch.ones(1))
+    path = learner.save_checkpoint('ckpt_latest.pth')
+    fresh = Learner(CountingLearnMode(), str(tmp_path))
+    fresh.load_checkpoint_state(load_checkpoint(path))
+    assert fresh.train_iter == 3
+    assert torch.equal(fresh.policy.weight, learner.policy.weight)
+
+
+def test_linear_lr_decay_hook_reaches_zero_at_decay_iters():
+    mode = CountingLearnMode(lr=0.1)
+    learner = Learner(mode, hooks=[LinearLRDecayHook(decay_iters=10)])
+    lrs = []
+    for _ in range(12):
+        learner.train(torch.ones(1))
+        lrs.append(mode.optimizer.param_groups[0]['lr'])
+    assert lrs[4] == pytest.approx(0.05)   # after 5 of 10 iterations: half
+    assert lrs[9] == 0.0 and lrs[11] == 0.0
+
+
+def test_load_checkpoint_errors_name_the_file(tmp_path):
+    with pytest.raises(CheckpointError, match='does not exist'):
+        load_checkpoint(str(tmp_path / 'missing.pth'))
+    corrupt = tmp_path / 'corrupt.pth'
+    corrupt.write_bytes(b'\x00garbage')
+    with pytest.raises(CheckpointError, match='is corrupt'):
+        load_checkpoint(str(corrupt))
+    foreign = tmp_path / 'foreign.pth'
+    torch.save({'weights': 1}, foreign)
+    with pytest.raises(CheckpointError, match='not written by acframe'):
+        load_checkpoint(str(foreign))
+
+
+def test_saving_without_an_experiment_folder_is_an_error():
+    with pytest.raises(CheckpointError, match='no experiment folder'):
+        Learner(CountingLearnMode()).save_checkpoint('ckpt_latest.pth')
