@@ -62,3 +62,26 @@ def set_torch_threads(threads: int) -> None:
     n = threads if threads > 0 else 1
     if torch.get_num_threads() != n:
         torch.set_num_threads(n)
+
+
+def skip_dynamo_import() -> None:
+    """Let ``torch.optim`` optimizers run without importing ``torch._dynamo`` (seconds of start-up).
+
+    ``Optimizer.add_param_group`` / ``zero_grad`` / ``state_dict`` / ``load_state_dict`` are wrapped by
+    ``torch._disable_dynamo``, which imports the whole compiler stack on their first call only to mark them
+    "not to be compiled" — more than 2 s on these machines, about half of a CartPole run. acframe never
+    compiles an optimizer, so when ``torch._dynamo`` is not loaded yet we give each wrapper its cached
+    "disabled" function up front: the plain method itself. Under ``torch.compile`` (dynamo already
+    imported) nothing is changed.
+    """
+    import sys
+
+    import torch
+
+    if 'torch._dynamo' in sys.modules:
+        return
+    for name in ('add_param_group', 'zero_grad', 'state_dict', 'load_state_dict'):
+        method = torch.optim.Optimizer.__dict__.get(name)
+        plain = getattr(method, '__wrapped__', None)
+        if plain is not None and getattr(plain, '__dynamo_disable', None) is None:
+            setattr(plain, '__dynamo_disable', plain)

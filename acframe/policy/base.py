@@ -21,6 +21,7 @@ import torch.nn as nn
 
 from ..errors import CheckpointError, ConfigError, UnsupportedSpaceError
 from ..registry import MODEL_REGISTRY
+from ..optim import Adam, RMSprop
 
 
 class _Mode:
@@ -184,11 +185,9 @@ def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch
     lr = learn_cfg.learning_rate if lr is None else lr
     name = learn_cfg.get('optim', 'adam')
     if name == 'adam':
-        # foreach: one fused kernel per op over all parameters (the per-tensor loop dominates for small nets)
-        return torch.optim.Adam(params, lr=lr, eps=learn_cfg.get('adam_eps', 1e-8), foreach=True)
+        return Adam(params, lr=lr, eps=learn_cfg.get('adam_eps', 1e-8))
     if name == 'rmsprop':
-        return torch.optim.RMSprop(params, lr=lr, alpha=learn_cfg.get('rms_alpha', 0.99), eps=learn_cfg.get('rms_eps', 1e-5),
-                                   foreach=True)
+        return RMSprop(params, lr=lr, alpha=learn_cfg.get('rms_alpha', 0.99), eps=learn_cfg.get('rms_eps', 1e-5))
     raise ConfigError(f"policy.learn.optim '{name}' is not 'adam' or 'rmsprop'")
 
 

@@ -95,7 +95,6 @@ class IMPALAPolicy(Policy):
         reward = batch.reward
         steps, batch_size = reward.shape
         obs = batch.obs
-        self._model.train()
         output = self._model(obs.reshape((-1,) + tuple(obs.shape[2:])), mode='compute_actor_critic')
         values = output['value'].reshape(steps + 1, batch_size)
         target = make_distribution({k: output[k].reshape(steps + 1, batch_size, -1)[:-1] for k in self._stats_keys()},

@@ -1,0 +1,86 @@
+"""Adam and RMSprop with the same math as ``torch.optim``'s, minus a start-up cost acframe cannot afford.
+
+``torch.optim.Adam.step`` imports ``torch._dynamo`` on its first call (to place a graph break for
+``torch.compile``), and ``Optimizer.zero_grad`` & co. do the same to mark themselves uncompilable: more than
+2 s of start-up on these 2-core machines — half of a whole CartPole run. These classes subclass
+``torch.optim.Optimizer`` (param groups, state dicts, schedulers and hooks work as usual) and implement
+``step`` with ``torch._foreach_*`` kernels directly. The update is the textbook one, identical to
+``torch.optim`` with its defaults (no weight decay, no amsgrad, no momentum, not centered); a test checks
+that they produce the same parameters step for step.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable, Optional, Tuple
+
+import torch
+
+from .utils import skip_dynamo_import
+
+
+class Adam(torch.optim.Optimizer):
+    """Adam (Kingma & Ba 2015): ``m ← β1 m + (1−β1) g``, ``v ← β2 v + (1−β2) g²``,
+    ``θ ← θ − lr · m̂ / (√v̂ + eps)`` with bias-corrected ``m̂ = m / (1−β1^t)``, ``v̂ = v / (1−β2^t)``."""
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
+        skip_dynamo_import()
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
+
+    @torch.no_grad()
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            params = [p for p in group['params'] if p.grad is not None]
+            if not params:
+                continue
+            grads = [p.grad for p in params]
+            states = [self.state[p] for p in params]
+            for p, state in zip(params, states):
+                if not state:
+                    state['step'] = torch.tensor(0.0)
+                    state['exp_avg'] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    state['exp_avg_sq'] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            beta1, beta2 = group['betas']
+            exp_avgs = [s['exp_avg'] for s in states]
+            exp_avg_sqs = [s['exp_avg_sq'] for s in states]
+            torch._foreach_add_([s['step'] for s in states], 1.0)
+            steps = [float(s['step']) for s in states]  # per parameter: one may have skipped updates
+            torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
+            torch._foreach_mul_(exp_avg_sqs, beta2)
+            torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
+            denominators = torch._foreach_sqrt(exp_avg_sqs)
+            torch._foreach_div_(denominators, [math.sqrt(1 - beta2 ** t) for t in steps])
+            torch._foreach_add_(denominators, group['eps'])
+            torch._foreach_addcdiv_(params, exp_avgs, denominators, [-group['lr'] / (1 - beta1 ** t) for t in steps])
+        return loss
+
+
+class RMSprop(torch.optim.Optimizer):
+    """RMSprop (Tieleman & Hinton 2012): ``v ← α v + (1−α) g²``, ``θ ← θ − lr · g / (√v + eps)``."""
+
+    def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8) -> None:
+        skip_dynamo_import()
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps))
+
+    @torch.no_grad()
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            params = [p for p in group['params'] if p.grad is not None]
+            if not params:
+                continue
+            grads = [p.grad for p in params]
+            states = [self.state[p] for p in params]
+            for p, state in zip(params, states):
+                if not state:
+                    state['step'] = torch.tensor(0.0)
+                    state['square_avg'] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            square_avgs = [s['square_avg'] for s in states]
+            torch._foreach_add_([s['step'] for s in states], 1.0)
+            alpha = group['alpha']
+            torch._foreach_mul_(square_avgs, alpha)
+            torch._foreach_addcmul_(square_avgs, grads, grads, 1 - alpha)
+            denominators = torch._foreach_sqrt(square_avgs)
+            torch._foreach_add_(denominators, group['eps'])
+            torch._foreach_addcdiv_(params, grads, denominators, -group['lr'])
+        return loss
