@@ -78,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("no config given; pass -c CONFIG (e.g. acframe -c cartpole_impala.py) or --list to see the configs")
     else:
         config_path = args.config
+    if args.mode != 'parallel' and (args.backend != 'local' or args.ray_address):
+        raise ConfigError("--backend and --ray-address choose how the parallel pipeline runs; add -m parallel")
+    if args.load is not None and args.mode != 'eval':
+        raise ConfigError("--load evaluates a checkpoint with -m eval; to continue training use --resume DIR")
     if args.mode == 'eval':
         if args.load is None:
             raise ConfigError("-m eval needs --load CKPT (a .pth file in an experiment folder's ckpt/)")

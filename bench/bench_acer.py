@@ -31,8 +31,8 @@ def time_to_solve(env: str, seeds: List[int], max_env_step: int = 0) -> Dict[str
             'stop_value': runs[0]['stop_value'], **median_report(runs)}
 
 
-def learner_throughput(env: str, trust_region: bool, iters: int, batch_size: int = 16) -> Dict[str, Any]:
-    """Samples/s of ``learn_mode.forward`` on replayed batches of the config's unroll_len x batch_size."""
+def learner_throughput(env: str, trust_region: bool, iters: int) -> Dict[str, Any]:
+    """Samples/s of ``learn_mode.forward`` on replayed batches of the config's ``(unroll_len, batch_size)``."""
     import torch
 
     from acframe.config import compile_config
@@ -42,8 +42,8 @@ def learner_throughput(env: str, trust_region: bool, iters: int, batch_size: int
     from acframe.utils import set_global_seed, set_torch_threads
     from acframe.worker import SampleCollector
 
-    cfg = compile_config(CONFIGS[env], [f'policy.learn.trust_region={trust_region}',
-                                        f'policy.learn.batch_size={batch_size}'])
+    cfg = compile_config(CONFIGS[env], [f'policy.learn.trust_region={trust_region}'])
+    batch_size = cfg.policy.learn.batch_size
     set_global_seed(0)
     set_torch_threads(cfg.policy.learn.torch_threads)
     envs = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, 0)
@@ -51,7 +51,7 @@ def learner_throughput(env: str, trust_region: bool, iters: int, batch_size: int
     collector = SampleCollector(envs, policy.collect_mode, cfg.policy.collect.n_sample)
     buffer_cfg = dict(cfg.policy.other.replay_buffer)
     buffer = BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=0, **buffer_cfg)
-    for _ in range(10):
+    while len(buffer) < 2000:
         buffer.push(collector.collect())
     envs.close()
     batches = [buffer.sample_windows(batch_size) for _ in range(8)]

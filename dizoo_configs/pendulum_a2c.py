@@ -1,4 +1,8 @@
-"""A2C on Pendulum-v1 (continuous actions, Gaussian policy): solved at an evaluation mean return of -250."""
+"""A2C on Pendulum-v1 (continuous actions, Gaussian policy): solved at an evaluation mean return of -250.
+
+Pendulum's rewards (-16..0 per step) are scaled by 0.1 for the targets, and the Gaussian starts wide
+(sigma 1 on torques in [-2, 2]); the env gets actions clipped to [-2, 2], the loss the unclipped samples.
+"""
 main_config = dict(
     exp_name='pendulum_a2c',
     env=dict(
@@ -9,12 +13,13 @@ main_config = dict(
         stop_value=-250,
     ),
     policy=dict(
-        model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False, init_sigma=0.5),
+        model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False, init_sigma=1.0),
         learn=dict(
             optim='adam',
-            learning_rate=0.001,
+            learning_rate=0.003,
             discount_factor=0.9,
             gae_lambda=0.9,
+            reward_scale=0.1,
             value_weight=0.5,
             entropy_weight=0.0,
             clip_value=0.5,
@@ -22,7 +27,7 @@ main_config = dict(
         collect=dict(n_sample=8),
         eval=dict(evaluator=dict(eval_freq=100)),
     ),
-    max_env_step=2_000_000,
+    max_env_step=1_000_000,
 )
 create_config = dict(
     env=dict(type='gym'),

@@ -100,6 +100,7 @@ def render_common() -> str:
              'rejects unknown keys and checks types and ranges. Each policy adds its own `policy.*` keys: see its page '
              'under [algorithms/](algorithms/).', '']
     sections = [('Top level', 'TOP_LEVEL', ''), ('`env`', 'ENV', 'env.'),
+                ('`parallel` (the parallel pipeline, see [parallel.md](parallel.md))', 'PARALLEL', 'parallel.'),
                 ('`policy` (common to every policy)', 'POLICY_COMMON', 'policy.'),
                 ('`create_config`', 'CREATE', 'create_config.')]
     for title, name, prefix in sections:

@@ -85,6 +85,10 @@ class A2CPolicy(Policy):
             # (int) Steps collected from every collector env per update (the n of the n-step returns).
             n_sample=5,
         ),
+        eval=dict(
+            # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).
+            deterministic=True,
+        ),
         other=dict(
             replay_buffer=dict(
                 # (str) On-policy: no replay buffer (''); a buffer type that replays data is refused.
@@ -112,6 +116,7 @@ class A2CPolicy(Policy):
         self._gamma = float(learn.discount_factor)
         self._reward_scale = float(learn.reward_scale)
         self._params = list(self._model.parameters())
+        self._model.train()  # once: nothing in acframe switches it to eval mode (a per-update call walks every module)
         self._nvec = self._multi_discrete_nvec()
 
     def _actor_critic_groups(self, critic_lr: float) -> List[Dict[str, Any]]:
@@ -128,6 +133,7 @@ class A2CPolicy(Policy):
         return [{'params': actor, 'name': 'actor'}, {'params': critic, 'name': 'critic', 'lr': critic_lr}]
 
     def _multi_discrete_nvec(self) -> List[int]:
+        """The categorical sizes of a MultiDiscrete action (empty for other spaces)."""
         if self._action_space != 'multi_discrete':
             return []
         nvec = getattr(self._model, 'nvec', None) or self._cfg.model.get('action_shape')
@@ -140,7 +146,6 @@ class A2CPolicy(Policy):
         learn = self._cfg.learn
         steps, num_envs = batch.reward.shape
         obs = batch.obs
-        self._model.train()
         output = self._model(obs.reshape((-1,) + tuple(obs.shape[2:])), mode='compute_actor_critic')
         values = output['value'].reshape(steps + 1, num_envs)
         stats = {k: output[k].reshape(steps + 1, num_envs, -1)[:-1] for k in self._stats_keys()}
@@ -208,11 +213,11 @@ class A2CPolicy(Policy):
 
     # ---- collect -----------------------------------------------------------------------------------
     def _init_collect(self) -> None:
-        self._collect_nvec = self._multi_discrete_nvec()
+        self._nvec = self._multi_discrete_nvec()
 
     def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         output = self._model.compute_actor(obs)
-        return {'action': make_distribution(output, self._action_space, self._collect_nvec).sample()}
+        return {'action': make_distribution(output, self._action_space, self._nvec).sample()}
 
     def _get_train_sample(self, segment: ttorch.Tensor) -> ttorch.Tensor:
         """The whole time-major segment is one batch: A2C trains on it once."""
@@ -220,8 +225,9 @@ class A2CPolicy(Policy):
 
     # ---- eval --------------------------------------------------------------------------------------
     def _init_eval(self) -> None:
-        self._eval_nvec = self._multi_discrete_nvec()
+        self._nvec = self._multi_discrete_nvec()
+        self._deterministic = bool(self._cfg.eval.get('deterministic', True))
 
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        output = self._model.compute_actor(obs)
-        return {'action': make_distribution(output, self._action_space, self._eval_nvec).mode()}
+        dist = make_distribution(self._model.compute_actor(obs), self._action_space, self._nvec)
+        return {'action': dist.mode() if self._deterministic else dist.sample()}

@@ -126,7 +126,6 @@ class ACERPolicy(Policy):
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
-        self._model.train()
         terms = self._discrete_terms(batch) if self._action_space == 'discrete' else self._continuous_terms(batch)
         per_step = terms['policy_loss']
         if learn.trust_region:

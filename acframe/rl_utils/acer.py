@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from ._checks import check_time_major
+from .scan import reverse_scan
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -75,7 +76,9 @@ def retrace(
         ``Q_ret_t = r_t + gamma_t [c_{t+1} (Q_ret_{t+1} - Q(x_{t+1}, a_{t+1})) + V(x_{t+1})]``,
         ``Q_ret_{T-1} = r_{T-1} + gamma_{T-1} V(x_T)``.
 
-    Computed by the reverse scan of alg. 2::
+    Alg. 2 computes it by the reverse scan below; acframe runs the equivalent linear scan
+    ``Q_ret_t = r_t + gamma_t (V(x_{t+1}) - c_{t+1} Q(x_{t+1}, a_{t+1})) + gamma_t c_{t+1} Q_ret_{t+1}``
+    (one fused step per t, :func:`~acframe.rl_utils.scan.reverse_scan`)::
 
         Q_ret <- V(x_T)
         for t = T-1 .. 0:
@@ -107,13 +110,13 @@ def retrace(
         bootstrap_value, rewards=rewards, discounts=discounts, q_taken=q_taken, values=values, c=c
     )
     with torch.no_grad():
-        q_ret = torch.empty_like(rewards)
-        acc = bootstrap_value.clone()
-        for t in range(rewards.shape[0] - 1, -1, -1):
-            acc = rewards[t] + discounts[t] * acc
-            q_ret[t] = acc
-            acc = c[t] * (acc - q_taken[t]) + values[t]
-    return q_ret
+        # As one linear reverse scan Q_ret_t = u_t + gamma_t c_{t+1} Q_ret_{t+1}, with
+        # u_t = r_t + gamma_t (V(x_{t+1}) - c_{t+1} Q(x_{t+1}, a_{t+1})) and V(x_T) = bootstrap, c_T = 0.
+        next_values = torch.cat([values[1:], bootstrap_value.unsqueeze(0)])
+        next_c = torch.cat([c[1:], torch.zeros_like(c[:1])])
+        next_q = torch.cat([q_taken[1:], torch.zeros_like(q_taken[:1])])
+        inputs = rewards + discounts * (next_values - next_c * next_q)
+        return reverse_scan(inputs, discounts * next_c, torch.zeros_like(bootstrap_value))
 
 
 def q_opc(

@@ -168,9 +168,10 @@ def test_rejects_unsupported_spaces_and_bad_settings():
 # ---- learning ---------------------------------------------------------------------------------------------
 
 
-def test_solves_cartpole_v0_within_budget(tmp_path):
-    policy = serial_pipeline('cartpole_acer.py', seed=0, max_env_step=20_000, exp_dir=str(tmp_path / 'cartpole'),
-                             progress=False)
+def test_solves_cartpole_within_budget(tmp_path):
+    """cartpole_acer.py on the 500-step CartPole-v1 to 475 (CartPole-v0's 195 an untrained arg-max policy may reach)."""
+    policy = serial_pipeline('cartpole_acer.py', seed=0, max_env_step=10_000, exp_dir=str(tmp_path / 'cartpole'),
+                             overrides=['env.env_id=CartPole-v1', 'env.stop_value=475'], progress=False)
     assert policy.summary['solved'], policy.summary
 
 

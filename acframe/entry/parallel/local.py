@@ -38,6 +38,7 @@ _STOP_GRACE_S = 5.0
 _MAX_WAITING_SEGMENTS = 1
 #: learner -> actor: a segment was read / new weights are published (sync mode)
 _RECEIPT, _PUBLISHED = b'r', b'p'
+_PR_SET_NAME, _PR_SET_PDEATHSIG = 15, 1  # prctl(2) options
 
 
 class _LearnerLink:
@@ -64,7 +65,6 @@ class _LearnerLink:
                     if self.conn.recv_bytes() == _RECEIPT:
                         self.taken += 1
         return not self.shared.stopped()
-_PR_SET_NAME, _PR_SET_PDEATHSIG = 15, 1
 
 
 @dataclass
