@@ -1,18 +1,18 @@
-"""A2C on LunarLander-v3 with domain randomization (as in Gymnasium's A2C vector-env tutorial).
+"""A2C on LunarLander-v3 with domain randomization, as in Gymnasium's A2C vector-env tutorial.
 
-Every collector env gets its own gravity, wind and turbulence, drawn from the distributions below, and
-new ones every 200 collections; the evaluator lands with the nominal parameters (gravity -10, no wind).
-The draws are printed and saved in <exp_dir>/domain_randomization.json.
+Every collector env gets its own gravity, wind and turbulence, drawn from the distributions below, and new
+ones every 50 collections (64k env steps); the evaluator lands with the nominal parameters (gravity -10,
+no wind). The draws are printed and saved in <exp_dir>/domain_randomization.json. The A2C settings are
+those of lunarlander_a2c.py.
 """
 main_config = dict(
     exp_name='lunarlander_a2c_dr',
     env=dict(
         env_id='LunarLander-v3',
-        collector_env_num=16,
+        collector_env_num=10,
         evaluator_env_num=8,
         n_evaluator_episode=8,
         stop_value=200,
-        max_episode_steps=600,
         domain_randomization=dict(
             enable=True,
             params=dict(
@@ -21,7 +21,7 @@ main_config = dict(
                 wind_power=dict(dist='normal', mean=15.0, std=1.0, low=0.01, high=19.99),
                 turbulence_power=dict(dist='normal', mean=1.5, std=0.5, low=0.01, high=1.99),
             ),
-            resample_every=200,
+            resample_every=50,
             apply_to_evaluator=False,
         ),
     ),
@@ -30,14 +30,15 @@ main_config = dict(
         learn=dict(
             optim='rmsprop',
             learning_rate=0.001,
-            discount_factor=0.99,
+            critic_learning_rate=0.005,
+            discount_factor=0.999,
             gae_lambda=0.95,
             value_weight=0.5,
-            entropy_weight=0.001,
+            entropy_weight=0.01,
             clip_value=0.5,
         ),
-        collect=dict(n_sample=8),
-        eval=dict(evaluator=dict(eval_freq=500)),
+        collect=dict(n_sample=128),
+        eval=dict(deterministic=False, evaluator=dict(eval_freq=20)),
     ),
     max_env_step=3_000_000,
 )
