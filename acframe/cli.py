@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     if args.resume is not None:
         if not os.path.isfile(os.path.join(args.resume, 'config.py')):
             raise ConfigError(f"--resume {args.resume}: no config.py there; pass the experiment folder of an earlier run")
-        config_path = os.path.join(args.resume, 'config.py')
+        # the run's own compiled config, unless -c names another one (e.g. with a larger budget)
+        config_path = args.config or os.path.join(args.resume, 'config.py')
     elif args.config is None:
         raise ConfigError("no config given; pass -c CONFIG (e.g. acframe -c cartpole_impala.py) or --list to see the configs")
     else:

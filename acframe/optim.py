@@ -11,11 +11,26 @@ that they produce the same parameters step for step.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Optional, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Tuple
 
 import torch
 
 from .utils import skip_dynamo_import
+
+
+def _with_grads(optimizer: torch.optim.Optimizer, group: dict, *buffers: str) -> Tuple[List, List, List]:
+    """The group's parameters that have gradients, their gradients and states (zeroed ``buffers`` on first use),
+    with each state's ``step`` counter advanced by one."""
+    params = [p for p in group['params'] if p.grad is not None]
+    states = [optimizer.state[p] for p in params]
+    for p, state in zip(params, states):
+        if not state:
+            state['step'] = torch.tensor(0.0)
+            for name in buffers:
+                state[name] = torch.zeros_like(p, memory_format=torch.preserve_format)
+    if params:
+        torch._foreach_add_([s['step'] for s in states], 1.0)
+    return params, [p.grad for p in params], states
 
 
 class Adam(torch.optim.Optimizer):
@@ -30,20 +45,12 @@ class Adam(torch.optim.Optimizer):
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         loss = closure() if closure is not None else None
         for group in self.param_groups:
-            params = [p for p in group['params'] if p.grad is not None]
+            params, grads, states = _with_grads(self, group, 'exp_avg', 'exp_avg_sq')
             if not params:
                 continue
-            grads = [p.grad for p in params]
-            states = [self.state[p] for p in params]
-            for p, state in zip(params, states):
-                if not state:
-                    state['step'] = torch.tensor(0.0)
-                    state['exp_avg'] = torch.zeros_like(p, memory_format=torch.preserve_format)
-                    state['exp_avg_sq'] = torch.zeros_like(p, memory_format=torch.preserve_format)
             beta1, beta2 = group['betas']
             exp_avgs = [s['exp_avg'] for s in states]
             exp_avg_sqs = [s['exp_avg_sq'] for s in states]
-            torch._foreach_add_([s['step'] for s in states], 1.0)
             steps = [float(s['step']) for s in states]  # per parameter: one may have skipped updates
             torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
             torch._foreach_mul_(exp_avg_sqs, beta2)
@@ -66,17 +73,10 @@ class RMSprop(torch.optim.Optimizer):
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         loss = closure() if closure is not None else None
         for group in self.param_groups:
-            params = [p for p in group['params'] if p.grad is not None]
+            params, grads, states = _with_grads(self, group, 'square_avg')
             if not params:
                 continue
-            grads = [p.grad for p in params]
-            states = [self.state[p] for p in params]
-            for p, state in zip(params, states):
-                if not state:
-                    state['step'] = torch.tensor(0.0)
-                    state['square_avg'] = torch.zeros_like(p, memory_format=torch.preserve_format)
             square_avgs = [s['square_avg'] for s in states]
-            torch._foreach_add_([s['step'] for s in states], 1.0)
             alpha = group['alpha']
             torch._foreach_mul_(square_avgs, alpha)
             torch._foreach_addcmul_(square_avgs, grads, grads, 1 - alpha)

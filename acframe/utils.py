@@ -85,3 +85,37 @@ def skip_dynamo_import() -> None:
         plain = getattr(method, '__wrapped__', None)
         if plain is not None and getattr(plain, '__dynamo_disable', None) is None:
             setattr(plain, '__dynamo_disable', plain)
+
+
+def capture_rng_states() -> dict:
+    """The global RNG states a run draws from (torch CPU, numpy, Python), for checkpoints."""
+    import numpy as np
+    import torch
+
+    return {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate()}
+
+
+def restore_rng_states(states: dict) -> None:
+    import numpy as np
+    import torch
+
+    torch.set_rng_state(states['torch'])
+    np.random.set_state(states['numpy'])
+    random.setstate(states['python'])
+
+
+def buffer_checkpoint(buffer: Any, save_contents: bool) -> dict:
+    """A replay buffer's part of a checkpoint: its sampling RNG always, its contents when asked."""
+    if buffer is None:
+        return {'buffer': None, 'buffer_rng': None}
+    return {'buffer': buffer.state_dict() if save_contents else None, 'buffer_rng': buffer.rng_state()}
+
+
+def restore_buffer(buffer: Any, state: dict) -> None:
+    """Undo ``buffer_checkpoint``: the contents when saved, else just the sampling RNG."""
+    if buffer is None:
+        return
+    if state.get('buffer') is not None:
+        buffer.load_state_dict(state['buffer'])
+    elif state.get('buffer_rng') is not None:
+        buffer.set_rng_state(state['buffer_rng'])

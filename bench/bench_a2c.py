@@ -31,9 +31,11 @@ VECTOR_ENVS = [('CartPole-v1', 'cartpole_a2c.py'), ('LunarLander-v3', 'lunarland
 VECTOR_NUM_ENVS = (1, 4, 8)
 
 
-def bench_solve(seeds: List[int], quick: bool) -> List[Dict[str, Any]]:
+def bench_solve(seeds: List[int], quick: bool, tasks: List[str]) -> List[Dict[str, Any]]:
     rows = []
     for env_id, config in SOLVE_TASKS:
+        if env_id.split('-')[0].lower() not in tasks:
+            continue
         extra = ['--max-env-step', '20000'] if quick and env_id.startswith('LunarLander') else []
         runs = [run_cli(config, seed, extra_args=extra) for seed in seeds]
         row = {'benchmark': 'a2c_solve', 'env_id': env_id, 'config': config,
@@ -99,9 +101,11 @@ def main() -> None:
     parser.add_argument('--only', nargs='+', choices=('solve', 'vector'), default=['solve', 'vector'])
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     parser.add_argument('--quick', action='store_true', help='one seed, short runs: checks the script, not a result')
+    parser.add_argument('--tasks', nargs='+', choices=('cartpole', 'lunarlander'), default=['cartpole', 'lunarlander'],
+                        help='the time-to-solve tasks to run')
     args = parser.parse_args()
     seeds = args.seeds[:1] if args.quick else args.seeds
-    solve = bench_solve(seeds, args.quick) if 'solve' in args.only else []
+    solve = bench_solve(seeds, args.quick, args.tasks) if 'solve' in args.only else []
     vector = bench_vector(args.quick) if 'vector' in args.only else []
     print(markdown(solve, vector))
 

@@ -13,7 +13,6 @@ import statistics
 import time
 
 import gymnasium as gym
-import numpy as np
 import torch
 import torch.nn as nn
 

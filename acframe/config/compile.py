@@ -13,6 +13,7 @@ import difflib
 import math
 import os
 import pprint
+import re
 import runpy
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -31,7 +32,7 @@ UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_
 POSITIVE_KEYS = {
     'collector_env_num', 'evaluator_env_num', 'n_evaluator_episode', 'n_sample', 'unroll_len', 'batch_size',
     'replay_buffer_size', 'max_use', 'update_per_collect', 'max_env_step', 'max_train_iter', 'learning_rate',
-    'log_freq', 'actor_num', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'start_timeout',
+    'log_freq', 'actor_num', 'max_episode_steps', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'start_timeout',
 }
 #: keys whose value must be >= 0
 NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
@@ -226,40 +227,55 @@ def _is_free_form(path: str) -> bool:
     return path in free or path.startswith(tuple(f + '.' for f in free))
 
 
+_COMMENT_TYPES = {'int': int, 'float': float, 'str': str, 'bool': bool, 'list': list, 'dict': dict, 'tuple': list}
+
+
+def _expected_type(default: Any, comment: str) -> Optional[type]:
+    """The type a key's value must have: its default's, or the ``(type)`` its comment starts with when the
+    default is None; None when neither says."""
+    if default is not None:
+        return dict if isinstance(default, dict) else list if isinstance(default, tuple) else type(default)
+    match = re.match(r'\((\w+)', comment or '')
+    return _COMMENT_TYPES.get(match.group(1)) if match else None
+
+
 def _check_types(cfg: dict, ref: dict, comments: Dict[str, str], path: str = '') -> None:
-    """Each value must have its default's type (int is accepted for float; None only where documented)."""
+    """Each value must have its key's type (int is accepted for float; None only where documented)."""
     for key, default in ref.items():
         full = f"{path}.{key}" if path else key
         if key not in cfg:
             continue
         value = cfg[key]
-        if isinstance(default, dict):
-            if len(default) and isinstance(value, dict):
-                _check_types(value, default, comments, full)
-            continue
-        if default is None or value is None:
-            if value is None and default is not None and 'None' not in comments.get(full, '') and key != 'grad_clip_type':
+        expected = _expected_type(default, comments.get(full, ''))
+        if value is None:
+            if default is not None and 'None' not in comments.get(full, '') and key != 'grad_clip_type':
                 raise ConfigError(f"config key '{full}' must not be None; set a {type(default).__name__} such as {default!r}")
             continue
+        if expected is dict:
+            if not isinstance(value, dict):
+                raise ConfigError(f"config key '{full}' must be a dict (a section of keys), got {type(value).__name__} {value!r}")
+            if isinstance(default, dict) and default:
+                _check_types(value, default, comments, full)
+            continue
         ok = True
-        if isinstance(default, bool):
+        if expected is bool:
             ok = isinstance(value, bool)
-        elif isinstance(default, int):
+        elif expected is int:
             ok = isinstance(value, int) and not isinstance(value, bool)
             if not ok and isinstance(value, float) and value.is_integer():
                 cfg[key], ok = int(value), True
-        elif isinstance(default, float):
+        elif expected is float:
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
             if ok:
                 cfg[key] = float(value)
-        elif isinstance(default, str):
+        elif expected is str:
             ok = isinstance(value, str)
-        elif isinstance(default, (list, tuple)):
+        elif expected is list:
             ok = isinstance(value, (list, tuple))
         if not ok:
+            example = f"like its default {default!r}" if default is not None else "as its comment says"
             raise ConfigError(
-                f"config key '{full}' must be {type(default).__name__} (like its default {default!r}), "
-                f"got {type(value).__name__} {value!r}"
+                f"config key '{full}' must be {expected.__name__} ({example}), got {type(value).__name__} {value!r}"
             )
 
 

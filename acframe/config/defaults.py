@@ -37,7 +37,7 @@ ENV = dict(
     stop_value=195.0,
     # (int) Override the env's time limit (max_episode_steps); None keeps the registered limit.
     max_episode_steps=None,
-    # (str) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
+    # (list) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
     obs_keys=None,
     # (dict) Domain randomization: every collector env is built with its own env parameters, drawn from declared distributions.
     domain_randomization=dict(

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from ..registry import BUFFER_REGISTRY
-from .tree import leaves, make_tree, ttorch
+from .tree import leaves, make_tree, to_dict, ttorch
 
 REPLAY_RATIO_TYPES = ('poisson', 'fixed')
 
@@ -273,7 +273,8 @@ class EpisodicReplayBuffer:
         state = {name: getattr(self, name).copy() for name in self._ARRAYS}
         state.update(storage=None if self._storage is None else dict(self._storage),
                      tail_index=dict(self._tail_index), episode_count=self._episode_count,
-                     replay_credit=self._replay_credit,
+                     replay_credit=self._replay_credit, replays_left=self._replays_left,
+                     fresh=[to_dict(segment) for segment in self._fresh],
                      rng=self._rng.bit_generator.state, pushed=self.pushed, sampled=self.sampled)
         return state
 
@@ -285,8 +286,9 @@ class EpisodicReplayBuffer:
         self._episode_count, self._replay_credit = state['episode_count'], state['replay_credit']
         self._rng.bit_generator.state = state['rng']
         self.pushed, self.sampled = state['pushed'], state['sampled']
-        self._valid_starts, self._replays_left = None, 0
-        self._fresh.clear()
+        # the round in progress: fresh segments not yet trained on and the replays still scheduled
+        self._valid_starts, self._replays_left = None, int(state.get('replays_left', 0))
+        self._fresh = deque(make_tree(segment) for segment in state.get('fresh', []))
 
     def rng_state(self) -> Dict[str, Any]:
         return self._rng.bit_generator.state

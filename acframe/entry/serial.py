@@ -7,23 +7,24 @@ so other loops (the on-policy one, scripts) reuse them.
 from __future__ import annotations
 
 import os
-import random
 import sys
 import time
 from collections import deque
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
 from ..config import compile_config, save_config
 from ..config.compile import ConfigInput
+from ..data import make_tree, to_dict
 from ..envs import make_env_manager
 from ..envs.randomization import DomainRandomizer
 from ..errors import ConfigError
 from ..policy import create_policy, policy_class
 from ..registry import BUFFER_REGISTRY
-from ..utils import atomic_write_json, set_global_seed, set_torch_threads
+from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
+                     set_global_seed, set_torch_threads)
 from ..worker import (CheckpointHook, Evaluator, Learner, LearnerHook, LinearLRDecayHook, LogHook,
                       SampleCollector, load_checkpoint)
 
@@ -125,6 +126,10 @@ class SerialRun:
         hooks += list(learner_hooks)
         self.learner = Learner(self.policy.learn_mode, self.exp_dir, hooks, self.state_provider)
         self.recent_returns: deque = deque(maxlen=20)
+        # updates still owed to the current round (a budget may end a run mid-round; resume finishes it)
+        self.pending_updates = 0
+        self.pending_batch = None  # the on-policy loop's segment while its updates are pending
+        self._collecting = False
         self._unlogged_returns: List[float] = []
         self._returns_logged_at = 0
         self.solved = False
@@ -141,14 +146,17 @@ class SerialRun:
         save_buffer = self.buffer is not None and self.cfg.policy.other.replay_buffer.save_in_checkpoint
         return {
             'env_step': self.collector.env_step,
-            'collector': self.collector.state_dict(),
+            # interrupted mid-collection, the envs are ahead of the collector: resume resets them instead
+            'collector': self.collector.state_dict() if not self._collecting else
+            {'env_step': self.collector.env_step, 'obs': None, 'env': {'envs': None}},
             'evaluator': self.evaluator.state_dict(),
-            'buffer': self.buffer.state_dict() if save_buffer else None,
-            'buffer_rng': self.buffer.rng_state() if self.buffer is not None else None,
-            'rng': {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate()},
+            **buffer_checkpoint(self.buffer, save_buffer),
+            'rng': capture_rng_states(),
             'wall_s': self.wall_before + time.perf_counter() - self.start,
             'recent_returns': list(self.recent_returns),
             'domain_randomization': self.randomizer.state_dict() if self.randomizer is not None else None,
+            'pending_updates': self.pending_updates,
+            'pending_batch': to_dict(self.pending_batch) if self.pending_batch is not None else None,
         }
 
     def restore(self, path: str) -> None:
@@ -158,24 +166,20 @@ class SerialRun:
             self.collector_env = self.randomizer.load_state_dict(state['domain_randomization'], self.collector)
         self.collector.load_state_dict(state['collector'])
         self.evaluator.load_state_dict(state['evaluator'])
-        if self.buffer is not None:
-            if state.get('buffer') is not None:
-                self.buffer.load_state_dict(state['buffer'])
-            elif state.get('buffer_rng') is not None:
-                self.buffer.set_rng_state(state['buffer_rng'])
-        torch.set_rng_state(state['rng']['torch'])
-        np.random.set_state(state['rng']['numpy'])
-        random.setstate(state['rng']['python'])
+        restore_buffer(self.buffer, state)
+        restore_rng_states(state['rng'])
         self.wall_before = state.get('wall_s', 0.0)
         self.recent_returns.extend(state.get('recent_returns', []))
-        for hook in self.learner.hooks:
-            if isinstance(hook, CheckpointHook):
-                hook._last_saved = self.learner.train_iter
+        self.pending_updates = int(state.get('pending_updates', 0))
+        if state.get('pending_batch') is not None:
+            self.pending_batch = make_tree(state['pending_batch'])
         self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, train iter {self.learner.train_iter}")
 
     # ---- loop pieces -------------------------------------------------------------------------------
     def collect(self):
+        self._collecting = True
         segment = self.collector.collect()
+        self._collecting = False
         stats = self.collector.pop_episode_stats()
         self.recent_returns.extend(stats['returns'])
         self._unlogged_returns += stats['returns']
@@ -271,6 +275,27 @@ def _compile(input_cfg: Optional[ConfigInput], seed: Optional[int], overrides: O
     return compile_config(input_cfg, extra, seed=seed), exp_dir
 
 
+def run_serial(loop: Callable[[SerialRun], None], cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool,
+               learner_hooks: Sequence[LearnerHook], model: Optional[torch.nn.Module], use_buffer: bool) -> Any:
+    """Build a ``SerialRun``, drive it with ``loop`` and finish it: final checkpoint and ``summary.json``.
+
+    Ctrl-C also finishes the run (so ``--resume`` can continue it), then re-raises ``KeyboardInterrupt``.
+    """
+    run = SerialRun(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=use_buffer)
+    try:
+        loop(run)
+    except KeyboardInterrupt:
+        run.progress.message('[acframe] interrupted: writing the final checkpoint and summary')
+        run.finish()
+        raise
+    except BaseException:
+        run.close()
+        raise
+    run.summary = run.finish()
+    run.policy.summary = run.summary
+    return run.policy
+
+
 def serial_pipeline(
     input_cfg: Optional[ConfigInput] = None,
     seed: Optional[int] = None,
@@ -303,18 +328,11 @@ def serial_pipeline(
     if policy_class(cfg).on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: it cannot learn from replayed data; "
                           f"use serial_pipeline_onpolicy (CLI: -m serial_onpolicy)")
-    run = SerialRun(cfg, exp_dir, resume is not None, progress, learner_hooks, model)
-    try:
-        _off_policy_loop(run)
-    except BaseException:
-        run.close()
-        raise
-    run.summary = run.finish()
-    run.policy.summary = run.summary
-    return run.policy
+    return run_serial(_off_policy_loop, cfg, exp_dir, resume is not None, progress, learner_hooks, model, use_buffer=True)
 
 
 def _off_policy_loop(run: SerialRun) -> None:
+    """Evaluate when due; collect a segment into the buffer; ``update_per_collect`` updates from the buffer."""
     cfg = run.cfg
     update_per_collect, batch_size = cfg.policy.learn.update_per_collect, cfg.policy.learn.batch_size
     while True:
@@ -323,12 +341,15 @@ def _off_policy_loop(run: SerialRun) -> None:
         if not run.budget_left():
             run.maybe_evaluate(force=run.evaluator.last_eval_iter != run.learner.train_iter)
             break
-        segment = run.collect()
-        run.buffer.push(run.policy.collect_mode.get_train_sample(segment))
-        for _ in range(update_per_collect):
+        if run.pending_updates == 0:
+            run.buffer.push(run.policy.collect_mode.get_train_sample(run.collect()))
+            run.pending_updates = update_per_collect
+        while run.pending_updates and run.learner.train_iter < cfg.max_train_iter:
             batch = run.buffer.sample(batch_size)
-            if batch is None:
+            if batch is None:  # the buffer ends the round (too few samples, or its replay schedule is done)
+                run.pending_updates = 0
                 break
             run.learner.train(batch)
+            run.pending_updates -= 1
         run.learner.end_round()
         run.show_progress()

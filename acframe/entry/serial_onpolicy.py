@@ -16,7 +16,7 @@ from ..errors import ConfigError
 from ..policy import policy_class
 from ..registry import BUFFER_REGISTRY
 from ..worker import LearnerHook
-from .serial import SerialRun, _compile
+from .serial import SerialRun, _compile, run_serial
 
 
 def check_no_replay(cfg: Any) -> None:
@@ -45,17 +45,7 @@ def serial_pipeline_onpolicy(
 ) -> Any:
     """Train an on-policy policy (collect → learn on that segment → repeat) until solved or out of budget.
 
-    Args:
-        input_cfg: a config path / dizoo_configs name, or a ``(main_config, create_config)`` pair.
-        seed: the run seed (default: the config's ``seed``).
-        overrides: ``'key.path=value'`` strings applied after the file.
-        exp_dir: the experiment folder (default ``./<exp_name>_seed<seed>``).
-        max_env_step / max_train_iter: budgets (override the config's).
-        resume: an experiment folder to continue from its latest checkpoint (its config.py unless
-            ``input_cfg`` is given).
-        progress: print the live progress line and eval results.
-        learner_hooks: extra ``LearnerHook`` objects.
-        model: a model instance to use instead of the policy's default model.
+    The arguments are ``serial_pipeline``'s.
 
     Each collection is followed by ``policy.learn.update_per_collect`` updates on it (1 when the policy
     has no such key, as A2C). Returns the trained policy; ``summary.json`` in the experiment folder says
@@ -65,18 +55,11 @@ def serial_pipeline_onpolicy(
     if not policy_class(cfg).on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is off-policy: train it with serial_pipeline (CLI: -m serial)")
     check_no_replay(cfg)
-    run = SerialRun(cfg, exp_dir, resume is not None, progress, learner_hooks, model, use_buffer=False)
-    try:
-        _on_policy_loop(run)
-    except BaseException:
-        run.close()
-        raise
-    run.summary = run.finish()
-    run.policy.summary = run.summary
-    return run.policy
+    return run_serial(_on_policy_loop, cfg, exp_dir, resume is not None, progress, learner_hooks, model, use_buffer=False)
 
 
 def _on_policy_loop(run: SerialRun) -> None:
+    """Evaluate when due; collect a segment; ``update_per_collect`` updates on it; drop it."""
     updates = int(run.cfg.policy.learn.get('update_per_collect', 1))
     get_train_sample = run.policy.collect_mode.get_train_sample
     while True:
@@ -85,8 +68,13 @@ def _on_policy_loop(run: SerialRun) -> None:
         if not run.budget_left():
             run.maybe_evaluate(force=run.evaluator.last_eval_iter != run.learner.train_iter)
             break
-        batch = get_train_sample(run.collect())
-        for _ in range(updates):
-            run.learner.train(batch)
+        if run.pending_updates == 0:
+            run.pending_batch = get_train_sample(run.collect())
+            run.pending_updates = updates
+        while run.pending_updates and run.learner.train_iter < run.cfg.max_train_iter:
+            run.learner.train(run.pending_batch)
+            run.pending_updates -= 1
+        if run.pending_updates == 0:
+            run.pending_batch = None
         run.learner.end_round()
         run.show_progress()

@@ -33,7 +33,7 @@ from ..data import ttorch
 from ..errors import ConfigError
 from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
-from ..rl_utils import fold_truncation, gae, nstep_return
+from ..rl_utils import gae, nstep_return
 from .base import Policy, build_optimizer, clip_gradients
 
 
@@ -197,14 +197,6 @@ class A2CPolicy(Policy):
                 advantages = gae(rewards, values[:-1], values[-1], discounts, lambda_)
                 returns = advantages + values[:-1]
         return returns, advantages
-
-    def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor) -> torch.Tensor:
-        """Fold γ·V(final_obs), with the current weights, into the reward of every truncated step."""
-        if not truncated.any():
-            return reward
-        final_values = torch.zeros_like(reward)
-        final_values[truncated] = self._model(final_obs[truncated], mode='compute_critic')['value']
-        return fold_truncation(reward, truncated.float(), final_values, self._gamma)
 
     def _monitor_vars_learn(self) -> List[str]:
         extra = ['critic_lr'] if self._cfg.learn.critic_learning_rate is not None else []

@@ -37,7 +37,7 @@ from ..errors import CheckpointError, ConfigError
 from ..models import Categorical, DiagGaussian, make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
-                        acer_value_target, discrete_kl, fold_truncation, q_opc, retrace, truncated_trace)
+                        acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
 from .base import Policy, build_optimizer, clip_gradients
 
 #: importance weights above this are counted as this in the logged mean (rho can overflow for Gaussians)
@@ -163,12 +163,7 @@ class ACERPolicy(Policy):
         truncated = batch.truncated & ~batch.terminated
         discounts = self._gamma * (~(batch.terminated | batch.truncated)).float()
         reward = batch.reward * self._cfg.learn.reward_scale
-        if truncated.any():
-            final_values = torch.zeros_like(reward)
-            with torch.no_grad():
-                final_values[truncated] = self._model.compute_critic(batch.final_obs[truncated])['value']
-            reward = fold_truncation(reward, truncated, final_values, self._gamma)
-        return reward, discounts
+        return self._bootstrap_truncation(reward, truncated, batch.final_obs), discounts
 
     def _targets(self, batch: ttorch.Tensor, rho: torch.Tensor, q_taken: torch.Tensor, values: torch.Tensor,
                  bootstrap_value: torch.Tensor, action_dim: int) -> Tuple[torch.Tensor, torch.Tensor]:

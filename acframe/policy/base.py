@@ -14,13 +14,14 @@ a one-line comment above it), ``supported_action_spaces`` and ``default_model``.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn as nn
 
 from ..errors import CheckpointError, ConfigError, UnsupportedSpaceError
 from ..registry import MODEL_REGISTRY
+from ..rl_utils import fold_truncation
 from ..optim import Adam, RMSprop
 
 
@@ -157,6 +158,20 @@ class Policy:
 
     def _monitor_vars_learn(self) -> List[str]:
         return ['cur_lr', 'total_loss']
+
+    def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor) -> torch.Tensor:
+        """Fold ``gamma * V(final_obs)``, with the current weights and no gradient, into the reward of every
+        truncated step (``rl_utils.fold_truncation``; the caller gives those steps discount 0).
+
+        ``reward``/``truncated`` are ``(T, B)``, ``final_obs`` ``(T, B, obs)``; gamma is ``policy.learn.discount_factor``
+        and V the model's ``compute_critic``.
+        """
+        if not truncated.any():
+            return reward
+        final_values = torch.zeros_like(reward)
+        with torch.no_grad():
+            final_values[truncated] = self._model.compute_critic(final_obs[truncated])['value']
+        return fold_truncation(reward, truncated.float(), final_values, self._cfg.learn.discount_factor)
 
     # ---- collect -----------------------------------------------------------------------------------
     def _init_collect(self) -> None:

@@ -20,7 +20,7 @@ from ..data import split_segment, ttorch
 from ..errors import ConfigError
 from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
-from ..rl_utils import fold_truncation, vtrace
+from ..rl_utils import vtrace
 from .base import Policy, build_optimizer, clip_gradients
 
 
@@ -126,14 +126,6 @@ class IMPALAPolicy(Policy):
             'grad_norm': grad_norm,
             'mean_rho': log_rhos.exp().mean().item(),
         }
-
-    def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor) -> torch.Tensor:
-        """Fold gamma * V(final_obs), with the current weights, into the reward of every truncated step."""
-        if not truncated.any():
-            return reward
-        final_values = torch.zeros_like(reward)
-        final_values[truncated] = self._model(final_obs[truncated], mode='compute_critic')['value']
-        return fold_truncation(reward, truncated.float(), final_values, self._gamma)
 
     def _monitor_vars_learn(self) -> List[str]:
         return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'grad_norm', 'mean_rho']

@@ -26,7 +26,6 @@ class Evaluator:
         self.best_return = -float('inf')
         self.last_return: Optional[float] = None
         self.last_eval_iter = -1
-        self.eval_count = 0
 
     def should_eval(self, train_iter: int) -> bool:
         if self.last_eval_iter < 0:
@@ -54,7 +53,6 @@ class Evaluator:
         mean = float(np.mean(returns))
         self.last_return = mean
         self.last_eval_iter = train_iter
-        self.eval_count += 1
         if self.tb_logger is not None:
             self.tb_logger.add_scalar('evaluator/return_mean', mean, env_step)
             self.tb_logger.add_scalar('evaluator/return_mean_by_iter', mean, train_iter)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional
 
@@ -18,6 +17,9 @@ class LearnerHook:
 
     def after_round(self, learner: 'Learner') -> None:
         pass
+
+    def after_load(self, learner: 'Learner') -> None:
+        """Called when the learner's state was restored from a checkpoint."""
 
 
 class LogHook(LearnerHook):
@@ -57,6 +59,9 @@ class CheckpointHook(LearnerHook):
             learner.save_checkpoint('ckpt_latest.pth')
             self._last_saved = learner.train_iter
 
+    def after_load(self, learner: 'Learner') -> None:
+        self._last_saved = learner.train_iter
+
 
 class LinearLRDecayHook(LearnerHook):
     """Decay every optimizer's learning rates linearly from their initial values to 0 at ``decay_iters``."""
@@ -86,17 +91,10 @@ class Learner:
         self.hooks: List[LearnerHook] = list(hooks or [])
         self.state_provider = state_provider
         self.train_iter = 0
-        self.train_time = 0.0
-        self.samples_trained = 0
-
-    def register_hook(self, hook: LearnerHook) -> None:
-        self.hooks.append(hook)
 
     def train(self, batch: Any) -> Dict[str, float]:
         """One update on ``batch``; returns the policy's info dict."""
-        start = time.perf_counter()
         info = self.policy.forward(batch)
-        self.train_time += time.perf_counter() - start
         self.train_iter += 1
         for hook in self.hooks:
             hook.after_iter(self, info)
@@ -125,6 +123,8 @@ class Learner:
     def load_checkpoint_state(self, state: Dict[str, Any]) -> None:
         self.policy.load_state_dict(state['policy'])
         self.train_iter = int(state.get('train_iter', 0))
+        for hook in self.hooks:
+            hook.after_load(self)
 
 
 def load_checkpoint(path: str) -> Dict[str, Any]:

@@ -76,6 +76,11 @@ def test_unknown_key_names_its_full_path_and_the_closest_valid_key(main, message
     assert str(info.value).startswith(message)
 
 
+def test_an_override_cannot_replace_a_section_with_a_value():
+    with pytest.raises(ConfigError, match="'policy.learn' must be a dict"):
+        compile_config('cartpole_impala.py', ['policy.learn=3'])
+
+
 def test_unknown_override_key_names_its_full_path_and_the_closest_valid_key():
     with pytest.raises(ConfigError, match=r"unknown config key 'env\.n_evaluator_episodes'; did you mean 'env\.n_evaluator_episode'\?"):
         compile_main(dict(), ['env.n_evaluator_episodes=3'])
@@ -110,6 +115,12 @@ def test_unknown_or_missing_policy_type():
     (dict(policy=dict(learn=dict(entropy_weight=-1.0))), "config key 'policy.learn.entropy_weight' = -1.0 must be >= 0"),
     (dict(policy=dict(learn=dict(optim='sgd'))), "config key 'policy.learn.optim' = 'sgd' is not one of 'adam', 'rmsprop'"),
     (dict(policy=dict(learn=dict(grad_clip_type='clip_everything'))), "config key 'policy.learn.grad_clip_type'"),
+    (dict(policy=dict(learn=3)), "config key 'policy.learn' must be a dict"),
+    (dict(env=dict(env_kwargs=[1])), "config key 'env.env_kwargs' must be a dict"),
+    # a None default takes its type from the (type) its comment starts with
+    (dict(env=dict(max_episode_steps='abc')), "config key 'env.max_episode_steps' must be int (as its comment says)"),
+    (dict(env=dict(max_episode_steps=-3)), "config key 'env.max_episode_steps' = -3 must be > 0"),
+    (dict(env=dict(obs_keys=7)), "config key 'env.obs_keys' must be list (as its comment says), got int 7"),
 ])
 def test_bad_types_and_values_are_rejected_naming_the_key(main, message):
     with pytest.raises(ConfigError) as info:

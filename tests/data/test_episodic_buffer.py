@@ -209,6 +209,20 @@ def test_state_dict_round_trip_replays_the_same_windows():
     assert torch.equal(buffer.sample_windows(16).obs, clone.sample_windows(16).obs)
 
 
+def test_state_dict_keeps_the_round_in_progress():
+    """A checkpoint taken mid-round restores the fresh segment still owed and the replays still scheduled."""
+    streams, buffer = Streams(cols=2), make_buffer(replay_ratio=3.0, replay_ratio_type='fixed', unroll_len=2)
+    buffer.push(streams.segment(4))
+    drain(buffer)
+    buffer.push(streams.segment(4))
+    buffer.sample(3)  # the fresh segment: 3 replays are still owed
+    clone = make_buffer(replay_ratio=3.0, replay_ratio_type='fixed', unroll_len=2, seed=7)
+    clone.load_state_dict(buffer.state_dict())
+    rest, rest_clone = drain(buffer, batch_size=3), drain(clone, batch_size=3)
+    assert len(rest) == len(rest_clone) == 3
+    assert all(torch.equal(a.obs, b.obs) for a, b in zip(rest, rest_clone))
+
+
 def test_rejects_item_major_samples_and_bad_settings():
     buffer = make_buffer()
     item_major = ttorch.Tensor(dict(obs=torch.zeros(4, 6, OBS), reward=torch.zeros(4, 5),

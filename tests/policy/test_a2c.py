@@ -4,7 +4,6 @@ The targets are checked against per-element references: an n-step return (or GAE
 every episode end and bootstraps a time-limit truncation from V(final_obs) — never from the next entry of
 ``obs``, which is already the reset observation of a new episode.
 """
-import math
 
 import gymnasium as gym
 import numpy as np

@@ -32,10 +32,10 @@ class InfoRecorder(LearnerHook):
         return [(it, info[key]) for it, info in self.infos]
 
 
-def train(tmp_path, name, seed=0, overrides=(), **kwargs):
+def train(tmp_path, name, seed=0, overrides=(), extra_hooks=(), **kwargs):
     recorder = InfoRecorder()
     policy = serial_pipeline('cartpole_impala.py', seed=seed, overrides=SHORT + list(overrides),
-                             exp_dir=str(tmp_path / name), progress=False, learner_hooks=[recorder], **kwargs)
+                             exp_dir=str(tmp_path / name), progress=False, learner_hooks=[recorder, *extra_hooks], **kwargs)
     return policy, recorder
 
 
@@ -48,12 +48,18 @@ def test_same_seed_gives_identical_losses_and_another_seed_does_not(tmp_path):
     assert first.losses() != other_seed.losses()
 
 
+def test_the_train_iter_budget_is_exact_even_mid_round(tmp_path):
+    stopped, recorder = train(tmp_path, 'run', max_train_iter=5)  # update_per_collect is 4
+    assert stopped.summary['train_iters'] == 5 and recorder.infos[-1][0] == 5
+
+
 def test_a_resumed_run_continues_the_losses_of_an_uninterrupted_run(tmp_path):
+    """Stopped mid-round (21 is not a multiple of update_per_collect=4), resume owes the round's last updates."""
     keep_buffer = ['policy.other.replay_buffer.save_in_checkpoint=True']
     _, whole = train(tmp_path, 'whole', overrides=keep_buffer, max_train_iter=40)
-    stopped, first_half = train(tmp_path, 'half', overrides=keep_buffer, max_train_iter=20)
+    stopped, first_half = train(tmp_path, 'half', overrides=keep_buffer, max_train_iter=21)
     stop_iter = stopped.summary['train_iters']
-    assert 20 <= stop_iter < 40
+    assert stop_iter == 21
     resumed_recorder = InfoRecorder()
     resumed = serial_pipeline(resume=str(tmp_path / 'half'), max_train_iter=40, progress=False,
                               learner_hooks=[resumed_recorder])
@@ -61,6 +67,28 @@ def test_a_resumed_run_continues_the_losses_of_an_uninterrupted_run(tmp_path):
     assert resumed_recorder.infos[0][0] == stop_iter + 1
     assert resumed_recorder.infos == whole.infos[stop_iter:]
     assert resumed.summary['env_steps'] == json.loads((tmp_path / 'whole' / 'summary.json').read_text())['env_steps']
+
+
+class InterruptAt(LearnerHook):
+    """Raises KeyboardInterrupt (what Ctrl-C does) after iteration ``when``."""
+
+    def __init__(self, when):
+        self.when = when
+
+    def after_iter(self, learner, info):
+        if learner.train_iter == self.when:
+            raise KeyboardInterrupt
+
+
+def test_ctrl_c_writes_the_final_checkpoint_and_summary_and_the_run_resumes(tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        train(tmp_path, 'run', overrides=['policy.learn.learner.save_ckpt_freq=1000'], extra_hooks=[InterruptAt(7)],
+              max_train_iter=40)
+    summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
+    assert summary['train_iters'] == 7 and not summary['solved']
+    assert load_checkpoint(str(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth'))['train_iter'] == 7
+    resumed = serial_pipeline(resume=str(tmp_path / 'run'), max_train_iter=12, progress=False)
+    assert resumed.summary['train_iters'] == 12
 
 
 def test_checkpoint_save_then_load_gives_the_same_actions(tmp_path):

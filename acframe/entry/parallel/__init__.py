@@ -53,7 +53,8 @@ def parallel_pipeline(
     ``ckpt/ckpt_latest.pth`` and ``summary.json``, then raises ``KeyboardInterrupt``.
 
     Returns the trained policy (all its modes; ``policy.summary`` is what ``summary.json`` holds). Scripts that
-    use the local backend need the ``if __name__ == '__main__':`` guard (its processes are spawned).
+    use the local backend need the ``if __name__ == '__main__':`` guard (its processes are spawned when
+    ``parallel.start_method`` or CUDA asks for it; forked otherwise).
     """
     cfg, exp_dir = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir)
     run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks)

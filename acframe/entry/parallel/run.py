@@ -12,7 +12,6 @@ The learner process owns the experiment folder, the learn-only policy, the repla
 from __future__ import annotations
 
 import os
-import random
 import sys
 import time
 from collections import deque
@@ -27,7 +26,8 @@ from ...envs import make_env_manager
 from ...errors import ConfigError
 from ...policy import Policy, create_policy, policy_class
 from ...registry import BUFFER_REGISTRY
-from ...utils import atomic_write_json, set_global_seed, set_torch_threads
+from ...utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
+                      set_global_seed, set_torch_threads)
 from ...worker import CheckpointHook, Learner, LearnerHook, LinearLRDecayHook, LogHook, load_checkpoint
 from ..serial import Progress, prepare_exp_dir
 from .backend import Backend
@@ -274,9 +274,8 @@ class ParallelRun:
             'env_step': self.env_step,
             'evaluator': {'best_return': self.best_return, 'last_return': self.last_return,
                           'last_eval_iter': self.last_eval_iter},
-            'buffer': self.buffer.state_dict() if save_buffer else None,
-            'buffer_rng': self.buffer.rng_state() if self.buffer is not None else None,
-            'rng': {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate()},
+            **buffer_checkpoint(self.buffer, save_buffer),
+            'rng': capture_rng_states(),
             'wall_s': self.wall_before + time.perf_counter() - self.start,
             'recent_returns': list(self.recent_returns),
             'parallel': {'backend': self.backend_name, 'actor_num': int(self.cfg.parallel.actor_num),
@@ -293,19 +292,10 @@ class ParallelRun:
         self.best_return = evaluator.get('best_return', -float('inf'))
         self.last_return = evaluator.get('last_return')
         self.last_eval_iter = evaluator.get('last_eval_iter', -1)
-        if self.buffer is not None:
-            if state.get('buffer') is not None:
-                self.buffer.load_state_dict(state['buffer'])
-            elif state.get('buffer_rng') is not None:
-                self.buffer.set_rng_state(state['buffer_rng'])
-        torch.set_rng_state(state['rng']['torch'])
-        np.random.set_state(state['rng']['numpy'])
-        random.setstate(state['rng']['python'])
+        restore_buffer(self.buffer, state)
+        restore_rng_states(state['rng'])
         self.wall_before = state.get('wall_s', 0.0)
         self.recent_returns.extend(state.get('recent_returns', []))
-        for hook in self.learner.hooks:
-            if isinstance(hook, CheckpointHook):
-                hook._last_saved = self.learner.train_iter
         self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, train iter {self.learner.train_iter}")
         self._first_iter, self._first_env_step = self.learner.train_iter, self.env_step
         incarnations = (state.get('parallel') or {}).get('actor_incarnations')
