@@ -20,7 +20,7 @@ import sys
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.multiprocessing as mp
@@ -29,7 +29,7 @@ from easydict import EasyDict
 from ...config.compile import to_plain
 from ...errors import EnvError
 from .backend import Backend, failure_reason, startup_error
-from .messages import EvalRequest, EvalResult, SegmentMessage, WorkerError, WorkerReady
+from .messages import EvalRequest, SegmentMessage, WorkerError, WorkerReady
 from .roles import ActorWorker, EvalWorker
 from .shared_weights import SharedWeights
 
@@ -287,51 +287,52 @@ class LocalBackend(Backend):
         for actor_id, child in enumerate(self.actors):
             if child is None or (child.conn not in ready and child.process.sentinel not in ready):
                 continue
-            closed = False
-            for item in self._read(child):
-                if isinstance(item, SegmentMessage):
-                    messages.append(item)
-                    self._tell(child, _RECEIPT)
-                elif isinstance(item, WorkerError):
-                    child.error = item
-                elif isinstance(item, WorkerReady):
-                    child.ready = True
-                elif item is None:
-                    closed = True
-            if closed or child.error is not None or not child.process.is_alive():
+            segments, lost = self._drain(child)
+            for item in segments:
+                messages.append(item)
+                self._tell(child, _RECEIPT)
+            if lost:
                 self._actor_lost(actor_id)
         if self.evaluator is not None and (self.evaluator.conn in ready or self.evaluator.process.sentinel in ready):
             self._evaluator_events()
         return messages
 
-    def _actor_lost(self, actor_id: int) -> None:
-        child = self.actors[actor_id]
-        self._reap(child)
-        self.actors[actor_id] = None
-        if self._stopping:
-            return
-        reason = failure_reason(child.error) if child.error is not None else _exit_reason(child.process)
-        self.note_failure('actor', actor_id, reason)
-        self._spawn_actor(actor_id)
-
-    def _evaluator_events(self) -> None:
-        child = self.evaluator
-        closed = False
+    def _drain(self, child: Any) -> Tuple[List[Any], bool]:
+        """The payloads a child sent (segments or eval results), and whether it is lost (error, closed, dead)."""
+        payloads, closed = [], False
         for item in self._read(child):
-            if isinstance(item, EvalResult):
-                self._eval_pending = None
-                self._eval_results.append(item)
-            elif isinstance(item, WorkerError):
+            if isinstance(item, WorkerError):
                 child.error = item
             elif isinstance(item, WorkerReady):
                 child.ready = True
             elif item is None:
                 closed = True
-        if closed or child.error is not None or not child.process.is_alive():
-            self._reap(child)
+            else:
+                payloads.append(item)
+        return payloads, closed or child.error is not None or not child.process.is_alive()
+
+    def _lost_reason(self, child: Any) -> str:
+        self._reap(child)
+        return failure_reason(child.error) if child.error is not None else _exit_reason(child.process)
+
+    def _actor_lost(self, actor_id: int) -> None:
+        child = self.actors[actor_id]
+        self.actors[actor_id] = None
+        reason = self._lost_reason(child)
+        if self._stopping:
+            return
+        self.note_failure('actor', actor_id, reason)
+        self._spawn_actor(actor_id)
+
+    def _evaluator_events(self) -> None:
+        child = self.evaluator
+        results, lost = self._drain(child)
+        for item in results:
+            self._eval_pending = None
+            self._eval_results.append(item)
+        if lost:
             self.evaluator = None
-            reason = failure_reason(child.error) if child.error is not None else _exit_reason(child.process)
-            self.note_failure('evaluator', 0, reason)
+            self.note_failure('evaluator', 0, self._lost_reason(child))
             self._spawn_evaluator()
 
     def request_eval(self, request: EvalRequest) -> None:
