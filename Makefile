@@ -10,8 +10,8 @@ CONFIG ?= cartpole_impala.py
 $(VENV)/.installed: setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	# the pinned CPU wheel; an unpinned torch would pull gigabytes of CUDA packages
-	$(PY) -m pip install -q torch==2.13.0
+	# the pinned CPU wheel (a local file on these machines); an unpinned torch would pull gigabytes of CUDA packages
+	$(PY) -m pip install -q $(if $(wildcard /opt/wheels),--find-links /opt/wheels) torch==2.13.0
 	$(PY) -m pip install -q -e ".[test,ray,box2d]"
 	touch $@
 
