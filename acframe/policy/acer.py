@@ -34,7 +34,7 @@ import torch.nn.functional as F
 
 from ..data import ttorch
 from ..errors import CheckpointError, ConfigError
-from ..models import Categorical, DiagGaussian, make_distribution
+from ..models import Categorical, DiagGaussian
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
                         acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
@@ -262,12 +262,3 @@ class ACERPolicy(Policy):
             raise ConfigError("policy.other.replay_buffer.type 'fifo' stores fixed unrolls; ACER replays "
                               "trajectories: set it to 'episodic'")
 
-    def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        output = self._model.compute_actor(obs)
-        output['action'] = make_distribution(output, self._action_space).sample()
-        return output
-
-    # ---- eval --------------------------------------------------------------------------------------
-    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        output = self._model.compute_actor(obs)
-        return {'action': make_distribution(output, self._action_space).mode()}

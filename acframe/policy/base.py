@@ -20,6 +20,7 @@ import torch
 import torch.nn as nn
 
 from ..errors import CheckpointError, ConfigError, UnsupportedSpaceError
+from ..models.distributions import make_distribution
 from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation
 from ..optim import Adam, RMSprop
@@ -178,7 +179,10 @@ class Policy:
         pass
 
     def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        raise NotImplementedError
+        """Default: the actor's distribution statistics plus an ``action`` sampled from them."""
+        output = self._model.compute_actor(obs)
+        output['action'] = make_distribution(output, self._action_space).sample()
+        return output
 
     def _get_train_sample(self, segment: Any) -> Any:
         """Turn a collected time-major segment into what the buffer/learner takes (default: the segment)."""
@@ -192,7 +196,8 @@ class Policy:
         pass
 
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        raise NotImplementedError
+        """Default: the mode of the actor's distribution (greedy / mean action)."""
+        return {'action': make_distribution(self._model.compute_actor(obs), self._action_space).mode()}
 
 
 def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch.optim.Optimizer:

@@ -130,21 +130,12 @@ class IMPALAPolicy(Policy):
     def _monitor_vars_learn(self) -> List[str]:
         return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'grad_norm', 'mean_rho']
 
-    # ---- collect -----------------------------------------------------------------------------------
+    # ---- collect (forward: Policy's default, sample + distribution statistics; eval: its mode) -------
     def _init_collect(self) -> None:
         if self._cfg.collect.n_sample % self._cfg.unroll_len:
             raise ConfigError(f"policy.collect.n_sample ({self._cfg.collect.n_sample}) must be a multiple of "
                               f"policy.unroll_len ({self._cfg.unroll_len})")
 
-    def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        output = self._model.compute_actor(obs)
-        output['action'] = make_distribution(output, self._action_space).sample()
-        return output
-
     def _get_train_sample(self, segment: ttorch.Tensor) -> ttorch.Tensor:
         return split_segment(segment, self._cfg.unroll_len)
 
-    # ---- eval --------------------------------------------------------------------------------------
-    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        output = self._model.compute_actor(obs)
-        return {'action': make_distribution(output, self._action_space).mode()}

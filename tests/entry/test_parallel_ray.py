@@ -20,6 +20,7 @@ from acframe import ConfigError  # noqa: E402
 from acframe.cli import main as cli_main  # noqa: E402
 from acframe.entry.parallel import parallel_pipeline  # noqa: E402
 from acframe.worker import LearnerHook  # noqa: E402
+from test_parallel import cartpole  # noqa: E402  (the same IMPALA CartPole-v0 config, 2 actors)
 
 LOOPBACK = '127.0.0.1'
 #: runs Ray's command line with the loopback address kept as given
@@ -56,24 +57,6 @@ def loopback_cluster():
             if ray.is_initialized():
                 ray.shutdown()
             ray_cli('stop', '--force')
-
-
-def cartpole():
-    main = dict(
-        exp_name='parallel_ray_test',
-        env=dict(env_id='CartPole-v0', collector_env_num=8, evaluator_env_num=4, n_evaluator_episode=8, stop_value=195),
-        parallel=dict(actor_num=2),
-        policy=dict(
-            unroll_len=16,
-            model=dict(encoder_hidden_size_list=[64, 64]),
-            learn=dict(update_per_collect=4, batch_size=16, learning_rate=0.003, entropy_weight=0.001),
-            collect=dict(n_sample=16),
-            eval=dict(evaluator=dict(eval_freq=100)),
-            other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=16)),
-        ),
-        seed=0,
-    )
-    return main, dict(env=dict(type='gym'), policy=dict(type='impala'))
 
 
 def ray_actor_pids() -> list:
