@@ -49,7 +49,8 @@ def check_setup(cfg: Any, backend: str, ray_address: Optional[str]) -> bool:
         raise ConfigError(f"--ray-address is only used by --backend ray (the backend is '{backend}')")
     cls = policy_class(cfg)
     for role, mode in _ROLE_MODES:
-        implemented = getattr(cls, f'_forward_{mode}') is not getattr(Policy, f'_forward_{mode}')
+        # the class declares its modes; collect and eval have working defaults in Policy, learn has none
+        implemented = mode != 'learn' or cls._forward_learn is not Policy._forward_learn
         if mode not in cls.modes or not implemented:
             raise ConfigError(f"policy '{cfg.policy.type}' has no {mode} mode, which the {role} of the parallel "
                               f"pipeline need; its modes are {', '.join(m for m in cls.modes)}")
