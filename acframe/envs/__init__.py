@@ -1,6 +1,7 @@
 """Envs: the env manager over gymnasium vector envs, env factories and wrappers."""
 from .gym_env import SHORT_NAMES, FlattenDictObservation, build_env, env_fns, make_gym_env, resolve_env_id
 from .manager import EnvManager, StepResult
+from .obs import obs_storage_dtype, obs_to_tensor
 
 
 def make_env_manager(cfg, role: str, num_envs: int, seed: int, manager: str = None) -> EnvManager:
@@ -11,4 +12,4 @@ def make_env_manager(cfg, role: str, num_envs: int, seed: int, manager: str = No
 
 
 __all__ = ['EnvManager', 'StepResult', 'SHORT_NAMES', 'FlattenDictObservation', 'build_env', 'env_fns',
-           'make_gym_env', 'resolve_env_id', 'make_env_manager']
+           'make_gym_env', 'resolve_env_id', 'make_env_manager', 'obs_storage_dtype', 'obs_to_tensor']

@@ -225,15 +225,18 @@ def clip_gradients(params: Sequence[torch.nn.Parameter], grad_clip_type: Optiona
 def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, policy_cls: type) -> None:
     """Set ``cfg.policy.model.obs_shape / action_shape / action_space`` from the env's spaces (unless given).
 
+    ``obs_shape`` is an int for vector observations (1-D Box) and a list for images (2-D/3-D Box, e.g. uint8
+    ``(C, H, W)``; the model needs an image encoder, ``policy.model.encoder``).
     Raises ``UnsupportedSpaceError`` naming the space and the policy when the policy cannot act in it.
     """
     import gymnasium as gym
 
     model = cfg.policy.model
     name = cfg.policy.type
-    if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) != 1:
+    if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) not in (1, 2, 3):
         raise UnsupportedSpaceError(
-            f"policy '{name}' needs vector (1-D Box) or Dict-of-Box observations; env '{cfg.env.env_id}' has {observation_space}"
+            f"policy '{name}' needs vector (1-D Box), image (2-D/3-D Box) or Dict-of-Box observations; "
+            f"env '{cfg.env.env_id}' has {observation_space}"
         )
     if isinstance(action_space, gym.spaces.Discrete):
         kind, shape = 'discrete', int(action_space.n)
@@ -248,6 +251,7 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
             f"policy '{name}' does not support the action space {action_space} of env '{cfg.env.env_id}'; "
             f"it supports {', '.join(policy_cls.supported_action_spaces)} actions"
         )
-    model.setdefault('obs_shape', int(observation_space.shape[0]))
+    shape = observation_space.shape
+    model.setdefault('obs_shape', int(shape[0]) if len(shape) == 1 else [int(s) for s in shape])
     model.setdefault('action_shape', shape)
     model.setdefault('action_space', kind)

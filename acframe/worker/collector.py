@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from ..data import make_tree, ttorch
-from ..envs import EnvManager
+from ..envs import EnvManager, obs_storage_dtype
 
 
 class SampleCollector:
@@ -45,11 +45,12 @@ class SampleCollector:
         obs_np = self._obs
         # per-step env results land in numpy buffers (a numpy row copy is the cheapest write) and become
         # tensors without a copy at the end; the policy's outputs are kept in lists and stacked once
-        obs_buf = np.empty((steps + 1,) + obs_np.shape, dtype=np.float32)
+        obs_dtype = obs_storage_dtype(obs_np.dtype)  # images stay uint8 (the model scales them), the rest float32
+        obs_buf = np.empty((steps + 1,) + obs_np.shape, dtype=obs_dtype)
         reward = np.empty((steps, num_envs), dtype=np.float32)
         terminated = np.empty((steps, num_envs), dtype=bool)
         truncated = np.empty((steps, num_envs), dtype=bool)
-        final_obs = np.zeros((steps,) + obs_np.shape, dtype=np.float32)
+        final_obs = np.zeros((steps,) + obs_np.shape, dtype=obs_dtype)
         outputs: Dict[str, List[torch.Tensor]] = {}
         forward, env_step = self.policy.forward, self.env.step
         with torch.inference_mode():

@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, Optional
 import numpy as np
 import torch
 
-from ..envs import EnvManager
+from ..envs import EnvManager, obs_to_tensor
 
 
 class Evaluator:
@@ -43,7 +43,7 @@ class Evaluator:
         done_count = np.zeros(num_envs, dtype=np.int64)
         with torch.inference_mode():
             while (done_count < quota).any():
-                action = self.policy.forward(torch.from_numpy(obs).float())['action']
+                action = self.policy.forward(obs_to_tensor(obs))['action']
                 obs = self.env.step(action.numpy()).obs
                 for ret, length, index in zip(*self.env.pop_finished()):
                     if done_count[index] < quota[index]:
