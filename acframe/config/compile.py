@@ -43,7 +43,7 @@ NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'eval_freq', 'value_weight', 'entropy_wei
 CHOICES = {
     'optim': ('adam', 'rmsprop'),
     'grad_clip_type': ('clip_norm', 'clip_value', 'none', None),
-    'manager': ('sync', 'async'),
+    'manager': ('sync', 'async', 'envpool'),
     'loss_reduction': ('mean', 'sum'),
     'replay_ratio_type': ('poisson', 'fixed'),
     'sync_mode': ('auto', 'sync', 'async'),

@@ -21,7 +21,7 @@ TOP_LEVEL = dict(
 ENV = dict(
     # (str) Registered env factory, set by create_config.env.type; 'gym' makes env.env_id with gymnasium.
     type='gym',
-    # (str) Env manager, set by create_config.env_manager.type: 'sync' (in-process) or 'async' (subprocesses).
+    # (str) Env manager, set by create_config.env_manager.type: 'sync' (in-process), 'async' (subprocesses) or 'envpool' (EnvPool's C++ threads; extra 'envpool').
     manager='sync',
     # (str) A gymnasium id (e.g. 'CartPole-v1') or a registered short name ('cartpole', 'pendulum', ...).
     env_id='CartPole-v1',
@@ -39,6 +39,29 @@ ENV = dict(
     max_episode_steps=None,
     # (list) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
     obs_keys=None,
+    # (dict) The standard Atari preprocessing of ALE/*-v5 env_ids (acframe.envs.atari; needs the 'atari' extra).
+    atari=dict(
+        # (bool) Build every env with the Atari chain below (AtariPreprocessing, episodic life, fire reset, reward clip, frame stack).
+        enable=False,
+        # (int) Frames each action is repeated for, by the ALE itself (the v5 frameskip; AtariPreprocessing skips none).
+        frame_skip=4,
+        # (float) Sticky actions: the ALE repeats the previous action with this probability (v5: 0.25; 0 as in the 2015 papers).
+        repeat_action_probability=0.25,
+        # (int) At most this many random no-op actions after a reset (random start states).
+        noop_max=30,
+        # (int) Frames are resized to screen_size x screen_size.
+        screen_size=84,
+        # (bool) Grey frames (True) or RGB ones (False).
+        grayscale=True,
+        # (int) Frames stacked into one observation (gymnasium's FrameStackObservation); 1 stacks none.
+        frame_stack=4,
+        # (bool) A lost life ends the training episode (the game goes on); evaluation plays whole games.
+        episodic_life=True,
+        # (bool) Press FIRE after a reset in games that need it to start (e.g. Breakout).
+        fire_reset=True,
+        # (bool) Training rewards are clipped to their sign; evaluation returns are the game's scores.
+        clip_reward=True,
+    ),
     # (dict) Domain randomization: every collector env is built with its own env parameters, drawn from declared distributions.
     domain_randomization=dict(
         # (bool) Draw the parameters in params for every collector env (False: every env uses env.env_kwargs).
@@ -122,7 +145,7 @@ CREATE = dict(
         type='gym',
     ),
     env_manager=dict(
-        # (str) 'sync' steps the envs in this process, 'async' in subprocesses.
+        # (str) 'sync' steps the envs in this process, 'async' in subprocesses, 'envpool' in EnvPool's C++ threads (extra 'envpool').
         type='sync',
     ),
     policy=dict(

@@ -27,6 +27,9 @@ def resolve_env_id(env_id: str) -> str:
     """A gymnasium id for ``env_id``, which may be a short name; a clear error when it is neither."""
     if env_id in SHORT_NAMES:
         return SHORT_NAMES[env_id]
+    if env_id.startswith('ALE/') and env_id not in gym.registry:
+        from .atari import register_ale
+        register_ale()
     if env_id in gym.registry:
         return env_id
     if env_id.startswith('LunarLander'):
@@ -107,11 +110,18 @@ class GuardedEnv(gym.Wrapper):
 
 
 def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overrides: Any) -> gym.Env:
-    """One env as the workers see it: the registered factory, Dict observations flattened, errors guarded."""
+    """One env as the workers see it: the registered factory, the Atari chain when ``env.atari.enable``
+    (``envs.atari``; the evaluator's envs play whole, unclipped games), Dict observations flattened, errors guarded."""
     from ..registry import ENV_REGISTRY
+    from .atari import atari_config, atari_make_kwargs, wrap_atari
 
     factory = ENV_REGISTRY.get(env_cfg.get('type', 'gym'))
+    atari = atari_config(env_cfg)
+    if atari is not None:
+        overrides = {**atari_make_kwargs(atari), **overrides}
     env = factory(env_cfg, **overrides)
+    if atari is not None:
+        env = wrap_atari(env, atari, training=role != 'evaluator')
     if isinstance(env.observation_space, gym.spaces.Dict):
         env = FlattenDictObservation(env, env_cfg.get('obs_keys'))
     return GuardedEnv(env, index, seed, role)

@@ -45,6 +45,10 @@ class IMPALAPolicy(Policy):
             learning_rate=0.0005,
             # (str) Optimizer: 'adam' or 'rmsprop'.
             optim='adam',
+            # (float) RMSprop smoothing constant alpha (decay of the squared-gradient average).
+            rms_alpha=0.99,
+            # (float) RMSprop epsilon, added to the root of the squared-gradient average (the IMPALA paper's Atari runs: 0.01).
+            rms_eps=0.01,
             # (float) Weight of the value loss (the policy loss has weight 1).
             value_weight=0.5,
             # (float) Weight of the entropy bonus.
