@@ -33,8 +33,11 @@ def register_ale() -> None:
     gym.register_envs(ale_py)
 
 
-def atari_make_kwargs(atari: Dict[str, Any]) -> Dict[str, Any]:
+def atari_make_kwargs(atari: Dict[str, Any], env_id: str) -> Dict[str, Any]:
     """The ``gymnasium.make`` keywords the chain needs: the ALE's own frame skip and sticky actions."""
+    if not str(env_id).startswith('ALE/'):
+        raise ConfigError(f"env.atari.enable is True but env.env_id '{env_id}' is not an ALE env; "
+                          f"use an 'ALE/<Game>-v5' env_id or set env.atari.enable=False")
     frame_skip = int(atari.get('frame_skip', 4))
     if frame_skip < 1:
         raise ConfigError(f"env.atari.frame_skip = {frame_skip} must be >= 1")

@@ -118,7 +118,7 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
     factory = ENV_REGISTRY.get(env_cfg.get('type', 'gym'))
     atari = atari_config(env_cfg)
     if atari is not None:
-        overrides = {**atari_make_kwargs(atari), **overrides}
+        overrides = {**atari_make_kwargs(atari, env_cfg['env_id']), **overrides}
     env = factory(env_cfg, **overrides)
     if atari is not None:
         env = wrap_atari(env, atari, training=role != 'evaluator')

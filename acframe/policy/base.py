@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 import torch.nn as nn
 
+from ..data.tree import to_device
 from ..errors import CheckpointError, ConfigError, UnsupportedSpaceError
 from ..models.distributions import make_distribution
 from ..registry import MODEL_REGISTRY
@@ -71,6 +72,7 @@ class Policy:
         if cfg.get('cuda') and not torch.cuda.is_available():
             raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
         self._model = (model if model is not None else self._create_model()).to(self._device)
+        self._on_gpu = self._device.type != 'cpu'
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
 
@@ -115,7 +117,8 @@ class Policy:
     @property
     def learn_mode(self) -> _Mode:
         self._require('learn')
-        return _Mode('learn', forward=self._forward_learn, state_dict=self._state_dict_learn,
+        return _Mode('learn', forward=self._learn_on_device if self._on_gpu else self._forward_learn,
+                     state_dict=self._state_dict_learn,
                      load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
                      optimizers=self._optimizers, get_weights=self.get_weights, model=self._model,
                      policy_cfg=self._cfg)
@@ -123,13 +126,26 @@ class Policy:
     @property
     def collect_mode(self) -> _Mode:
         self._require('collect')
-        return _Mode('collect', forward=self._forward_collect, get_train_sample=self._get_train_sample,
+        return _Mode('collect', forward=self._collect_on_device if self._on_gpu else self._forward_collect,
+                     get_train_sample=self._get_train_sample,
                      load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg)
 
     @property
     def eval_mode(self) -> _Mode:
         self._require('eval')
-        return _Mode('eval', forward=self._forward_eval, load_weights=self.load_weights, policy_cfg=self._cfg)
+        return _Mode('eval', forward=self._eval_on_device if self._on_gpu else self._forward_eval,
+                     load_weights=self.load_weights, policy_cfg=self._cfg)
+
+    # ---- policy.cuda: the model on the GPU, data from and to the CPU workers ------------------------
+    def _learn_on_device(self, batch: Any) -> Dict[str, float]:
+        """``_forward_learn`` on a batch copied to the model's device through pinned memory (uint8 stays uint8)."""
+        return self._forward_learn(to_device(batch, self._device))
+
+    def _collect_on_device(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        return {k: v.cpu() for k, v in self._forward_collect(to_device(obs, self._device)).items()}
+
+    def _eval_on_device(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        return {k: v.cpu() for k, v in self._forward_eval(to_device(obs, self._device)).items()}
 
     def _require(self, field: str) -> None:
         if field not in self._enable_field:
@@ -251,7 +267,7 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
             f"policy '{name}' does not support the action space {action_space} of env '{cfg.env.env_id}'; "
             f"it supports {', '.join(policy_cls.supported_action_spaces)} actions"
         )
-    shape = observation_space.shape
-    model.setdefault('obs_shape', int(shape[0]) if len(shape) == 1 else [int(s) for s in shape])
+    obs_shape = observation_space.shape
+    model.setdefault('obs_shape', int(obs_shape[0]) if len(obs_shape) == 1 else [int(s) for s in obs_shape])
     model.setdefault('action_shape', shape)
     model.setdefault('action_space', kind)

@@ -212,9 +212,14 @@ def test_an_unsupported_action_space_is_a_clear_error(space, what):
         make_policy(action_space=space)
 
 
-def test_image_observations_are_a_clear_error():
+def test_image_observations_need_an_image_encoder_and_other_shapes_are_a_clear_error():
+    image = gym.spaces.Box(0, 255, (3, 8, 8), dtype=np.uint8)
+    with pytest.raises(ConfigError, match="set policy.model.encoder='nature_cnn' or 'impala_resnet'"):
+        make_policy(obs_space=image)
+    policy = make_policy(obs_space=image, model=dict(encoder='impala_resnet', encoder_channels=[4]))
+    assert policy.collect_mode.forward(torch.zeros((5, 3, 8, 8), dtype=torch.uint8))['action'].shape == (5,)
     with pytest.raises(UnsupportedSpaceError, match="policy 'a2c' needs vector"):
-        make_policy(obs_space=gym.spaces.Box(0, 255, (3, 8, 8), dtype=np.uint8))
+        make_policy(obs_space=gym.spaces.Box(0, 255, (2, 3, 8, 8), dtype=np.uint8))
 
 
 def test_cartpole_reaches_its_stop_value_within_the_step_budget(tmp_path):
