@@ -20,6 +20,8 @@ setup(
         "test": ["pytest", "pytest-timeout"],
         "ray": ["ray"],
         "box2d": ["gymnasium[box2d]"],
+        "atari": ["ale-py>=0.9", "opencv-python-headless"],
+        "envpool": ["envpool"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

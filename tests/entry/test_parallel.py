@@ -371,3 +371,56 @@ def test_shared_weights_hand_actors_the_newest_version():
     assert not shared.stopped()
     shared.request_stop()
     assert shared.stopped()
+
+
+# ---- pixels ----------------------------------------------------------------------------------------
+from acframe.models import VAC  # noqa: E402
+from acframe.registry import MODEL_REGISTRY  # noqa: E402
+
+
+@MODEL_REGISTRY.register('uint8_only_vac')
+class Uint8OnlyVAC(VAC):
+    """VAC that refuses observations that are not uint8 (in every process: the actors fork with the registry)."""
+
+    @staticmethod
+    def _check(obs):
+        if obs.dtype != torch.uint8:
+            raise TypeError(f'observations reached the model as {obs.dtype}, not uint8')
+        return obs
+
+    def compute_actor(self, obs):
+        return super().compute_actor(self._check(obs))
+
+    def compute_critic(self, obs):
+        return super().compute_critic(self._check(obs))
+
+    def compute_actor_critic(self, obs):
+        return super().compute_actor_critic(self._check(obs))
+
+
+def pixel_dot(**parallel):
+    """IMPALA on the moving-dot pixel env (uint8 (2, 16, 16) frames): random play scores 4, the stop value is 12."""
+    main = dict(
+        exp_name='parallel_pixel_test',
+        env=dict(env_id='toy_pixel_dot', collector_env_num=8, evaluator_env_num=4, n_evaluator_episode=4, stop_value=12),
+        parallel={'actor_num': 2, **parallel},
+        policy=dict(
+            unroll_len=8,
+            model=dict(type='uint8_only_vac', encoder='impala_resnet', encoder_channels=[16],
+                       encoder_hidden_size_list=[64], activation='relu'),
+            learn=dict(update_per_collect=2, batch_size=16, learning_rate=0.002, entropy_weight=0.003, discount_factor=0.5),
+            collect=dict(n_sample=8),
+            eval=dict(evaluator=dict(eval_freq=20)),
+        ),
+        seed=0,
+    )
+    return main, dict(env=dict(type='toy_pixel_dot'), policy=dict(type='impala'))
+
+
+@pytest.mark.parametrize('backend', ['local', 'inline'])
+def test_pixel_observations_cross_the_backends_as_uint8_and_are_learned_from(tmp_path, backend):
+    policy = parallel_pipeline(pixel_dot(), exp_dir=str(tmp_path / backend), backend=backend, progress=False,
+                               max_env_step=40_000)
+    summary = read_summary(tmp_path / backend)
+    assert summary['solved'], summary
+    assert isinstance(policy.model, Uint8OnlyVAC)
