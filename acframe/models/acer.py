@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
-from .encoders import build_encoder
+from .encoders import build_encoder, use_channels_last
 
 
 def _check_space(model: str, action_space: str, expected: str) -> None:
@@ -65,6 +65,7 @@ class ACERDiscrete(nn.Module):
                 init_orthogonal(self.critic_encoder, math.sqrt(2))
             init_orthogonal(self.policy_head, 0.01)
             init_orthogonal(self.q_head, 1.0)
+        use_channels_last(self)
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         return {'logit': self.policy_head(self.actor_encoder(obs))}
@@ -157,6 +158,7 @@ class ACERSDN(nn.Module):
         if sigma_type == 'conditioned':  # after the orthogonal init: start at init_sigma everywhere
             nn.init.zeros_(self.log_sigma_head.weight)
             nn.init.constant_(self.log_sigma_head.bias, math.log(init_sigma))
+        use_channels_last(self)
 
     def _actor(self, feature: torch.Tensor) -> Dict[str, torch.Tensor]:
         mu = self.mu_head(feature)

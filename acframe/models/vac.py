@@ -9,7 +9,7 @@ import torch.nn as nn
 
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
-from .encoders import build_encoder
+from .encoders import build_encoder, use_channels_last
 
 ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
 
@@ -97,6 +97,7 @@ class VAC(nn.Module):
             init_orthogonal(self.actor_hidden, math.sqrt(2))
             init_orthogonal(self.actor_out, 0.01)
             init_orthogonal(self.critic_head, math.sqrt(2), last_gain=1.0)
+        use_channels_last(self)
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         return self._actor_from_feature(self.actor_encoder(obs))
