@@ -59,7 +59,11 @@ def make_gym_env(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
 
 
 class FlattenDictObservation(gym.ObservationWrapper):
-    """Concatenate the chosen keys of a Dict observation into one float32 vector (SheepRL's ``mlp_keys``)."""
+    """Concatenate the chosen keys of a Dict observation into one float32 vector (SheepRL's ``mlp_keys``).
+
+    One chosen key is passed through as it is (so ``env.obs_keys=['image']`` keeps a uint8 image an image);
+    an image among several keys is refused: a Dict mixing images and vectors is not supported yet.
+    """
 
     def __init__(self, env: gym.Env, keys: Optional[Sequence[str]] = None) -> None:
         super().__init__(env)
@@ -71,11 +75,21 @@ class FlattenDictObservation(gym.ObservationWrapper):
                 raise ConfigError(f"env.obs_keys: '{key}' is not a key of the observation; keys are {sorted(space.spaces)}")
             if not isinstance(space.spaces[key], gym.spaces.Box):
                 raise ConfigError(f"env.obs_keys: observation '{key}' is {space.spaces[key]}; only Box entries can be concatenated")
+        if len(self.keys) == 1:
+            self.observation_space = space.spaces[self.keys[0]]
+            return
+        images = [k for k in self.keys if len(space.spaces[k].shape) > 1]
+        if images:
+            raise ConfigError(f"env.obs_keys: observation '{images[0]}' is an image {space.spaces[images[0]].shape}; Dict "
+                              f"observations mixing images with other keys are not supported yet: choose one image key "
+                              f"(env.obs_keys=['{images[0]}']) or only vector keys")
         lows = [np.asarray(space.spaces[k].low, dtype=np.float32).ravel() for k in self.keys]
         highs = [np.asarray(space.spaces[k].high, dtype=np.float32).ravel() for k in self.keys]
         self.observation_space = gym.spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)
 
     def observation(self, observation: Dict[str, Any]) -> np.ndarray:
+        if len(self.keys) == 1:
+            return observation[self.keys[0]]
         return np.concatenate([np.asarray(observation[k], dtype=np.float32).ravel() for k in self.keys])
 
 

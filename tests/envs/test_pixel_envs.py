@@ -91,3 +91,28 @@ def _wrappers(env):
         out.append(env)
         env = env.env
     return out
+
+
+class ImageAndVector(gym.ObservationWrapper):
+    """The moving dot's frames as ``obs['image']`` beside a 3-vector ``obs['vector']``."""
+
+    def __init__(self, env):
+        super().__init__(env)
+        self.observation_space = gym.spaces.Dict({'image': env.observation_space,
+                                                  'vector': gym.spaces.Box(-1.0, 1.0, (3,), dtype=np.float32)})
+
+    def observation(self, observation):
+        return {'image': observation, 'vector': np.zeros(3, dtype=np.float32)}
+
+
+def test_one_image_key_of_a_dict_observation_stays_a_uint8_image_and_mixing_is_refused_clearly():
+    from acframe.envs import FlattenDictObservation
+
+    env = ImageAndVector(MovingDotEnv(size=8))
+    image_only = FlattenDictObservation(env, ['image'])
+    assert image_only.observation_space == gym.spaces.Box(0, 255, (8, 8), dtype=np.uint8)
+    obs, _ = image_only.reset(seed=0)
+    assert obs.dtype == np.uint8 and obs.shape == (8, 8)
+    assert FlattenDictObservation(env, ['vector']).reset(seed=0)[0].shape == (3,)
+    with pytest.raises(ConfigError, match=r"env.obs_keys: observation 'image' is an image .* not supported yet"):
+        FlattenDictObservation(env, None)
