@@ -424,3 +424,18 @@ def test_pixel_observations_cross_the_backends_as_uint8_and_are_learned_from(tmp
     summary = read_summary(tmp_path / backend)
     assert summary['solved'], summary
     assert isinstance(policy.model, Uint8OnlyVAC)
+
+
+def test_segment_messages_keep_uint8_images_across_a_pickle():
+    """What the local pipes and Ray's object store move: numpy arrays, uint8 images as uint8."""
+    import pickle
+
+    from acframe.data import make_tree
+    from acframe.entry.parallel.messages import numpy_to_tree, tree_to_numpy
+
+    images = torch.randint(0, 256, (5, 3, 4, 84, 84), dtype=torch.uint8)
+    tree = make_tree({'obs': images, 'reward': torch.zeros(4, 3), 'stats': {'logit': torch.zeros(4, 3, 6)}})
+    packed = pickle.dumps(tree_to_numpy(tree), protocol=pickle.HIGHEST_PROTOCOL)
+    assert len(packed) < images.numel() * 1.1  # one byte per pixel on the wire
+    back = numpy_to_tree(pickle.loads(packed))
+    assert back.obs.dtype == torch.uint8 and torch.equal(back.obs, images)
