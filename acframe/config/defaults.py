@@ -70,6 +70,8 @@ POLICY_COMMON = dict(
         ),
         # (int) Torch intra-op threads for learning and collection; 0 picks a value for small networks.
         torch_threads=0,
+        # (str) NaN/inf in a loss or gradient: 'error' stops the run naming the source; 'skip_update' drops that update with a warning.
+        on_nonfinite='error',
     ),
     collect=dict(
         # (int) Steps collected from every collector env per collection (the segment length T).
