@@ -11,7 +11,7 @@ from acframe.config import compile_config
 from acframe.errors import ConfigError
 
 # a run small enough for a test: 2 collector envs, one evaluation episode
-TINY = ['--max-env-step', '256', '-q', 'env.collector_env_num=2', 'env.evaluator_env_num=1',
+TINY = ['--max-env-step', '256', '-q', 'env.collector_env_num=2', 'policy.collect.n_sample=2', 'env.evaluator_env_num=1',
         'env.n_evaluator_episode=1', 'policy.learn.batch_size=4']
 
 

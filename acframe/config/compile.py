@@ -381,6 +381,7 @@ def compile_config(
     _check_plain_data(result, '')
     _check_types(result, reference, comments)
     _check_values(result)
+    check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
     return EasyDict(result)
 
 
@@ -406,6 +407,18 @@ def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None
         return
     raise ConfigError(f"config key '{path}' holds a {type(value).__name__} ({str(value)[:40]!r}); config values must be "
                       f"plain data: numbers, strings, bools, None, lists, tuples, dicts")
+
+
+def check_n_sample(n_sample: Any, num_envs: Any) -> None:
+    """``collect.n_sample`` counts train samples across all collector envs (DI-engine's meaning), so it must be a
+    positive multiple of the env count: every env then contributes ``n_sample / num_envs`` samples."""
+    if isinstance(n_sample, bool) or not isinstance(n_sample, int) or not isinstance(num_envs, int) or num_envs < 1:
+        return  # _check_types/_check_values name those
+    if n_sample < 1 or n_sample % num_envs:
+        lower = max(num_envs, n_sample // num_envs * num_envs)
+        raise ConfigError(
+            f"policy.collect.n_sample ({n_sample}) must be a multiple of env.collector_env_num ({num_envs}): it counts "
+            f"samples across all collector envs, as in DI-engine; set it to e.g. {lower} or {lower + num_envs}")
 
 
 def _all_comments(policy_comments: Dict[str, str]) -> Dict[str, str]:

@@ -209,8 +209,8 @@ class SerialRun:
         self._collecting = True
         num_envs = self.collector.env.num_envs
         steps_left = -(-(self.cfg.max_env_step - self.env_step) // num_envs)  # ceil: within one step per env
-        steps = min(self.collector.n_sample, max(1, steps_left))
-        self.last_segment_cut = steps < self.collector.n_sample
+        steps = min(self.collector.steps_per_env, max(1, steps_left))
+        self.last_segment_cut = steps < self.collector.steps_per_env
         segment = self.collector.collect(steps)
         self._collecting = False
         stats = self.collector.pop_episode_stats()

@@ -1,7 +1,8 @@
 """A2C (Mnih et al. 2016, the synchronous form of A3C): an on-policy actor-critic.
 
-Collect: every collector env steps ``n_sample`` times with actions sampled from the current policy; the
-time-major segment ``(T, B)`` is trained on once, then dropped.
+Collect: every collector env steps ``T = n_sample / collector_env_num`` times (``n_sample`` counts transitions
+across all envs, as in DI-engine) with actions sampled from the current policy; the time-major segment
+``(T, B)`` is trained on once, then dropped.
 
 Learn: evaluate π and V on the segment's ``T + 1`` observations with the current weights (the same weights
 that collected it), then
@@ -82,8 +83,8 @@ class A2CPolicy(Policy):
             lr_decay_iters=0,
         ),
         collect=dict(
-            # (int) Steps collected from every collector env per update (the n of the n-step returns).
-            n_sample=5,
+            # (int) Transitions collected per update across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times, the n of the n-step returns.
+            n_sample=40,
         ),
         eval=dict(
             # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).

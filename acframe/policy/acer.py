@@ -87,8 +87,8 @@ class ACERPolicy(Policy):
             clip_value=40.0,
         ),
         collect=dict(
-            # (int) Steps collected from every collector env per collection: the length T of the on-policy update.
-            n_sample=20,
+            # (int) Sub-trajectories of replay_buffer.unroll_len steps collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): the on-policy update's T is n_sample / collector_env_num * unroll_len.
+            n_sample=8,
         ),
         other=dict(
             replay_buffer=dict(
@@ -96,7 +96,7 @@ class ACERPolicy(Policy):
                 type='episodic',
                 # (int) Capacity in transitions; whole episodes are evicted, oldest first.
                 replay_buffer_size=50000,
-                # (int) Length of the replayed sub-trajectories (k = 20 in the paper).
+                # (int) Length of the replayed sub-trajectories (k = 20 in the paper); one is one sample of collect.n_sample.
                 unroll_len=20,
                 # (float) Replayed batches per on-policy update (the mean of the Poisson draw with 'poisson'; 4 in the paper).
                 replay_ratio=4.0,
@@ -107,6 +107,10 @@ class ACERPolicy(Policy):
             ),
         ),
     )
+
+    @classmethod
+    def train_sample_len(cls, cfg: Any) -> int:
+        return int(cfg.other.replay_buffer.unroll_len)
 
     def default_model(self) -> Tuple[str, Dict[str, Any]]:
         return ('acer_q' if self._action_space == 'discrete' else 'acer_sdn'), {}

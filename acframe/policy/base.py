@@ -56,6 +56,14 @@ class Policy:
     def default_config(cls) -> Dict[str, Any]:
         return copy.deepcopy(cls.config)
 
+    @classmethod
+    def train_sample_len(cls, cfg: Any) -> int:
+        """Env steps in one train sample, the unit of ``collect.n_sample`` (DI-engine's ``unroll_len``).
+
+        1 (a sample is one transition) unless the policy trains on unrolls; ``cfg`` is ``cfg.policy``.
+        """
+        return 1
+
     def __init__(self, cfg: Any, model: Optional[nn.Module] = None, enable_field: Sequence[str] = ('learn', 'collect', 'eval')) -> None:
         self._cfg = cfg
         self._enable_field = tuple(enable_field)
@@ -157,7 +165,8 @@ class Policy:
     def collect_mode(self) -> _Mode:
         self._require('collect')
         return _Mode('collect', forward=self._forward_collect, get_train_sample=self._get_train_sample,
-                     load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg)
+                     load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg,
+                     unroll_len=self.train_sample_len(self._cfg))
 
     @property
     def eval_mode(self) -> _Mode:

@@ -14,11 +14,26 @@ import torch
 
 from ..data import make_tree, ttorch
 from ..envs import EnvManager
+from ..config.compile import check_n_sample
 from ..errors import NonFiniteError
 
 
+def steps_per_env(n_sample: int, num_envs: int, unroll_len: int = 1) -> int:
+    """Steps each env takes to collect ``n_sample`` train samples across ``num_envs`` envs, as in DI-engine.
+
+    A sample is ``unroll_len`` consecutive steps of one env (one transition when 1), so each env steps
+    ``n_sample / num_envs * unroll_len`` times; ``n_sample`` must be a multiple of ``num_envs``.
+    """
+    n_sample, num_envs, unroll_len = int(n_sample), int(num_envs), int(unroll_len)
+    check_n_sample(n_sample, num_envs)
+    return n_sample // num_envs * unroll_len
+
+
 class SampleCollector:
-    """Collects ``n_sample`` steps from every env per call, as one time-major segment.
+    """Collects ``n_sample`` train samples across all envs per call (DI-engine's meaning), as one time-major segment.
+
+    A sample is ``policy.unroll_len`` steps of one env (the collect mode's attribute; 1 when absent), so the
+    segment's ``T`` is ``steps_per_env(n_sample, num_envs, unroll_len)``.
 
     Segment leaves: ``obs (T+1, B, obs)``, ``action``, ``reward (T, B)``, ``terminated``/``truncated``
     ``(T, B)`` bool, ``final_obs (T, B, obs)`` (the last observation of an episode that ended at that step,
@@ -29,6 +44,7 @@ class SampleCollector:
         self.env = env
         self.policy = policy
         self.n_sample = int(n_sample)
+        self.steps_per_env = steps_per_env(n_sample, env.num_envs, getattr(policy, 'unroll_len', 1))
         self.env_step = 0
         self._obs: Optional[np.ndarray] = None
         self._episode_returns: List[float] = []
@@ -39,10 +55,10 @@ class SampleCollector:
         self.policy.reset()
 
     def collect(self, steps: Optional[int] = None) -> ttorch.Tensor:
-        """Step every env ``steps`` times (default ``n_sample``) and return the segment."""
+        """Step every env ``steps`` times (default ``steps_per_env``) and return the segment."""
         if self._obs is None:
             self.reset()
-        steps, num_envs = (self.n_sample if steps is None else int(steps)), self.env.num_envs
+        steps, num_envs = (self.steps_per_env if steps is None else int(steps)), self.env.num_envs
         obs_np = self._obs
         # per-step env results land in numpy buffers (a numpy row copy is the cheapest write) and become
         # tensors without a copy at the end; the policy's outputs are kept in lists and stacked once

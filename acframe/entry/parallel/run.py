@@ -24,7 +24,7 @@ from ...config.run_folder import read_run_record, save_run_config
 from ...data import ttorch
 from ...envs import make_env_manager
 from ...errors import ConfigError
-from ...policy import Policy, create_policy, policy_class
+from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
 from ...registry import BUFFER_REGISTRY
 from ...utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
                       set_global_seed, set_torch_threads)
@@ -155,7 +155,7 @@ def resolve_steps_per_update(cfg: Any) -> float:
     updates = cfg.policy.learn.get('update_per_collect', 0)
     if not updates:
         return 0.0
-    return cfg.env.collector_env_num * cfg.policy.collect.n_sample / updates
+    return env_steps_per_collection(cfg) / updates
 
 
 def resolve_actor_num(cfg: Any, backend: str, ray: Any = None) -> int:
@@ -227,7 +227,7 @@ class ParallelRun:
         self.learner = Learner(self.learn_mode, self.exp_dir, hooks, self.state_provider)
         self.stats = ParallelStats(cfg.parallel.actor_num)
         self.steps_per_update = resolve_steps_per_update(cfg)
-        self.segment_steps = cfg.env.collector_env_num * cfg.policy.collect.n_sample
+        self.segment_steps = env_steps_per_collection(cfg)
         self.env_step = 0
         self.recent_returns: deque = deque(maxlen=20)
         self.best_return = -float('inf')
