@@ -267,6 +267,8 @@ def _check_types(cfg: dict, ref: dict, comments: Dict[str, str], path: str = '')
         if key not in cfg:
             continue
         value = cfg[key]
+        if type(value).__module__ == 'numpy' and getattr(value, 'shape', None) == ():
+            cfg[key] = value = value.item()  # a numpy scalar is the Python number it equals
         expected = _expected_type(default, comments.get(full, ''))
         if value is None:
             if default is not None and 'None' not in comments.get(full, '') and key != 'grad_clip_type':
