@@ -17,7 +17,7 @@ setup(
         "tensorboardX",
     ],
     extras_require={
-        "test": ["pytest", "pytest-timeout"],
+        "test": ["pytest", "pytest-timeout", "hypothesis"],
         "ray": ["ray"],
         "box2d": ["gymnasium[box2d]"],
         "atari": ["ale-py>=0.9", "opencv-python-headless"],

@@ -29,7 +29,7 @@ main_config = dict(
             grad_clip_type='clip_norm',
             clip_value=0.5,
         ),
-        collect=dict(n_sample=5),
+        collect=dict(n_sample=80),  # 16 envs x 5 steps
         eval=dict(evaluator=dict(eval_freq=10_000)),
     ),
     max_env_step=10_000_000,

@@ -33,8 +33,8 @@ main_config = dict(
             grad_clip_type='clip_norm',
             clip_value=40.0,
         ),
-        # 8 envs x 80 steps = 32 unrolls of 20 per collection: one batch, each unroll trained on once
-        collect=dict(n_sample=80),
+        # 32 unrolls of 20 steps across the 8 envs (80 steps each) per collection: one batch, each unroll trained on once
+        collect=dict(n_sample=32),
         eval=dict(evaluator=dict(eval_freq=2000)),
         other=dict(replay_buffer=dict(replay_buffer_size=64, max_use=1)),
     ),

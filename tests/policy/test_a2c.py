@@ -244,7 +244,7 @@ def test_multi_discrete_toy_env_improves_its_return(tmp_path):
     """nvec (3, 4), 16-step episodes: random play scores 16 * (1/3 + 1/4) / 2 ≈ 4.7; the run must reach 14."""
     main = dict(env=dict(env_id='toy_multidiscrete', stop_value=14, **TOY),
                 policy=dict(learn=dict(learning_rate=0.003, entropy_weight=0.0, discount_factor=0.5),
-                            collect=dict(n_sample=8),
+                            collect=dict(n_sample=64),  # 8 steps from each of the 8 envs
                             eval=dict(evaluator=dict(eval_freq=10))))
     create = dict(env=dict(type='toy_multidiscrete'), policy=dict(type='a2c'))
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=10_000,
@@ -256,7 +256,7 @@ def test_dict_observations_are_flattened_by_the_chosen_keys(tmp_path):
     """obs_keys picks 'target' (4) and 'noise' (2) and drops 'distractor': the model sees 6 inputs and learns."""
     main = dict(env=dict(env_id='toy_dict', obs_keys=['target', 'noise'], stop_value=14, **TOY),
                 policy=dict(learn=dict(learning_rate=0.003, entropy_weight=0.0, discount_factor=0.5),
-                            collect=dict(n_sample=8),
+                            collect=dict(n_sample=64),  # 8 steps from each of the 8 envs
                             eval=dict(evaluator=dict(eval_freq=10))))
     create = dict(env=dict(type='toy_dict'), policy=dict(type='a2c'))
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=10_000,
@@ -272,7 +272,7 @@ def test_learns_from_pixels_on_the_moving_dot_env(tmp_path):
     main = dict(env=dict(env_id='toy_pixel_dot', stop_value=12, **TOY),
                 policy=dict(model=model, learn=dict(optim='adam', learning_rate=0.003, entropy_weight=0.003,
                                                     discount_factor=0.5),
-                            collect=dict(n_sample=8), eval=dict(evaluator=dict(eval_freq=10))))
+                            collect=dict(n_sample=64), eval=dict(evaluator=dict(eval_freq=10))))  # 8 envs x 8 steps
     create = dict(env=dict(type='toy_pixel_dot'), policy=dict(type='a2c'))
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=40_000, exp_dir=str(tmp_path / 'dot'),
                                       progress=False)
