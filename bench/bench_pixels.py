@@ -45,7 +45,7 @@ def bare_loop(args: argparse.Namespace) -> float:
     cfg = compile_config(args.config, overrides=overrides(args), seed=0)
     seeds = list(range(args.envs))
     if args.manager == 'envpool':
-        envs = make_env_manager(cfg, 'collector', args.envs, 0)._pool  # EnvPool itself, without the manager
+        envs = make_env_manager(cfg, "collector", args.envs, 0)._venv  # EnvPool itself, without the manager
         envs.reset()
         n_actions = envs.action_space.n
     else:

@@ -131,7 +131,7 @@ PARALLEL = dict(
     env_steps_per_update=None,
     # (int) A dead actor or evaluator is restarted with a warning; the run fails after this many restarts in total.
     max_restarts=10,
-    # (str) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
+    # (str) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off and env.manager is not envpool: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
     start_method='auto',
     # (float) Seconds the actors and the evaluator may take to start (build envs and policy) before the run fails.
     start_timeout=120.0,

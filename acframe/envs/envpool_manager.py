@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import ConfigError, EnvError
-from .manager import StepResult, _EMPTY_INDEX
+from .manager import EnvManager, StepResult, _EMPTY_INDEX
 
 
 def envpool_task(env_cfg: Dict[str, Any], role: str) -> Tuple[str, Dict[str, Any]]:
@@ -61,8 +61,9 @@ def envpool_task(env_cfg: Dict[str, Any], role: str) -> Tuple[str, Dict[str, Any
     return env_id, kwargs
 
 
-class EnvPoolManager:
-    """Steps ``len(seeds)`` EnvPool envs together with ``EnvManager``'s interface and semantics."""
+class EnvPoolManager(EnvManager):
+    """Steps ``len(seeds)`` EnvPool envs together with ``EnvManager``'s interface and semantics (its
+    ``pop_finished``, ``close`` and context manager are inherited; the pool stands in for the vector env)."""
 
     manager = 'envpool'
 
@@ -80,10 +81,10 @@ class EnvPoolManager:
                               f"see envpool.list_all_envs(), or use env.manager 'sync' or 'async'")
         self.seeds = [int(s) for s in seeds]
         self.num_envs = len(self.seeds)
-        self._pool = self._make(self.seeds)
+        self._venv = self._make(self.seeds)
         self._fresh_seeds: Optional[List[int]] = list(self.seeds)  # the seeds of a pool not stepped yet
-        self.observation_space = self._pool.observation_space
-        self.action_space = self._pool.action_space
+        self.observation_space = self._venv.observation_space
+        self.action_space = self._venv.action_space
         import gymnasium as gym
         if isinstance(self.observation_space, gym.spaces.Dict):
             raise ConfigError(f"env.manager 'envpool': {self.task_id} has Dict observations; use env.manager 'sync' or 'async'")
@@ -110,11 +111,11 @@ class EnvPoolManager:
         if len(seeds) != self.num_envs:
             raise ConfigError(f"reset needs {self.num_envs} seeds; got {len(seeds)}")
         if self._fresh_seeds != list(seeds):
-            self._pool.close()
-            self._pool = self._make(seeds)
+            self._venv.close()
+            self._venv = self._make(seeds)
         self._fresh_seeds = None
         try:
-            obs, info = self._pool.reset()
+            obs, info = self._venv.reset()
         except Exception as exc:
             raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in reset: {exc}") from exc
         self._episode_return[:] = 0.0
@@ -135,7 +136,7 @@ class EnvPoolManager:
         if self._clip is not None:
             actions = np.clip(actions, self._clip[0], self._clip[1]).astype(self.action_space.dtype, copy=False)
         try:
-            obs, reward, terminated, truncated, info = self._pool.step(np.asarray(actions))
+            obs, reward, terminated, truncated, info = self._venv.step(np.asarray(actions))
         except Exception as exc:
             raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in step: {exc}") from exc
         obs = self._ordered(obs, info)
@@ -148,7 +149,7 @@ class EnvPoolManager:
         done_index = np.flatnonzero(done)
         final_obs = obs[done_index].copy()
         try:
-            reset_obs, reset_info = self._pool.reset(done_index.astype(np.int32))
+            reset_obs, reset_info = self._venv.reset(done_index.astype(np.int32))
         except Exception as exc:
             raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in reset: {exc}") from exc
         obs = obs.copy()
@@ -161,35 +162,9 @@ class EnvPoolManager:
         self._episode_length[done_index] = 0
         return StepResult(obs, reward, terminated, truncated & ~terminated, done_index, final_obs)
 
-    def pop_finished(self) -> Tuple[List[float], List[int], List[int]]:
-        """Returns, lengths and env indices of the episodes finished since the last call."""
-        out = (self.finished_returns, self.finished_lengths, self.finished_env)
-        self.finished_returns, self.finished_lengths, self.finished_env = [], [], []
-        return out
-
     # ---- resume: EnvPool's env state is not data; a resumed run resets these envs ------------------
     def state_dict(self) -> Dict[str, Any]:
         return {'episode_return': self._episode_return.copy(), 'episode_length': self._episode_length.copy(), 'envs': None}
 
     def load_state_dict(self, state: Dict[str, Any]) -> bool:
         return False
-
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            try:
-                self._pool.close()
-            except Exception:
-                pass
-
-    def __enter__(self) -> 'EnvPoolManager':
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass

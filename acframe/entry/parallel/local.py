@@ -168,10 +168,13 @@ def _exit_reason(process: Any) -> str:
 
 
 def start_method(cfg: Any) -> str:
-    """``parallel.start_method``; 'auto' forks on Linux (no CUDA in the learner) and spawns elsewhere."""
+    """``parallel.start_method``; 'auto' forks on Linux and spawns elsewhere, and where the learner's process
+    has threads a fork must not copy: CUDA's (``policy.cuda``) and EnvPool's (``env.manager='envpool'``: a forked
+    child crashed with SIGSEGV)."""
     method = cfg.parallel.start_method
     if method == 'auto':
-        return 'fork' if sys.platform.startswith('linux') and not cfg.policy.get('cuda') else 'spawn'
+        forkable = not cfg.policy.get('cuda') and cfg.env.get('manager') != 'envpool'
+        return 'fork' if sys.platform.startswith('linux') and forkable else 'spawn'
     return method
 
 
