@@ -81,3 +81,18 @@ def test_what_envpool_cannot_run_is_a_clear_error():
     cfg = compile_config((main, dict(policy=dict(type='a2c'), env=dict(type='toy_dict'), env_manager=dict(type='envpool'))))
     with pytest.raises(ConfigError, match="env type 'toy_dict' needs env.manager 'sync' or 'async'"):
         make_env_manager(cfg, 'collector', 2, 0)
+
+
+def test_the_parallel_pipeline_runs_envpool_actors_in_spawned_processes(tmp_path):
+    """A forked child of a process that ran EnvPool crashed (SIGSEGV): 'auto' spawns for env.manager='envpool'."""
+    from acframe.entry.parallel import parallel_pipeline
+    from acframe.entry.parallel.local import start_method
+
+    main = dict(env=dict(env_id='CartPole-v1', collector_env_num=4, evaluator_env_num=1, n_evaluator_episode=1,
+                         stop_value=None, max_episode_steps=50),
+                parallel=dict(actor_num=1), policy=dict(collect=dict(n_sample=4), unroll_len=8))
+    create = dict(policy=dict(type='impala'), env_manager=dict(type='envpool'))
+    cfg = compile_config((main, create))
+    assert start_method(cfg) == 'spawn'
+    policy = parallel_pipeline(cfg, exp_dir=str(tmp_path / 'run'), backend='local', progress=False, max_env_step=640)
+    assert policy.summary['env_steps'] >= 640
