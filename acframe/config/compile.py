@@ -242,8 +242,8 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
             raise ConfigError(unknown_key_message(key, last, node, path, cfg))
         if isinstance(node.get(last), dict) and node[last] and not _is_free_form(key):
             if not isinstance(value, dict):  # a section is changed key by key, never replaced by a scalar
-                raise ConfigError(f"override '{key}': '{key}' is a section of keys, not a value; set one of its keys, "
-                                  f"e.g. {key}.{next(iter(node[last]))}=...")
+                raise ConfigError(f"config key '{key}' must be a dict (a section of keys), got {type(value).__name__} "
+                                  f"{value!r}; set one of its keys, e.g. {key}.{next(iter(node[last]))}=...")
             deep_merge(node[last], value, key, root=cfg)
             continue
         node[last] = value
