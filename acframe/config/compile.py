@@ -35,7 +35,7 @@ POSITIVE_KEYS = {
     'log_freq', 'actor_num', 'max_episode_steps', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'start_timeout',
 }
 #: keys whose value must be >= 0
-NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
+NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'save_ckpt_every_s', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
                      'rho_clip_ratio', 'c_clip_ratio', 'rho_pg_clip_ratio', 'lr_decay_iters', 'resample_every',
                      'trust_region_delta', 'replay_ratio', 'replay_start_size', 'max_policy_lag', 'max_restarts',
                      'env_steps_per_update', 'actor_num_cpus', 'evaluator_num_cpus'}
