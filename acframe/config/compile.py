@@ -35,7 +35,7 @@ POSITIVE_KEYS = {
     'log_freq', 'actor_num', 'max_episode_steps', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'start_timeout',
 }
 #: keys whose value must be >= 0
-NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
+NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'save_ckpt_every_s', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
                      'rho_clip_ratio', 'c_clip_ratio', 'rho_pg_clip_ratio', 'lr_decay_iters', 'resample_every',
                      'trust_region_delta', 'replay_ratio', 'replay_start_size', 'max_policy_lag', 'max_restarts',
                      'env_steps_per_update', 'actor_num_cpus', 'evaluator_num_cpus'}
@@ -242,8 +242,8 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
             raise ConfigError(unknown_key_message(key, last, node, path, cfg))
         if isinstance(node.get(last), dict) and node[last] and not _is_free_form(key):
             if not isinstance(value, dict):  # a section is changed key by key, never replaced by a scalar
-                raise ConfigError(f"override '{key}': '{key}' is a section of keys, not a value; set one of its keys, "
-                                  f"e.g. {key}.{next(iter(node[last]))}=...")
+                raise ConfigError(f"config key '{key}' must be a dict (a section of keys), got {type(value).__name__} "
+                                  f"{value!r}; set one of its keys, e.g. {key}.{next(iter(node[last]))}=...")
             deep_merge(node[last], value, key, root=cfg)
             continue
         node[last] = value
