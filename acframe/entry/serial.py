@@ -166,7 +166,9 @@ class SerialRun:
         self.learner.load_checkpoint_state(state)
         if self.randomizer is not None and state.get('domain_randomization'):
             self.collector_env = self.randomizer.load_state_dict(state['domain_randomization'], self.collector)
-        self.collector.load_state_dict(state['collector'])
+        if not self.collector.load_state_dict(state['collector']):
+            self.progress.message("[acframe] the collector envs' state is not plain data (or was mid-collection): "
+                                  "they continue from a reset")
         self.evaluator.load_state_dict(state['evaluator'])
         restore_buffer(self.buffer, state)
         restore_rng_states(state['rng'])

@@ -89,7 +89,9 @@ class SampleCollector:
     def state_dict(self) -> Dict[str, Any]:
         return {'env_step': self.env_step, 'obs': self._obs, 'env': self.env.state_dict()}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Dict[str, Any]) -> bool:
+        """Restore the counters and the envs; True when the envs continue exactly (else they reset)."""
         self.env_step = state['env_step']
         restored = self.env.load_state_dict(state['env'])
         self._obs = state['obs'] if restored else None
+        return restored

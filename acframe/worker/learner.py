@@ -7,11 +7,13 @@ one optimizer step. An on-policy rollout gets as many steps as its policy's ``le
 from __future__ import annotations
 
 import os
+import pickle
+import re
 from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import CheckpointError
-from ..utils import atomic_torch_save
+from ..utils import atomic_torch_save, from_plain_data
 
 
 class LearnerHook:
@@ -154,10 +156,21 @@ def load_checkpoint(path: str) -> Dict[str, Any]:
 
     if not os.path.isfile(path):
         raise CheckpointError(f"checkpoint '{path}' does not exist; pass the path of a .pth file written by acframe (exp_dir/ckpt/)")
-    try:
-        state = torch.load(path, map_location='cpu', weights_only=False)
+    try:  # data only: a checkpoint is something people download and share, it must never run code
+        state = torch.load(path, map_location='cpu', weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = re.search(r'(unsupported GLOBAL [^\s]+|GLOBAL [^\s]+ was not an allowed global)', str(exc))
+        if found is None:
+            raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({_last_line(exc)})") from exc
+        raise CheckpointError(f"checkpoint '{path}' holds an object that is not plain data ({found.group(1)}); "
+                              f"acframe refuses it because loading it could run code — use a checkpoint written by acframe") from exc
     except Exception as exc:
-        raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({type(exc).__name__}: {exc})") from exc
-    if not isinstance(state, dict) or 'policy' not in state:
-        raise CheckpointError(f"checkpoint '{path}' was not written by acframe (no 'policy' entry)")
-    return state
+        raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({type(exc).__name__}: {_last_line(exc)})") from exc
+    if not isinstance(state, dict) or not isinstance(state.get('policy'), dict):
+        raise CheckpointError(f"checkpoint '{path}' was not written by acframe (no 'policy' dict entry)")
+    return from_plain_data(state)
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip() and not line.startswith('Check the documentation')]
+    return lines[-1].strip()[:200] if lines else type(exc).__name__
