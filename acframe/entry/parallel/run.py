@@ -456,6 +456,7 @@ class ParallelRun:
             'env_steps_per_s': round(rates['env_steps_per_s'], 1),
             'env_steps_per_s_per_actor': [round(r, 1) for r in rates['env_steps_per_s_per_actor']],
             'learner_samples_per_s': round(rates['learner_samples_per_s'], 1),
+            'samples_trained': int(self.stats.samples_trained),
             'learner_idle_fraction': round(rates['learner_idle_fraction'], 4),
             'policy_lag_mean': None if rates['policy_lag_mean'] is None else round(rates['policy_lag_mean'], 3),
             'policy_lag_max': rates['policy_lag_max'],
