@@ -6,7 +6,7 @@ the learner recomputes log π_old with the same weights). The rollout ``(T, B)``
 Prepare (once per rollout, with the weights that collected it — ``learn_mode.prepare``): evaluate π_old and
 V_old on the rollout's ``T + 1`` observations, then
 
-* fold the time-limit bootstrap ``γ·V(final_obs)`` into the reward of every truncated step
+* scale the rewards by ``reward_scale``, fold the time-limit bootstrap ``γ·V(final_obs)`` into the reward of every truncated step
   (``rl_utils.fold_truncation``) and cut the recursion at every episode end,
   ``discounts = γ·(1 − (terminated | truncated))``;
 * advantages ``Â_t`` by GAE(λ) (``rl_utils.gae``), value targets ``R_t = Â_t + V_old(s_t)``;
@@ -73,6 +73,8 @@ class PPOPolicy(Policy):
             discount_factor=0.99,
             # (float) GAE lambda in [0, 1].
             gae_lambda=0.95,
+            # (float) Rewards are multiplied by this before the targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
+            reward_scale=1.0,
             # (float) Clip range epsilon of the probability ratio in the surrogate objective (> 0).
             clip_ratio=0.2,
             # (float) Clip the value around the value of the collecting weights by +-this (value units); None: no value clipping.
@@ -124,6 +126,7 @@ class PPOPolicy(Policy):
         self._optimizer = build_optimizer(self._model.parameters(), learn)
         self._params = list(self._model.parameters())
         self._gamma = float(learn.discount_factor)
+        self._reward_scale = float(learn.reward_scale)
         self._grad_steps = 0  # gradient steps taken (the clip-ratio schedule's clock; saved in checkpoints)
         self._model.train()
 
@@ -165,7 +168,8 @@ class PPOPolicy(Policy):
         with torch.no_grad():
             done = rollout['terminated'] | rollout['truncated']
             discounts = self._gamma * (~done).float()
-            rewards = self._bootstrap_truncation(rollout['reward'], rollout['truncated'], rollout['final_obs'])
+            reward = rollout['reward'] * self._reward_scale if self._reward_scale != 1.0 else rollout['reward']
+            rewards = self._bootstrap_truncation(reward, rollout['truncated'], rollout['final_obs'])
             advantages = gae(rewards, values[:-1], values[-1], discounts, float(self._cfg.learn.gae_lambda))
             plan['value_old'].copy_(values[:-1])
             plan['advantage'].copy_(advantages)
