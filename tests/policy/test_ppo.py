@@ -14,7 +14,7 @@ from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
 from acframe.errors import ConfigError
 from acframe.policy import create_policy
 from acframe.rl_utils import fold_truncation, gae
-from acframe.worker import Learner, LearnerHook
+from acframe.worker import Learner, LearnerHook, LinearLRDecayHook
 
 T, B, OBS = 6, 3, 4
 GAMMA, LAMBDA = 0.9, 0.8
@@ -114,7 +114,6 @@ def test_recompute_adv_refreshes_the_targets_with_the_current_weights_at_each_ep
 def test_clip_ratio_and_learning_rate_decay_linearly_to_zero_at_their_iterations():
     policy = make_policy(learn=dict(epoch_per_collect=6, batch_size=18, learning_rate=0.001, clip_ratio=0.2,
                                     lr_decay_iters=4, clip_ratio_decay_iters=5))
-    from acframe.worker import LinearLRDecayHook
     recorder = InfoRecorder()
     learner = Learner(policy.learn_mode, hooks=[LinearLRDecayHook(4), recorder])
     learner.train_rollout(policy.learn_mode.prepare(make_rollout()))
@@ -147,8 +146,10 @@ def test_continuous_actions_use_a_state_independent_log_std():
     assert torch.equal(sigma, sigma[:1].expand_as(sigma))
     rollout = make_rollout()
     rollout.action = torch.randn(T, B, 2) * 3  # beyond the bounds: the loss uses the unclipped sample
-    info = Learner(policy.learn_mode).policy.forward(next(policy.learn_mode.minibatches(policy.learn_mode.prepare(rollout))))
-    assert np.isfinite(info['total_loss'])
+    rollout.action[0, 0] = 5.0
+    batch = next(policy.learn_mode.minibatches(policy.learn_mode.prepare(rollout)))
+    assert batch.action.shape == (18, 2) and batch.action.abs().max() > 2
+    assert np.isfinite(policy.learn_mode.forward(batch)['total_loss'])
 
 
 # ---- the pipeline ------------------------------------------------------------------------------------
@@ -176,6 +177,20 @@ def test_a_run_stopped_inside_a_rollout_resumes_with_the_uninterrupted_losses(tm
                              learner_hooks=[recorder])
     assert first_part.infos == whole.infos[:7]
     assert recorder.infos == whole.infos[7:]  # every logged value, bit for bit
+
+
+def test_the_cli_trains_ppo_serially_and_in_the_parallel_pipeline_and_evaluates_the_result(tmp_path):
+    import json
+    from acframe.cli import main as cli_main
+    serial, parallel = tmp_path / 'serial', tmp_path / 'parallel'
+    assert cli_main(['-c', 'cartpole_ppo.py', '--exp-dir', str(serial), '--max-train-iter', '9', '-q', *SHORT]) == 0
+    assert json.loads((serial / 'summary.json').read_text())['train_iters'] == 9  # stopped inside a rollout
+    assert cli_main(['-c', 'cartpole_ppo.py', '-m', 'parallel', '--backend', 'inline', '--exp-dir', str(parallel),
+                     '--max-train-iter', '12', '-q', *SHORT, 'parallel.actor_num=1']) == 0
+    summary = json.loads((parallel / 'summary.json').read_text())
+    assert summary['train_iters'] == 12 and summary['sync_mode'] == 'sync'
+    assert cli_main(['-c', 'cartpole_ppo.py', '-m', 'eval', '--load', str(serial / 'ckpt' / 'ckpt_latest.pth'),
+                     '-q', *SHORT]) == 0
 
 
 def test_cartpole_reaches_its_stop_value_within_the_step_budget(tmp_path):
