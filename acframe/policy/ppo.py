@@ -1,7 +1,8 @@
 """PPO (Schulman et al. 2017): an on-policy actor-critic that takes many clipped gradient steps per rollout.
 
-Collect: every collector env steps with actions sampled from the current policy (only the actions are kept:
-the learner recomputes log π_old with the same weights). The rollout ``(T, B)`` is trained on, then dropped.
+Collect: every collector env steps ``T = n_sample / collector_env_num`` times with actions sampled from the
+current policy (only the actions are kept: the learner recomputes log π_old with the same weights). The
+rollout ``(T, B)`` is trained on, then dropped.
 
 Prepare (once per rollout, with the weights that collected it — ``learn_mode.prepare``): evaluate π_old and
 V_old on the rollout's ``T + 1`` observations, then
@@ -95,8 +96,8 @@ class PPOPolicy(Policy):
             clip_ratio_decay_iters=0,
         ),
         collect=dict(
-            # (int) Steps collected from every collector env per rollout (T); the rollout holds T x collector_env_num transitions.
-            n_sample=128,
+            # (int) Transitions per rollout across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times.
+            n_sample=1024,
         ),
         eval=dict(
             # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).
