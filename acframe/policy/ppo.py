@@ -43,7 +43,7 @@ from ..errors import ConfigError
 from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
-from .base import Policy, build_optimizer, clip_gradients
+from .base import Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('ppo')
@@ -122,6 +122,8 @@ class PPOPolicy(Policy):
             raise ConfigError(f"policy.learn.clip_ratio = {learn.clip_ratio!r} must be > 0 (PPO's epsilon, e.g. 0.2)")
         if learn.value_clip_ratio is not None and not learn.value_clip_ratio > 0:
             raise ConfigError(f"policy.learn.value_clip_ratio = {learn.value_clip_ratio!r} must be > 0, or None for no value clipping")
+        if learn.grad_clip_value < 0:
+            raise ConfigError(f"policy.learn.grad_clip_value = {learn.grad_clip_value} must be >= 0")
         if learn.clip_ratio_decay_iters < 0:
             raise ConfigError(f"policy.learn.clip_ratio_decay_iters = {learn.clip_ratio_decay_iters} must be >= 0 (0: constant)")
         self._optimizer = build_optimizer(self._model.parameters(), learn)
@@ -183,8 +185,11 @@ class PPOPolicy(Policy):
         steps, num_envs = rollout.reward.shape
         total = steps * num_envs
         per_epoch = math.ceil(total / learn.batch_size)
-        flat = lambda x: x.reshape((total,) + tuple(x.shape[2:]))  # noqa: E731  (T, B, ...) -> (T*B, ...)
-        for step in range(start, learn.epoch_per_collect * per_epoch):
+
+        def flat(x: torch.Tensor) -> torch.Tensor:  # (T, B, ...) -> (T*B, ...)
+            return x.reshape((total,) + tuple(x.shape[2:]))
+
+        for step in range(start, int(plan.order.shape[0]) * per_epoch):
             epoch, index = divmod(step, per_epoch)
             if index == 0 and epoch > 0 and self._cfg.recompute_adv:
                 with torch.no_grad():
@@ -217,10 +222,7 @@ class PPOPolicy(Policy):
         entropy = dist.entropy().mean()
         total_loss = policy.loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
 
-        self._optimizer.zero_grad(set_to_none=True)
-        total_loss.backward()
-        grad_norm = clip_gradients(self._params, learn.grad_clip_type, learn.grad_clip_value)
-        self._optimizer.step()
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
         self._grad_steps += 1
         return {
             'cur_lr': self._optimizer.param_groups[0]['lr'],

@@ -140,6 +140,13 @@ def test_bad_ppo_settings_are_named(learn, message):
         make_policy(learn=learn)
 
 
+def test_a_bad_ppo_setting_stops_the_pipeline_before_the_run_folder_exists(tmp_path, capsys):
+    from acframe.cli import main as cli_main
+    assert cli_main(['-c', 'cartpole_ppo.py', '--exp-dir', str(tmp_path / 'run'), 'policy.learn.clip_ratio=-0.1']) == 2
+    assert 'policy.learn.clip_ratio = -0.1 must be > 0' in capsys.readouterr().err
+    assert not (tmp_path / 'run').exists()
+
+
 def test_continuous_actions_use_a_state_independent_log_std():
     policy = make_policy(action_space=gym.spaces.Box(-2.0, 2.0, (2,), dtype=np.float32))
     sigma = policy.model.compute_actor(torch.randn(5, OBS))['sigma']
@@ -194,9 +201,9 @@ def test_the_cli_trains_ppo_serially_and_in_the_parallel_pipeline_and_evaluates_
 
 
 def test_cartpole_reaches_its_stop_value_within_the_step_budget(tmp_path):
-    """The shipped config solves CartPole-v1 (deterministic 10-episode mean >= 475) within 25k env steps
-    (seeds 0-2 needed at most 12.3k; see the config's docstring)."""
-    policy = serial_pipeline_onpolicy('cartpole_ppo.py', seed=0, max_env_step=25_000,
+    """The shipped config solves CartPole-v1 (deterministic 10-episode mean >= 475) within 30k env steps
+    (seed 0 needs 10.2k; seeds 1 and 2 11.5k and 23k: see the config's docstring)."""
+    policy = serial_pipeline_onpolicy('cartpole_ppo.py', seed=0, max_env_step=30_000,
                                       exp_dir=str(tmp_path / 'cartpole'), progress=False)
     assert policy.summary['solved'] and policy.summary['best_eval_return'] >= 475, policy.summary
 
