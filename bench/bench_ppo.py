@@ -8,8 +8,8 @@
   1280 env steps, as acframe does. One torch thread in both.
 
 Whole-process wall seconds (interpreter start to exit) and env steps to the stop value, median over seeds.
-SB3 is a bench-only dependency (``pip install --no-deps stable-baselines3``; it needs gymnasium, numpy,
-torch and cloudpickle, which acframe already has).
+SB3 is a bench-only dependency (the ``bench`` extra, or ``pip install --no-deps stable-baselines3``: it needs
+gymnasium, numpy, torch and cloudpickle, which acframe already has); without it only acframe is measured.
 
     python bench/bench_ppo.py [--seeds 0 1 2] [--only acframe sb3]
 """
@@ -74,6 +74,12 @@ def main() -> int:
     if args.sb3_child is not None:
         sb3_child(args.sb3_child)
         return 0
+    if 'sb3' in args.only:
+        import importlib.util
+        if importlib.util.find_spec('stable_baselines3') is None:
+            print("# stable-baselines3 is not installed (pip install --no-deps stable-baselines3, or .[bench]): "
+                  "measuring acframe only", flush=True)
+            args.only = [f for f in args.only if f != 'sb3']
     rows: List[Dict[str, Any]] = []
     acframe_runs: List[Dict[str, Any]] = []
     sb3_runs: List[Dict[str, Any]] = []
