@@ -21,7 +21,7 @@ from ..config.compile import ConfigInput
 from ..data import make_tree, to_dict
 from ..envs import make_env_manager
 from ..envs.randomization import DomainRandomizer
-from ..errors import ConfigError
+from ..errors import CheckpointError, ConfigError
 from ..policy import create_policy, policy_class
 from ..registry import BUFFER_REGISTRY
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
@@ -146,7 +146,8 @@ class SerialRun:
                 self.buffer.check_batch_size(cfg.policy.learn.batch_size)
         echo = self.progress.message if log_to_console else None
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, None, echo)
-        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq)]
+        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,
+                                                                   cfg.policy.learn.learner.save_ckpt_every_s)]
         decay = cfg.policy.learn.get('lr_decay_iters', 0)
         if decay:
             hooks.append(LinearLRDecayHook(decay))
@@ -189,7 +190,10 @@ class SerialRun:
 
     def restore(self, path: str) -> None:
         state = load_checkpoint(path)
-        self.learner.load_checkpoint_state(state)
+        try:
+            self.learner.load_checkpoint_state(state)
+        except CheckpointError as exc:
+            raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
         if self.randomizer is not None and state.get('domain_randomization'):
             self.collector_env = self.randomizer.load_state_dict(state['domain_randomization'], self.collector)
         if not self.collector.load_state_dict(state['collector']):

@@ -229,7 +229,8 @@ class ParallelRun:
         self.stats = ParallelStats(cfg.parallel.actor_num)
         self.learn_mode = LagTrackingLearnMode(self.policy.learn_mode, self.stats)
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, self.tb)
-        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq)]
+        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,
+                                                                   cfg.policy.learn.learner.save_ckpt_every_s)]
         if cfg.policy.learn.get('lr_decay_iters', 0):
             hooks.append(LinearLRDecayHook(cfg.policy.learn.lr_decay_iters))
         hooks += list(learner_hooks)
