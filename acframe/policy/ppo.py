@@ -148,7 +148,8 @@ class PPOPolicy(Policy):
         return stats, output['value'].reshape(lead)
 
     def _prepare_rollout(self, rollout: ttorch.Tensor) -> ttorch.Tensor:
-        """The plan of one rollout: its flat transitions with log π_old, V_old, Â_t, R_t, and the epochs' orders."""
+        """The plan of one rollout: the rollout, ``log π_old``, ``V_old``, ``Â_t``, ``R_t`` (``(T, B)`` each) and the
+        epochs' random orders of its ``T·B`` transitions (``(epoch_per_collect, T·B)``)."""
         steps, num_envs = rollout.reward.shape
         with torch.no_grad():
             stats, values = self._evaluate(rollout.obs, 2)
