@@ -22,6 +22,8 @@ setup(
         "box2d": ["gymnasium[box2d]"],
         "atari": ["ale-py>=0.9", "opencv-python-headless"],
         "envpool": ["envpool"],
+        # bench/bench_ppo.py's comparison (needs only gymnasium, numpy, torch and cloudpickle besides)
+        "bench": ["stable-baselines3>=2.9"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

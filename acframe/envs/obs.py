@@ -5,8 +5,12 @@ segments, replay buffers and messages between processes carry a quarter of the b
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch is imported on first use: `acframe --list` and config errors answer without it
+    import torch
 
 
 def obs_storage_dtype(dtype: np.dtype) -> np.dtype:
@@ -14,7 +18,9 @@ def obs_storage_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.uint8) if np.dtype(dtype) == np.uint8 else np.dtype(np.float32)
 
 
-def obs_to_tensor(obs: np.ndarray) -> torch.Tensor:
+def obs_to_tensor(obs: np.ndarray) -> 'torch.Tensor':
     """A tensor of a batch of observations for a model: uint8 kept (no copy), the rest as float32."""
+    import torch
+
     tensor = torch.from_numpy(np.ascontiguousarray(obs))
     return tensor if tensor.dtype == torch.uint8 else tensor.float()
