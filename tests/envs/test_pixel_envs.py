@@ -76,6 +76,13 @@ def test_atari_config_errors_name_the_key():
         build_env(atari_env_cfg(env_id='CartPole-v1'), 0, 0, 'collector')
 
 
+@pytest.mark.parametrize('config', ['pong_impala.py', 'breakout_impala.py', 'pong_a2c.py', 'pong_ppo.py'])
+def test_the_atari_configs_compile_with_the_atari_chain_and_an_image_encoder(config):
+    cfg = compile_config(config)
+    assert cfg.env.atari.enable and cfg.env.env_id.startswith('ALE/') and cfg.env.stop_value >= 20
+    assert cfg.policy.model.encoder in ('nature_cnn', 'impala_resnet')
+
+
 def test_pong_config_compiles_with_its_atari_keys_and_builds_a_uint8_manager():
     pytest.importorskip('ale_py', reason="the Atari chain needs the 'atari' extra (ale-py)")
     cfg = compile_config('pong_impala.py', overrides=['env.collector_env_num=2'])
