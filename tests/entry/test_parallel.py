@@ -4,6 +4,7 @@ Learning runs use CartPole-v0 (stop value 195), a fixed seed and a fixed env-ste
 has its own file (test_parallel_ray.py).
 """
 import json
+import multiprocessing
 import multiprocessing.resource_tracker
 import os
 import signal
@@ -29,7 +30,7 @@ FLAKY_SEED = 0
 
 
 class FlakyCartPole(gym.Wrapper):
-    """CartPole whose env seeded ``FLAKY_SEED`` raises on its 100th step (a restarted actor gets other seeds)."""
+    """CartPole whose env seeded ``FLAKY_SEED`` raises on its 20th step (in the second segment) (a restarted actor gets other seeds)."""
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
@@ -42,7 +43,7 @@ class FlakyCartPole(gym.Wrapper):
 
     def step(self, action):
         self.steps += 1
-        if self.flaky and self.steps == 100:
+        if self.flaky and self.steps == 20:
             raise RuntimeError('the simulator crashed')
         return self.env.step(action)
 
@@ -50,6 +51,20 @@ class FlakyCartPole(gym.Wrapper):
 @ENV_REGISTRY.register('flaky_cartpole')
 def make_flaky_cartpole(env_cfg, **overrides):
     return FlakyCartPole(make_gym_env(env_cfg, **overrides))
+
+
+#: seconds every worker process but actor 0 takes to build its envs in ``slow_start_cartpole``
+SLOW_START_S = 1.5
+_slow_started: List[int] = []
+
+
+@ENV_REGISTRY.register('slow_start_cartpole')
+def make_slow_start_cartpole(env_cfg, **overrides):
+    """CartPole that takes ``SLOW_START_S`` to build, except in actor 0 (which starts collecting meanwhile)."""
+    if multiprocessing.current_process().name != 'acframe-actor-0' and os.getpid() not in _slow_started:
+        _slow_started.append(os.getpid())  # once per process
+        time.sleep(SLOW_START_S)
+    return make_gym_env(env_cfg, **overrides)
 
 
 def cartpole(**parallel):
@@ -179,6 +194,20 @@ def test_local_backend_with_two_actors_solves_cartpole_within_budget(tmp_path, r
     assert {'parallel/env_steps_per_s', 'parallel/actor0_env_steps_per_s', 'parallel/actor1_env_steps_per_s',
             'parallel/learner_samples_per_s', 'parallel/learner_idle_fraction', 'learner/policy_lag_mean',
             'learner/policy_lag_max', 'evaluator/return_mean'} <= logged
+    assert processes_with(run_marker) == []
+
+
+def test_every_actor_collects_from_the_start_even_when_one_starts_long_before_the_others(tmp_path, run_marker):
+    """Actor 0 sends segments while the other workers still build their envs: start-up leaves them for the learner."""
+    main, create = cartpole(actor_num=4)
+    create['env'] = dict(type='slow_start_cartpole')
+    main['env']['stop_value'] = None
+    exp_dir = tmp_path / 'four'
+    parallel_pipeline((main, create), exp_dir=str(exp_dir), max_train_iter=150, progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['train_iters'] == 150 and summary['actor_restarts'] == 0
+    assert len(summary['env_steps_per_s_per_actor']) == 4
+    assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor']), summary['env_steps_per_s_per_actor']
     assert processes_with(run_marker) == []
 
 

@@ -230,17 +230,29 @@ class LocalBackend(Backend):
                 late = [self._name(c) for c in children if not c.ready]
                 raise EnvError(f"{', '.join(late)} did not start within parallel.start_timeout="
                                f"{self.cfg.parallel.start_timeout} s; raise it or check that the envs can be built")
-            wait([c.conn for c in children] + [c.process.sentinel for c in children], timeout=left)
-            for child in children:
-                if child.ready:
-                    continue
-                for item in self._read(child):
-                    if isinstance(item, WorkerError):
-                        raise startup_error(item)
-                    if isinstance(item, WorkerReady):
-                        child.ready = True
+            pending = [c for c in children if not c.ready]
+            wait([c.conn for c in pending] + [c.process.sentinel for c in pending], timeout=left)
+            for child in pending:
+                self._read_until_ready(child)
                 if not child.ready and not child.process.is_alive():
                     raise EnvError(f"{self._name(child)} {_exit_reason(child.process)} while starting")
+
+    def _read_until_ready(self, child: _Child) -> None:
+        """Read the child's start-up answer, and nothing after it.
+
+        An actor starts collecting as soon as it sent ``WorkerReady``; its first segments wait on the pipe
+        for ``receive``, which answers each with a receipt (an actor whose segments were read here and not
+        answered would wait for those receipts forever).
+        """
+        try:
+            while not child.ready and child.conn.poll():
+                item = child.conn.recv()
+                if isinstance(item, WorkerError):
+                    raise startup_error(item)
+                if isinstance(item, WorkerReady):
+                    child.ready = True
+        except (EOFError, OSError):
+            pass  # closed: the dead process is reported by the caller
 
     def _name(self, child: _Child) -> str:
         if child is self.evaluator:
