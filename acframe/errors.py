@@ -30,3 +30,7 @@ class CheckpointError(AcframeError, OSError):
 
 class EnvError(AcframeError, RuntimeError):
     """An exception raised inside an environment, with the env index, its seed and the original traceback."""
+
+
+class EnvTimeoutError(EnvError):
+    """An env's ``step`` or ``reset`` did not return within ``env.step_timeout_s`` (names the env index and seed)."""

@@ -14,7 +14,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Sequence
 
 import torch
 
-from ...errors import AcframeError, EnvError
+from ...errors import AcframeError, EnvError, EnvTimeoutError
 from .messages import EvalRequest, EvalResult, SegmentMessage, WorkerError
 
 
@@ -76,10 +76,15 @@ class Backend:
         self.incarnations[actor_id] += 1
         return incarnation
 
-    def note_failure(self, role: str, index: int, reason: str) -> None:
-        """Count a worker failure; warn, or raise ``EnvError`` when the restart budget is spent."""
-        self.restarts += 1
+    def note_failure(self, role: str, index: int, reason: str, error: Optional[WorkerError] = None) -> None:
+        """Count a worker failure; warn, or raise ``EnvError`` when the restart budget is spent.
+
+        A step timeout (``EnvTimeoutError``) fails the run at once unless ``env.on_step_timeout='restart'``.
+        """
         who = f"{role} {index}" if role == 'actor' else role
+        if error is not None and isinstance(error.exception, EnvTimeoutError) and self.cfg.env.on_step_timeout != 'restart':
+            raise EnvTimeoutError(f"{who}: {error.message} (or set env.on_step_timeout='restart' to restart the {role})")
+        self.restarts += 1
         self.failures.append(f"{who} {reason}")
         if self.restarts > self.max_restarts:
             raise EnvError(f"{who} {reason}; giving up after {self.max_restarts} restarts (parallel.max_restarts): "

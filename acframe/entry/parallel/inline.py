@@ -68,7 +68,7 @@ class InlineBackend(Backend):
             error = WorkerError.capture('actor', actor_id, actor.incarnation, exc)
             actor.close()
             self.actors[actor_id] = None
-            self.note_failure('actor', actor_id, f"failed ({error.summary()})")
+            self.note_failure('actor', actor_id, f"failed ({error.summary()})", error)
             self._build_actor(actor_id)
             return None
         self._collected_version[actor_id] = actor.version
@@ -82,7 +82,7 @@ class InlineBackend(Backend):
             except Exception as exc:
                 error = WorkerError.capture('evaluator', 0, 0, exc)
                 self.evaluator.close()
-                self.note_failure('evaluator', 0, f"failed ({error.summary()})")
+                self.note_failure('evaluator', 0, f"failed ({error.summary()})", error)
                 self.evaluator = EvalWorker(self.cfg)
 
     def stop_actors(self) -> None:

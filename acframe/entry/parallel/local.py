@@ -333,7 +333,7 @@ class LocalBackend(Backend):
         reason = self._lost_reason(child)
         if self._stopping:
             return
-        self.note_failure('actor', actor_id, reason)
+        self.note_failure('actor', actor_id, reason, child.error)
         self._spawn_actor(actor_id)
 
     def _evaluator_events(self) -> None:
@@ -344,7 +344,7 @@ class LocalBackend(Backend):
             self._eval_results.append(item)
         if lost:
             self.evaluator = None
-            self.note_failure('evaluator', 0, self._lost_reason(child))
+            self.note_failure('evaluator', 0, self._lost_reason(child), child.error)
             self._spawn_evaluator()
 
     def request_eval(self, request: EvalRequest) -> None:

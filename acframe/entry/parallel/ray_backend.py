@@ -254,7 +254,7 @@ class RayBackend(Backend):
                 reason = failure_reason(answer) if isinstance(answer, WorkerError) else answer
                 self.ray.kill(self.actors[actor_id], no_restart=True)
                 self.actors[actor_id] = None
-                self.note_failure('actor', actor_id, reason)
+                self.note_failure('actor', actor_id, reason, answer if isinstance(answer, WorkerError) else None)
                 self._new_actor(actor_id)
         self._dispatch_idle()
         return messages
@@ -284,7 +284,7 @@ class RayBackend(Backend):
             return
         reason = failure_reason(answer) if isinstance(answer, WorkerError) else answer
         self.ray.kill(self.evaluator, no_restart=True)
-        self.note_failure('evaluator', 0, reason)
+        self.note_failure('evaluator', 0, reason, answer if isinstance(answer, WorkerError) else None)
         self._new_evaluator()
         self.request_eval(self._eval_request)
 
