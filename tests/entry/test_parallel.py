@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from acframe import ConfigError, ENV_REGISTRY, POLICY_REGISTRY
+from acframe.errors import EnvTimeoutError
 from acframe.cli import main as cli_main
 from acframe.entry.parallel import parallel_pipeline
 from acframe.entry.parallel.messages import VERSION_KEY
@@ -51,6 +52,30 @@ class FlakyCartPole(gym.Wrapper):
 @ENV_REGISTRY.register('flaky_cartpole')
 def make_flaky_cartpole(env_cfg, **overrides):
     return FlakyCartPole(make_gym_env(env_cfg, **overrides))
+
+
+class HangingCartPole(gym.Wrapper):
+    """CartPole whose env seeded ``FLAKY_SEED`` blocks (sleeps for an hour) in its 20th step."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.steps, self.hangs = 0, False
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            self.hangs = seed == FLAKY_SEED
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action):
+        self.steps += 1
+        if self.hangs and self.steps == 20:
+            time.sleep(3600)
+        return self.env.step(action)
+
+
+@ENV_REGISTRY.register('hanging_cartpole')
+def make_hanging_cartpole(env_cfg, **overrides):
+    return HangingCartPole(make_gym_env(env_cfg, **overrides))
 
 
 #: seconds every worker process but actor 0 takes to build its envs in ``slow_start_cartpole``
@@ -239,6 +264,42 @@ def test_ctrl_c_stops_every_process_and_writes_a_final_checkpoint(tmp_path, run_
     assert summary['interrupted'] and summary['train_iters'] == 20
     state = torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=False)
     assert state['train_iter'] == 20
+    assert processes_with(run_marker) == []
+
+
+def hanging(on_step_timeout: str, manager: str = 'sync'):
+    main, create = cartpole(actor_num=2)
+    main['env'].update(step_timeout_s=0.5, on_step_timeout=on_step_timeout, stop_value=None)
+    create['env'] = dict(type='hanging_cartpole')
+    create['env_manager'] = dict(type=manager)
+    return main, create
+
+
+@pytest.mark.parametrize('backend,manager', [('local', 'sync'), ('local', 'async'), ('inline', 'sync')])
+def test_an_env_step_that_hangs_fails_the_run_in_one_line_naming_the_actor_env_and_seed(tmp_path, run_marker, backend,
+                                                                                       manager):
+    start = time.monotonic()
+    with pytest.raises(EnvTimeoutError) as info:
+        parallel_pipeline(hanging('error', manager), exp_dir=str(tmp_path / 'hang'), backend=backend, max_train_iter=200,
+                          progress=False)
+    assert time.monotonic() - start < 15
+    assert str(info.value) == ("actor 0: collector env 0 (seed 0) did not return from step within env.step_timeout_s=0.5 s"
+                               + (" (the env subprocesses were stopped)" if manager == 'async' else '') +
+                               ": fix the env or raise env.step_timeout_s (or set env.on_step_timeout='restart' to "
+                               "restart the actor)")
+    assert processes_with(run_marker) == []
+
+
+def test_with_on_step_timeout_restart_a_hanging_actor_is_restarted_with_a_warning(tmp_path, run_marker, capsys):
+    exp_dir = tmp_path / 'hang_restart'
+    parallel_pipeline(hanging('restart'), exp_dir=str(exp_dir), max_train_iter=60, progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['train_iters'] == 60 and summary['actor_restarts'] == 1
+    assert summary['worker_failures'] == [
+        'actor 0 failed (EnvTimeoutError: collector env 0 (seed 0) did not return from step within env.step_timeout_s=0.5 s: '
+        'fix the env or raise env.step_timeout_s)']
+    assert "[parallel] warning: actor 0 failed (EnvTimeoutError" in capsys.readouterr().err
+    assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor'])
     assert processes_with(run_marker) == []
 
 
