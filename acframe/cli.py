@@ -134,7 +134,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"acframe: error: {message}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        from .signals import SIGTERM_EXIT_STATUS, Terminated
+
+        if isinstance(exc, Terminated):
+            print("acframe: terminated (SIGTERM)", file=sys.stderr)
+            return SIGTERM_EXIT_STATUS
         print("acframe: interrupted", file=sys.stderr)
         return 130
 

@@ -8,6 +8,8 @@ import multiprocessing
 import multiprocessing.resource_tracker
 import os
 import signal
+import subprocess
+import sys
 import time
 from typing import List
 
@@ -300,6 +302,47 @@ def test_with_on_step_timeout_restart_a_hanging_actor_is_restarted_with_a_warnin
         'fix the env or raise env.step_timeout_s)']
     assert "[parallel] warning: actor 0 failed (EnvTimeoutError" in capsys.readouterr().err
     assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor'])
+    assert processes_with(run_marker) == []
+
+
+def children_named(pid: int, prefix: str) -> List[int]:
+    """Live children of ``pid`` whose ``/proc/PID/comm`` starts with ``prefix``."""
+    found = []
+    for entry in os.listdir('/proc'):
+        try:
+            with open(f'/proc/{entry}/stat') as f:
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+            with open(f'/proc/{entry}/comm') as f:
+                comm = f.read().strip()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid and comm.startswith(prefix):
+            found.append(int(entry))
+    return found
+
+
+def test_sigterm_stops_the_run_like_ctrl_c_with_exit_status_143(tmp_path, run_marker):
+    """``kill -TERM`` of the learner: actors stopped, final checkpoint and summary written, no process left."""
+    exp_dir = tmp_path / 'terminated'
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'acframe.cli', '-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir),
+         '-q', 'parallel.actor_num=2', 'env.stop_value=None'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(children_named(process.pid, 'acf-actor-')) < 2:  # the workers start inside the SIGTERM handler
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.05)
+        time.sleep(0.5)  # let it train a little
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, err
+    assert err.strip().splitlines()[-1] == 'acframe: terminated (SIGTERM)'
+    summary = read_summary(exp_dir)
+    assert summary['interrupted'] and summary['train_iters'] > 0
+    assert torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=False)['train_iter'] == summary['train_iters']
     assert processes_with(run_marker) == []
 
 
