@@ -40,15 +40,37 @@ def ray_cli(*args: str, timeout: float = 120) -> None:
         raise RuntimeError(f"ray {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
 
 
+#: Ray's authentication settings, which the tests set themselves (whatever the user's environment holds)
+RAY_AUTH_VARS = ('RAY_AUTH_MODE', 'RAY_AUTH_TOKEN', 'RAY_AUTH_TOKEN_PATH')
+
+
 @pytest.fixture(scope='module')
-def loopback_cluster():
-    """``127.0.0.1:PORT`` of a head node and a second node, 2 CPUs each, stopped (``ray stop --force``) at the end."""
+def home_with_a_stale_ray_token(tmp_path_factory):
+    """A home folder holding a stale ``~/.ray/auth_token`` (as an earlier local Ray run leaves behind)."""
+    home = tmp_path_factory.mktemp('home')
+    (home / '.ray').mkdir()
+    (home / '.ray' / 'auth_token').write_text('0123456789abcdef' * 4)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv('HOME', str(home))
+        yield home
+
+
+@pytest.fixture(scope='module')
+def loopback_cluster(home_with_a_stale_ray_token):
+    """``127.0.0.1:PORT`` of a head node and a second node, 2 CPUs each, stopped (``ray stop --force``) at the end.
+
+    Token authentication is off for this loopback-only cluster, explicitly (the nodes and the driver agree on it
+    whatever the home folder or the environment holds).
+    """
     port = free_port()
     address = f'{LOOPBACK}:{port}'
     common = ['--node-ip-address', LOOPBACK, '--num-cpus', '2', '--object-store-memory', str(100 * 1024 * 1024),
               '--disable-usage-stats']
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr('ray._private.services.resolve_ip_for_localhost', lambda host: host)
+        for var in RAY_AUTH_VARS:
+            patch.delenv(var, raising=False)
+        patch.setenv('RAY_AUTH_MODE', 'disabled')
         try:
             ray_cli('start', '--head', '--port', str(port), '--include-dashboard', 'false', *common)
             ray_cli('start', '--address', address, *common)
@@ -110,3 +132,24 @@ def test_an_unreachable_ray_address_fails_at_start_up_in_one_line(tmp_path, caps
     code = cli_main(['-m', 'parallel', '--backend', 'ray', '--ray-address', address, '-c', 'cartpole_impala.py', '-q'])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith(f'acframe: error: --ray-address {address}: no Ray cluster')
+
+
+def test_a_local_ray_run_starts_every_actor_and_leaves_nothing_in_the_home_folder(tmp_path):
+    """``acframe --backend ray`` without an address: a private Ray instance with its own token, 4 actors all collecting."""
+    home = tmp_path / 'home'
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in RAY_AUTH_VARS}
+    env['HOME'] = str(home)
+    exp_dir = tmp_path / 'ray_local'
+    result = subprocess.run(
+        [sys.executable, '-m', 'acframe.cli', '-m', 'parallel', '--backend', 'ray', '-c', 'cartpole_impala.py',
+         '--exp-dir', str(exp_dir), '--max-train-iter', '60', '-q', 'env.stop_value=None', 'parallel.actor_num=4',
+         'parallel.actor_num_cpus=0.25', 'parallel.evaluator_num_cpus=0.25'],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(exp_dir / 'summary.json') as f:
+        summary = json.load(f)
+    assert summary['backend'] == 'ray' and summary['train_iters'] == 60
+    assert len(summary['env_steps_per_s_per_actor']) == 4
+    assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor']), summary['env_steps_per_s_per_actor']
+    assert not (home / '.ray' / 'auth_token').exists()  # no token written where later clusters would pick it up

@@ -187,7 +187,8 @@ class ParallelRun:
             if self.tb is not None:
                 self.tb.close()
             if self._owns_ray:
-                self._ray.shutdown()
+                from .ray_backend import disconnect
+                disconnect(self._ray)
             raise
 
     def _setup(self, exp_dir: Optional[str], resume: bool, progress: bool, learner_hooks: Sequence[LearnerHook]) -> None:
