@@ -346,6 +346,30 @@ def test_sigterm_stops_the_run_like_ctrl_c_with_exit_status_143(tmp_path, run_ma
     assert processes_with(run_marker) == []
 
 
+# ---- budgets -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize('backend', ['local', 'inline'])
+def test_the_env_step_budget_stops_collection_within_one_step_per_env(tmp_path, backend):
+    """The last segments are cut to the steps left (8 envs per actor: at most 7 steps over), not a round added."""
+    main, create = cartpole()
+    main['env']['stop_value'] = None
+    main['policy']['unroll_len'] = 1  # IMPALA's segments come in whole unrolls: with 1, any length
+    exp_dir = tmp_path / 'budget'
+    parallel_pipeline((main, create), exp_dir=str(exp_dir), backend=backend, max_env_step=1003, progress=False)
+    summary = read_summary(exp_dir)
+    assert 1003 <= summary['env_steps'] <= 1003 + 7, summary['env_steps']
+
+
+@pytest.mark.parametrize('backend', ['local', 'inline'])
+def test_the_last_synchronous_round_shares_the_steps_left_between_the_actors(tmp_path, backend):
+    """A2C, 2 actors x 4 envs: the last round is cut to the steps left (at most 7 over), and is trained on."""
+    exp_dir = tmp_path / 'a2c_budget'
+    parallel_pipeline(a2c_cartpole(), exp_dir=str(exp_dir), backend=backend, max_env_step=1003, progress=False)
+    summary = read_summary(exp_dir)
+    assert 1003 <= summary['env_steps'] <= 1003 + 7, summary['env_steps']
+    assert summary['train_iters'] == 26  # 25 full rounds of 40 steps, then one of 2 actors x 4 envs x 1 step
+    assert summary['discarded_segments'] == 0
+
+
 # ---- the inline backend ----------------------------------------------------------------------------
 def test_inline_backend_runs_the_same_roles_in_one_process(tmp_path, run_marker, tb_scalars):
     exp_dir = tmp_path / 'inline'

@@ -62,15 +62,20 @@ class InlineBackend(Backend):
         actor = self.actors[actor_id]
         if actor is None:
             return None
+        steps = self.budget.grant(actor_id, self.version)
+        if not steps:
+            return None
         try:
-            message = actor.collect()
+            message = actor.collect(steps)
         except Exception as exc:
             error = WorkerError.capture('actor', actor_id, actor.incarnation, exc)
             actor.close()
             self.actors[actor_id] = None
+            self.budget.forget(actor_id)
             self.note_failure('actor', actor_id, f"failed ({error.summary()})", error)
             self._build_actor(actor_id)
             return None
+        self.budget.received(actor_id, message.env_steps)
         self._collected_version[actor_id] = actor.version
         return message
 

@@ -154,14 +154,14 @@ class RayActorWorker:
     def ready(self) -> Any:
         return self.error or WorkerReady('actor', self.actor_id, self.incarnation, os.getpid())
 
-    def collect(self, weights_box: List[Any], version: int) -> Any:
+    def collect(self, weights_box: List[Any], version: int, steps: int) -> Any:
         if self.error is not None:
             return self.error
         try:
             if version > self.source.latest_version():
                 import ray
                 self.source.set(numpy_to_weights(ray.get(weights_box[0])), version)
-            return self.worker.collect()
+            return self.worker.collect(steps)
         except Exception as exc:
             self.error = WorkerError.capture('actor', self.actor_id, self.incarnation, exc)
             return self.error
@@ -265,7 +265,10 @@ class RayBackend(Backend):
         return self._weights_ref
 
     def _dispatch(self, actor_id: int) -> None:
-        ref = self.actors[actor_id].collect.remote([self._ensure_put()], self.version)
+        steps = self.budget.grant(actor_id, self.version)
+        if not steps:
+            return  # the env-step budget is spent
+        ref = self.actors[actor_id].collect.remote([self._ensure_put()], self.version, steps)
         self._inflight[ref] = (actor_id, self.version)
         self._busy[actor_id] = True
 
@@ -308,6 +311,7 @@ class RayBackend(Backend):
             self._busy[actor_id] = False
             answer = self._get(ref)
             if isinstance(answer, SegmentMessage):
+                self.budget.received(actor_id, answer.env_steps)
                 answer.behaviour_version = version
                 answer.max_acting_lag = self.version - version
                 self._collected_version[actor_id] = version
@@ -316,6 +320,7 @@ class RayBackend(Backend):
                 reason = failure_reason(answer) if isinstance(answer, WorkerError) else answer
                 self.ray.kill(self.actors[actor_id], no_restart=True)
                 self.actors[actor_id] = None
+                self.budget.forget(actor_id)
                 self.note_failure('actor', actor_id, reason, answer if isinstance(answer, WorkerError) else None)
                 self._new_actor(actor_id)
         self._dispatch_idle()

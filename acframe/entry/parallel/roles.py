@@ -140,9 +140,15 @@ class ActorWorker:
     def version(self) -> int:
         return self.mode.version
 
-    def collect(self) -> SegmentMessage:
+    def collect(self, steps: Optional[int] = None) -> SegmentMessage:
+        """One segment of ``steps`` steps per env (default ``policy.collect.n_sample``)."""
         self.mode.start_segment()
-        segment = self.collector.collect()
+        full = self.collector.n_sample
+        self.collector.n_sample = full if steps is None else int(steps)
+        try:
+            segment = self.collector.collect()
+        finally:
+            self.collector.n_sample = full
         versions = segment[VERSION_KEY]
         oldest = int(versions.min())
         samples = self.mode.get_train_sample(segment)

@@ -30,7 +30,7 @@ from ...utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, 
                       set_global_seed, set_torch_threads)
 from ...worker import CheckpointHook, Learner, LearnerHook, LinearLRDecayHook, LogHook, load_checkpoint
 from ..serial import Progress, prepare_exp_dir
-from .backend import Backend
+from .backend import Backend, EnvStepBudget
 from .messages import VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree, weights_to_numpy
 
 BACKENDS = ('local', 'ray', 'inline')
@@ -236,6 +236,7 @@ class ParallelRun:
         if resume:
             incarnations = self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
         self.backend = self._make_backend(incarnations)
+        self.backend.budget = EnvStepBudget(cfg, self.env_step, self.sync)
 
     def warn(self, text: str) -> None:
         """A warning on the console, also with the progress line off."""
@@ -532,12 +533,14 @@ def sync_loop(run: ParallelRun) -> None:
         if run.buffer is None:  # on-policy: the time-major segments side by side, trained on directly
             batch = ttorch.cat(trees, dim=1)
             for _ in range(updates):
+                if run.learner.train_iter >= run.cfg.max_train_iter:
+                    break
                 run.train(batch.clone())
         else:
             for tree in trees:
                 run.buffer.push(tree)
             for _ in range(updates):
-                batch = run.buffer.sample(batch_size)
+                batch = run.buffer.sample(batch_size) if run.learner.train_iter < run.cfg.max_train_iter else None
                 if batch is None:
                     break
                 run.train(batch)
