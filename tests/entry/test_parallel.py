@@ -225,7 +225,8 @@ def test_local_backend_with_two_actors_solves_cartpole_within_budget(tmp_path, r
 
 
 def test_every_actor_collects_from_the_start_even_when_one_starts_long_before_the_others(tmp_path, run_marker):
-    """Actor 0 sends segments while the other workers still build their envs: start-up leaves them for the learner."""
+    """Actor 0 sends segments while the other workers still build their envs: start-up leaves them for the learner
+    (also after a resume)."""
     main, create = cartpole(actor_num=4)
     create['env'] = dict(type='slow_start_cartpole')
     main['env']['stop_value'] = None
@@ -234,6 +235,11 @@ def test_every_actor_collects_from_the_start_even_when_one_starts_long_before_th
     summary = read_summary(exp_dir)
     assert summary['train_iters'] == 150 and summary['actor_restarts'] == 0
     assert len(summary['env_steps_per_s_per_actor']) == 4
+    assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor']), summary['env_steps_per_s_per_actor']
+    # and again after a resume (the actors start the same way)
+    parallel_pipeline(None, resume=str(exp_dir), max_train_iter=250, progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['train_iters'] == 250
     assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor']), summary['env_steps_per_s_per_actor']
     assert processes_with(run_marker) == []
 

@@ -372,7 +372,7 @@ class LocalBackend(Backend):
             child.process.join(grace)
         if child.process.is_alive():
             child.process.kill()
-            child.process.join()
+            child.process.join(_STOP_GRACE_S)  # SIGKILL cannot be ignored: this returns at once
         child.conn.close()
 
     def stop_actors(self) -> None:
