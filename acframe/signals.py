@@ -1,36 +1,32 @@
-"""SIGTERM as an interrupt: ``docker stop``, Slurm pre-emption, systemd and ``timeout`` stop a run as Ctrl-C does.
+"""SIGTERM handled like Ctrl-C: ``docker stop``, Slurm pre-emption, systemd and ``timeout`` send SIGTERM.
 
-A pipeline wraps its run in ``handle_sigterm_as_interrupt()``; a SIGTERM then raises ``Terminated`` (a
-``KeyboardInterrupt``) in the main thread, so the pipeline's existing Ctrl-C path writes the final checkpoint
-and the summary and stops its workers. The CLI exits with status 143 (128 + SIGTERM) for ``Terminated`` and
-130 for Ctrl-C.
+Inside ``sigterm_as_interrupt()`` a SIGTERM raises ``Terminated`` (a ``KeyboardInterrupt``) in the main
+thread, so the code that already finishes a run on Ctrl-C — final checkpoint, ``summary.json``, workers
+stopped — runs for SIGTERM too. The CLI exits 143 (128 + SIGTERM) for it, 130 for Ctrl-C.
 """
 from __future__ import annotations
 
 import contextlib
 import signal
 import threading
-from typing import Any, Iterator
-
-#: the exit status of a run stopped by SIGTERM (128 + 15), as a shell reports it
-SIGTERM_EXIT_STATUS = 128 + signal.SIGTERM
+from typing import Iterator
 
 
 class Terminated(KeyboardInterrupt):
-    """The process received SIGTERM; handled wherever Ctrl-C is."""
+    """The process received SIGTERM."""
 
 
-def _raise_terminated(signum: int, frame: Any) -> None:
+def _raise_terminated(signum: int, frame: object) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second SIGTERM must not cut the final checkpoint short
-    raise Terminated(f"received {signal.Signals(signum).name}")
+    raise Terminated(f"received signal {signum} (SIGTERM)")
 
 
 @contextlib.contextmanager
-def handle_sigterm_as_interrupt() -> Iterator[None]:
-    """While inside, the first SIGTERM raises ``Terminated`` in the main thread (later ones are ignored until the
-    block ends, so the interrupt path can finish); the previous handler is restored on exit.
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block, the first SIGTERM raises ``Terminated`` (later ones are ignored until the block ends, so the
+    interrupt path can write the final checkpoint); the previous handler is restored afterwards.
 
-    Off the main thread (where Python cannot set signal handlers) it does nothing.
+    Only the main thread can install handlers: elsewhere (a script's worker thread) this does nothing.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -39,4 +35,4 @@ def handle_sigterm_as_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, previous)

@@ -16,7 +16,7 @@ import time
 from typing import Any, Optional, Sequence
 
 from ...config.compile import ConfigInput
-from ...signals import Terminated, handle_sigterm_as_interrupt
+from ...signals import Terminated, sigterm_as_interrupt
 from ...worker import LearnerHook
 from ..serial import _compile
 from .run import BACKENDS, ParallelRun, async_loop, sync_loop
@@ -34,6 +34,7 @@ def parallel_pipeline(
     max_env_step: Optional[int] = None,
     max_train_iter: Optional[int] = None,
     learner_hooks: Sequence[LearnerHook] = (),
+    accept_config_change: bool = False,
 ) -> Any:
     """Train with ``parallel.actor_num`` actors and one learner until solved or out of budget.
 
@@ -48,6 +49,7 @@ def parallel_pipeline(
         resume: an experiment folder to continue from its latest checkpoint.
         max_env_step / max_train_iter: budgets (override the config's).
         learner_hooks: extra ``LearnerHook`` objects, run by the learner.
+        accept_config_change: with ``resume``, continue with a config that differs from the run's.
 
     Off-policy policies run asynchronously; on-policy ones (``Policy.on_policy``) in rounds where every actor
     collects one segment with the current weights (``parallel.sync_mode``). Ctrl-C stops every worker, writes
@@ -58,10 +60,11 @@ def parallel_pipeline(
     use the local backend need the ``if __name__ == '__main__':`` guard (its processes are spawned when
     ``parallel.start_method`` or CUDA asks for it; forked otherwise).
     """
-    cfg, exp_dir = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir)
-    run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks)
+    cfg, exp_dir, changes = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
+                                     'parallel', accept_config_change)
+    run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks, changes)
     interrupt: Optional[KeyboardInterrupt] = None
-    with handle_sigterm_as_interrupt():
+    with sigterm_as_interrupt():
         try:
             started = time.perf_counter()
             run.backend.start(run.learner.train_iter)
@@ -74,8 +77,8 @@ def parallel_pipeline(
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``Terminated``)
             interrupt = exc
             run.interrupted = True
-            run.progress.message(f"[acframe] {'terminated' if isinstance(exc, Terminated) else 'interrupted'}: "
-                                 f"stopping the workers, writing the final checkpoint and summary")
+            what = 'terminated (SIGTERM)' if isinstance(exc, Terminated) else 'interrupted'
+            run.progress.message(f'[acframe] {what}: stopping the workers, writing the final checkpoint and summary')
         except BaseException:
             try:
                 run.backend.close()

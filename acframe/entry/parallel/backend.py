@@ -21,17 +21,20 @@ from .messages import EvalRequest, EvalResult, SegmentMessage, WorkerError
 class EnvStepBudget:
     """Hands out segment lengths so that collection stops within one step per env of ``max_env_step``.
 
-    Every segment an actor collects is granted first: its length ``T`` is ``policy.collect.n_sample``, or, once
+    Every segment an actor collects is granted first: its length ``T`` is a full segment's (``policy.collect.n_sample``
+    samples over the actor's envs), or, once
     the steps left (minus those granted and not yet received) are fewer than a full segment, just enough steps
-    per env (rounded up to ``policy.unroll_len`` for policies that learn from unrolls); 0 when the budget is
+    per env (rounded up to whole train samples, e.g. IMPALA's ``policy.unroll_len``); 0 when the budget is
     spent. In sync mode the last round is shared by every actor's envs. A lost actor's grants return to the pool.
     """
 
     def __init__(self, cfg: Any, env_step: int, sync: bool) -> None:
+        from ...policy import env_steps_per_collection, policy_class
+
         self.left = int(cfg.max_env_step) - int(env_step)
         self.num_envs = int(cfg.env.collector_env_num)
-        self.n_sample = int(cfg.policy.collect.n_sample)
-        self.granularity = max(1, int(cfg.policy.get('unroll_len') or 1))
+        self.n_sample = env_steps_per_collection(cfg) // self.num_envs  # a full segment's steps per env
+        self.granularity = max(1, policy_class(cfg).train_sample_len(cfg.policy))
         self.sync = sync
         self.sharing = int(cfg.parallel.actor_num) if sync else 1  # envs that collect the last steps together
         self.outstanding: Dict[int, Deque[int]] = {}

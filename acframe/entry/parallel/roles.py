@@ -72,6 +72,7 @@ class BoundedLagCollectMode:
         self._stamp_key = (0, -1)
         self.get_train_sample = collect_mode.get_train_sample
         self.policy_cfg = collect_mode.policy_cfg
+        self.unroll_len = getattr(collect_mode, 'unroll_len', 1)
 
     def reset(self) -> None:
         self._mode.reset()
@@ -141,14 +142,9 @@ class ActorWorker:
         return self.mode.version
 
     def collect(self, steps: Optional[int] = None) -> SegmentMessage:
-        """One segment of ``steps`` steps per env (default ``policy.collect.n_sample``)."""
+        """One segment of ``steps`` steps per env (default: the collector's, from ``policy.collect.n_sample``)."""
         self.mode.start_segment()
-        full = self.collector.n_sample
-        self.collector.n_sample = full if steps is None else int(steps)
-        try:
-            segment = self.collector.collect()
-        finally:
-            self.collector.n_sample = full
+        segment = self.collector.collect(steps)
         versions = segment[VERSION_KEY]
         oldest = int(versions.min())
         samples = self.mode.get_train_sample(segment)
