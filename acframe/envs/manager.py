@@ -203,15 +203,14 @@ class EnvManager:
     def _raised_error(self, what: str, failure: '_WorkerRaised') -> EnvError:
         value = failure.value
         first = str(value).strip().splitlines()[0] if str(value).strip() else ''
-        if not isinstance(value, EnvError):  # GuardedEnv's errors name the env already
-            first = f"{self._env_name(failure.index)} raised {failure.exc_type.__name__} in {what}: {first}".rstrip(': ')
-        where = user_location(failure.trace)
-        hint = f" (at {where}; --debug shows the traceback)" if where else " (--debug shows the traceback)"
-        error_type = type(value) if isinstance(value, EnvError) else EnvError
-        try:
-            return error_type(f"{first}{hint}\nenv subprocess traceback:\n{failure.trace}")
-        except Exception:
-            return EnvError(f"{first}{hint}\nenv subprocess traceback:\n{failure.trace}")
+        if isinstance(value, EnvError):  # GuardedEnv's: names the env, the exception and the user's line already
+            try:
+                return type(value)(f"{first}\nenv subprocess traceback:\n{failure.trace}")
+            except Exception:
+                return EnvError(f"{first}\nenv subprocess traceback:\n{failure.trace}")
+        return EnvError(f"{self._env_name(failure.index)} raised {failure.exc_type.__name__} in {what}: {first} "
+                        f"(at {user_location(failure.trace)}; --debug shows the traceback)\n"
+                        f"env subprocess traceback:\n{failure.trace}")
 
     def _timeout_error(self, what: str, late: List[int]) -> EnvTimeoutError:
         late = late or list(range(self.num_envs))
@@ -323,21 +322,21 @@ class _QuietAsyncVectorEnv(AsyncVectorEnv):
         raise _WorkerRaised(index, exc_type, value, trace)
 
 
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-#: where frames are not the user's: acframe itself, gymnasium's vector/wrapper machinery, the standard library
-_LIBRARY_DIRS = (
-    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ''),
-    *(os.path.join(os.path.dirname(gym.__file__), sub) for sub in ('vector', 'wrappers', 'core.py', 'utils')),
-    os.path.join(sysconfig.get_paths()['stdlib'], ''),
-)
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 
 
-def user_location(trace: str) -> Optional[str]:
-    """``FILE:LINE`` of the innermost frame of a formatted traceback that is not acframe's, gymnasium's
-    vector/wrapper machinery or the standard library (the user code that raised); None when there is none."""
-    frames = [(path, line) for path, line in _FRAME.findall(trace)
-              if not path.startswith('<') and not path.startswith(_LIBRARY_DIRS)]
-    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
+def user_location(trace: str) -> str:
+    """``file:line in function`` of the innermost user frame of a traceback formatted in an env subprocess,
+    by the rules of ``acframe.errors.user_frame`` (not acframe's, the standard library's or an installed
+    package's frames)."""
+    import acframe
+
+    skip = (os.path.dirname(os.path.abspath(acframe.__file__)) + os.sep, sysconfig.get_paths()['stdlib'] + os.sep)
+    frames = _FRAME.findall(trace)
+    for path, line, name in reversed(frames):
+        if not (path.startswith(skip) or 'site-packages' in path or path.startswith('<')):
+            return f"{path}:{line} in {name}"
+    return f"{frames[-1][0]}:{frames[-1][1]} in {frames[-1][2]}" if frames else 'unknown location'
 
 
 # ---- sync envs: SIGALRM ------------------------------------------------------------------------------

@@ -186,7 +186,7 @@ def test_an_async_env_exception_is_one_error_naming_the_env_seed_and_the_user_li
     envs.close()
     first = str(info.value).splitlines()[0]
     assert first == (f"collector env 1 (seed 8) raised ValueError in step: scripted failure "
-                     f"(at {__file__}:{_line_of('FAIL_LINE')}; --debug shows the traceback)")
+                     f"(at {__file__}:{_line_of('FAIL_LINE')} in step; --debug shows the traceback)")
     assert "raise ValueError('scripted failure')" in str(info.value)  # the traceback follows, for --debug
     del envs
     gc.collect()
@@ -227,3 +227,13 @@ def test_bad_step_timeouts_are_config_errors(bad):
         check_step_timeout(bad)
     with pytest.raises(ConfigError, match=r"config key 'env.on_step_timeout' = 'retry' must be one of 'error', 'restart'"):
         check_step_timeout(1.0, 'retry')
+
+
+def test_the_user_line_is_found_in_a_subprocess_traceback_as_text():
+    from acframe.envs.manager import user_location
+    import acframe
+    own = acframe.__file__.replace('__init__.py', 'envs/gym_env.py')
+    trace = (f'Traceback (most recent call last):\n  File "{own}", line 98, in step\n    return self.env.step(action)\n'
+             f'  File "/home/me/my_env.py", line 12, in step\n    raise ValueError("x")\n'
+             f'  File "/usr/lib/python3/site-packages/numpy/core.py", line 5, in f\nValueError: x\n')
+    assert user_location(trace) == '/home/me/my_env.py:12 in step'
