@@ -20,7 +20,8 @@ from acframe import ConfigError  # noqa: E402
 from acframe.cli import main as cli_main  # noqa: E402
 from acframe.entry.parallel import parallel_pipeline  # noqa: E402
 from acframe.worker import LearnerHook  # noqa: E402
-from test_parallel import cartpole  # noqa: E402  (the same IMPALA CartPole-v0 config, 2 actors)
+from acframe.errors import EnvTimeoutError  # noqa: E402
+from test_parallel import cartpole, hanging  # noqa: E402  (the same IMPALA CartPole-v0 configs, 2 actors)
 
 LOOPBACK = '127.0.0.1'
 #: runs Ray's command line with the loopback address kept as given
@@ -71,6 +72,9 @@ def loopback_cluster(home_with_a_stale_ray_token):
         for var in RAY_AUTH_VARS:
             patch.delenv(var, raising=False)
         patch.setenv('RAY_AUTH_MODE', 'disabled')
+        # the nodes' workers import this folder's test modules (import_names=['test_parallel'])
+        here = os.path.dirname(os.path.abspath(__file__))
+        patch.setenv('PYTHONPATH', os.pathsep.join(p for p in (here, os.environ.get('PYTHONPATH')) if p))
         try:
             ray_cli('start', '--head', '--port', str(port), '--include-dashboard', 'false', *common)
             ray_cli('start', '--address', address, *common)
@@ -122,6 +126,16 @@ def test_ray_backend_on_a_two_node_cluster_solves_cartpole_and_replaces_a_lost_a
     assert os.path.isfile(exp_dir / 'ckpt' / 'ckpt_best.pth') and os.path.isfile(exp_dir / 'ckpt' / 'ckpt_latest.pth')
     assert policy.summary == summary
     assert not ray.is_initialized()  # the driver let go of the cluster; its actors were killed
+
+
+def test_a_ray_actor_whose_env_hangs_fails_the_run_in_one_line(tmp_path, loopback_cluster):
+    main, create = hanging('error')
+    main['import_names'] = ['test_parallel']  # where hanging_cartpole is registered
+    with pytest.raises(EnvTimeoutError, match=r"^actor 0: collector env 0 \(seed 0\) did not return from step within "
+                                              r"env.step_timeout_s=0.5 s"):
+        parallel_pipeline((main, create), exp_dir=str(tmp_path / 'hang'), backend='ray', ray_address=loopback_cluster,
+                          max_train_iter=200, progress=False)
+    assert not ray.is_initialized()
 
 
 def test_an_unreachable_ray_address_fails_at_start_up_in_one_line(tmp_path, capsys):
