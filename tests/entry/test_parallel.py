@@ -191,6 +191,17 @@ class KillActorAt(LearnerHook):
             os.kill(self.killed, signal.SIGKILL)
 
 
+class PauseAt(LearnerHook):
+    """At learner iteration ``at``, sleep ``seconds`` (the actors go on meanwhile)."""
+
+    def __init__(self, at: int, seconds: float) -> None:
+        self.at, self.seconds = at, seconds
+
+    def after_iter(self, learner, info) -> None:
+        if learner.train_iter == self.at:
+            time.sleep(self.seconds)
+
+
 class CtrlCAt(LearnerHook):
     def __init__(self, at: int) -> None:
         self.at = at
@@ -288,8 +299,9 @@ def test_an_env_step_that_hangs_fails_the_run_in_one_line_naming_the_actor_env_a
                                                                                        manager):
     start = time.monotonic()
     with pytest.raises(EnvTimeoutError) as info:
+        # the pause: actor 0 hangs in its second segment and its watchdog rings before the learner could finish
         parallel_pipeline(hanging('error', manager), exp_dir=str(tmp_path / 'hang'), backend=backend, max_train_iter=200,
-                          progress=False)
+                          progress=False, learner_hooks=[PauseAt(1, 2.0)])
     assert time.monotonic() - start < 15
     assert str(info.value) == ("actor 0: collector env 0 (seed 0) did not return from step within env.step_timeout_s=0.5 s"
                                + (" (the env subprocesses were stopped)" if manager == 'async' else '') +
@@ -300,7 +312,8 @@ def test_an_env_step_that_hangs_fails_the_run_in_one_line_naming_the_actor_env_a
 
 def test_with_on_step_timeout_restart_a_hanging_actor_is_restarted_with_a_warning(tmp_path, run_marker, capsys):
     exp_dir = tmp_path / 'hang_restart'
-    parallel_pipeline(hanging('restart'), exp_dir=str(exp_dir), max_train_iter=60, progress=False)
+    parallel_pipeline(hanging('restart'), exp_dir=str(exp_dir), max_train_iter=60, progress=False,
+                      learner_hooks=[PauseAt(1, 2.0)])  # actor 0 hangs and is restarted before the run could end
     summary = read_summary(exp_dir)
     assert summary['train_iters'] == 60 and summary['actor_restarts'] == 1
     assert summary['worker_failures'] == [
