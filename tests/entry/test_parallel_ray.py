@@ -43,6 +43,8 @@ def ray_cli(*args: str, timeout: float = 120) -> None:
 
 #: Ray's authentication settings, which the tests set themselves (whatever the user's environment holds)
 RAY_AUTH_VARS = ('RAY_AUTH_MODE', 'RAY_AUTH_TOKEN', 'RAY_AUTH_TOKEN_PATH')
+#: an environment variable the test cluster's processes inherit, so the tests touch only its workers
+CLUSTER_MARKER = ('ACFRAME_TEST_RAY_CLUSTER', f'{os.getpid()}')
 
 
 @pytest.fixture(scope='module')
@@ -72,6 +74,7 @@ def loopback_cluster(home_with_a_stale_ray_token):
         for var in RAY_AUTH_VARS:
             patch.delenv(var, raising=False)
         patch.setenv('RAY_AUTH_MODE', 'disabled')
+        patch.setenv(*CLUSTER_MARKER)
         # the nodes' workers import this folder's test modules (import_names=['test_parallel'])
         here = os.path.dirname(os.path.abspath(__file__))
         patch.setenv('PYTHONPATH', os.pathsep.join(p for p in (here, os.environ.get('PYTHONPATH')) if p))
@@ -86,12 +89,17 @@ def loopback_cluster(home_with_a_stale_ray_token):
 
 
 def ray_actor_pids() -> list:
-    """Processes of the Ray actors that collect (Ray titles them ``ray::RayActorWorker...``)."""
+    """Processes of the test cluster's Ray actors that collect (Ray titles them ``ray::RayActorWorker...``);
+    never another Ray's on this machine."""
     pids = []
+    marker = f'{CLUSTER_MARKER[0]}={CLUSTER_MARKER[1]}'.encode() + b'\0'
     for entry in os.listdir('/proc'):
         try:
             with open(f'/proc/{entry}/cmdline', 'rb') as f:
-                if f.read().startswith(b'ray::RayActorWorker'):
+                if not f.read().startswith(b'ray::RayActorWorker'):
+                    continue
+            with open(f'/proc/{entry}/environ', 'rb') as f:
+                if marker in f.read():
                     pids.append(int(entry))
         except (OSError, ValueError):
             continue
