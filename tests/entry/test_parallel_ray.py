@@ -1,9 +1,9 @@
 """Specification of the parallel pipeline's Ray backend, on a two-node Ray cluster bound to the loopback address.
 
 The fixture starts a head node and a second node with ``ray start --node-ip-address=127.0.0.1`` and stops
-them with ``ray stop --force`` at the end. Ray normally swaps 127.0.0.1 for the machine's network address
-(so other machines can reach the node); here that translation is switched off, so every node, and the
-driver, uses 127.0.0.1 and nothing else.
+their processes at the end (only theirs: ``ray stop`` would stop every Ray cluster of the machine's user).
+Ray normally swaps 127.0.0.1 for the machine's network address (so other machines can reach the node);
+here that translation is switched off, so every node, and the driver, uses 127.0.0.1 and nothing else.
 """
 import json
 import os
@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -60,7 +61,7 @@ def home_with_a_stale_ray_token(tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def loopback_cluster(home_with_a_stale_ray_token):
-    """``127.0.0.1:PORT`` of a head node and a second node, 2 CPUs each, stopped (``ray stop --force``) at the end.
+    """``127.0.0.1:PORT`` of a head node and a second node, 2 CPUs each, whose processes are stopped at the end.
 
     Token authentication is off for this loopback-only cluster, explicitly (the nodes and the driver agree on it
     whatever the home folder or the environment holds).
@@ -85,18 +86,20 @@ def loopback_cluster(home_with_a_stale_ray_token):
         finally:
             if ray.is_initialized():
                 ray.shutdown()
-            ray_cli('stop', '--force')
+            stop_cluster()
 
 
-def ray_actor_pids() -> list:
-    """Processes of the test cluster's Ray actors that collect (Ray titles them ``ray::RayActorWorker...``);
-    never another Ray's on this machine."""
+def cluster_pids(cmdline_prefix: bytes = b'') -> list:
+    """Processes of the test cluster (they inherited ``CLUSTER_MARKER``) whose command line starts with the
+    prefix; never another Ray's on this machine, never this process."""
     pids = []
     marker = f'{CLUSTER_MARKER[0]}={CLUSTER_MARKER[1]}'.encode() + b'\0'
     for entry in os.listdir('/proc'):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
         try:
             with open(f'/proc/{entry}/cmdline', 'rb') as f:
-                if not f.read().startswith(b'ray::RayActorWorker'):
+                if not f.read().startswith(cmdline_prefix):
                     continue
             with open(f'/proc/{entry}/environ', 'rb') as f:
                 if marker in f.read():
@@ -104,6 +107,28 @@ def ray_actor_pids() -> list:
         except (OSError, ValueError):
             continue
     return pids
+
+
+def stop_cluster(grace_s: float = 10.0) -> None:
+    """Stop the test cluster's processes only (``ray stop`` would stop every Ray of this machine's user)."""
+    for pid in cluster_pids():
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + grace_s
+    while cluster_pids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in cluster_pids():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def ray_actor_pids() -> list:
+    """Processes of the test cluster's Ray actors that collect (Ray titles them ``ray::RayActorWorker...``)."""
+    return cluster_pids(b'ray::RayActorWorker')
 
 
 class KillRayActorAt(LearnerHook):
