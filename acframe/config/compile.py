@@ -22,9 +22,10 @@ from easydict import EasyDict
 from ..errors import ConfigError
 from ..registry import POLICY_REGISTRY, import_names
 from . import defaults as D
+from .ding_compat import translate_ding_config
 from .introspect import static_class_config
 
-ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], dict]
+ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], List[dict], dict]
 
 #: keys whose value must lie in [0, 1]
 UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_alpha', 'polyak', 'rms_alpha'}
@@ -309,12 +310,13 @@ def compile_config(
 ) -> EasyDict:
     """Merge defaults ← config ← overrides into one validated ``EasyDict``.
 
-    ``cfg`` is a config file path (or dizoo_configs name), a ``(main_config, create_config)`` pair, or an
-    already-compiled config. ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
+    ``cfg`` is a config file path (or dizoo_configs name), a ``(main_config, create_config)`` pair (a tuple or,
+    as DI-engine scripts pass it, a list), or an already-compiled config. DI-engine's spellings are translated
+    first (``ding_compat.translate_ding_config``). ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
     """
     if isinstance(cfg, (str, os.PathLike)):
         main, create = load_config_file(cfg)
-    elif isinstance(cfg, tuple) and len(cfg) == 2:
+    elif isinstance(cfg, (tuple, list)) and len(cfg) == 2 and all(isinstance(c, dict) for c in cfg):
         main, create = cfg
     elif isinstance(cfg, dict):
         main, create = cfg, {}
@@ -322,6 +324,7 @@ def compile_config(
         raise ConfigError(f"compile_config takes a config path or a (main_config, create_config) pair, got {type(cfg).__name__}")
     main = copy.deepcopy(dict(main))
     create = copy.deepcopy(dict(create or {}))
+    main, create = translate_ding_config(main, create, default_config)
 
     create_full = copy.deepcopy(D.CREATE)
     create_full['import_names'] = []
