@@ -55,6 +55,7 @@ ALIASES: Sequence[Tuple[str, str, Optional[Tuple[str, ...]], Optional[Callable[[
     ('policy.learn.learning_rate_critic', 'policy.learn.critic_learning_rate', None, None),
     ('policy.learn.learning_rate_critic', 'policy.learn.learning_rate', None, None),
     ('policy.learn.grad_norm', 'policy.learn.clip_value', None, None),
+    ('policy.learn.eps', 'policy.learn.adam_eps', None, None),
     # ACER: DI-engine's trust_region_value is delta; its average network moves by target_theta (= 1 - alpha)
     ('policy.learn.trust_region_value', 'policy.learn.trust_region_delta', None, None),
     ('policy.learn.target_theta', 'policy.learn.trust_region_alpha', None, lambda theta: 1.0 - float(theta)),
@@ -83,7 +84,7 @@ DING_KEYS: Tuple[str, ...] = (
     'policy.learn.multi_gpu', 'policy.learn.ignore_done', 'policy.learn.epoch_per_collect', 'policy.learn.batch_size',
     'policy.learn.lambda_', 'policy.learn.learner.hook', 'policy.learn.value_norm', 'policy.learn.ppo_param_init',
     'policy.learn.trust_region_value', 'policy.learn.target_theta', 'policy.learn.unroll_len',
-    'policy.learn.update_per_collect',
+    'policy.learn.update_per_collect', 'policy.learn.betas', 'policy.learn.eps', 'policy.learn.weight_decay',
     # collect / eval / other
     'policy.collect.collector', 'policy.collect.discount_factor', 'policy.collect.gae_lambda', 'policy.collect.unroll_len',
     'policy.collect.n_episode', 'policy.eval.evaluator.n_episode', 'policy.eval.evaluator.stop_value',

@@ -185,6 +185,7 @@ def ding_pair(policy_type, env_type='cartpole', **sections):
     ('a2c', dict(learn=dict(learning_rate_actor=0.002)), 'policy.learn.learning_rate', 0.002),
     ('a2c', dict(learn=dict(learning_rate_critic=0.004)), 'policy.learn.critic_learning_rate', 0.004),
     ('a2c', dict(learn=dict(grad_norm=0.7)), 'policy.learn.clip_value', 0.7),
+    ('a2c', dict(learn=dict(eps=1e-6)), 'policy.learn.adam_eps', 1e-6),
     ('a2c', dict(action_space='discrete'), 'policy.model.action_space', 'discrete'),
     ('acer', dict(unroll_len=8), 'policy.other.replay_buffer.unroll_len', 8),
     ('acer', dict(learn=dict(unroll_len=8)), 'policy.other.replay_buffer.unroll_len', 8),
