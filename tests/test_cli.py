@@ -82,7 +82,7 @@ def bad_policy_config(tmp_path):
     (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate'], 'is not of the form key.path=value'),
     (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate=fast'], "'policy.learn.learning_rate' must be float"),
     (['-c', 'cartpole_impala.py', 'policy.learn.discount_factor=2'], 'must lie in [0, 1]'),
-    (['--resume', 'no_such_run'], '--resume no_such_run: no config.py there'),
+    (['--resume', 'no_such_run'], '--resume no_such_run: no such folder'),
 ])
 def test_usage_and_config_errors_exit_2_with_one_line(args, message, bad_policy_config, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -103,10 +103,19 @@ def test_a_corrupt_checkpoint_exits_2(tmp_path, capsys):
 
 
 def test_resume_without_a_checkpoint_exits_2(tmp_path, capsys):
-    (tmp_path / 'config.py').write_text("main_config = dict()\ncreate_config = dict(policy=dict(type='impala'))\n")
+    from acframe.config.run_folder import save_run_config
+    save_run_config(compile_config('cartpole_impala.py'), str(tmp_path), 'serial')
     code, _, err = run_cli(['--resume', str(tmp_path)], capsys)
     assert code == 2
     assert 'no ckpt/ckpt_latest.pth there' in err
+
+
+def test_a_folder_with_only_a_config_py_is_not_executed_on_resume(tmp_path, capsys):
+    marker = tmp_path / 'ran'
+    (tmp_path / 'config.py').write_text(f"open({str(marker)!r}, 'w').close()\nmain_config = dict()\n")
+    code, _, err = run_cli(['--resume', str(tmp_path)], capsys)
+    assert code == 2 and 'no config.json there' in err and err.count('\n') == 1
+    assert not marker.exists()
 
 
 def test_debug_shows_the_traceback(capsys):
@@ -170,7 +179,8 @@ def test_exp_name_names_the_folder_as_in_di_engine(tmp_path, monkeypatch, capsys
     assert code == 0, err
     summary = json.loads((tmp_path / 'my_exp' / 'summary.json').read_text())
     assert summary['train_iters'] == 2
-    assert compile_config(str(tmp_path / 'my_exp' / 'config.py')).exp_name == 'my_exp'
+    from acframe.config.run_folder import load_run_config
+    assert load_run_config(str(tmp_path / 'my_exp')).exp_name == 'my_exp'
 
 
 def test_load_path_is_the_checkpoint_of_eval_mode(tiny_run, capsys):

@@ -70,6 +70,8 @@ POLICY_COMMON = dict(
         ),
         # (int) Torch intra-op threads for learning and collection; 0 picks a value for small networks.
         torch_threads=0,
+        # (str) NaN/inf in a loss or gradient: 'error' stops the run naming the source; 'skip_update' drops that update with a warning.
+        on_nonfinite='error',
     ),
     collect=dict(
         # (int) Train samples collected per collection across all collector envs, as in DI-engine (a multiple of env.collector_env_num): a sample is one transition, or one unroll of unroll_len steps for policies that train on unrolls; each env steps n_sample / collector_env_num * unroll_len times.

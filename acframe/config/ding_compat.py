@@ -112,8 +112,8 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     """
     unused: List[str] = []
     create_imports = _env_import_names(create)
-    main_imports = list(main.get('import_names', []) or [])
-    all_imports = list(create.get('import_names', []) or []) + create_imports + main_imports
+    main_imports = _names(main.get('import_names'))
+    all_imports = _names(create.get('import_names')) + create_imports + main_imports
     from_dizoo = any(_is_dizoo(n) for n in all_imports)
     if create_imports or 'import_names' in create or main_imports:
         create.pop('import_names', None)
@@ -126,8 +126,8 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
         if section in create:
             create.pop(section)
             unused.append(f'create_config.{section}')
-    policy_type = (create.get('policy') or {}).get('type') or (main.get('policy') or {}).get('type') or ''
-    if not policy_type:
+    policy_type = _section(create, 'policy').get('type') or _section(main, 'policy').get('type') or ''
+    if not isinstance(policy_type, str) or not policy_type:
         return main, create  # compile_config says what is missing
     valid = _leaf_paths(defaults_of(policy_type))
     _translate_env(main, create, from_dizoo)
@@ -142,11 +142,24 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     return main, create
 
 
+def _section(tree: dict, name: str) -> dict:
+    value = tree.get(name)
+    return value if isinstance(value, dict) else {}
+
+
 # ---- import names and env ----------------------------------------------------------------------------
+def _names(value: Any) -> List[str]:
+    if not value:
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"import_names must be a list of module names, got {value!r}")
+    return list(value)
+
+
 def _env_import_names(create: dict) -> List[str]:
     env = create.get('env')
     if isinstance(env, dict) and 'import_names' in env:
-        return list(env.pop('import_names') or [])
+        return _names(env.pop('import_names'))
     return []
 
 

@@ -35,7 +35,7 @@ from ..errors import ConfigError
 from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, nstep_return
-from .base import Policy, build_optimizer, clip_gradients
+from .base import Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('a2c')
@@ -161,10 +161,7 @@ class A2CPolicy(Policy):
         entropy = reduce(dist.entropy())
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
 
-        self._optimizer.zero_grad(set_to_none=True)
-        total_loss.backward()
-        grad_norm = clip_gradients(self._params, learn.grad_clip_type, learn.clip_value)
-        self._optimizer.step()
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
         info = {
             'cur_lr': self._optimizer.param_groups[0]['lr'],
             'total_loss': total_loss.item(),

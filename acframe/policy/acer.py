@@ -38,7 +38,7 @@ from ..models import Categorical, DiagGaussian
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
                         acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
-from .base import Policy, build_optimizer, clip_gradients
+from .base import Policy, build_optimizer
 
 #: importance weights above this are counted as this in the logged mean (rho can overflow for Gaussians)
 _RHO_LOG_CAP = 1e3
@@ -140,10 +140,7 @@ class ACERPolicy(Policy):
         q_loss = 0.5 * (terms['q_ret'] - terms['q_taken']).pow(2).mean()
         critic_loss = q_loss + terms['value_loss'] if 'value_loss' in terms else q_loss
         total_loss = policy_loss - learn.entropy_weight * entropy + learn.value_weight * critic_loss
-        self._optimizer.zero_grad(set_to_none=True)
-        total_loss.backward()
-        grad_norm = clip_gradients(self._params, learn.grad_clip_type, learn.clip_value)
-        self._optimizer.step()
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
         self._update_average_model()
         rho = terms['rho']
         info = {

@@ -14,12 +14,14 @@ a one-line comment above it), ``supported_action_spaces`` and ``default_model``.
 from __future__ import annotations
 
 import copy
+import math
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn as nn
 
-from ..errors import CheckpointError, ConfigError, UnsupportedSpaceError
+from ..errors import CheckpointError, ConfigError, NonFiniteError, UnsupportedSpaceError
 from ..models.distributions import make_distribution
 from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation
@@ -81,6 +83,37 @@ class Policy:
         self._model = (model if model is not None else self._create_model()).to(self._device)
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
+
+    # ---- one optimizer step, guarded -----------------------------------------------------------------
+    def _optimizer_step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor,
+                        params: Sequence[torch.nn.Parameter]) -> float:
+        """``backward`` of ``loss``, clip the gradients (``learn.grad_clip_type``), then step — unless the loss or
+        the gradient is NaN/inf: then ``learn.on_nonfinite`` decides: 'error' raises ``NonFiniteError`` naming
+        it, 'skip_update' drops this update (weights untouched). Returns the pre-clip gradient norm."""
+        learn = self._cfg.learn
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = clip_gradients(params, learn.grad_clip_type, learn.clip_value)
+        if math.isfinite(grad_norm):  # a finite gradient norm implies a finite loss was differentiated
+            optimizer.step()
+            return grad_norm
+        source = f"the loss is {loss.item()}" if not math.isfinite(loss.item()) else f"the gradient norm is {grad_norm}"
+        if learn.get('on_nonfinite', 'error') == 'error':
+            raise NonFiniteError(f"{source} (policy '{self._cfg.type}'): the update was not applied; check the env's "
+                                 f"rewards/observations and policy.learn.learning_rate, or set "
+                                 f"policy.learn.on_nonfinite='skip_update' to drop such updates")
+        optimizer.zero_grad(set_to_none=True)
+        self.skipped_updates = getattr(self, 'skipped_updates', 0) + 1
+        if self.skipped_updates in (1, 10, 100, 1000):
+            warnings.warn(f"acframe: {source}; update skipped ({self.skipped_updates} so far; policy.learn.on_nonfinite='skip_update')")
+        return grad_norm
+
+    def check_finite(self, where: str) -> None:
+        """``NonFiniteError`` when a weight or buffer of the model is NaN/inf (``where`` says when it was found)."""
+        bad = nonfinite_tensors(dict(self._model.state_dict()))
+        if bad:
+            raise NonFiniteError(f"the model's {', '.join(bad[:4])} hold NaN/inf at {where}; a run never trains on or "
+                                 f"saves non-finite weights")
 
     # ---- model -------------------------------------------------------------------------------------
     def default_model(self) -> Tuple[str, Dict[str, Any]]:
@@ -218,6 +251,11 @@ def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch
     if name == 'rmsprop':
         return RMSprop(params, lr=lr, alpha=learn_cfg.get('rms_alpha', 0.99), eps=learn_cfg.get('rms_eps', 1e-5))
     raise ConfigError(f"policy.learn.optim '{name}' is not 'adam' or 'rmsprop'")
+
+
+def nonfinite_tensors(tensors: Dict[str, torch.Tensor]) -> List[str]:
+    """Names of the floating-point tensors that hold NaN or inf."""
+    return [name for name, t in tensors.items() if t.is_floating_point() and not bool(torch.isfinite(t).all())]
 
 
 def clip_gradients(params: Sequence[torch.nn.Parameter], grad_clip_type: Optional[str], clip_value: float) -> float:

@@ -20,7 +20,7 @@ from ..data import split_segment, ttorch
 from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import vtrace
-from .base import Policy, build_optimizer, clip_gradients
+from .base import Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('impala')
@@ -112,10 +112,7 @@ class IMPALAPolicy(Policy):
         value_loss = (returns.vs - values[:-1]).pow(2).mean()
         entropy = target.entropy().mean()
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
-        self._optimizer.zero_grad(set_to_none=True)
-        total_loss.backward()
-        grad_norm = clip_gradients(list(self._model.parameters()), learn.grad_clip_type, learn.clip_value)
-        self._optimizer.step()
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, list(self._model.parameters()))
         return {
             'cur_lr': self._optimizer.param_groups[0]['lr'],
             'total_loss': total_loss.item(),
