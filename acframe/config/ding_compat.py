@@ -185,7 +185,7 @@ def _translate_env(main: dict, create: dict, from_dizoo: bool) -> None:
         return
     create_env = create.get('env') if isinstance(create.get('env'), dict) else {}
     env_type = create_env.get('type')
-    if env_type in DING_ENV_TYPES:
+    if isinstance(env_type, str) and env_type in DING_ENV_TYPES:
         create_env['type'] = 'gym'
         env_main.setdefault('env_id', DING_ENV_TYPES[env_type])
     elif from_dizoo and isinstance(env_type, str) and env_type not in _registered_envs():
@@ -200,7 +200,7 @@ def _translate_env(main: dict, create: dict, from_dizoo: bool) -> None:
                        env_id, new)
         env_main['env_id'] = new
     manager = create.get('env_manager')
-    if isinstance(manager, dict) and manager.get('type') in DING_ENV_MANAGERS:
+    if isinstance(manager, dict) and isinstance(manager.get('type'), str) and manager['type'] in DING_ENV_MANAGERS:
         manager['type'] = DING_ENV_MANAGERS[manager['type']]
 
 
@@ -214,7 +214,7 @@ def _translate_buffer(main: dict, create: dict, valid: Dict[str, Any]) -> None:
         if 'type' in create_buffer:
             _set(main, 'policy.other.replay_buffer.type', create_buffer['type'], keep_existing=True)
     buffer_type = _get(main, 'policy.other.replay_buffer.type')
-    if buffer_type == 'naive' and default_type is not _MISSING:
+    if isinstance(buffer_type, str) and buffer_type == 'naive' and default_type is not _MISSING:
         _set(main, 'policy.other.replay_buffer.type', default_type)
 
 
@@ -244,7 +244,11 @@ def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None
         value = _get(main, ding_key)
         if value is _MISSING:
             continue
-        value = transform(value) if transform is not None else value
+        if transform is not None:
+            try:
+                value = transform(value)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"config key '{ding_key}' = {value!r} must be a number") from exc
         current = _get(main, key)
         if current is not _MISSING and current != value:
             raise ConfigError(f"config keys '{ding_key}' ({_get(main, ding_key)!r}) and '{key}' ({current!r}) mean the same "
@@ -309,10 +313,13 @@ def _get(tree: dict, path: str) -> Any:
 def _set(tree: dict, path: str, value: Any, keep_existing: bool = False) -> None:
     *parents, last = path.split('.')
     node = tree
-    for part in parents:
+    for depth, part in enumerate(parents):
         child = node.get(part)
-        if not isinstance(child, dict):
+        if child is None and part not in node:
             child = node[part] = {}
+        elif not isinstance(child, dict):
+            raise ConfigError(f"config key '{'.'.join(parents[:depth + 1])}' must be a dict (a section of keys), "
+                              f"got {type(child).__name__} {child!r}")
         node = child
     if keep_existing and last in node and node[last] != value:
         raise ConfigError(f"create_config.replay_buffer.type ({value!r}) and '{path}' ({node[last]!r}) differ; keep one")
