@@ -318,3 +318,33 @@ def test_cuda_true_in_a_di_engine_file_falls_back_to_the_cpu_with_a_note(caplog)
     cfg = compile_config(ding_file('lunarlander_impala_config.py'))
     assert cfg.policy.cuda is False
     assert any('policy.cuda=True but CUDA is not available' in m for m in warnings_of(caplog))
+
+
+def test_junk_in_di_engine_positions_is_a_config_error_never_a_crash():
+    """Random junk where DI-engine's keys go (300 seeded cases): an AcframeError or a valid config, nothing else."""
+    import random
+
+    from acframe.errors import AcframeError
+    logging.getLogger('acframe').disabled = True
+    try:
+        junk = [None, 5, 'x', [1], {'a': 1}, 1.5, True, (1, 2), 'naive', 'cartpole', 'LunarLander-v2', -3]
+        paths = ['policy', 'policy.learn', 'policy.collect', 'policy.model', 'env', 'env.manager', 'policy.other.replay_buffer',
+                 'policy.collect.unroll_len', 'policy.learn.learning_rate_actor', 'policy.action_space', 'env.env_id',
+                 'import_names', 'policy.learn.target_theta', 'policy.collect.gae_lambda', 'policy.unroll_len',
+                 'policy.model.actor_head_layer_num', 'policy.other.replay_buffer.type', 'policy.cuda']
+        create_paths = ['env', 'env.type', 'env.import_names', 'replay_buffer', 'replay_buffer.type', 'import_names', 'collector']
+        rng = random.Random(0)
+        for _ in range(300):
+            main, create = ding_pair(rng.choice(['a2c', 'impala', 'acer']), learn=dict(learning_rate_actor=0.001))
+            for _ in range(rng.randint(1, 3)):
+                tree, path = (main, rng.choice(paths)) if rng.random() < 0.6 else (create, rng.choice(create_paths))
+                *parents, last = path.split('.')
+                for part in parents:
+                    tree = tree.setdefault(part, {}) if isinstance(tree.get(part), dict) else tree.__setitem__(part, {}) or tree[part]
+                tree[last] = rng.choice(junk)
+            try:
+                compile_config((main, create))
+            except AcframeError:
+                pass
+    finally:
+        logging.getLogger('acframe').disabled = False
