@@ -268,6 +268,8 @@ def _check_types(cfg: dict, ref: dict, comments: Dict[str, str], path: str = '')
         if key not in cfg:
             continue
         value = cfg[key]
+        if type(value).__module__ == 'numpy' and getattr(value, 'shape', None) == ():
+            cfg[key] = value = value.item()  # a numpy scalar is the Python number it equals
         expected = _expected_type(default, comments.get(full, ''))
         if value is None:
             if default is not None and 'None' not in comments.get(full, '') and key != 'grad_clip_type':
@@ -388,18 +390,6 @@ def compile_config(
     return EasyDict(result)
 
 
-def check_n_sample(n_sample: Any, num_envs: Any) -> None:
-    """``collect.n_sample`` counts train samples across all collector envs (DI-engine's meaning), so it must be a
-    positive multiple of the env count: every env then contributes ``n_sample / num_envs`` samples."""
-    if isinstance(n_sample, bool) or not isinstance(n_sample, int) or not isinstance(num_envs, int) or num_envs < 1:
-        return  # _check_types/_check_values name those
-    if n_sample < 1 or n_sample % num_envs:
-        lower = max(num_envs, n_sample // num_envs * num_envs)
-        raise ConfigError(
-            f"policy.collect.n_sample ({n_sample}) must be a multiple of env.collector_env_num ({num_envs}): it counts "
-            f"samples across all collector envs, as in DI-engine; set it to e.g. {lower} or {lower + num_envs}")
-
-
 def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None:
     """Config values are data (what config.json can hold exactly): no objects, functions or cycles."""
     seen = set() if seen is None else seen
@@ -422,6 +412,18 @@ def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None
         return
     raise ConfigError(f"config key '{path}' holds a {type(value).__name__} ({str(value)[:40]!r}); config values must be "
                       f"plain data: numbers, strings, bools, None, lists, tuples, dicts")
+
+
+def check_n_sample(n_sample: Any, num_envs: Any) -> None:
+    """``collect.n_sample`` counts train samples across all collector envs (DI-engine's meaning), so it must be a
+    positive multiple of the env count: every env then contributes ``n_sample / num_envs`` samples."""
+    if isinstance(n_sample, bool) or not isinstance(n_sample, int) or not isinstance(num_envs, int) or num_envs < 1:
+        return  # _check_types/_check_values name those
+    if n_sample < 1 or n_sample % num_envs:
+        lower = max(num_envs, n_sample // num_envs * num_envs)
+        raise ConfigError(
+            f"policy.collect.n_sample ({n_sample}) must be a multiple of env.collector_env_num ({num_envs}): it counts "
+            f"samples across all collector envs, as in DI-engine; set it to e.g. {lower} or {lower + num_envs}")
 
 
 def _all_comments(policy_comments: Dict[str, str]) -> Dict[str, str]:

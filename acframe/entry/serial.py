@@ -21,7 +21,7 @@ from ..config.compile import ConfigInput
 from ..data import make_tree, to_dict
 from ..envs import make_env_manager
 from ..envs.randomization import DomainRandomizer
-from ..errors import ConfigError
+from ..errors import CheckpointError, ConfigError
 from ..policy import create_policy, policy_class
 from ..registry import BUFFER_REGISTRY
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
@@ -187,7 +187,10 @@ class SerialRun:
 
     def restore(self, path: str) -> None:
         state = load_checkpoint(path)
-        self.learner.load_checkpoint_state(state)
+        try:
+            self.learner.load_checkpoint_state(state)
+        except CheckpointError as exc:
+            raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
         if self.randomizer is not None and state.get('domain_randomization'):
             self.collector_env = self.randomizer.load_state_dict(state['domain_randomization'], self.collector)
         if not self.collector.load_state_dict(state['collector']):

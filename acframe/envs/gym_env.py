@@ -53,6 +53,8 @@ def make_gym_env(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
         raise ConfigError(f"env.env_id '{env_id}' needs an extra dependency: {exc}") from exc
     except TypeError as exc:
         raise ConfigError(f"env.env_kwargs for '{env_id}' were rejected: {exc}") from exc
+    except gym.error.Error as exc:  # deprecated/unregistered versions, bad registrations
+        raise ConfigError(f"env.env_id '{env_id}': {str(exc).strip().splitlines()[0]}") from exc
 
 
 class FlattenDictObservation(gym.ObservationWrapper):

@@ -18,6 +18,7 @@ import math
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 import torch.nn as nn
 
@@ -150,7 +151,11 @@ class Policy:
         return self._model.state_dict()
 
     def load_weights(self, weights: Dict[str, torch.Tensor]) -> None:
-        self._model.load_state_dict(weights)
+        """Load model weights; a ``CheckpointError`` saying what does not fit (in one line) when they don't."""
+        try:
+            self._model.load_state_dict(weights)
+        except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
+            raise CheckpointError(f"the checkpoint does not fit this policy's model: {fit_message(exc)}") from exc
 
     # ---- modes -------------------------------------------------------------------------------------
     @property
@@ -196,8 +201,8 @@ class Policy:
             self._model.load_state_dict(state['model'])
             if 'optimizer' in state and hasattr(self, '_optimizer'):
                 self._optimizer.load_state_dict(state['optimizer'])
-        except (KeyError, RuntimeError, ValueError) as exc:
-            raise CheckpointError(f"the checkpoint does not fit this policy's model/optimizer: {exc}") from exc
+        except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
+            raise CheckpointError(f"the checkpoint does not fit this policy's model/optimizer: {fit_message(exc)}") from exc
 
     def _monitor_vars_learn(self) -> List[str]:
         return ['cur_lr', 'total_loss']
@@ -251,6 +256,13 @@ def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch
     if name == 'rmsprop':
         return RMSprop(params, lr=lr, alpha=learn_cfg.get('rms_alpha', 0.99), eps=learn_cfg.get('rms_eps', 1e-5))
     raise ConfigError(f"policy.learn.optim '{name}' is not 'adam' or 'rmsprop'")
+
+
+def fit_message(exc: BaseException) -> str:
+    """``load_state_dict``'s multi-line complaint as one line (the CLI prints only the first line)."""
+    lines = [line.strip().rstrip('.') for line in str(exc).splitlines() if line.strip()]
+    text = '; '.join(lines) if lines else type(exc).__name__
+    return text if len(text) < 400 else text[:400] + ' ...'
 
 
 def nonfinite_tensors(tensors: Dict[str, torch.Tensor]) -> List[str]:
@@ -329,6 +341,9 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
         raise UnsupportedSpaceError(
             f"policy '{name}' needs vector (1-D Box) or Dict-of-Box observations; env '{cfg.env.env_id}' has {observation_space}"
         )
+    if int(np.prod(observation_space.shape)) == 0 or isinstance(action_space, gym.spaces.Discrete) and int(action_space.n) < 1:
+        raise UnsupportedSpaceError(f"env '{cfg.env.env_id}' has an empty space (observation {observation_space}, action "
+                                    f"{action_space}); a policy needs at least one observation value and one action")
     kind, shape = _action_kind_and_shape(action_space)
     if kind not in policy_cls.supported_action_spaces:
         raise UnsupportedSpaceError(
