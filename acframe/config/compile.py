@@ -352,7 +352,8 @@ def compile_config(
         raise ConfigError(f"compile_config takes a config path or a (main_config, create_config) pair, got {type(cfg).__name__}")
     main = copy.deepcopy(dict(main))
     create = copy.deepcopy(dict(create or {}))
-    main, create = translate_ding_config(main, create, default_config)
+    if not isinstance(cfg, dict):  # a file or a pair may be DI-engine's; a compiled config is acframe's already
+        main, create = translate_ding_config(main, create, default_config)
 
     create_full = copy.deepcopy(D.CREATE)
     create_full['import_names'] = []

@@ -321,7 +321,7 @@ def test_cuda_true_in_a_di_engine_file_falls_back_to_the_cpu_with_a_note(caplog)
 
 
 def test_junk_in_di_engine_positions_is_a_config_error_never_a_crash():
-    """Random junk where DI-engine's keys go (300 seeded cases): an AcframeError or a valid config, nothing else."""
+    """Random junk where DI-engine's keys go (150 seeded cases): an AcframeError or a valid config, nothing else."""
     import random
 
     from acframe.errors import AcframeError
@@ -334,7 +334,7 @@ def test_junk_in_di_engine_positions_is_a_config_error_never_a_crash():
                  'policy.model.actor_head_layer_num', 'policy.other.replay_buffer.type', 'policy.cuda']
         create_paths = ['env', 'env.type', 'env.import_names', 'replay_buffer', 'replay_buffer.type', 'import_names', 'collector']
         rng = random.Random(0)
-        for _ in range(300):
+        for _ in range(150):
             main, create = ding_pair(rng.choice(['a2c', 'impala', 'acer']), learn=dict(learning_rate_actor=0.001))
             for _ in range(rng.randint(1, 3)):
                 tree, path = (main, rng.choice(paths)) if rng.random() < 0.6 else (create, rng.choice(create_paths))
@@ -348,3 +348,9 @@ def test_junk_in_di_engine_positions_is_a_config_error_never_a_crash():
                 pass
     finally:
         logging.getLogger('acframe').disabled = False
+
+
+def test_a_compiled_config_is_not_translated_again():
+    """Pipelines recompile a compiled config: an env_id given as an acframe override stays what it says."""
+    cfg = compile_config('cartpole_impala.py', ['env.env_id=LunarLander-v2'])
+    assert compile_config(cfg).env.env_id == 'LunarLander-v2'  # gymnasium then says it does not exist
