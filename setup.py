@@ -17,7 +17,7 @@ setup(
         "tensorboardX",
     ],
     extras_require={
-        "test": ["pytest", "pytest-timeout"],
+        "test": ["pytest", "pytest-timeout", "hypothesis"],
         "ray": ["ray"],
         "box2d": ["gymnasium[box2d]"],
     },

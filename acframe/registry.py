@@ -27,6 +27,11 @@ def import_names(names: Iterable[str]) -> None:
             raise RegistryError(
                 f"import_names: cannot import module '{name}' ({exc}); fix the module name or put its folder on PYTHONPATH"
             ) from exc
+        except (Exception, SystemExit) as exc:  # the module is user code: say what it raised, and where
+            from .errors import user_frame
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else ''
+            raise RegistryError(f"import_names: importing '{name}' raised {type(exc).__name__}: {message} "
+                                f"(at {user_frame(exc.__traceback__)}; --debug shows the traceback)") from exc
 
 
 def closest(name: str, candidates: Iterable[str]) -> Optional[str]:

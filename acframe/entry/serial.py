@@ -146,7 +146,8 @@ class SerialRun:
                 self.buffer.check_batch_size(cfg.policy.learn.batch_size)
         echo = self.progress.message if log_to_console else None
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, None, echo)
-        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq)]
+        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,
+                                                                   cfg.policy.learn.learner.save_ckpt_every_s)]
         decay = cfg.policy.learn.get('lr_decay_iters', 0)
         if decay:
             hooks.append(LinearLRDecayHook(decay))

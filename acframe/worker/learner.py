@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import time
 from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional
 
@@ -50,19 +51,26 @@ class LogHook(LearnerHook):
 
 
 class CheckpointHook(LearnerHook):
-    """At the end of a pipeline round, write ``ckpt_latest.pth`` when ``freq`` more iterations have passed."""
+    """At the end of a pipeline round, write ``ckpt_latest.pth`` when ``freq`` more iterations or ``every_s``
+    more seconds have passed since the last one (so a killed run loses at most that much)."""
 
-    def __init__(self, freq: int) -> None:
+    def __init__(self, freq: int, every_s: float = 0.0) -> None:
         self.freq = freq
+        self.every_s = float(every_s)
         self._last_saved = 0
+        self._last_saved_at = time.monotonic()
 
     def after_round(self, learner: 'Learner') -> None:
-        if self.freq and learner.train_iter // self.freq > self._last_saved // self.freq:
+        due_by_iter = self.freq and learner.train_iter // self.freq > self._last_saved // self.freq
+        due_by_time = self.every_s > 0 and time.monotonic() - self._last_saved_at >= self.every_s
+        if due_by_iter or due_by_time:
             learner.save_checkpoint('ckpt_latest.pth')
             self._last_saved = learner.train_iter
+            self._last_saved_at = time.monotonic()
 
     def after_load(self, learner: 'Learner') -> None:
         self._last_saved = learner.train_iter
+        self._last_saved_at = time.monotonic()
 
 
 class LinearLRDecayHook(LearnerHook):

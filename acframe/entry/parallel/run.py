@@ -220,7 +220,8 @@ class ParallelRun:
             self.buffer = BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed, **buffer_cfg)
         self.learn_mode = LagTrackingLearnMode(self.policy.learn_mode)
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, self.tb)
-        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq)]
+        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,
+                                                                   cfg.policy.learn.learner.save_ckpt_every_s)]
         if cfg.policy.learn.get('lr_decay_iters', 0):
             hooks.append(LinearLRDecayHook(cfg.policy.learn.lr_decay_iters))
         hooks += list(learner_hooks)
