@@ -1,4 +1,9 @@
-"""``Learner``: runs the policy's learn mode on batches, with hooks for logging, checkpoints and LR schedules."""
+"""``Learner``: runs the policy's learn mode on batches, with hooks for logging, checkpoints and LR schedules.
+
+``train_iter`` counts gradient steps for every algorithm: one ``train(batch)`` is one ``learn_mode.forward``,
+one optimizer step. An on-policy rollout gets as many steps as its policy's ``learn_mode.minibatches`` yields
+(``train_rollout``), so every ``*_freq`` and budget is in gradient steps.
+"""
 from __future__ import annotations
 
 import os
@@ -109,6 +114,22 @@ class Learner:
         for hook in self.hooks:
             hook.after_iter(self, info)
         return info
+
+    def train_rollout(self, plan: Any, start: int = 0, max_train_iter: Optional[int] = None) -> Optional[int]:
+        """The gradient steps of one prepared on-policy rollout, from step ``start``: one ``train`` per batch
+        of ``learn_mode.minibatches(plan, start)``, stopping early once ``train_iter`` reaches ``max_train_iter``.
+
+        Returns None when the rollout is finished, else the index of its next step (to continue it later).
+        """
+        batches = self.policy.minibatches(plan, start)
+        step = start
+        while max_train_iter is None or self.train_iter < max_train_iter:
+            batch = next(batches, None)
+            if batch is None:
+                return None
+            self.train(batch)
+            step += 1
+        return step
 
     def end_round(self) -> None:
         """Called by the pipeline between rounds (a consistent point to checkpoint)."""
