@@ -93,6 +93,7 @@ DING_KEYS: Tuple[str, ...] = (
     'policy.other.replay_buffer.deepcopy', 'policy.other.replay_buffer.enable_track_used_data',
     # model: DI-engine's head depth, normalisation and sigma/bound options
     'policy.model.actor_head_layer_num', 'policy.model.critic_head_layer_num', 'policy.model.norm_type',
+    'policy.learn.nstep', 'policy.learn.nstep_return', 'policy.learn.resume_training',
     'policy.model.fixed_sigma_value', 'policy.model.bound_type', 'policy.model.encoder', 'policy.model.impala_cnn_encoder',
     # create_config: DI-engine's worker types (acframe has one of each)
     'create_config.collector', 'create_config.learner', 'create_config.evaluator', 'create_config.commander',
@@ -263,11 +264,23 @@ def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None
             raise ConfigError(f"config key '{ding_key}' = {value!r}: policy '{policy_type}' trains on single transitions "
                               f"(a sample is one step), so it takes only 1; remove the key")
         _pop(main, ding_key)
-    layer_keys = [k for k in ('actor_head_layer_num', 'critic_head_layer_num')
-                  if _get(main, f'policy.model.{k}') not in (_MISSING, 1)]
-    if layer_keys and policy_type not in DING_MODEL_KEYS_BY_POLICY:
-        raise ConfigError(f"config key 'policy.model.{layer_keys[0]}' = {_get(main, 'policy.model.' + layer_keys[0])!r}: "
-                          f"acframe's heads have one hidden layer (policy.model.*_head_hidden_size > 0) or none; remove it")
+    if policy_type not in DING_MODEL_KEYS_BY_POLICY:
+        _translate_head_layers(main)
+
+
+def _translate_head_layers(main: dict) -> None:
+    """DI-engine's ``*_head_layer_num``: 0 is a linear head (acframe's ``*_head_hidden_size=0``), 1 one hidden layer
+    of ``*_head_hidden_size`` units (acframe's meaning of a size > 0); deeper heads acframe does not build."""
+    for head in ('actor', 'critic'):
+        layers = _get(main, f'policy.model.{head}_head_layer_num')
+        if layers is _MISSING:
+            continue
+        if layers not in (0, 1) or isinstance(layers, bool):
+            raise ConfigError(f"config key 'policy.model.{head}_head_layer_num' = {layers!r}: acframe's heads have one "
+                              f"hidden layer (policy.model.{head}_head_hidden_size > 0) or none (0); set 0 or 1")
+        if layers == 0:
+            _set(main, f'policy.model.{head}_head_hidden_size', 0)
+        _pop(main, f'policy.model.{head}_head_layer_num')
 
 
 def _drop_unused(main: dict, policy_type: str, valid: Dict[str, Any]) -> List[str]:
