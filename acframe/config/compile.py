@@ -389,7 +389,10 @@ def compile_config(
         result['env']['type'] = create_full['env']['type']
     if 'type' in create.get('env_manager', {}):
         result['env']['manager'] = create_full['env_manager']['type']
-    result['env']['manager'] = MANAGER_ALIASES.get(result['env']['manager'], result['env']['manager'])
+    manager = result['env']['manager']
+    if not isinstance(manager, str):
+        raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async' or 'envpool'")
+    result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
     result['import_names'] = sorted(set(import_list))
     apply_overrides(result, overrides)
     if seed is not None:
