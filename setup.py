@@ -20,6 +20,8 @@ setup(
         "test": ["pytest", "pytest-timeout", "hypothesis"],
         "ray": ["ray"],
         "box2d": ["gymnasium[box2d]"],
+        # bench/bench_ppo.py's comparison (needs only gymnasium, numpy, torch and cloudpickle besides)
+        "bench": ["stable-baselines3>=2.9"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

@@ -136,6 +136,7 @@ BUFFER_REGISTRY = Registry("buffer")
 # built-in entries, imported on first use
 POLICY_REGISTRY.register_lazy("impala", "acframe.policy.impala:IMPALAPolicy")
 POLICY_REGISTRY.register_lazy("a2c", "acframe.policy.a2c:A2CPolicy")
+POLICY_REGISTRY.register_lazy("ppo", "acframe.policy.ppo:PPOPolicy")
 MODEL_REGISTRY.register_lazy("vac", "acframe.models.vac:VAC")
 BUFFER_REGISTRY.register_lazy("fifo", "acframe.data.buffer:ReplayBuffer")
 POLICY_REGISTRY.register_lazy("acer", "acframe.policy.acer:ACERPolicy")
