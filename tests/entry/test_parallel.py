@@ -33,11 +33,12 @@ FLAKY_SEED = 0
 
 
 class FlakyCartPole(gym.Wrapper):
-    """CartPole whose env seeded ``FLAKY_SEED`` raises on its 20th step (in the second segment) (a restarted actor gets other seeds)."""
+    """CartPole whose env seeded ``FLAKY_SEED`` fails on its 20th step, in the second segment (a restarted actor
+    gets other seeds): it raises, or with ``hang`` blocks (sleeps for an hour)."""
 
-    def __init__(self, env: gym.Env) -> None:
+    def __init__(self, env: gym.Env, hang: bool = False) -> None:
         super().__init__(env)
-        self.steps, self.flaky = 0, False
+        self.steps, self.flaky, self.hang = 0, False, hang
 
     def reset(self, *, seed=None, options=None):
         if seed is not None:
@@ -47,6 +48,8 @@ class FlakyCartPole(gym.Wrapper):
     def step(self, action):
         self.steps += 1
         if self.flaky and self.steps == 20:
+            if self.hang:
+                time.sleep(3600)
             raise RuntimeError('the simulator crashed')
         return self.env.step(action)
 
@@ -56,28 +59,9 @@ def make_flaky_cartpole(env_cfg, **overrides):
     return FlakyCartPole(make_gym_env(env_cfg, **overrides))
 
 
-class HangingCartPole(gym.Wrapper):
-    """CartPole whose env seeded ``FLAKY_SEED`` blocks (sleeps for an hour) in its 20th step."""
-
-    def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
-        self.steps, self.hangs = 0, False
-
-    def reset(self, *, seed=None, options=None):
-        if seed is not None:
-            self.hangs = seed == FLAKY_SEED
-        return self.env.reset(seed=seed, options=options)
-
-    def step(self, action):
-        self.steps += 1
-        if self.hangs and self.steps == 20:
-            time.sleep(3600)
-        return self.env.step(action)
-
-
 @ENV_REGISTRY.register('hanging_cartpole')
 def make_hanging_cartpole(env_cfg, **overrides):
-    return HangingCartPole(make_gym_env(env_cfg, **overrides))
+    return FlakyCartPole(make_gym_env(env_cfg, **overrides), hang=True)
 
 
 #: seconds every worker process but actor 0 takes to build its envs in ``slow_start_cartpole``
