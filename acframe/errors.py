@@ -59,3 +59,7 @@ class EnvError(AcframeError, RuntimeError):
 
 class NonFiniteError(AcframeError, ArithmeticError):
     """NaN or inf where numbers must be finite: env data, a loss, a gradient, the weights, a config value."""
+
+
+class EnvTimeoutError(EnvError):
+    """An env's ``step`` or ``reset`` did not return within ``env.step_timeout_s`` (names the env index and seed)."""

@@ -75,6 +75,10 @@ class EnvPoolManager(EnvManager):
         if len(seeds) == 0:
             raise ConfigError("the env manager needs at least one env (env.collector_env_num / env.evaluator_env_num > 0)")
         self._envpool = envpool
+        self._closed = True  # until built: nothing to close
+        self._alarm = None  # env.step_timeout_s is not applied: EnvPool's C++ envs cannot be interrupted from here
+        self.role = role
+        self.step_timeout_s = None
         self.task_id, self._kwargs = envpool_task(env_cfg, role)
         if self.task_id not in envpool.list_all_envs():
             raise ConfigError(f"env.env_id '{env_cfg['env_id']}' is not an EnvPool task ('{self.task_id}'); "
