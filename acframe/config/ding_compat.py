@@ -51,6 +51,8 @@ ALIASES: Sequence[Tuple[str, str, Optional[Tuple[str, ...]], Optional[Callable[[
     ('policy.collect.gae_lambda', 'policy.learn.gae_lambda', ('a2c', 'ppo'), None),
     ('policy.learn.normalize_advantage', 'policy.learn.adv_norm', None, None),
     ('policy.action_space', 'policy.model.action_space', None, None),
+    # DI-engine's VAC switch for IMPALA's residual network; acframe chooses the encoder by name (docs/pixels.md)
+    ('policy.model.impala_cnn_encoder', 'policy.model.encoder', None, lambda on: 'impala_resnet' if on else 'mlp'),
     ('policy.learn.learning_rate_actor', 'policy.learn.learning_rate', None, None),
     ('policy.learn.learning_rate_critic', 'policy.learn.critic_learning_rate', None, None),
     ('policy.learn.learning_rate_critic', 'policy.learn.learning_rate', None, None),
@@ -94,7 +96,7 @@ DING_KEYS: Tuple[str, ...] = (
     # model: DI-engine's head depth, normalisation and sigma/bound options
     'policy.model.actor_head_layer_num', 'policy.model.critic_head_layer_num', 'policy.model.norm_type',
     'policy.learn.nstep', 'policy.learn.nstep_return', 'policy.learn.resume_training',
-    'policy.model.fixed_sigma_value', 'policy.model.bound_type', 'policy.model.encoder', 'policy.model.impala_cnn_encoder',
+    'policy.model.fixed_sigma_value', 'policy.model.bound_type',
     # create_config: DI-engine's worker types (acframe has one of each)
     'create_config.collector', 'create_config.learner', 'create_config.evaluator', 'create_config.commander',
 )

@@ -113,7 +113,8 @@ def use_channels_last(model: nn.Module) -> nn.Module:
 
 def build_encoder(obs_shape: Union[int, Sequence[int]], encoder: str = 'mlp', hidden_size_list: Sequence[int] = (64, 64),
                   activation: str = 'tanh', channels: Optional[Sequence[int]] = None) -> Tuple[nn.Module, int]:
-    """``(module, feature size)`` of the encoder named ``encoder`` for observations of ``obs_shape``."""
+    """``(module, feature size)`` of the encoder named ``encoder`` (None: ``'mlp'``) for observations of ``obs_shape``."""
+    encoder = encoder or 'mlp'
     if encoder not in ENCODERS:
         raise ValueError(f"policy.model.encoder '{encoder}' is not one of {ENCODERS}")
     shape = [int(obs_shape)] if isinstance(obs_shape, int) else [int(s) for s in obs_shape]

@@ -369,3 +369,15 @@ def test_a_compiled_config_is_not_translated_again():
     """Pipelines recompile a compiled config: an env_id given as an acframe override stays what it says."""
     cfg = compile_config('cartpole_impala.py', ['env.env_id=LunarLander-v2'])
     assert compile_config(cfg).env.env_id == 'LunarLander-v2'  # gymnasium then says it does not exist
+
+
+@pytest.mark.parametrize('flag, encoder', [(True, 'impala_resnet'), (False, 'mlp')])
+def test_ding_impala_cnn_encoder_switch_chooses_acframes_encoder(flag, encoder):
+    main = dict(env=dict(env_id='toy_pixel_dot'), policy=dict(model=dict(impala_cnn_encoder=flag)))
+    cfg = compile_config((main, dict(env=dict(type='toy_pixel_dot'), policy=dict(type='impala'))))
+    assert cfg.policy.model.encoder == encoder and 'impala_cnn_encoder' not in cfg.policy.model
+
+
+def test_the_encoder_key_is_acframes_own_and_kept():
+    main = dict(policy=dict(model=dict(encoder='nature_cnn')))
+    assert compile_config((main, dict(policy=dict(type='a2c')))).policy.model.encoder == 'nature_cnn'
