@@ -32,7 +32,7 @@ UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_
 POSITIVE_KEYS = {
     'collector_env_num', 'evaluator_env_num', 'n_evaluator_episode', 'n_sample', 'unroll_len', 'batch_size',
     'replay_buffer_size', 'max_use', 'update_per_collect', 'max_env_step', 'max_train_iter', 'learning_rate',
-    'log_freq', 'actor_num', 'max_episode_steps', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'start_timeout',
+    'log_freq', 'actor_num', 'max_episode_steps', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'reward_norm_clip', 'start_timeout',
 }
 #: keys whose value must be >= 0
 NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',

@@ -59,7 +59,7 @@ POLICY_COMMON = dict(
     cuda=False,
     # (bool) True when the policy can only learn from data of its current weights (chooses the on-policy pipeline).
     on_policy=False,
-    # (dict) Keyword arguments of the model; obs_shape, action_shape and action_space are filled from the env when absent.
+    # (dict) Keyword arguments of the model (VAC: encoder_hidden_size_list, activation 'tanh'/'relu', obs_norm, obs_norm_clip, ...); obs_shape, action_shape and action_space are filled from the env when absent.
     model=dict(),
     learn=dict(
         learner=dict(
