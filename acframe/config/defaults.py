@@ -35,8 +35,12 @@ ENV = dict(
     n_evaluator_episode=8,
     # (float) Training stops (solved) when the evaluation mean return reaches this value; None never stops.
     stop_value=195.0,
-    # (int) Override the env's time limit (max_episode_steps); None keeps the registered limit.
+    # (int) Override the env's time limit (max_episode_steps) of any env factory; None keeps the env's own limit.
     max_episode_steps=None,
+    # (int) Evaluation episodes of an env with no time limit (and no max_episode_steps) are truncated after this many steps, so an evaluation cannot hang.
+    eval_episode_cap=100_000,
+    # (int) Fresh episodes that must confirm an evaluation that reached stop_value before the run counts as solved; 0 trusts the evaluation alone.
+    n_confirm_episode=50,
     # (list) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
     obs_keys=None,
     # (dict) Domain randomization: every collector env is built with its own env parameters, drawn from declared distributions.
@@ -76,6 +80,8 @@ POLICY_COMMON = dict(
         n_sample=32,
     ),
     eval=dict(
+        # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False); the summary records it.
+        deterministic=True,
         evaluator=dict(
             # (int) Evaluate every this many learner iterations (0 evaluates only at the end of training).
             eval_freq=200,

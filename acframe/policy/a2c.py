@@ -92,10 +92,6 @@ class A2CPolicy(Policy):
             # (int) Steps collected from every collector env per update (the n of the n-step returns).
             n_sample=5,
         ),
-        eval=dict(
-            # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).
-            deterministic=True,
-        ),
         other=dict(
             replay_buffer=dict(
                 # (str) On-policy: no replay buffer (''); a buffer type that replays data is refused.
@@ -237,11 +233,7 @@ class A2CPolicy(Policy):
         """The whole time-major segment is one batch: A2C trains on it once."""
         return segment
 
-    # ---- eval --------------------------------------------------------------------------------------
+    # ---- eval (policy.eval.deterministic: the mode or a sample of the distribution) -----------------
     def _init_eval(self) -> None:
+        super()._init_eval()
         self._nvec = self._multi_discrete_nvec()
-        self._deterministic = bool(self._cfg.eval.get('deterministic', True))
-
-    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        dist = make_distribution(self._model.compute_actor(obs), self._action_space, self._nvec)
-        return {'action': dist.mode() if self._deterministic else dist.sample()}

@@ -203,11 +203,14 @@ class Policy:
 
     # ---- eval --------------------------------------------------------------------------------------
     def _init_eval(self) -> None:
-        pass
+        self._deterministic = bool(self._cfg.eval.get('deterministic', True))
+        self._nvec: List[int] = getattr(self, '_nvec', [])
 
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """Default: the mode of the actor's distribution (greedy / mean action)."""
-        return {'action': make_distribution(self._model.compute_actor(obs), self._action_space).mode()}
+        """Default: the mode of the actor's distribution (greedy / mean action), or a sample of it when
+        ``policy.eval.deterministic`` is False."""
+        dist = make_distribution(self._model.compute_actor(obs), self._action_space, self._nvec)
+        return {'action': dist.mode() if self._deterministic else dist.sample()}
 
 
 def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch.optim.Optimizer:
