@@ -20,6 +20,8 @@ setup(
         "test": ["pytest", "pytest-timeout"],
         "ray": ["ray"],
         "box2d": ["gymnasium[box2d]"],
+        # bench/ladder.py: SB3 with the RL-Zoo settings side by side, learning-curve plots
+        "bench": ["stable-baselines3", "matplotlib", "gymnasium[box2d]"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )
