@@ -119,10 +119,10 @@ def test_the_summary_records_sampled_or_deterministic_evaluation(tmp_path):
 
 
 def test_overriding_env_id_without_a_stop_value_warns_that_it_came_from_the_other_env():
-    with pytest.warns(UserWarning, match=r"env.stop_value=-250 is the config's value for 'Pendulum-v1'"):
-        compile_config('pendulum_impala.py', ['env.env_id=MountainCarContinuous-v0'])
+    with pytest.warns(UserWarning, match=r"env.stop_value=-200 is the config's value for 'Pendulum-v1'"):
+        compile_config('pendulum_acer.py', ['env.env_id=MountainCarContinuous-v0'])
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        compile_config('pendulum_impala.py', ['env.env_id=MountainCarContinuous-v0', 'env.stop_value=90'])
-        compile_config('pendulum_impala.py', ['policy.learn.learning_rate=0.01'])
+        compile_config('pendulum_acer.py', ['env.env_id=MountainCarContinuous-v0', 'env.stop_value=90'])
+        compile_config('pendulum_acer.py', ['policy.learn.learning_rate=0.01'])
