@@ -98,8 +98,8 @@ def run_acframe(row: str, algo: str, seed: int, budget: int, overrides: Sequence
     shutil.rmtree(exp_dir, ignore_errors=True)
     extra = ''.join(f' --override {o}' for o in overrides)
     return dict(curve=curve, best=summary['best_eval_return'], final=summary['last_eval_return'],
-                solved=summary['solved'], env_steps=summary['env_steps'], wall_s=round(wall, 1), holdout=holdout,
-                confirmations=summary.get('confirmations', []),
+                solved=summary['solved'], stop_value=summary['stop_value'], env_steps=summary['env_steps'],
+                wall_s=round(wall, 1), holdout=holdout, confirmations=summary.get('confirmations', []),
                 command=f'python bench/ladder.py --rows {row} --algos {algo} --seeds {seed} --budget {budget}{extra}')
 
 
@@ -236,9 +236,10 @@ def _fmt(values: Sequence[float]) -> str:
 
 
 def table(results: Dict[str, Any]) -> str:
-    lines = ['| row (target) | framework, algo | budget | seeds | best eval ≥ target | best eval (mean ± std) | '
-             'final eval | hold-out 50 ep. of best (per seed) | wall s (median) |',
-             '|---|---|---|---|---|---|---|---|---|']
+    lines = ['| row (target) | framework, algo | budget | seeds | solved at the config\'s stop value, confirmed '
+             '(env steps per seed) | best eval ≥ target | best eval (mean ± std) | final eval | '
+             'hold-out 50 ep. of best (per seed) | wall s (median) |',
+             '|---|---|---|---|---|---|---|---|---|---|']
     import numpy as np
 
     for (row, framework, algo, budget), runs in sorted(groups(results).items()):
@@ -247,9 +248,14 @@ def table(results: Dict[str, Any]) -> str:
         reached = sum(r['best'] is not None and r['best'] >= target for r in runs)
         holdout = ' / '.join(f"{r['holdout']['mean']:.0f}" for r in runs)
         held = sum(r['holdout']['mean'] >= target for r in runs)
+        if runs[0].get('stop_value') is None:
+            solved = '— (no stop value)'
+        else:
+            steps = ' / '.join(f"{r['env_steps'] / 1000:.0f}k" if r['solved'] else 'no' for r in runs)
+            solved = f"{sum(bool(r['solved']) for r in runs)}/{len(runs)} at {runs[0]['stop_value']:g} ({steps})"
         lines.append(
             f"| {row} ({target:g}) | {framework} {algo} | {budget:,} | {','.join(str(r['seed']) for r in runs)} | "
-            f"{reached}/{len(runs)} | {_fmt([r['best'] for r in runs])} | {_fmt([r['final'] for r in runs])} | "
+            f"{solved} | {reached}/{len(runs)} | {_fmt([r['best'] for r in runs])} | {_fmt([r['final'] for r in runs])} | "
             f"{holdout} ({held}/{len(runs)} ≥ target) | {np.median([r['wall_s'] for r in runs]):.0f} |")
     return '\n'.join(lines)
 

@@ -24,7 +24,7 @@ def ladder(tmp_path, monkeypatch):
 def fake_run(seed, best, holdout, framework='acframe', algo='a2c'):
     return dict(row='acrobot', framework=framework, algo=algo, seed=seed, budget=1000, best=best, final=best - 10,
                 curve=[(0, -500.0), (500, best), (800, best - 10)], holdout={'mean': holdout, 'std': 1.0, 'episodes': 50},
-                wall_s=3.0, solved=True, env_steps=800, command=f'python bench/ladder.py --seeds {seed}')
+                wall_s=3.0, solved=True, stop_value=-100, env_steps=800, command=f'python bench/ladder.py --seeds {seed}')
 
 
 def test_results_accumulate_and_a_rerun_replaces_its_entry(ladder):
@@ -40,7 +40,7 @@ def test_the_table_counts_seeds_at_target_and_in_the_holdout_and_the_docs_get_pl
     results = {'runs': [fake_run(0, -80.0, -85.0), fake_run(1, -120.0, -90.0), fake_run(2, -95.0, -130.0),
                         fake_run(0, -90.0, -88.0, framework='sb3')]}
     row = [line for line in ladder.table(results).splitlines() if '| acframe a2c |' in line][0]
-    assert '| 2/3 |' in row  # best eval >= -100 on seeds 0 and 2
+    assert '| 3/3 at -100 (1k / 1k / 1k) | 2/3 |' in row  # solved (confirmed); best eval >= -100 on seeds 0 and 2
     assert '-85 / -90 / -130 (2/3 ≥ target)' in row
     ladder.write_docs(results)
     text = (tmp_path / 'benchmarks.md').read_text()
