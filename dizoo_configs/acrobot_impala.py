@@ -5,7 +5,7 @@ unroll replayed at most 4 times, observation normalization. Measured with
 ``python bench/ladder.py --rows acrobot --algos impala --seeds 0,1,2`` (deterministic 10-episode evaluations):
 solved and confirmed on 50 fresh episodes on 3/3 seeds at 147k / 51k / 58k env steps (RL Zoo's A2C: −83 at
 500k); hold-out of the best checkpoint on 50 other episodes −85 / −86 / −87. Seed 0 had two evaluations at
-−104 and −90 that the confirmation did not accept (−103, −105) before the one it did (−83). Seed 0 without
+−96.5 and −91.5 that the confirmation did not accept (−103, −105) before the one it did (−79 → −83). Seed 0 without
 observation normalization also solved (51k env steps), so these settings, not the normalization alone, are
 what turned issue 9's "IMPALA never learns Acrobot" (−500) around.
 """
