@@ -17,11 +17,11 @@ setup(
         "tensorboardX",
     ],
     extras_require={
-        "test": ["pytest", "pytest-timeout"],
+        "test": ["pytest", "pytest-timeout", "hypothesis"],
         "ray": ["ray"],
         "box2d": ["gymnasium[box2d]"],
-        # bench/ladder.py: SB3 with the RL-Zoo settings side by side, learning-curve plots
-        "bench": ["stable-baselines3", "matplotlib", "gymnasium[box2d]"],
+        # bench/bench_ppo.py's comparison and bench/ladder.py (SB3 with the RL-Zoo settings side by side, curve plots)
+        "bench": ["stable-baselines3>=2.9", "matplotlib", "gymnasium[box2d]"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

@@ -28,7 +28,7 @@ main_config = dict(
             reward_norm=True,
             clip_value=0.5,
         ),
-        collect=dict(n_sample=5),
+        collect=dict(n_sample=80),  # 16 envs x 5 steps
         eval=dict(evaluator=dict(eval_freq=250)),
     ),
     max_env_step=500_000,

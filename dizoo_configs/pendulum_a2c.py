@@ -36,7 +36,7 @@ main_config = dict(
             clip_value=0.5,
             lr_decay_iters=7813,
         ),
-        collect=dict(n_sample=8),
+        collect=dict(n_sample=128),  # 16 envs x 8 steps
         eval=dict(evaluator=dict(eval_freq=100)),
     ),
     max_env_step=1_000_000,

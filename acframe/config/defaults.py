@@ -69,15 +69,19 @@ POLICY_COMMON = dict(
         learner=dict(
             # (int) Print and log training statistics every this many learner iterations.
             log_freq=50,
-            # (int) Write the latest checkpoint every this many learner iterations (0: only at the end).
+            # (int) Write the latest checkpoint every this many learner iterations (0: only at the start and the end).
             save_ckpt_freq=1000,
+            # (float) Also write it when this many seconds passed since the last one (0: off): a killed run loses at most this much.
+            save_ckpt_every_s=300.0,
         ),
         # (int) Torch intra-op threads for learning and collection; 0 picks a value for small networks.
         torch_threads=0,
+        # (str) NaN/inf in a loss or gradient: 'error' stops the run naming the source; 'skip_update' drops that update with a warning.
+        on_nonfinite='error',
     ),
     collect=dict(
-        # (int) Steps collected from every collector env per collection (the segment length T).
-        n_sample=32,
+        # (int) Train samples collected per collection across all collector envs, as in DI-engine (a multiple of env.collector_env_num): a sample is one transition, or one unroll of unroll_len steps for policies that train on unrolls; each env steps n_sample / collector_env_num * unroll_len times.
+        n_sample=256,
     ),
     eval=dict(
         # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False); the summary records it.
@@ -108,7 +112,7 @@ PARALLEL = dict(
     sync_mode='auto',
     # (int) Actors never act with weights more than this many learner updates older than the newest published weights.
     max_policy_lag=16,
-    # (float) Async: the learner takes in new segments only while it has received at most this many env steps per update (actors wait meanwhile); None: the serial loop's collector_env_num * n_sample / update_per_collect; 0: actors never wait.
+    # (float) Async: the learner takes in new segments only while it has received at most this many env steps per update (actors wait meanwhile); None: the serial loop's env steps per collection (n_sample times the sample's steps) / update_per_collect; 0: actors never wait.
     env_steps_per_update=None,
     # (int) A dead actor or evaluator is restarted with a warning; the run fails after this many restarts in total.
     max_restarts=10,

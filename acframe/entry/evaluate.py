@@ -20,10 +20,12 @@ def evaluate_checkpoint(cfg: Any, path: str, n_episode: int = None) -> Dict[str,
     env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
     try:
         policy = create_policy(cfg, env.observation_space, env.action_space, enable_field=('eval',))
+        if not isinstance(state['policy'].get('model'), dict):
+            raise CheckpointError(f"checkpoint '{path}' has no model weights (its 'policy.model' entry is not a dict)")
         try:
             policy.eval_mode.load_weights(state['policy']['model'])
-        except (KeyError, RuntimeError) as exc:
-            raise CheckpointError(f"checkpoint '{path}' does not fit the model of this config: {str(exc).splitlines()[0]}") from exc
+        except CheckpointError as exc:
+            raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
         evaluator = Evaluator(env, policy.eval_mode, n_episode or cfg.env.n_evaluator_episode, cfg.env.stop_value, 0)
         return evaluator.evaluate()
     finally:

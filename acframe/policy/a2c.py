@@ -1,7 +1,8 @@
 """A2C (Mnih et al. 2016, the synchronous form of A3C): an on-policy actor-critic.
 
-Collect: every collector env steps ``n_sample`` times with actions sampled from the current policy; the
-time-major segment ``(T, B)`` is trained on once, then dropped.
+Collect: every collector env steps ``T = n_sample / collector_env_num`` times (``n_sample`` counts transitions
+across all envs, as in DI-engine) with actions sampled from the current policy; the time-major segment
+``(T, B)`` is trained on once, then dropped.
 
 Learn: evaluate π and V on the segment's ``T + 1`` observations with the current weights (the same weights
 that collected it), then
@@ -37,7 +38,7 @@ from ..errors import ConfigError
 from ..models import RewardNormalizer, make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, nstep_return
-from .base import Policy, build_optimizer, clip_gradients
+from .base import Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('a2c')
@@ -46,6 +47,7 @@ class A2CPolicy(Policy):
 
     supported_action_spaces = ('discrete', 'continuous', 'multi_discrete')
     on_policy = True
+    collect_stats = False
 
     config = dict(
         # (bool) A2C learns on-policy: each collected segment is trained on once, with the weights that collected it.
@@ -89,8 +91,8 @@ class A2CPolicy(Policy):
             lr_decay_iters=0,
         ),
         collect=dict(
-            # (int) Steps collected from every collector env per update (the n of the n-step returns).
-            n_sample=5,
+            # (int) Transitions collected per update across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times, the n of the n-step returns.
+            n_sample=40,
         ),
         other=dict(
             replay_buffer=dict(
@@ -120,7 +122,6 @@ class A2CPolicy(Policy):
         self._reward_scale = float(learn.reward_scale)
         self._params = list(self._model.parameters())
         self._model.train()  # once: nothing in acframe switches it to eval mode (a per-update call walks every module)
-        self._nvec = self._multi_discrete_nvec()
         self._reward_normalizer = RewardNormalizer(self._gamma, learn.reward_norm_clip) if learn.reward_norm else None
 
     def _actor_critic_groups(self, critic_lr: float) -> List[Dict[str, Any]]:
@@ -135,16 +136,6 @@ class A2CPolicy(Policy):
             raise ConfigError(f"policy.learn.critic_learning_rate: model {type(self._model).__name__} has no separate "
                               f"critic parameters (named 'critic_*'); set critic_learning_rate=None")
         return [{'params': actor, 'name': 'actor'}, {'params': critic, 'name': 'critic', 'lr': critic_lr}]
-
-    def _multi_discrete_nvec(self) -> List[int]:
-        """The categorical sizes of a MultiDiscrete action (empty for other spaces)."""
-        if self._action_space != 'multi_discrete':
-            return []
-        nvec = getattr(self._model, 'nvec', None) or self._cfg.model.get('action_shape')
-        return [int(n) for n in nvec]
-
-    def _stats_keys(self) -> Tuple[str, ...]:
-        return ('mu', 'sigma') if self._action_space == 'continuous' else ('logit',)
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
@@ -165,10 +156,7 @@ class A2CPolicy(Policy):
         entropy = reduce(dist.entropy())
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
 
-        self._optimizer.zero_grad(set_to_none=True)
-        total_loss.backward()
-        grad_norm = clip_gradients(self._params, learn.grad_clip_type, learn.clip_value)
-        self._optimizer.step()
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
         info = {
             'cur_lr': self._optimizer.param_groups[0]['lr'],
             'total_loss': total_loss.item(),
@@ -221,19 +209,7 @@ class A2CPolicy(Policy):
         return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'grad_norm', 'advantage',
                                                 'value'] + extra
 
-    # ---- collect -----------------------------------------------------------------------------------
-    def _init_collect(self) -> None:
-        self._nvec = self._multi_discrete_nvec()
-
-    def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        output = self._model.compute_actor(obs)
-        return {'action': make_distribution(output, self._action_space, self._nvec).sample()}
-
+    # ---- collect / eval: Policy's defaults (an action sampled from π; its mode, or a sample, in eval) ----
     def _get_train_sample(self, segment: ttorch.Tensor) -> ttorch.Tensor:
         """The whole time-major segment is one batch: A2C trains on it once."""
         return segment
-
-    # ---- eval (policy.eval.deterministic: the mode or a sample of the distribution) -----------------
-    def _init_eval(self) -> None:
-        super()._init_eval()
-        self._nvec = self._multi_discrete_nvec()

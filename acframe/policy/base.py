@@ -2,7 +2,9 @@
 
 A policy owns its model and exposes three narrow views of itself:
 
-* ``learn_mode``   — for the learner: ``forward(batch) -> dict of floats``, state dicts, optimizer, monitor vars;
+* ``learn_mode``   — for the learner: ``forward(batch) -> dict of floats`` (one gradient step), state dicts,
+  optimizer, monitor vars, and the on-policy seam ``prepare(rollout) -> plan`` / ``minibatches(plan, start)``
+  (the batches of the gradient steps a rollout gets: A2C one, PPO epochs × minibatches) / ``samples(batch)``;
 * ``collect_mode`` — for the collector: ``forward(obs) -> {'action', ...}`` (stochastic), ``get_train_sample``,
   ``load_weights``;
 * ``eval_mode``    — for the evaluator: ``forward(obs) -> {'action'}`` (deterministic), ``load_weights``.
@@ -14,12 +16,15 @@ a one-line comment above it), ``supported_action_spaces`` and ``default_model``.
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+import math
+import warnings
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 import torch.nn as nn
 
-from ..errors import CheckpointError, ConfigError, UnsupportedSpaceError
+from ..errors import CheckpointError, ConfigError, NonFiniteError, UnsupportedSpaceError
 from ..models.distributions import make_distribution
 from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation
@@ -49,10 +54,21 @@ class Policy:
     on_policy: bool = False
     #: modes a policy of this class can build
     modes: Tuple[str, ...] = ('learn', 'collect', 'eval')
+    #: the default collect forward keeps the actor's distribution statistics in the segment (the behaviour policy
+    #: an off-policy correction needs); False keeps only the action (an on-policy learner recomputes them)
+    collect_stats: bool = True
 
     @classmethod
     def default_config(cls) -> Dict[str, Any]:
         return copy.deepcopy(cls.config)
+
+    @classmethod
+    def train_sample_len(cls, cfg: Any) -> int:
+        """Env steps in one train sample, the unit of ``collect.n_sample`` (DI-engine's ``unroll_len``).
+
+        1 (a sample is one transition) unless the policy trains on unrolls; ``cfg`` is ``cfg.policy``.
+        """
+        return 1
 
     def __init__(self, cfg: Any, model: Optional[nn.Module] = None, enable_field: Sequence[str] = ('learn', 'collect', 'eval')) -> None:
         self._cfg = cfg
@@ -71,8 +87,44 @@ class Policy:
         if cfg.get('cuda') and not torch.cuda.is_available():
             raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
         self._model = (model if model is not None else self._create_model()).to(self._device)
+        self._nvec = self._multi_discrete_nvec()
+        # eval mode: the most likely action (True) or a sampled one, where the policy has policy.eval.deterministic
+        self._deterministic_eval = bool(cfg.get('eval', {}).get('deterministic', True))
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
+
+    # ---- one optimizer step, guarded -----------------------------------------------------------------
+    def _optimizer_step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor,
+                        params: Sequence[torch.nn.Parameter]) -> float:
+        """``backward`` of ``loss``, clip the gradients (``learn.grad_clip_type``), then step — unless the loss or
+        the gradient is NaN/inf: then ``learn.on_nonfinite`` decides: 'error' raises ``NonFiniteError`` naming
+        it, 'skip_update' drops this update (weights untouched). Returns the pre-clip gradient norm."""
+        learn = self._cfg.learn
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        # the threshold's DI-engine name is grad_clip_value (PPO); IMPALA, A2C and ACER still call it clip_value
+        threshold = learn.grad_clip_value if 'grad_clip_value' in learn else learn.clip_value
+        grad_norm = clip_gradients(params, learn.grad_clip_type, threshold)
+        if math.isfinite(grad_norm):  # a finite gradient norm implies a finite loss was differentiated
+            optimizer.step()
+            return grad_norm
+        source = f"the loss is {loss.item()}" if not math.isfinite(loss.item()) else f"the gradient norm is {grad_norm}"
+        if learn.get('on_nonfinite', 'error') == 'error':
+            raise NonFiniteError(f"{source} (policy '{self._cfg.type}'): the update was not applied; check the env's "
+                                 f"rewards/observations and policy.learn.learning_rate, or set "
+                                 f"policy.learn.on_nonfinite='skip_update' to drop such updates")
+        optimizer.zero_grad(set_to_none=True)
+        self.skipped_updates = getattr(self, 'skipped_updates', 0) + 1
+        if self.skipped_updates in (1, 10, 100, 1000):
+            warnings.warn(f"acframe: {source}; update skipped ({self.skipped_updates} so far; policy.learn.on_nonfinite='skip_update')")
+        return grad_norm
+
+    def check_finite(self, where: str) -> None:
+        """``NonFiniteError`` when a weight or buffer of the model is NaN/inf (``where`` says when it was found)."""
+        bad = nonfinite_tensors(dict(self._model.state_dict()))
+        if bad:
+            raise NonFiniteError(f"the model's {', '.join(bad[:4])} hold NaN/inf at {where}; a run never trains on or "
+                                 f"saves non-finite weights")
 
     # ---- model -------------------------------------------------------------------------------------
     def default_model(self) -> Tuple[str, Dict[str, Any]]:
@@ -109,7 +161,11 @@ class Policy:
         return self._model.state_dict()
 
     def load_weights(self, weights: Dict[str, torch.Tensor]) -> None:
-        self._model.load_state_dict(weights)
+        """Load model weights; a ``CheckpointError`` saying what does not fit (in one line) when they don't."""
+        try:
+            self._model.load_state_dict(weights)
+        except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
+            raise CheckpointError(f"the checkpoint does not fit this policy's model: {fit_message(exc)}") from exc
 
     # ---- modes -------------------------------------------------------------------------------------
     @property
@@ -118,13 +174,15 @@ class Policy:
         return _Mode('learn', forward=self._forward_learn, state_dict=self._state_dict_learn,
                      load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
                      optimizers=self._optimizers, get_weights=self.get_weights, model=self._model,
+                     prepare=self._prepare_rollout, minibatches=self._minibatches, samples=self._batch_samples,
                      policy_cfg=self._cfg)
 
     @property
     def collect_mode(self) -> _Mode:
         self._require('collect')
         return _Mode('collect', forward=self._forward_collect, get_train_sample=self._get_train_sample,
-                     load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg)
+                     load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg,
+                     unroll_len=self.train_sample_len(self._cfg))
 
     @property
     def eval_mode(self) -> _Mode:
@@ -142,6 +200,30 @@ class Policy:
     def _forward_learn(self, batch: Any) -> Dict[str, float]:
         raise NotImplementedError
 
+    def _prepare_rollout(self, rollout: Any) -> Any:
+        """On-policy: turn a collected rollout into the *plan* its gradient steps read (default: the rollout).
+
+        Called once per rollout, with the weights that collected it, before its first gradient step. The plan
+        is plain data (a tree or dict of tensors): the pipeline keeps it in checkpoints with the index of the
+        next step, so a resumed run continues the rollout where it stopped.
+        """
+        return rollout
+
+    def _minibatches(self, plan: Any, start: int = 0) -> Iterator[Any]:
+        """On-policy: the batches of the gradient steps ``start, start + 1, ...`` on one prepared rollout.
+
+        Each batch is trained by one ``forward`` (one gradient step, one ``Learner.train_iter``), so the policy
+        alone decides how many steps a rollout gets. The generator runs lazily between the steps (it may
+        update ``plan`` with the current weights, e.g. PPO's ``recompute_adv``) and must give the same batches
+        when restarted at ``start`` with the plan and weights of that point. Default: the rollout is one batch.
+        """
+        if start == 0:
+            yield plan
+
+    def _batch_samples(self, batch: Any) -> int:
+        """Transitions one ``forward`` trains on (default: a time-major ``(T, B)`` batch's ``T·B``)."""
+        return int(batch.reward.numel())
+
     def _optimizers(self) -> List[torch.optim.Optimizer]:
         """The optimizers a learning-rate schedule acts on."""
         return [self._optimizer]
@@ -154,11 +236,22 @@ class Policy:
             self._model.load_state_dict(state['model'])
             if 'optimizer' in state and hasattr(self, '_optimizer'):
                 self._optimizer.load_state_dict(state['optimizer'])
-        except (KeyError, RuntimeError, ValueError) as exc:
-            raise CheckpointError(f"the checkpoint does not fit this policy's model/optimizer: {exc}") from exc
+        except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
+            raise CheckpointError(f"the checkpoint does not fit this policy's model/optimizer: {fit_message(exc)}") from exc
 
     def _monitor_vars_learn(self) -> List[str]:
         return ['cur_lr', 'total_loss']
+
+    def _stats_keys(self) -> Tuple[str, ...]:
+        """The keys of the actor's distribution statistics for this policy's action space."""
+        return ('mu', 'sigma') if self._action_space == 'continuous' else ('logit',)
+
+    def _multi_discrete_nvec(self) -> List[int]:
+        """The categorical sizes of a MultiDiscrete action (empty for other spaces)."""
+        if self._action_space != 'multi_discrete':
+            return []
+        nvec = getattr(self._model, 'nvec', None) or self._cfg.model.get('action_shape')
+        return [int(n) for n in nvec]
 
     def _update_obs_norm(self, obs: torch.Tensor) -> None:
         """Learn mode, before the loss: merge a time-major batch's observations ``obs[:-1]`` (``obs[-1]`` is the
@@ -189,9 +282,12 @@ class Policy:
         pass
 
     def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """Default: the actor's distribution statistics plus an ``action`` sampled from them."""
+        """Default: an ``action`` sampled from the actor's distribution, with its statistics when ``collect_stats``."""
         output = self._model.compute_actor(obs)
-        output['action'] = make_distribution(output, self._action_space).sample()
+        action = make_distribution(output, self._action_space, self._nvec).sample()
+        if not self.collect_stats:
+            return {'action': action}
+        output['action'] = action
         return output
 
     def _get_train_sample(self, segment: Any) -> Any:
@@ -203,14 +299,13 @@ class Policy:
 
     # ---- eval --------------------------------------------------------------------------------------
     def _init_eval(self) -> None:
-        self._deterministic = bool(self._cfg.eval.get('deterministic', True))
-        self._nvec: List[int] = getattr(self, '_nvec', [])
+        pass
 
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """Default: the mode of the actor's distribution (greedy / mean action), or a sample of it when
+        """Default: the mode of the actor's distribution (greedy / mean action), or a sample when
         ``policy.eval.deterministic`` is False."""
         dist = make_distribution(self._model.compute_actor(obs), self._action_space, self._nvec)
-        return {'action': dist.mode() if self._deterministic else dist.sample()}
+        return {'action': dist.mode() if self._deterministic_eval else dist.sample()}
 
 
 def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch.optim.Optimizer:
@@ -222,6 +317,18 @@ def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch
     if name == 'rmsprop':
         return RMSprop(params, lr=lr, alpha=learn_cfg.get('rms_alpha', 0.99), eps=learn_cfg.get('rms_eps', 1e-5))
     raise ConfigError(f"policy.learn.optim '{name}' is not 'adam' or 'rmsprop'")
+
+
+def fit_message(exc: BaseException) -> str:
+    """``load_state_dict``'s multi-line complaint as one line (the CLI prints only the first line)."""
+    lines = [line.strip().rstrip('.') for line in str(exc).splitlines() if line.strip()]
+    text = '; '.join(lines) if lines else type(exc).__name__
+    return text if len(text) < 400 else text[:400] + ' ...'
+
+
+def nonfinite_tensors(tensors: Dict[str, torch.Tensor]) -> List[str]:
+    """Names of the floating-point tensors that hold NaN or inf."""
+    return [name for name, t in tensors.items() if t.is_floating_point() and not bool(torch.isfinite(t).all())]
 
 
 def clip_gradients(params: Sequence[torch.nn.Parameter], grad_clip_type: Optional[str], clip_value: float) -> float:
@@ -248,6 +355,9 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
         raise UnsupportedSpaceError(
             f"policy '{name}' needs vector (1-D Box) or Dict-of-Box observations; env '{cfg.env.env_id}' has {observation_space}"
         )
+    if int(np.prod(observation_space.shape)) == 0 or isinstance(action_space, gym.spaces.Discrete) and int(action_space.n) < 1:
+        raise UnsupportedSpaceError(f"env '{cfg.env.env_id}' has an empty space (observation {observation_space}, action "
+                                    f"{action_space}); a policy needs at least one observation value and one action")
     if isinstance(action_space, gym.spaces.Discrete):
         kind, shape = 'discrete', int(action_space.n)
     elif isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1:

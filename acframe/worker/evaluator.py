@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from ..envs import EnvManager
+from ..errors import NonFiniteError
 
 #: the confirmation episodes' env seeds are the evaluation seeds plus this (fresh: no evaluation uses them)
 CONFIRM_SEED_OFFSET = 50_000
@@ -70,6 +71,10 @@ class Evaluator:
         ``confirm`` is None or ``{'mean', 'std', 'episodes'}`` of the confirmation run."""
         returns, lengths = self.run_episodes(self.n_episode)
         mean = float(np.mean(returns))
+        if not np.isfinite(mean):
+            bad = int(np.flatnonzero(~np.isfinite(returns))[0])
+            raise NonFiniteError(f"an evaluation episode returned {returns[bad]}: the evaluator envs give NaN/inf rewards; "
+                                 f"a non-finite return can never count as solved — fix the env")
         self.last_return = mean
         self.last_eval_iter = train_iter
         if self.tb_logger is not None:

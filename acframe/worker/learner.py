@@ -1,12 +1,20 @@
-"""``Learner``: runs the policy's learn mode on batches, with hooks for logging, checkpoints and LR schedules."""
+"""``Learner``: runs the policy's learn mode on batches, with hooks for logging, checkpoints and LR schedules.
+
+``train_iter`` counts gradient steps for every algorithm: one ``train(batch)`` is one ``learn_mode.forward``,
+one optimizer step. An on-policy rollout gets as many steps as its policy's ``learn_mode.minibatches`` yields
+(``train_rollout``), so every ``*_freq`` and budget is in gradient steps.
+"""
 from __future__ import annotations
 
 import os
+import pickle
+import re
+import time
 from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional
 
-from ..errors import CheckpointError
-from ..utils import atomic_torch_save
+from ..errors import CheckpointError, NonFiniteError
+from ..utils import atomic_torch_save, from_plain_data
 
 
 class LearnerHook:
@@ -48,19 +56,26 @@ class LogHook(LearnerHook):
 
 
 class CheckpointHook(LearnerHook):
-    """At the end of a pipeline round, write ``ckpt_latest.pth`` when ``freq`` more iterations have passed."""
+    """At the end of a pipeline round, write ``ckpt_latest.pth`` when ``freq`` more iterations or ``every_s``
+    more seconds have passed since the last one (so a killed run loses at most that much)."""
 
-    def __init__(self, freq: int) -> None:
+    def __init__(self, freq: int, every_s: float = 0.0) -> None:
         self.freq = freq
+        self.every_s = float(every_s)
         self._last_saved = 0
+        self._last_saved_at = time.monotonic()
 
     def after_round(self, learner: 'Learner') -> None:
-        if self.freq and learner.train_iter // self.freq > self._last_saved // self.freq:
+        due_by_iter = self.freq and learner.train_iter // self.freq > self._last_saved // self.freq
+        due_by_time = self.every_s > 0 and time.monotonic() - self._last_saved_at >= self.every_s
+        if due_by_iter or due_by_time:
             learner.save_checkpoint('ckpt_latest.pth')
             self._last_saved = learner.train_iter
+            self._last_saved_at = time.monotonic()
 
     def after_load(self, learner: 'Learner') -> None:
         self._last_saved = learner.train_iter
+        self._last_saved_at = time.monotonic()
 
 
 class LinearLRDecayHook(LearnerHook):
@@ -100,6 +115,22 @@ class Learner:
             hook.after_iter(self, info)
         return info
 
+    def train_rollout(self, plan: Any, start: int = 0, max_train_iter: Optional[int] = None) -> Optional[int]:
+        """The gradient steps of one prepared on-policy rollout, from step ``start``: one ``train`` per batch
+        of ``learn_mode.minibatches(plan, start)``, stopping early once ``train_iter`` reaches ``max_train_iter``.
+
+        Returns None when the rollout is finished, else the index of its next step (to continue it later).
+        """
+        batches = self.policy.minibatches(plan, start)
+        step = start
+        while max_train_iter is None or self.train_iter < max_train_iter:
+            batch = next(batches, None)
+            if batch is None:
+                return None
+            self.train(batch)
+            step += 1
+        return step
+
     def end_round(self) -> None:
         """Called by the pipeline between rounds (a consistent point to checkpoint)."""
         for hook in self.hooks:
@@ -117,7 +148,16 @@ class Learner:
         if self.exp_dir is None:
             raise CheckpointError("this learner has no experiment folder to save checkpoints in")
         path = os.path.join(self.exp_dir, 'ckpt', name)
-        atomic_torch_save(state if state is not None else self.checkpoint_state(), path)
+        state = state if state is not None else self.checkpoint_state()
+        bad = _nonfinite_weights(state.get('policy'))
+        if bad:
+            raise NonFiniteError(f"the policy's {', '.join(bad[:4])} hold NaN/inf at train iter {self.train_iter}: "
+                                 f"{path} was not written (the last good checkpoint is kept)")
+        try:
+            atomic_torch_save(state, path)
+        except OSError as exc:
+            raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc} (the previous one is intact); "
+                                  f"free disk space or fix the folder's permissions, then --resume") from exc
         return path
 
     def load_checkpoint_state(self, state: Dict[str, Any]) -> None:
@@ -133,10 +173,37 @@ def load_checkpoint(path: str) -> Dict[str, Any]:
 
     if not os.path.isfile(path):
         raise CheckpointError(f"checkpoint '{path}' does not exist; pass the path of a .pth file written by acframe (exp_dir/ckpt/)")
-    try:
-        state = torch.load(path, map_location='cpu', weights_only=False)
+    try:  # data only: a checkpoint is something people download and share, it must never run code
+        state = torch.load(path, map_location='cpu', weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = re.search(r'(unsupported GLOBAL [^\s]+|GLOBAL [^\s]+ was not an allowed global)', str(exc))
+        if found is None:
+            raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({_last_line(exc)})") from exc
+        raise CheckpointError(f"checkpoint '{path}' holds an object that is not plain data ({found.group(1)}); "
+                              f"acframe refuses it because loading it could run code — use a checkpoint written by acframe") from exc
     except Exception as exc:
-        raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({type(exc).__name__}: {exc})") from exc
-    if not isinstance(state, dict) or 'policy' not in state:
-        raise CheckpointError(f"checkpoint '{path}' was not written by acframe (no 'policy' entry)")
-    return state
+        raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({type(exc).__name__}: {_last_line(exc)})") from exc
+    if not isinstance(state, dict) or not isinstance(state.get('policy'), dict):
+        raise CheckpointError(f"checkpoint '{path}' was not written by acframe (no 'policy' dict entry)")
+    return from_plain_data(state)
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip() and not line.startswith('Check the documentation')]
+    return lines[-1].strip()[:200] if lines else type(exc).__name__
+
+
+def _nonfinite_weights(policy_state: Any, prefix: str = '') -> List[str]:
+    """Dotted names of the floating-point tensors in a policy state dict that hold NaN/inf."""
+    import torch
+
+    bad: List[str] = []
+    if isinstance(policy_state, dict):
+        for key, value in policy_state.items():
+            bad += _nonfinite_weights(value, f"{prefix}{key}.")
+    elif isinstance(policy_state, (list, tuple)):
+        for i, value in enumerate(policy_state):
+            bad += _nonfinite_weights(value, f"{prefix}{i}.")
+    elif isinstance(policy_state, torch.Tensor) and policy_state.is_floating_point() and not bool(torch.isfinite(policy_state).all()):
+        bad.append(prefix.rstrip('.'))
+    return bad

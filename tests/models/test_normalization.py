@@ -150,7 +150,7 @@ def test_a_parallel_actor_normalizes_exactly_as_the_learner(tmp_path):
     for seed in range(3):
         learner.learn_mode.forward(segment(seed))
     main = dict(env=dict(env_id='Pendulum-v1', collector_env_num=2), parallel=dict(actor_num=1),
-                policy=dict(model=dict(obs_norm=True, obs_norm_clip=5.0), collect=dict(n_sample=4)))
+                policy=dict(model=dict(obs_norm=True, obs_norm_clip=5.0), collect=dict(n_sample=8)))
     cfg = compile_config((main, dict(policy=dict(type='a2c'))), seed=0)
     source = HandedWeights()
     source.set(learner.get_weights(), 1)

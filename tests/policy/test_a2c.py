@@ -230,7 +230,7 @@ ACROBOT = dict(
     env=dict(env_id='Acrobot-v1', collector_env_num=16, evaluator_env_num=8, n_evaluator_episode=8, stop_value=-200),
     policy=dict(model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False),
                 learn=dict(optim='rmsprop', learning_rate=0.0007, discount_factor=0.99, entropy_weight=0.0, clip_value=0.5),
-                collect=dict(n_sample=5),
+                collect=dict(n_sample=80),  # 16 envs x 5 steps
                 eval=dict(deterministic=False, evaluator=dict(eval_freq=125))),
 )
 
@@ -255,7 +255,7 @@ def test_multi_discrete_toy_env_improves_its_return(tmp_path):
     """nvec (3, 4), 16-step episodes: random play scores 16 * (1/3 + 1/4) / 2 ≈ 4.7; the run must reach 14."""
     main = dict(env=dict(env_id='toy_multidiscrete', stop_value=14, **TOY),
                 policy=dict(learn=dict(learning_rate=0.003, entropy_weight=0.0, discount_factor=0.5),
-                            collect=dict(n_sample=8),
+                            collect=dict(n_sample=64),  # 8 steps from each of the 8 envs
                             eval=dict(evaluator=dict(eval_freq=10))))
     create = dict(env=dict(type='toy_multidiscrete'), policy=dict(type='a2c'))
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=10_000,
@@ -267,7 +267,7 @@ def test_dict_observations_are_flattened_by_the_chosen_keys(tmp_path):
     """obs_keys picks 'target' (4) and 'noise' (2) and drops 'distractor': the model sees 6 inputs and learns."""
     main = dict(env=dict(env_id='toy_dict', obs_keys=['target', 'noise'], stop_value=14, **TOY),
                 policy=dict(learn=dict(learning_rate=0.003, entropy_weight=0.0, discount_factor=0.5),
-                            collect=dict(n_sample=8),
+                            collect=dict(n_sample=64),  # 8 steps from each of the 8 envs
                             eval=dict(evaluator=dict(eval_freq=10))))
     create = dict(env=dict(type='toy_dict'), policy=dict(type='a2c'))
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=10_000,

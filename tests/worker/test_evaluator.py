@@ -59,7 +59,7 @@ def make_never_ends(env_cfg, **overrides):
 def run(tmp_path, env_type, env=None, deterministic=True, max_env_step=40, name='run'):
     main = dict(exp_name=name, env=dict(env_id=env_type, collector_env_num=2, evaluator_env_num=2, n_evaluator_episode=4,
                                         **(env or {})),
-                policy=dict(collect=dict(n_sample=5), eval=dict(deterministic=deterministic, evaluator=dict(eval_freq=1))))
+                policy=dict(collect=dict(n_sample=10), eval=dict(deterministic=deterministic, evaluator=dict(eval_freq=1))))
     create = dict(env=dict(type=env_type), policy=dict(type='a2c'))
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=max_env_step,
                                       exp_dir=str(tmp_path / name), progress=False)

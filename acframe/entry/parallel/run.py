@@ -6,8 +6,9 @@ The learner process owns the experiment folder, the learn-only policy, the repla
 * ``async`` (off-policy policies): segments are pushed into the replay buffer as they arrive; the learner
   trains whenever the buffer gives a batch and publishes the new weights after every update.
 * ``sync`` (on-policy policies, or on request): every actor delivers one segment collected with the
-  current version; then the learner updates (``update_per_collect`` times, 1 for A2C) on all of them at
-  once and publishes — A2C's synchronous actors.
+  current version; then the learner makes the policy's gradient steps on all of them at once (one rollout:
+  ``Learner.train_rollout``; A2C one step, PPO epochs × minibatches) and publishes — A2C's synchronous actors.
+  An off-policy policy in sync mode pushes the segments and makes ``update_per_collect`` updates from the buffer.
 """
 from __future__ import annotations
 
@@ -20,16 +21,17 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import torch
 
-from ...config import save_config
-from ...data import ttorch
+from ...config.run_folder import read_run_record, save_run_config
+from ...data import make_tree, ttorch
 from ...envs import make_env_manager
 from ...errors import ConfigError
-from ...policy import Policy, create_policy, policy_class
+from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
 from ...registry import BUFFER_REGISTRY
 from ...utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
                       set_global_seed, set_torch_threads)
 from ...worker import CheckpointHook, Learner, LearnerHook, LinearLRDecayHook, LogHook, load_checkpoint
-from ..serial import Progress, prepare_exp_dir
+from ..run_folder import RunLock, create_exp_dir, plan_exp_dir
+from ..serial import Progress
 from .backend import Backend
 from .messages import VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree, weights_to_numpy
 
@@ -78,23 +80,30 @@ def check_setup(cfg: Any, backend: str, ray_address: Optional[str]) -> bool:
 
 
 class LagTrackingLearnMode:
-    """The learn mode as the parallel learner runs it: the batch's ``behaviour_version`` becomes the policy lag.
+    """The learn mode as the parallel learner runs it: measures every gradient step.
 
-    The lag of a step is the version being updated minus the version that acted; its mean and max over the
-    batch join the policy's info dict (so ``LogHook`` logs them as ``learner/policy_lag_*``).
+    ``version`` is the learner's ``train_iter`` before the step. The lag of a transition is that version minus
+    the ``behaviour_version`` that acted; its mean and max over the batch join the policy's info dict (so
+    ``LogHook`` logs them as ``learner/policy_lag_*``). Every step adds its info and the transitions it trained
+    on (``learn_mode.samples``) to ``stats``.
     """
 
-    def __init__(self, learn_mode: Any) -> None:
+    def __init__(self, learn_mode: Any, stats: 'ParallelStats') -> None:
         self._mode = learn_mode
+        self.stats = stats
         self.version = 0
 
     def forward(self, batch: ttorch.Tensor) -> Dict[str, float]:
-        versions = batch.pop(VERSION_KEY) if VERSION_KEY in batch else None
+        versions = batch[VERSION_KEY] if VERSION_KEY in batch else None
+        if versions is not None:  # the policy sees the batch without the stamp (and the caller's batch keeps it)
+            batch = make_tree({k: v for k, v in batch.items() if k != VERSION_KEY})
         info = self._mode.forward(batch)
         if versions is not None:
             lag = (self.version - versions).float()
             info['policy_lag_mean'] = float(lag.mean())
             info['policy_lag_max'] = float(lag.max())
+        self.stats.on_update(info, self._mode.samples(batch))
+        self.version += 1
         return info
 
     def __getattr__(self, name: str) -> Any:
@@ -154,7 +163,7 @@ def resolve_steps_per_update(cfg: Any) -> float:
     updates = cfg.policy.learn.get('update_per_collect', 0)
     if not updates:
         return 0.0
-    return cfg.env.collector_env_num * cfg.policy.collect.n_sample / updates
+    return env_steps_per_collection(cfg) / updates
 
 
 def resolve_actor_num(cfg: Any, backend: str, ray: Any = None) -> int:
@@ -171,9 +180,12 @@ class ParallelRun:
     """The learner side of a parallel run: folder, learn-only policy, buffer, learner, evaluation, summary."""
 
     def __init__(self, cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool, backend: str,
-                 ray_address: Optional[str] = None, learner_hooks: Sequence[LearnerHook] = ()) -> None:
+                 ray_address: Optional[str] = None, learner_hooks: Sequence[LearnerHook] = (),
+                 config_changes: Sequence[str] = ()) -> None:
         self.start = time.perf_counter()
         self.cfg = cfg
+        self.config_changes = list(config_changes)
+        self.lock: Optional[RunLock] = None
         self.sync = check_setup(cfg, backend, ray_address)
         self.backend_name = backend
         self._ray, self._owns_ray = None, False
@@ -186,6 +198,8 @@ class ParallelRun:
         except BaseException:  # e.g. a corrupt checkpoint to resume from
             if self.tb is not None:
                 self.tb.close()
+            if self.lock is not None:
+                self.lock.release()
             if self._owns_ray:
                 self._ray.shutdown()
             raise
@@ -195,12 +209,15 @@ class ParallelRun:
         cfg.parallel.actor_num = resolve_actor_num(cfg, self.backend_name, self._ray)
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
-        self.exp_dir = prepare_exp_dir(cfg, exp_dir, resume)
+        self.exp_dir = plan_exp_dir(cfg, exp_dir, resume)
         with make_env_manager(cfg, 'collector', 1, cfg.seed) as probe:  # the spaces the policy is built for
             spaces = (probe.observation_space, probe.action_space)
         self.policy = create_policy(cfg, *spaces, enable_field=('learn',))
         self._weights: Optional[Dict[str, torch.Tensor]] = None
-        save_config(cfg, os.path.join(self.exp_dir, 'config.py'))
+        if not resume:
+            create_exp_dir(self.exp_dir)
+        self.lock = RunLock(self.exp_dir)
+        save_run_config(cfg, self.exp_dir, 'parallel', self._config_changes(resume))
         from tensorboardX import SummaryWriter
 
         self.tb = SummaryWriter(os.path.join(self.exp_dir, 'log'))
@@ -209,16 +226,17 @@ class ParallelRun:
         if not policy_class(cfg).on_policy:
             buffer_cfg = dict(cfg.policy.other.replay_buffer)
             self.buffer = BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed, **buffer_cfg)
-        self.learn_mode = LagTrackingLearnMode(self.policy.learn_mode)
+        self.stats = ParallelStats(cfg.parallel.actor_num)
+        self.learn_mode = LagTrackingLearnMode(self.policy.learn_mode, self.stats)
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, self.tb)
-        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq)]
+        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,
+                                                                   cfg.policy.learn.learner.save_ckpt_every_s)]
         if cfg.policy.learn.get('lr_decay_iters', 0):
             hooks.append(LinearLRDecayHook(cfg.policy.learn.lr_decay_iters))
         hooks += list(learner_hooks)
         self.learner = Learner(self.learn_mode, self.exp_dir, hooks, self.state_provider)
-        self.stats = ParallelStats(cfg.parallel.actor_num)
         self.steps_per_update = resolve_steps_per_update(cfg)
-        self.segment_steps = cfg.env.collector_env_num * cfg.policy.collect.n_sample
+        self.segment_steps = env_steps_per_collection(cfg)
         self.env_step = 0
         self.recent_returns: deque = deque(maxlen=20)
         self.best_return = -float('inf')
@@ -235,6 +253,12 @@ class ParallelRun:
         if resume:
             incarnations = self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
         self.backend = self._make_backend(incarnations)
+
+    def _config_changes(self, resume: bool) -> List[Dict[str, Any]]:
+        changes = read_run_record(self.exp_dir)['changes'] if resume else []
+        if self.config_changes:
+            changes.append({'keys': list(self.config_changes)})
+        return changes
 
     def warn(self, text: str) -> None:
         """A warning on the console, also with the progress line off."""
@@ -327,10 +351,12 @@ class ParallelRun:
         return self.take(messages)
 
     def train(self, batch: ttorch.Tensor) -> None:
-        samples = int(batch.reward.numel())
-        self.learn_mode.version = self.learner.train_iter
-        info = self.learner.train(batch)
-        self.stats.on_update(info, samples)
+        """One gradient step (measured by ``LagTrackingLearnMode``)."""
+        self.learner.train(batch)
+
+    def train_rollout(self, rollout: ttorch.Tensor) -> None:
+        """On-policy: the gradient steps the policy makes on one rollout (``Learner.train_rollout``), within the budget."""
+        self.learner.train_rollout(self.learn_mode.prepare(rollout), 0, self.cfg.max_train_iter)
 
     def publish(self) -> None:
         self.backend.publish(self.learner.train_iter)
@@ -446,6 +472,7 @@ class ParallelRun:
             'env_steps_per_s': round(rates['env_steps_per_s'], 1),
             'env_steps_per_s_per_actor': [round(r, 1) for r in rates['env_steps_per_s_per_actor']],
             'learner_samples_per_s': round(rates['learner_samples_per_s'], 1),
+            'samples_trained': int(self.stats.samples_trained),
             'learner_idle_fraction': round(rates['learner_idle_fraction'], 4),
             'policy_lag_mean': None if rates['policy_lag_mean'] is None else round(rates['policy_lag_mean'], 3),
             'policy_lag_max': rates['policy_lag_max'],
@@ -470,6 +497,8 @@ class ParallelRun:
     def close_logs(self) -> None:
         self.progress.close()
         self.tb.close()
+        if self.lock is not None:
+            self.lock.release()
 
     def trained_policy(self) -> Policy:
         """A policy with every mode of its class, holding the learner's model and optimizer state."""
@@ -528,10 +557,8 @@ def sync_loop(run: ParallelRun) -> None:
                 else:  # a restarted actor's duplicate, or data of an older version
                     run.stats.discarded_segments += 1
         trees = [round_samples[i] for i in sorted(round_samples)]
-        if run.buffer is None:  # on-policy: the time-major segments side by side, trained on directly
-            batch = ttorch.cat(trees, dim=1)
-            for _ in range(updates):
-                run.train(batch.clone())
+        if run.buffer is None:  # on-policy: the time-major segments side by side are one rollout
+            run.train_rollout(ttorch.cat(trees, dim=1))
         else:
             for tree in trees:
                 run.buffer.push(tree)
