@@ -300,7 +300,8 @@ def plot_row(results: Dict[str, Any], row: str) -> Optional[str]:
 def write_docs(results: Dict[str, Any]) -> None:
     rows = sorted({r['row'] for r in results['runs']})
     images = '\n'.join(f'![{row}](img/ladder_{row}.png)' for row in rows if plot_row(results, row))
-    commands = sorted({r['command'] for r in results['runs']})
+    commands = sorted({re.sub(r'--seeds \d+', '--seeds ' + ','.join(str(r['seed']) for r in sorted(runs, key=lambda r: r['seed'])),
+                              runs[0]['command']) for runs in groups(results).values()})
     block = '\n'.join([START, table(results), '', 'Runs (each a fresh process, one torch thread, one at a time):', '',
                        *[f'* `{c}`' for c in commands], '', images, END])
     with open(DOC) as f:
