@@ -5,6 +5,9 @@
     acframe --resume DIR [-c CONFIG --accept-config-change]
     acframe --list
 
+DI-engine's spellings of the flags are accepted too (``-m serial_onpolicy``, ``--env-step 1e5``, ``--train-iter``,
+``--exp-name``, ``--load-path``, ``-e ENV -p POLICY``); see docs/from_di_engine.md.
+
 Errors in the input (config typos, unknown names, missing checkpoints) print one line and exit 2;
 ``--debug`` shows the traceback. torch is imported only once the config is valid.
 """
@@ -19,6 +22,17 @@ from typing import List, Optional
 MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval')
 
 
+def _count(text: str) -> int:
+    """A budget: ``100000``, or DI-engine's ``1e5``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count: {text!r} (give a whole number such as 100000 or 1e5)")
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"invalid count: {text!r} (give a whole number such as 100000 or 1e5)")
+    return int(value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='acframe',
@@ -26,15 +40,25 @@ def build_parser() -> argparse.ArgumentParser:
         epilog='Config names that are not paths are looked up in the installed dizoo_configs package. '
                'Trailing key.path=value arguments override config keys, e.g. policy.learn.learning_rate=3e-4.',
     )
-    parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py)')
+    parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py); '
+                                               'DI-engine config files run unchanged')
     parser.add_argument('-m', '--mode', default='auto', choices=MODES,
                         help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
                              "parallel, or eval (evaluate --load CKPT)")
-    parser.add_argument('-s', '--seed', type=int, default=None, help='run seed (default: the config\'s seed)')
+    parser.add_argument('-s', '--seed', type=int, action='append', default=None,
+                        help='run seed (default: the config\'s seed); one per command')
     parser.add_argument('--exp-dir', default=None, help='experiment folder (default ./<exp_name>_seed<seed>)')
-    parser.add_argument('--max-env-step', type=int, default=None, help='env-step budget')
-    parser.add_argument('--max-train-iter', type=int, default=None, help='learner-iteration budget')
-    parser.add_argument('--load', default=None, help='checkpoint to evaluate (with -m eval)')
+    parser.add_argument('--exp-name', default=None,
+                        help="DI-engine's flag: sets exp_name and uses ./<exp-name> as the experiment folder (unless --exp-dir)")
+    parser.add_argument('--max-env-step', '--env-step', dest='max_env_step', type=_count, default=None,
+                        help='env-step budget (--env-step: DI-engine\'s spelling; 1e5 is accepted)')
+    parser.add_argument('--max-train-iter', '--train-iter', dest='max_train_iter', type=_count, default=None,
+                        help='learner-iteration budget (--train-iter: DI-engine\'s spelling)')
+    parser.add_argument('--load', '--load-path', dest='load', default=None,
+                        help='checkpoint to evaluate (with -m eval; --load-path: DI-engine\'s spelling)')
+    parser.add_argument('-e', '--env', default=None, help="DI-engine's flag: with -p and no -c, runs dizoo_configs' <env>_<policy>.py")
+    parser.add_argument('-p', '--policy', default=None, help="DI-engine's flag: with -e and no -c, runs dizoo_configs' <env>_<policy>.py")
+    parser.add_argument('--replay-path', default=None, help="DI-engine's eval video folder: not supported (an error says so)")
     parser.add_argument('--resume', default=None, metavar='DIR',
                         help="continue the run in DIR from its latest checkpoint, with the config in DIR/config.json "
                              "(read as data, never executed) and the run's recorded mode")
@@ -46,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers and dizoo configs')
     parser.add_argument('-q', '--quiet', action='store_true', help='no progress line')
     parser.add_argument('--debug', action='store_true', help='show tracebacks of errors')
+    parser.add_argument('-v', '--version', action='store_true', help='print the version and exit')
     parser.add_argument('overrides', nargs='*', help='key.path=value config overrides')
     return parser
 
@@ -72,9 +97,14 @@ def run(args: argparse.Namespace) -> int:
     from .config import compile_config
     from .errors import ConfigError
 
+    if args.version:
+        from . import __version__
+        print(f"acframe {__version__}")
+        return 0
     if args.list:
         print(_list())
         return 0
+    _resolve_ding_flags(args)
     recorded_mode = None
     if args.resume is not None:
         from .config.run_folder import read_run_record
@@ -139,6 +169,29 @@ def run(args: argparse.Namespace) -> int:
         from .entry.serial import serial_pipeline as pipeline
     pipeline(cfg, **common)
     return 0
+
+
+def _resolve_ding_flags(args: argparse.Namespace) -> None:
+    """DI-engine's flags in acframe's terms: one seed, --exp-name as the folder, -e/-p as a dizoo_configs name."""
+    from .errors import ConfigError
+
+    seeds = args.seed or []
+    if len(seeds) > 1:
+        raise ConfigError(f"-s given {len(seeds)} times ({', '.join(map(str, seeds))}): acframe runs one seed per command; "
+                          f"run the command once per seed (each gets its own ./<exp_name>_seed<seed> folder)")
+    args.seed = seeds[0] if seeds else None
+    if args.replay_path is not None:
+        raise ConfigError("--replay-path (DI-engine's eval videos) is not supported; -m eval --load CKPT prints the returns")
+    if args.exp_name is not None:
+        args.overrides = list(args.overrides) + [('exp_name', args.exp_name)]
+        if args.exp_dir is None:
+            args.exp_dir = args.exp_name
+    if args.env is not None or args.policy is not None:
+        if args.config is not None:
+            raise ConfigError("-e/-p choose a dizoo_configs file when no -c is given; drop them or -c")
+        if args.env is None or args.policy is None:
+            raise ConfigError("-e ENV and -p POLICY go together (they name dizoo_configs' <env>_<policy>.py), e.g. -e cartpole -p impala")
+        args.config = f"{args.env}_{args.policy}.py"
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -23,9 +23,10 @@ from easydict import EasyDict
 from ..errors import ConfigError, user_frame
 from ..registry import POLICY_REGISTRY, import_names
 from . import defaults as D
+from .ding_compat import translate_ding_config
 from .introspect import static_class_config
 
-ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], dict]
+ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], List[dict], dict]
 
 #: keys whose value must lie in [0, 1]
 UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_alpha', 'polyak', 'rms_alpha'}
@@ -345,12 +346,13 @@ def compile_config(
 ) -> EasyDict:
     """Merge defaults ← config ← overrides into one validated ``EasyDict``.
 
-    ``cfg`` is a config file path (or dizoo_configs name), a ``(main_config, create_config)`` pair, or an
-    already-compiled config. ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
+    ``cfg`` is a config file path (or dizoo_configs name), a ``(main_config, create_config)`` pair (a tuple or,
+    as DI-engine scripts pass it, a list), or an already-compiled config. DI-engine's spellings are translated
+    first (``ding_compat.translate_ding_config``). ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
     """
     if isinstance(cfg, (str, os.PathLike)):
         main, create = load_config_file(cfg)
-    elif isinstance(cfg, tuple) and len(cfg) == 2:
+    elif isinstance(cfg, (tuple, list)) and len(cfg) == 2 and all(isinstance(c, dict) for c in cfg):
         main, create = cfg
     elif isinstance(cfg, dict):
         main, create = cfg, {}
@@ -358,6 +360,8 @@ def compile_config(
         raise ConfigError(f"compile_config takes a config path or a (main_config, create_config) pair, got {type(cfg).__name__}")
     main = copy.deepcopy(dict(main))
     create = copy.deepcopy(dict(create or {}))
+    if not isinstance(cfg, dict):  # a file or a pair may be DI-engine's; a compiled config is acframe's already
+        main, create = translate_ding_config(main, create, default_config)
 
     create_full = copy.deepcopy(D.CREATE)
     create_full['import_names'] = []
@@ -387,7 +391,10 @@ def compile_config(
         result['env']['type'] = create_full['env']['type']
     if 'type' in create.get('env_manager', {}):
         result['env']['manager'] = create_full['env_manager']['type']
-    result['env']['manager'] = MANAGER_ALIASES.get(result['env']['manager'], result['env']['manager'])
+    manager = result['env']['manager']
+    if not isinstance(manager, str):
+        raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async' or 'envpool'")
+    result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
     result['import_names'] = sorted(set(import_list))
     file_env_id = result['env']['env_id']
     apply_overrides(result, overrides)

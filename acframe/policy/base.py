@@ -342,10 +342,57 @@ def clip_gradients(params: Sequence[torch.nn.Parameter], grad_clip_type: Optiona
     return norm
 
 
+def _action_kind_and_shape(action_space: Any) -> Tuple[str, Any]:
+    """``('discrete', n)``, ``('continuous', dims)``, ``('multi_discrete', nvec list)`` or ``(class name, None)``."""
+    import gymnasium as gym
+
+    if isinstance(action_space, gym.spaces.Discrete):
+        return 'discrete', int(action_space.n)
+    if isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1:
+        return 'continuous', int(action_space.shape[0])
+    if isinstance(action_space, gym.spaces.MultiDiscrete) and len(action_space.nvec.shape) == 1:
+        return 'multi_discrete', [int(n) for n in action_space.nvec]
+    return type(action_space).__name__, None
+
+
+def _as_size(value: Any) -> Any:
+    """A model shape key as data comparable with the env's: ints stay ints, ``[4]``/``(4,)`` become 4."""
+    if isinstance(value, (list, tuple)):
+        items = [_as_size(v) for v in value]
+        return items[0] if len(items) == 1 else items
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def check_model_against_spaces(cfg: Any, obs_space: Any, action_space: Any) -> None:
+    """The model keys a config states (``policy.model.obs_shape``, ``action_shape``, ``action_space``, as DI-engine's
+    files do) must describe the env's spaces; a ``ConfigError`` names the key, both values and the fix.
+
+    Keys the config leaves out are not checked (``fill_model_spaces`` fills them from the env).
+    """
+    model, env_id = cfg.policy.model, cfg.env.env_id
+    kind, shape = _action_kind_and_shape(action_space)
+    obs_shape = getattr(obs_space, 'shape', None)
+    env_values = {
+        'obs_shape': (_as_size(list(obs_shape)) if obs_shape else None, f"observations of shape {tuple(obs_shape or ())}"),
+        'action_shape': (shape, f"{action_space}"),
+        'action_space': (kind, f"{kind} actions ({action_space})"),
+    }
+    for key, (env_value, described) in env_values.items():
+        given = model.get(key)
+        if given is None or env_value is None:
+            continue
+        if (_as_size(given) if key != 'action_space' else given) != env_value:
+            raise ConfigError(
+                f"policy.model.{key} = {given!r} does not fit env '{env_id}', which has {described}; "
+                f"set policy.model.{key} = {env_value!r} (or remove it: it is filled from the env), or choose the env "
+                f"the model was written for with env.env_id")
+
+
 def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, policy_cls: type) -> None:
     """Set ``cfg.policy.model.obs_shape / action_shape / action_space`` from the env's spaces (unless given).
 
-    Raises ``UnsupportedSpaceError`` naming the space and the policy when the policy cannot act in it.
+    Raises ``UnsupportedSpaceError`` naming the space and the policy when the policy cannot act in it, and
+    ``ConfigError`` when a given key does not fit the env (``check_model_against_spaces``).
     """
     import gymnasium as gym
 
@@ -358,19 +405,13 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
     if int(np.prod(observation_space.shape)) == 0 or isinstance(action_space, gym.spaces.Discrete) and int(action_space.n) < 1:
         raise UnsupportedSpaceError(f"env '{cfg.env.env_id}' has an empty space (observation {observation_space}, action "
                                     f"{action_space}); a policy needs at least one observation value and one action")
-    if isinstance(action_space, gym.spaces.Discrete):
-        kind, shape = 'discrete', int(action_space.n)
-    elif isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1:
-        kind, shape = 'continuous', int(action_space.shape[0])
-    elif isinstance(action_space, gym.spaces.MultiDiscrete) and len(action_space.nvec.shape) == 1:
-        kind, shape = 'multi_discrete', [int(n) for n in action_space.nvec]
-    else:
-        kind, shape = type(action_space).__name__, None
+    kind, shape = _action_kind_and_shape(action_space)
     if kind not in policy_cls.supported_action_spaces:
         raise UnsupportedSpaceError(
             f"policy '{name}' does not support the action space {action_space} of env '{cfg.env.env_id}'; "
             f"it supports {', '.join(policy_cls.supported_action_spaces)} actions"
         )
+    check_model_against_spaces(cfg, observation_space, action_space)
     model.setdefault('obs_shape', int(observation_space.shape[0]))
     model.setdefault('action_shape', shape)
     model.setdefault('action_space', kind)

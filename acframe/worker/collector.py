@@ -55,7 +55,7 @@ class SampleCollector:
         self.policy.reset()
 
     def collect(self, steps: Optional[int] = None) -> ttorch.Tensor:
-        """Step every env ``steps`` times (default ``steps_per_env``) and return the segment."""
+        """Step every env ``steps`` times (default ``steps_per_env``: ``n_sample`` samples) and return the segment."""
         if self._obs is None:
             self.reset()
         steps, num_envs = (self.steps_per_env if steps is None else int(steps)), self.env.num_envs
