@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from easydict import EasyDict
 
-from ..errors import ConfigError, user_frame
+from ..errors import ConfigError, ConfigWarning, user_frame
 from ..registry import POLICY_REGISTRY, import_names
 from . import defaults as D
 from .ding_compat import translate_ding_config
@@ -415,7 +415,7 @@ def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[I
     if 'env.env_id' in keys and 'env.stop_value' not in keys and env_id != file_env_id and cfg['env']['stop_value'] is not None:
         warnings.warn(f"env.env_id was overridden to '{env_id}' but env.stop_value={cfg['env']['stop_value']} is the config's "
                       f"value for '{file_env_id}'; set env.stop_value for '{env_id}' (or env.stop_value=None to never stop early)",
-                      UserWarning, stacklevel=3)
+                      ConfigWarning, stacklevel=3)
 
 
 def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None:

@@ -126,3 +126,17 @@ def test_overriding_env_id_without_a_stop_value_warns_that_it_came_from_the_othe
         warnings.simplefilter('error')
         compile_config('pendulum_acer.py', ['env.env_id=MountainCarContinuous-v0', 'env.stop_value=90'])
         compile_config('pendulum_acer.py', ['policy.learn.learning_rate=0.01'])
+
+
+def test_the_cli_prints_that_warning_as_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', 'env.env_id=Acrobot-v1',
+                           '--max-env-step', '80', '-q', '--exp-dir', str(tmp_path / 'run'),
+                           'policy.eval.evaluator.eval_freq=0', 'env.n_evaluator_episode=1', 'env.evaluator_env_num=1'],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "acframe: warning: env.env_id was overridden to 'Acrobot-v1' but env.stop_value=475 is the config's value "
+        "for 'CartPole-v1'; set env.stop_value for 'Acrobot-v1' (or env.stop_value=None to never stop early)"]
