@@ -34,7 +34,8 @@ UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_
 POSITIVE_KEYS = {
     'collector_env_num', 'evaluator_env_num', 'n_evaluator_episode', 'n_sample', 'unroll_len', 'batch_size',
     'replay_buffer_size', 'max_use', 'update_per_collect', 'max_env_step', 'max_train_iter', 'learning_rate',
-    'log_freq', 'actor_num', 'max_episode_steps', 'eval_episode_cap', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'reward_norm_clip', 'start_timeout',
+    'log_freq', 'actor_num', 'max_episode_steps', 'eval_episode_cap', 'critic_learning_rate', 'rms_eps', 'adam_eps',
+    'reward_scale', 'reward_norm_clip', 'start_timeout', 'step_timeout_s',
 }
 #: keys whose value must be >= 0
 NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'save_ckpt_every_s', 'n_confirm_episode', 'eval_freq', 'value_weight', 'entropy_weight',
@@ -52,6 +53,7 @@ CHOICES = {
     'sync_mode': ('auto', 'sync', 'async'),
     'start_method': ('auto', 'spawn', 'forkserver', 'fork'),
     'on_nonfinite': ('error', 'skip_update'),
+    'on_step_timeout': ('error', 'restart'),
 }
 #: keys that accept inf (every other number must be finite)
 INF_KEYS = {'stop_value'}

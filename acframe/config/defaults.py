@@ -35,6 +35,10 @@ ENV = dict(
     n_evaluator_episode=8,
     # (float) Training stops (solved) when the evaluation mean return reaches this value; None never stops.
     stop_value=195.0,
+    # (float) Watchdog: an env step or reset that takes longer than this many seconds is an error naming the env index and seed (async envs, and every env of a parallel actor or evaluator); None waits forever.
+    step_timeout_s=60.0,
+    # (str) What a step timeout does: 'error' fails the run with one line; 'restart' restarts the parallel actor or evaluator with a warning (counted in parallel.max_restarts; the serial pipelines fail as with 'error').
+    on_step_timeout='error',
     # (int) Override the env's time limit (max_episode_steps) of any env factory; None keeps the env's own limit.
     max_episode_steps=None,
     # (int) Evaluation episodes of an env with no time limit (and no max_episode_steps) are truncated after this many steps, so an evaluation cannot hang.
