@@ -22,8 +22,8 @@ setup(
         "box2d": ["gymnasium[box2d]"],
         "atari": ["ale-py>=0.9", "opencv-python-headless"],
         "envpool": ["envpool"],
-        # bench/bench_ppo.py's comparison (needs only gymnasium, numpy, torch and cloudpickle besides)
-        "bench": ["stable-baselines3>=2.9"],
+        # bench/bench_ppo.py's comparison and bench/ladder.py (SB3 with the RL-Zoo settings side by side, curve plots)
+        "bench": ["stable-baselines3>=2.9", "matplotlib", "gymnasium[box2d]"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

@@ -194,7 +194,24 @@ def _resolve_ding_flags(args: argparse.Namespace) -> None:
         args.config = f"{args.env}_{args.policy}.py"
 
 
+def _one_line_config_warnings() -> None:
+    """Print ``ConfigWarning``s as one line (``acframe: warning: ...``); other warnings keep Python's format."""
+    import warnings
+
+    from .errors import ConfigWarning
+
+    default = warnings.formatwarning
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        if issubclass(category, ConfigWarning):
+            return f"acframe: warning: {message}\n"
+        return default(message, category, filename, lineno, line)
+
+    warnings.formatwarning = formatwarning
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    _one_line_config_warnings()
     parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     from .errors import AcframeError

@@ -63,3 +63,8 @@ class NonFiniteError(AcframeError, ArithmeticError):
 
 class EnvTimeoutError(EnvError):
     """An env's ``step`` or ``reset`` did not return within ``env.step_timeout_s`` (names the env index and seed)."""
+
+
+class ConfigWarning(UserWarning):
+    """A config that runs but probably not as meant (e.g. a stop value inherited from another env); the CLI
+    prints it as one line ``acframe: warning: ...``."""

@@ -15,11 +15,12 @@ import os
 import pprint
 import re
 import runpy
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from easydict import EasyDict
 
-from ..errors import ConfigError, user_frame
+from ..errors import ConfigError, ConfigWarning, user_frame
 from ..registry import POLICY_REGISTRY, import_names
 from . import defaults as D
 from .ding_compat import translate_ding_config
@@ -33,10 +34,12 @@ UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_
 POSITIVE_KEYS = {
     'collector_env_num', 'evaluator_env_num', 'n_evaluator_episode', 'n_sample', 'unroll_len', 'batch_size',
     'replay_buffer_size', 'max_use', 'update_per_collect', 'max_env_step', 'max_train_iter', 'learning_rate',
-    'log_freq', 'actor_num', 'max_episode_steps', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'start_timeout', 'step_timeout_s',
+    'log_freq', 'actor_num', 'max_episode_steps', 'eval_episode_cap', 'critic_learning_rate', 'rms_eps', 'adam_eps',
+    'reward_scale', 'reward_norm_clip', 'start_timeout', 'step_timeout_s',
 }
 #: keys whose value must be >= 0
-NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'save_ckpt_every_s', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
+NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'save_ckpt_every_s', 'n_confirm_episode', 'eval_freq', 'value_weight', 'entropy_weight',
+                     'clip_value', 'torch_threads',
                      'rho_clip_ratio', 'c_clip_ratio', 'rho_pg_clip_ratio', 'lr_decay_iters', 'resample_every',
                      'trust_region_delta', 'replay_ratio', 'replay_start_size', 'max_policy_lag', 'max_restarts',
                      'env_steps_per_update', 'actor_num_cpus', 'evaluator_num_cpus'}
@@ -395,7 +398,9 @@ def compile_config(
         raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async' or 'envpool'")
     result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
     result['import_names'] = sorted(set(import_list))
+    file_env_id = result['env']['env_id']
     apply_overrides(result, overrides)
+    warn_inherited_stop_value(file_env_id, result, overrides)
     if seed is not None:
         result['seed'] = int(seed)
     _check_plain_data(result, '')
@@ -403,6 +408,16 @@ def compile_config(
     _check_values(result)
     check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
     return EasyDict(result)
+
+
+def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:
+    """Warn when an override changed ``env.env_id`` but not ``env.stop_value``: the stop value belongs to the other env."""
+    keys = {(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()}
+    env_id = cfg['env']['env_id']
+    if 'env.env_id' in keys and 'env.stop_value' not in keys and env_id != file_env_id and cfg['env']['stop_value'] is not None:
+        warnings.warn(f"env.env_id was overridden to '{env_id}' but env.stop_value={cfg['env']['stop_value']} is the config's "
+                      f"value for '{file_env_id}'; set env.stop_value for '{env_id}' (or env.stop_value=None to never stop early)",
+                      ConfigWarning, stacklevel=3)
 
 
 def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None:

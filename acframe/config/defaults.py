@@ -39,8 +39,12 @@ ENV = dict(
     step_timeout_s=60.0,
     # (str) What a step timeout does: 'error' fails the run with one line; 'restart' restarts the parallel actor or evaluator with a warning (counted in parallel.max_restarts; the serial pipelines fail as with 'error').
     on_step_timeout='error',
-    # (int) Override the env's time limit (max_episode_steps); None keeps the registered limit.
+    # (int) Override the env's time limit (max_episode_steps) of any env factory; None keeps the env's own limit.
     max_episode_steps=None,
+    # (int) Evaluation episodes of an env with no time limit (and no max_episode_steps) are truncated after this many steps, so an evaluation cannot hang.
+    eval_episode_cap=100_000,
+    # (int) Fresh episodes that must confirm an evaluation that reached stop_value before the run counts as solved; 0 trusts the evaluation alone.
+    n_confirm_episode=50,
     # (list) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
     obs_keys=None,
     # (dict) The standard Atari preprocessing of ALE/*-v5 env_ids (acframe.envs.atari; needs the 'atari' extra).
@@ -86,7 +90,7 @@ POLICY_COMMON = dict(
     cuda=False,
     # (bool) True when the policy can only learn from data of its current weights (chooses the on-policy pipeline).
     on_policy=False,
-    # (dict) Keyword arguments of the model; obs_shape, action_shape and action_space are filled from the env when absent.
+    # (dict) Keyword arguments of the model (VAC: encoder_hidden_size_list, activation 'tanh'/'relu', obs_norm, obs_norm_clip, ...); obs_shape, action_shape and action_space are filled from the env when absent.
     model=dict(),
     learn=dict(
         learner=dict(
@@ -107,6 +111,8 @@ POLICY_COMMON = dict(
         n_sample=256,
     ),
     eval=dict(
+        # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False); the summary records it.
+        deterministic=True,
         evaluator=dict(
             # (int) Evaluate every this many learner iterations (0 evaluates only at the end of training).
             eval_freq=200,

@@ -127,9 +127,34 @@ class GuardedEnv(gym.Wrapper):
             raise self._fail('reset', exc) from exc
 
 
+def time_limit_of(env: gym.Env) -> Optional[int]:
+    """The ``max_episode_steps`` of the outermost ``TimeLimit`` wrapping ``env``; None without one."""
+    layer = env
+    while isinstance(layer, gym.Wrapper):
+        if isinstance(layer, gym.wrappers.TimeLimit):
+            return int(layer._max_episode_steps)
+        layer = layer.env
+    return None
+
+
+def cap_episodes(env: gym.Env, env_cfg: Dict[str, Any], role: str) -> gym.Env:
+    """Cap the episodes of any factory's env: ``env.max_episode_steps`` when given (a ``TimeLimit`` unless the env
+    already has exactly that limit); an evaluator env with no time limit at all gets ``env.eval_episode_cap``, so
+    an env that never ends cannot hang an evaluation (its episodes end as truncations).
+    """
+    limit = env_cfg.get('max_episode_steps')
+    current = time_limit_of(env)
+    if limit and current != int(limit):
+        return gym.wrappers.TimeLimit(env, int(limit))
+    if current is None and role == 'evaluator' and env_cfg.get('eval_episode_cap'):
+        return gym.wrappers.TimeLimit(env, int(env_cfg['eval_episode_cap']))
+    return env
+
+
 def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overrides: Any) -> gym.Env:
     """One env as the workers see it: the registered factory, the Atari chain when ``env.atari.enable``
-    (``envs.atari``; the evaluator's envs play whole, unclipped games), Dict observations flattened, errors guarded."""
+    (``envs.atari``; the evaluator's envs play whole, unclipped games), its episodes capped (``cap_episodes``),
+    Dict observations flattened, errors guarded."""
     from ..registry import ENV_REGISTRY
     from .atari import atari_config, atari_make_kwargs, wrap_atari
 
@@ -140,6 +165,7 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
     env = factory(env_cfg, **overrides)
     if atari is not None:
         env = wrap_atari(env, atari, training=role != 'evaluator')
+    env = cap_episodes(env, env_cfg, role)
     if isinstance(env.observation_space, gym.spaces.Dict):
         env = FlattenDictObservation(env, env_cfg.get('obs_keys'))
     return GuardedEnv(env, index, seed, role)

@@ -10,6 +10,7 @@ import torch.nn as nn
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
+from .normalization import ObsNormalizer
 
 ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
 
@@ -35,6 +36,9 @@ class VAC(nn.Module):
             ``mu_bound * tanh(x / mu_bound)`` (set it to the action bound: an unbounded mean drifts past the
             bounds the env manager clips to, and the deterministic policy degenerates to constant extreme actions).
         orthogonal_init: orthogonal weight init (gain sqrt(2) body, 0.01 policy head, 1 value head).
+        obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, an
+            ``ObsNormalizer`` whose buffers are part of the state_dict; the learn mode updates it).
+        obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
 
     ``forward(obs, mode)`` with mode ``'compute_actor'`` returns ``{'logit'}`` or ``{'mu', 'sigma'}``;
     ``'compute_critic'`` returns ``{'value'}`` of shape ``(B,)``; ``'compute_actor_critic'`` returns both.
@@ -56,6 +60,8 @@ class VAC(nn.Module):
         mu_bound: float = 0.0,
         encoder: str = 'mlp',
         encoder_channels: Optional[Sequence[int]] = None,
+        obs_norm: bool = False,
+        obs_norm_clip: float = 10.0,
     ) -> None:
         super().__init__()
         if action_space not in ACTION_SPACES:
@@ -71,6 +77,13 @@ class VAC(nn.Module):
             self.nvec = []
             out_size = int(action_shape if isinstance(action_shape, int) else math.prod(action_shape))
         hidden = list(encoder_hidden_size_list)
+        obs_size = int(obs_shape if isinstance(obs_shape, int) else math.prod(obs_shape))
+        self.obs_norm = bool(obs_norm)
+        if self.obs_norm:
+            if not isinstance(obs_shape, int) and len(obs_shape) > 1:
+                raise ValueError(f"policy.model.obs_norm normalizes vector observations; observations of shape "
+                                 f"{list(obs_shape)} are images (the encoder scales uint8 images): set obs_norm=False")
+            self.obs_normalizer = ObsNormalizer(obs_size, obs_norm_clip)
         self.actor_encoder, feature = build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)
         self.critic_encoder = (self.actor_encoder if share_encoder
                                else build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)[0])
@@ -100,6 +113,8 @@ class VAC(nn.Module):
         use_channels_last(self)
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        if self.obs_norm:
+            obs = self.obs_normalizer(obs)
         return self._actor_from_feature(self.actor_encoder(obs))
 
     def _actor_from_feature(self, feature: torch.Tensor) -> Dict[str, torch.Tensor]:
@@ -116,9 +131,13 @@ class VAC(nn.Module):
         return {'mu': mu, 'sigma': sigma}
 
     def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        if self.obs_norm:
+            obs = self.obs_normalizer(obs)
         return {'value': self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        if self.obs_norm:
+            obs = self.obs_normalizer(obs)
         actor_feature = self.actor_encoder(obs)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
         out = self._actor_from_feature(actor_feature)

@@ -274,6 +274,16 @@ class Policy:
         nvec = getattr(self._model, 'nvec', None) or self._cfg.model.get('action_shape')
         return [int(n) for n in nvec]
 
+    def _update_obs_norm(self, obs: torch.Tensor) -> None:
+        """Learn mode, before the loss: merge a time-major batch's observations ``obs[:-1]`` (``obs[-1]`` is the
+        bootstrap state, the next segment's first) into the model's running statistics, when it has an
+        ``obs_normalizer`` (``policy.model.obs_norm``). The learner owns the statistics: collect and eval modes
+        apply them frozen, and parallel actors receive them with the weights (they are model buffers).
+        """
+        normalizer = getattr(self._model, 'obs_normalizer', None)
+        if normalizer is not None:
+            normalizer.update(obs[:-1])
+
     def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor) -> torch.Tensor:
         """Fold ``gamma * V(final_obs)``, with the current weights and no gradient, into the reward of every
         truncated step (``rl_utils.fold_truncation``; the caller gives those steps discount 0).

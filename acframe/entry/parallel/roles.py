@@ -175,7 +175,7 @@ class EvalWorker:
             self.env.close()
             raise
         self.evaluator = Evaluator(self.env, self.policy.eval_mode, cfg.env.n_evaluator_episode, cfg.env.stop_value,
-                                   cfg.policy.eval.evaluator.eval_freq)
+                                   cfg.policy.eval.evaluator.eval_freq, n_confirm_episode=cfg.env.n_confirm_episode)
 
     def evaluate(self, request: EvalRequest, weights: Optional[Dict[str, Any]] = None) -> EvalResult:
         """Evaluate ``weights`` (default: the request's) as version ``request.version``."""
