@@ -1,8 +1,10 @@
-"""The ``acframe`` command: train, evaluate, resume or list.
+"""The ``acframe`` command: train, resume, evaluate, plot, export or list.
 
     acframe -c cartpole_impala.py [-s SEED] [--exp-dir DIR] [--max-env-step N] [--max-train-iter N] [key.path=value ...]
-    acframe -m eval -c CONFIG --load CKPT
     acframe -c CONFIG --resume DIR
+    acframe -m eval --load RUN_DIR_OR_CKPT [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
+    acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png] [--x env_steps|wall_s]
+    acframe -m export --load RUN_DIR_OR_CKPT --out FILE.pt|FILE.onnx
     acframe --list
 
 Errors in the input (config typos, unknown names, missing checkpoints) print one line and exit 2;
@@ -16,32 +18,48 @@ import os
 import sys
 from typing import List, Optional
 
-MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval')
+MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval', 'plot', 'export')
+#: the modes that work on finished runs (acframe/entry/tools.py)
+TOOL_MODES = ('eval', 'plot', 'export')
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='acframe',
-        description='Train or evaluate an acframe policy from a config file.',
+        description='Train an acframe policy from a config file; evaluate, plot or export finished runs.',
         epilog='Config names that are not paths are looked up in the installed dizoo_configs package. '
-               'Trailing key.path=value arguments override config keys, e.g. policy.learn.learning_rate=3e-4.',
+               'Trailing key.path=value arguments override config keys, e.g. policy.learn.learning_rate=3e-4. '
+               'After training: "-m eval --load RUN_DIR" evaluates a run folder (its best checkpoint, else its latest), '
+               '"-m plot RUN_DIR ..." draws learning curves, "-m export --load RUN_DIR --out FILE.pt|.onnx" exports '
+               'the deterministic policy.',
     )
     parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py)')
     parser.add_argument('-m', '--mode', default='auto', choices=MODES,
                         help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
-                             "parallel, or eval (evaluate --load CKPT)")
+                             "parallel; or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
+                             "export (--load RUN_DIR_OR_CKPT --out FILE)")
     parser.add_argument('-s', '--seed', type=int, default=None, help='run seed (default: the config\'s seed)')
     parser.add_argument('--exp-dir', default=None, help='experiment folder (default ./<exp_name>_seed<seed>)')
     parser.add_argument('--max-env-step', type=int, default=None, help='env-step budget')
     parser.add_argument('--max-train-iter', type=int, default=None, help='learner-iteration budget')
-    parser.add_argument('--load', default=None, help='checkpoint to evaluate (with -m eval)')
+    parser.add_argument('--load', default=None, metavar='RUN_DIR_OR_CKPT',
+                        help='run folder (its best checkpoint, else its latest) or .pth checkpoint (-m eval, -m export)')
+    parser.add_argument('--episodes', type=int, default=None, help='episodes to evaluate (-m eval; default env.n_evaluator_episode)')
+    parser.add_argument('--video', default=None, metavar='DIR', help='record the evaluated episodes as MP4 in DIR (-m eval; extra: video)')
+    parser.add_argument('--domain-params', default=None, choices=('nominal', 'drawn'),
+                        help='domain-randomized runs: evaluate with the nominal or drawn env parameters (-m eval; '
+                             'default: as the run evaluated)')
+    parser.add_argument('--out', default=None, metavar='FILE',
+                        help='-m eval: the result JSON (default RUN_DIR/eval/<ckpt>_seed<seed>.json); -m plot: the PNG '
+                             '(default RUN_DIR/curves.png for one run, ./curves.png for several); -m export: FILE.pt or FILE.onnx')
+    parser.add_argument('--x', default='env_steps', choices=('env_steps', 'wall_s'), help='x axis of -m plot')
     parser.add_argument('--resume', default=None, metavar='DIR', help='continue the run in DIR from its latest checkpoint')
     parser.add_argument('--backend', default='local', choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel)')
     parser.add_argument('--ray-address', default=None, help='Ray cluster address HOST:PORT (--backend ray)')
     parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers and dizoo configs')
-    parser.add_argument('-q', '--quiet', action='store_true', help='no progress line')
+    parser.add_argument('-q', '--quiet', action='store_true', help='only errors and the final result line')
     parser.add_argument('--debug', action='store_true', help='show tracebacks of errors')
-    parser.add_argument('overrides', nargs='*', help='key.path=value config overrides')
+    parser.add_argument('overrides', nargs='*', help='key.path=value config overrides (-m plot: the RUN_DIRs)')
     return parser
 
 
@@ -70,6 +88,15 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         print(_list())
         return 0
+    if args.mode in TOOL_MODES:
+        from .entry.tools import run_tool
+
+        print(run_tool(args))
+        return 0
+    for flag, value in (('--episodes', args.episodes), ('--video', args.video), ('--domain-params', args.domain_params),
+                        ('--out', args.out)):
+        if value is not None:
+            raise ConfigError(f"{flag} belongs to -m eval/plot/export, not to training; add -m eval (or plot, export)")
     if args.resume is not None:
         if not os.path.isfile(os.path.join(args.resume, 'config.py')):
             raise ConfigError(f"--resume {args.resume}: no config.py there; pass the experiment folder of an earlier run")
@@ -81,13 +108,8 @@ def run(args: argparse.Namespace) -> int:
         config_path = args.config
     if args.mode != 'parallel' and (args.backend != 'local' or args.ray_address):
         raise ConfigError("--backend and --ray-address choose how the parallel pipeline runs; add -m parallel")
-    if args.load is not None and args.mode != 'eval':
-        raise ConfigError("--load evaluates a checkpoint with -m eval; to continue training use --resume DIR")
-    if args.mode == 'eval':
-        if args.load is None:
-            raise ConfigError("-m eval needs --load CKPT (a .pth file in an experiment folder's ckpt/)")
-        if not os.path.isfile(args.load):
-            raise ConfigError(f"--load {args.load}: checkpoint does not exist; pass a .pth file written by acframe")
+    if args.load is not None:
+        raise ConfigError("--load evaluates or exports a finished run with -m eval / -m export; to continue training use --resume DIR")
     extra: List = list(args.overrides)
     if args.max_env_step is not None:
         extra.append(('max_env_step', args.max_env_step))
@@ -96,12 +118,6 @@ def run(args: argparse.Namespace) -> int:
     # validate before anything heavy is imported: typos answer fast
     cfg = compile_config(config_path, extra, seed=args.seed)
     progress = not args.quiet
-    if args.mode == 'eval':
-        from .entry.evaluate import evaluate_checkpoint
-
-        result = evaluate_checkpoint(cfg, args.load)
-        print(json.dumps({k: result[k] for k in ('mean', 'std', 'returns', 'lengths')}))
-        return 0
     mode = args.mode
     if mode == 'parallel':
         from .entry.parallel import parallel_pipeline

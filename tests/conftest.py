@@ -1,6 +1,4 @@
 """Shared test fixtures."""
-import os
-import struct
 from typing import Callable, List, Tuple
 
 import pytest
@@ -8,20 +6,9 @@ import pytest
 
 def read_scalars(log_dir: str) -> List[Tuple[str, int, float]]:
     """``(tag, step, value)`` of every scalar in the tensorboardX event files of ``log_dir``, in write order."""
-    from tensorboardX.proto.event_pb2 import Event
+    from acframe.logs import read_scalars as read
 
-    scalars = []
-    for name in sorted(os.listdir(log_dir)):
-        with open(os.path.join(log_dir, name), 'rb') as f:
-            data = f.read()
-        pos = 0
-        while pos < len(data):  # TFRecord framing: u64 length, u32 crc, payload, u32 crc
-            (length,) = struct.unpack('<Q', data[pos:pos + 8])
-            event = Event.FromString(data[pos + 12:pos + 12 + length])
-            pos += 12 + length + 4
-            for value in event.summary.value:
-                scalars.append((value.tag, event.step, value.simple_value))
-    return scalars
+    return [(s.tag, s.step, s.value) for s in read(log_dir)]
 
 
 @pytest.fixture
