@@ -12,6 +12,7 @@ model does to observations (normalization kept in its state) is part of it.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Dict, Optional, Sequence
 
 import torch
@@ -41,12 +42,14 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
             except ImportError as exc:
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
     loaded = load_policy(target, config, overrides)
-    actor = loaded.actor.cpu().eval()
+    actor = loaded.actor.cpu().eval().requires_grad_(False)  # an exported model is for inference only
     example = torch.as_tensor(loaded.observation_space.sample()[None].repeat(2, axis=0), dtype=torch.float32)
     with torch.no_grad():
         if fmt == 'torchscript':
-            traced = torch.jit.trace(actor, example, check_trace=False)
-            atomic_write_with(out, lambda tmp: torch.jit.save(traced, tmp))
+            with warnings.catch_warnings():  # torch 2.13 marks torch.jit deprecated; TorchScript is still what we write
+                warnings.simplefilter('ignore', DeprecationWarning)
+                traced = torch.jit.trace(actor, example, check_trace=False)
+                atomic_write_with(out, lambda tmp: torch.jit.save(traced, tmp))
         else:
             atomic_write_with(out, lambda tmp: _export_onnx(actor, example, tmp))
     return {'file': os.path.abspath(out), 'format': fmt, 'checkpoint': os.path.abspath(loaded.checkpoint),
@@ -55,7 +58,6 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
 
 def _export_onnx(actor: torch.nn.Module, example: torch.Tensor, path: str) -> None:
     import logging
-    import warnings
 
     batch = torch.export.Dim('batch', min=1)
     registration = logging.getLogger('torch.onnx._internal.exporter._registration')  # "torchvision is not installed"

@@ -15,3 +15,19 @@ def read_scalars(log_dir: str) -> List[Tuple[str, int, float]]:
 def tb_scalars() -> Callable[[str], List[Tuple[str, int, float]]]:
     """A reader of tensorboard scalars (tensorboard itself is not a dependency)."""
     return read_scalars
+
+
+#: a CartPole A2C run small enough for the tests of finished runs (eval, plot, load_policy, export): 4 evaluator
+#: envs with one episode each, so evaluator env i plays exactly one episode from seed + 100_000 + i
+TRAINED_RUN = ['env.collector_env_num=4', 'env.evaluator_env_num=4', 'env.n_evaluator_episode=4',
+               'policy.eval.evaluator.eval_freq=10', 'policy.learn.learner.log_freq=10']
+
+
+@pytest.fixture(scope='session')
+def trained_run(tmp_path_factory):
+    """The folder of a finished CartPole A2C run (1,600 env steps from the CLI, seed 0)."""
+    from acframe.cli import main
+
+    run_dir = tmp_path_factory.mktemp('trained') / 'cartpole_a2c'
+    assert main(['-c', 'cartpole_a2c.py', '--exp-dir', str(run_dir), '--max-env-step', '1600', '-q', *TRAINED_RUN]) == 0
+    return run_dir
