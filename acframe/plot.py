@@ -10,7 +10,7 @@ Four panels from the runs' tensorboardX logs (read by ``acframe.logs``; tensorbo
 
 Runs of the same config (the compiled config without its seed and experiment name) share one colour; the
 legend names a config by its ``exp_name``. The x axis is env steps (learner values, logged by train
-iteration, are placed at the env step reached when they were logged) or wall-clock seconds since the run's
+iteration, are placed on env steps through the evaluations, which log both) or wall-clock seconds since the run's
 first logged value. Every finished run also writes ``curves.png`` into its folder (``write_run_curves``).
 """
 from __future__ import annotations
@@ -71,8 +71,7 @@ def load_run_curves(run_dir: str) -> RunCurves:
     if not tags:
         raise ConfigError(f"{run_dir}: its log/ holds no logged values yet; plot it once it has evaluated or trained")
     start = min(s.wall_time for series in tags.values() for s in series)
-    anchors = sorted((s.wall_time, s.step) for tag, series in tags.items() if tag.startswith(ENV_STEP_PREFIXES)
-                     for s in series)
+    to_env_steps = _train_iter_to_env_steps(tags)
     curves: Dict[str, Dict[str, Curve]] = {}
     train_tag = next((t for t in TRAIN_RETURN_TAGS if t in tags), None)
     for name, tag, by_env_step in (('eval', EVAL_TAG, True), ('train', train_tag, True),
@@ -84,13 +83,32 @@ def load_run_curves(run_dir: str) -> RunCurves:
         wall = np.array([s.wall_time - start for s in series])
         if by_env_step:
             steps = np.array([s.step for s in series], dtype=np.float64)
-        elif anchors:  # the env step reached when the value was logged
-            times, env_steps = np.array(anchors, dtype=np.float64).T
-            steps = np.interp([s.wall_time for s in series], times, np.maximum.accumulate(env_steps))
         else:
-            steps = np.full(len(series), np.nan)
+            steps = to_env_steps(series)
         curves[name] = {'env_steps': Curve(steps, y), 'wall_s': Curve(wall, y)}
     return RunCurves(run_dir, key, label, curves)
+
+
+def _train_iter_to_env_steps(tags: Dict[str, List[Scalar]]):
+    """A function placing learner scalars (logged by train iteration) on env steps.
+
+    Every evaluation logs its mean return twice, by env step and by train iteration: those pairs map train
+    iterations to env steps (linearly between evaluations). A log with fewer than two evaluations falls
+    back to time: the env step last logged (by the collector or evaluator) when the value was written.
+    """
+    by_step, by_iter = tags.get(EVAL_TAG, []), tags.get(EVAL_TAG + '_by_iter', [])
+    if len(by_step) == len(by_iter) >= 2:
+        iters = np.array([s.step for s in by_iter], dtype=np.float64)
+        env_steps = np.maximum.accumulate(np.array([s.step for s in by_step], dtype=np.float64))
+        order = np.argsort(iters, kind='stable')
+        return lambda series: np.interp([s.step for s in series], iters[order], env_steps[order])
+    anchors = sorted((s.wall_time, s.step) for tag, series in tags.items() if tag.startswith(ENV_STEP_PREFIXES)
+                     for s in series)
+    if not anchors:
+        return lambda series: np.full(len(series), np.nan)
+    times, steps = np.array(anchors, dtype=np.float64).T
+    steps = np.maximum.accumulate(steps)
+    return lambda series: np.interp([s.wall_time for s in series], times, steps)
 
 
 def mean_std_on_grid(curves: Sequence[Curve], points: int = 100) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
