@@ -53,15 +53,17 @@ class DeterministicActor(nn.Module):
 
 
 def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space, action_space: gym.Space,
-                           enable_field: Sequence[str] = ('eval',), state: Optional[Dict[str, Any]] = None) -> Any:
-    """The run's policy with the checkpoint's weights (``state``: the checkpoint, when already read), in eval
-    (deterministic) form and with the named modes."""
+                           enable_field: Sequence[str] = ('eval',), state: Optional[Dict[str, Any]] = None,
+                           force_deterministic: bool = True) -> Any:
+    """The run's policy with the checkpoint's weights (``state``: the checkpoint, when already read) and the
+    named modes; ``force_deterministic`` makes its eval mode greedy even where the config evaluates by sampling
+    (``policy.eval.deterministic=False``), else the eval mode acts as the run's evaluations did."""
     from .policy import create_policy
     from .utils import set_torch_threads
     from .worker import load_checkpoint
 
     cfg = artifacts.cfg
-    if 'deterministic' in cfg.policy.eval:  # a config that evaluates by sampling still acts greedily here
+    if force_deterministic and 'deterministic' in cfg.policy.eval:
         cfg.policy.eval.deterministic = True
     set_torch_threads(cfg.policy.learn.torch_threads)
     if state is None:

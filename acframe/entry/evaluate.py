@@ -1,10 +1,11 @@
 """Evaluate a finished run: ``acframe -m eval --load RUN_DIR_OR_CKPT [--episodes N] [--video DIR] [-s SEED]``.
 
-The run's eval mode (deterministic actions) plays ``--episodes`` episodes (default ``env.n_evaluator_episode``)
-on ``env.evaluator_env_num`` envs seeded as the run's own evaluations (``seed + EVAL_SEED_OFFSET + i``), so
-evaluating a run's best checkpoint with its seed reproduces the return that made it the best. The per-episode
-returns and lengths go to a JSON file (default ``RUN_DIR/eval/<checkpoint>_seed<seed>.json``); ``--video DIR``
-records every counted episode as MP4 with gymnasium's ``RecordVideo`` (needs the ``video`` extra: moviepy).
+The run's eval mode (deterministic actions, unless the config evaluates by sampling) plays ``--episodes``
+episodes (default ``env.n_evaluator_episode``) on ``env.evaluator_env_num`` envs seeded as the run's own
+evaluations (``seed + EVAL_SEED_OFFSET + i``), so evaluating a run's best checkpoint with its seed reproduces
+the return that made it the best. The per-episode returns and lengths go to a JSON file (default
+``RUN_DIR/eval/<checkpoint>_seed<seed>.json``). ``--video DIR`` records every counted episode with gymnasium's
+``RecordVideo`` as ``DIR/<checkpoint>_seed<seed>_env<i>-episode-<k>.mp4`` (the ``video`` extra: moviepy).
 A domain-randomized run evaluates with the nominal parameters or, with ``--domain-params drawn``, each
 evaluator env with its own drawn parameters (default: as the run evaluated, ``apply_to_evaluator``).
 """
@@ -132,7 +133,9 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     env, drawn = evaluator_env(cfg, cfg.seed + EVAL_SEED_OFFSET, domain_params or 'nominal', video_dir, n_episode,
                                f"{stem}_seed{cfg.seed}_")
     try:
-        policy = build_inference_policy(artifacts, env.observation_space, env.action_space, state=state)
+        # the eval mode as the run evaluated (greedy, or sampling where policy.eval.deterministic=False)
+        policy = build_inference_policy(artifacts, env.observation_space, env.action_space, state=state,
+                                        force_deterministic=False)
         result = Evaluator(env, policy.eval_mode, n_episode, cfg.env.stop_value, 0).evaluate()
     finally:
         env.close()  # also finishes the last recording
