@@ -43,6 +43,9 @@ def test_act_takes_one_observation_or_a_batch(trained_run):
     assert set(sampled.tolist()) <= {0, 1} and sampled.shape == (200,)
     with pytest.raises(ValueError, match=r'observation of shape \(4,\)'):
         policy.act(np.zeros((2, 3, 4)))
+    # a config that evaluates by sampling still acts greedily through load_policy
+    sampling = acframe.load_policy(trained_run / 'ckpt' / 'ckpt_latest.pth', overrides=['policy.eval.deterministic=False'])
+    assert np.array_equal(sampling.act(np.repeat(batch, 20, axis=0)), np.repeat(actions, 20))
 
 
 def test_a_loose_checkpoint_needs_its_config(trained_run, tmp_path):
