@@ -3,7 +3,8 @@
 Importing ``acframe`` is cheap: the registries and config tools load without torch; the pipelines,
 policies and workers are imported on first use (``acframe.serial_pipeline`` etc.).
 """
-from .errors import AcframeError, CheckpointError, ConfigError, EnvError, RegistryError, UnsupportedSpaceError
+from .errors import (AcframeError, CheckpointError, ConfigError, EnvError, NonFiniteError, RegistryError,
+                     UnsupportedSpaceError)
 from .registry import BUFFER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY, Registry
 
 __version__ = '0.1.0'
@@ -40,5 +41,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'acframe' has no attribute '{name}'")
 
 
-__all__ = ['AcframeError', 'CheckpointError', 'ConfigError', 'EnvError', 'RegistryError', 'UnsupportedSpaceError',
+__all__ = ['AcframeError', 'CheckpointError', 'ConfigError', 'EnvError', 'NonFiniteError', 'RegistryError', 'UnsupportedSpaceError',
            'BUFFER_REGISTRY', 'ENV_REGISTRY', 'MODEL_REGISTRY', 'POLICY_REGISTRY', 'Registry', *_LAZY]

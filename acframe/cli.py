@@ -1,7 +1,7 @@
 """The ``acframe`` command: train, resume, evaluate, plot, export or list.
 
     acframe -c cartpole_impala.py [-s SEED] [--exp-dir DIR] [--max-env-step N] [--max-train-iter N] [key.path=value ...]
-    acframe -c CONFIG --resume DIR
+    acframe --resume DIR [-c CONFIG --accept-config-change]
     acframe -m eval --load RUN_DIR_OR_CKPT [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
     acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png] [--x env_steps|wall_s]
     acframe -m export --load RUN_DIR_OR_CKPT --out FILE.pt|FILE.onnx
@@ -13,7 +13,6 @@ Errors in the input (config typos, unknown names, missing checkpoints) print one
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import List, Optional
@@ -53,7 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help='-m eval: the result JSON (default RUN_DIR/eval/<ckpt>_seed<seed>.json); -m plot: the PNG '
                              '(default RUN_DIR/curves.png for one run, ./curves.png for several); -m export: FILE.pt or FILE.onnx')
     parser.add_argument('--x', default='env_steps', choices=('env_steps', 'wall_s'), help='x axis of -m plot')
-    parser.add_argument('--resume', default=None, metavar='DIR', help='continue the run in DIR from its latest checkpoint')
+    parser.add_argument('--resume', default=None, metavar='DIR',
+                        help="continue the run in DIR from its latest checkpoint, with the config in DIR/config.json "
+                             "(read as data, never executed) and the run's recorded mode")
+    parser.add_argument('--accept-config-change', action='store_true',
+                        help='with --resume: continue with a -c config, -s seed or overrides that change keys of the run '
+                             '(refused otherwise, naming the keys; budgets may always change)')
     parser.add_argument('--backend', default='local', choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel)')
     parser.add_argument('--ray-address', default=None, help='Ray cluster address HOST:PORT (--backend ray)')
     parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers and dizoo configs')
@@ -97,16 +101,23 @@ def run(args: argparse.Namespace) -> int:
                         ('--out', args.out)):
         if value is not None:
             raise ConfigError(f"{flag} belongs to -m eval/plot/export, not to training; add -m eval (or plot, export)")
+    recorded_mode = None
     if args.resume is not None:
-        if not os.path.isfile(os.path.join(args.resume, 'config.py')):
-            raise ConfigError(f"--resume {args.resume}: no config.py there; pass the experiment folder of an earlier run")
-        # the run's own compiled config, unless -c names another one (e.g. with a larger budget)
-        config_path = args.config or os.path.join(args.resume, 'config.py')
+        from .config.run_folder import read_run_record
+
+        if not os.path.isdir(args.resume):
+            raise ConfigError(f"--resume {args.resume}: no such folder; pass the experiment folder of an earlier run")
+        record = read_run_record(args.resume)  # config.json: data, never executed
+        recorded_mode = record['mode']
+        if args.mode != 'auto' and args.mode != recorded_mode:
+            raise ConfigError(f"--resume {args.resume}: that folder holds a {recorded_mode} run, not {args.mode}; "
+                              f"drop -m (the mode is read from the folder) or pass -m {recorded_mode}")
+        config_path = args.config  # None: the run's own config.json
     elif args.config is None:
         raise ConfigError("no config given; pass -c CONFIG (e.g. acframe -c cartpole_impala.py) or --list to see the configs")
     else:
         config_path = args.config
-    if args.mode != 'parallel' and (args.backend != 'local' or args.ray_address):
+    if (recorded_mode or args.mode) != 'parallel' and (args.backend != 'local' or args.ray_address):
         raise ConfigError("--backend and --ray-address choose how the parallel pipeline runs; add -m parallel")
     if args.load is not None:
         raise ConfigError("--load evaluates or exports a finished run with -m eval / -m export; to continue training use --resume DIR")
@@ -116,14 +127,20 @@ def run(args: argparse.Namespace) -> int:
     if args.max_train_iter is not None:
         extra.append(('max_train_iter', args.max_train_iter))
     # validate before anything heavy is imported: typos answer fast
-    cfg = compile_config(config_path, extra, seed=args.seed)
+    if config_path is None:
+        from .config.run_folder import load_run_config
+
+        cfg = load_run_config(args.resume, extra, seed=args.seed)
+    else:
+        cfg = compile_config(config_path, extra, seed=args.seed)
     progress = not args.quiet
-    mode = args.mode
+    mode = recorded_mode or args.mode
+    common = dict(exp_dir=args.exp_dir, resume=args.resume, progress=progress,
+                  accept_config_change=args.accept_config_change)
     if mode == 'parallel':
         from .entry.parallel import parallel_pipeline
 
-        parallel_pipeline(cfg, exp_dir=args.exp_dir, backend=args.backend, ray_address=args.ray_address,
-                          progress=progress, resume=args.resume)
+        parallel_pipeline(cfg, backend=args.backend, ray_address=args.ray_address, **common)
         return 0
     from .policy import policy_class
 
@@ -133,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         from .entry.serial_onpolicy import serial_pipeline_onpolicy as pipeline
     else:
         from .entry.serial import serial_pipeline as pipeline
-    pipeline(cfg, exp_dir=args.exp_dir, resume=args.resume, progress=progress)
+    pipeline(cfg, **common)
     return 0
 
 
@@ -147,12 +164,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     except AcframeError as exc:
         if args.debug:
             raise
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"acframe: error: {message}", file=sys.stderr)
+        print(f"acframe: error: {one_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("acframe: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        from .signals import Terminated
+
+        terminated = isinstance(exc, Terminated)
+        print(f"acframe: {'terminated (SIGTERM)' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an error's message (the rest, e.g. an env's traceback, is for ``--debug``)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 if __name__ == '__main__':

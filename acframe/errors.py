@@ -5,6 +5,31 @@ an ``AcframeError`` as one line and exits with status 2.
 """
 
 
+import os
+import traceback
+from types import TracebackType
+from typing import Optional
+
+_LIBRARY_DIRS = (os.path.dirname(os.path.abspath(os.__file__)) + os.sep,)  # the standard library
+
+
+def user_frame(tb: Optional[TracebackType]) -> str:
+    """``file:line in function`` of the innermost frame of ``tb`` that is user code: not acframe's, not the
+    standard library's, not an installed package's (the place to look when an env or a config file raised)."""
+    import acframe
+
+    own = os.path.dirname(os.path.abspath(acframe.__file__)) + os.sep
+    frames = traceback.extract_tb(tb) if tb is not None else []
+    for frame in reversed(frames):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(own) or path.startswith(_LIBRARY_DIRS) or 'site-packages' in path or frame.filename.startswith('<'):
+            continue
+        return f"{frame.filename}:{frame.lineno} in {frame.name}"
+    if frames:
+        return f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}"
+    return 'unknown location'
+
+
 class AcframeError(Exception):
     """Base class of every user-facing acframe error."""
 
@@ -30,3 +55,7 @@ class CheckpointError(AcframeError, OSError):
 
 class EnvError(AcframeError, RuntimeError):
     """An exception raised inside an environment, with the env index, its seed and the original traceback."""
+
+
+class NonFiniteError(AcframeError, ArithmeticError):
+    """NaN or inf where numbers must be finite: env data, a loss, a gradient, the weights, a config value."""

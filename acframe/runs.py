@@ -67,29 +67,32 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
     if os.path.isdir(target):
         if run_dir is None:
             old = os.path.isfile(os.path.join(target, 'config.py'))
-            hint = (f"it was written by an older acframe (config.py only): pass -c {os.path.join(target, 'config.py')} "
-                    f"--load {os.path.join(target, CKPT_DIR, BEST)}") if old else "pass a run folder written by acframe"
+            hint = "pass a run folder written by acframe"
+            if old:
+                hint = (f"it was written by an older acframe (config.py only): pass -c {os.path.join(target, 'config.py')} "
+                        f"--load {os.path.join(target, CKPT_DIR, BEST)}, only if you trust that file (it is executed)")
             raise ConfigError(f"{what} {target}: not a run folder (no {RUN_CONFIG}); {hint}")
         checkpoint = pick_checkpoint(run_dir)
     else:
         checkpoint = target
     if config is not None:
-        base = config
+        cfg = compile_config(config, list(overrides), seed=seed)
     elif run_dir is not None:
         from .config.run_folder import load_run_config
 
-        base = load_run_config(run_dir)
+        cfg = load_run_config(run_dir, list(overrides), seed=seed)  # config.json: data, never executed
     else:
         raise ConfigError(f"{what} {target}: this checkpoint is not in a run folder's {CKPT_DIR}/; "
                           f"name its config with -c CONFIG")
-    cfg = compile_config(base, list(overrides), seed=seed)
     return RunArtifacts(run_dir, checkpoint, cfg)
 
 
 def load_model_weights(policy: Any, state: Dict[str, Any], path: str) -> None:
     """Load the model weights of checkpoint ``state`` (read from ``path``) into ``policy``; a clear error on mismatch."""
+    weights = state['policy'].get('model') if isinstance(state.get('policy'), dict) else None
+    if not isinstance(weights, dict):
+        raise CheckpointError(f"checkpoint '{path}' has no model weights (its 'policy.model' entry is not a dict)")
     try:
-        policy.load_weights(state['policy']['model'])
-    except (KeyError, TypeError, RuntimeError) as exc:
-        raise CheckpointError(f"checkpoint '{path}' does not fit the model of this config: "
-                              f"{str(exc).splitlines()[0]}") from exc
+        policy.load_weights(weights)  # a one-line CheckpointError saying what does not fit
+    except CheckpointError as exc:
+        raise CheckpointError(f"checkpoint '{path}': {exc}") from exc

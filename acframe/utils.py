@@ -48,9 +48,53 @@ def atomic_write_json(path: PathLike, obj: Any) -> None:
 
 
 def atomic_torch_save(obj: Any, path: PathLike) -> None:
+    """``torch.save`` of ``to_plain_data(obj)`` through a temporary file (readable with ``weights_only=True``)."""
     import torch
 
-    _atomic(path, lambda tmp: torch.save(obj, tmp))
+    data = to_plain_data(obj)
+    _atomic(path, lambda tmp: torch.save(data, tmp))
+
+
+_NDARRAY = '__ndarray__'
+
+
+def to_plain_data(obj: Any) -> Any:
+    """``obj`` made of what ``torch.load(weights_only=True)`` reads: tensors, numbers, str, bytes, None and
+    dicts/lists/tuples of those. numpy arrays become ``{'__ndarray__': bytes, 'dtype', 'shape'}`` and numpy
+    scalars Python numbers; anything else (an object that would need unpickling) is a ``TypeError``."""
+    import numpy as np
+    import torch
+
+    if obj is None or isinstance(obj, (bool, int, float, str, bytes, torch.Tensor)):
+        return obj
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.hasobject:
+            raise TypeError(f"a numpy array of dtype {obj.dtype} is not plain data")
+        return {_NDARRAY: np.ascontiguousarray(obj).tobytes(), 'dtype': obj.dtype.str, 'shape': list(obj.shape)}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {key: to_plain_data(value) for key, value in obj.items()}
+    if isinstance(obj, tuple):
+        return tuple(to_plain_data(v) for v in obj)
+    if isinstance(obj, list):
+        return [to_plain_data(v) for v in obj]
+    raise TypeError(f"{type(obj).__name__} is not plain data (checkpoints hold tensors, arrays, numbers and strings)")
+
+
+def from_plain_data(obj: Any) -> Any:
+    """Undo ``to_plain_data``: numpy arrays back from their bytes."""
+    import numpy as np
+
+    if isinstance(obj, dict):
+        if _NDARRAY in obj:
+            return np.frombuffer(obj[_NDARRAY], dtype=np.dtype(obj['dtype'])).reshape(obj['shape']).copy()
+        return {key: from_plain_data(value) for key, value in obj.items()}
+    if isinstance(obj, tuple):
+        return tuple(from_plain_data(v) for v in obj)
+    if isinstance(obj, list):
+        return [from_plain_data(v) for v in obj]
+    return obj
 
 
 def set_global_seed(seed: int) -> None:

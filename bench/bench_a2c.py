@@ -50,7 +50,10 @@ def loop_throughput(config: str, manager: str, num_envs: int, env_steps: int, se
     from acframe.config import compile_config
     from acframe.entry.serial import SerialRun
 
-    overrides = [('env.manager', manager), ('env.collector_env_num', num_envs), ('env.evaluator_env_num', 1)]
+    base = compile_config(config)
+    steps_per_env = base.policy.collect.n_sample // base.env.collector_env_num  # the config's segment length T
+    overrides = [('env.manager', manager), ('env.collector_env_num', num_envs), ('env.evaluator_env_num', 1),
+                 ('policy.collect.n_sample', steps_per_env * num_envs)]
     cfg = compile_config(config, overrides, seed=seed)
     exp_dir = tempfile.mkdtemp(prefix='acframe_bench_a2c_')
     run = SerialRun(cfg, os.path.join(exp_dir, 'run'), progress=False, use_buffer=False)

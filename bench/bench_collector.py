@@ -36,14 +36,16 @@ def bare_loop(num_envs: int, steps: int, seed: int) -> float:
     return iterations * num_envs / elapsed
 
 
-def acframe_collector(num_envs: int, steps: int, seed: int, n_sample: int = 32) -> float:
-    """env-steps/s of SampleCollector.collect with the IMPALA collect mode on the same envs and network."""
+def acframe_collector(num_envs: int, steps: int, seed: int, steps_per_env: int = 32) -> float:
+    """env-steps/s of SampleCollector.collect with the IMPALA collect mode on the same envs and network
+    (segments of ``steps_per_env`` steps: ``n_sample`` counts 16-step unrolls across all envs)."""
     from acframe.config import compile_config
     from acframe.envs import make_env_manager
     from acframe.policy import create_policy
     from acframe.worker import SampleCollector
     from dizoo_configs.cartpole_impala import create_config, main_config
 
+    n_sample = num_envs * steps_per_env // main_config['policy']['unroll_len']
     cfg = compile_config((main_config, create_config), [('env.collector_env_num', num_envs),
                                                         ('policy.collect.n_sample', n_sample)], seed=seed)
     torch.manual_seed(seed)
@@ -51,13 +53,13 @@ def acframe_collector(num_envs: int, steps: int, seed: int, n_sample: int = 32) 
     policy = create_policy(cfg, env.observation_space, env.action_space, enable_field=('collect',))
     collector = SampleCollector(env, policy.collect_mode, n_sample)
     collector.collect()  # warm-up (allocations, first reset)
-    rounds = max(1, steps // (n_sample * num_envs))
+    rounds = max(1, steps // (steps_per_env * num_envs))
     start = time.perf_counter()
     for _ in range(rounds):
         collector.collect()
     elapsed = time.perf_counter() - start
     env.close()
-    return rounds * n_sample * num_envs / elapsed
+    return rounds * steps_per_env * num_envs / elapsed
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ main_config = dict(
             entropy_weight=0.0,
             clip_value=0.5,
         ),
-        collect=dict(n_sample=5),
+        collect=dict(n_sample=40),  # 8 envs x 5 steps
         eval=dict(evaluator=dict(eval_freq=10)),
     ),
     max_env_step=100_000,

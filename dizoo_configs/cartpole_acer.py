@@ -22,7 +22,7 @@ main_config = dict(
             trust_region_delta=1.0,
             trust_region_alpha=0.99,
         ),
-        collect=dict(n_sample=5),
+        collect=dict(n_sample=4),  # unrolls across 4 envs: T = 5 steps per env
         eval=dict(evaluator=dict(eval_freq=25)),
         other=dict(replay_buffer=dict(
             replay_buffer_size=50000,

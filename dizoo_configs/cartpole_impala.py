@@ -19,7 +19,7 @@ main_config = dict(
             value_weight=0.5,
             discount_factor=0.99,
         ),
-        collect=dict(n_sample=16),
+        collect=dict(n_sample=8),  # unrolls across 8 envs: 16 steps per env
         eval=dict(evaluator=dict(eval_freq=40)),
         other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=16)),
     ),

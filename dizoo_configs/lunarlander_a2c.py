@@ -26,7 +26,7 @@ main_config = dict(
             entropy_weight=0.01,
             clip_value=0.5,
         ),
-        collect=dict(n_sample=128),
+        collect=dict(n_sample=1280),  # 10 envs x 128 steps
         eval=dict(deterministic=False, evaluator=dict(eval_freq=20)),
     ),
     max_env_step=3_000_000,

@@ -22,7 +22,7 @@ main_config = dict(
             trust_region_delta=1.0,
             trust_region_alpha=0.99,
         ),
-        collect=dict(n_sample=20),
+        collect=dict(n_sample=8),  # unrolls across 8 envs: T = 20 steps per env
         eval=dict(evaluator=dict(eval_freq=1000)),
         other=dict(replay_buffer=dict(
             replay_buffer_size=100000,

@@ -24,7 +24,7 @@ main_config = dict(
             entropy_weight=0.0,
             clip_value=0.5,
         ),
-        collect=dict(n_sample=8),
+        collect=dict(n_sample=128),  # 16 envs x 8 steps
         eval=dict(evaluator=dict(eval_freq=100)),
     ),
     max_env_step=1_000_000,

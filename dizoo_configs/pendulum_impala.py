@@ -32,7 +32,7 @@ main_config = dict(
             lambda_=0.95,
             grad_clip_type='none',
         ),
-        collect=dict(n_sample=16),
+        collect=dict(n_sample=8),  # unrolls across 8 envs: 16 steps per env
         eval=dict(evaluator=dict(eval_freq=500)),
         other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=16)),
     ),

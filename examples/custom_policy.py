@@ -44,8 +44,8 @@ class MyPGPolicy(Policy):
             entropy_weight=0.01,
         ),
         collect=dict(
-            # (int) Steps collected from every env per collection.
-            n_sample=8,
+            # (int) Transitions collected per collection across all collector envs (a multiple of collector_env_num).
+            n_sample=64,
         ),
         other=dict(
             replay_buffer=dict(

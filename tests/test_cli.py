@@ -11,7 +11,7 @@ from acframe.config import compile_config
 from acframe.errors import ConfigError
 
 # a run small enough for a test: 2 collector envs, one evaluation episode
-TINY = ['--max-env-step', '256', '-q', 'env.collector_env_num=2', 'env.evaluator_env_num=1',
+TINY = ['--max-env-step', '256', '-q', 'env.collector_env_num=2', 'policy.collect.n_sample=2', 'env.evaluator_env_num=1',
         'env.n_evaluator_episode=1', 'policy.learn.batch_size=4']
 
 
@@ -90,7 +90,7 @@ def bad_policy_config(tmp_path):
     (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate'], 'is not of the form key.path=value'),
     (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate=fast'], "'policy.learn.learning_rate' must be float"),
     (['-c', 'cartpole_impala.py', 'policy.learn.discount_factor=2'], 'must lie in [0, 1]'),
-    (['--resume', 'no_such_run'], '--resume no_such_run: no config.py there'),
+    (['--resume', 'no_such_run'], '--resume no_such_run: no such folder'),
 ])
 def test_usage_and_config_errors_exit_2_with_one_line(args, message, bad_policy_config, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -111,10 +111,19 @@ def test_a_corrupt_checkpoint_exits_2(tmp_path, capsys):
 
 
 def test_resume_without_a_checkpoint_exits_2(tmp_path, capsys):
-    (tmp_path / 'config.py').write_text("main_config = dict()\ncreate_config = dict(policy=dict(type='impala'))\n")
+    from acframe.config.run_folder import save_run_config
+    save_run_config(compile_config('cartpole_impala.py'), str(tmp_path), 'serial')
     code, _, err = run_cli(['--resume', str(tmp_path)], capsys)
     assert code == 2
     assert 'no ckpt/ckpt_latest.pth there' in err
+
+
+def test_a_folder_with_only_a_config_py_is_not_executed_on_resume(tmp_path, capsys):
+    marker = tmp_path / 'ran'
+    (tmp_path / 'config.py').write_text(f"open({str(marker)!r}, 'w').close()\nmain_config = dict()\n")
+    code, _, err = run_cli(['--resume', str(tmp_path)], capsys)
+    assert code == 2 and 'no config.json there' in err and err.count('\n') == 1
+    assert not marker.exists()
 
 
 def test_debug_shows_the_traceback(capsys):

@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from easydict import EasyDict
 
-from ..errors import ConfigError
+from ..errors import ConfigError, user_frame
 from ..registry import POLICY_REGISTRY, import_names
 from . import defaults as D
 from .introspect import static_class_config
@@ -48,6 +48,20 @@ CHOICES = {
     'replay_ratio_type': ('poisson', 'fixed'),
     'sync_mode': ('auto', 'sync', 'async'),
     'start_method': ('auto', 'spawn', 'forkserver', 'fork'),
+    'on_nonfinite': ('error', 'skip_update'),
+}
+#: keys that accept inf (every other number must be finite)
+INF_KEYS = {'stop_value'}
+#: keys with hard bounds (seeds feed numpy's 32-bit seeding; more threads than this only crash or thrash)
+INT_RANGES = {
+    'seed': (0, 2 ** 31 - 1 - 10 ** 7),
+    'torch_threads': (0, 256),
+    'collector_env_num': (1, 4096),
+    'evaluator_env_num': (1, 4096),
+    'actor_num': (1, 4096),
+    'replay_buffer_size': (1, 10 ** 9),
+    'max_episode_steps': (1, 10 ** 9),
+    'n_evaluator_episode': (1, 10 ** 6),
 }
 MANAGER_ALIASES = {'base': 'sync', 'subprocess': 'async'}
 
@@ -65,8 +79,15 @@ def load_config_file(path: Union[str, os.PathLike]) -> Tuple[dict, dict]:
         raise ConfigError(f"config file {path} line {exc.lineno}: syntax error ({exc.msg}); fix the Python syntax") from exc
     except ConfigError:
         raise
-    except Exception as exc:  # the file is user code: report what it raised
-        raise ConfigError(f"config file {path} raised {type(exc).__name__}: {exc}; fix the file") from exc
+    except SystemExit as exc:
+        raise ConfigError(f"config file {path} called sys.exit({exc.code!r}); a config file only defines main_config "
+                          f"and create_config") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"config file {path} recursed without end (RecursionError); fix the file") from exc
+    except Exception as exc:  # the file is user code: report what it raised, and where
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ''
+        raise ConfigError(f"config file {path} raised {type(exc).__name__}: {message} (at {user_frame(exc.__traceback__)}); "
+                          f"fix the file (--debug shows the traceback)") from exc
     if 'main_config' not in namespace:
         raise ConfigError(f"config file {path} defines no 'main_config'; define main_config = dict(...) and create_config = dict(...)")
     main, create = namespace['main_config'], namespace.get('create_config', {})
@@ -246,6 +267,8 @@ def _check_types(cfg: dict, ref: dict, comments: Dict[str, str], path: str = '')
         if key not in cfg:
             continue
         value = cfg[key]
+        if type(value).__module__ == 'numpy' and getattr(value, 'shape', None) == ():
+            cfg[key] = value = value.item()  # a numpy scalar is the Python number it equals
         expected = _expected_type(default, comments.get(full, ''))
         if value is None:
             if default is not None and 'None' not in comments.get(full, '') and key != 'grad_clip_type':
@@ -291,12 +314,17 @@ def _check_values(cfg: dict, path: str = '') -> None:
         if isinstance(value, (int, float)):
             if isinstance(value, float) and math.isnan(value):
                 raise ConfigError(f"config key '{full}' is NaN; set a number")
+            if isinstance(value, float) and math.isinf(value) and key not in INF_KEYS:
+                raise ConfigError(f"config key '{full}' is {value}; set a finite number")
             if key in UNIT_INTERVAL_KEYS and not 0.0 <= value <= 1.0:
                 raise ConfigError(f"config key '{full}' = {value} must lie in [0, 1]")
             if key in POSITIVE_KEYS and not value > 0:
                 raise ConfigError(f"config key '{full}' = {value} must be > 0")
             if key in NON_NEGATIVE_KEYS and value < 0:
                 raise ConfigError(f"config key '{full}' = {value} must be >= 0")
+            if key in INT_RANGES and not INT_RANGES[key][0] <= value <= INT_RANGES[key][1]:
+                low, high = INT_RANGES[key]
+                raise ConfigError(f"config key '{full}' = {value} must lie in [{low:_}, {high:_}]")
         if key in CHOICES and value not in CHOICES[key]:
             choices = ', '.join(repr(c) for c in CHOICES[key])
             raise ConfigError(f"config key '{full}' = {value!r} is not one of {choices}")
@@ -352,9 +380,47 @@ def compile_config(
     apply_overrides(result, overrides)
     if seed is not None:
         result['seed'] = int(seed)
+    _check_plain_data(result, '')
     _check_types(result, reference, comments)
     _check_values(result)
+    check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
     return EasyDict(result)
+
+
+def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None:
+    """Config values are data (what config.json can hold exactly): no objects, functions or cycles."""
+    seen = set() if seen is None else seen
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return
+    if type(value).__module__ == 'numpy' and not hasattr(value, 'shape') or getattr(value, 'shape', None) == ():
+        return  # a numpy scalar (numpy itself is not imported here: config errors stay fast)
+    if isinstance(value, (dict, list, tuple)):
+        if id(value) in seen:
+            raise ConfigError(f"config key '{path or '(top level)'}' contains itself (a self-referencing "
+                              f"{type(value).__name__}); config values must be plain data")
+        seen.add(id(value))
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(value, dict) and not isinstance(key, str):
+                raise ConfigError(f"config key '{path}' has a non-string key {key!r}; config keys are strings")
+            _check_plain_data(item, f"{path}.{key}" if isinstance(value, dict) and path else
+                              (str(key) if isinstance(value, dict) else f"{path}[{key}]"), seen)
+        seen.discard(id(value))
+        return
+    raise ConfigError(f"config key '{path}' holds a {type(value).__name__} ({str(value)[:40]!r}); config values must be "
+                      f"plain data: numbers, strings, bools, None, lists, tuples, dicts")
+
+
+def check_n_sample(n_sample: Any, num_envs: Any) -> None:
+    """``collect.n_sample`` counts train samples across all collector envs (DI-engine's meaning), so it must be a
+    positive multiple of the env count: every env then contributes ``n_sample / num_envs`` samples."""
+    if isinstance(n_sample, bool) or not isinstance(n_sample, int) or not isinstance(num_envs, int) or num_envs < 1:
+        return  # _check_types/_check_values name those
+    if n_sample < 1 or n_sample % num_envs:
+        lower = max(num_envs, n_sample // num_envs * num_envs)
+        raise ConfigError(
+            f"policy.collect.n_sample ({n_sample}) must be a multiple of env.collector_env_num ({num_envs}): it counts "
+            f"samples across all collector envs, as in DI-engine; set it to e.g. {lower} or {lower + num_envs}")
 
 
 def _all_comments(policy_comments: Dict[str, str]) -> Dict[str, str]:

@@ -70,10 +70,12 @@ POLICY_COMMON = dict(
         ),
         # (int) Torch intra-op threads for learning and collection; 0 picks a value for small networks.
         torch_threads=0,
+        # (str) NaN/inf in a loss or gradient: 'error' stops the run naming the source; 'skip_update' drops that update with a warning.
+        on_nonfinite='error',
     ),
     collect=dict(
-        # (int) Steps collected from every collector env per collection (the segment length T).
-        n_sample=32,
+        # (int) Train samples collected per collection across all collector envs, as in DI-engine (a multiple of env.collector_env_num): a sample is one transition, or one unroll of unroll_len steps for policies that train on unrolls; each env steps n_sample / collector_env_num * unroll_len times.
+        n_sample=256,
     ),
     eval=dict(
         evaluator=dict(
@@ -102,7 +104,7 @@ PARALLEL = dict(
     sync_mode='auto',
     # (int) Actors never act with weights more than this many learner updates older than the newest published weights.
     max_policy_lag=16,
-    # (float) Async: the learner takes in new segments only while it has received at most this many env steps per update (actors wait meanwhile); None: the serial loop's collector_env_num * n_sample / update_per_collect; 0: actors never wait.
+    # (float) Async: the learner takes in new segments only while it has received at most this many env steps per update (actors wait meanwhile); None: the serial loop's env steps per collection (n_sample times the sample's steps) / update_per_collect; 0: actors never wait.
     env_steps_per_update=None,
     # (int) A dead actor or evaluator is restarted with a warning; the run fails after this many restarts in total.
     max_restarts=10,

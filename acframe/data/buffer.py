@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 import torch
 
+from ..errors import ConfigError
 from ..registry import BUFFER_REGISTRY
 from .tree import leaves, make_tree, to_dict, tree_map, ttorch
 
@@ -37,6 +38,13 @@ class ReplayBuffer:
         self._rng = np.random.default_rng(seed)
         self.pushed = 0
         self.sampled = 0
+
+    def check_batch_size(self, batch_size: int) -> None:
+        """Refuse a batch the buffer can never fill: such a run would make zero gradient steps."""
+        if batch_size > self.capacity:
+            raise ConfigError(f"policy.learn.batch_size = {batch_size} samples > policy.other.replay_buffer.replay_buffer_size "
+                              f"= {self.capacity}: the buffer never holds a batch, so the run would make 0 gradient steps; "
+                              f"lower batch_size or raise replay_buffer_size")
 
     def __len__(self) -> int:
         return int(self._valid.sum())

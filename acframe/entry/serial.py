@@ -15,13 +15,14 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
-from ..config import compile_config, save_config
+from ..config import compile_config
+from ..config.run_folder import config_differences, load_run_config, read_run_record, save_run_config
 from ..config.compile import ConfigInput
 from ..data import make_tree, to_dict
 from ..envs import make_env_manager
 from ..envs.randomization import DomainRandomizer
+from ..errors import CheckpointError, ConfigError
 from ..plot import write_run_curves
-from ..errors import ConfigError
 from ..policy import create_policy, policy_class
 from ..registry import BUFFER_REGISTRY
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
@@ -30,6 +31,8 @@ from ..worker import (CheckpointHook, Evaluator, Learner, LearnerHook, LinearLRD
                       SampleCollector, load_checkpoint)
 
 from .evaluate import EVAL_SEED_OFFSET
+from ..signals import Terminated, sigterm_as_interrupt
+from .run_folder import RunLock, create_exp_dir, plan_exp_dir
 
 
 class Progress:
@@ -79,72 +82,95 @@ class Progress:
             sys.stdout.flush()
 
 
-def prepare_exp_dir(cfg: Any, exp_dir: Optional[str], resume: bool) -> str:
-    """The experiment folder: ``exp_dir`` or ``./<exp_name>_seed<seed>`` (a fresh suffix if that holds a run)."""
-    if exp_dir is None:
-        base = f"{cfg.exp_name}_seed{cfg.seed}"
-        exp_dir, n = base, 1
-        while os.path.exists(os.path.join(exp_dir, 'config.py')) and not resume:
-            exp_dir = f"{base}_{n}"
-            n += 1
-    elif not resume and os.path.exists(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth')):
-        raise ConfigError(f"--exp-dir {exp_dir} already holds a run; continue it with --resume {exp_dir} or choose another folder")
-    os.makedirs(os.path.join(exp_dir, 'ckpt'), exist_ok=True)
-    return exp_dir
-
-
 class SerialRun:
     """Everything a serial pipeline owns: config, folder, policy, workers, counters, checkpoints, summary."""
 
     def __init__(self, cfg: Any, exp_dir: Optional[str] = None, resume: bool = False, progress: bool = True,
                  learner_hooks: Sequence[LearnerHook] = (), model: Optional[torch.nn.Module] = None,
-                 use_buffer: bool = True, log_to_console: bool = False) -> None:
+                 use_buffer: bool = True, log_to_console: bool = False, mode: str = 'serial',
+                 config_changes: Sequence[str] = ()) -> None:
+        """Build everything, check everything, and only then create (or lock) the experiment folder.
+
+        A start that fails — a bad path, an env that does not build, a model that does not fit the env's
+        spaces, a checkpoint that does not fit the model, a folder another process trains in — raises
+        before anything is written.
+        """
         self.start = time.perf_counter()
         self.cfg = cfg
+        self.mode = mode
+        self.exp_dir = plan_exp_dir(cfg, exp_dir, resume)
         self.randomizer = DomainRandomizer.from_config(cfg)  # None unless env.domain_randomization.enable
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
-        self.exp_dir = prepare_exp_dir(cfg, exp_dir, resume)
-        save_config(cfg, os.path.join(self.exp_dir, 'config.py'))
+        self.progress = Progress(progress)
+        self.tb: Any = None
+        self.lock: Optional[RunLock] = None
+        self.collector_env = self.evaluator_env = None
+        try:
+            self._build(cfg, learner_hooks, model, use_buffer, log_to_console)
+            if resume:
+                self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
+            self.policy.check_finite('the start of the run' if not resume else 'the checkpoint to resume')
+            if not resume:
+                create_exp_dir(self.exp_dir)
+            self.lock = RunLock(self.exp_dir)
+        except BaseException:
+            self._close_envs()
+            raise
+        self.learner.exp_dir = self.exp_dir
+        changes = read_run_record(self.exp_dir)['changes'] if resume else []
+        if config_changes:
+            changes.append({'train_iter': int(self.learner.train_iter), 'env_step': int(self.env_step),
+                            'keys': list(config_changes)})
+        save_run_config(cfg, self.exp_dir, mode, changes)
         from tensorboardX import SummaryWriter
 
         self.tb = SummaryWriter(os.path.join(self.exp_dir, 'log'))
-        self.progress = Progress(progress)
+        self.evaluator.tb_logger = self.log_hook.tb_logger = self.tb
+        if self.randomizer is not None:
+            self.randomizer.attach(self.exp_dir, self.tb, self.progress.message)
+        if resume:
+            self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, train iter {self.learner.train_iter}")
+        else:  # resumable from its first moments
+            self.learner.save_checkpoint('ckpt_latest.pth')
+
+    def _build(self, cfg: Any, learner_hooks: Sequence[LearnerHook], model: Optional[torch.nn.Module],
+               use_buffer: bool, log_to_console: bool) -> None:
         if self.randomizer is None:
             self.collector_env = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, cfg.seed)
             self.evaluator_env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
         else:  # every collector env with its own drawn parameters
-            self.randomizer.attach(self.exp_dir, self.tb, self.progress.message)
             self.collector_env = self.randomizer.make_collector_env()
             self.evaluator_env = self.randomizer.make_evaluator_env(cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
         self.policy = create_policy(cfg, self.collector_env.observation_space, self.collector_env.action_space,
                                     model=model)
         self.collector = SampleCollector(self.collector_env, self.policy.collect_mode, cfg.policy.collect.n_sample)
         self.evaluator = Evaluator(self.evaluator_env, self.policy.eval_mode, cfg.env.n_evaluator_episode,
-                                   cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, self.tb)
+                                   cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, None)
         self.buffer = None
         if use_buffer:
             buffer_cfg = dict(cfg.policy.other.replay_buffer)
             self.buffer = BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed, **buffer_cfg)
+            if hasattr(self.buffer, 'check_batch_size') and 'batch_size' in cfg.policy.learn:
+                self.buffer.check_batch_size(cfg.policy.learn.batch_size)
         echo = self.progress.message if log_to_console else None
-        self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, self.tb, echo)
+        self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, None, echo)
         hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq)]
         decay = cfg.policy.learn.get('lr_decay_iters', 0)
         if decay:
             hooks.append(LinearLRDecayHook(decay))
         hooks += list(learner_hooks)
-        self.learner = Learner(self.policy.learn_mode, self.exp_dir, hooks, self.state_provider)
+        self.learner = Learner(self.policy.learn_mode, None, hooks, self.state_provider)
         self.recent_returns: deque = deque(maxlen=20)
         # updates still owed to the current round (a budget may end a run mid-round; resume finishes it)
         self.pending_updates = 0
         self.pending_batch = None  # the on-policy loop's segment while its updates are pending
         self._collecting = False
+        self.last_segment_cut = False
         self._unlogged_returns: List[float] = []
         self._returns_logged_at = 0
         self.solved = False
         self.wall_before = 0.0
-        if resume:
-            self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
 
     # ---- state -------------------------------------------------------------------------------------
     @property
@@ -170,10 +196,15 @@ class SerialRun:
 
     def restore(self, path: str) -> None:
         state = load_checkpoint(path)
-        self.learner.load_checkpoint_state(state)
+        try:
+            self.learner.load_checkpoint_state(state)
+        except CheckpointError as exc:
+            raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
         if self.randomizer is not None and state.get('domain_randomization'):
             self.collector_env = self.randomizer.load_state_dict(state['domain_randomization'], self.collector)
-        self.collector.load_state_dict(state['collector'])
+        if not self.collector.load_state_dict(state['collector']):
+            self.progress.message("[acframe] the collector envs' state is not plain data (or was mid-collection): "
+                                  "they continue from a reset")
         self.evaluator.load_state_dict(state['evaluator'])
         restore_buffer(self.buffer, state)
         restore_rng_states(state['rng'])
@@ -182,12 +213,17 @@ class SerialRun:
         self.pending_updates = int(state.get('pending_updates', 0))
         if state.get('pending_batch') is not None:
             self.pending_batch = make_tree(state['pending_batch'])
-        self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, train iter {self.learner.train_iter}")
 
     # ---- loop pieces -------------------------------------------------------------------------------
     def collect(self):
+        """One segment; the last one of the budget is cut so the run stops within one step per env of
+        ``max_env_step`` (check ``self.last_segment_cut``)."""
         self._collecting = True
-        segment = self.collector.collect()
+        num_envs = self.collector.env.num_envs
+        steps_left = -(-(self.cfg.max_env_step - self.env_step) // num_envs)  # ceil: within one step per env
+        steps = min(self.collector.steps_per_env, max(1, steps_left))
+        self.last_segment_cut = steps < self.collector.steps_per_env
+        segment = self.collector.collect(steps)
         self._collecting = False
         stats = self.collector.pop_episode_stats()
         self.recent_returns.extend(stats['returns'])
@@ -231,9 +267,13 @@ class SerialRun:
             f"env_step {self.env_step} | {speed:,.0f} steps/s | iter {self.learner.train_iter} | "
             f"train return {recent} | eval return {last_eval} | budget left {left} steps")
 
-    def finish(self) -> Dict[str, Any]:
+    def finish(self, interrupted: bool = False) -> Dict[str, Any]:
         """Final checkpoint, summary.json, close everything; returns the summary."""
-        self.learner.save_checkpoint('ckpt_latest.pth')
+        try:
+            self.learner.save_checkpoint('ckpt_latest.pth')
+        except BaseException:
+            self.close()
+            raise
         wall = self.wall_before + time.perf_counter() - self.start
         summary = {
             'solved': bool(self.solved),
@@ -248,6 +288,7 @@ class SerialRun:
             'env_id': self.cfg.env.env_id,
             'exp_dir': os.path.abspath(self.exp_dir),
             'env_steps_per_s': round(self.env_step / wall, 1) if wall > 0 else None,
+            'interrupted': bool(interrupted),
         }
         atomic_write_json(os.path.join(self.exp_dir, 'summary.json'), summary)
         self.close()
@@ -260,48 +301,78 @@ class SerialRun:
 
     def close(self) -> None:
         self.progress.close()
-        self.tb.close()
-        self.collector_env.close()
-        self.evaluator_env.close()
+        if self.tb is not None:
+            self.tb.close()
+        self._close_envs()
+        if self.lock is not None:
+            self.lock.release()
+
+    def _close_envs(self) -> None:
+        for env in (self.collector_env, self.evaluator_env):
+            if env is not None:
+                env.close()
 
 
 def _compile(input_cfg: Optional[ConfigInput], seed: Optional[int], overrides: Optional[Sequence[str]],
              max_env_step: Optional[int], max_train_iter: Optional[int], resume: Optional[str],
-             exp_dir: Optional[str]) -> Tuple[Any, Optional[str]]:
-    """The compiled config and experiment folder of a pipeline call (``resume`` names both when given)."""
-    if resume is not None:
-        if not os.path.isfile(os.path.join(resume, 'ckpt', 'ckpt_latest.pth')):
-            raise ConfigError(f"--resume {resume}: no ckpt/ckpt_latest.pth there; pass the experiment folder of an earlier run")
-        exp_dir = resume
-        if input_cfg is None:
-            input_cfg = os.path.join(resume, 'config.py')
-    if input_cfg is None:
-        raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")
+             exp_dir: Optional[str], mode: str = 'serial',
+             accept_config_change: bool = False) -> Tuple[Any, Optional[str], List[str]]:
+    """The compiled config, experiment folder and accepted config changes of a pipeline call.
+
+    With ``resume`` the folder's ``config.json`` is the config (read as data, never executed). A config or
+    overrides that change its keys (budgets and ``exp_name`` aside) are refused, naming the keys, unless
+    ``accept_config_change``; a folder of another pipeline (``mode``) is refused too.
+    """
     extra: List[Any] = list(overrides or [])
     if max_env_step is not None:
         extra.append(('max_env_step', int(max_env_step)))
     if max_train_iter is not None:
         extra.append(('max_train_iter', int(max_train_iter)))
-    return compile_config(input_cfg, extra, seed=seed), exp_dir
+    if resume is None:
+        if input_cfg is None:
+            raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")
+        return compile_config(input_cfg, extra, seed=seed), exp_dir, []
+    resume = os.fspath(resume)
+    if not os.path.isfile(os.path.join(resume, 'ckpt', 'ckpt_latest.pth')):
+        raise ConfigError(f"--resume {resume}: no ckpt/ckpt_latest.pth there; pass the experiment folder of an earlier run")
+    record = read_run_record(resume)
+    if record['mode'] != mode:
+        flag = {'parallel': '-m parallel', 'serial_onpolicy': '-m serial_onpolicy', 'serial': '-m serial'}.get(record['mode'], record['mode'])
+        raise ConfigError(f"--resume {resume}: that folder holds a {record['mode']} run; resume it with {flag} "
+                          f"(or without -m: acframe reads the mode from the folder)")
+    stored = load_run_config(resume)
+    cfg = load_run_config(resume, extra, seed) if input_cfg is None else compile_config(input_cfg, extra, seed=seed)
+    changed = config_differences(stored, cfg)
+    if changed and not accept_config_change:
+        shown = ', '.join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else '')
+        raise ConfigError(f"--resume {resume}: the config given changes {len(changed)} key(s) of the run: {shown}; "
+                          f"resume with the run's own config (drop -c, -s and those overrides) or pass "
+                          f"--accept-config-change to continue with the new values")
+    return cfg, resume, changed
 
 
 def run_serial(loop: Callable[[SerialRun], None], cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool,
-               learner_hooks: Sequence[LearnerHook], model: Optional[torch.nn.Module], use_buffer: bool) -> Any:
+               learner_hooks: Sequence[LearnerHook], model: Optional[torch.nn.Module], use_buffer: bool,
+               mode: str = 'serial', config_changes: Sequence[str] = ()) -> Any:
     """Build a ``SerialRun``, drive it with ``loop`` and finish it: final checkpoint and ``summary.json``.
 
-    Ctrl-C also finishes the run (so ``--resume`` can continue it), then re-raises ``KeyboardInterrupt``.
+    Ctrl-C and SIGTERM also finish the run (so ``--resume`` can continue it), then re-raise
+    ``KeyboardInterrupt`` (``Terminated`` for SIGTERM).
     """
-    run = SerialRun(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=use_buffer)
-    try:
-        loop(run)
-    except KeyboardInterrupt:
-        run.progress.message('[acframe] interrupted: writing the final checkpoint and summary')
-        run.finish()
-        raise
-    except BaseException:
-        run.close()
-        raise
-    run.summary = run.finish()
+    with sigterm_as_interrupt():
+        run = SerialRun(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=use_buffer, mode=mode,
+                        config_changes=config_changes)
+        try:
+            loop(run)
+        except KeyboardInterrupt as exc:
+            what = 'terminated (SIGTERM)' if isinstance(exc, Terminated) else 'interrupted'
+            run.progress.message(f'[acframe] {what}: writing the final checkpoint and summary')
+            run.finish(interrupted=True)
+            raise
+        except BaseException:
+            run.close()
+            raise
+        run.summary = run.finish()
     run.policy.summary = run.summary
     return run.policy
 
@@ -317,6 +388,7 @@ def serial_pipeline(
     progress: bool = True,
     learner_hooks: Sequence[LearnerHook] = (),
     model: Optional[torch.nn.Module] = None,
+    accept_config_change: bool = False,
 ) -> Any:
     """Train an off-policy policy (collector → replay buffer → learner) until solved or out of budget.
 
@@ -326,19 +398,23 @@ def serial_pipeline(
         overrides: ``'key.path=value'`` strings applied after the file.
         exp_dir: the experiment folder (default ``./<exp_name>_seed<seed>``).
         max_env_step / max_train_iter: budgets (override the config's).
-        resume: an experiment folder to continue from its latest checkpoint (its config.py unless
-            ``input_cfg`` is given).
+        resume: an experiment folder to continue from its latest checkpoint, with the config in its
+            ``config.json``; an ``input_cfg``/``overrides``/``seed`` that change that config are refused unless
+            ``accept_config_change`` (budgets may always change).
         progress: print the live progress line and eval results.
         learner_hooks: extra ``LearnerHook`` objects.
         model: a model instance to use instead of the policy's default model.
+        accept_config_change: with ``resume``, continue with a config that differs from the run's.
 
     Returns the trained policy; ``summary.json`` in the experiment folder says how it went.
     """
-    cfg, exp_dir = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir)
+    cfg, exp_dir, changes = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
+                                     'serial', accept_config_change)
     if policy_class(cfg).on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: it cannot learn from replayed data; "
                           f"use serial_pipeline_onpolicy (CLI: -m serial_onpolicy)")
-    return run_serial(_off_policy_loop, cfg, exp_dir, resume is not None, progress, learner_hooks, model, use_buffer=True)
+    return run_serial(_off_policy_loop, cfg, exp_dir, resume is not None, progress, learner_hooks, model,
+                      use_buffer=True, mode='serial', config_changes=changes)
 
 
 def _off_policy_loop(run: SerialRun) -> None:
@@ -352,7 +428,10 @@ def _off_policy_loop(run: SerialRun) -> None:
             run.maybe_evaluate(force=run.evaluator.last_eval_iter != run.learner.train_iter)
             break
         if run.pending_updates == 0:
-            run.buffer.push(run.policy.collect_mode.get_train_sample(run.collect()))
+            segment = run.collect()
+            if run.last_segment_cut:  # the budget's last steps: shorter than the buffer's segments, not stored
+                continue
+            run.buffer.push(run.policy.collect_mode.get_train_sample(segment))
             run.pending_updates = update_per_collect
         while run.pending_updates and run.learner.train_iter < cfg.max_train_iter:
             batch = run.buffer.sample(batch_size)

@@ -42,6 +42,7 @@ def serial_pipeline_onpolicy(
     progress: bool = True,
     learner_hooks: Sequence[LearnerHook] = (),
     model: Optional[torch.nn.Module] = None,
+    accept_config_change: bool = False,
 ) -> Any:
     """Train an on-policy policy (collect → learn on that segment → repeat) until solved or out of budget.
 
@@ -51,11 +52,13 @@ def serial_pipeline_onpolicy(
     has no such key, as A2C). Returns the trained policy; ``summary.json`` in the experiment folder says
     how it went.
     """
-    cfg, exp_dir = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir)
+    cfg, exp_dir, changes = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
+                                     'serial_onpolicy', accept_config_change)
     if not policy_class(cfg).on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is off-policy: train it with serial_pipeline (CLI: -m serial)")
     check_no_replay(cfg)
-    return run_serial(_on_policy_loop, cfg, exp_dir, resume is not None, progress, learner_hooks, model, use_buffer=False)
+    return run_serial(_on_policy_loop, cfg, exp_dir, resume is not None, progress, learner_hooks, model,
+                      use_buffer=False, mode='serial_onpolicy', config_changes=changes)
 
 
 def _on_policy_loop(run: SerialRun) -> None:

@@ -14,6 +14,8 @@ def _refuse(args: argparse.Namespace, allowed: set) -> None:
     for flag, value in given.items():
         if value is not None and flag not in allowed:
             raise ConfigError(f"{flag} does not apply to -m {args.mode}; leave it out")
+    if args.accept_config_change:
+        raise ConfigError(f"--accept-config-change belongs to --resume; it does not apply to -m {args.mode}")
     if args.x != 'env_steps' and args.mode != 'plot':
         raise ConfigError(f"--x chooses the x axis of -m plot; it does not apply to -m {args.mode}")
 

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import gymnasium as gym
 import numpy as np
 
-from ..errors import ConfigError, EnvError
+from ..errors import ConfigError, EnvError, user_frame
 from ..registry import closest
 
 #: short names accepted for ``env.env_id``
@@ -53,6 +53,8 @@ def make_gym_env(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
         raise ConfigError(f"env.env_id '{env_id}' needs an extra dependency: {exc}") from exc
     except TypeError as exc:
         raise ConfigError(f"env.env_kwargs for '{env_id}' were rejected: {exc}") from exc
+    except gym.error.Error as exc:  # deprecated/unregistered versions, bad registrations
+        raise ConfigError(f"env.env_id '{env_id}': {str(exc).strip().splitlines()[0]}") from exc
 
 
 class FlattenDictObservation(gym.ObservationWrapper):
@@ -84,8 +86,10 @@ class GuardedEnv(gym.Wrapper):
         self.index, self.seed, self.role = index, seed, role
 
     def _fail(self, what: str, exc: BaseException) -> EnvError:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ''
         return EnvError(
-            f"{self.role} env {self.index} (seed {self.seed}) raised {type(exc).__name__} in {what}: {exc}\n"
+            f"{self.role} env {self.index} (seed {self.seed}) raised {type(exc).__name__} in {what}: {message} "
+            f"(at {user_frame(exc.__traceback__)}; --debug shows the traceback)\n"
             f"original traceback:\n{traceback.format_exc()}"
         )
 

@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import pickle
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import gymnasium as gym
@@ -18,6 +17,7 @@ import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
 from ..errors import ConfigError, EnvError
+from . import snapshot
 
 
 class StepResult(NamedTuple):
@@ -105,28 +105,28 @@ class EnvManager:
 
     # ---- resume ------------------------------------------------------------------------------------
     def state_dict(self) -> Dict[str, Any]:
-        """Episode accumulators and, for in-process envs that pickle, the envs themselves (their exact state)."""
+        """Episode accumulators and, for in-process envs whose state is plain data, that state (see ``snapshot``).
+
+        Nothing here is ever pickled: an env whose state is not plain data (Box2D, MuJoCo, subprocess envs)
+        is saved as ``None`` and resumes from a reset.
+        """
         state: Dict[str, Any] = {'episode_return': self._episode_return.copy(), 'episode_length': self._episode_length.copy(),
                                  'envs': None}
         if self.manager == 'sync':
-            try:
-                state['envs'] = pickle.dumps(self._venv.envs)
-            except Exception:  # an env that does not pickle resumes from a reset instead
-                state['envs'] = None
+            snapshots = [snapshot.capture(env) for env in self._venv.envs]
+            state['envs'] = snapshots if all(s is not None for s in snapshots) else None
         return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> bool:
-        """Restore what ``state_dict`` saved; True when the envs' exact state was restored (else reset them)."""
-        if state.get('envs') is not None and self.manager == 'sync':
-            envs = pickle.loads(state['envs'])
-            if len(envs) == self.num_envs:
-                for env in self._venv.envs:
-                    env.close()
-                self._venv.envs = envs
-                self._episode_return[:] = state['episode_return']
-                self._episode_length[:] = state['episode_length']
-                return True
-        return False
+        """Restore what ``state_dict`` saved; True when the envs' exact state was restored (else they must reset)."""
+        envs = state.get('envs')
+        if envs is None or self.manager != 'sync' or len(envs) != self.num_envs:
+            return False
+        if not all(snapshot.restore(env, saved) for env, saved in zip(self._venv.envs, envs)):
+            return False
+        self._episode_return[:] = state['episode_return']
+        self._episode_length[:] = state['episode_length']
+        return True
 
     def close(self) -> None:
         if not self._closed:

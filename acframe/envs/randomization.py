@@ -214,8 +214,18 @@ class DomainRandomizer:
         return cls(cfg)
 
     def attach(self, exp_dir: Optional[str] = None, tb: Any = None, echo: Optional[Callable[[str], None]] = None) -> None:
-        """Where draws are reported: ``exp_dir`` (JSON), a tensorboardX writer, a console printer."""
+        """Where draws are reported: ``exp_dir`` (JSON), a tensorboardX writer, a console printer.
+
+        The envs are built before the experiment folder exists (a failed start writes nothing), so the draws
+        made so far are reported here.
+        """
         self.exp_dir, self.tb, self.echo = exp_dir, tb, echo
+        if self.history:
+            last = self.history[-1]
+            self._report('collector', last['draw'], last['env_step'], last['params'])
+        if self.evaluator_record is not None:
+            self._report('evaluator', 0, 0, self.evaluator_record['params'])
+        self._write_json()
 
     # ---- envs --------------------------------------------------------------------------------------
     def collector_seeds(self, draw_index: int) -> List[int]:

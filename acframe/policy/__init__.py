@@ -10,6 +10,12 @@ def policy_class(cfg: Any) -> type:
     return POLICY_REGISTRY.get(cfg.policy.type)
 
 
+def env_steps_per_collection(cfg: Any) -> int:
+    """Env steps of one collection over all collector envs: ``collect.n_sample`` samples of the policy's
+    ``train_sample_len`` steps each (DI-engine's meaning of ``n_sample``)."""
+    return int(cfg.policy.collect.n_sample) * policy_class(cfg).train_sample_len(cfg.policy)
+
+
 def create_policy(cfg: Any, observation_space: Any = None, action_space: Any = None,
                   enable_field: Sequence[str] = ('learn', 'collect', 'eval'), model: Optional[Any] = None) -> Policy:
     """Build ``cfg.policy.type`` for an env with these spaces (fills ``cfg.policy.model``'s shapes)."""
@@ -19,5 +25,5 @@ def create_policy(cfg: Any, observation_space: Any = None, action_space: Any = N
     return cls(cfg.policy, model=model, enable_field=enable_field)
 
 
-__all__ = ['Policy', 'POLICY_REGISTRY', 'create_policy', 'policy_class', 'build_optimizer', 'clip_gradients',
+__all__ = ['Policy', 'POLICY_REGISTRY', 'create_policy', 'policy_class', 'env_steps_per_collection', 'build_optimizer', 'clip_gradients',
            'fill_model_spaces']

@@ -1,7 +1,8 @@
 """A2C (Mnih et al. 2016, the synchronous form of A3C): an on-policy actor-critic.
 
-Collect: every collector env steps ``n_sample`` times with actions sampled from the current policy; the
-time-major segment ``(T, B)`` is trained on once, then dropped.
+Collect: every collector env steps ``T = n_sample / collector_env_num`` times (``n_sample`` counts transitions
+across all envs, as in DI-engine) with actions sampled from the current policy; the time-major segment
+``(T, B)`` is trained on once, then dropped.
 
 Learn: evaluate π and V on the segment's ``T + 1`` observations with the current weights (the same weights
 that collected it), then
@@ -34,7 +35,7 @@ from ..errors import ConfigError
 from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, nstep_return
-from .base import Policy, build_optimizer, clip_gradients
+from .base import Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('a2c')
@@ -82,8 +83,8 @@ class A2CPolicy(Policy):
             lr_decay_iters=0,
         ),
         collect=dict(
-            # (int) Steps collected from every collector env per update (the n of the n-step returns).
-            n_sample=5,
+            # (int) Transitions collected per update across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times, the n of the n-step returns.
+            n_sample=40,
         ),
         eval=dict(
             # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).
@@ -160,10 +161,7 @@ class A2CPolicy(Policy):
         entropy = reduce(dist.entropy())
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
 
-        self._optimizer.zero_grad(set_to_none=True)
-        total_loss.backward()
-        grad_norm = clip_gradients(self._params, learn.grad_clip_type, learn.clip_value)
-        self._optimizer.step()
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
         info = {
             'cur_lr': self._optimizer.param_groups[0]['lr'],
             'total_loss': total_loss.item(),

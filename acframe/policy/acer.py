@@ -38,7 +38,7 @@ from ..models import Categorical, DiagGaussian
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
                         acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
-from .base import Policy, build_optimizer, clip_gradients
+from .base import Policy, build_optimizer
 
 #: importance weights above this are counted as this in the logged mean (rho can overflow for Gaussians)
 _RHO_LOG_CAP = 1e3
@@ -87,8 +87,8 @@ class ACERPolicy(Policy):
             clip_value=40.0,
         ),
         collect=dict(
-            # (int) Steps collected from every collector env per collection: the length T of the on-policy update.
-            n_sample=20,
+            # (int) Sub-trajectories of replay_buffer.unroll_len steps collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): the on-policy update's T is n_sample / collector_env_num * unroll_len.
+            n_sample=8,
         ),
         other=dict(
             replay_buffer=dict(
@@ -96,7 +96,7 @@ class ACERPolicy(Policy):
                 type='episodic',
                 # (int) Capacity in transitions; whole episodes are evicted, oldest first.
                 replay_buffer_size=50000,
-                # (int) Length of the replayed sub-trajectories (k = 20 in the paper).
+                # (int) Length of the replayed sub-trajectories (k = 20 in the paper); one is one sample of collect.n_sample.
                 unroll_len=20,
                 # (float) Replayed batches per on-policy update (the mean of the Poisson draw with 'poisson'; 4 in the paper).
                 replay_ratio=4.0,
@@ -107,6 +107,10 @@ class ACERPolicy(Policy):
             ),
         ),
     )
+
+    @classmethod
+    def train_sample_len(cls, cfg: Any) -> int:
+        return int(cfg.other.replay_buffer.unroll_len)
 
     def default_model(self) -> Tuple[str, Dict[str, Any]]:
         return ('acer_q' if self._action_space == 'discrete' else 'acer_sdn'), {}
@@ -136,10 +140,7 @@ class ACERPolicy(Policy):
         q_loss = 0.5 * (terms['q_ret'] - terms['q_taken']).pow(2).mean()
         critic_loss = q_loss + terms['value_loss'] if 'value_loss' in terms else q_loss
         total_loss = policy_loss - learn.entropy_weight * entropy + learn.value_weight * critic_loss
-        self._optimizer.zero_grad(set_to_none=True)
-        total_loss.backward()
-        grad_norm = clip_gradients(self._params, learn.grad_clip_type, learn.clip_value)
-        self._optimizer.step()
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
         self._update_average_model()
         rho = terms['rho']
         info = {

@@ -14,12 +14,15 @@ a one-line comment above it), ``supported_action_spaces`` and ``default_model``.
 from __future__ import annotations
 
 import copy
+import math
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 import torch.nn as nn
 
-from ..errors import CheckpointError, ConfigError, UnsupportedSpaceError
+from ..errors import CheckpointError, ConfigError, NonFiniteError, UnsupportedSpaceError
 from ..models.distributions import make_distribution
 from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation
@@ -54,6 +57,14 @@ class Policy:
     def default_config(cls) -> Dict[str, Any]:
         return copy.deepcopy(cls.config)
 
+    @classmethod
+    def train_sample_len(cls, cfg: Any) -> int:
+        """Env steps in one train sample, the unit of ``collect.n_sample`` (DI-engine's ``unroll_len``).
+
+        1 (a sample is one transition) unless the policy trains on unrolls; ``cfg`` is ``cfg.policy``.
+        """
+        return 1
+
     def __init__(self, cfg: Any, model: Optional[nn.Module] = None, enable_field: Sequence[str] = ('learn', 'collect', 'eval')) -> None:
         self._cfg = cfg
         self._enable_field = tuple(enable_field)
@@ -73,6 +84,37 @@ class Policy:
         self._model = (model if model is not None else self._create_model()).to(self._device)
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
+
+    # ---- one optimizer step, guarded -----------------------------------------------------------------
+    def _optimizer_step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor,
+                        params: Sequence[torch.nn.Parameter]) -> float:
+        """``backward`` of ``loss``, clip the gradients (``learn.grad_clip_type``), then step — unless the loss or
+        the gradient is NaN/inf: then ``learn.on_nonfinite`` decides: 'error' raises ``NonFiniteError`` naming
+        it, 'skip_update' drops this update (weights untouched). Returns the pre-clip gradient norm."""
+        learn = self._cfg.learn
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = clip_gradients(params, learn.grad_clip_type, learn.clip_value)
+        if math.isfinite(grad_norm):  # a finite gradient norm implies a finite loss was differentiated
+            optimizer.step()
+            return grad_norm
+        source = f"the loss is {loss.item()}" if not math.isfinite(loss.item()) else f"the gradient norm is {grad_norm}"
+        if learn.get('on_nonfinite', 'error') == 'error':
+            raise NonFiniteError(f"{source} (policy '{self._cfg.type}'): the update was not applied; check the env's "
+                                 f"rewards/observations and policy.learn.learning_rate, or set "
+                                 f"policy.learn.on_nonfinite='skip_update' to drop such updates")
+        optimizer.zero_grad(set_to_none=True)
+        self.skipped_updates = getattr(self, 'skipped_updates', 0) + 1
+        if self.skipped_updates in (1, 10, 100, 1000):
+            warnings.warn(f"acframe: {source}; update skipped ({self.skipped_updates} so far; policy.learn.on_nonfinite='skip_update')")
+        return grad_norm
+
+    def check_finite(self, where: str) -> None:
+        """``NonFiniteError`` when a weight or buffer of the model is NaN/inf (``where`` says when it was found)."""
+        bad = nonfinite_tensors(dict(self._model.state_dict()))
+        if bad:
+            raise NonFiniteError(f"the model's {', '.join(bad[:4])} hold NaN/inf at {where}; a run never trains on or "
+                                 f"saves non-finite weights")
 
     # ---- model -------------------------------------------------------------------------------------
     def default_model(self) -> Tuple[str, Dict[str, Any]]:
@@ -109,7 +151,11 @@ class Policy:
         return self._model.state_dict()
 
     def load_weights(self, weights: Dict[str, torch.Tensor]) -> None:
-        self._model.load_state_dict(weights)
+        """Load model weights; a ``CheckpointError`` saying what does not fit (in one line) when they don't."""
+        try:
+            self._model.load_state_dict(weights)
+        except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
+            raise CheckpointError(f"the checkpoint does not fit this policy's model: {fit_message(exc)}") from exc
 
     # ---- modes -------------------------------------------------------------------------------------
     @property
@@ -124,7 +170,8 @@ class Policy:
     def collect_mode(self) -> _Mode:
         self._require('collect')
         return _Mode('collect', forward=self._forward_collect, get_train_sample=self._get_train_sample,
-                     load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg)
+                     load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg,
+                     unroll_len=self.train_sample_len(self._cfg))
 
     @property
     def eval_mode(self) -> _Mode:
@@ -154,8 +201,8 @@ class Policy:
             self._model.load_state_dict(state['model'])
             if 'optimizer' in state and hasattr(self, '_optimizer'):
                 self._optimizer.load_state_dict(state['optimizer'])
-        except (KeyError, RuntimeError, ValueError) as exc:
-            raise CheckpointError(f"the checkpoint does not fit this policy's model/optimizer: {exc}") from exc
+        except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
+            raise CheckpointError(f"the checkpoint does not fit this policy's model/optimizer: {fit_message(exc)}") from exc
 
     def _monitor_vars_learn(self) -> List[str]:
         return ['cur_lr', 'total_loss']
@@ -211,6 +258,18 @@ def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch
     raise ConfigError(f"policy.learn.optim '{name}' is not 'adam' or 'rmsprop'")
 
 
+def fit_message(exc: BaseException) -> str:
+    """``load_state_dict``'s multi-line complaint as one line (the CLI prints only the first line)."""
+    lines = [line.strip().rstrip('.') for line in str(exc).splitlines() if line.strip()]
+    text = '; '.join(lines) if lines else type(exc).__name__
+    return text if len(text) < 400 else text[:400] + ' ...'
+
+
+def nonfinite_tensors(tensors: Dict[str, torch.Tensor]) -> List[str]:
+    """Names of the floating-point tensors that hold NaN or inf."""
+    return [name for name, t in tensors.items() if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+
+
 def clip_gradients(params: Sequence[torch.nn.Parameter], grad_clip_type: Optional[str], clip_value: float) -> float:
     """Clip in place by global norm (``clip_norm``) or elementwise (``clip_value``); return the pre-clip norm."""
     grads = [p for p in params if p.grad is not None]
@@ -235,6 +294,9 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
         raise UnsupportedSpaceError(
             f"policy '{name}' needs vector (1-D Box) or Dict-of-Box observations; env '{cfg.env.env_id}' has {observation_space}"
         )
+    if int(np.prod(observation_space.shape)) == 0 or isinstance(action_space, gym.spaces.Discrete) and int(action_space.n) < 1:
+        raise UnsupportedSpaceError(f"env '{cfg.env.env_id}' has an empty space (observation {observation_space}, action "
+                                    f"{action_space}); a policy needs at least one observation value and one action")
     if isinstance(action_space, gym.spaces.Discrete):
         kind, shape = 'discrete', int(action_space.n)
     elif isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1:

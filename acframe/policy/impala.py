@@ -17,11 +17,10 @@ from typing import Any, Dict, List, Tuple
 import torch
 
 from ..data import split_segment, ttorch
-from ..errors import ConfigError
 from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import vtrace
-from .base import Policy, build_optimizer, clip_gradients
+from .base import Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('impala')
@@ -34,7 +33,7 @@ class IMPALAPolicy(Policy):
     config = dict(
         # (bool) IMPALA learns off-policy from replayed data (V-trace corrects the lag).
         on_policy=False,
-        # (int) Length T of the unrolls the learner trains on (collect.n_sample must be a multiple of it).
+        # (int) Length T of the unrolls the learner trains on; one unroll is one sample of collect.n_sample.
         unroll_len=16,
         learn=dict(
             # (int) Learner iterations after each collection.
@@ -65,8 +64,8 @@ class IMPALAPolicy(Policy):
             clip_value=40.0,
         ),
         collect=dict(
-            # (int) Steps collected from every collector env per collection (a multiple of unroll_len).
-            n_sample=32,
+            # (int) Unrolls collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps n_sample / collector_env_num * unroll_len times.
+            n_sample=16,
         ),
         other=dict(
             replay_buffer=dict(
@@ -113,10 +112,7 @@ class IMPALAPolicy(Policy):
         value_loss = (returns.vs - values[:-1]).pow(2).mean()
         entropy = target.entropy().mean()
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
-        self._optimizer.zero_grad(set_to_none=True)
-        total_loss.backward()
-        grad_norm = clip_gradients(list(self._model.parameters()), learn.grad_clip_type, learn.clip_value)
-        self._optimizer.step()
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, list(self._model.parameters()))
         return {
             'cur_lr': self._optimizer.param_groups[0]['lr'],
             'total_loss': total_loss.item(),
@@ -131,10 +127,9 @@ class IMPALAPolicy(Policy):
         return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'grad_norm', 'mean_rho']
 
     # ---- collect (forward: Policy's default, sample + distribution statistics; eval: its mode) -------
-    def _init_collect(self) -> None:
-        if self._cfg.collect.n_sample % self._cfg.unroll_len:
-            raise ConfigError(f"policy.collect.n_sample ({self._cfg.collect.n_sample}) must be a multiple of "
-                              f"policy.unroll_len ({self._cfg.unroll_len})")
+    @classmethod
+    def train_sample_len(cls, cfg: Any) -> int:
+        return int(cfg.unroll_len)
 
     def _get_train_sample(self, segment: ttorch.Tensor) -> ttorch.Tensor:
         return split_segment(segment, self._cfg.unroll_len)

@@ -14,10 +14,26 @@ import torch
 
 from ..data import make_tree, ttorch
 from ..envs import EnvManager
+from ..config.compile import check_n_sample
+from ..errors import NonFiniteError
+
+
+def steps_per_env(n_sample: int, num_envs: int, unroll_len: int = 1) -> int:
+    """Steps each env takes to collect ``n_sample`` train samples across ``num_envs`` envs, as in DI-engine.
+
+    A sample is ``unroll_len`` consecutive steps of one env (one transition when 1), so each env steps
+    ``n_sample / num_envs * unroll_len`` times; ``n_sample`` must be a multiple of ``num_envs``.
+    """
+    n_sample, num_envs, unroll_len = int(n_sample), int(num_envs), int(unroll_len)
+    check_n_sample(n_sample, num_envs)
+    return n_sample // num_envs * unroll_len
 
 
 class SampleCollector:
-    """Collects ``n_sample`` steps from every env per call, as one time-major segment.
+    """Collects ``n_sample`` train samples across all envs per call (DI-engine's meaning), as one time-major segment.
+
+    A sample is ``policy.unroll_len`` steps of one env (the collect mode's attribute; 1 when absent), so the
+    segment's ``T`` is ``steps_per_env(n_sample, num_envs, unroll_len)``.
 
     Segment leaves: ``obs (T+1, B, obs)``, ``action``, ``reward (T, B)``, ``terminated``/``truncated``
     ``(T, B)`` bool, ``final_obs (T, B, obs)`` (the last observation of an episode that ended at that step,
@@ -28,6 +44,7 @@ class SampleCollector:
         self.env = env
         self.policy = policy
         self.n_sample = int(n_sample)
+        self.steps_per_env = steps_per_env(n_sample, env.num_envs, getattr(policy, 'unroll_len', 1))
         self.env_step = 0
         self._obs: Optional[np.ndarray] = None
         self._episode_returns: List[float] = []
@@ -37,11 +54,11 @@ class SampleCollector:
         self._obs = self.env.reset()
         self.policy.reset()
 
-    def collect(self) -> ttorch.Tensor:
-        """Step every env ``n_sample`` times and return the segment."""
+    def collect(self, steps: Optional[int] = None) -> ttorch.Tensor:
+        """Step every env ``steps`` times (default ``steps_per_env``) and return the segment."""
         if self._obs is None:
             self.reset()
-        steps, num_envs = self.n_sample, self.env.num_envs
+        steps, num_envs = (self.steps_per_env if steps is None else int(steps)), self.env.num_envs
         obs_np = self._obs
         # per-step env results land in numpy buffers (a numpy row copy is the cheapest write) and become
         # tensors without a copy at the end; the policy's outputs are kept in lists and stacked once
@@ -68,6 +85,7 @@ class SampleCollector:
                     final_obs[t, result.done_index] = result.final_obs
                 obs_np = result.obs
         obs_buf[steps] = obs_np
+        self._check_finite(obs_buf, reward, final_obs, outputs.get('action'))
         self._obs = obs_np
         self.env_step += steps * num_envs
         returns, lengths, _ = self.env.pop_finished()
@@ -79,6 +97,22 @@ class SampleCollector:
             segment.update({k: torch.stack(v) for k, v in outputs.items()})
         return make_tree(segment)
 
+    def _check_finite(self, obs: np.ndarray, reward: np.ndarray, final_obs: np.ndarray,
+                      actions: Optional[List[torch.Tensor]]) -> None:
+        """One vectorized test per segment (not per step): NaN/inf from an env or the policy is an error naming
+        the env index, its seed and the env step — never trained on."""
+        for what, data in (('observation', obs), ('reward', reward), ('final observation', final_obs)):
+            if not np.isfinite(data).all():
+                t, env = np.argwhere(~np.isfinite(data.reshape(data.shape[0], data.shape[1], -1)).all(axis=2))[0]
+                step = self.env_step + int(t) * self.env.num_envs
+                seed = self.env.seeds[int(env)] if int(env) < len(self.env.seeds) else '?'
+                raise NonFiniteError(f"collector env {int(env)} (seed {seed}) returned a NaN/inf {what} "
+                                     f"near env step {step}; fix the env (or wrap it to clip/replace such values)")
+        if actions and actions[0].is_floating_point():
+            stacked = torch.stack(actions)
+            if not bool(torch.isfinite(stacked).all()):
+                raise NonFiniteError("the policy produced a NaN/inf action: its weights or inputs are not finite")
+
     def pop_episode_stats(self) -> Dict[str, List[float]]:
         """Returns and lengths of the training episodes finished since the last call."""
         out = {'returns': self._episode_returns, 'lengths': self._episode_lengths}
@@ -89,7 +123,9 @@ class SampleCollector:
     def state_dict(self) -> Dict[str, Any]:
         return {'env_step': self.env_step, 'obs': self._obs, 'env': self.env.state_dict()}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Dict[str, Any]) -> bool:
+        """Restore the counters and the envs; True when the envs continue exactly (else they reset)."""
         self.env_step = state['env_step']
         restored = self.env.load_state_dict(state['env'])
         self._obs = state['obs'] if restored else None
+        return restored

@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from ..envs import EnvManager
+from ..errors import NonFiniteError
 
 
 class Evaluator:
@@ -51,6 +52,10 @@ class Evaluator:
                         lengths.append(length)
                     done_count[index] += 1
         mean = float(np.mean(returns))
+        if not np.isfinite(mean):
+            bad = int(np.flatnonzero(~np.isfinite(returns))[0])
+            raise NonFiniteError(f"an evaluation episode returned {returns[bad]}: the evaluator envs give NaN/inf rewards; "
+                                 f"a non-finite return can never count as solved — fix the env")
         self.last_return = mean
         self.last_eval_iter = train_iter
         if self.tb_logger is not None:

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import os
+import pickle
+import re
 from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional
 
-from ..errors import CheckpointError
-from ..utils import atomic_torch_save
+from ..errors import CheckpointError, NonFiniteError
+from ..utils import atomic_torch_save, from_plain_data
 
 
 class LearnerHook:
@@ -117,7 +119,16 @@ class Learner:
         if self.exp_dir is None:
             raise CheckpointError("this learner has no experiment folder to save checkpoints in")
         path = os.path.join(self.exp_dir, 'ckpt', name)
-        atomic_torch_save(state if state is not None else self.checkpoint_state(), path)
+        state = state if state is not None else self.checkpoint_state()
+        bad = _nonfinite_weights(state.get('policy'))
+        if bad:
+            raise NonFiniteError(f"the policy's {', '.join(bad[:4])} hold NaN/inf at train iter {self.train_iter}: "
+                                 f"{path} was not written (the last good checkpoint is kept)")
+        try:
+            atomic_torch_save(state, path)
+        except OSError as exc:
+            raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc} (the previous one is intact); "
+                                  f"free disk space or fix the folder's permissions, then --resume") from exc
         return path
 
     def load_checkpoint_state(self, state: Dict[str, Any]) -> None:
@@ -133,10 +144,37 @@ def load_checkpoint(path: str) -> Dict[str, Any]:
 
     if not os.path.isfile(path):
         raise CheckpointError(f"checkpoint '{path}' does not exist; pass the path of a .pth file written by acframe (exp_dir/ckpt/)")
-    try:
-        state = torch.load(path, map_location='cpu', weights_only=False)
+    try:  # data only: a checkpoint is something people download and share, it must never run code
+        state = torch.load(path, map_location='cpu', weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = re.search(r'(unsupported GLOBAL [^\s]+|GLOBAL [^\s]+ was not an allowed global)', str(exc))
+        if found is None:
+            raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({_last_line(exc)})") from exc
+        raise CheckpointError(f"checkpoint '{path}' holds an object that is not plain data ({found.group(1)}); "
+                              f"acframe refuses it because loading it could run code — use a checkpoint written by acframe") from exc
     except Exception as exc:
-        raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({type(exc).__name__}: {exc})") from exc
-    if not isinstance(state, dict) or 'policy' not in state:
-        raise CheckpointError(f"checkpoint '{path}' was not written by acframe (no 'policy' entry)")
-    return state
+        raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({type(exc).__name__}: {_last_line(exc)})") from exc
+    if not isinstance(state, dict) or not isinstance(state.get('policy'), dict):
+        raise CheckpointError(f"checkpoint '{path}' was not written by acframe (no 'policy' dict entry)")
+    return from_plain_data(state)
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip() and not line.startswith('Check the documentation')]
+    return lines[-1].strip()[:200] if lines else type(exc).__name__
+
+
+def _nonfinite_weights(policy_state: Any, prefix: str = '') -> List[str]:
+    """Dotted names of the floating-point tensors in a policy state dict that hold NaN/inf."""
+    import torch
+
+    bad: List[str] = []
+    if isinstance(policy_state, dict):
+        for key, value in policy_state.items():
+            bad += _nonfinite_weights(value, f"{prefix}{key}.")
+    elif isinstance(policy_state, (list, tuple)):
+        for i, value in enumerate(policy_state):
+            bad += _nonfinite_weights(value, f"{prefix}{i}.")
+    elif isinstance(policy_state, torch.Tensor) and policy_state.is_floating_point() and not bool(torch.isfinite(policy_state).all()):
+        bad.append(prefix.rstrip('.'))
+    return bad

@@ -62,7 +62,7 @@ def cartpole(**parallel):
             unroll_len=16,
             model=dict(encoder_hidden_size_list=[64, 64]),
             learn=dict(update_per_collect=4, batch_size=16, learning_rate=0.003, entropy_weight=0.001),
-            collect=dict(n_sample=16),
+            collect=dict(n_sample=8),  # unrolls across the 8 envs: 16 steps per env
             eval=dict(evaluator=dict(eval_freq=100)),
             other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=16)),
         ),
@@ -76,7 +76,7 @@ def a2c_cartpole(**parallel):
         exp_name='parallel_a2c_test',
         env=dict(env_id='CartPole-v0', collector_env_num=4, evaluator_env_num=2, n_evaluator_episode=2, stop_value=195),
         parallel={'actor_num': 2, **parallel},
-        policy=dict(collect=dict(n_sample=5), eval=dict(evaluator=dict(eval_freq=10))),
+        policy=dict(collect=dict(n_sample=20), eval=dict(evaluator=dict(eval_freq=10))),
     )
     return main, dict(env=dict(type='gym'), policy=dict(type='a2c'))
 
@@ -287,10 +287,20 @@ def test_no_actors_is_refused(tmp_path):
         parallel_pipeline(cartpole(actor_num=0), exp_dir=str(tmp_path / 'x'), progress=False)
 
 
+class CollectRefusingPolicy(IMPALAPolicy):
+    """Only an actor builds the collect mode: this one refuses to start there."""
+
+    def _init_collect(self) -> None:
+        raise ConfigError("impala_refusing_collect: this collect mode cannot start")
+
+
+POLICY_REGISTRY.register('impala_refusing_collect', CollectRefusingPolicy)
+
+
 def test_an_actor_that_cannot_start_fails_the_run_at_start_up_with_its_error(tmp_path, run_marker):
     main, create = cartpole(actor_num=1)
-    main['policy']['collect']['n_sample'] = 24  # not a multiple of unroll_len: IMPALA's collect mode refuses it
-    with pytest.raises(ConfigError, match=r"n_sample \(24\) must be a multiple of policy.unroll_len \(16\)"):
+    create['policy'] = dict(type='impala_refusing_collect')
+    with pytest.raises(ConfigError, match=r"impala_refusing_collect: this collect mode cannot start"):
         parallel_pipeline((main, create), exp_dir=str(tmp_path / 'x'), progress=False)
     assert processes_with(run_marker) == []
 

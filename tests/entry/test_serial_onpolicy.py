@@ -9,9 +9,9 @@ from acframe.entry.serial import serial_pipeline
 from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
 from acframe.errors import ConfigError
 
-SMALL = ['env.collector_env_num=4', 'env.evaluator_env_num=2', 'env.n_evaluator_episode=2',
+SMALL = ['env.collector_env_num=4', 'policy.collect.n_sample=20', 'env.evaluator_env_num=2', 'env.n_evaluator_episode=2',
          'policy.eval.evaluator.eval_freq=0']
-STEPS_PER_COLLECTION = 4 * 5  # collector_env_num * n_sample
+STEPS_PER_COLLECTION = 20  # n_sample: transitions across the 4 collector envs, 5 per env
 
 
 def read_json(path):

@@ -117,7 +117,7 @@ def dr_run(tmp_path, name, **dr):
                   length=dict(dist='normal', mean=0.5, std=0.3, low=0.2, high=0.8, via='attribute'))
     overrides = [('env.domain_randomization.enable', True), ('env.domain_randomization.params', params),
                  *[(f'env.domain_randomization.{k}', v) for k, v in dr.items()],
-                 ('env.collector_env_num', 4), ('env.evaluator_env_num', 2), ('env.n_evaluator_episode', 2),
+                 ('env.collector_env_num', 4), ('policy.collect.n_sample', 20), ('env.evaluator_env_num', 2), ('env.n_evaluator_episode', 2),
                  ('policy.eval.evaluator.eval_freq', 0)]
     exp_dir = tmp_path / name
     serial_pipeline_onpolicy('cartpole_a2c.py', seed=5, overrides=overrides, max_train_iter=7,

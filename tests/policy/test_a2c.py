@@ -239,7 +239,7 @@ def test_multi_discrete_toy_env_improves_its_return(tmp_path):
     """nvec (3, 4), 16-step episodes: random play scores 16 * (1/3 + 1/4) / 2 ≈ 4.7; the run must reach 14."""
     main = dict(env=dict(env_id='toy_multidiscrete', stop_value=14, **TOY),
                 policy=dict(learn=dict(learning_rate=0.003, entropy_weight=0.0, discount_factor=0.5),
-                            collect=dict(n_sample=8),
+                            collect=dict(n_sample=64),  # 8 steps from each of the 8 envs
                             eval=dict(evaluator=dict(eval_freq=10))))
     create = dict(env=dict(type='toy_multidiscrete'), policy=dict(type='a2c'))
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=10_000,
@@ -251,7 +251,7 @@ def test_dict_observations_are_flattened_by_the_chosen_keys(tmp_path):
     """obs_keys picks 'target' (4) and 'noise' (2) and drops 'distractor': the model sees 6 inputs and learns."""
     main = dict(env=dict(env_id='toy_dict', obs_keys=['target', 'noise'], stop_value=14, **TOY),
                 policy=dict(learn=dict(learning_rate=0.003, entropy_weight=0.0, discount_factor=0.5),
-                            collect=dict(n_sample=8),
+                            collect=dict(n_sample=64),  # 8 steps from each of the 8 envs
                             eval=dict(evaluator=dict(eval_freq=10))))
     create = dict(env=dict(type='toy_dict'), policy=dict(type='a2c'))
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=10_000,

@@ -74,7 +74,7 @@ def test_fresh_segment_is_on_policy_rho_one_and_nothing_truncated():
     cfg = compile_config('cartpole_acer.py')
     env = make_env_manager(cfg, 'collector', 2, seed=0)
     policy = create_policy(cfg, env.observation_space, env.action_space)
-    segment = SampleCollector(env, policy.collect_mode, 8).collect()
+    segment = SampleCollector(env, policy.collect_mode, 4).collect()  # 2 unrolls of 5 steps from each of the 2 envs
     env.close()
     info = policy.learn_mode.forward(segment)
     assert info['mean_rho'] == pytest.approx(1.0, abs=1e-5) and info['rho_truncated_fraction'] == 0.0

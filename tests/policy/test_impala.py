@@ -11,11 +11,12 @@ import torch
 from acframe.config import compile_config
 from acframe.entry import serial_pipeline
 from acframe.errors import ConfigError, UnsupportedSpaceError
-from acframe.policy import create_policy
+from acframe.policy import create_policy, env_steps_per_collection
+from acframe.policy.impala import IMPALAPolicy
 from acframe.worker import LearnerHook, load_checkpoint
 
 # short CartPole runs: 4 collector envs, one evaluation episode, never "solved" (so budgets decide the end)
-SHORT = ['env.collector_env_num=4', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.stop_value=None',
+SHORT = ['env.collector_env_num=4', 'policy.collect.n_sample=4', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.stop_value=None',
          'policy.learn.batch_size=8', 'policy.eval.evaluator.eval_freq=1000']
 
 
@@ -129,10 +130,12 @@ def test_unsupported_action_space_is_named():
         create_policy(cfg, gym.spaces.Box(-1, 1, (3,)), gym.spaces.MultiDiscrete([2, 3]))
 
 
-def test_n_sample_must_be_a_multiple_of_unroll_len():
-    cfg = compile_config('cartpole_impala.py', ['policy.collect.n_sample=24', 'policy.unroll_len=16'])
-    with pytest.raises(ConfigError, match=r'n_sample \(24\) must be a multiple of policy.unroll_len \(16\)'):
-        create_policy(cfg, gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2))
+def test_n_sample_counts_unrolls_across_all_collector_envs():
+    """DI-engine's meaning: a sample of IMPALA is one unroll; n_sample must split evenly over the envs."""
+    cfg = compile_config('cartpole_impala.py', ['policy.collect.n_sample=16', 'policy.unroll_len=16'])
+    assert IMPALAPolicy.train_sample_len(cfg.policy) == 16 and env_steps_per_collection(cfg) == 16 * 16
+    with pytest.raises(ConfigError, match=r'n_sample \(12\) must be a multiple of env.collector_env_num \(8\)'):
+        compile_config('cartpole_impala.py', ['policy.collect.n_sample=12'])
 
 
 # ---- learning -------------------------------------------------------------------------------------

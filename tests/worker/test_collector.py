@@ -14,16 +14,19 @@ import torch
 from acframe.config import compile_config
 from acframe.data import ttorch
 from acframe.envs import make_env_manager
-from acframe.policy import create_policy
+from acframe.errors import ConfigError
+from acframe.policy import create_policy, env_steps_per_collection
 from acframe.rl_utils import vtrace
-from acframe.worker import SampleCollector
+from acframe.worker import SampleCollector, steps_per_env
 
 T, B, LIMIT = 8, 3, 5
+UNROLL = 4
+N_SAMPLE = B * T // UNROLL  # unrolls across all envs (DI-engine's n_sample): T steps per env
 
 
 def make_cfg(**env):
     main = dict(env=dict(env_id='CartPole-v1', collector_env_num=B, max_episode_steps=LIMIT, **env),
-                policy=dict(unroll_len=4, collect=dict(n_sample=T)))
+                policy=dict(unroll_len=UNROLL, collect=dict(n_sample=N_SAMPLE)))
     return compile_config((main, dict(policy=dict(type='impala'))), seed=0)
 
 
@@ -32,7 +35,7 @@ def collector():
     cfg = make_cfg()
     env = make_env_manager(cfg, 'collector', B, cfg.seed)
     policy = create_policy(cfg, env.observation_space, env.action_space)
-    yield SampleCollector(env, policy.collect_mode, T), policy
+    yield SampleCollector(env, policy.collect_mode, N_SAMPLE), policy
     env.close()
 
 
@@ -73,6 +76,51 @@ def test_env_steps_and_episode_statistics_are_counted(collector):
     assert stats['lengths'] == [LIMIT] * (3 * B)  # episodes ended at steps 5, 10 and 15
     assert stats['returns'] == [float(LIMIT)] * (3 * B)
     assert collector.pop_episode_stats() == {'returns': [], 'lengths': []}
+
+
+# ---- n_sample: samples across all envs, as in DI-engine ---------------------------------------------
+def test_steps_per_env_divides_n_sample_over_the_envs_and_counts_unrolls_in_steps():
+    assert steps_per_env(40, 8) == 5                    # A2C: 40 transitions from 8 envs
+    assert steps_per_env(16, 8, unroll_len=32) == 64    # DI-engine's cartpole_impala: 16 unrolls of 32 steps
+    assert steps_per_env(8, 8, unroll_len=16) == 16
+
+
+@pytest.mark.parametrize('n_sample, hint', [(12, 'e.g. 8 or 16'), (3, 'e.g. 8 or 16'), (0, 'e.g. 8 or 16'), (20, 'e.g. 16 or 24')])
+def test_an_n_sample_that_does_not_split_over_the_envs_is_one_clear_error(n_sample, hint):
+    with pytest.raises(ConfigError) as err:
+        steps_per_env(n_sample, 8, unroll_len=4)
+    message = str(err.value)
+    assert '\n' not in message and f'policy.collect.n_sample ({n_sample}) must be a multiple of env.collector_env_num (8)' in message
+    assert 'across all collector envs' in message and hint in message
+
+
+def test_compile_refuses_an_n_sample_that_does_not_split_over_the_envs():
+    with pytest.raises(ConfigError, match=r'n_sample \(7\) must be a multiple of env.collector_env_num \(3\)'):
+        make_cfg_with(n_sample=7)
+
+
+def make_cfg_with(n_sample, policy='impala', **policy_cfg):
+    main = dict(env=dict(env_id='CartPole-v1', collector_env_num=B), policy=dict(collect=dict(n_sample=n_sample), **policy_cfg))
+    return compile_config((main, dict(policy=dict(type=policy))), seed=0)
+
+
+@pytest.mark.parametrize('policy, policy_cfg, n_sample, steps, samples', [
+    ('a2c', {}, 12, 4, (4, B)),                                          # 12 transitions: 4 steps of 3 envs
+    ('impala', dict(unroll_len=4), 6, 8, (6, 4)),                         # 6 unrolls of 4 steps, 2 per env
+    ('acer', dict(other=dict(replay_buffer=dict(unroll_len=2))), 3, 2, (2, B)),  # 3 windows of 2: T = 2 per env
+])
+def test_a_collection_holds_n_sample_train_samples_across_all_envs(policy, policy_cfg, n_sample, steps, samples):
+    cfg = make_cfg_with(n_sample, policy, **policy_cfg)
+    env = make_env_manager(cfg, 'collector', B, cfg.seed)
+    try:
+        mode = create_policy(cfg, env.observation_space, env.action_space).collect_mode
+        collector = SampleCollector(env, mode, cfg.policy.collect.n_sample)
+        segment = collector.collect()
+    finally:
+        env.close()
+    assert segment.reward.shape == (steps, B) and collector.env_step == steps * B == env_steps_per_collection(cfg)
+    train = mode.get_train_sample(segment)
+    assert tuple(train.reward.shape) == samples  # the segment itself (A2C, ACER) or item-major unrolls (IMPALA)
 
 
 # ---- learning from a truncation -------------------------------------------------------------------

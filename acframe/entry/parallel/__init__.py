@@ -33,6 +33,7 @@ def parallel_pipeline(
     max_env_step: Optional[int] = None,
     max_train_iter: Optional[int] = None,
     learner_hooks: Sequence[LearnerHook] = (),
+    accept_config_change: bool = False,
 ) -> Any:
     """Train with ``parallel.actor_num`` actors and one learner until solved or out of budget.
 
@@ -47,6 +48,7 @@ def parallel_pipeline(
         resume: an experiment folder to continue from its latest checkpoint.
         max_env_step / max_train_iter: budgets (override the config's).
         learner_hooks: extra ``LearnerHook`` objects, run by the learner.
+        accept_config_change: with ``resume``, continue with a config that differs from the run's.
 
     Off-policy policies run asynchronously; on-policy ones (``Policy.on_policy``) in rounds where every actor
     collects one segment with the current weights (``parallel.sync_mode``). Ctrl-C stops every worker, writes
@@ -56,8 +58,9 @@ def parallel_pipeline(
     use the local backend need the ``if __name__ == '__main__':`` guard (its processes are spawned when
     ``parallel.start_method`` or CUDA asks for it; forked otherwise).
     """
-    cfg, exp_dir = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir)
-    run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks)
+    cfg, exp_dir, changes = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
+                                     'parallel', accept_config_change)
+    run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks, changes)
     try:
         started = time.perf_counter()
         run.backend.start(run.learner.train_iter)

@@ -72,6 +72,7 @@ class BoundedLagCollectMode:
         self._stamp_key = (0, -1)
         self.get_train_sample = collect_mode.get_train_sample
         self.policy_cfg = collect_mode.policy_cfg
+        self.unroll_len = getattr(collect_mode, 'unroll_len', 1)
 
     def reset(self) -> None:
         self._mode.reset()

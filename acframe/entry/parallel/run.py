@@ -20,17 +20,18 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import torch
 
-from ...config import save_config
+from ...config.run_folder import read_run_record, save_run_config
 from ...data import ttorch
 from ...envs import make_env_manager
 from ...errors import ConfigError
 from ...plot import write_run_curves
-from ...policy import Policy, create_policy, policy_class
+from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
 from ...registry import BUFFER_REGISTRY
 from ...utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
                       set_global_seed, set_torch_threads)
 from ...worker import CheckpointHook, Learner, LearnerHook, LinearLRDecayHook, LogHook, load_checkpoint
-from ..serial import Progress, prepare_exp_dir
+from ..run_folder import RunLock, create_exp_dir, plan_exp_dir
+from ..serial import Progress
 from .backend import Backend
 from .messages import VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree, weights_to_numpy
 
@@ -155,7 +156,7 @@ def resolve_steps_per_update(cfg: Any) -> float:
     updates = cfg.policy.learn.get('update_per_collect', 0)
     if not updates:
         return 0.0
-    return cfg.env.collector_env_num * cfg.policy.collect.n_sample / updates
+    return env_steps_per_collection(cfg) / updates
 
 
 def resolve_actor_num(cfg: Any, backend: str, ray: Any = None) -> int:
@@ -172,9 +173,12 @@ class ParallelRun:
     """The learner side of a parallel run: folder, learn-only policy, buffer, learner, evaluation, summary."""
 
     def __init__(self, cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool, backend: str,
-                 ray_address: Optional[str] = None, learner_hooks: Sequence[LearnerHook] = ()) -> None:
+                 ray_address: Optional[str] = None, learner_hooks: Sequence[LearnerHook] = (),
+                 config_changes: Sequence[str] = ()) -> None:
         self.start = time.perf_counter()
         self.cfg = cfg
+        self.config_changes = list(config_changes)
+        self.lock: Optional[RunLock] = None
         self.sync = check_setup(cfg, backend, ray_address)
         self.backend_name = backend
         self._ray, self._owns_ray = None, False
@@ -187,6 +191,8 @@ class ParallelRun:
         except BaseException:  # e.g. a corrupt checkpoint to resume from
             if self.tb is not None:
                 self.tb.close()
+            if self.lock is not None:
+                self.lock.release()
             if self._owns_ray:
                 self._ray.shutdown()
             raise
@@ -196,12 +202,15 @@ class ParallelRun:
         cfg.parallel.actor_num = resolve_actor_num(cfg, self.backend_name, self._ray)
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
-        self.exp_dir = prepare_exp_dir(cfg, exp_dir, resume)
+        self.exp_dir = plan_exp_dir(cfg, exp_dir, resume)
         with make_env_manager(cfg, 'collector', 1, cfg.seed) as probe:  # the spaces the policy is built for
             spaces = (probe.observation_space, probe.action_space)
         self.policy = create_policy(cfg, *spaces, enable_field=('learn',))
         self._weights: Optional[Dict[str, torch.Tensor]] = None
-        save_config(cfg, os.path.join(self.exp_dir, 'config.py'))
+        if not resume:
+            create_exp_dir(self.exp_dir)
+        self.lock = RunLock(self.exp_dir)
+        save_run_config(cfg, self.exp_dir, 'parallel', self._config_changes(resume))
         from tensorboardX import SummaryWriter
 
         self.tb = SummaryWriter(os.path.join(self.exp_dir, 'log'))
@@ -219,7 +228,7 @@ class ParallelRun:
         self.learner = Learner(self.learn_mode, self.exp_dir, hooks, self.state_provider)
         self.stats = ParallelStats(cfg.parallel.actor_num)
         self.steps_per_update = resolve_steps_per_update(cfg)
-        self.segment_steps = cfg.env.collector_env_num * cfg.policy.collect.n_sample
+        self.segment_steps = env_steps_per_collection(cfg)
         self.env_step = 0
         self.recent_returns: deque = deque(maxlen=20)
         self.best_return = -float('inf')
@@ -236,6 +245,12 @@ class ParallelRun:
         if resume:
             incarnations = self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
         self.backend = self._make_backend(incarnations)
+
+    def _config_changes(self, resume: bool) -> List[Dict[str, Any]]:
+        changes = read_run_record(self.exp_dir)['changes'] if resume else []
+        if self.config_changes:
+            changes.append({'keys': list(self.config_changes)})
+        return changes
 
     def warn(self, text: str) -> None:
         """A warning on the console, also with the progress line off."""
@@ -472,6 +487,8 @@ class ParallelRun:
     def close_logs(self) -> None:
         self.progress.close()
         self.tb.close()
+        if self.lock is not None:
+            self.lock.release()
 
     def trained_policy(self) -> Policy:
         """A policy with every mode of its class, holding the learner's model and optimizer state."""

@@ -1,0 +1,178 @@
+"""A run folder is data: its configuration is ``config.json``, read back without executing anything.
+
+``config.json`` holds ``{"format": 1, "mode": ..., "config": {...}, "changes": [...]}``. Values that JSON
+cannot hold exactly are tagged: ``{"__float__": "inf" | "-inf" | "nan"}`` and ``{"__tuple__": [...]}``;
+numpy scalars are stored as the Python numbers they equal. ``config.py`` beside it is the human-readable
+copy, a config file ``acframe -c`` can run; it is written once, when the run starts, and never read back.
+
+Resuming (``--resume DIR``) and evaluating a folder (``-m eval --load DIR``) read ``config.json`` only.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Dict, List, Optional
+
+from easydict import EasyDict
+
+from ..errors import ConfigError
+from ..utils import atomic_write_text
+
+CONFIG_JSON = 'config.json'
+CONFIG_PY = 'config.py'
+FORMAT = 1
+#: keys a resumed run may change without ``--accept-config-change``: budgets and where the run lives
+RESUME_FREE_KEYS = ('max_env_step', 'max_train_iter', 'exp_name')
+
+
+# ---- exact JSON --------------------------------------------------------------------------------------
+def encode(value: Any, path: str = 'config') -> Any:
+    """``value`` as JSON data, exactly (inf/NaN and tuples tagged); a ``ConfigError`` naming a non-data value."""
+    import numbers
+
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if math.isfinite(value):
+            return value
+        return {'__float__': 'nan' if math.isnan(value) else ('inf' if value > 0 else '-inf')}
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise ConfigError(f"config key '{path}' has a non-string key {key!r}; config keys are strings")
+        return {key: encode(v, f"{path}.{key}") for key, v in value.items()}
+    if isinstance(value, tuple):
+        return {'__tuple__': [encode(v, f"{path}[{i}]") for i, v in enumerate(value)]}
+    if isinstance(value, list):
+        return [encode(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    raise ConfigError(f"config key '{path}' holds a {type(value).__name__}; config values must be plain data "
+                      f"(numbers, strings, bools, None, lists, tuples, dicts)")
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {'__float__'}:
+            return float(value['__float__'])
+        if set(value) == {'__tuple__'}:
+            return tuple(decode(v) for v in value['__tuple__'])
+        return {key: decode(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+# ---- a Python literal that round-trips (config.py) ----------------------------------------------------
+def py_literal(value: Any, indent: int = 0) -> str:
+    """``value`` as Python source that evaluates back to it (``float('inf')``, tuples, nested dicts)."""
+    pad = ' ' * (indent + 4)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "float('nan')"
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "-float('inf')"
+        return repr(value)
+    if isinstance(value, dict):
+        if not value:
+            return 'dict()' if indent else '{}'
+        items = [f"{pad}{key!r}: {py_literal(v, indent + 4)}," for key, v in value.items()]
+        return '{\n' + '\n'.join(items) + '\n' + ' ' * indent + '}'
+    if isinstance(value, (list, tuple)):
+        inner = ', '.join(py_literal(v, indent + 4) for v in value)
+        if isinstance(value, tuple):
+            return f"({inner}{',' if len(value) == 1 else ''})"
+        return f"[{inner}]"
+    return repr(value)
+
+
+# ---- the run folder's config --------------------------------------------------------------------------
+def _plain(cfg: Any) -> Any:
+    if isinstance(cfg, dict):
+        return {k: _plain(v) for k, v in cfg.items()}
+    if isinstance(cfg, list):
+        return [_plain(v) for v in cfg]
+    return cfg
+
+
+def create_config_of(main: Dict[str, Any]) -> Dict[str, Any]:
+    """The ``create_config`` that names a compiled config's components."""
+    return dict(env=dict(type=main['env']['type']), env_manager=dict(type=main['env']['manager']),
+                policy=dict(type=main['policy']['type']), import_names=list(main.get('import_names', [])))
+
+
+def run_record(cfg: Any, mode: str, changes: Optional[List[Dict[str, Any]]] = None) -> str:
+    """The text of ``config.json`` for ``cfg`` run in ``mode``."""
+    return json.dumps({'format': FORMAT, 'mode': mode, 'config': encode(_plain(cfg)), 'changes': changes or []},
+                      indent=1, sort_keys=False, allow_nan=False) + '\n'
+
+
+def config_py_text(cfg: Any) -> str:
+    main = _plain(cfg)
+    return ("# Compiled by acframe: every key with its final value, a human-readable copy of config.json.\n"
+            "# Re-run with: acframe -c <this file>   (acframe never reads this file back from a run folder)\n"
+            f"main_config = {py_literal(main)}\n\ncreate_config = {py_literal(create_config_of(main))}\n")
+
+
+def save_run_config(cfg: Any, exp_dir: str, mode: str, changes: Optional[List[Dict[str, Any]]] = None) -> None:
+    """Write ``config.json`` (always, atomically) and ``config.py`` (only when the folder has none)."""
+    atomic_write_text(os.path.join(exp_dir, CONFIG_JSON), run_record(cfg, mode, changes))
+    if not os.path.exists(os.path.join(exp_dir, CONFIG_PY)):
+        atomic_write_text(os.path.join(exp_dir, CONFIG_PY), config_py_text(cfg))
+
+
+def read_run_record(run_dir: str) -> Dict[str, Any]:
+    """``config.json`` of ``run_dir`` decoded: ``{'mode', 'config' (EasyDict), 'changes'}``."""
+    path = os.path.join(run_dir, CONFIG_JSON)
+    if not os.path.isfile(path):
+        hint = (" (it has a config.py: a run of an older acframe; pass that file with -c only if you trust it)"
+                if os.path.isfile(os.path.join(run_dir, CONFIG_PY)) else "")
+        raise ConfigError(f"{run_dir}: no {CONFIG_JSON} there; pass the experiment folder of an acframe run{hint}")
+    try:
+        with open(path, encoding='utf-8') as f:
+            record = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} is not readable JSON ({exc}); the run folder is damaged") from exc
+    if not isinstance(record, dict) or record.get('format') != FORMAT or not isinstance(record.get('config'), dict):
+        raise ConfigError(f"{path} is not an acframe run record (format {FORMAT}); pass the folder of an acframe run")
+    config = decode(record['config'])
+    for section in ('env', 'policy'):
+        if not isinstance(config.get(section), dict) or 'type' not in config[section]:
+            raise ConfigError(f"{path}: config.{section}.type is missing; the run folder is damaged")
+    return {'mode': str(record.get('mode', 'serial')), 'config': config, 'changes': list(record.get('changes') or [])}
+
+
+def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = None) -> EasyDict:
+    """The compiled config of the run in ``run_dir`` (from ``config.json``; nothing is executed).
+
+    The stored config is compiled again (defaults ← stored ← ``overrides``), so it is validated like any other.
+    """
+    from .compile import compile_config
+
+    main = read_run_record(run_dir)['config']
+    return compile_config((main, create_config_of(main)), overrides, seed=seed)
+
+
+def config_differences(old: Any, new: Any, path: str = '') -> List[str]:
+    """Dotted keys whose values differ between two compiled configs (budgets and exp_name excluded)."""
+    keys: List[str] = []
+    for key in sorted(set(old) | set(new), key=str):
+        full = f"{path}.{key}" if path else str(key)
+        if not path and key in RESUME_FREE_KEYS:
+            continue
+        a, b = old.get(key, '<absent>'), new.get(key, '<absent>')
+        if isinstance(a, dict) and isinstance(b, dict):
+            keys += config_differences(a, b, full)
+        elif not _same(a, b):
+            keys.append(full)
+    return keys
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b

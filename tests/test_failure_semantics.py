@@ -1,0 +1,290 @@
+"""Specification of how acframe fails: bad input and faults end in one clear line (exit 2), never run code
+from a file a user was handed, never train on NaN/inf, never leave a half-made folder, never lose a run.
+
+Each case is one of the failures listed in the safety and real-world-runs issues; a test here failed before
+the fix and passes after it.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import torch
+
+from acframe.cli import main
+from acframe.config import compile_config
+from acframe.config.run_folder import read_run_record, save_run_config
+from acframe.entry.run_folder import RunLock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TINY = ['-q', 'env.collector_env_num=2', 'policy.collect.n_sample=2', 'env.evaluator_env_num=1',
+        'env.n_evaluator_episode=1', 'policy.learn.batch_size=4']
+
+
+def cli(args, capsys):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code, err):
+    return code == 2 and err.startswith('acframe: error: ') and err.count('\n') == 1
+
+
+def faulty_config(tmp_path, fault, at_step=50, policy='impala', extra=''):
+    path = tmp_path / f'faulty_{fault}.py'
+    path.write_text(textwrap.dedent(f"""
+        main_config = dict(exp_name='faulty', env=dict(env_kwargs=dict(fault={fault!r}, at_step={at_step}),
+                           collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1, stop_value=1e9{extra}),
+                           policy=dict(collect=dict(n_sample=2), learn=dict(batch_size=4)),
+                           import_names=['fixtures.faulty_envs'])
+        create_config = dict(env=dict(type='faulty'), policy=dict(type={policy!r}))
+    """))
+    return path
+
+
+@pytest.fixture
+def run_dir(tmp_path_factory):
+    """A finished tiny IMPALA run (its folder) to resume, evaluate or tamper with."""
+    folder = tmp_path_factory.mktemp('run') / 'exp'
+    assert main(['-c', 'cartpole_impala.py', '--exp-dir', str(folder), '--max-env-step', '64', *TINY]) == 0
+    return folder
+
+
+class Payload:
+    """What an attacker plants: unpickling it runs ``touch MARKER``."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f'touch {self.marker}',))
+
+
+# ---- checkpoints and run folders are data ------------------------------------------------------------
+@pytest.mark.parametrize('where', ['policy', 'buffer', 'domain_randomization', 'rng'])
+def test_a_planted_payload_in_any_part_of_a_checkpoint_never_runs(run_dir, tmp_path, capsys, where):
+    marker = tmp_path / 'pwned'
+    path = run_dir / 'ckpt' / 'ckpt_latest.pth'
+    state = torch.load(path, weights_only=True)
+    state[where] = {'x': Payload(marker)} if where != 'policy' else {'model': Payload(marker)}
+    torch.save(state, path)  # the attacker's torch.save: real pickled code
+    for args in (['--resume', run_dir], ['-m', 'eval', '-c', 'cartpole_impala.py', '--load', path]):
+        code, _, err = cli(args, capsys)
+        assert one_line_error(code, err) and 'not plain data' in err, err
+        assert not marker.exists()
+
+
+def test_resume_reads_config_json_and_never_executes_config_py(run_dir, tmp_path, capsys):
+    marker = tmp_path / 'pwned'
+    (run_dir / 'config.py').write_text(f"import os\nos.system('touch {marker}')\n")
+    code, _, err = cli(['--resume', run_dir, '--max-env-step', '128'], capsys)
+    assert code == 0, err
+    assert not marker.exists()
+    assert (run_dir / 'config.py').read_text().startswith('import os')  # never rewritten either
+
+
+def test_config_json_round_trips_inf_and_numpy_scalars_exactly(tmp_path):
+    import numpy as np
+    cfg = compile_config('cartpole_impala.py', [('env.stop_value', float('inf')),
+                                                 ('policy.learn.learning_rate', np.float32(2.0))])
+    save_run_config(cfg, str(tmp_path), 'serial')
+    back = read_run_record(str(tmp_path))['config']
+    assert back['env']['stop_value'] == float('inf') and back['policy']['learn']['learning_rate'] == 2.0
+    namespace = {}
+    exec((tmp_path / 'config.py').read_text(), namespace)  # the human-readable copy is valid Python too
+    assert namespace['main_config']['env']['stop_value'] == float('inf')
+
+
+# ---- resume traps ----------------------------------------------------------------------------------------
+def test_resume_refuses_a_config_that_changes_the_run_naming_the_keys(run_dir, capsys):
+    before = (run_dir / 'config.json').read_text()
+    code, _, err = cli(['--resume', run_dir, '-s', '3', 'policy.learn.learning_rate=0.1'], capsys)
+    assert one_line_error(code, err)
+    assert 'seed' in err and 'policy.learn.learning_rate' in err and '--accept-config-change' in err
+    assert (run_dir / 'config.json').read_text() == before  # a failed command never modifies the folder
+
+
+def test_accepted_config_changes_are_recorded(run_dir, capsys):
+    code, _, err = cli(['--resume', run_dir, '--accept-config-change', '--max-env-step', '128',
+                        'policy.learn.learning_rate=0.001'], capsys)
+    assert code == 0, err
+    record = read_run_record(str(run_dir))
+    assert record['config']['policy']['learn']['learning_rate'] == 0.001
+    assert record['changes'][-1]['keys'] == ['policy.learn.learning_rate']
+
+
+def test_the_mode_is_read_from_the_folder(run_dir, capsys):
+    code, _, err = cli(['--resume', run_dir, '-m', 'parallel'], capsys)
+    assert one_line_error(code, err) and 'holds a serial run' in err
+    record = json.loads((run_dir / 'config.json').read_text())
+    assert record['mode'] == 'serial'
+
+
+def test_a_second_process_in_the_same_folder_is_refused_naming_the_holder(run_dir, capsys):
+    lock = RunLock(str(run_dir))
+    try:
+        code, _, err = cli(['--resume', run_dir, '--max-env-step', '128'], capsys)
+        assert one_line_error(code, err) and f'pid {os.getpid()}' in err
+    finally:
+        lock.release()
+    assert cli(['--resume', run_dir, '--max-env-step', '128'], capsys)[0] == 0  # free again once released
+
+
+# ---- failed starts write nothing -------------------------------------------------------------------------
+@pytest.mark.parametrize('args, fragment', [
+    (['env.env_id=LunarLanderContinuous-v2'], 'LunarLanderContinuous-v2'),
+    (['env.env_kwargs.gravity=-50.0'], 'gravity'),
+    (['exp_name=../outside'], 'exp_name'),
+    (['seed=-1'], 'seed'),
+    (['seed=99999999999'], 'seed'),
+    (['policy.learn.torch_threads=100000'], 'torch_threads'),
+    (['policy.other.replay_buffer.replay_buffer_size=1000000000000'], 'replay_buffer_size'),
+    (['policy.learn.learning_rate=1e999'], 'learning_rate'),
+    (['policy.learn.batch_size=100', 'policy.other.replay_buffer.replay_buffer_size=10'], '0 gradient steps'),
+    (['policy.model.action_shape=5'], 'action'),
+])
+def test_a_failed_start_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys, args, fragment):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(['-c', 'cartpole_impala.py', *TINY, *args], capsys)
+    assert one_line_error(code, err) and fragment in err, err
+    assert os.listdir(tmp_path) == []
+
+
+def test_exp_dir_that_is_a_file_or_too_long_is_one_line(tmp_path, capsys):
+    afile = tmp_path / 'afile'
+    afile.write_text('')
+    for target in (afile, tmp_path / ('x' * 300)):
+        code, _, err = cli(['-c', 'cartpole_impala.py', '--exp-dir', target, *TINY], capsys)
+        assert one_line_error(code, err), err
+    assert sorted(os.listdir(tmp_path)) == ['afile']
+
+
+def test_a_checkpoint_that_does_not_fit_says_why_in_one_line(run_dir, capsys):
+    code, _, err = cli(['-m', 'eval', '-c', 'cartpole_impala.py', '--load', run_dir / 'ckpt' / 'ckpt_latest.pth',
+                        'policy.model.encoder_hidden_size_list=[32]'], capsys)
+    assert one_line_error(code, err) and 'size mismatch' in err
+
+
+def test_a_checkpoint_whose_model_is_not_a_dict_is_one_line(run_dir, capsys):
+    path = run_dir / 'ckpt' / 'ckpt_best.pth'
+    state = torch.load(path, weights_only=True)
+    state['policy']['model'] = 5
+    torch.save(state, path)
+    code, _, err = cli(['-m', 'eval', '-c', 'cartpole_impala.py', '--load', path], capsys)
+    assert one_line_error(code, err)
+
+
+@pytest.mark.parametrize('body, fragment', [
+    ("import sys\nsys.exit(0)\n", 'sys.exit'),
+    ("def f():\n    return f()\nf()\n", 'recursed'),
+    ("x = []\nx.append(x)\nmain_config = dict(env=dict(env_kwargs=dict(a=x)))\n"
+     "create_config = dict(policy=dict(type='impala'))\n", 'itself'),
+    ("main_config = dict(env=dict(env_kwargs=dict(f=lambda: 0)))\ncreate_config = dict(policy=dict(type='impala'))\n",
+     'plain data'),
+])
+def test_a_config_file_that_exits_recurses_or_holds_objects_is_one_line(tmp_path, monkeypatch, capsys, body, fragment):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'bad.py').write_text(body)
+    code, _, err = cli(['-c', 'bad.py'], capsys)
+    assert one_line_error(code, err) and fragment in err, err
+    assert os.listdir(tmp_path) == ['bad.py']
+
+
+# ---- user-code errors ----------------------------------------------------------------------------------
+def test_an_env_error_names_the_env_the_seed_and_the_user_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(['-c', faulty_config(tmp_path, 'raise', at_step=5), '--max-env-step', '400'], capsys)
+    assert one_line_error(code, err)
+    assert re.search(r'(collector|evaluator) env 0 \(seed \d+\)', err) and 'the simulator diverged' in err
+    assert 'faulty_envs.py:' in err and 'in step' in err and '--debug' in err
+
+
+# ---- non-finite numbers ---------------------------------------------------------------------------------
+@pytest.mark.parametrize('fault, what', [('nan_obs', 'observation'), ('inf_reward', 'reward')])
+def test_nan_or_inf_from_an_env_stops_the_run_naming_env_and_seed(tmp_path, monkeypatch, capsys, fault, what):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(['-c', faulty_config(tmp_path, fault, at_step=30), '--max-env-step', '400',
+                        '--exp-dir', tmp_path / 'exp'], capsys)
+    assert one_line_error(code, err) and f'NaN/inf {what}' in err and '(seed' in err, err
+    state = torch.load(tmp_path / 'exp' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert all(torch.isfinite(t).all() for t in state['policy']['model'].values())
+
+
+def test_an_inf_eval_return_never_marks_a_run_solved(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(['-c', faulty_config(tmp_path, 'inf_reward', at_step=1), '--max-env-step', '400',
+                        '--exp-dir', tmp_path / 'exp'], capsys)
+    assert code == 2
+    assert not (tmp_path / 'exp' / 'summary.json').exists() or not json.loads((tmp_path / 'exp' / 'summary.json').read_text())['solved']
+
+
+@pytest.mark.parametrize('on_nonfinite', ['error', 'skip_update'])
+def test_a_diverging_loss_never_reaches_the_weights_or_a_checkpoint(tmp_path, monkeypatch, capsys, on_nonfinite):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(['-c', 'cartpole_a2c.py', '--exp-dir', tmp_path / 'exp', '--max-env-step', '2000', *TINY[:1],
+                        'policy.learn.learning_rate=1e30', f'policy.learn.on_nonfinite={on_nonfinite}'], capsys)
+    state = torch.load(tmp_path / 'exp' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert all(torch.isfinite(t).all() for t in state['policy']['model'].values())
+    if on_nonfinite == 'error':
+        assert one_line_error(code, err) and 'NaN/inf' in err or 'the loss is' in err or 'gradient norm' in err, err
+
+
+# ---- budgets --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize('config', ['cartpole_impala.py', 'cartpole_a2c.py'])
+def test_max_env_step_stops_within_one_step_per_env(tmp_path, config):
+    from acframe import serial_pipeline, serial_pipeline_onpolicy
+    pipeline = serial_pipeline if 'impala' in config else serial_pipeline_onpolicy
+    cfg = compile_config(config, ['env.stop_value=1e9', 'env.collector_env_num=8', 'policy.collect.n_sample=256'])
+    policy = pipeline(cfg, exp_dir=str(tmp_path / 'exp'), max_env_step=1000, progress=False)
+    assert 1000 <= policy.summary['env_steps'] < 1000 + 8
+
+
+# ---- signals ----------------------------------------------------------------------------------------------
+def test_sigterm_writes_the_final_checkpoint_and_summary_and_exits_143(tmp_path):
+    exp_dir = tmp_path / 'exp'
+    proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir),
+                             'env.stop_value=1e9', 'policy.learn.learner.save_ckpt_freq=0'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not (exp_dir / 'log').exists() and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    summary = json.loads((exp_dir / 'summary.json').read_text())
+    assert summary['interrupted'] and summary['env_steps'] > 0
+    state = torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['env_step'] == summary['env_steps']
+
+
+def test_a_run_is_resumable_from_its_first_moments(tmp_path):
+    from acframe.entry.serial import SerialRun
+    cfg = compile_config('cartpole_impala.py', TINY[1:])
+    run = SerialRun(cfg, str(tmp_path / 'exp'), progress=False)
+    run.close()  # killed right after start-up: the checkpoint written at start is there
+    assert (tmp_path / 'exp' / 'ckpt' / 'ckpt_latest.pth').is_file()
+    assert main(['--resume', str(tmp_path / 'exp'), '--max-env-step', '64', '-q']) == 0
+
+
+def test_a_full_disk_keeps_the_previous_checkpoint(run_dir, monkeypatch):
+    import errno
+    from acframe.entry.serial import SerialRun
+    from acframe.errors import CheckpointError
+    from acframe.worker import learner as learner_module
+    before = (run_dir / 'ckpt' / 'ckpt_latest.pth').read_bytes()
+    cfg = compile_config('cartpole_impala.py', TINY[1:])
+    run = SerialRun(cfg, str(run_dir), resume=True, progress=False)
+
+    def full(obj, path):
+        raise OSError(errno.ENOSPC, 'No space left on device')
+    monkeypatch.setattr(learner_module, 'atomic_torch_save', full)
+    with pytest.raises(CheckpointError, match='No space left on device'):
+        run.finish()
+    assert (run_dir / 'ckpt' / 'ckpt_latest.pth').read_bytes() == before
