@@ -1,6 +1,6 @@
 """Export a trained policy: ``acframe -m export --load RUN_DIR_OR_CKPT --out FILE``.
 
-The exported model maps a batch of observations ``obs (B, *obs_shape)`` float32 to the deterministic actions
+The exported model maps a batch of observations ``obs (B, *obs_shape)`` (float32; uint8 for image spaces) to the deterministic actions
 ``(B,)`` int64 (discrete) or ``(B, D)`` float32 (continuous, clipped to the action space) — exactly what
 ``acframe.load_policy(...).act(obs)`` returns, because both run the same ``DeterministicActor``; whatever the
 model does to observations (normalization kept in its state) is part of it.
@@ -32,7 +32,7 @@ def export_format(out: str) -> str:
 
 def export_policy(target: str, out: str, config: Optional[Any] = None, overrides: Sequence[str] = ()) -> Dict[str, Any]:
     """Write the run's deterministic actor to ``out`` (format from its suffix); returns what was written."""
-    from .inference import load_policy
+    from .inference import load_policy, observation_dtype
 
     fmt = export_format(out)
     if fmt == 'onnx':
@@ -43,7 +43,8 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
     loaded = load_policy(target, config, overrides)
     actor = loaded.actor.cpu().eval().requires_grad_(False)  # an exported model is for inference only
-    example = torch.as_tensor(loaded.observation_space.sample()[None].repeat(2, axis=0), dtype=torch.float32)
+    example = torch.as_tensor(loaded.observation_space.sample()[None].repeat(2, axis=0),
+                              dtype=observation_dtype(loaded.observation_space))
     with torch.no_grad():
         if fmt == 'torchscript':
             with warnings.catch_warnings():  # torch 2.13 marks torch.jit deprecated; TorchScript is still what we write

@@ -74,6 +74,11 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
     return policy
 
 
+def observation_dtype(space: gym.Space) -> torch.dtype:
+    """What observations are fed to the model as: uint8 images stay uint8 (the encoder converts), else float32."""
+    return torch.uint8 if getattr(space, 'dtype', None) == np.uint8 else torch.float32
+
+
 def env_spaces(cfg: Any) -> Tuple[gym.Space, gym.Space]:
     """The observation and action spaces of one env of ``cfg.env`` as the policy saw them (nominal parameters)."""
     from .envs import build_env
@@ -103,6 +108,7 @@ class LoadedPolicy:
         self._obs_ndim = len(self.observation_space.shape)
         self._device = next(self.policy.model.parameters()).device
         self._obs_keys = list(self.cfg.env.obs_keys) if self.cfg.env.get('obs_keys') else None
+        self._obs_dtype = observation_dtype(self.observation_space)
 
     def _as_batch(self, obs: Any) -> Tuple[torch.Tensor, bool]:
         if isinstance(obs, dict):  # one observation of a Dict-observation env, flattened as in training
@@ -119,7 +125,7 @@ class LoadedPolicy:
                              f"{', '.join(map(str, self.observation_space.shape))}) was expected, got shape {array.shape}")
         if array.shape[1:] != self.observation_space.shape:
             raise ValueError(f"act: observations of shape {self.observation_space.shape} expected, got {array.shape[1:]}")
-        return torch.as_tensor(array, dtype=torch.float32, device=self._device), single
+        return torch.as_tensor(array, dtype=self._obs_dtype, device=self._device), single
 
     def act(self, obs: Any, deterministic: bool = True) -> np.ndarray:
         """The action for ``obs`` (one observation → one action, a batch ``(B, ...)`` → ``(B, ...)`` actions).
