@@ -25,7 +25,7 @@ def test_a_plain_gymnasium_loop_reproduces_the_runs_evaluation(trained_run):
             total += reward
             done = terminated or truncated
         returns.append(total)
-    assert returns == report['returns']
+    assert sorted(returns) == sorted(report['returns'])  # the evaluator lists episodes in the order they end
     summary = json.loads((trained_run / 'summary.json').read_text())
     assert np.mean(returns) == pytest.approx(summary['best_eval_return'])
     assert summary['best_eval_return'] > 50  # it learned: a random CartPole policy averages about 22
