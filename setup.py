@@ -19,13 +19,15 @@ setup(
         "matplotlib",
     ],
     extras_require={
-        "test": ["pytest", "pytest-timeout"],
+        "test": ["pytest", "pytest-timeout", "hypothesis"],
         "ray": ["ray"],
         "box2d": ["gymnasium[box2d]"],
         # acframe -m eval --video: gymnasium's RecordVideo encodes with moviepy (its imageio-ffmpeg wheel ships ffmpeg)
         "video": ["moviepy"],
         # acframe -m export --out FILE.onnx: torch's ONNX exporter needs onnx + onnxscript; onnxruntime runs the file
         "onnx": ["onnx", "onnxscript", "onnxruntime"],
+        # bench/bench_ppo.py's comparison (needs only gymnasium, numpy, torch and cloudpickle besides)
+        "bench": ["stable-baselines3>=2.9"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

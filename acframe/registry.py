@@ -27,6 +27,11 @@ def import_names(names: Iterable[str]) -> None:
             raise RegistryError(
                 f"import_names: cannot import module '{name}' ({exc}); fix the module name or put its folder on PYTHONPATH"
             ) from exc
+        except (Exception, SystemExit) as exc:  # the module is user code: say what it raised, and where
+            from .errors import user_frame
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else ''
+            raise RegistryError(f"import_names: importing '{name}' raised {type(exc).__name__}: {message} "
+                                f"(at {user_frame(exc.__traceback__)}; --debug shows the traceback)") from exc
 
 
 def closest(name: str, candidates: Iterable[str]) -> Optional[str]:
@@ -131,6 +136,7 @@ BUFFER_REGISTRY = Registry("buffer")
 # built-in entries, imported on first use
 POLICY_REGISTRY.register_lazy("impala", "acframe.policy.impala:IMPALAPolicy")
 POLICY_REGISTRY.register_lazy("a2c", "acframe.policy.a2c:A2CPolicy")
+POLICY_REGISTRY.register_lazy("ppo", "acframe.policy.ppo:PPOPolicy")
 MODEL_REGISTRY.register_lazy("vac", "acframe.models.vac:VAC")
 BUFFER_REGISTRY.register_lazy("fifo", "acframe.data.buffer:ReplayBuffer")
 POLICY_REGISTRY.register_lazy("acer", "acframe.policy.acer:ACERPolicy")

@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
@@ -20,6 +19,7 @@ from acframe.cli import main
 from acframe.config import compile_config
 from acframe.config.run_folder import read_run_record, save_run_config
 from acframe.entry.run_folder import RunLock
+from fixtures.reliability import faulty_config as write_faulty_config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY = ['-q', 'env.collector_env_num=2', 'policy.collect.n_sample=2', 'env.evaluator_env_num=1',
@@ -36,16 +36,8 @@ def one_line_error(code, err):
     return code == 2 and err.startswith('acframe: error: ') and err.count('\n') == 1
 
 
-def faulty_config(tmp_path, fault, at_step=50, policy='impala', extra=''):
-    path = tmp_path / f'faulty_{fault}.py'
-    path.write_text(textwrap.dedent(f"""
-        main_config = dict(exp_name='faulty', env=dict(env_kwargs=dict(fault={fault!r}, at_step={at_step}),
-                           collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1, stop_value=1e9{extra}),
-                           policy=dict(collect=dict(n_sample=2), learn=dict(batch_size=4)),
-                           import_names=['fixtures.faulty_envs'])
-        create_config = dict(env=dict(type='faulty'), policy=dict(type={policy!r}))
-    """))
-    return path
+def faulty_config(tmp_path, fault, at_step=50):
+    return tmp_path / write_faulty_config(str(tmp_path), fault, at_step)
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ POSITIVE_KEYS = {
     'log_freq', 'actor_num', 'max_episode_steps', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'start_timeout',
 }
 #: keys whose value must be >= 0
-NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
+NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'save_ckpt_every_s', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
                      'rho_clip_ratio', 'c_clip_ratio', 'rho_pg_clip_ratio', 'lr_decay_iters', 'resample_every',
                      'trust_region_delta', 'replay_ratio', 'replay_start_size', 'max_policy_lag', 'max_restarts',
                      'env_steps_per_update', 'actor_num_cpus', 'evaluator_num_cpus'}
@@ -240,6 +240,12 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
             raise ConfigError(f"override '{key}': '{path}' is not a dict")
         if last not in node and len(node) > 0 and not _is_free_form(path):
             raise ConfigError(unknown_key_message(key, last, node, path, cfg))
+        if isinstance(node.get(last), dict) and node[last] and not _is_free_form(key):
+            if not isinstance(value, dict):  # a section is changed key by key, never replaced by a scalar
+                raise ConfigError(f"config key '{key}' must be a dict (a section of keys), got {type(value).__name__} "
+                                  f"{value!r}; set one of its keys, e.g. {key}.{next(iter(node[last]))}=...")
+            deep_merge(node[last], value, key, root=cfg)
+            continue
         node[last] = value
 
 
@@ -359,6 +365,10 @@ def compile_config(
     policy_type = create_full['policy']['type'] or main_policy.get('type', '')
     if not policy_type:
         raise ConfigError("create_config.policy.type is not set; name a registered policy, e.g. create_config = dict(policy=dict(type='impala'))")
+    for where, names in (('create_config.import_names', extra_imports), ('import_names', main.get('import_names', []) or [])):
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n for n in names):
+            raise ConfigError(f"config key '{where}' = {names!r} must be a list of module names (strings), "
+                              f"e.g. ['my_package.my_envs']")
     import_list = list(extra_imports) + list(main.get('import_names', []) or [])
     import_names(import_list)
     POLICY_REGISTRY._lookup(policy_type)  # a clear error for an unknown name, before anything else

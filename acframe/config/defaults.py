@@ -65,8 +65,10 @@ POLICY_COMMON = dict(
         learner=dict(
             # (int) Print and log training statistics every this many learner iterations.
             log_freq=50,
-            # (int) Write the latest checkpoint every this many learner iterations (0: only at the end).
+            # (int) Write the latest checkpoint every this many learner iterations (0: only at the start and the end).
             save_ckpt_freq=1000,
+            # (float) Also write it when this many seconds passed since the last one (0: off): a killed run loses at most this much.
+            save_ckpt_every_s=300.0,
         ),
         # (int) Torch intra-op threads for learning and collection; 0 picks a value for small networks.
         torch_threads=0,

@@ -99,7 +99,7 @@ def _plain(cfg: Any) -> Any:
 
 def create_config_of(main: Dict[str, Any]) -> Dict[str, Any]:
     """The ``create_config`` that names a compiled config's components."""
-    return dict(env=dict(type=main['env']['type']), env_manager=dict(type=main['env']['manager']),
+    return dict(env=dict(type=main['env']['type']), env_manager=dict(type=main['env'].get('manager', 'sync')),
                 policy=dict(type=main['policy']['type']), import_names=list(main.get('import_names', [])))
 
 

@@ -155,7 +155,8 @@ class SerialRun:
                 self.buffer.check_batch_size(cfg.policy.learn.batch_size)
         echo = self.progress.message if log_to_console else None
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, None, echo)
-        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq)]
+        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,
+                                                                   cfg.policy.learn.learner.save_ckpt_every_s)]
         decay = cfg.policy.learn.get('lr_decay_iters', 0)
         if decay:
             hooks.append(LinearLRDecayHook(decay))
@@ -164,7 +165,8 @@ class SerialRun:
         self.recent_returns: deque = deque(maxlen=20)
         # updates still owed to the current round (a budget may end a run mid-round; resume finishes it)
         self.pending_updates = 0
-        self.pending_batch = None  # the on-policy loop's segment while its updates are pending
+        self.pending_batch = None  # the on-policy loop's prepared rollout while its gradient steps are pending
+        self.rollout_step = 0  # the index of the next gradient step on pending_batch
         self._collecting = False
         self.last_segment_cut = False
         self._unlogged_returns: List[float] = []
@@ -192,6 +194,7 @@ class SerialRun:
             'domain_randomization': self.randomizer.state_dict() if self.randomizer is not None else None,
             'pending_updates': self.pending_updates,
             'pending_batch': to_dict(self.pending_batch) if self.pending_batch is not None else None,
+            'rollout_step': self.rollout_step,
         }
 
     def restore(self, path: str) -> None:
@@ -213,6 +216,7 @@ class SerialRun:
         self.pending_updates = int(state.get('pending_updates', 0))
         if state.get('pending_batch') is not None:
             self.pending_batch = make_tree(state['pending_batch'])
+        self.rollout_step = int(state.get('rollout_step', 0))
 
     # ---- loop pieces -------------------------------------------------------------------------------
     def collect(self):

@@ -1,4 +1,8 @@
-"""The on-policy serial pipeline (A2C): collect a segment with the current weights, learn from it, drop it.
+"""The on-policy serial pipeline (A2C, PPO): collect a rollout with the current weights, learn from it, drop it.
+
+The policy's learn mode decides the gradient steps a rollout gets: ``prepare(rollout)`` once, then one
+``forward`` per batch of ``minibatches(plan)`` (A2C: one; PPO: ``epoch_per_collect`` × minibatches), each one
+``Learner.train_iter``.
 
 No replay buffer: every update uses data of the weights being updated, which is what an on-policy
 policy (``Policy.on_policy = True``) needs. The experiment folder, progress line, evaluation,
@@ -48,9 +52,8 @@ def serial_pipeline_onpolicy(
 
     The arguments are ``serial_pipeline``'s.
 
-    Each collection is followed by ``policy.learn.update_per_collect`` updates on it (1 when the policy
-    has no such key, as A2C). Returns the trained policy; ``summary.json`` in the experiment folder says
-    how it went.
+    Each collection is followed by the gradient steps the policy's learn mode makes on it (``Learner.train_rollout``).
+    Returns the trained policy; ``summary.json`` in the experiment folder says how it went.
     """
     cfg, exp_dir, changes = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
                                      'serial_onpolicy', accept_config_change)
@@ -62,22 +65,26 @@ def serial_pipeline_onpolicy(
 
 
 def _on_policy_loop(run: SerialRun) -> None:
-    """Evaluate when due; collect a segment; ``update_per_collect`` updates on it; drop it."""
-    updates = int(run.cfg.policy.learn.get('update_per_collect', 1))
+    """Evaluate when due; collect a rollout and prepare it; its gradient steps; drop it.
+
+    A budget may stop the run inside a rollout: its plan and the index of its next step (``run.pending_batch``,
+    ``run.rollout_step``) are checkpointed, and a resumed run finishes it first.
+    """
     get_train_sample = run.policy.collect_mode.get_train_sample
+    prepare = run.policy.learn_mode.prepare
     while True:
         if run.maybe_evaluate():
             break
         if not run.budget_left():
             run.maybe_evaluate(force=run.evaluator.last_eval_iter != run.learner.train_iter)
             break
-        if run.pending_updates == 0:
-            run.pending_batch = get_train_sample(run.collect())
-            run.pending_updates = updates
-        while run.pending_updates and run.learner.train_iter < run.cfg.max_train_iter:
-            run.learner.train(run.pending_batch)
-            run.pending_updates -= 1
-        if run.pending_updates == 0:
-            run.pending_batch = None
+        if run.pending_batch is None:
+            run.pending_batch = prepare(get_train_sample(run.collect()))
+            run.rollout_step = 0
+        next_step = run.learner.train_rollout(run.pending_batch, run.rollout_step, run.cfg.max_train_iter)
+        if next_step is None:
+            run.pending_batch, run.rollout_step = None, 0
+        else:
+            run.rollout_step = next_step
         run.learner.end_round()
         run.show_progress()

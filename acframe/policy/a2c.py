@@ -44,6 +44,7 @@ class A2CPolicy(Policy):
 
     supported_action_spaces = ('discrete', 'continuous', 'multi_discrete')
     on_policy = True
+    collect_stats = False
 
     config = dict(
         # (bool) A2C learns on-policy: each collected segment is trained on once, with the weights that collected it.
@@ -118,7 +119,6 @@ class A2CPolicy(Policy):
         self._reward_scale = float(learn.reward_scale)
         self._params = list(self._model.parameters())
         self._model.train()  # once: nothing in acframe switches it to eval mode (a per-update call walks every module)
-        self._nvec = self._multi_discrete_nvec()
 
     def _actor_critic_groups(self, critic_lr: float) -> List[Dict[str, Any]]:
         """Two parameter groups: the critic's parameters (named ``critic_*``) at ``critic_lr``, the rest (the actor)."""
@@ -132,16 +132,6 @@ class A2CPolicy(Policy):
             raise ConfigError(f"policy.learn.critic_learning_rate: model {type(self._model).__name__} has no separate "
                               f"critic parameters (named 'critic_*'); set critic_learning_rate=None")
         return [{'params': actor, 'name': 'actor'}, {'params': critic, 'name': 'critic', 'lr': critic_lr}]
-
-    def _multi_discrete_nvec(self) -> List[int]:
-        """The categorical sizes of a MultiDiscrete action (empty for other spaces)."""
-        if self._action_space != 'multi_discrete':
-            return []
-        nvec = getattr(self._model, 'nvec', None) or self._cfg.model.get('action_shape')
-        return [int(n) for n in nvec]
-
-    def _stats_keys(self) -> Tuple[str, ...]:
-        return ('mu', 'sigma') if self._action_space == 'continuous' else ('logit',)
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
@@ -201,23 +191,7 @@ class A2CPolicy(Policy):
         return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'grad_norm', 'advantage',
                                                 'value'] + extra
 
-    # ---- collect -----------------------------------------------------------------------------------
-    def _init_collect(self) -> None:
-        self._nvec = self._multi_discrete_nvec()
-
-    def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        output = self._model.compute_actor(obs)
-        return {'action': make_distribution(output, self._action_space, self._nvec).sample()}
-
+    # ---- collect / eval: Policy's defaults (an action sampled from π; its mode, or a sample, in eval) ----
     def _get_train_sample(self, segment: ttorch.Tensor) -> ttorch.Tensor:
         """The whole time-major segment is one batch: A2C trains on it once."""
         return segment
-
-    # ---- eval --------------------------------------------------------------------------------------
-    def _init_eval(self) -> None:
-        self._nvec = self._multi_discrete_nvec()
-        self._deterministic = bool(self._cfg.eval.get('deterministic', True))
-
-    def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        dist = make_distribution(self._model.compute_actor(obs), self._action_space, self._nvec)
-        return {'action': dist.mode() if self._deterministic else dist.sample()}

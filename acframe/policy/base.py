@@ -2,7 +2,9 @@
 
 A policy owns its model and exposes three narrow views of itself:
 
-* ``learn_mode``   — for the learner: ``forward(batch) -> dict of floats``, state dicts, optimizer, monitor vars;
+* ``learn_mode``   — for the learner: ``forward(batch) -> dict of floats`` (one gradient step), state dicts,
+  optimizer, monitor vars, and the on-policy seam ``prepare(rollout) -> plan`` / ``minibatches(plan, start)``
+  (the batches of the gradient steps a rollout gets: A2C one, PPO epochs × minibatches) / ``samples(batch)``;
 * ``collect_mode`` — for the collector: ``forward(obs) -> {'action', ...}`` (stochastic), ``get_train_sample``,
   ``load_weights``;
 * ``eval_mode``    — for the evaluator: ``forward(obs) -> {'action'}`` (deterministic), ``load_weights``.
@@ -16,7 +18,7 @@ from __future__ import annotations
 import copy
 import math
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -52,6 +54,9 @@ class Policy:
     on_policy: bool = False
     #: modes a policy of this class can build
     modes: Tuple[str, ...] = ('learn', 'collect', 'eval')
+    #: the default collect forward keeps the actor's distribution statistics in the segment (the behaviour policy
+    #: an off-policy correction needs); False keeps only the action (an on-policy learner recomputes them)
+    collect_stats: bool = True
 
     @classmethod
     def default_config(cls) -> Dict[str, Any]:
@@ -82,6 +87,9 @@ class Policy:
         if cfg.get('cuda') and not torch.cuda.is_available():
             raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
         self._model = (model if model is not None else self._create_model()).to(self._device)
+        self._nvec = self._multi_discrete_nvec()
+        # eval mode: the most likely action (True) or a sampled one, where the policy has policy.eval.deterministic
+        self._deterministic_eval = bool(cfg.get('eval', {}).get('deterministic', True))
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
 
@@ -94,7 +102,9 @@ class Policy:
         learn = self._cfg.learn
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = clip_gradients(params, learn.grad_clip_type, learn.clip_value)
+        # the threshold's DI-engine name is grad_clip_value (PPO); IMPALA, A2C and ACER still call it clip_value
+        threshold = learn.grad_clip_value if 'grad_clip_value' in learn else learn.clip_value
+        grad_norm = clip_gradients(params, learn.grad_clip_type, threshold)
         if math.isfinite(grad_norm):  # a finite gradient norm implies a finite loss was differentiated
             optimizer.step()
             return grad_norm
@@ -164,6 +174,7 @@ class Policy:
         return _Mode('learn', forward=self._forward_learn, state_dict=self._state_dict_learn,
                      load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
                      optimizers=self._optimizers, get_weights=self.get_weights, model=self._model,
+                     prepare=self._prepare_rollout, minibatches=self._minibatches, samples=self._batch_samples,
                      policy_cfg=self._cfg)
 
     @property
@@ -189,6 +200,30 @@ class Policy:
     def _forward_learn(self, batch: Any) -> Dict[str, float]:
         raise NotImplementedError
 
+    def _prepare_rollout(self, rollout: Any) -> Any:
+        """On-policy: turn a collected rollout into the *plan* its gradient steps read (default: the rollout).
+
+        Called once per rollout, with the weights that collected it, before its first gradient step. The plan
+        is plain data (a tree or dict of tensors): the pipeline keeps it in checkpoints with the index of the
+        next step, so a resumed run continues the rollout where it stopped.
+        """
+        return rollout
+
+    def _minibatches(self, plan: Any, start: int = 0) -> Iterator[Any]:
+        """On-policy: the batches of the gradient steps ``start, start + 1, ...`` on one prepared rollout.
+
+        Each batch is trained by one ``forward`` (one gradient step, one ``Learner.train_iter``), so the policy
+        alone decides how many steps a rollout gets. The generator runs lazily between the steps (it may
+        update ``plan`` with the current weights, e.g. PPO's ``recompute_adv``) and must give the same batches
+        when restarted at ``start`` with the plan and weights of that point. Default: the rollout is one batch.
+        """
+        if start == 0:
+            yield plan
+
+    def _batch_samples(self, batch: Any) -> int:
+        """Transitions one ``forward`` trains on (default: a time-major ``(T, B)`` batch's ``T·B``)."""
+        return int(batch.reward.numel())
+
     def _optimizers(self) -> List[torch.optim.Optimizer]:
         """The optimizers a learning-rate schedule acts on."""
         return [self._optimizer]
@@ -206,6 +241,17 @@ class Policy:
 
     def _monitor_vars_learn(self) -> List[str]:
         return ['cur_lr', 'total_loss']
+
+    def _stats_keys(self) -> Tuple[str, ...]:
+        """The keys of the actor's distribution statistics for this policy's action space."""
+        return ('mu', 'sigma') if self._action_space == 'continuous' else ('logit',)
+
+    def _multi_discrete_nvec(self) -> List[int]:
+        """The categorical sizes of a MultiDiscrete action (empty for other spaces)."""
+        if self._action_space != 'multi_discrete':
+            return []
+        nvec = getattr(self._model, 'nvec', None) or self._cfg.model.get('action_shape')
+        return [int(n) for n in nvec]
 
     def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor) -> torch.Tensor:
         """Fold ``gamma * V(final_obs)``, with the current weights and no gradient, into the reward of every
@@ -226,9 +272,12 @@ class Policy:
         pass
 
     def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """Default: the actor's distribution statistics plus an ``action`` sampled from them."""
+        """Default: an ``action`` sampled from the actor's distribution, with its statistics when ``collect_stats``."""
         output = self._model.compute_actor(obs)
-        output['action'] = make_distribution(output, self._action_space).sample()
+        action = make_distribution(output, self._action_space, self._nvec).sample()
+        if not self.collect_stats:
+            return {'action': action}
+        output['action'] = action
         return output
 
     def _get_train_sample(self, segment: Any) -> Any:
@@ -243,8 +292,10 @@ class Policy:
         pass
 
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """Default: the mode of the actor's distribution (greedy / mean action)."""
-        return {'action': make_distribution(self._model.compute_actor(obs), self._action_space).mode()}
+        """Default: the mode of the actor's distribution (greedy / mean action), or a sample when
+        ``policy.eval.deterministic`` is False."""
+        dist = make_distribution(self._model.compute_actor(obs), self._action_space, self._nvec)
+        return {'action': dist.mode() if self._deterministic_eval else dist.sample()}
 
 
 def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch.optim.Optimizer:

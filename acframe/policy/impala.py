@@ -86,9 +86,6 @@ class IMPALAPolicy(Policy):
         self._optimizer = build_optimizer(self._model.parameters(), learn)
         self._gamma = learn.discount_factor
 
-    def _stats_keys(self) -> Tuple[str, ...]:
-        return ('mu', 'sigma') if self._action_space == 'continuous' else ('logit',)
-
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
         reward = batch.reward

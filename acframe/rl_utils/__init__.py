@@ -1,4 +1,4 @@
-"""Pure functions on time-major ``(T, B)`` tensors: returns, GAE, V-trace, Retrace and ACER terms.
+"""Pure functions on time-major ``(T, B)`` tensors: returns, GAE, V-trace, Retrace, ACER and PPO terms.
 
 Conventions shared by every function here:
 
@@ -20,6 +20,7 @@ from acframe.rl_utils.acer import (
     truncated_trace,
     trust_region_projection,
 )
+from acframe.rl_utils.ppo import PPOPolicyLoss, ppo_policy_loss, ppo_value_loss
 from acframe.rl_utils.returns import fold_truncation, gae, nstep_return
 from acframe.rl_utils.vtrace import VTraceReturns, vtrace
 
@@ -39,4 +40,7 @@ __all__ = [
     "grad_wrt_stats",
     "trust_region_projection",
     "acer_trust_region_loss",
+    "PPOPolicyLoss",
+    "ppo_policy_loss",
+    "ppo_value_loss",
 ]

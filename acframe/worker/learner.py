@@ -1,9 +1,15 @@
-"""``Learner``: runs the policy's learn mode on batches, with hooks for logging, checkpoints and LR schedules."""
+"""``Learner``: runs the policy's learn mode on batches, with hooks for logging, checkpoints and LR schedules.
+
+``train_iter`` counts gradient steps for every algorithm: one ``train(batch)`` is one ``learn_mode.forward``,
+one optimizer step. An on-policy rollout gets as many steps as its policy's ``learn_mode.minibatches`` yields
+(``train_rollout``), so every ``*_freq`` and budget is in gradient steps.
+"""
 from __future__ import annotations
 
 import os
 import pickle
 import re
+import time
 from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional
 
@@ -50,19 +56,26 @@ class LogHook(LearnerHook):
 
 
 class CheckpointHook(LearnerHook):
-    """At the end of a pipeline round, write ``ckpt_latest.pth`` when ``freq`` more iterations have passed."""
+    """At the end of a pipeline round, write ``ckpt_latest.pth`` when ``freq`` more iterations or ``every_s``
+    more seconds have passed since the last one (so a killed run loses at most that much)."""
 
-    def __init__(self, freq: int) -> None:
+    def __init__(self, freq: int, every_s: float = 0.0) -> None:
         self.freq = freq
+        self.every_s = float(every_s)
         self._last_saved = 0
+        self._last_saved_at = time.monotonic()
 
     def after_round(self, learner: 'Learner') -> None:
-        if self.freq and learner.train_iter // self.freq > self._last_saved // self.freq:
+        due_by_iter = self.freq and learner.train_iter // self.freq > self._last_saved // self.freq
+        due_by_time = self.every_s > 0 and time.monotonic() - self._last_saved_at >= self.every_s
+        if due_by_iter or due_by_time:
             learner.save_checkpoint('ckpt_latest.pth')
             self._last_saved = learner.train_iter
+            self._last_saved_at = time.monotonic()
 
     def after_load(self, learner: 'Learner') -> None:
         self._last_saved = learner.train_iter
+        self._last_saved_at = time.monotonic()
 
 
 class LinearLRDecayHook(LearnerHook):
@@ -101,6 +114,22 @@ class Learner:
         for hook in self.hooks:
             hook.after_iter(self, info)
         return info
+
+    def train_rollout(self, plan: Any, start: int = 0, max_train_iter: Optional[int] = None) -> Optional[int]:
+        """The gradient steps of one prepared on-policy rollout, from step ``start``: one ``train`` per batch
+        of ``learn_mode.minibatches(plan, start)``, stopping early once ``train_iter`` reaches ``max_train_iter``.
+
+        Returns None when the rollout is finished, else the index of its next step (to continue it later).
+        """
+        batches = self.policy.minibatches(plan, start)
+        step = start
+        while max_train_iter is None or self.train_iter < max_train_iter:
+            batch = next(batches, None)
+            if batch is None:
+                return None
+            self.train(batch)
+            step += 1
+        return step
 
     def end_round(self) -> None:
         """Called by the pipeline between rounds (a consistent point to checkpoint)."""

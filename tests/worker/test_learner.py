@@ -142,3 +142,26 @@ def test_load_checkpoint_errors_name_the_file(tmp_path):
 def test_saving_without_an_experiment_folder_is_an_error():
     with pytest.raises(CheckpointError, match='no experiment folder'):
         Learner(CountingLearnMode()).save_checkpoint('ckpt_latest.pth')
+
+
+def test_a_time_based_checkpoint_is_written_when_its_seconds_have_passed(tmp_path, monkeypatch):
+    from acframe.worker import learner as learner_module
+    from acframe.worker.learner import CheckpointHook
+    clock = [100.0]
+    monkeypatch.setattr(learner_module.time, 'monotonic', lambda: clock[0])
+    saved = []
+
+    class FakeLearner:
+        train_iter = 1
+
+        def save_checkpoint(self, name):
+            saved.append((name, clock[0]))
+
+    hook = CheckpointHook(freq=0, every_s=60.0)
+    hook.after_round(FakeLearner())
+    assert saved == []
+    clock[0] += 61.0
+    hook.after_round(FakeLearner())
+    assert saved == [('ckpt_latest.pth', 161.0)]
+    hook.after_round(FakeLearner())
+    assert len(saved) == 1

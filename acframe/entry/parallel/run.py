@@ -6,8 +6,9 @@ The learner process owns the experiment folder, the learn-only policy, the repla
 * ``async`` (off-policy policies): segments are pushed into the replay buffer as they arrive; the learner
   trains whenever the buffer gives a batch and publishes the new weights after every update.
 * ``sync`` (on-policy policies, or on request): every actor delivers one segment collected with the
-  current version; then the learner updates (``update_per_collect`` times, 1 for A2C) on all of them at
-  once and publishes — A2C's synchronous actors.
+  current version; then the learner makes the policy's gradient steps on all of them at once (one rollout:
+  ``Learner.train_rollout``; A2C one step, PPO epochs × minibatches) and publishes — A2C's synchronous actors.
+  An off-policy policy in sync mode pushes the segments and makes ``update_per_collect`` updates from the buffer.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import numpy as np
 import torch
 
 from ...config.run_folder import read_run_record, save_run_config
-from ...data import ttorch
+from ...data import make_tree, ttorch
 from ...envs import make_env_manager
 from ...errors import ConfigError
 from ...plot import write_run_curves
@@ -80,23 +81,30 @@ def check_setup(cfg: Any, backend: str, ray_address: Optional[str]) -> bool:
 
 
 class LagTrackingLearnMode:
-    """The learn mode as the parallel learner runs it: the batch's ``behaviour_version`` becomes the policy lag.
+    """The learn mode as the parallel learner runs it: measures every gradient step.
 
-    The lag of a step is the version being updated minus the version that acted; its mean and max over the
-    batch join the policy's info dict (so ``LogHook`` logs them as ``learner/policy_lag_*``).
+    ``version`` is the learner's ``train_iter`` before the step. The lag of a transition is that version minus
+    the ``behaviour_version`` that acted; its mean and max over the batch join the policy's info dict (so
+    ``LogHook`` logs them as ``learner/policy_lag_*``). Every step adds its info and the transitions it trained
+    on (``learn_mode.samples``) to ``stats``.
     """
 
-    def __init__(self, learn_mode: Any) -> None:
+    def __init__(self, learn_mode: Any, stats: 'ParallelStats') -> None:
         self._mode = learn_mode
+        self.stats = stats
         self.version = 0
 
     def forward(self, batch: ttorch.Tensor) -> Dict[str, float]:
-        versions = batch.pop(VERSION_KEY) if VERSION_KEY in batch else None
+        versions = batch[VERSION_KEY] if VERSION_KEY in batch else None
+        if versions is not None:  # the policy sees the batch without the stamp (and the caller's batch keeps it)
+            batch = make_tree({k: v for k, v in batch.items() if k != VERSION_KEY})
         info = self._mode.forward(batch)
         if versions is not None:
             lag = (self.version - versions).float()
             info['policy_lag_mean'] = float(lag.mean())
             info['policy_lag_max'] = float(lag.max())
+        self.stats.on_update(info, self._mode.samples(batch))
+        self.version += 1
         return info
 
     def __getattr__(self, name: str) -> Any:
@@ -219,14 +227,15 @@ class ParallelRun:
         if not policy_class(cfg).on_policy:
             buffer_cfg = dict(cfg.policy.other.replay_buffer)
             self.buffer = BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed, **buffer_cfg)
-        self.learn_mode = LagTrackingLearnMode(self.policy.learn_mode)
+        self.stats = ParallelStats(cfg.parallel.actor_num)
+        self.learn_mode = LagTrackingLearnMode(self.policy.learn_mode, self.stats)
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, self.tb)
-        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq)]
+        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,
+                                                                   cfg.policy.learn.learner.save_ckpt_every_s)]
         if cfg.policy.learn.get('lr_decay_iters', 0):
             hooks.append(LinearLRDecayHook(cfg.policy.learn.lr_decay_iters))
         hooks += list(learner_hooks)
         self.learner = Learner(self.learn_mode, self.exp_dir, hooks, self.state_provider)
-        self.stats = ParallelStats(cfg.parallel.actor_num)
         self.steps_per_update = resolve_steps_per_update(cfg)
         self.segment_steps = env_steps_per_collection(cfg)
         self.env_step = 0
@@ -343,10 +352,12 @@ class ParallelRun:
         return self.take(messages)
 
     def train(self, batch: ttorch.Tensor) -> None:
-        samples = int(batch.reward.numel())
-        self.learn_mode.version = self.learner.train_iter
-        info = self.learner.train(batch)
-        self.stats.on_update(info, samples)
+        """One gradient step (measured by ``LagTrackingLearnMode``)."""
+        self.learner.train(batch)
+
+    def train_rollout(self, rollout: ttorch.Tensor) -> None:
+        """On-policy: the gradient steps the policy makes on one rollout (``Learner.train_rollout``), within the budget."""
+        self.learner.train_rollout(self.learn_mode.prepare(rollout), 0, self.cfg.max_train_iter)
 
     def publish(self) -> None:
         self.backend.publish(self.learner.train_iter)
@@ -462,6 +473,7 @@ class ParallelRun:
             'env_steps_per_s': round(rates['env_steps_per_s'], 1),
             'env_steps_per_s_per_actor': [round(r, 1) for r in rates['env_steps_per_s_per_actor']],
             'learner_samples_per_s': round(rates['learner_samples_per_s'], 1),
+            'samples_trained': int(self.stats.samples_trained),
             'learner_idle_fraction': round(rates['learner_idle_fraction'], 4),
             'policy_lag_mean': None if rates['policy_lag_mean'] is None else round(rates['policy_lag_mean'], 3),
             'policy_lag_max': rates['policy_lag_max'],
@@ -547,10 +559,8 @@ def sync_loop(run: ParallelRun) -> None:
                 else:  # a restarted actor's duplicate, or data of an older version
                     run.stats.discarded_segments += 1
         trees = [round_samples[i] for i in sorted(round_samples)]
-        if run.buffer is None:  # on-policy: the time-major segments side by side, trained on directly
-            batch = ttorch.cat(trees, dim=1)
-            for _ in range(updates):
-                run.train(batch.clone())
+        if run.buffer is None:  # on-policy: the time-major segments side by side are one rollout
+            run.train_rollout(ttorch.cat(trees, dim=1))
         else:
             for tree in trees:
                 run.buffer.push(tree)

@@ -1,0 +1,252 @@
+"""PPO (Schulman et al. 2017): an on-policy actor-critic that takes many clipped gradient steps per rollout.
+
+Collect: every collector env steps ``T = n_sample / collector_env_num`` times with actions sampled from the
+current policy (only the actions are kept: the learner recomputes log π_old with the same weights). The
+rollout ``(T, B)`` is trained on, then dropped.
+
+Prepare (once per rollout, with the weights that collected it — ``learn_mode.prepare``): evaluate π_old and
+V_old on the rollout's ``T + 1`` observations, then
+
+* scale the rewards by ``reward_scale``, fold the time-limit bootstrap ``γ·V(final_obs)`` into the reward of every truncated step
+  (``rl_utils.fold_truncation``) and cut the recursion at every episode end,
+  ``discounts = γ·(1 − (terminated | truncated))``;
+* advantages ``Â_t`` by GAE(λ) (``rl_utils.gae``), value targets ``R_t = Â_t + V_old(s_t)``;
+* draw ``epoch_per_collect`` random orders of the ``N = T·B`` transitions.
+
+Learn (``learn_mode.minibatches``): ``epoch_per_collect`` epochs, each a pass over the rollout in minibatches of
+``batch_size`` transitions (the last one smaller when ``batch_size`` does not divide N); every minibatch is one
+gradient step (one ``Learner.train_iter``) minimising
+
+    L = −L^CLIP(ε) + value_weight · L^V − entropy_weight · H[π]
+
+with ``L^CLIP`` the clipped surrogate (``rl_utils.ppo_policy_loss``, the advantages normalised per minibatch
+when ``adv_norm``), ``L^V`` the squared error to ``R_t``, clipped around ``V_old`` when ``value_clip_ratio`` is set
+(``rl_utils.ppo_value_loss``), with Adam and the gradient clipped by its global norm. With ``recompute_adv``,
+every epoch after the first recomputes ``Â_t``, ``R_t`` and ``V_old`` with the current weights.
+
+Schedules: ``lr_decay_iters`` decays the learning rate and ``clip_ratio_decay_iters`` the clip ratio ε linearly
+to 0 at that many gradient steps (SB3/RL-Zoo's ``lin_`` schedules, set to the budget's gradient steps).
+
+Actions: Discrete (categorical), Box (diagonal Gaussian with a state-independent log-std, as SB3; the env
+manager clips the action to the space's bounds, the loss uses the unclipped sample) and MultiDiscrete (one
+categorical per dimension, log-probs summed). Dict observations are flattened by the env layer (``env.obs_keys``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Iterator, List, Tuple
+
+import torch
+
+from ..data import make_tree, ttorch
+from ..errors import ConfigError
+from ..models import make_distribution
+from ..registry import POLICY_REGISTRY
+from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
+from .base import Policy, build_optimizer
+
+
+@POLICY_REGISTRY.register('ppo')
+class PPOPolicy(Policy):
+    """PPO-clip with GAE(λ), for discrete, continuous and multi-discrete actions."""
+
+    supported_action_spaces = ('discrete', 'continuous', 'multi_discrete')
+    on_policy = True
+    collect_stats = False
+
+    config = dict(
+        # (bool) PPO learns on-policy: each collected rollout is trained on for epoch_per_collect epochs, then dropped.
+        on_policy=True,
+        # (bool) Recompute the advantages and value targets with the current weights before every epoch after the first.
+        recompute_adv=False,
+        learn=dict(
+            # (int) Passes (epochs) over each rollout.
+            epoch_per_collect=10,
+            # (int) Transitions per minibatch; each minibatch is one gradient step (one learner iteration).
+            batch_size=64,
+            # (str) Optimizer: 'adam' (PPO's usual choice) or 'rmsprop'.
+            optim='adam',
+            # (float) Step size of the optimizer.
+            learning_rate=0.0003,
+            # (float) Adam epsilon (1e-5 as SB3's and the baselines' PPO).
+            adam_eps=0.00001,
+            # (float) Discount factor gamma in [0, 1].
+            discount_factor=0.99,
+            # (float) GAE lambda in [0, 1].
+            gae_lambda=0.95,
+            # (float) Rewards are multiplied by this before the targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
+            reward_scale=1.0,
+            # (float) Clip range epsilon of the probability ratio in the surrogate objective (> 0).
+            clip_ratio=0.2,
+            # (float) Clip the value around the value of the collecting weights by +-this (value units); None: no value clipping.
+            value_clip_ratio=None,
+            # (float) Weight of the value loss (the policy loss has weight 1).
+            value_weight=0.5,
+            # (float) Weight of the entropy bonus.
+            entropy_weight=0.0,
+            # (bool) Normalise the advantages of each minibatch to zero mean and unit std.
+            adv_norm=True,
+            # (str) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
+            grad_clip_type='clip_norm',
+            # (float) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to.
+            grad_clip_value=0.5,
+            # (int) Decay the learning rate linearly to 0 at this learner iteration (gradient step); 0 keeps it constant.
+            lr_decay_iters=0,
+            # (int) Decay the clip ratio linearly to 0 at this learner iteration (gradient step); 0 keeps it constant.
+            clip_ratio_decay_iters=0,
+        ),
+        collect=dict(
+            # (int) Transitions per rollout across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times.
+            n_sample=1024,
+        ),
+        eval=dict(
+            # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).
+            deterministic=True,
+        ),
+        other=dict(
+            replay_buffer=dict(
+                # (str) On-policy: no replay buffer (''); a buffer type that replays data is refused.
+                type='',
+            ),
+        ),
+    )
+
+    # ---- learn -------------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        learn = self._cfg.learn
+        for key in ('epoch_per_collect', 'batch_size'):
+            value = learn[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"policy.learn.{key} = {value!r} must be an integer >= 1")
+        if not learn.clip_ratio > 0:
+            raise ConfigError(f"policy.learn.clip_ratio = {learn.clip_ratio!r} must be > 0 (PPO's epsilon, e.g. 0.2)")
+        if learn.value_clip_ratio is not None and not learn.value_clip_ratio > 0:
+            raise ConfigError(f"policy.learn.value_clip_ratio = {learn.value_clip_ratio!r} must be > 0, or None for no value clipping")
+        if learn.grad_clip_value < 0:
+            raise ConfigError(f"policy.learn.grad_clip_value = {learn.grad_clip_value} must be >= 0")
+        if learn.clip_ratio_decay_iters < 0:
+            raise ConfigError(f"policy.learn.clip_ratio_decay_iters = {learn.clip_ratio_decay_iters} must be >= 0 (0: constant)")
+        self._optimizer = build_optimizer(self._model.parameters(), learn)
+        self._params = list(self._model.parameters())
+        self._gamma = float(learn.discount_factor)
+        self._reward_scale = float(learn.reward_scale)
+        self._grad_steps = 0  # gradient steps taken (the clip-ratio schedule's clock; saved in checkpoints)
+        self._model.train()
+
+    def _clip_ratio(self) -> float:
+        """ε of the next gradient step: ``clip_ratio``, decayed linearly to 0 at ``clip_ratio_decay_iters``."""
+        learn = self._cfg.learn
+        if not learn.clip_ratio_decay_iters:
+            return float(learn.clip_ratio)
+        return float(learn.clip_ratio) * max(0.0, 1.0 - self._grad_steps / learn.clip_ratio_decay_iters)
+
+    def _evaluate(self, obs: torch.Tensor, lead_dims: int) -> Tuple[Dict[str, torch.Tensor], torch.Tensor]:
+        """The actor's statistics ``(*lead, ...)`` and the values ``lead`` on observations ``(*lead, *obs_shape)``."""
+        lead = tuple(obs.shape[:lead_dims])
+        output = self._model(obs.reshape((-1,) + tuple(obs.shape[lead_dims:])), mode='compute_actor_critic')
+        stats = {k: output[k].reshape(lead + (-1,)) for k in self._stats_keys()}
+        return stats, output['value'].reshape(lead)
+
+    def _prepare_rollout(self, rollout: ttorch.Tensor) -> ttorch.Tensor:
+        """The plan of one rollout: the rollout, ``log π_old``, ``V_old``, ``Â_t``, ``R_t`` (``(T, B)`` each) and the
+        epochs' random orders of its ``T·B`` transitions (``(epoch_per_collect, T·B)``)."""
+        steps, num_envs = rollout.reward.shape
+        with torch.no_grad():
+            stats, values = self._evaluate(rollout.obs, 2)
+            dist = make_distribution({k: v[:-1] for k, v in stats.items()}, self._action_space, self._nvec)
+            log_prob_old = dist.log_prob(rollout.action)
+        plan = {
+            'rollout': {k: rollout[k] for k in ('obs', 'action', 'reward', 'terminated', 'truncated', 'final_obs')},
+            'log_prob_old': log_prob_old,
+            'value_old': torch.empty(steps, num_envs),
+            'advantage': torch.empty(steps, num_envs),
+            'value_target': torch.empty(steps, num_envs),
+            'order': torch.stack([torch.randperm(steps * num_envs) for _ in range(self._cfg.learn.epoch_per_collect)]),
+        }
+        self._fill_targets(plan, values)
+        return make_tree(plan)
+
+    def _fill_targets(self, plan: Any, values: torch.Tensor) -> None:
+        """Write ``V_old``, the GAE advantages and the value targets of ``values`` ``(T+1, B)`` into the plan."""
+        rollout = plan['rollout']
+        with torch.no_grad():
+            done = rollout['terminated'] | rollout['truncated']
+            discounts = self._gamma * (~done).float()
+            reward = rollout['reward'] * self._reward_scale if self._reward_scale != 1.0 else rollout['reward']
+            rewards = self._bootstrap_truncation(reward, rollout['truncated'], rollout['final_obs'])
+            advantages = gae(rewards, values[:-1], values[-1], discounts, float(self._cfg.learn.gae_lambda))
+            plan['value_old'].copy_(values[:-1])
+            plan['advantage'].copy_(advantages)
+            plan['value_target'].copy_(advantages + values[:-1])
+
+    def _minibatches(self, plan: ttorch.Tensor, start: int = 0) -> Iterator[ttorch.Tensor]:
+        """``epoch_per_collect`` passes over the rollout in the plan's orders, ``batch_size`` transitions a step."""
+        learn = self._cfg.learn
+        rollout = plan.rollout
+        steps, num_envs = rollout.reward.shape
+        total = steps * num_envs
+        per_epoch = math.ceil(total / learn.batch_size)
+
+        def flat(x: torch.Tensor) -> torch.Tensor:  # (T, B, ...) -> (T*B, ...)
+            return x.reshape((total,) + tuple(x.shape[2:]))
+
+        for step in range(start, int(plan.order.shape[0]) * per_epoch):
+            epoch, index = divmod(step, per_epoch)
+            if index == 0 and epoch > 0 and self._cfg.recompute_adv:
+                with torch.no_grad():
+                    self._fill_targets(plan, self._evaluate(rollout.obs, 2)[1])
+            idx = plan.order[epoch, index * learn.batch_size:(index + 1) * learn.batch_size]
+            yield make_tree({
+                'obs': flat(rollout.obs[:-1])[idx],
+                'action': flat(rollout.action)[idx],
+                'log_prob_old': flat(plan.log_prob_old)[idx],
+                'value_old': flat(plan.value_old)[idx],
+                'advantage': flat(plan.advantage)[idx],
+                'value_target': flat(plan.value_target)[idx],
+            })
+
+    def _batch_samples(self, batch: ttorch.Tensor) -> int:
+        return int(batch.advantage.numel())
+
+    def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
+        """One gradient step on one minibatch of transitions."""
+        learn = self._cfg.learn
+        stats, values = self._evaluate(batch.obs, 1)
+        dist = make_distribution(stats, self._action_space, self._nvec)
+        log_prob = dist.log_prob(batch.action)
+        advantages = batch.advantage
+        if learn.adv_norm and advantages.numel() > 1:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        clip_ratio = self._clip_ratio()
+        policy = ppo_policy_loss(log_prob, batch.log_prob_old, advantages, clip_ratio)
+        value_loss = ppo_value_loss(values, batch.value_old, batch.value_target, learn.value_clip_ratio)
+        entropy = dist.entropy().mean()
+        total_loss = policy.loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
+
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
+        self._grad_steps += 1
+        return {
+            'cur_lr': self._optimizer.param_groups[0]['lr'],
+            'total_loss': total_loss.item(),
+            'policy_loss': policy.loss.item(),
+            'value_loss': value_loss.item(),
+            'entropy': entropy.item(),
+            'approx_kl': policy.approx_kl.item(),
+            'clip_fraction': policy.clip_fraction.item(),
+            'clip_ratio': clip_ratio,
+            'grad_norm': grad_norm,
+            'value': values.mean().item(),
+        }
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clip_fraction',
+                                                'clip_ratio', 'grad_norm', 'value']
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {**super()._state_dict_learn(), 'grad_steps': self._grad_steps}
+
+    def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
+        super()._load_state_dict_learn(state)
+        self._grad_steps = int(state.get('grad_steps', 0))
+
+    # ---- collect / eval: Policy's defaults (an action sampled from π; its mode, or a sample, in eval) ----

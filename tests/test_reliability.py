@@ -1,0 +1,27 @@
+"""Every bad input of the reliability catalogue ends in one clear line (exit 2) and writes nothing; the
+injected faults not covered by test_failure_semantics.py are survived. docs/reliability.md counts them."""
+import pytest
+
+from fixtures.reliability import bad_inputs, run_fault, run_input
+
+CASES = bad_inputs()
+
+
+def test_the_catalogue_tries_at_least_150_bad_inputs():
+    assert len(CASES) >= 150
+
+
+def test_every_bad_input_is_one_clear_line_and_writes_nothing():
+    failures = []
+    for case in CASES:
+        outcome = run_input(case, timeout_s=60)
+        if outcome.kind != 'clear':
+            failures.append(f"{case.name}: {outcome.kind}: {outcome.detail}")
+    assert not failures, '\n'.join(failures)
+
+
+# (the other faults have their own tests in test_failure_semantics.py; bench/reliability.py runs them all)
+@pytest.mark.parametrize('name', ['temporary file left by a killed save', 'lock file left by a dead process'])
+def test_injected_faults_are_survived(name):
+    result = run_fault(name)
+    assert result.survived, result.detail
