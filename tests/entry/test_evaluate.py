@@ -1,6 +1,8 @@
 """Specification of ``acframe -m eval --load RUN_DIR_OR_CKPT``: one result line, a JSON of the episodes, videos,
 and the nominal or drawn parameters of a domain-randomized run."""
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -48,14 +50,17 @@ def test_a_config_and_a_checkpoint_still_work(trained_run, capsys):
     assert 'over 2 episodes' in out
 
 
-def test_video_records_each_counted_episode_as_mp4(trained_run, tmp_path, capsys):
+def test_video_records_each_counted_episode_as_mp4(trained_run, tmp_path):
     pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
     import imageio_ffmpeg
 
     videos = tmp_path / 'videos'
-    code, out, err = run_cli(['-m', 'eval', '--load', str(trained_run), '--episodes', '2', '--video', str(videos),
-                              '--out', str(tmp_path / 'r.json')], capsys)
-    assert code == 0, err
+    # in a fresh interpreter, as a user runs it: rendering (pygame/SDL) and encoding stay out of the test process,
+    # whose later tests fork worker processes
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(trained_run), '--episodes', '2',
+                          '--video', str(videos), '--out', str(tmp_path / 'r.json')], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / 'r.json').read_text())
     files = sorted(p.name for p in videos.glob('*.mp4'))
     assert files == ['ckpt_best_seed0_env0-episode-0.mp4', 'ckpt_best_seed0_env1-episode-0.mp4']
