@@ -25,9 +25,12 @@ TRAINED_RUN = ['env.collector_env_num=4', 'env.evaluator_env_num=4', 'env.n_eval
 
 @pytest.fixture(scope='session')
 def trained_run(tmp_path_factory):
-    """The folder of a finished CartPole A2C run (1,600 env steps from the CLI, seed 0)."""
-    from acframe.cli import main
+    """The folder of a finished CartPole A2C run (1,600 env steps from the CLI, seed 0, in its own interpreter)."""
+    import subprocess
+    import sys
 
     run_dir = tmp_path_factory.mktemp('trained') / 'cartpole_a2c'
-    assert main(['-c', 'cartpole_a2c.py', '--exp-dir', str(run_dir), '--max-env-step', '1600', '-q', *TRAINED_RUN]) == 0
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', '--exp-dir', str(run_dir),
+                          '--max-env-step', '1600', '-q', *TRAINED_RUN], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
     return run_dir

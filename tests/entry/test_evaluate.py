@@ -80,8 +80,10 @@ def randomized_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp('dr') / 'run'
     dr = ["env.domain_randomization.enable=True",
           "env.domain_randomization.params={'x_threshold': {'dist': 'uniform', 'low': 0.001, 'high': 0.002, 'via': 'attribute'}}"]
-    assert main(['-c', 'cartpole_a2c.py', '--exp-dir', str(run_dir), '--max-train-iter', '2', '-q', 'env.collector_env_num=2',
-                 'env.evaluator_env_num=2', 'env.n_evaluator_episode=2', *dr]) == 0
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', '--exp-dir', str(run_dir),
+                          '--max-train-iter', '2', '-q', 'env.collector_env_num=2', 'env.evaluator_env_num=2',
+                          'env.n_evaluator_episode=2', *dr], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr  # trained in its own interpreter, like trained_run
     return run_dir
 
 
