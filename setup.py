@@ -26,8 +26,10 @@ setup(
         "video": ["moviepy"],
         # acframe -m export --out FILE.onnx: torch's ONNX exporter needs onnx + onnxscript; onnxruntime runs the file
         "onnx": ["onnx", "onnxscript", "onnxruntime"],
-        # bench/bench_ppo.py's comparison (needs only gymnasium, numpy, torch and cloudpickle besides)
-        "bench": ["stable-baselines3>=2.9"],
+        "atari": ["ale-py>=0.9", "opencv-python-headless"],
+        "envpool": ["envpool"],
+        # bench/bench_ppo.py's comparison and bench/ladder.py (SB3 with the RL-Zoo settings side by side, curve plots)
+        "bench": ["stable-baselines3>=2.9", "matplotlib", "gymnasium[box2d]"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

@@ -7,6 +7,9 @@
     acframe -m export --load RUN_DIR_OR_CKPT --out FILE.pt|FILE.onnx
     acframe --list
 
+DI-engine's spellings of the flags are accepted too (``-m serial_onpolicy``, ``--env-step 1e5``, ``--train-iter``,
+``--exp-name``, ``--load-path``, ``-e ENV -p POLICY``); see docs/from_di_engine.md.
+
 Errors in the input (config typos, unknown names, missing checkpoints) print one line and exit 2;
 ``--debug`` shows the traceback. torch is imported only once the config is valid.
 """
@@ -22,6 +25,17 @@ MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval', 'plot', 'expor
 TOOL_MODES = ('eval', 'plot', 'export')
 
 
+def _count(text: str) -> int:
+    """A budget: ``100000``, or DI-engine's ``1e5``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count: {text!r} (give a whole number such as 100000 or 1e5)")
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"invalid count: {text!r} (give a whole number such as 100000 or 1e5)")
+    return int(value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='acframe',
@@ -32,17 +46,27 @@ def build_parser() -> argparse.ArgumentParser:
                '"-m plot RUN_DIR ..." draws learning curves, "-m export --load RUN_DIR --out FILE.pt|.onnx" exports '
                'the deterministic policy.',
     )
-    parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py)')
+    parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py); '
+                                               'DI-engine config files run unchanged')
     parser.add_argument('-m', '--mode', default='auto', choices=MODES,
                         help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
                              "parallel; or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
                              "export (--load RUN_DIR_OR_CKPT --out FILE)")
-    parser.add_argument('-s', '--seed', type=int, default=None, help='run seed (default: the config\'s seed)')
+    parser.add_argument('-s', '--seed', type=int, action='append', default=None,
+                        help='run seed (default: the config\'s seed); one per command')
     parser.add_argument('--exp-dir', default=None, help='experiment folder (default ./<exp_name>_seed<seed>)')
-    parser.add_argument('--max-env-step', type=int, default=None, help='env-step budget')
-    parser.add_argument('--max-train-iter', type=int, default=None, help='learner-iteration budget')
-    parser.add_argument('--load', default=None, metavar='RUN_DIR_OR_CKPT',
-                        help='run folder (its best checkpoint, else its latest) or .pth checkpoint (-m eval, -m export)')
+    parser.add_argument('--exp-name', default=None,
+                        help="DI-engine's flag: sets exp_name and uses ./<exp-name> as the experiment folder (unless --exp-dir)")
+    parser.add_argument('--max-env-step', '--env-step', dest='max_env_step', type=_count, default=None,
+                        help='env-step budget (--env-step: DI-engine\'s spelling; 1e5 is accepted)')
+    parser.add_argument('--max-train-iter', '--train-iter', dest='max_train_iter', type=_count, default=None,
+                        help='learner-iteration budget (--train-iter: DI-engine\'s spelling)')
+    parser.add_argument('--load', '--load-path', dest='load', default=None, metavar='RUN_DIR_OR_CKPT',
+                        help='run folder (its best checkpoint, else its latest) or .pth checkpoint (-m eval, -m export; '
+                             '--load-path: DI-engine\'s spelling)')
+    parser.add_argument('-e', '--env', default=None, help="DI-engine's flag: with -p and no -c, runs dizoo_configs' <env>_<policy>.py")
+    parser.add_argument('-p', '--policy', default=None, help="DI-engine's flag: with -e and no -c, runs dizoo_configs' <env>_<policy>.py")
+    parser.add_argument('--replay-path', default=None, help="DI-engine's eval video folder: not supported (an error says so)")
     parser.add_argument('--episodes', type=int, default=None, help='episodes to evaluate (-m eval; default env.n_evaluator_episode)')
     parser.add_argument('--video', default=None, metavar='DIR', help='record the evaluated episodes as MP4 in DIR (-m eval; extra: video)')
     parser.add_argument('--domain-params', default=None, choices=('nominal', 'drawn'),
@@ -63,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers and dizoo configs')
     parser.add_argument('-q', '--quiet', action='store_true', help='only errors and the final result line')
     parser.add_argument('--debug', action='store_true', help='show tracebacks of errors')
+    parser.add_argument('-v', '--version', action='store_true', help='print the version and exit')
     parser.add_argument('overrides', nargs='*', help='key.path=value config overrides (-m plot: the RUN_DIRs)')
     return parser
 
@@ -89,9 +114,14 @@ def run(args: argparse.Namespace) -> int:
     from .config import compile_config
     from .errors import ConfigError
 
+    if args.version:
+        from . import __version__
+        print(f"acframe {__version__}")
+        return 0
     if args.list:
         print(_list())
         return 0
+    _resolve_ding_flags(args)
     if args.mode in TOOL_MODES:
         from .entry.tools import run_tool
 
@@ -154,7 +184,47 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _resolve_ding_flags(args: argparse.Namespace) -> None:
+    """DI-engine's flags in acframe's terms: one seed, --exp-name as the folder, -e/-p as a dizoo_configs name."""
+    from .errors import ConfigError
+
+    seeds = args.seed or []
+    if len(seeds) > 1:
+        raise ConfigError(f"-s given {len(seeds)} times ({', '.join(map(str, seeds))}): acframe runs one seed per command; "
+                          f"run the command once per seed (each gets its own ./<exp_name>_seed<seed> folder)")
+    args.seed = seeds[0] if seeds else None
+    if args.replay_path is not None:
+        raise ConfigError("--replay-path (DI-engine's eval videos) is not supported; -m eval --load CKPT prints the returns")
+    if args.exp_name is not None:
+        args.overrides = list(args.overrides) + [('exp_name', args.exp_name)]
+        if args.exp_dir is None:
+            args.exp_dir = args.exp_name
+    if args.env is not None or args.policy is not None:
+        if args.config is not None:
+            raise ConfigError("-e/-p choose a dizoo_configs file when no -c is given; drop them or -c")
+        if args.env is None or args.policy is None:
+            raise ConfigError("-e ENV and -p POLICY go together (they name dizoo_configs' <env>_<policy>.py), e.g. -e cartpole -p impala")
+        args.config = f"{args.env}_{args.policy}.py"
+
+
+def _one_line_config_warnings() -> None:
+    """Print ``ConfigWarning``s as one line (``acframe: warning: ...``); other warnings keep Python's format."""
+    import warnings
+
+    from .errors import ConfigWarning
+
+    default = warnings.formatwarning
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        if issubclass(category, ConfigWarning):
+            return f"acframe: warning: {message}\n"
+        return default(message, category, filename, lineno, line)
+
+    warnings.formatwarning = formatwarning
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    _one_line_config_warnings()
     parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     from .errors import AcframeError

@@ -59,3 +59,12 @@ class EnvError(AcframeError, RuntimeError):
 
 class NonFiniteError(AcframeError, ArithmeticError):
     """NaN or inf where numbers must be finite: env data, a loss, a gradient, the weights, a config value."""
+
+
+class EnvTimeoutError(EnvError):
+    """An env's ``step`` or ``reset`` did not return within ``env.step_timeout_s`` (names the env index and seed)."""
+
+
+class ConfigWarning(UserWarning):
+    """A config that runs but probably not as meant (e.g. a stop value inherited from another env); the CLI
+    prints it as one line ``acframe: warning: ...``."""

@@ -146,3 +146,4 @@ BUFFER_REGISTRY.register_lazy("episodic", "acframe.data.episodic_buffer:Episodic
 ENV_REGISTRY.register_lazy("gym", "acframe.envs.gym_env:make_gym_env")
 ENV_REGISTRY.register_lazy("toy_multidiscrete", "acframe.envs.toy:make_toy_multidiscrete")
 ENV_REGISTRY.register_lazy("toy_dict", "acframe.envs.toy:make_toy_dict")
+ENV_REGISTRY.register_lazy("toy_pixel_dot", "acframe.envs.toy:make_toy_pixel_dot")

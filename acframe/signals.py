@@ -17,12 +17,14 @@ class Terminated(KeyboardInterrupt):
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second SIGTERM must not cut the final checkpoint short
     raise Terminated(f"received signal {signum} (SIGTERM)")
 
 
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """Within the block, SIGTERM raises ``Terminated``; the previous handler is restored afterwards.
+    """Within the block, the first SIGTERM raises ``Terminated`` (later ones are ignored until the block ends, so the
+    interrupt path can write the final checkpoint); the previous handler is restored afterwards.
 
     Only the main thread can install handlers: elsewhere (a script's worker thread) this does nothing.
     """

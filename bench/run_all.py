@@ -16,6 +16,7 @@ BENCHMARKS = [
     ('bench_acer.py', []),
     ('bench_parallel.py', []),
     ('bench_ppo.py', []),
+    ('bench_pixels.py', []),
 ]
 
 
@@ -27,7 +28,8 @@ def main() -> int:
         if quick:
             args = {'bench_collector.py': ['--repeats', '1', '--steps', '8000'], 'bench_impala.py': ['--seeds', '0'],
                     'bench_a2c.py': ['--quick'], 'bench_acer.py': ['--seeds', '0', '--max-env-step', '4000'],
-                    'bench_parallel.py': ['--quick'], 'bench_ppo.py': ['--seeds', '0']}[script]
+                    'bench_parallel.py': ['--quick'], 'bench_ppo.py': ['--seeds', '0'],
+                    'bench_pixels.py': ['--steps', '1280', '--bare-steps', '1600']}[script]
         print(f"# {script} {' '.join(args)}", flush=True)
         failed += subprocess.call([sys.executable, os.path.join(HERE, script), *args]) != 0
     print(f"# load average after: {os.getloadavg()}", flush=True)

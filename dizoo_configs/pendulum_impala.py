@@ -1,8 +1,11 @@
-"""IMPALA on Pendulum-v1 (Gaussian actions; every 200-step episode ends by truncation): stop value -250.
+"""IMPALA on Pendulum-v1 (Gaussian actions; every 200-step episode ends by truncation): no stop value yet.
 
 The Gaussian mean is bounded to the action range (``model.mu_bound``); a short discount (0.9) with
-lambda 0.95 keeps the value targets low-variance. Training returns rise from about -1300 (random) to
-about -500 within 150k env steps (seed 0, about 30 s of CPU).
+lambda 0.95 keeps the value targets low-variance. Measured over the full 500k-step budget (seeds 0, 1, 2;
+deterministic 8-episode evaluations; ``acframe -c pendulum_impala.py -s SEED env.stop_value=None``, 2026-11-23):
+best evaluation −804 / −300 / −267, final −1489 / −1177 / −400 — training returns climb to about −300..−500
+within 150k env steps and then collapse on two seeds. It never reaches the ladder's −200 (nor the earlier
+claim of −250) on 3 of 3 seeds, so it ships without a stop value and runs its whole budget (issue 9).
 """
 main_config = dict(
     exp_name='pendulum_impala',
@@ -11,7 +14,8 @@ main_config = dict(
         collector_env_num=8,
         evaluator_env_num=4,
         n_evaluator_episode=8,
-        stop_value=-250,
+        # not reached on 3/3 seeds (see above): run the whole budget
+        stop_value=None,
     ),
     policy=dict(
         unroll_len=16,

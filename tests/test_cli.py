@@ -168,3 +168,56 @@ def test_help_imports_no_torch_per_importtime(tmp_path):
     imported = [line.rsplit('|', 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith('import time:')]
     assert 'acframe' in imported and 'argparse' in imported  # the probe sees the imports
     assert not [name for name in imported if name == 'torch' or name.startswith('torch.')]
+
+
+# ---- DI-engine's spellings of the flags (issue 11) ----------------------------------------------------------
+def test_di_engine_budget_flags_are_aliases_and_take_its_1e5_notation(tmp_path, capsys):
+    exp_dir = tmp_path / 'ding_flags'
+    code, _, err = run_cli(['-c', 'cartpole_impala.py', '--env-step', '2.56e2', '--train-iter', '1e6', '--exp-dir', str(exp_dir),
+                            *TINY[3:]], capsys)
+    assert code == 0, err
+    assert json.loads((exp_dir / 'summary.json').read_text())['env_steps'] == 256
+    code, _, err = run_cli(['-c', 'cartpole_impala.py', '--train-iter', '3', '--exp-dir', str(tmp_path / 'iters'), *TINY[3:]], capsys)
+    assert code == 0 and json.loads((tmp_path / 'iters' / 'summary.json').read_text())['train_iters'] == 3
+
+
+def test_exp_name_names_the_folder_as_in_di_engine(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(['-c', 'cartpole_impala.py', '--exp-name', 'my_exp', '--train-iter', '2', *TINY[3:]], capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / 'my_exp' / 'summary.json').read_text())
+    assert summary['train_iters'] == 2
+    from acframe.config.run_folder import load_run_config
+    assert load_run_config(str(tmp_path / 'my_exp')).exp_name == 'my_exp'
+
+
+def test_load_path_is_the_checkpoint_of_eval_mode(tiny_run, capsys):
+    _, exp_dir = tiny_run
+    code, out, err = run_cli(['-m', 'eval', '-c', 'cartpole_impala.py', '--load-path', str(exp_dir / 'ckpt' / 'ckpt_best.pth'),
+                              'env.n_evaluator_episode=1', 'env.evaluator_env_num=1'], capsys)
+    assert code == 0, err
+    assert len(json.loads(out.strip().splitlines()[-1])['returns']) == 1
+
+
+def test_env_and_policy_flags_pick_the_dizoo_config(tmp_path, capsys):
+    code, _, err = run_cli(['-e', 'cartpole', '-p', 'impala', '--train-iter', '1', '--exp-dir', str(tmp_path / 'ep'), *TINY[3:]], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / 'ep' / 'summary.json').read_text())['policy'] == 'impala'
+
+
+@pytest.mark.parametrize('args, message', [
+    (['-c', 'cartpole_impala.py', '-s', '0', '-s', '1'], '-s given 2 times (0, 1): acframe runs one seed per command'),
+    (['-c', 'cartpole_impala.py', '--replay-path', 'videos'], "--replay-path (DI-engine's eval videos) is not supported"),
+    (['-e', 'cartpole'], '-e ENV and -p POLICY go together'),
+    (['-e', 'cartpole', '-p', 'impala', '-c', 'cartpole_a2c.py'], '-e/-p choose a dizoo_configs file when no -c is given'),
+])
+def test_di_engine_flags_acframe_cannot_honour_are_one_line_errors(args, message, capsys):
+    code, _, err = run_cli(args, capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0]
+
+
+def test_version_flag(capsys):
+    from acframe import __version__
+    code, out, _ = run_cli(['-v'], capsys)
+    assert code == 0 and out.strip() == f'acframe {__version__}'

@@ -15,16 +15,18 @@ import os
 import pprint
 import re
 import runpy
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from easydict import EasyDict
 
-from ..errors import ConfigError, user_frame
+from ..errors import ConfigError, ConfigWarning, user_frame
 from ..registry import POLICY_REGISTRY, import_names
 from . import defaults as D
+from .ding_compat import translate_ding_config
 from .introspect import static_class_config
 
-ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], dict]
+ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], List[dict], dict]
 
 #: keys whose value must lie in [0, 1]
 UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_alpha', 'polyak', 'rms_alpha'}
@@ -32,10 +34,12 @@ UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_
 POSITIVE_KEYS = {
     'collector_env_num', 'evaluator_env_num', 'n_evaluator_episode', 'n_sample', 'unroll_len', 'batch_size',
     'replay_buffer_size', 'max_use', 'update_per_collect', 'max_env_step', 'max_train_iter', 'learning_rate',
-    'log_freq', 'actor_num', 'max_episode_steps', 'critic_learning_rate', 'rms_eps', 'adam_eps', 'reward_scale', 'start_timeout',
+    'log_freq', 'actor_num', 'max_episode_steps', 'eval_episode_cap', 'critic_learning_rate', 'rms_eps', 'adam_eps',
+    'reward_scale', 'reward_norm_clip', 'start_timeout', 'step_timeout_s',
 }
 #: keys whose value must be >= 0
-NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'save_ckpt_every_s', 'eval_freq', 'value_weight', 'entropy_weight', 'clip_value', 'torch_threads',
+NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'save_ckpt_every_s', 'n_confirm_episode', 'eval_freq', 'value_weight', 'entropy_weight',
+                     'clip_value', 'torch_threads',
                      'rho_clip_ratio', 'c_clip_ratio', 'rho_pg_clip_ratio', 'lr_decay_iters', 'resample_every',
                      'trust_region_delta', 'replay_ratio', 'replay_start_size', 'max_policy_lag', 'max_restarts',
                      'env_steps_per_update', 'actor_num_cpus', 'evaluator_num_cpus'}
@@ -43,12 +47,13 @@ NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'save_ckpt_every_s', 'eval_freq', 'value_
 CHOICES = {
     'optim': ('adam', 'rmsprop'),
     'grad_clip_type': ('clip_norm', 'clip_value', 'none', None),
-    'manager': ('sync', 'async'),
+    'manager': ('sync', 'async', 'envpool'),
     'loss_reduction': ('mean', 'sum'),
     'replay_ratio_type': ('poisson', 'fixed'),
     'sync_mode': ('auto', 'sync', 'async'),
     'start_method': ('auto', 'spawn', 'forkserver', 'fork'),
     'on_nonfinite': ('error', 'skip_update'),
+    'on_step_timeout': ('error', 'restart'),
 }
 #: keys that accept inf (every other number must be finite)
 INF_KEYS = {'stop_value'}
@@ -343,12 +348,13 @@ def compile_config(
 ) -> EasyDict:
     """Merge defaults ← config ← overrides into one validated ``EasyDict``.
 
-    ``cfg`` is a config file path (or dizoo_configs name), a ``(main_config, create_config)`` pair, or an
-    already-compiled config. ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
+    ``cfg`` is a config file path (or dizoo_configs name), a ``(main_config, create_config)`` pair (a tuple or,
+    as DI-engine scripts pass it, a list), or an already-compiled config. DI-engine's spellings are translated
+    first (``ding_compat.translate_ding_config``). ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
     """
     if isinstance(cfg, (str, os.PathLike)):
         main, create = load_config_file(cfg)
-    elif isinstance(cfg, tuple) and len(cfg) == 2:
+    elif isinstance(cfg, (tuple, list)) and len(cfg) == 2 and all(isinstance(c, dict) for c in cfg):
         main, create = cfg
     elif isinstance(cfg, dict):
         main, create = cfg, {}
@@ -356,6 +362,8 @@ def compile_config(
         raise ConfigError(f"compile_config takes a config path or a (main_config, create_config) pair, got {type(cfg).__name__}")
     main = copy.deepcopy(dict(main))
     create = copy.deepcopy(dict(create or {}))
+    if not isinstance(cfg, dict):  # a file or a pair may be DI-engine's; a compiled config is acframe's already
+        main, create = translate_ding_config(main, create, default_config)
 
     create_full = copy.deepcopy(D.CREATE)
     create_full['import_names'] = []
@@ -385,9 +393,14 @@ def compile_config(
         result['env']['type'] = create_full['env']['type']
     if 'type' in create.get('env_manager', {}):
         result['env']['manager'] = create_full['env_manager']['type']
-    result['env']['manager'] = MANAGER_ALIASES.get(result['env']['manager'], result['env']['manager'])
+    manager = result['env']['manager']
+    if not isinstance(manager, str):
+        raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async' or 'envpool'")
+    result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
     result['import_names'] = sorted(set(import_list))
+    file_env_id = result['env']['env_id']
     apply_overrides(result, overrides)
+    warn_inherited_stop_value(file_env_id, result, overrides)
     if seed is not None:
         result['seed'] = int(seed)
     _check_plain_data(result, '')
@@ -395,6 +408,16 @@ def compile_config(
     _check_values(result)
     check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
     return EasyDict(result)
+
+
+def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:
+    """Warn when an override changed ``env.env_id`` but not ``env.stop_value``: the stop value belongs to the other env."""
+    keys = {(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()}
+    env_id = cfg['env']['env_id']
+    if 'env.env_id' in keys and 'env.stop_value' not in keys and env_id != file_env_id and cfg['env']['stop_value'] is not None:
+        warnings.warn(f"env.env_id was overridden to '{env_id}' but env.stop_value={cfg['env']['stop_value']} is the config's "
+                      f"value for '{file_env_id}'; set env.stop_value for '{env_id}' (or env.stop_value=None to never stop early)",
+                      ConfigWarning, stacklevel=3)
 
 
 def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None:

@@ -21,7 +21,7 @@ TOP_LEVEL = dict(
 ENV = dict(
     # (str) Registered env factory, set by create_config.env.type; 'gym' makes env.env_id with gymnasium.
     type='gym',
-    # (str) Env manager, set by create_config.env_manager.type: 'sync' (in-process) or 'async' (subprocesses).
+    # (str) Env manager, set by create_config.env_manager.type: 'sync' (in-process), 'async' (subprocesses) or 'envpool' (EnvPool's C++ threads; extra 'envpool').
     manager='sync',
     # (str) A gymnasium id (e.g. 'CartPole-v1') or a registered short name ('cartpole', 'pendulum', ...).
     env_id='CartPole-v1',
@@ -35,10 +35,41 @@ ENV = dict(
     n_evaluator_episode=8,
     # (float) Training stops (solved) when the evaluation mean return reaches this value; None never stops.
     stop_value=195.0,
-    # (int) Override the env's time limit (max_episode_steps); None keeps the registered limit.
+    # (float) Watchdog: an env step or reset that takes longer than this many seconds is an error naming the env index and seed (async envs, and every env of a parallel actor or evaluator); None waits forever.
+    step_timeout_s=60.0,
+    # (str) What a step timeout does: 'error' fails the run with one line; 'restart' restarts the parallel actor or evaluator with a warning (counted in parallel.max_restarts; the serial pipelines fail as with 'error').
+    on_step_timeout='error',
+    # (int) Override the env's time limit (max_episode_steps) of any env factory; None keeps the env's own limit.
     max_episode_steps=None,
+    # (int) Evaluation episodes of an env with no time limit (and no max_episode_steps) are truncated after this many steps, so an evaluation cannot hang.
+    eval_episode_cap=100_000,
+    # (int) Fresh episodes that must confirm an evaluation that reached stop_value before the run counts as solved; 0 trusts the evaluation alone.
+    n_confirm_episode=50,
     # (list) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
     obs_keys=None,
+    # (dict) The standard Atari preprocessing of ALE/*-v5 env_ids (acframe.envs.atari; needs the 'atari' extra).
+    atari=dict(
+        # (bool) Build every env with the Atari chain below (AtariPreprocessing, episodic life, fire reset, reward clip, frame stack).
+        enable=False,
+        # (int) Frames each action is repeated for, by the ALE itself (the v5 frameskip; AtariPreprocessing skips none).
+        frame_skip=4,
+        # (float) Sticky actions: the ALE repeats the previous action with this probability (v5: 0.25; 0 as in the 2015 papers).
+        repeat_action_probability=0.25,
+        # (int) At most this many random no-op actions after a reset (random start states).
+        noop_max=30,
+        # (int) Frames are resized to screen_size x screen_size.
+        screen_size=84,
+        # (bool) Grey frames (True) or RGB ones (False).
+        grayscale=True,
+        # (int) Frames stacked into one observation (gymnasium's FrameStackObservation); 1 stacks none.
+        frame_stack=4,
+        # (bool) A lost life ends the training episode (the game goes on); evaluation plays whole games.
+        episodic_life=True,
+        # (bool) Press FIRE after a reset in games that need it to start (e.g. Breakout).
+        fire_reset=True,
+        # (bool) Training rewards are clipped to their sign; evaluation returns are the game's scores.
+        clip_reward=True,
+    ),
     # (dict) Domain randomization: every collector env is built with its own env parameters, drawn from declared distributions.
     domain_randomization=dict(
         # (bool) Draw the parameters in params for every collector env (False: every env uses env.env_kwargs).
@@ -59,7 +90,7 @@ POLICY_COMMON = dict(
     cuda=False,
     # (bool) True when the policy can only learn from data of its current weights (chooses the on-policy pipeline).
     on_policy=False,
-    # (dict) Keyword arguments of the model; obs_shape, action_shape and action_space are filled from the env when absent.
+    # (dict) Keyword arguments of the model (VAC: encoder_hidden_size_list, activation 'tanh'/'relu', obs_norm, obs_norm_clip, ...); obs_shape, action_shape and action_space are filled from the env when absent.
     model=dict(),
     learn=dict(
         learner=dict(
@@ -80,6 +111,8 @@ POLICY_COMMON = dict(
         n_sample=256,
     ),
     eval=dict(
+        # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False); the summary records it.
+        deterministic=True,
         evaluator=dict(
             # (int) Evaluate every this many learner iterations (0 evaluates only at the end of training).
             eval_freq=200,
@@ -110,7 +143,7 @@ PARALLEL = dict(
     env_steps_per_update=None,
     # (int) A dead actor or evaluator is restarted with a warning; the run fails after this many restarts in total.
     max_restarts=10,
-    # (str) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
+    # (str) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off and env.manager is not envpool: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
     start_method='auto',
     # (float) Seconds the actors and the evaluator may take to start (build envs and policy) before the run fails.
     start_timeout=120.0,
@@ -126,7 +159,7 @@ CREATE = dict(
         type='gym',
     ),
     env_manager=dict(
-        # (str) 'sync' steps the envs in this process, 'async' in subprocesses.
+        # (str) 'sync' steps the envs in this process, 'async' in subprocesses, 'envpool' in EnvPool's C++ threads (extra 'envpool').
         type='sync',
     ),
     policy=dict(

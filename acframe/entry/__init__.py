@@ -1,4 +1,8 @@
-"""Pipelines: serial (one process) and, later, parallel (actors + learner)."""
-from .serial import SerialRun, serial_pipeline
+"""Pipelines: serial (one process; off-policy and on-policy) and parallel (actors + learner, ``acframe.entry.parallel``).
 
-__all__ = ['SerialRun', 'serial_pipeline']
+``from acframe.entry import serial_pipeline, serial_pipeline_onpolicy`` works as ``from ding.entry import ...`` does.
+"""
+from .serial import SerialRun, serial_pipeline
+from .serial_onpolicy import serial_pipeline_onpolicy
+
+__all__ = ['SerialRun', 'serial_pipeline', 'serial_pipeline_onpolicy']

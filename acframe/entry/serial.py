@@ -146,7 +146,8 @@ class SerialRun:
                                     model=model)
         self.collector = SampleCollector(self.collector_env, self.policy.collect_mode, cfg.policy.collect.n_sample)
         self.evaluator = Evaluator(self.evaluator_env, self.policy.eval_mode, cfg.env.n_evaluator_episode,
-                                   cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, None)
+                                   cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, None,
+                                   n_confirm_episode=cfg.env.n_confirm_episode)
         self.buffer = None
         if use_buffer:
             buffer_cfg = dict(cfg.policy.other.replay_buffer)
@@ -257,6 +258,10 @@ class SerialRun:
         self.progress.message(
             f"[eval] env_step {self.env_step} iter {self.learner.train_iter}: return {result['mean']:.2f} "
             f"± {result['std']:.2f} (best {self.evaluator.best_return:.2f}, stop {self.cfg.env.stop_value})")
+        if result['confirm'] is not None:
+            confirm = result['confirm']
+            self.progress.message(f"[eval] confirmation on {confirm['episodes']} fresh episodes: return {confirm['mean']:.2f} "
+                                  f"± {confirm['std']:.2f} -> {'solved' if confirm['solved'] else 'not confirmed, training on'}")
         if result['solved']:
             self.solved = True
         return result['solved']
@@ -287,6 +292,9 @@ class SerialRun:
             'best_eval_return': None if self.evaluator.best_return == -float('inf') else self.evaluator.best_return,
             'last_eval_return': self.evaluator.last_return,
             'stop_value': self.cfg.env.stop_value,
+            'n_confirm_episode': int(self.cfg.env.n_confirm_episode),
+            'confirmations': [dict(c) for c in self.evaluator.confirmations],
+            'eval_deterministic': bool(self.cfg.policy.eval.deterministic),
             'seed': int(self.cfg.seed),
             'policy': self.cfg.policy.type,
             'env_id': self.cfg.env.env_id,

@@ -27,6 +27,9 @@ def resolve_env_id(env_id: str) -> str:
     """A gymnasium id for ``env_id``, which may be a short name; a clear error when it is neither."""
     if env_id in SHORT_NAMES:
         return SHORT_NAMES[env_id]
+    if env_id.startswith('ALE/') and env_id not in gym.registry:
+        from .atari import register_ale
+        register_ale()
     if env_id in gym.registry:
         return env_id
     if env_id.startswith('LunarLander'):
@@ -58,7 +61,11 @@ def make_gym_env(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
 
 
 class FlattenDictObservation(gym.ObservationWrapper):
-    """Concatenate the chosen keys of a Dict observation into one float32 vector (SheepRL's ``mlp_keys``)."""
+    """Concatenate the chosen keys of a Dict observation into one float32 vector (SheepRL's ``mlp_keys``).
+
+    One chosen key is passed through as it is (so ``env.obs_keys=['image']`` keeps a uint8 image an image);
+    an image among several keys is refused: a Dict mixing images and vectors is not supported yet.
+    """
 
     def __init__(self, env: gym.Env, keys: Optional[Sequence[str]] = None) -> None:
         super().__init__(env)
@@ -70,11 +77,21 @@ class FlattenDictObservation(gym.ObservationWrapper):
                 raise ConfigError(f"env.obs_keys: '{key}' is not a key of the observation; keys are {sorted(space.spaces)}")
             if not isinstance(space.spaces[key], gym.spaces.Box):
                 raise ConfigError(f"env.obs_keys: observation '{key}' is {space.spaces[key]}; only Box entries can be concatenated")
+        if len(self.keys) == 1:
+            self.observation_space = space.spaces[self.keys[0]]
+            return
+        images = [k for k in self.keys if len(space.spaces[k].shape) > 1]
+        if images:
+            raise ConfigError(f"env.obs_keys: observation '{images[0]}' is an image {space.spaces[images[0]].shape}; Dict "
+                              f"observations mixing images with other keys are not supported yet: choose one image key "
+                              f"(env.obs_keys=['{images[0]}']) or only vector keys")
         lows = [np.asarray(space.spaces[k].low, dtype=np.float32).ravel() for k in self.keys]
         highs = [np.asarray(space.spaces[k].high, dtype=np.float32).ravel() for k in self.keys]
         self.observation_space = gym.spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)
 
     def observation(self, observation: Dict[str, Any]) -> np.ndarray:
+        if len(self.keys) == 1:
+            return observation[self.keys[0]]
         return np.concatenate([np.asarray(observation[k], dtype=np.float32).ravel() for k in self.keys])
 
 
@@ -110,12 +127,45 @@ class GuardedEnv(gym.Wrapper):
             raise self._fail('reset', exc) from exc
 
 
+def time_limit_of(env: gym.Env) -> Optional[int]:
+    """The ``max_episode_steps`` of the outermost ``TimeLimit`` wrapping ``env``; None without one."""
+    layer = env
+    while isinstance(layer, gym.Wrapper):
+        if isinstance(layer, gym.wrappers.TimeLimit):
+            return int(layer._max_episode_steps)
+        layer = layer.env
+    return None
+
+
+def cap_episodes(env: gym.Env, env_cfg: Dict[str, Any], role: str) -> gym.Env:
+    """Cap the episodes of any factory's env: ``env.max_episode_steps`` when given (a ``TimeLimit`` unless the env
+    already has exactly that limit); an evaluator env with no time limit at all gets ``env.eval_episode_cap``, so
+    an env that never ends cannot hang an evaluation (its episodes end as truncations).
+    """
+    limit = env_cfg.get('max_episode_steps')
+    current = time_limit_of(env)
+    if limit and current != int(limit):
+        return gym.wrappers.TimeLimit(env, int(limit))
+    if current is None and role == 'evaluator' and env_cfg.get('eval_episode_cap'):
+        return gym.wrappers.TimeLimit(env, int(env_cfg['eval_episode_cap']))
+    return env
+
+
 def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overrides: Any) -> gym.Env:
-    """One env as the workers see it: the registered factory, Dict observations flattened, errors guarded."""
+    """One env as the workers see it: the registered factory, the Atari chain when ``env.atari.enable``
+    (``envs.atari``; the evaluator's envs play whole, unclipped games), its episodes capped (``cap_episodes``),
+    Dict observations flattened, errors guarded."""
     from ..registry import ENV_REGISTRY
+    from .atari import atari_config, atari_make_kwargs, wrap_atari
 
     factory = ENV_REGISTRY.get(env_cfg.get('type', 'gym'))
+    atari = atari_config(env_cfg)
+    if atari is not None:
+        overrides = {**atari_make_kwargs(atari, env_cfg['env_id']), **overrides}
     env = factory(env_cfg, **overrides)
+    if atari is not None:
+        env = wrap_atari(env, atari, training=role != 'evaluator')
+    env = cap_episodes(env, env_cfg, role)
     if isinstance(env.observation_space, gym.spaces.Dict):
         env = FlattenDictObservation(env, env_cfg.get('obs_keys'))
     return GuardedEnv(env, index, seed, role)

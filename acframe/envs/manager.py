@@ -7,17 +7,34 @@
 * Box actions are clipped to the action space's bounds before they reach the envs (the learner keeps the
   unclipped sample).
 * Episode returns and lengths are accumulated here, vectorized, so workers can report them.
+* Watchdog (``env.step_timeout_s``): an async step or reset that does not return in time is an
+  ``EnvTimeoutError`` naming the env index and seed (its subprocess is killed). In-process (sync) envs are
+  watched with ``SIGALRM`` where the caller asks for it (the parallel pipeline's worker processes).
+* Failures of async envs are one ``EnvError`` each: an exception raised in an env names the env index,
+  seed, the exception and the file:line of the user code that raised it (the child's traceback follows on
+  the next lines, for ``--debug``); a subprocess that dies is named by its env index and exit signal.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+import multiprocessing
+import os
+import re
+import signal
+import sysconfig
+import threading
+import time
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
+from gymnasium.vector.async_vector_env import AsyncState
 
-from ..errors import ConfigError, EnvError
+from ..errors import ConfigError, EnvError, EnvTimeoutError
 from . import snapshot
+
+#: what ``env.on_step_timeout`` may be
+ON_STEP_TIMEOUT = ('error', 'restart')
 
 
 class StepResult(NamedTuple):
@@ -32,20 +49,33 @@ class StepResult(NamedTuple):
 class EnvManager:
     """Steps ``len(env_fns)`` envs together and tracks their episode statistics."""
 
-    def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], seeds: Sequence[int], manager: str = 'sync') -> None:
+    def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], seeds: Sequence[int], manager: str = 'sync',
+                 role: str = '', step_timeout_s: Optional[float] = None, watch_sync: bool = False) -> None:
+        """``step_timeout_s``: the watchdog of the async manager (None: wait forever); ``watch_sync``: also watch
+        in-process envs with ``SIGALRM`` (only from the main thread of a process whose alarm signal is free)."""
         if manager not in ('sync', 'async'):
             raise ConfigError(f"env.manager '{manager}' is not 'sync' or 'async'")
         if len(env_fns) == 0:
             raise ConfigError("the env manager needs at least one env (env.collector_env_num / env.evaluator_env_num > 0)")
+        check_step_timeout(step_timeout_s)
         self.seeds = list(seeds)
         self.manager = manager
-        try:
-            if manager == 'sync':
-                self._venv = SyncVectorEnv(list(env_fns), autoreset_mode=AutoresetMode.SAME_STEP)
-            else:
-                self._venv = AsyncVectorEnv(list(env_fns), autoreset_mode=AutoresetMode.SAME_STEP, daemon=True)
-        except (EnvError, ConfigError):
-            raise
+        self.role = role
+        self.step_timeout_s = None if step_timeout_s is None else float(step_timeout_s)
+        self._closed = True  # until built: nothing to close
+        self._alarm: Optional[_SyncAlarm] = None
+        if manager == 'sync':
+            self._venv = SyncVectorEnv(list(env_fns), autoreset_mode=AutoresetMode.SAME_STEP)
+            if watch_sync and self.step_timeout_s is not None and _SyncAlarm.available():
+                self._alarm = _SyncAlarm(self.step_timeout_s, role, self.seeds)
+        else:
+            try:
+                self._venv = _QuietAsyncVectorEnv(list(env_fns), autoreset_mode=AutoresetMode.SAME_STEP, daemon=True)
+            except _WorkerRaised as failure:
+                raise self._raised_error('construction', failure) from None
+            except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+                raise EnvError(f"an env subprocess ({role or 'env manager'}) died while its env was built ({type(exc).__name__}); "
+                               f"build one env of this config in a plain Python session to see why") from None
         self.num_envs = len(env_fns)
         self.observation_space = self._venv.single_observation_space
         self.action_space = self._venv.single_action_space
@@ -58,15 +88,22 @@ class EnvManager:
         self.finished_lengths: List[int] = []
         self.finished_env: List[int] = []
         self._closed = False
+        if self._alarm is not None:
+            self._alarm.install()
 
     def reset(self, seeds: Optional[Sequence[int]] = None) -> np.ndarray:
         """Reset every env (with ``seeds``, default the manager's seeds) and return the observations."""
-        try:
-            obs, _ = self._venv.reset(seed=list(seeds) if seeds is not None else self.seeds)
-        except EnvError:
-            raise
-        except Exception as exc:
-            raise _as_env_error(exc) from exc
+        seeds = list(seeds) if seeds is not None else self.seeds
+        if self.manager == 'async':
+            obs, _ = self._async_call('reset', lambda: self._venv.reset_async(seed=seeds), self._venv.reset_wait)
+        else:
+            try:
+                with self._watch():
+                    obs, _ = self._venv.reset(seed=seeds)
+            except EnvError:
+                raise
+            except Exception as exc:
+                raise _as_env_error(exc) from exc
         self._episode_return[:] = 0.0
         self._episode_length[:] = 0
         return obs
@@ -75,12 +112,17 @@ class EnvManager:
         """Step every env with ``actions`` (B, ...) and return a ``StepResult``."""
         if self._clip is not None:
             actions = np.clip(actions, self._clip[0], self._clip[1])
-        try:
-            obs, reward, terminated, truncated, info = self._venv.step(actions)
-        except EnvError:
-            raise
-        except Exception as exc:
-            raise _as_env_error(exc) from exc
+        if self.manager == 'async':
+            obs, reward, terminated, truncated, info = self._async_call(
+                'step', lambda: self._venv.step_async(actions), self._venv.step_wait)
+        else:
+            try:
+                with self._watch():
+                    obs, reward, terminated, truncated, info = self._venv.step(actions)
+            except EnvError:
+                raise
+            except Exception as exc:
+                raise _as_env_error(exc) from exc
         self._episode_return += reward
         self._episode_length += 1
         done = terminated | truncated
@@ -128,13 +170,100 @@ class EnvManager:
         self._episode_length[:] = state['episode_length']
         return True
 
+    # ---- the async path and the watchdogs ----------------------------------------------------------
+    def _watch(self) -> Any:
+        return self._alarm if self._alarm is not None else _NO_ALARM
+
+    def _async_call(self, what: str, send: Callable[[], None], wait: Callable[[Optional[float]], Any]) -> Any:
+        """Send a step/reset to the env subprocesses and wait for every answer (at most ``step_timeout_s``).
+
+        Any failure leaves the manager closed (its subprocesses killed) and raises one ``EnvError``.
+        """
+        try:
+            send()
+            return wait(self.step_timeout_s)
+        except _WorkerRaised as failure:
+            error: EnvError = self._raised_error(what, failure)
+        except multiprocessing.TimeoutError:
+            late = [i for i, pipe in enumerate(self._venv.parent_pipes) if pipe is not None and not pipe.poll(0)]
+            error = self._timeout_error(what, late)
+        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+            error = self._died_error(what, exc)
+        except EnvError:
+            self._kill()
+            raise
+        except Exception as exc:
+            error = _as_env_error(exc)
+        self._kill()
+        raise error
+
+    def _env_name(self, index: int) -> str:
+        return f"{self.role} env {index} (seed {self.seeds[index]})".lstrip()
+
+    def _raised_error(self, what: str, failure: '_WorkerRaised') -> EnvError:
+        value = failure.value
+        first = str(value).strip().splitlines()[0] if str(value).strip() else ''
+        if isinstance(value, EnvError):  # GuardedEnv's: names the env, the exception and the user's line already
+            try:
+                return type(value)(f"{first}\nenv subprocess traceback:\n{failure.trace}")
+            except Exception:
+                return EnvError(f"{first}\nenv subprocess traceback:\n{failure.trace}")
+        return EnvError(f"{self._env_name(failure.index)} raised {failure.exc_type.__name__} in {what}: {first} "
+                        f"(at {user_location(failure.trace)}; --debug shows the traceback)\n"
+                        f"env subprocess traceback:\n{failure.trace}")
+
+    def _timeout_error(self, what: str, late: List[int]) -> EnvTimeoutError:
+        late = late or list(range(self.num_envs))
+        others = f" (and {len(late) - 1} more env{'s' if len(late) > 2 else ''})" if len(late) > 1 else ''
+        return EnvTimeoutError(f"{self._env_name(late[0])}{others} did not return from {what} within env.step_timeout_s="
+                               f"{self.step_timeout_s:g} s (the env subprocesses were stopped): fix the env or raise env.step_timeout_s")
+
+    def _died_error(self, what: str, exc: BaseException) -> EnvError:
+        deadline = time.monotonic() + 1.0
+        dead: List[int] = []
+        while not dead and time.monotonic() < deadline:
+            dead = [i for i, process in enumerate(self._venv.processes) if process.exitcode is not None]
+            if not dead:
+                time.sleep(0.01)
+        if not dead:
+            return EnvError(f"an env subprocess ({self.role or 'env manager'}) closed its pipe during {what} ({type(exc).__name__})")
+        code = self._venv.processes[dead[0]].exitcode
+        try:
+            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+        except ValueError:
+            how = f"was killed by signal {-code}"
+        return EnvError(f"{self._env_name(dead[0])}: its subprocess {how} during {what}")
+
+    def _kill(self) -> None:
+        """Close an async manager whose subprocesses may hang or be dead: kill them, then release the pipes."""
+        if self._closed:
+            return
+        self._closed = True
+        venv = self._venv
+        for process in venv.processes:
+            if process.is_alive():
+                process.kill()
+        for process in venv.processes:
+            process.join(1.0)
+        venv._state = AsyncState.DEFAULT  # nothing to wait for any more
+        try:
+            venv.close(terminate=True)
+        except Exception:
+            pass
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            if self._alarm is not None:
+                self._alarm.release()
             try:
-                self._venv.close()
+                if self.manager == 'async':
+                    self._venv.close(timeout=self.step_timeout_s)
+                else:
+                    self._venv.close()
             except Exception:  # closing after a crashed subprocess must not hide the original error
-                pass
+                self._closed = False
+                self._kill()
 
     def __enter__(self) -> 'EnvManager':
         return self
@@ -154,3 +283,116 @@ _EMPTY_INDEX = np.zeros(0, dtype=np.int64)
 
 def _as_env_error(exc: BaseException) -> EnvError:
     return EnvError(f"an env raised {type(exc).__name__}: {exc}")
+
+
+def check_step_timeout(step_timeout_s: Any, on_step_timeout: str = 'error') -> None:
+    """A ``ConfigError`` for a bad ``env.step_timeout_s`` / ``env.on_step_timeout``."""
+    if step_timeout_s is not None and (isinstance(step_timeout_s, bool) or not isinstance(step_timeout_s, (int, float))
+                                       or not step_timeout_s > 0 or step_timeout_s == float('inf')):
+        raise ConfigError(f"config key 'env.step_timeout_s' = {step_timeout_s!r} must be a finite number of seconds > 0 "
+                          f"(or None: never time out)")
+    if on_step_timeout not in ON_STEP_TIMEOUT:
+        raise ConfigError(f"config key 'env.on_step_timeout' = {on_step_timeout!r} must be one of "
+                          f"{', '.join(repr(c) for c in ON_STEP_TIMEOUT)}")
+
+
+# ---- async envs: errors without gymnasium's logging ------------------------------------------------------
+class _WorkerRaised(Exception):
+    """An env subprocess reported an exception (what gymnasium's worker put on its error queue)."""
+
+    def __init__(self, index: int, exc_type: type, value: BaseException, trace: str) -> None:
+        super().__init__(f"env {index} raised {exc_type.__name__}")
+        self.index, self.exc_type, self.value, self.trace = index, exc_type, value, trace
+
+
+class _QuietAsyncVectorEnv(AsyncVectorEnv):
+    """``AsyncVectorEnv`` that hands the first failed env's error to the manager instead of logging every trace."""
+
+    def _raise_if_errors(self, successes: Iterable[bool]) -> None:
+        failed = [i for i, ok in enumerate(successes) if not ok]
+        if not failed:
+            return
+        reports = [self.error_queue.get(timeout=5.0) for _ in failed]
+        for index, _, _, _ in reports:
+            if self.parent_pipes[index] is not None:
+                self.parent_pipes[index].close()
+                self.parent_pipes[index] = None
+        self._state = AsyncState.DEFAULT
+        index, exc_type, value, trace = min(reports, key=lambda report: report[0])
+        raise _WorkerRaised(index, exc_type, value, trace)
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+
+
+def user_location(trace: str) -> str:
+    """``file:line in function`` of the innermost user frame of a traceback formatted in an env subprocess,
+    by the rules of ``acframe.errors.user_frame`` (not acframe's, the standard library's or an installed
+    package's frames)."""
+    import acframe
+
+    skip = (os.path.dirname(os.path.abspath(acframe.__file__)) + os.sep, sysconfig.get_paths()['stdlib'] + os.sep)
+    frames = _FRAME.findall(trace)
+    for path, line, name in reversed(frames):
+        if not (path.startswith(skip) or 'site-packages' in path or path.startswith('<')):
+            return f"{path}:{line} in {name}"
+    return f"{frames[-1][0]}:{frames[-1][1]} in {frames[-1][2]}" if frames else 'unknown location'
+
+
+# ---- sync envs: SIGALRM ------------------------------------------------------------------------------
+class _SyncAlarm:
+    """Interrupts an in-process env step/reset that takes longer than ``seconds`` with ``EnvTimeoutError``.
+
+    The error names the env whose ``GuardedEnv`` is on the stack when the alarm rings (its index and seed).
+    Used from the main thread of the parallel pipeline's worker processes, which own their alarm signal.
+    """
+
+    def __init__(self, seconds: float, role: str, seeds: Sequence[int]) -> None:
+        self.seconds, self.role, self.seeds = seconds, role, list(seeds)
+        self._previous: Any = None
+        self._installed = False
+
+    @staticmethod
+    def available() -> bool:
+        return hasattr(signal, 'setitimer') and threading.current_thread() is threading.main_thread()
+
+    def install(self) -> None:
+        self._previous = signal.signal(signal.SIGALRM, self._ring)
+        self._installed = True
+
+    def release(self) -> None:
+        if self._installed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous if self._previous is not None else signal.SIG_DFL)
+            self._installed = False
+
+    def __enter__(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc: object) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def _ring(self, signum: int, frame: Any) -> None:
+        from .gym_env import GuardedEnv
+
+        what, env = 'step', None
+        while frame is not None:
+            owner = frame.f_locals.get('self')
+            if isinstance(owner, GuardedEnv):
+                env, what = owner, frame.f_code.co_name
+                break
+            frame = frame.f_back
+        who = f"{env.role} env {env.index} (seed {env.seed})" if env is not None else f"an env ({self.role or 'env manager'})"
+        raise EnvTimeoutError(f"{who} did not return from {what} within env.step_timeout_s={self.seconds:g} s: "
+                              f"fix the env or raise env.step_timeout_s")
+
+
+class _NoAlarm:
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+_NO_ALARM = _NoAlarm()

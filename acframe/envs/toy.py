@@ -7,6 +7,12 @@
   target, ``obs['noise']`` and ``obs['distractor']`` carry no information; the reward is 1 when the action
   is the target. Choose keys with ``env.obs_keys`` (e.g. ``['target', 'noise']``).
 
+* ``toy_pixel_dot`` (``MovingDotEnv``): uint8 image observations. A dot (255 on 0) moves one cell per step on a
+  ``size`` x ``size`` grid, in a random direction that keeps it inside; the action (up, down, left, right) is
+  rewarded 1 when it names the direction of the move just made. One frame shows where the dot is, not where
+  it came from: the factory stacks ``frame_stack`` frames (gymnasium's ``FrameStackObservation``, as for
+  Atari) into ``(frame_stack, size, size)`` observations. Random play scores 0.25 per step, perfect play 1.
+
 Episodes are truncated (never terminated) after ``episode_len`` steps (``env.max_episode_steps`` overrides
 it). Both are registered in ``ENV_REGISTRY``: use ``create_config.env.type='toy_multidiscrete'`` and pass
 constructor arguments in ``env.env_kwargs``.
@@ -113,6 +119,44 @@ class ToyDictEnv(_TargetEnv):
         return float(int(action) == self._target)
 
 
+class MovingDotEnv(_TargetEnv):
+    """Name the direction the dot just moved in (0 up, 1 down, 2 left, 3 right); one uint8 frame per step."""
+
+    #: (row, column) step of each action
+    MOVES = np.array([[-1, 0], [1, 0], [0, -1], [0, 1]], dtype=np.int64)
+
+    def __init__(self, size: int = 16, episode_len: int = 16) -> None:
+        super().__init__(episode_len)
+        if size < 3:
+            raise ConfigError(f"env.env_kwargs.size = {size} must be >= 3")
+        self.size = int(size)
+        self.action_space = gym.spaces.Discrete(4)
+        self.observation_space = gym.spaces.Box(0, 255, (self.size, self.size), dtype=np.uint8)
+        self._pos = np.zeros(2, dtype=np.int64)
+        self._move = -1
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> Tuple[Any, dict]:
+        gym.Env.reset(self, seed=seed)
+        self._t = 0
+        self._pos = self.np_random.integers(0, self.size, 2)
+        self._new_targets()
+        return self._observation(), {}
+
+    def _new_targets(self) -> None:
+        """Move the dot one cell in a random direction that keeps it on the grid."""
+        inside = [a for a, move in enumerate(self.MOVES) if ((self._pos + move >= 0) & (self._pos + move < self.size)).all()]
+        self._move = int(inside[self.np_random.integers(len(inside))])
+        self._pos = self._pos + self.MOVES[self._move]
+
+    def _observation(self) -> np.ndarray:
+        frame = np.zeros((self.size, self.size), dtype=np.uint8)
+        frame[self._pos[0], self._pos[1]] = 255
+        return frame
+
+    def _reward(self, action: Any) -> float:
+        return float(int(action) == self._move)
+
+
 def _make(cls: type, env_cfg: Dict[str, Any], overrides: Dict[str, Any]) -> gym.Env:
     kwargs = dict(env_cfg.get('env_kwargs') or {})
     kwargs.update(overrides)
@@ -134,3 +178,15 @@ def make_toy_multidiscrete(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env
 def make_toy_dict(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
     """ENV_REGISTRY factory of ``ToyDictEnv`` (constructor arguments from ``env.env_kwargs``)."""
     return _make(ToyDictEnv, env_cfg, overrides)
+
+
+@ENV_REGISTRY.register('toy_pixel_dot')
+def make_toy_pixel_dot(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
+    """ENV_REGISTRY factory of ``MovingDotEnv`` with ``frame_stack`` frames stacked (``env.env_kwargs``, default 2)."""
+    overrides = dict(overrides)
+    kwargs = dict(env_cfg.get('env_kwargs') or {})
+    frame_stack = int(overrides.pop('frame_stack', kwargs.pop('frame_stack', 2)))
+    if frame_stack < 1:
+        raise ConfigError(f"env.env_kwargs.frame_stack = {frame_stack} must be >= 1")
+    env = _make(MovingDotEnv, dict(env_cfg, env_kwargs=kwargs), overrides)
+    return gym.wrappers.FrameStackObservation(env, frame_stack) if frame_stack > 1 else env

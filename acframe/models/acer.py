@@ -17,10 +17,7 @@ import torch.nn.functional as F
 
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
-
-
-def _obs_size(obs_shape) -> int:
-    return int(obs_shape if isinstance(obs_shape, int) else math.prod(obs_shape))
+from .encoders import build_encoder, use_channels_last
 
 
 def _check_space(model: str, action_space: str, expected: str) -> None:
@@ -37,7 +34,9 @@ class ACERDiscrete(nn.Module):
         obs_shape: observation size (vector observations).
         action_shape: number of actions.
         action_space: must be ``'discrete'``.
-        encoder_hidden_size_list: hidden sizes of the body MLP.
+        encoder_hidden_size_list: hidden sizes of the body MLP (after the conv layers of an image encoder).
+        encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
+        encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
         share_encoder: one body for the policy and Q heads (True) or a body each (False).
         activation: ``'tanh'``, ``'relu'`` or ``'elu'``.
         orthogonal_init: orthogonal weight init (gain sqrt(2) body, 0.01 policy head, 1 Q head).
@@ -48,15 +47,16 @@ class ACERDiscrete(nn.Module):
 
     def __init__(self, obs_shape: int, action_shape: int, action_space: str = 'discrete',
                  encoder_hidden_size_list: Sequence[int] = (64, 64), share_encoder: bool = False,
-                 activation: str = 'tanh', orthogonal_init: bool = True) -> None:
+                 activation: str = 'tanh', orthogonal_init: bool = True, encoder: str = 'mlp',
+                 encoder_channels: Optional[Sequence[int]] = None) -> None:
         super().__init__()
         _check_space('acer_q', action_space, 'discrete')
-        obs_size, n_actions = _obs_size(obs_shape), int(action_shape)
+        n_actions = int(action_shape)
         hidden = list(encoder_hidden_size_list)
-        feature = hidden[-1] if hidden else obs_size
         self.share_encoder = share_encoder
-        self.actor_encoder = mlp(obs_size, hidden, activation)
-        self.critic_encoder = self.actor_encoder if share_encoder else mlp(obs_size, hidden, activation)
+        self.actor_encoder, feature = build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)
+        self.critic_encoder = (self.actor_encoder if share_encoder
+                               else build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)[0])
         self.policy_head = nn.Linear(feature, n_actions)
         self.q_head = nn.Linear(feature, n_actions)
         if orthogonal_init:
@@ -65,6 +65,7 @@ class ACERDiscrete(nn.Module):
                 init_orthogonal(self.critic_encoder, math.sqrt(2))
             init_orthogonal(self.policy_head, 0.01)
             init_orthogonal(self.q_head, 1.0)
+        use_channels_last(self)
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         return {'logit': self.policy_head(self.actor_encoder(obs))}
@@ -96,7 +97,9 @@ class ACERSDN(nn.Module):
         obs_shape: observation size.
         action_shape: action dimension ``d``.
         action_space: must be ``'continuous'``.
-        encoder_hidden_size_list: hidden sizes of the body MLP(s).
+        encoder_hidden_size_list: hidden sizes of the body MLP(s) (after the conv layers of an image encoder).
+        encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
+        encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
         share_encoder: one body for the policy and the critic (True) or a body each (False).
         advantage_hidden_size_list: hidden sizes of the advantage MLP on ``[critic feature, action]``.
         activation: ``'tanh'``, ``'relu'`` or ``'elu'``.
@@ -116,7 +119,8 @@ class ACERSDN(nn.Module):
                  encoder_hidden_size_list: Sequence[int] = (64, 64), share_encoder: bool = False,
                  advantage_hidden_size_list: Sequence[int] = (64,), activation: str = 'tanh',
                  sigma_type: str = 'independent', init_sigma: float = 1.0, n_action_samples: int = 5,
-                 mu_bound: float = 0.0, orthogonal_init: bool = True) -> None:
+                 mu_bound: float = 0.0, orthogonal_init: bool = True, encoder: str = 'mlp',
+                 encoder_channels: Optional[Sequence[int]] = None) -> None:
         super().__init__()
         _check_space('acer_sdn', action_space, 'continuous')
         if sigma_type not in ('independent', 'conditioned'):
@@ -125,16 +129,16 @@ class ACERSDN(nn.Module):
             raise ValueError(f"policy.model.mu_bound must be >= 0 (0: unbounded); got {mu_bound}")
         if n_action_samples < 1:
             raise ValueError(f"policy.model.n_action_samples must be >= 1; got {n_action_samples}")
-        obs_size, action_dim = _obs_size(obs_shape), int(action_shape)
+        action_dim = int(action_shape)
         hidden = list(encoder_hidden_size_list)
-        feature = hidden[-1] if hidden else obs_size
         self.action_dim = action_dim
         self.share_encoder = share_encoder
         self.sigma_type = sigma_type
         self.n_action_samples = int(n_action_samples)
         self.mu_bound = float(mu_bound)
-        self.actor_encoder = mlp(obs_size, hidden, activation)
-        self.critic_encoder = self.actor_encoder if share_encoder else mlp(obs_size, hidden, activation)
+        self.actor_encoder, feature = build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)
+        self.critic_encoder = (self.actor_encoder if share_encoder
+                               else build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)[0])
         self.mu_head = nn.Linear(feature, action_dim)
         if sigma_type == 'independent':
             self.log_sigma = nn.Parameter(torch.full((action_dim,), math.log(init_sigma)))
@@ -154,6 +158,7 @@ class ACERSDN(nn.Module):
         if sigma_type == 'conditioned':  # after the orthogonal init: start at init_sigma everywhere
             nn.init.zeros_(self.log_sigma_head.weight)
             nn.init.constant_(self.log_sigma_head.bias, math.log(init_sigma))
+        use_channels_last(self)
 
     def _actor(self, feature: torch.Tensor) -> Dict[str, torch.Tensor]:
         mu = self.mu_head(feature)

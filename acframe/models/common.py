@@ -21,8 +21,8 @@ def mlp(in_size: int, hidden_sizes: Sequence[int], activation: str = 'tanh') -> 
 
 
 def init_orthogonal(module: nn.Module, gain: float, last_gain: float = None) -> None:
-    """Orthogonal weights and zero biases for every Linear in ``module``; ``last_gain`` for the last Linear."""
-    linears = [m for m in module.modules() if isinstance(m, nn.Linear)] if not isinstance(module, nn.Linear) else [module]
+    """Orthogonal weights and zero biases for every Linear and Conv2d in ``module``; ``last_gain`` for the last one."""
+    linears = [m for m in module.modules() if isinstance(m, (nn.Linear, nn.Conv2d))]
     for i, layer in enumerate(linears):
         g = last_gain if (last_gain is not None and i == len(linears) - 1) else gain
         nn.init.orthogonal_(layer.weight, gain=g)

@@ -2,26 +2,31 @@
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
 
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
+from .encoders import build_encoder, use_channels_last
+from .normalization import ObsNormalizer
 
 ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
 
 
 @MODEL_REGISTRY.register('vac')
 class VAC(nn.Module):
-    """MLP encoder → actor head (categorical logits or Gaussian mu/sigma) and value head.
+    """Encoder (MLP, Nature CNN or IMPALA ResNet) → actor head (categorical logits or Gaussian mu/sigma) and value head.
 
     Args:
-        obs_shape: observation size (vector observations).
+        obs_shape: observation size (vector observations) or image shape ``(C, H, W)`` (uint8 images are scaled
+            to [0, 1] inside the encoder).
         action_shape: number of actions (discrete), action dims (continuous), or the ``nvec`` list (multi_discrete).
         action_space: ``'discrete'``, ``'continuous'`` or ``'multi_discrete'``.
-        encoder_hidden_size_list: hidden sizes of the encoder MLP.
+        encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
+        encoder_hidden_size_list: hidden sizes of the encoder MLP (after the conv layers of an image encoder).
+        encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
         share_encoder: one encoder for actor and critic (True) or separate actor and critic bodies (False).
         actor_head_hidden_size / critic_head_hidden_size: a hidden layer in each head (0: a linear head).
         activation: ``'tanh'`` or ``'relu'``.
@@ -31,6 +36,9 @@ class VAC(nn.Module):
             ``mu_bound * tanh(x / mu_bound)`` (set it to the action bound: an unbounded mean drifts past the
             bounds the env manager clips to, and the deterministic policy degenerates to constant extreme actions).
         orthogonal_init: orthogonal weight init (gain sqrt(2) body, 0.01 policy head, 1 value head).
+        obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, an
+            ``ObsNormalizer`` whose buffers are part of the state_dict; the learn mode updates it).
+        obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
 
     ``forward(obs, mode)`` with mode ``'compute_actor'`` returns ``{'logit'}`` or ``{'mu', 'sigma'}``;
     ``'compute_critic'`` returns ``{'value'}`` of shape ``(B,)``; ``'compute_actor_critic'`` returns both.
@@ -50,13 +58,16 @@ class VAC(nn.Module):
         init_sigma: float = 1.0,
         orthogonal_init: bool = True,
         mu_bound: float = 0.0,
+        encoder: str = 'mlp',
+        encoder_channels: Optional[Sequence[int]] = None,
+        obs_norm: bool = False,
+        obs_norm_clip: float = 10.0,
     ) -> None:
         super().__init__()
         if action_space not in ACTION_SPACES:
             raise ValueError(f"policy.model.action_space '{action_space}' is not one of {ACTION_SPACES}")
         if sigma_type not in ('independent', 'conditioned'):
             raise ValueError(f"policy.model.sigma_type '{sigma_type}' is not 'independent' or 'conditioned'")
-        obs_size = int(obs_shape if isinstance(obs_shape, int) else math.prod(obs_shape))
         self.action_space = action_space
         self.share_encoder = share_encoder
         if action_space == 'multi_discrete':
@@ -66,9 +77,16 @@ class VAC(nn.Module):
             self.nvec = []
             out_size = int(action_shape if isinstance(action_shape, int) else math.prod(action_shape))
         hidden = list(encoder_hidden_size_list)
-        feature = hidden[-1] if hidden else obs_size
-        self.actor_encoder = mlp(obs_size, hidden, activation)
-        self.critic_encoder = self.actor_encoder if share_encoder else mlp(obs_size, hidden, activation)
+        obs_size = int(obs_shape if isinstance(obs_shape, int) else math.prod(obs_shape))
+        self.obs_norm = bool(obs_norm)
+        if self.obs_norm:
+            if not isinstance(obs_shape, int) and len(obs_shape) > 1:
+                raise ValueError(f"policy.model.obs_norm normalizes vector observations; observations of shape "
+                                 f"{list(obs_shape)} are images (the encoder scales uint8 images): set obs_norm=False")
+            self.obs_normalizer = ObsNormalizer(obs_size, obs_norm_clip)
+        self.actor_encoder, feature = build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)
+        self.critic_encoder = (self.actor_encoder if share_encoder
+                               else build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)[0])
         # heads: [hidden layer +] linear output; the hidden part is kept apart for the conditioned sigma head
         self.actor_hidden = mlp(feature, [actor_head_hidden_size] if actor_head_hidden_size else [], activation)
         self.actor_out = nn.Linear(actor_head_hidden_size or feature, out_size)
@@ -92,8 +110,11 @@ class VAC(nn.Module):
             init_orthogonal(self.actor_hidden, math.sqrt(2))
             init_orthogonal(self.actor_out, 0.01)
             init_orthogonal(self.critic_head, math.sqrt(2), last_gain=1.0)
+        use_channels_last(self)
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        if self.obs_norm:
+            obs = self.obs_normalizer(obs)
         return self._actor_from_feature(self.actor_encoder(obs))
 
     def _actor_from_feature(self, feature: torch.Tensor) -> Dict[str, torch.Tensor]:
@@ -110,9 +131,13 @@ class VAC(nn.Module):
         return {'mu': mu, 'sigma': sigma}
 
     def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        if self.obs_norm:
+            obs = self.obs_normalizer(obs)
         return {'value': self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        if self.obs_norm:
+            obs = self.obs_normalizer(obs)
         actor_feature = self.actor_encoder(obs)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
         out = self._actor_from_feature(actor_feature)

@@ -13,6 +13,9 @@ that collected it), then
 * returns ``R_t``: with ``gae_lambda = 1`` the n-step return bootstrapped from ``V(x_T)`` at the segment end
   (``rl_utils.nstep_return``, the A3C form), else the λ-return of GAE(λ) (``rl_utils.gae``);
   advantages ``A_t = R_t − V(x_t)``, optionally normalised over the batch;
+* with ``model.obs_norm`` the model's running observation statistics are first updated from the segment's
+  observations (the learn mode owns them; collect/eval modes and parallel actors only apply them); with
+  ``learn.reward_norm`` rewards are divided by the running std of each collector env's discounted return;
 * minimise
 
       L = −Σ log π(a_t|x_t)·A_t − entropy_weight·Σ H[π(·|x_t)] + value_weight·Σ (R_t − V(x_t))²
@@ -32,7 +35,7 @@ import torch
 
 from ..data import ttorch
 from ..errors import ConfigError
-from ..models import make_distribution
+from ..models import RewardNormalizer, make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, nstep_return
 from .base import Policy, build_optimizer
@@ -68,6 +71,10 @@ class A2CPolicy(Policy):
             gae_lambda=1.0,
             # (float) Rewards are multiplied by this before the targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
             reward_scale=1.0,
+            # (bool) Divide rewards by the running std of the discounted return of each collector env (SB3 VecNormalize's norm_reward); the statistics are learn state, saved in checkpoints.
+            reward_norm=False,
+            # (float) Normalized rewards (reward_norm) are clipped to [-reward_norm_clip, reward_norm_clip].
+            reward_norm_clip=10.0,
             # (float) Weight of the value loss (the policy loss has weight 1).
             value_weight=0.5,
             # (float) Weight of the entropy bonus.
@@ -86,10 +93,6 @@ class A2CPolicy(Policy):
         collect=dict(
             # (int) Transitions collected per update across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times, the n of the n-step returns.
             n_sample=40,
-        ),
-        eval=dict(
-            # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).
-            deterministic=True,
         ),
         other=dict(
             replay_buffer=dict(
@@ -119,6 +122,7 @@ class A2CPolicy(Policy):
         self._reward_scale = float(learn.reward_scale)
         self._params = list(self._model.parameters())
         self._model.train()  # once: nothing in acframe switches it to eval mode (a per-update call walks every module)
+        self._reward_normalizer = RewardNormalizer(self._gamma, learn.reward_norm_clip) if learn.reward_norm else None
 
     def _actor_critic_groups(self, critic_lr: float) -> List[Dict[str, Any]]:
         """Two parameter groups: the critic's parameters (named ``critic_*``) at ``critic_lr``, the rest (the actor)."""
@@ -137,6 +141,7 @@ class A2CPolicy(Policy):
         learn = self._cfg.learn
         steps, num_envs = batch.reward.shape
         obs = batch.obs
+        self._update_obs_norm(obs)
         output = self._model(obs.reshape((-1,) + tuple(obs.shape[2:])), mode='compute_actor_critic')
         values = output['value'].reshape(steps + 1, num_envs)
         stats = {k: output[k].reshape(steps + 1, num_envs, -1)[:-1] for k in self._stats_keys()}
@@ -176,6 +181,8 @@ class A2CPolicy(Policy):
             done = batch.terminated | batch.truncated
             discounts = self._gamma * (~done).float()
             reward = batch.reward if self._reward_scale == 1.0 else batch.reward * self._reward_scale
+            if self._reward_normalizer is not None:
+                reward = self._reward_normalizer(reward, done)
             rewards = self._bootstrap_truncation(reward, batch.truncated, batch.final_obs)
             lambda_ = float(self._cfg.learn.gae_lambda)
             if lambda_ == 1.0:
@@ -185,6 +192,17 @@ class A2CPolicy(Policy):
                 advantages = gae(rewards, values[:-1], values[-1], discounts, lambda_)
                 returns = advantages + values[:-1]
         return returns, advantages
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        state = super()._state_dict_learn()
+        if self._reward_normalizer is not None:
+            state['reward_normalizer'] = self._reward_normalizer.state_dict()
+        return state
+
+    def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
+        super()._load_state_dict_learn(state)
+        if self._reward_normalizer is not None and 'reward_normalizer' in state:
+            self._reward_normalizer.load_state_dict(state['reward_normalizer'])
 
     def _monitor_vars_learn(self) -> List[str]:
         extra = ['critic_lr'] if self._cfg.learn.critic_learning_rate is not None else []

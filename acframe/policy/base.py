@@ -24,6 +24,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from ..data.tree import to_device
 from ..errors import CheckpointError, ConfigError, NonFiniteError, UnsupportedSpaceError
 from ..models.distributions import make_distribution
 from ..registry import MODEL_REGISTRY
@@ -90,6 +91,7 @@ class Policy:
         self._nvec = self._multi_discrete_nvec()
         # eval mode: the most likely action (True) or a sampled one, where the policy has policy.eval.deterministic
         self._deterministic_eval = bool(cfg.get('eval', {}).get('deterministic', True))
+        self._on_gpu = self._device.type != 'cpu'
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
 
@@ -171,23 +173,42 @@ class Policy:
     @property
     def learn_mode(self) -> _Mode:
         self._require('learn')
-        return _Mode('learn', forward=self._forward_learn, state_dict=self._state_dict_learn,
+        return _Mode('learn', forward=self._learn_on_device if self._on_gpu else self._forward_learn,
+                     state_dict=self._state_dict_learn,
                      load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
                      optimizers=self._optimizers, get_weights=self.get_weights, model=self._model,
-                     prepare=self._prepare_rollout, minibatches=self._minibatches, samples=self._batch_samples,
+                     prepare=self._prepare_on_device if self._on_gpu else self._prepare_rollout,
+                     minibatches=self._minibatches, samples=self._batch_samples,
                      policy_cfg=self._cfg)
 
     @property
     def collect_mode(self) -> _Mode:
         self._require('collect')
-        return _Mode('collect', forward=self._forward_collect, get_train_sample=self._get_train_sample,
+        return _Mode('collect', forward=self._collect_on_device if self._on_gpu else self._forward_collect,
+                     get_train_sample=self._get_train_sample,
                      load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg,
                      unroll_len=self.train_sample_len(self._cfg))
 
     @property
     def eval_mode(self) -> _Mode:
         self._require('eval')
-        return _Mode('eval', forward=self._forward_eval, load_weights=self.load_weights, policy_cfg=self._cfg)
+        return _Mode('eval', forward=self._eval_on_device if self._on_gpu else self._forward_eval,
+                     load_weights=self.load_weights, policy_cfg=self._cfg)
+
+    # ---- policy.cuda: the model on the GPU, data from and to the CPU workers ------------------------
+    def _learn_on_device(self, batch: Any) -> Dict[str, float]:
+        """``_forward_learn`` on a batch copied to the model's device through pinned memory (uint8 stays uint8)."""
+        return self._forward_learn(to_device(batch, self._device))
+
+    def _prepare_on_device(self, rollout: Any) -> Any:
+        """``_prepare_rollout`` on a rollout copied to the model's device (its minibatches are then already there)."""
+        return self._prepare_rollout(to_device(rollout, self._device))
+
+    def _collect_on_device(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        return {k: v.cpu() for k, v in self._forward_collect(to_device(obs, self._device)).items()}
+
+    def _eval_on_device(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        return {k: v.cpu() for k, v in self._forward_eval(to_device(obs, self._device)).items()}
 
     def _require(self, field: str) -> None:
         if field not in self._enable_field:
@@ -252,6 +273,16 @@ class Policy:
             return []
         nvec = getattr(self._model, 'nvec', None) or self._cfg.model.get('action_shape')
         return [int(n) for n in nvec]
+
+    def _update_obs_norm(self, obs: torch.Tensor) -> None:
+        """Learn mode, before the loss: merge a time-major batch's observations ``obs[:-1]`` (``obs[-1]`` is the
+        bootstrap state, the next segment's first) into the model's running statistics, when it has an
+        ``obs_normalizer`` (``policy.model.obs_norm``). The learner owns the statistics: collect and eval modes
+        apply them frozen, and parallel actors receive them with the weights (they are model buffers).
+        """
+        normalizer = getattr(self._model, 'obs_normalizer', None)
+        if normalizer is not None:
+            normalizer.update(obs[:-1])
 
     def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor) -> torch.Tensor:
         """Fold ``gamma * V(final_obs)``, with the current weights and no gradient, into the reward of every
@@ -332,35 +363,80 @@ def clip_gradients(params: Sequence[torch.nn.Parameter], grad_clip_type: Optiona
     return norm
 
 
+def _action_kind_and_shape(action_space: Any) -> Tuple[str, Any]:
+    """``('discrete', n)``, ``('continuous', dims)``, ``('multi_discrete', nvec list)`` or ``(class name, None)``."""
+    import gymnasium as gym
+
+    if isinstance(action_space, gym.spaces.Discrete):
+        return 'discrete', int(action_space.n)
+    if isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1:
+        return 'continuous', int(action_space.shape[0])
+    if isinstance(action_space, gym.spaces.MultiDiscrete) and len(action_space.nvec.shape) == 1:
+        return 'multi_discrete', [int(n) for n in action_space.nvec]
+    return type(action_space).__name__, None
+
+
+def _as_size(value: Any) -> Any:
+    """A model shape key as data comparable with the env's: ints stay ints, ``[4]``/``(4,)`` become 4."""
+    if isinstance(value, (list, tuple)):
+        items = [_as_size(v) for v in value]
+        return items[0] if len(items) == 1 else items
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def check_model_against_spaces(cfg: Any, obs_space: Any, action_space: Any) -> None:
+    """The model keys a config states (``policy.model.obs_shape``, ``action_shape``, ``action_space``, as DI-engine's
+    files do) must describe the env's spaces; a ``ConfigError`` names the key, both values and the fix.
+
+    Keys the config leaves out are not checked (``fill_model_spaces`` fills them from the env).
+    """
+    model, env_id = cfg.policy.model, cfg.env.env_id
+    kind, shape = _action_kind_and_shape(action_space)
+    obs_shape = getattr(obs_space, 'shape', None)
+    env_values = {
+        'obs_shape': (_as_size(list(obs_shape)) if obs_shape else None, f"observations of shape {tuple(obs_shape or ())}"),
+        'action_shape': (shape, f"{action_space}"),
+        'action_space': (kind, f"{kind} actions ({action_space})"),
+    }
+    for key, (env_value, described) in env_values.items():
+        given = model.get(key)
+        if given is None or env_value is None:
+            continue
+        if (_as_size(given) if key != 'action_space' else given) != env_value:
+            raise ConfigError(
+                f"policy.model.{key} = {given!r} does not fit env '{env_id}', which has {described}; "
+                f"set policy.model.{key} = {env_value!r} (or remove it: it is filled from the env), or choose the env "
+                f"the model was written for with env.env_id")
+
+
 def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, policy_cls: type) -> None:
     """Set ``cfg.policy.model.obs_shape / action_shape / action_space`` from the env's spaces (unless given).
 
-    Raises ``UnsupportedSpaceError`` naming the space and the policy when the policy cannot act in it.
+    ``obs_shape`` is an int for vector observations (1-D Box) and a list for images (2-D/3-D Box, e.g. uint8
+    ``(C, H, W)``; the model needs an image encoder, ``policy.model.encoder``).
+    Raises ``UnsupportedSpaceError`` naming the space and the policy when the policy cannot act in it, and
+    ``ConfigError`` when a given key does not fit the env (``check_model_against_spaces``).
     """
     import gymnasium as gym
 
     model = cfg.policy.model
     name = cfg.policy.type
-    if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) != 1:
+    if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) not in (1, 2, 3):
         raise UnsupportedSpaceError(
-            f"policy '{name}' needs vector (1-D Box) or Dict-of-Box observations; env '{cfg.env.env_id}' has {observation_space}"
+            f"policy '{name}' needs vector (1-D Box), image (2-D/3-D Box) or Dict-of-Box observations; "
+            f"env '{cfg.env.env_id}' has {observation_space}"
         )
     if int(np.prod(observation_space.shape)) == 0 or isinstance(action_space, gym.spaces.Discrete) and int(action_space.n) < 1:
         raise UnsupportedSpaceError(f"env '{cfg.env.env_id}' has an empty space (observation {observation_space}, action "
                                     f"{action_space}); a policy needs at least one observation value and one action")
-    if isinstance(action_space, gym.spaces.Discrete):
-        kind, shape = 'discrete', int(action_space.n)
-    elif isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1:
-        kind, shape = 'continuous', int(action_space.shape[0])
-    elif isinstance(action_space, gym.spaces.MultiDiscrete) and len(action_space.nvec.shape) == 1:
-        kind, shape = 'multi_discrete', [int(n) for n in action_space.nvec]
-    else:
-        kind, shape = type(action_space).__name__, None
+    kind, shape = _action_kind_and_shape(action_space)
     if kind not in policy_cls.supported_action_spaces:
         raise UnsupportedSpaceError(
             f"policy '{name}' does not support the action space {action_space} of env '{cfg.env.env_id}'; "
             f"it supports {', '.join(policy_cls.supported_action_spaces)} actions"
         )
-    model.setdefault('obs_shape', int(observation_space.shape[0]))
+    check_model_against_spaces(cfg, observation_space, action_space)
+    obs_shape = observation_space.shape
+    model.setdefault('obs_shape', int(obs_shape[0]) if len(obs_shape) == 1 else [int(s) for s in obs_shape])
     model.setdefault('action_shape', shape)
     model.setdefault('action_space', kind)

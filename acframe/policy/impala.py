@@ -44,6 +44,10 @@ class IMPALAPolicy(Policy):
             learning_rate=0.0005,
             # (str) Optimizer: 'adam' or 'rmsprop'.
             optim='adam',
+            # (float) RMSprop smoothing constant alpha (decay of the squared-gradient average).
+            rms_alpha=0.99,
+            # (float) RMSprop epsilon, added to the root of the squared-gradient average (the IMPALA paper's Atari runs: 0.01).
+            rms_eps=0.01,
             # (float) Weight of the value loss (the policy loss has weight 1).
             value_weight=0.5,
             # (float) Weight of the entropy bonus.
@@ -62,6 +66,8 @@ class IMPALAPolicy(Policy):
             grad_clip_type='clip_norm',
             # (float) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to.
             clip_value=40.0,
+            # (int) Decay the learning rate linearly to 0 at this learner iteration; 0 keeps it constant.
+            lr_decay_iters=0,
         ),
         collect=dict(
             # (int) Unrolls collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps n_sample / collector_env_num * unroll_len times.
@@ -91,6 +97,7 @@ class IMPALAPolicy(Policy):
         reward = batch.reward
         steps, batch_size = reward.shape
         obs = batch.obs
+        self._update_obs_norm(obs)  # replayed unrolls count once per use: replay-weighted statistics
         output = self._model(obs.reshape((-1,) + tuple(obs.shape[2:])), mode='compute_actor_critic')
         values = output['value'].reshape(steps + 1, batch_size)
         target = make_distribution({k: output[k].reshape(steps + 1, batch_size, -1)[:-1] for k in self._stats_keys()},

@@ -151,6 +151,7 @@ class PPOPolicy(Policy):
         """The plan of one rollout: the rollout, ``log π_old``, ``V_old``, ``Â_t``, ``R_t`` (``(T, B)`` each) and the
         epochs' random orders of its ``T·B`` transitions (``(epoch_per_collect, T·B)``)."""
         steps, num_envs = rollout.reward.shape
+        self._update_obs_norm(rollout.obs)  # once per rollout, before log π_old: every epoch sees the same statistics
         with torch.no_grad():
             stats, values = self._evaluate(rollout.obs, 2)
             dist = make_distribution({k: v[:-1] for k, v in stats.items()}, self._action_space, self._nvec)

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from ..data import make_tree, ttorch
-from ..envs import EnvManager
+from ..envs import EnvManager, obs_storage_dtype
 from ..config.compile import check_n_sample
 from ..errors import NonFiniteError
 
@@ -55,18 +55,19 @@ class SampleCollector:
         self.policy.reset()
 
     def collect(self, steps: Optional[int] = None) -> ttorch.Tensor:
-        """Step every env ``steps`` times (default ``steps_per_env``) and return the segment."""
+        """Step every env ``steps`` times (default ``steps_per_env``: ``n_sample`` samples) and return the segment."""
         if self._obs is None:
             self.reset()
         steps, num_envs = (self.steps_per_env if steps is None else int(steps)), self.env.num_envs
         obs_np = self._obs
         # per-step env results land in numpy buffers (a numpy row copy is the cheapest write) and become
         # tensors without a copy at the end; the policy's outputs are kept in lists and stacked once
-        obs_buf = np.empty((steps + 1,) + obs_np.shape, dtype=np.float32)
+        obs_dtype = obs_storage_dtype(obs_np.dtype)  # images stay uint8 (the model scales them), the rest float32
+        obs_buf = np.empty((steps + 1,) + obs_np.shape, dtype=obs_dtype)
         reward = np.empty((steps, num_envs), dtype=np.float32)
         terminated = np.empty((steps, num_envs), dtype=bool)
         truncated = np.empty((steps, num_envs), dtype=bool)
-        final_obs = np.zeros((steps,) + obs_np.shape, dtype=np.float32)
+        final_obs = np.zeros((steps,) + obs_np.shape, dtype=obs_dtype)
         outputs: Dict[str, List[torch.Tensor]] = {}
         forward, env_step = self.policy.forward, self.env.step
         with torch.inference_mode():
@@ -102,7 +103,7 @@ class SampleCollector:
         """One vectorized test per segment (not per step): NaN/inf from an env or the policy is an error naming
         the env index, its seed and the env step — never trained on."""
         for what, data in (('observation', obs), ('reward', reward), ('final observation', final_obs)):
-            if not np.isfinite(data).all():
+            if data.dtype.kind == 'f' and not np.isfinite(data).all():  # (uint8 images are always finite)
                 t, env = np.argwhere(~np.isfinite(data.reshape(data.shape[0], data.shape[1], -1)).all(axis=2))[0]
                 step = self.env_step + int(t) * self.env.num_envs
                 seed = self.env.seeds[int(env)] if int(env) < len(self.env.seeds) else '?'

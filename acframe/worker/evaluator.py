@@ -1,56 +1,75 @@
-"""``Evaluator``: runs the eval mode (deterministic actions) on its own envs and decides when to stop."""
+"""``Evaluator``: runs the eval mode on its own envs and decides when a run is solved.
+
+An evaluation of ``n_episode`` episodes whose mean return reaches the stop value is only a candidate: the run
+is solved when ``n_confirm_episode`` fresh episodes (seeds never used by an evaluation) confirm it, so one
+lucky evaluation cannot end a run. Every episode is capped by the env's time limit (``envs.cap_episodes``).
+"""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
-from ..envs import EnvManager
+from ..envs import EnvManager, obs_to_tensor
 from ..errors import NonFiniteError
+
+#: the confirmation episodes' env seeds are the evaluation seeds plus this (fresh: no evaluation uses them)
+CONFIRM_SEED_OFFSET = 50_000
 
 
 class Evaluator:
     """Evaluates ``n_episode`` episodes spread evenly over its envs; tracks the best mean return.
 
-    Each evaluation resets the envs with the same seeds, so evaluations of the same weights agree.
+    Each evaluation resets the envs with the same seeds, so evaluations of the same weights agree. An
+    evaluation that reaches ``stop_value`` is confirmed on ``n_confirm_episode`` episodes of other seeds
+    (0: not confirmed); ``solved`` needs both. ``confirmations`` lists every confirmation run (plain data).
     """
 
     def __init__(self, env: EnvManager, policy: Any, n_episode: int, stop_value: Optional[float],
-                 eval_freq: int, tb_logger: Any = None) -> None:
+                 eval_freq: int, tb_logger: Any = None, n_confirm_episode: int = 0) -> None:
         self.env = env
         self.policy = policy
         self.n_episode = int(n_episode)
+        self.n_confirm_episode = int(n_confirm_episode)
         self.stop_value = stop_value
         self.eval_freq = int(eval_freq)
         self.tb_logger = tb_logger
         self.best_return = -float('inf')
         self.last_return: Optional[float] = None
         self.last_eval_iter = -1
+        self.confirmations: List[Dict[str, Any]] = []
 
     def should_eval(self, train_iter: int) -> bool:
         if self.last_eval_iter < 0:
             return True
         return self.eval_freq > 0 and train_iter - self.last_eval_iter >= self.eval_freq
 
-    def evaluate(self, train_iter: int = 0, env_step: int = 0,
-                 on_best: Optional[Callable[[float], None]] = None) -> Dict[str, Any]:
-        """Run the episodes; returns ``{'mean', 'std', 'returns', 'lengths', 'solved'}``."""
+    def run_episodes(self, n_episode: int, seeds: Optional[Sequence[int]] = None) -> Tuple[List[float], List[int]]:
+        """Returns and lengths of ``n_episode`` episodes spread evenly over the envs, reset with ``seeds``
+        (default: the manager's own)."""
         num_envs = self.env.num_envs
-        quota = np.array([self.n_episode // num_envs + (i < self.n_episode % num_envs) for i in range(num_envs)])
+        quota = np.array([n_episode // num_envs + (i < n_episode % num_envs) for i in range(num_envs)])
         returns, lengths = [], []
-        obs = self.env.reset()
+        obs = self.env.reset(seeds)
         self.env.pop_finished()
         done_count = np.zeros(num_envs, dtype=np.int64)
         with torch.inference_mode():
             while (done_count < quota).any():
-                action = self.policy.forward(torch.from_numpy(obs).float())['action']
+                action = self.policy.forward(obs_to_tensor(obs))['action']
                 obs = self.env.step(action.numpy()).obs
                 for ret, length, index in zip(*self.env.pop_finished()):
                     if done_count[index] < quota[index]:
                         returns.append(ret)
                         lengths.append(length)
                     done_count[index] += 1
+        return returns, lengths
+
+    def evaluate(self, train_iter: int = 0, env_step: int = 0,
+                 on_best: Optional[Callable[[float], None]] = None) -> Dict[str, Any]:
+        """Run the episodes; returns ``{'mean', 'std', 'returns', 'lengths', 'solved', 'confirm'}`` where
+        ``confirm`` is None or ``{'mean', 'std', 'episodes'}`` of the confirmation run."""
+        returns, lengths = self.run_episodes(self.n_episode)
         mean = float(np.mean(returns))
         if not np.isfinite(mean):
             bad = int(np.flatnonzero(~np.isfinite(returns))[0])
@@ -66,12 +85,32 @@ class Evaluator:
             if on_best is not None:
                 on_best(mean)
         solved = self.stop_value is not None and mean >= self.stop_value
-        return {'mean': mean, 'std': float(np.std(returns)), 'returns': returns, 'lengths': lengths, 'solved': solved}
+        confirm = None
+        if solved and self.n_confirm_episode > 0:
+            confirm = self.confirm(train_iter, env_step, mean)
+            solved = confirm['solved']
+        return {'mean': mean, 'std': float(np.std(returns)), 'returns': returns, 'lengths': lengths, 'solved': solved,
+                'confirm': confirm}
+
+    def confirm(self, train_iter: int, env_step: int, eval_mean: float) -> Dict[str, Any]:
+        """``n_confirm_episode`` fresh episodes of the current weights; solved when their mean reaches the stop value."""
+        seeds = [seed + CONFIRM_SEED_OFFSET for seed in self.env.seeds]
+        returns, _ = self.run_episodes(self.n_confirm_episode, seeds)
+        mean = float(np.mean(returns))
+        record = {'train_iter': int(train_iter), 'env_step': int(env_step), 'eval_mean': float(eval_mean),
+                  'mean': mean, 'std': float(np.std(returns)), 'episodes': len(returns),
+                  'solved': bool(mean >= self.stop_value)}
+        self.confirmations.append(record)
+        if self.tb_logger is not None:
+            self.tb_logger.add_scalar('evaluator/confirm_return_mean', mean, env_step)
+        return record
 
     def state_dict(self) -> Dict[str, Any]:
-        return {'best_return': self.best_return, 'last_return': self.last_return, 'last_eval_iter': self.last_eval_iter}
+        return {'best_return': self.best_return, 'last_return': self.last_return, 'last_eval_iter': self.last_eval_iter,
+                'confirmations': [dict(c) for c in self.confirmations]}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self.best_return = state['best_return']
         self.last_return = state['last_return']
         self.last_eval_iter = state['last_eval_iter']
+        self.confirmations = [dict(c) for c in state.get('confirmations', [])]

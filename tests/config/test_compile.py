@@ -68,7 +68,7 @@ def test_create_config_types_are_copied_in():
      "unknown config key 'policy.collect.n_samples'; did you mean 'policy.collect.n_sample'?"),
     # a key in the wrong section: the same name elsewhere is the closest valid key
     (dict(policy=dict(learning_rate=0.1)), "unknown config key 'policy.learning_rate'; did you mean 'policy.learn.learning_rate'?"),
-    (dict(env=dict(zzz=1)), "unknown config key 'env.zzz'; valid keys under 'env' are: collector_env_num,"),
+    (dict(env=dict(zzz=1)), "unknown config key 'env.zzz'; valid keys under 'env' are: atari, collector_env_num,"),
 ])
 def test_unknown_key_names_its_full_path_and_the_closest_valid_key(main, message):
     with pytest.raises(ConfigError) as info:

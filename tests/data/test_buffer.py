@@ -92,3 +92,24 @@ def test_split_segment_cuts_time_major_segments_into_item_major_samples():
     # each sample's last observation is the first of the next one, so the learner can bootstrap
     assert items.obs[:, :, 0].tolist() == [[0, 1, 2, 3], [0, 1, 2, 3], [3, 4, 5, 6], [3, 4, 5, 6]]
     assert items.reward.tolist() == [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5]]
+
+
+def test_uint8_images_stay_uint8_in_storage_batches_and_saved_state(tmp_path):
+    """Pixels are stored as they come (a quarter of float32's bytes); the model scales them."""
+    n = 6
+    images = torch.randint(0, 256, (n, T + 1, 2, 8, 8), dtype=torch.uint8)
+    tree = samples(0, n)
+    tree.obs = images
+    buffer = ReplayBuffer(replay_buffer_size=10, max_use=100)
+    buffer.push(tree)
+    batch = buffer.sample(n)
+    assert batch.obs.dtype == torch.uint8 and batch.obs.shape == (T + 1, n, 2, 8, 8)
+    ids = batch.reward[0].long()
+    assert torch.equal(batch.obs.transpose(0, 1), images[ids])
+    state = buffer.state_dict()
+    torch.save(state['storage'], tmp_path / 'storage.pth')
+    storage = torch.load(tmp_path / 'storage.pth', weights_only=True)
+    assert storage['obs'].dtype == torch.uint8 and torch.equal(storage['obs'][:n], images)
+    restored = ReplayBuffer(replay_buffer_size=10, max_use=100)
+    restored.load_state_dict(dict(state, storage=storage))
+    assert restored.sample(n).obs.dtype == torch.uint8

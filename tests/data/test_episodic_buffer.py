@@ -232,3 +232,22 @@ def test_rejects_item_major_samples_and_bad_settings():
         buffer.push(item_major)
     with pytest.raises(ValueError, match='replay_ratio_type'):
         make_buffer(replay_ratio_type='uniform')
+
+
+def test_uint8_image_observations_are_stored_and_replayed_as_uint8():
+    streams = Streams(cols=2)
+    segment = streams.segment(8)
+    images = torch.randint(0, 256, (9, 2, 2, 6, 6), dtype=torch.uint8)
+    images[:, :, 0, 0, 0] = torch.arange(9, dtype=torch.uint8).view(9, 1)  # the step, so windows can be checked
+    images[:, :, 0, 0, 1] = torch.arange(2, dtype=torch.uint8)  # the env
+    segment.obs = images
+    segment.final_obs = torch.zeros((8, 2, 2, 6, 6), dtype=torch.uint8)
+    buffer = make_buffer(unroll_len=4)
+    buffer.push(segment)
+    fresh = buffer.sample(2)  # the pushed segment first, then replayed windows
+    assert fresh.obs.dtype == torch.uint8 and torch.equal(fresh.obs, images)
+    batch = buffer.sample(2)
+    assert batch.obs.dtype == torch.uint8 and batch.final_obs.dtype == torch.uint8
+    assert batch.obs.shape[0] == 5 and batch.obs.shape[2:] == (2, 6, 6)
+    steps = batch.obs[:, :, 0, 0, 0].long()
+    assert torch.equal(steps - steps[0], torch.arange(5).view(5, 1).expand_as(steps))  # contiguous windows

@@ -4,9 +4,12 @@ Learning runs use CartPole-v0 (stop value 195), a fixed seed and a fixed env-ste
 has its own file (test_parallel_ray.py).
 """
 import json
+import multiprocessing
 import multiprocessing.resource_tracker
 import os
 import signal
+import subprocess
+import sys
 import time
 from typing import List
 
@@ -15,6 +18,7 @@ import pytest
 import torch
 
 from acframe import ConfigError, ENV_REGISTRY, POLICY_REGISTRY
+from acframe.errors import EnvTimeoutError
 from acframe.cli import main as cli_main
 from acframe.entry.parallel import parallel_pipeline
 from acframe.entry.parallel.messages import VERSION_KEY
@@ -29,11 +33,12 @@ FLAKY_SEED = 0
 
 
 class FlakyCartPole(gym.Wrapper):
-    """CartPole whose env seeded ``FLAKY_SEED`` raises on its 100th step (a restarted actor gets other seeds)."""
+    """CartPole whose env seeded ``FLAKY_SEED`` fails on its 20th step, in the second segment (a restarted actor
+    gets other seeds): it raises, or with ``hang`` blocks (sleeps for an hour)."""
 
-    def __init__(self, env: gym.Env) -> None:
+    def __init__(self, env: gym.Env, hang: bool = False) -> None:
         super().__init__(env)
-        self.steps, self.flaky = 0, False
+        self.steps, self.flaky, self.hang = 0, False, hang
 
     def reset(self, *, seed=None, options=None):
         if seed is not None:
@@ -42,7 +47,9 @@ class FlakyCartPole(gym.Wrapper):
 
     def step(self, action):
         self.steps += 1
-        if self.flaky and self.steps == 100:
+        if self.flaky and self.steps == 20:
+            if self.hang:
+                time.sleep(3600)
             raise RuntimeError('the simulator crashed')
         return self.env.step(action)
 
@@ -50,6 +57,25 @@ class FlakyCartPole(gym.Wrapper):
 @ENV_REGISTRY.register('flaky_cartpole')
 def make_flaky_cartpole(env_cfg, **overrides):
     return FlakyCartPole(make_gym_env(env_cfg, **overrides))
+
+
+@ENV_REGISTRY.register('hanging_cartpole')
+def make_hanging_cartpole(env_cfg, **overrides):
+    return FlakyCartPole(make_gym_env(env_cfg, **overrides), hang=True)
+
+
+#: seconds every worker process but actor 0 takes to build its envs in ``slow_start_cartpole``
+SLOW_START_S = 1.5
+_slow_started: List[int] = []
+
+
+@ENV_REGISTRY.register('slow_start_cartpole')
+def make_slow_start_cartpole(env_cfg, **overrides):
+    """CartPole that takes ``SLOW_START_S`` to build, except in actor 0 (which starts collecting meanwhile)."""
+    if multiprocessing.current_process().name != 'acframe-actor-0' and os.getpid() not in _slow_started:
+        _slow_started.append(os.getpid())  # once per process
+        time.sleep(SLOW_START_S)
+    return make_gym_env(env_cfg, **overrides)
 
 
 def cartpole(**parallel):
@@ -149,6 +175,17 @@ class KillActorAt(LearnerHook):
             os.kill(self.killed, signal.SIGKILL)
 
 
+class PauseAt(LearnerHook):
+    """At learner iteration ``at``, sleep ``seconds`` (the actors go on meanwhile)."""
+
+    def __init__(self, at: int, seconds: float) -> None:
+        self.at, self.seconds = at, seconds
+
+    def after_iter(self, learner, info) -> None:
+        if learner.train_iter == self.at:
+            time.sleep(self.seconds)
+
+
 class CtrlCAt(LearnerHook):
     def __init__(self, at: int) -> None:
         self.at = at
@@ -182,6 +219,26 @@ def test_local_backend_with_two_actors_solves_cartpole_within_budget(tmp_path, r
     assert processes_with(run_marker) == []
 
 
+def test_every_actor_collects_from_the_start_even_when_one_starts_long_before_the_others(tmp_path, run_marker):
+    """Actor 0 sends segments while the other workers still build their envs: start-up leaves them for the learner
+    (also after a resume)."""
+    main, create = cartpole(actor_num=4)
+    create['env'] = dict(type='slow_start_cartpole')
+    main['env']['stop_value'] = None
+    exp_dir = tmp_path / 'four'
+    parallel_pipeline((main, create), exp_dir=str(exp_dir), max_train_iter=150, progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['train_iters'] == 150 and summary['actor_restarts'] == 0
+    assert len(summary['env_steps_per_s_per_actor']) == 4
+    assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor']), summary['env_steps_per_s_per_actor']
+    # and again after a resume (the actors start the same way)
+    parallel_pipeline(None, resume=str(exp_dir), max_train_iter=250, progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['train_iters'] == 250
+    assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor']), summary['env_steps_per_s_per_actor']
+    assert processes_with(run_marker) == []
+
+
 def test_dead_actors_are_restarted_and_no_process_outlives_the_run(tmp_path, run_marker):
     """Actor 0 hits an env exception, actor 1 is killed with SIGKILL: both come back, the run completes."""
     main, create = cartpole()
@@ -211,6 +268,110 @@ def test_ctrl_c_stops_every_process_and_writes_a_final_checkpoint(tmp_path, run_
     state = torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=False)
     assert state['train_iter'] == 20
     assert processes_with(run_marker) == []
+
+
+def hanging(on_step_timeout: str, manager: str = 'sync'):
+    main, create = cartpole(actor_num=2)
+    main['env'].update(step_timeout_s=0.5, on_step_timeout=on_step_timeout, stop_value=None)
+    create['env'] = dict(type='hanging_cartpole')
+    create['env_manager'] = dict(type=manager)
+    return main, create
+
+
+@pytest.mark.parametrize('backend,manager', [('local', 'sync'), ('local', 'async'), ('inline', 'sync')])
+def test_an_env_step_that_hangs_fails_the_run_in_one_line_naming_the_actor_env_and_seed(tmp_path, run_marker, backend,
+                                                                                       manager):
+    start = time.monotonic()
+    with pytest.raises(EnvTimeoutError) as info:
+        # the pause: actor 0 hangs in its second segment and its watchdog rings before the learner could finish
+        parallel_pipeline(hanging('error', manager), exp_dir=str(tmp_path / 'hang'), backend=backend, max_train_iter=200,
+                          progress=False, learner_hooks=[PauseAt(1, 2.0)])
+    assert time.monotonic() - start < 15
+    assert str(info.value) == ("actor 0: collector env 0 (seed 0) did not return from step within env.step_timeout_s=0.5 s"
+                               + (" (the env subprocesses were stopped)" if manager == 'async' else '') +
+                               ": fix the env or raise env.step_timeout_s (or set env.on_step_timeout='restart' to "
+                               "restart the actor)")
+    assert processes_with(run_marker) == []
+
+
+def test_with_on_step_timeout_restart_a_hanging_actor_is_restarted_with_a_warning(tmp_path, run_marker, capsys):
+    exp_dir = tmp_path / 'hang_restart'
+    parallel_pipeline(hanging('restart'), exp_dir=str(exp_dir), max_train_iter=60, progress=False,
+                      learner_hooks=[PauseAt(1, 2.0)])  # actor 0 hangs and is restarted before the run could end
+    summary = read_summary(exp_dir)
+    assert summary['train_iters'] == 60 and summary['actor_restarts'] == 1
+    assert summary['worker_failures'] == [
+        'actor 0 failed (EnvTimeoutError: collector env 0 (seed 0) did not return from step within env.step_timeout_s=0.5 s: '
+        'fix the env or raise env.step_timeout_s)']
+    assert "[parallel] warning: actor 0 failed (EnvTimeoutError" in capsys.readouterr().err
+    assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor'])
+    assert processes_with(run_marker) == []
+
+
+def children_named(pid: int, prefix: str) -> List[int]:
+    """Live children of ``pid`` whose ``/proc/PID/comm`` starts with ``prefix``."""
+    found = []
+    for entry in os.listdir('/proc'):
+        try:
+            with open(f'/proc/{entry}/stat') as f:
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+            with open(f'/proc/{entry}/comm') as f:
+                comm = f.read().strip()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid and comm.startswith(prefix):
+            found.append(int(entry))
+    return found
+
+
+def test_sigterm_stops_the_run_like_ctrl_c_with_exit_status_143(tmp_path, run_marker):
+    """``kill -TERM`` of the learner: actors stopped, final checkpoint and summary written, no process left."""
+    exp_dir = tmp_path / 'terminated'
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'acframe.cli', '-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir),
+         '-q', 'parallel.actor_num=2', 'env.stop_value=None'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(children_named(process.pid, 'acf-actor-')) < 2:  # the workers start inside the SIGTERM handler
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.05)
+        time.sleep(0.5)  # let it train a little
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, err
+    assert err.strip().splitlines()[-1] == 'acframe: terminated (SIGTERM)'
+    summary = read_summary(exp_dir)
+    assert summary['interrupted'] and summary['train_iters'] > 0
+    assert torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=False)['train_iter'] == summary['train_iters']
+    assert processes_with(run_marker) == []
+
+
+# ---- budgets -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize('backend', ['local', 'inline'])
+def test_the_env_step_budget_stops_collection_within_one_step_per_env(tmp_path, backend):
+    """The last segments are cut to the steps left (8 envs per actor: at most 7 steps over), not a round added."""
+    main, create = cartpole()
+    main['env']['stop_value'] = None
+    main['policy']['unroll_len'] = 1  # IMPALA's segments come in whole unrolls: with 1, any length
+    main['policy']['collect']['n_sample'] = 128  # 16 steps per env, as with 8 unrolls of 16
+    exp_dir = tmp_path / 'budget'
+    parallel_pipeline((main, create), exp_dir=str(exp_dir), backend=backend, max_env_step=1003, progress=False)
+    summary = read_summary(exp_dir)
+    assert 1003 <= summary['env_steps'] <= 1003 + 7, summary['env_steps']
+
+
+@pytest.mark.parametrize('backend', ['local', 'inline'])
+def test_the_last_synchronous_round_shares_the_steps_left_between_the_actors(tmp_path, backend):
+    """A2C, 2 actors x 4 envs: the last round is cut to the steps left (at most 7 over), and is trained on."""
+    exp_dir = tmp_path / 'a2c_budget'
+    parallel_pipeline(a2c_cartpole(), exp_dir=str(exp_dir), backend=backend, max_env_step=1003, progress=False)
+    summary = read_summary(exp_dir)
+    assert 1003 <= summary['env_steps'] <= 1003 + 7, summary['env_steps']
+    assert summary['train_iters'] == 26  # 25 full rounds of 40 steps, then one of 2 actors x 4 envs x 1 step
+    assert summary['discarded_segments'] == 0
 
 
 # ---- the inline backend ----------------------------------------------------------------------------
@@ -381,3 +542,72 @@ def test_shared_weights_hand_actors_the_newest_version():
     assert not shared.stopped()
     shared.request_stop()
     assert shared.stopped()
+
+
+# ---- pixels ----------------------------------------------------------------------------------------
+from acframe.models import VAC  # noqa: E402
+from acframe.registry import MODEL_REGISTRY  # noqa: E402
+
+
+@MODEL_REGISTRY.register('uint8_only_vac')
+class Uint8OnlyVAC(VAC):
+    """VAC that refuses observations that are not uint8 (in every process: the actors fork with the registry)."""
+
+    @staticmethod
+    def _check(obs):
+        if obs.dtype != torch.uint8:
+            raise TypeError(f'observations reached the model as {obs.dtype}, not uint8')
+        return obs
+
+    def compute_actor(self, obs):
+        return super().compute_actor(self._check(obs))
+
+    def compute_critic(self, obs):
+        return super().compute_critic(self._check(obs))
+
+    def compute_actor_critic(self, obs):
+        return super().compute_actor_critic(self._check(obs))
+
+
+def pixel_dot(**parallel):
+    """IMPALA on the moving-dot pixel env (uint8 (2, 16, 16) frames): random play scores 4, the stop value is 12."""
+    main = dict(
+        exp_name='parallel_pixel_test',
+        env=dict(env_id='toy_pixel_dot', collector_env_num=8, evaluator_env_num=4, n_evaluator_episode=4, stop_value=12),
+        parallel={'actor_num': 2, **parallel},
+        policy=dict(
+            unroll_len=8,
+            model=dict(type='uint8_only_vac', encoder='impala_resnet', encoder_channels=[16],
+                       encoder_hidden_size_list=[64], activation='relu'),
+            learn=dict(update_per_collect=2, batch_size=16, learning_rate=0.002, entropy_weight=0.003, discount_factor=0.5),
+            collect=dict(n_sample=8),  # one unroll of 8 steps from each of the 8 envs
+            eval=dict(evaluator=dict(eval_freq=20)),
+        ),
+        seed=0,
+    )
+    return main, dict(env=dict(type='toy_pixel_dot'), policy=dict(type='impala'))
+
+
+@pytest.mark.parametrize('backend', ['local', 'inline'])
+def test_pixel_observations_cross_the_backends_as_uint8_and_are_learned_from(tmp_path, backend):
+    """Seeds 1 and 2 reached 12 after 4.2k / 5.0k env steps (local) and 4.0k / 6.0k (inline); the budget is 40k."""
+    policy = parallel_pipeline(pixel_dot(), exp_dir=str(tmp_path / backend), backend=backend, progress=False,
+                               max_env_step=40_000)
+    summary = read_summary(tmp_path / backend)
+    assert summary['solved'], summary
+    assert isinstance(policy.model, Uint8OnlyVAC)
+
+
+def test_segment_messages_keep_uint8_images_across_a_pickle():
+    """What the local pipes and Ray's object store move: numpy arrays, uint8 images as uint8."""
+    import pickle
+
+    from acframe.data import make_tree
+    from acframe.entry.parallel.messages import numpy_to_tree, tree_to_numpy
+
+    images = torch.randint(0, 256, (5, 3, 4, 84, 84), dtype=torch.uint8)
+    tree = make_tree({'obs': images, 'reward': torch.zeros(4, 3), 'stats': {'logit': torch.zeros(4, 3, 6)}})
+    packed = pickle.dumps(tree_to_numpy(tree), protocol=pickle.HIGHEST_PROTOCOL)
+    assert len(packed) < images.numel() * 1.1  # one byte per pixel on the wire
+    back = numpy_to_tree(pickle.loads(packed))
+    assert back.obs.dtype == torch.uint8 and torch.equal(back.obs, images)

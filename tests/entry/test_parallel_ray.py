@@ -1,9 +1,9 @@
 """Specification of the parallel pipeline's Ray backend, on a two-node Ray cluster bound to the loopback address.
 
 The fixture starts a head node and a second node with ``ray start --node-ip-address=127.0.0.1`` and stops
-them with ``ray stop --force`` at the end. Ray normally swaps 127.0.0.1 for the machine's network address
-(so other machines can reach the node); here that translation is switched off, so every node, and the
-driver, uses 127.0.0.1 and nothing else.
+their processes at the end (only theirs: ``ray stop`` would stop every Ray cluster of the machine's user).
+Ray normally swaps 127.0.0.1 for the machine's network address (so other machines can reach the node);
+here that translation is switched off, so every node, and the driver, uses 127.0.0.1 and nothing else.
 """
 import json
 import os
@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -20,7 +21,8 @@ from acframe import ConfigError  # noqa: E402
 from acframe.cli import main as cli_main  # noqa: E402
 from acframe.entry.parallel import parallel_pipeline  # noqa: E402
 from acframe.worker import LearnerHook  # noqa: E402
-from test_parallel import cartpole  # noqa: E402  (the same IMPALA CartPole-v0 config, 2 actors)
+from acframe.errors import EnvTimeoutError  # noqa: E402
+from test_parallel import cartpole, hanging  # noqa: E402  (the same IMPALA CartPole-v0 configs, 2 actors)
 
 LOOPBACK = '127.0.0.1'
 #: runs Ray's command line with the loopback address kept as given
@@ -40,15 +42,43 @@ def ray_cli(*args: str, timeout: float = 120) -> None:
         raise RuntimeError(f"ray {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
 
 
+#: Ray's authentication settings, which the tests set themselves (whatever the user's environment holds)
+RAY_AUTH_VARS = ('RAY_AUTH_MODE', 'RAY_AUTH_TOKEN', 'RAY_AUTH_TOKEN_PATH')
+#: an environment variable the test cluster's processes inherit, so the tests touch only its workers
+CLUSTER_MARKER = ('ACFRAME_TEST_RAY_CLUSTER', f'{os.getpid()}')
+
+
 @pytest.fixture(scope='module')
-def loopback_cluster():
-    """``127.0.0.1:PORT`` of a head node and a second node, 2 CPUs each, stopped (``ray stop --force``) at the end."""
+def home_with_a_stale_ray_token(tmp_path_factory):
+    """A home folder holding a stale ``~/.ray/auth_token`` (as an earlier local Ray run leaves behind)."""
+    home = tmp_path_factory.mktemp('home')
+    (home / '.ray').mkdir()
+    (home / '.ray' / 'auth_token').write_text('0123456789abcdef' * 4)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv('HOME', str(home))
+        yield home
+
+
+@pytest.fixture(scope='module')
+def loopback_cluster(home_with_a_stale_ray_token):
+    """``127.0.0.1:PORT`` of a head node and a second node, 2 CPUs each, whose processes are stopped at the end.
+
+    Token authentication is off for this loopback-only cluster, explicitly (the nodes and the driver agree on it
+    whatever the home folder or the environment holds).
+    """
     port = free_port()
     address = f'{LOOPBACK}:{port}'
     common = ['--node-ip-address', LOOPBACK, '--num-cpus', '2', '--object-store-memory', str(100 * 1024 * 1024),
               '--disable-usage-stats']
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr('ray._private.services.resolve_ip_for_localhost', lambda host: host)
+        for var in RAY_AUTH_VARS:
+            patch.delenv(var, raising=False)
+        patch.setenv('RAY_AUTH_MODE', 'disabled')
+        patch.setenv(*CLUSTER_MARKER)
+        # the nodes' workers import this folder's test modules (import_names=['test_parallel'])
+        here = os.path.dirname(os.path.abspath(__file__))
+        patch.setenv('PYTHONPATH', os.pathsep.join(p for p in (here, os.environ.get('PYTHONPATH')) if p))
         try:
             ray_cli('start', '--head', '--port', str(port), '--include-dashboard', 'false', *common)
             ray_cli('start', '--address', address, *common)
@@ -56,20 +86,49 @@ def loopback_cluster():
         finally:
             if ray.is_initialized():
                 ray.shutdown()
-            ray_cli('stop', '--force')
+            stop_cluster()
 
 
-def ray_actor_pids() -> list:
-    """Processes of the Ray actors that collect (Ray titles them ``ray::RayActorWorker...``)."""
+def cluster_pids(cmdline_prefix: bytes = b'') -> list:
+    """Processes of the test cluster (they inherited ``CLUSTER_MARKER``) whose command line starts with the
+    prefix; never another Ray's on this machine, never this process."""
     pids = []
+    marker = f'{CLUSTER_MARKER[0]}={CLUSTER_MARKER[1]}'.encode() + b'\0'
     for entry in os.listdir('/proc'):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
         try:
             with open(f'/proc/{entry}/cmdline', 'rb') as f:
-                if f.read().startswith(b'ray::RayActorWorker'):
+                if not f.read().startswith(cmdline_prefix):
+                    continue
+            with open(f'/proc/{entry}/environ', 'rb') as f:
+                if marker in f.read():
                     pids.append(int(entry))
         except (OSError, ValueError):
             continue
     return pids
+
+
+def stop_cluster(grace_s: float = 10.0) -> None:
+    """Stop the test cluster's processes only (``ray stop`` would stop every Ray of this machine's user)."""
+    for pid in cluster_pids():
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + grace_s
+    while cluster_pids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in cluster_pids():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def ray_actor_pids() -> list:
+    """Processes of the test cluster's Ray actors that collect (Ray titles them ``ray::RayActorWorker...``)."""
+    return cluster_pids(b'ray::RayActorWorker')
 
 
 class KillRayActorAt(LearnerHook):
@@ -102,6 +161,16 @@ def test_ray_backend_on_a_two_node_cluster_solves_cartpole_and_replaces_a_lost_a
     assert not ray.is_initialized()  # the driver let go of the cluster; its actors were killed
 
 
+def test_a_ray_actor_whose_env_hangs_fails_the_run_in_one_line(tmp_path, loopback_cluster):
+    main, create = hanging('error')
+    main['import_names'] = ['test_parallel']  # where hanging_cartpole is registered
+    with pytest.raises(EnvTimeoutError, match=r"^actor 0: collector env 0 \(seed 0\) did not return from step within "
+                                              r"env.step_timeout_s=0.5 s"):
+        parallel_pipeline((main, create), exp_dir=str(tmp_path / 'hang'), backend='ray', ray_address=loopback_cluster,
+                          max_train_iter=200, progress=False)
+    assert not ray.is_initialized()
+
+
 def test_an_unreachable_ray_address_fails_at_start_up_in_one_line(tmp_path, capsys):
     address = f'{LOOPBACK}:{free_port()}'  # nothing listens there
     with pytest.raises(ConfigError, match=rf"--ray-address {address}: no Ray cluster answers there"):
@@ -110,3 +179,27 @@ def test_an_unreachable_ray_address_fails_at_start_up_in_one_line(tmp_path, caps
     code = cli_main(['-m', 'parallel', '--backend', 'ray', '--ray-address', address, '-c', 'cartpole_impala.py', '-q'])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith(f'acframe: error: --ray-address {address}: no Ray cluster')
+
+
+def test_a_local_ray_run_starts_every_actor_and_leaves_nothing_in_the_home_folder(tmp_path):
+    """``acframe --backend ray`` without an address: a private Ray instance with its own token, 4 actors all collecting,
+    collection stopped at the env-step budget."""
+    home = tmp_path / 'home'
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in RAY_AUTH_VARS}
+    env['HOME'] = str(home)
+    exp_dir = tmp_path / 'ray_local'
+    result = subprocess.run(
+        [sys.executable, '-m', 'acframe.cli', '-m', 'parallel', '--backend', 'ray', '-c', 'cartpole_impala.py',
+         '--exp-dir', str(exp_dir), '--max-env-step', '2003', '-q', 'env.stop_value=None', 'parallel.actor_num=4',
+         'parallel.actor_num_cpus=0.25', 'parallel.evaluator_num_cpus=0.25'],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(exp_dir / 'summary.json') as f:
+        summary = json.load(f)
+    assert summary['backend'] == 'ray'
+    # the budget: the last segments are cut (to whole 16-step unrolls of the 8 envs), not a round added
+    assert 2003 <= summary['env_steps'] < 2003 + 16 * 8, summary['env_steps']
+    assert len(summary['env_steps_per_s_per_actor']) == 4
+    assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor']), summary['env_steps_per_s_per_actor']
+    assert not (home / '.ray' / 'auth_token').exists()  # no token written where later clusters would pick it up

@@ -1,12 +1,17 @@
 """Specification of ``acframe.envs.EnvManager``: sync/async stepping, SAME_STEP autoreset, seeds, clipping,
 env errors and episode statistics."""
+import faulthandler
+import gc
+import os
+import time
+
 import gymnasium as gym
 import numpy as np
 import pytest
 from easydict import EasyDict
 
-from acframe.envs import EnvManager, env_fns, make_env_manager
-from acframe.errors import EnvError
+from acframe.envs import EnvManager, check_step_timeout, env_fns, make_env_manager
+from acframe.errors import ConfigError, EnvError, EnvTimeoutError
 from acframe.registry import ENV_REGISTRY
 
 MANAGERS = ['sync', 'async']
@@ -22,8 +27,10 @@ class ScriptedEnv(gym.Env):
     observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float32)
     action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
 
-    def __init__(self, episode_len: int = 3, fail_at: int = 0, terminate: bool = True) -> None:
+    def __init__(self, episode_len: int = 3, fail_at: int = 0, terminate: bool = True, hang_at: int = 0,
+                 abort_at: int = 0) -> None:
         self.episode_len, self.fail_at, self.terminate = episode_len, fail_at, terminate
+        self.hang_at, self.abort_at = hang_at, abort_at
         self.t = 0
 
     def reset(self, seed=None, options=None):
@@ -34,7 +41,12 @@ class ScriptedEnv(gym.Env):
     def step(self, action):
         self.t += 1
         if self.t == self.fail_at:
-            raise ValueError('scripted failure')
+            raise ValueError('scripted failure')  # FAIL_LINE
+        if self.t == self.hang_at:
+            time.sleep(3600)
+        if self.t == self.abort_at:
+            faulthandler.disable()  # pytest's stack dump of the dying subprocess is not what is tested
+            os.abort()
         end = self.t == self.episode_len
         obs = np.array([self.t, 0], np.float32)
         return obs, float(action[0]), end and self.terminate, end and not self.terminate, {}
@@ -51,9 +63,10 @@ def scripted_env_registered():
     ENV_REGISTRY._entries.pop('scripted_test_env', None)
 
 
-def scripted_manager(manager, seeds, per_env=None, **env_kwargs):
+def scripted_manager(manager, seeds, per_env=None, step_timeout_s=None, **env_kwargs):
     env_cfg = dict(type='scripted_test_env', env_kwargs=env_kwargs)
-    return EnvManager(env_fns(env_cfg, seeds, 'collector', per_env), seeds, manager)
+    return EnvManager(env_fns(env_cfg, seeds, 'collector', per_env), seeds, manager, role='collector',
+                      step_timeout_s=step_timeout_s, watch_sync=True)
 
 
 @pytest.mark.parametrize('manager', MANAGERS)
@@ -156,3 +169,71 @@ def test_manager_state_dict_restores_sync_envs_exactly():
         envs.step(np.array([0, 1]))
         assert other.load_state_dict(envs.state_dict())
         np.testing.assert_allclose(envs.step(np.array([1, 1])).obs, other.step(np.array([1, 1])).obs)
+
+
+# ---- failures of async envs, and the watchdog ------------------------------------------------------------
+def _line_of(marker: str) -> int:
+    with open(__file__) as f:
+        return next(i for i, line in enumerate(f, 1) if marker in line and 'raise' in line)
+
+
+def test_an_async_env_exception_is_one_error_naming_the_env_seed_and_the_user_line(capfd):
+    envs = scripted_manager('async', [7, 8], [{}, {'fail_at': 2}])
+    envs.reset()
+    envs.step(np.zeros((2, 1), np.float32))
+    with pytest.raises(EnvError) as info:
+        envs.step(np.zeros((2, 1), np.float32))
+    envs.close()
+    first = str(info.value).splitlines()[0]
+    assert first == (f"collector env 1 (seed 8) raised ValueError in step: scripted failure "
+                     f"(at {__file__}:{_line_of('FAIL_LINE')} in step; --debug shows the traceback)")
+    assert "raise ValueError('scripted failure')" in str(info.value)  # the traceback follows, for --debug
+    del envs
+    gc.collect()
+    assert capfd.readouterr().err == ''  # nothing logged besides the error itself
+
+
+def test_a_dead_async_env_subprocess_is_named_by_its_env_index_and_leaves_no_traceback(capfd):
+    envs = scripted_manager('async', [7, 8], [{}, {'abort_at': 2}])
+    envs.reset()
+    envs.step(np.zeros((2, 1), np.float32))
+    with pytest.raises(EnvError) as info:
+        envs.step(np.zeros((2, 1), np.float32))
+    assert str(info.value) == "collector env 1 (seed 8): its subprocess was killed by SIGABRT during step"
+    envs.close()
+    del envs
+    gc.collect()
+    assert 'Traceback' not in capfd.readouterr().err  # no __del__ traceback
+
+
+@pytest.mark.parametrize('manager', MANAGERS)
+@pytest.mark.parametrize('when', ['step', 'reset'])
+def test_a_step_or_reset_that_hangs_is_an_error_naming_the_env_and_its_seed(manager, when):
+    hang = {'hang_at': 2} if when == 'step' else {'hang_at': 1}  # t == 1 after the first reset: hang in step 1
+    envs = scripted_manager(manager, [7, 8], [{}, hang], step_timeout_s=0.3)
+    start = time.monotonic()
+    with pytest.raises(EnvTimeoutError) as info:
+        envs.reset()
+        envs.step(np.zeros((2, 1), np.float32))
+        envs.step(np.zeros((2, 1), np.float32))
+    envs.close()
+    assert time.monotonic() - start < 5
+    assert str(info.value).startswith("collector env 1 (seed 8) did not return from step within env.step_timeout_s=0.3 s")
+
+
+@pytest.mark.parametrize('bad', [0, -1.0, float('inf'), 'soon', True])
+def test_bad_step_timeouts_are_config_errors(bad):
+    with pytest.raises(ConfigError, match=r"config key 'env.step_timeout_s' = .* must be a finite number of seconds > 0"):
+        check_step_timeout(bad)
+    with pytest.raises(ConfigError, match=r"config key 'env.on_step_timeout' = 'retry' must be one of 'error', 'restart'"):
+        check_step_timeout(1.0, 'retry')
+
+
+def test_the_user_line_is_found_in_a_subprocess_traceback_as_text():
+    from acframe.envs.manager import user_location
+    import acframe
+    own = acframe.__file__.replace('__init__.py', 'envs/gym_env.py')
+    trace = (f'Traceback (most recent call last):\n  File "{own}", line 98, in step\n    return self.env.step(action)\n'
+             f'  File "/home/me/my_env.py", line 12, in step\n    raise ValueError("x")\n'
+             f'  File "/usr/lib/python3/site-packages/numpy/core.py", line 5, in f\nValueError: x\n')
+    assert user_location(trace) == '/home/me/my_env.py:12 in step'

@@ -174,3 +174,21 @@ def test_impala_improves_on_pendulum(tmp_path, tb_scalars):
     assert early < -1000                              # the untrained policy, for reference
     assert late > early + 400, (early, late)          # the behaviour policy improved
     assert policy.summary['best_eval_return'] > early + 200, (early, policy.summary)  # and so did the greedy one
+
+
+PIXEL_MODEL = dict(encoder='impala_resnet', encoder_channels=[16], encoder_hidden_size_list=[64], activation='relu')
+
+
+def test_learns_from_pixels_on_the_moving_dot_env(tmp_path):
+    """uint8 (2, 16, 16) frames, the direction of the dot's last move: random play scores 4 per 16-step episode.
+    Seeds 0, 1, 2 reached 12 after 3.3k, 3.9k and 4.5k env steps; the budget is 20k."""
+    main = dict(env=dict(env_id='toy_pixel_dot', collector_env_num=8, evaluator_env_num=4, n_evaluator_episode=4,
+                         stop_value=12),
+                policy=dict(model=PIXEL_MODEL, unroll_len=8,
+                            learn=dict(learning_rate=0.002, entropy_weight=0.003, discount_factor=0.5, batch_size=16,
+                                       update_per_collect=2),
+                            collect=dict(n_sample=8),  # one unroll of 8 steps from each of the 8 envs
+                            eval=dict(evaluator=dict(eval_freq=20))))
+    create = dict(env=dict(type='toy_pixel_dot'), policy=dict(type='impala'))
+    policy = serial_pipeline((main, create), seed=0, max_env_step=20_000, exp_dir=str(tmp_path / 'dot'), progress=False)
+    assert policy.summary['solved'], policy.summary

@@ -178,3 +178,20 @@ def test_impala_learn_reads_final_obs_only_for_truncated_steps(truncated):
     loss_a = policy.learn_mode.forward(ttorch.Tensor(truncation_batch(truncated, 0.5)))['value_loss']
     loss_b = twin.learn_mode.forward(ttorch.Tensor(truncation_batch(truncated, -3.0)))['value_loss']
     assert (loss_a != pytest.approx(loss_b, rel=1e-6)) == truncated
+
+
+def test_image_observations_stay_uint8_in_segments_and_are_learned_from():
+    """The moving-dot env's uint8 frames are stored as uint8 (obs and final_obs); the model scales them."""
+    main = dict(env=dict(env_id='toy_pixel_dot', collector_env_num=B, max_episode_steps=LIMIT),
+                policy=dict(unroll_len=UNROLL, collect=dict(n_sample=N_SAMPLE), learn=dict(batch_size=2),
+                            model=dict(encoder='impala_resnet', encoder_channels=[4], encoder_hidden_size_list=[16])))
+    cfg = compile_config((main, dict(env=dict(type='toy_pixel_dot'), policy=dict(type='impala'))), seed=0)
+    with make_env_manager(cfg, 'collector', B, cfg.seed) as env:
+        policy = create_policy(cfg, env.observation_space, env.action_space)
+        segment = SampleCollector(env, policy.collect_mode, N_SAMPLE).collect()
+    assert segment.obs.dtype == torch.uint8 and segment.obs.shape == (T + 1, B, 2, 16, 16)
+    assert segment.final_obs.dtype == torch.uint8 and segment.truncated.any()
+    assert (segment.final_obs[segment.truncated].flatten(1).sum(-1) == 2 * 255).all()  # a dot in each of 2 frames
+    batch = policy.collect_mode.get_train_sample(segment)[:2].transpose(0, 1)
+    info = policy.learn_mode.forward(batch)
+    assert np.isfinite(info['total_loss'])

@@ -16,6 +16,7 @@ import time
 from typing import Any, Optional, Sequence
 
 from ...config.compile import ConfigInput
+from ...signals import Terminated, sigterm_as_interrupt
 from ...worker import LearnerHook
 from ..serial import _compile
 from .run import BACKENDS, ParallelRun, async_loop, sync_loop
@@ -52,7 +53,8 @@ def parallel_pipeline(
 
     Off-policy policies run asynchronously; on-policy ones (``Policy.on_policy``) in rounds where every actor
     collects one segment with the current weights (``parallel.sync_mode``). Ctrl-C stops every worker, writes
-    ``ckpt/ckpt_latest.pth`` and ``summary.json``, then raises ``KeyboardInterrupt``.
+    ``ckpt/ckpt_latest.pth`` and ``summary.json``, then raises ``KeyboardInterrupt``; SIGTERM does the same and
+    raises ``acframe.signals.Terminated`` (a ``KeyboardInterrupt``; the CLI exits with status 143).
 
     Returns the trained policy (all its modes; ``policy.summary`` is what ``summary.json`` holds). Scripts that
     use the local backend need the ``if __name__ == '__main__':`` guard (its processes are spawned when
@@ -61,29 +63,34 @@ def parallel_pipeline(
     cfg, exp_dir, changes = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
                                      'parallel', accept_config_change)
     run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks, changes)
-    try:
-        started = time.perf_counter()
-        run.backend.start(run.learner.train_iter)
-        run.startup_s = time.perf_counter() - started
-        run.stats.start = time.perf_counter()
-        (sync_loop if run.sync else async_loop)(run)
-        run.stats.end = time.perf_counter()
-        run.backend.stop_actors()
-        run.final_eval()
-    except KeyboardInterrupt:
-        run.interrupted = True
-    except BaseException:
+    interrupt: Optional[KeyboardInterrupt] = None
+    with sigterm_as_interrupt():
         try:
-            run.backend.close()
-        finally:
-            run.close_logs()
-        raise
-    run.backend.close()
-    summary = run.finish()
+            started = time.perf_counter()
+            run.backend.start(run.learner.train_iter)
+            run.startup_s = time.perf_counter() - started
+            run.stats.start = time.perf_counter()
+            (sync_loop if run.sync else async_loop)(run)
+            run.stats.end = time.perf_counter()
+            run.backend.stop_actors()
+            run.final_eval()
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``Terminated``)
+            interrupt = exc
+            run.interrupted = True
+            what = 'terminated (SIGTERM)' if isinstance(exc, Terminated) else 'interrupted'
+            run.progress.message(f'[acframe] {what}: stopping the workers, writing the final checkpoint and summary')
+        except BaseException:
+            try:
+                run.backend.close()
+            finally:
+                run.close_logs()
+            raise
+        run.backend.close()
+        summary = run.finish()
     policy = run.trained_policy()
     policy.summary = summary
-    if run.interrupted:
-        raise KeyboardInterrupt
+    if interrupt is not None:
+        raise interrupt
     return policy
 
 

@@ -10,12 +10,62 @@ In ``sync`` mode every actor collects exactly one segment per published version.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Optional, Sequence
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from ...errors import AcframeError, EnvError
+from ...errors import AcframeError, EnvError, EnvTimeoutError
 from .messages import EvalRequest, EvalResult, SegmentMessage, WorkerError
+
+
+class EnvStepBudget:
+    """Hands out segment lengths so that collection stops within one step per env of ``max_env_step``.
+
+    Every segment an actor collects is granted first: its length ``T`` is a full segment's (``policy.collect.n_sample``
+    samples over the actor's envs), or, once
+    the steps left (minus those granted and not yet received) are fewer than a full segment, just enough steps
+    per env (rounded up to whole train samples, e.g. IMPALA's ``policy.unroll_len``); 0 when the budget is
+    spent. In sync mode the last round is shared by every actor's envs. A lost actor's grants return to the pool.
+    """
+
+    def __init__(self, cfg: Any, env_step: int, sync: bool) -> None:
+        from ...policy import env_steps_per_collection, policy_class
+
+        self.left = int(cfg.max_env_step) - int(env_step)
+        self.num_envs = int(cfg.env.collector_env_num)
+        self.n_sample = env_steps_per_collection(cfg) // self.num_envs  # a full segment's steps per env
+        self.granularity = max(1, policy_class(cfg).train_sample_len(cfg.policy))
+        self.sync = sync
+        self.sharing = int(cfg.parallel.actor_num) if sync else 1  # envs that collect the last steps together
+        self.outstanding: Dict[int, Deque[int]] = {}
+        self._round: Tuple[int, int] = (-1, 0)  # sync: (version, segment length) of the current round
+
+    def grant(self, actor_id: int, version: int) -> int:
+        """The length of the next segment of ``actor_id`` (reserved until received), 0 when nothing is left.
+
+        Sync: every actor of a round (a weights ``version``) gets the same length, from the steps left when the
+        round began (its segments are trained on side by side).
+        """
+        if self.sync and self._round[0] == version:
+            length = self._round[1]
+        else:
+            left = self.left if self.sync else self.left - sum(sum(steps) for steps in self.outstanding.values())
+            per_env = -(-max(0, left) // (self.num_envs * self.sharing))
+            length = min(self.n_sample, -(-per_env // self.granularity) * self.granularity)
+            self._round = (version, length)
+        if length:
+            self.outstanding.setdefault(actor_id, deque()).append(length * self.num_envs)
+        return length
+
+    def received(self, actor_id: int, env_steps: int) -> None:
+        granted = self.outstanding.get(actor_id)
+        if granted:
+            granted.popleft()
+        self.left -= env_steps
+
+    def forget(self, actor_id: int) -> None:
+        """The actor was lost: what it was granted and did not deliver may be granted again."""
+        self.outstanding.pop(actor_id, None)
 
 
 class Backend:
@@ -37,6 +87,7 @@ class Backend:
         self.max_restarts = int(cfg.parallel.max_restarts)
         self.version = -1
         self._eval_results: Deque[EvalResult] = deque()
+        self.budget = EnvStepBudget(cfg, 0, sync)  # ParallelRun sets the run's (after a resume: what is left)
 
     # ---- the interface -----------------------------------------------------------------------------
     def start(self, version: int) -> None:
@@ -76,10 +127,15 @@ class Backend:
         self.incarnations[actor_id] += 1
         return incarnation
 
-    def note_failure(self, role: str, index: int, reason: str) -> None:
-        """Count a worker failure; warn, or raise ``EnvError`` when the restart budget is spent."""
-        self.restarts += 1
+    def note_failure(self, role: str, index: int, reason: str, error: Optional[WorkerError] = None) -> None:
+        """Count a worker failure; warn, or raise ``EnvError`` when the restart budget is spent.
+
+        A step timeout (``EnvTimeoutError``) fails the run at once unless ``env.on_step_timeout='restart'``.
+        """
         who = f"{role} {index}" if role == 'actor' else role
+        if error is not None and isinstance(error.exception, EnvTimeoutError) and self.cfg.env.on_step_timeout != 'restart':
+            raise EnvTimeoutError(f"{who}: {error.message} (or set env.on_step_timeout='restart' to restart the {role})")
+        self.restarts += 1
         self.failures.append(f"{who} {reason}")
         if self.restarts > self.max_restarts:
             raise EnvError(f"{who} {reason}; giving up after {self.max_restarts} restarts (parallel.max_restarts): "

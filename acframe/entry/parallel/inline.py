@@ -62,15 +62,20 @@ class InlineBackend(Backend):
         actor = self.actors[actor_id]
         if actor is None:
             return None
+        steps = self.budget.grant(actor_id, self.version)
+        if not steps:
+            return None
         try:
-            message = actor.collect()
+            message = actor.collect(steps)
         except Exception as exc:
             error = WorkerError.capture('actor', actor_id, actor.incarnation, exc)
             actor.close()
             self.actors[actor_id] = None
-            self.note_failure('actor', actor_id, f"failed ({error.summary()})")
+            self.budget.forget(actor_id)
+            self.note_failure('actor', actor_id, f"failed ({error.summary()})", error)
             self._build_actor(actor_id)
             return None
+        self.budget.received(actor_id, message.env_steps)
         self._collected_version[actor_id] = actor.version
         return message
 
@@ -82,7 +87,7 @@ class InlineBackend(Backend):
             except Exception as exc:
                 error = WorkerError.capture('evaluator', 0, 0, exc)
                 self.evaluator.close()
-                self.note_failure('evaluator', 0, f"failed ({error.summary()})")
+                self.note_failure('evaluator', 0, f"failed ({error.summary()})", error)
                 self.evaluator = EvalWorker(self.cfg)
 
     def stop_actors(self) -> None:

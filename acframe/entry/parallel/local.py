@@ -2,10 +2,11 @@
 
 * Weights: ``SharedWeights`` (shared memory, a version number, lock-free copies by the actors).
 * Segments: one message per segment, each actor on its own pipe, so an actor killed in the middle of a
-  send can corrupt nothing but its own pipe (which is then closed with the actor). The learner answers
-  every segment it reads with a receipt on the same pipe; an actor starts a new segment only while at most
-  one of its segments waits unread, so the data the learner reads is fresh and a learner that falls behind
-  holds the actors back. Waiting actors block on their pipe (no spinning).
+  send can corrupt nothing but its own pipe (which is then closed with the actor). An actor collects a
+  segment only when the learner granted it one (with its length, from the env-step budget): two when it
+  starts, then one with every segment the learner reads (async) or one per published version (sync), so the
+  data the learner reads is fresh, a learner that falls behind holds the actors back and collection stops
+  within one step per env of ``max_env_step``. Waiting actors block on their pipe (no spinning).
 * A process that dies — an env exception, a crash, ``kill -9`` — is noticed through its pipe or its process
   sentinel, joined and restarted; the learner never waits on a single actor.
 * Children ignore Ctrl-C (the learner stops them), exit on SIGTERM through their ``finally`` blocks (so
@@ -18,9 +19,10 @@ import os
 import signal
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.multiprocessing as mp
@@ -34,37 +36,34 @@ from .roles import ActorWorker, EvalWorker
 from .shared_weights import SharedWeights
 
 _STOP_GRACE_S = 5.0
-#: an actor collects a new segment only while at most this many of its segments wait unread
-_MAX_WAITING_SEGMENTS = 1
-#: learner -> actor: a segment was read / new weights are published (sync mode)
-_RECEIPT, _PUBLISHED = b'r', b'p'
+#: async: the segments an actor may collect ahead of the learner's reading (one waits unread, one is collected)
+_SEGMENTS_AHEAD = 2
+#: learner -> actor: collect one segment, of the length that follows (4 bytes, little-endian)
+_GRANT = b'g'
 _PR_SET_NAME, _PR_SET_PDEATHSIG = 15, 1  # prctl(2) options
 
 
 class _LearnerLink:
-    """An actor's end of its pipe: sends segments, counts the learner's receipts, waits without spinning."""
+    """An actor's end of its pipe: sends segments, waits (without spinning) for the learner's grants."""
 
     def __init__(self, conn: Connection, shared: SharedWeights) -> None:
         self.conn, self.shared = conn, shared
-        self.sent = self.taken = 0
+        self.grants: Deque[int] = deque()
 
     def send(self, message: Any) -> None:
         self.conn.send(message)
-        self.sent += 1
 
-    def unread(self) -> int:
-        return self.sent - self.taken
-
-    def wait_until(self, condition: Callable[[], bool]) -> bool:
-        """Block until ``condition()`` holds; False when the learner asked to stop."""
-        while not condition():
+    def next_grant(self) -> Optional[int]:
+        """The length of the next segment to collect; None when the learner asked to stop."""
+        while not self.grants:
             if self.shared.stopped():
-                return False
+                return None
             if self.conn.poll(0.1):
                 while self.conn.poll():
-                    if self.conn.recv_bytes() == _RECEIPT:
-                        self.taken += 1
-        return not self.shared.stopped()
+                    note = self.conn.recv_bytes()
+                    if note[:1] == _GRANT:
+                        self.grants.append(int.from_bytes(note[1:], 'little'))
+        return None if self.shared.stopped() else self.grants.popleft()
 
 
 @dataclass
@@ -91,8 +90,7 @@ def _child_setup(name: str) -> None:
         sys.exit(0)
 
 
-def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: SharedWeights, conn: Connection,
-                sync: bool) -> None:
+def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: SharedWeights, conn: Connection) -> None:
     """An actor process: collect segments and send them, one message each, until told to stop."""
     _child_setup(f'acf-actor-{actor_id}')
     worker = None
@@ -104,13 +102,11 @@ def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: Sh
             return
         conn.send(WorkerReady('actor', actor_id, incarnation, os.getpid()))
         link = _LearnerLink(conn, shared)
-        last_version = -1
-        while link.wait_until(lambda: link.unread() <= _MAX_WAITING_SEGMENTS):
-            if sync and not link.wait_until(lambda: shared.latest_version() > last_version):
-                break  # sync: one segment per published version
-            message = worker.collect()
-            last_version = worker.version
-            link.send(message)
+        while True:
+            steps = link.next_grant()
+            if steps is None:
+                break
+            link.send(worker.collect(steps))
     except (BrokenPipeError, EOFError, ConnectionResetError):
         pass  # the learner is gone or stopped reading
     except SystemExit:
@@ -168,10 +164,13 @@ def _exit_reason(process: Any) -> str:
 
 
 def start_method(cfg: Any) -> str:
-    """``parallel.start_method``; 'auto' forks on Linux (no CUDA in the learner) and spawns elsewhere."""
+    """``parallel.start_method``; 'auto' forks on Linux and spawns elsewhere, and where the learner's process
+    has threads a fork must not copy: CUDA's (``policy.cuda``) and EnvPool's (``env.manager='envpool'``: a forked
+    child crashed with SIGSEGV)."""
     method = cfg.parallel.start_method
     if method == 'auto':
-        return 'fork' if sys.platform.startswith('linux') and not cfg.policy.get('cuda') else 'spawn'
+        forkable = not cfg.policy.get('cuda') and cfg.env.get('manager') != 'envpool'
+        return 'fork' if sys.platform.startswith('linux') and forkable else 'spawn'
     return method
 
 
@@ -200,11 +199,13 @@ class LocalBackend(Backend):
         incarnation = self.next_incarnation(actor_id)
         mine, theirs = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(target=_actor_main, name=f'acframe-actor-{actor_id}', daemon=self._daemonic(),
-                                    args=(self._plain_cfg, actor_id, incarnation, self.shared, theirs, self.sync))
+                                    args=(self._plain_cfg, actor_id, incarnation, self.shared, theirs))
         process.start()
         theirs.close()
         self.pids.append(process.pid)
         self.actors[actor_id] = _Child(process, mine, incarnation)
+        for _ in range(1 if self.sync else _SEGMENTS_AHEAD):  # sync: one segment with the current version
+            self._grant(actor_id)
 
     def _spawn_evaluator(self) -> None:
         mine, theirs = self._ctx.Pipe(duplex=True)
@@ -230,17 +231,29 @@ class LocalBackend(Backend):
                 late = [self._name(c) for c in children if not c.ready]
                 raise EnvError(f"{', '.join(late)} did not start within parallel.start_timeout="
                                f"{self.cfg.parallel.start_timeout} s; raise it or check that the envs can be built")
-            wait([c.conn for c in children] + [c.process.sentinel for c in children], timeout=left)
-            for child in children:
-                if child.ready:
-                    continue
-                for item in self._read(child):
-                    if isinstance(item, WorkerError):
-                        raise startup_error(item)
-                    if isinstance(item, WorkerReady):
-                        child.ready = True
+            pending = [c for c in children if not c.ready]
+            wait([c.conn for c in pending] + [c.process.sentinel for c in pending], timeout=left)
+            for child in pending:
+                self._read_until_ready(child)
                 if not child.ready and not child.process.is_alive():
                     raise EnvError(f"{self._name(child)} {_exit_reason(child.process)} while starting")
+
+    def _read_until_ready(self, child: _Child) -> None:
+        """Read the child's start-up answer, and nothing after it.
+
+        An actor starts collecting as soon as it sent ``WorkerReady``; its first segments wait on the pipe
+        for ``receive``, which answers each with a receipt (an actor whose segments were read here and not
+        answered would wait for those receipts forever).
+        """
+        try:
+            while not child.ready and child.conn.poll():
+                item = child.conn.recv()
+                if isinstance(item, WorkerError):
+                    raise startup_error(item)
+                if isinstance(item, WorkerReady):
+                    child.ready = True
+        except (EOFError, OSError):
+            pass  # closed: the dead process is reported by the caller
 
     def _name(self, child: _Child) -> str:
         if child is self.evaluator:
@@ -262,17 +275,20 @@ class LocalBackend(Backend):
     def publish(self, version: int) -> None:
         self.shared.publish(self.weights_fn(), version)
         self.version = version
-        if self.sync:  # wake the actors waiting for this version
-            for child in self.actors:
+        if self.sync:  # every actor collects one segment with this version
+            for actor_id, child in enumerate(self.actors):
                 if child is not None:
-                    self._tell(child, _PUBLISHED)
+                    self._grant(actor_id)
 
-    @staticmethod
-    def _tell(child: _Child, note: bytes) -> None:
+    def _grant(self, actor_id: int) -> None:
+        """Let the actor collect one more segment, as long as the env-step budget lasts."""
+        steps = self.budget.grant(actor_id, self.version)
+        if not steps:
+            return
         try:
-            child.conn.send_bytes(note)
+            self.actors[actor_id].conn.send_bytes(_GRANT + steps.to_bytes(4, 'little'))
         except (BrokenPipeError, OSError):
-            pass  # a dead actor: the next receive notices it
+            pass  # a dead actor: the next receive notices it (and returns its grants to the budget)
 
     def receive(self, timeout: float) -> List[SegmentMessage]:
         children = [c for c in self.actors if c is not None]
@@ -290,7 +306,9 @@ class LocalBackend(Backend):
             segments, lost = self._drain(child)
             for item in segments:
                 messages.append(item)
-                self._tell(child, _RECEIPT)
+                self.budget.received(actor_id, item.env_steps)
+                if not self.sync:
+                    self._grant(actor_id)
             if lost:
                 self._actor_lost(actor_id)
         if self.evaluator is not None and (self.evaluator.conn in ready or self.evaluator.process.sentinel in ready):
@@ -319,9 +337,10 @@ class LocalBackend(Backend):
         child = self.actors[actor_id]
         self.actors[actor_id] = None
         reason = self._lost_reason(child)
+        self.budget.forget(actor_id)
         if self._stopping:
             return
-        self.note_failure('actor', actor_id, reason)
+        self.note_failure('actor', actor_id, reason, child.error)
         self._spawn_actor(actor_id)
 
     def _evaluator_events(self) -> None:
@@ -332,7 +351,7 @@ class LocalBackend(Backend):
             self._eval_results.append(item)
         if lost:
             self.evaluator = None
-            self.note_failure('evaluator', 0, self._lost_reason(child))
+            self.note_failure('evaluator', 0, self._lost_reason(child), child.error)
             self._spawn_evaluator()
 
     def request_eval(self, request: EvalRequest) -> None:
@@ -356,7 +375,7 @@ class LocalBackend(Backend):
             child.process.join(grace)
         if child.process.is_alive():
             child.process.kill()
-            child.process.join()
+            child.process.join(_STOP_GRACE_S)  # SIGKILL cannot be ignored: this returns at once
         child.conn.close()
 
     def stop_actors(self) -> None:

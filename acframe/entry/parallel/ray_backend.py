@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import secrets
 import socket
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -54,19 +55,80 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
                           f"'ray start --head --port={port}' or pass the address of a running cluster") from exc
 
 
+#: Ray's token-authentication settings (environment variables); a user who sets any of them decides
+_RAY_AUTH_VARS = ('RAY_AUTH_MODE', 'RAY_AUTH_TOKEN', 'RAY_AUTH_TOKEN_PATH')
+#: environment variables set for a private local Ray instance, restored by ``disconnect``
+_restore_env: Dict[str, Optional[str]] = {}
+
+
+def _private_auth() -> None:
+    """Token authentication for a Ray instance that acframe starts for itself, with a fresh token of this run.
+
+    Ray would otherwise read ``~/.ray/auth_token`` or write a new one there, which later clusters started from the
+    same home pick up (a stale token there makes connecting to them fail). The token lives in this process's
+    environment (Ray's processes inherit it) until ``disconnect``.
+    """
+    if any(var in os.environ for var in _RAY_AUTH_VARS):
+        return
+    for var in _RAY_AUTH_VARS:
+        _restore_env[var] = os.environ.get(var)
+    os.environ['RAY_AUTH_MODE'] = 'token'
+    os.environ['RAY_AUTH_TOKEN'] = secrets.token_hex(32)
+    _reload_ray_auth()
+
+
+def _reload_ray_auth() -> None:
+    """What Ray itself does after changing the mode: a process that read Ray's config before sees the change."""
+    try:
+        from ray._raylet import AuthenticationTokenLoader, Config
+        Config.initialize('')
+        AuthenticationTokenLoader.instance().reset_cache()
+    except (ImportError, AttributeError):
+        pass
+
+
 def connect(address: Optional[str]) -> Tuple[Any, bool]:
-    """``(ray, started_here)``: connect to the cluster at ``address`` (None: a running local one, else a new one)."""
+    """``(ray, started_here)``: connect to the cluster at ``address`` (None: start a new local Ray instance).
+
+    A new local instance gets its own authentication token (nothing in the user's home is read or written);
+    a cluster at ``address`` is reached with the user's own settings.
+    """
     ray = import_ray()
     if ray.is_initialized():
         return ray, False
     if address is not None:
         check_reachable(address)
+    else:
+        _private_auth()
     try:
-        ray.init(address=address, log_to_driver=False, include_dashboard=False if address is None else None)
+        # 'local': always a new instance of this run's own (never one that happens to run on this machine)
+        ray.init(address=address if address is not None else 'local', log_to_driver=False,
+                 include_dashboard=False if address is None else None)
     except Exception as exc:
+        _restore_auth_env()
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"--ray-address {address}: cannot connect to the Ray cluster ({first})") from exc
     return ray, True
+
+
+def disconnect(ray: Any) -> None:
+    """Leave the Ray instance ``connect`` started (shutting it down when it is local) and restore the environment."""
+    try:
+        ray.shutdown()
+    finally:
+        _restore_auth_env()
+
+
+def _restore_auth_env() -> None:
+    if not _restore_env:
+        return
+    for var, value in _restore_env.items():
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
+    _restore_env.clear()
+    _reload_ray_auth()
 
 
 def cluster_actor_num(ray: Any, cfg: Any) -> int:
@@ -92,14 +154,14 @@ class RayActorWorker:
     def ready(self) -> Any:
         return self.error or WorkerReady('actor', self.actor_id, self.incarnation, os.getpid())
 
-    def collect(self, weights_box: List[Any], version: int) -> Any:
+    def collect(self, weights_box: List[Any], version: int, steps: int) -> Any:
         if self.error is not None:
             return self.error
         try:
             if version > self.source.latest_version():
                 import ray
                 self.source.set(numpy_to_weights(ray.get(weights_box[0])), version)
-            return self.worker.collect()
+            return self.worker.collect(steps)
         except Exception as exc:
             self.error = WorkerError.capture('actor', self.actor_id, self.incarnation, exc)
             return self.error
@@ -203,7 +265,10 @@ class RayBackend(Backend):
         return self._weights_ref
 
     def _dispatch(self, actor_id: int) -> None:
-        ref = self.actors[actor_id].collect.remote([self._ensure_put()], self.version)
+        steps = self.budget.grant(actor_id, self.version)
+        if not steps:
+            return  # the env-step budget is spent
+        ref = self.actors[actor_id].collect.remote([self._ensure_put()], self.version, steps)
         self._inflight[ref] = (actor_id, self.version)
         self._busy[actor_id] = True
 
@@ -246,6 +311,7 @@ class RayBackend(Backend):
             self._busy[actor_id] = False
             answer = self._get(ref)
             if isinstance(answer, SegmentMessage):
+                self.budget.received(actor_id, answer.env_steps)
                 answer.behaviour_version = version
                 answer.max_acting_lag = self.version - version
                 self._collected_version[actor_id] = version
@@ -254,7 +320,8 @@ class RayBackend(Backend):
                 reason = failure_reason(answer) if isinstance(answer, WorkerError) else answer
                 self.ray.kill(self.actors[actor_id], no_restart=True)
                 self.actors[actor_id] = None
-                self.note_failure('actor', actor_id, reason)
+                self.budget.forget(actor_id)
+                self.note_failure('actor', actor_id, reason, answer if isinstance(answer, WorkerError) else None)
                 self._new_actor(actor_id)
         self._dispatch_idle()
         return messages
@@ -284,7 +351,7 @@ class RayBackend(Backend):
             return
         reason = failure_reason(answer) if isinstance(answer, WorkerError) else answer
         self.ray.kill(self.evaluator, no_restart=True)
-        self.note_failure('evaluator', 0, reason)
+        self.note_failure('evaluator', 0, reason, answer if isinstance(answer, WorkerError) else None)
         self._new_evaluator()
         self.request_eval(self._eval_request)
 
@@ -304,4 +371,4 @@ class RayBackend(Backend):
             self.evaluator = None
         self._eval_ref = None
         if self.owns_ray:
-            self.ray.shutdown()
+            disconnect(self.ray)

@@ -127,7 +127,7 @@ class ActorWorker:
         seed = actor_seed(cfg, actor_id, incarnation)
         set_global_seed(seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
-        self.env = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, seed)
+        self.env = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, seed, watch_sync=True)
         try:
             policy = create_policy(cfg, self.env.observation_space, self.env.action_space, enable_field=('collect',))
             self.mode = BoundedLagCollectMode(policy.collect_mode, source, cfg.parallel.max_policy_lag)
@@ -141,9 +141,10 @@ class ActorWorker:
     def version(self) -> int:
         return self.mode.version
 
-    def collect(self) -> SegmentMessage:
+    def collect(self, steps: Optional[int] = None) -> SegmentMessage:
+        """One segment of ``steps`` steps per env (default: the collector's, from ``policy.collect.n_sample``)."""
         self.mode.start_segment()
-        segment = self.collector.collect()
+        segment = self.collector.collect(steps)
         versions = segment[VERSION_KEY]
         oldest = int(versions.min())
         samples = self.mode.get_train_sample(segment)
@@ -166,14 +167,15 @@ class EvalWorker:
         cfg = worker_config(cfg)
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
-        self.env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
+        self.env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET,
+                                    watch_sync=True)
         try:
             self.policy = create_policy(cfg, self.env.observation_space, self.env.action_space, enable_field=('eval',))
         except BaseException:
             self.env.close()
             raise
         self.evaluator = Evaluator(self.env, self.policy.eval_mode, cfg.env.n_evaluator_episode, cfg.env.stop_value,
-                                   cfg.policy.eval.evaluator.eval_freq)
+                                   cfg.policy.eval.evaluator.eval_freq, n_confirm_episode=cfg.env.n_confirm_episode)
 
     def evaluate(self, request: EvalRequest, weights: Optional[Dict[str, Any]] = None) -> EvalResult:
         """Evaluate ``weights`` (default: the request's) as version ``request.version``."""

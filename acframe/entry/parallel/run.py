@@ -33,7 +33,7 @@ from ...utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, 
 from ...worker import CheckpointHook, Learner, LearnerHook, LinearLRDecayHook, LogHook, load_checkpoint
 from ..run_folder import RunLock, create_exp_dir, plan_exp_dir
 from ..serial import Progress
-from .backend import Backend
+from .backend import Backend, EnvStepBudget
 from .messages import VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree, weights_to_numpy
 
 BACKENDS = ('local', 'ray', 'inline')
@@ -202,7 +202,8 @@ class ParallelRun:
             if self.lock is not None:
                 self.lock.release()
             if self._owns_ray:
-                self._ray.shutdown()
+                from .ray_backend import disconnect
+                disconnect(self._ray)
             raise
 
     def _setup(self, exp_dir: Optional[str], resume: bool, progress: bool, learner_hooks: Sequence[LearnerHook]) -> None:
@@ -254,6 +255,7 @@ class ParallelRun:
         if resume:
             incarnations = self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
         self.backend = self._make_backend(incarnations)
+        self.backend.budget = EnvStepBudget(cfg, self.env_step, self.sync)
 
     def _config_changes(self, resume: bool) -> List[Dict[str, Any]]:
         changes = read_run_record(self.exp_dir)['changes'] if resume else []
@@ -565,7 +567,7 @@ def sync_loop(run: ParallelRun) -> None:
             for tree in trees:
                 run.buffer.push(tree)
             for _ in range(updates):
-                batch = run.buffer.sample(batch_size)
+                batch = run.buffer.sample(batch_size) if run.learner.train_iter < run.cfg.max_train_iter else None
                 if batch is None:
                     break
                 run.train(batch)

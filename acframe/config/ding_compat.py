@@ -1,0 +1,356 @@
+"""DI-engine's config files, read as they are (``acframe -c cartpole_a2c_config.py`` of DI-engine 0.5.x).
+
+``translate_ding_config(main, create, defaults_of)`` rewrites what DI-engine spells differently into acframe's
+keys before ``compile_config`` merges and validates the result; everything else stays strict:
+
+* **env**: ``create_config.env.type`` of DI-engine (``'cartpole'``, ``'pendulum'``, ``'lunarlander'`` ...)
+  becomes ``type='gym'`` with the gymnasium id (``DING_ENV_TYPES``) unless the file names ``env.env_id``;
+  Box2D ids of gym's ``-v2`` become gymnasium's ``-v3`` (one note); ``create_config.env.import_names`` are
+  imported, except DI-engine's own ``dizoo.*`` modules, which acframe does not need (one note).
+* **buffers**: ``replay_buffer.type='naive'`` (in ``create_config`` or ``policy.other``) is the policy's own
+  default buffer (IMPALA's ``fifo``, ACER's ``episodic``).
+* **aliases** (``ALIASES``): keys that mean the same thing under another name or place move to acframe's key;
+  when both are given they must agree.
+* **unused keys** (``DING_KEYS``): DI-engine keys acframe has no use for are dropped with ONE warning line
+  naming them all. Only keys in that table are accepted: any other unknown key (a typo) still fails in
+  ``compile_config`` with the nearest valid key.
+
+Messages go to the ``acframe`` logger (printed to stderr as one line each when logging is not configured).
+See docs/from_di_engine.md for what maps to what and the deliberate differences.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ..errors import ConfigError
+
+logger = logging.getLogger('acframe')
+
+#: DI-engine's env types (``create_config.env.type``) -> gymnasium ids
+DING_ENV_TYPES: Dict[str, str] = {
+    'cartpole': 'CartPole-v1',
+    'pendulum': 'Pendulum-v1',
+    'lunarlander': 'LunarLander-v3',
+    'bipedalwalker': 'BipedalWalker-v3',
+    'acrobot': 'Acrobot-v1',
+    'mountain_car': 'MountainCar-v0',
+}
+#: gym's Box2D ids that gymnasium 1.x renamed to -v3 (DI-engine's files name the -v2 ones)
+_BOX2D_V2 = re.compile(r'^(LunarLander|LunarLanderContinuous|BipedalWalker|BipedalWalkerHardcore|CarRacing)-v2$')
+#: DI-engine's env managers -> acframe's ``env.manager``
+DING_ENV_MANAGERS: Dict[str, str] = {'base': 'sync', 'base_v2': 'sync', 'subprocess': 'async', 'subprocess_v2': 'async',
+                                     'async_subprocess': 'async'}
+
+#: (DI-engine key, acframe key, policies it applies to or None for all, value transform or None).
+#: An alias applies only when the DI-engine key is not itself a key of the policy and acframe's key is.
+ALIASES: Sequence[Tuple[str, str, Optional[Tuple[str, ...]], Optional[Callable[[Any], Any]]]] = (
+    # DI-engine's on-policy policies compute GAE at collection time, so their gamma and lambda sit under collect
+    ('policy.collect.discount_factor', 'policy.learn.discount_factor', ('a2c', 'ppo'), None),
+    ('policy.collect.gae_lambda', 'policy.learn.gae_lambda', ('a2c', 'ppo'), None),
+    ('policy.learn.normalize_advantage', 'policy.learn.adv_norm', None, None),
+    ('policy.action_space', 'policy.model.action_space', None, None),
+    # DI-engine's VAC switch for IMPALA's residual network; acframe chooses the encoder by name (docs/pixels.md)
+    ('policy.model.impala_cnn_encoder', 'policy.model.encoder', None, lambda on: 'impala_resnet' if on else 'mlp'),
+    ('policy.learn.learning_rate_actor', 'policy.learn.learning_rate', None, None),
+    ('policy.learn.learning_rate_critic', 'policy.learn.critic_learning_rate', None, None),
+    ('policy.learn.learning_rate_critic', 'policy.learn.learning_rate', None, None),
+    ('policy.learn.grad_norm', 'policy.learn.clip_value', None, None),
+    ('policy.learn.eps', 'policy.learn.adam_eps', None, None),
+    # ACER: DI-engine's trust_region_value is delta; its average network moves by target_theta (= 1 - alpha)
+    ('policy.learn.trust_region_value', 'policy.learn.trust_region_delta', None, None),
+    ('policy.learn.target_theta', 'policy.learn.trust_region_alpha', None, lambda theta: 1.0 - float(theta)),
+    # the length of one train sample (DI-engine's unroll_len; see UNROLL_KEYS)
+    ('policy.unroll_len', 'policy.other.replay_buffer.unroll_len', None, None),
+    ('policy.learn.unroll_len', 'policy.unroll_len', None, None),
+    ('policy.learn.unroll_len', 'policy.other.replay_buffer.unroll_len', None, None),
+    ('policy.collect.unroll_len', 'policy.unroll_len', None, None),
+    ('policy.collect.unroll_len', 'policy.other.replay_buffer.unroll_len', None, None),
+)
+#: DI-engine's keys for the length of a train sample; a policy that trains on single transitions takes only 1
+UNROLL_KEYS = ('policy.unroll_len', 'policy.learn.unroll_len', 'policy.collect.unroll_len')
+
+#: DI-engine keys acframe has no use for (a listed dict is unused with everything under it). They are dropped
+#: with one warning line, unless the key is also one of acframe's keys for the policy (then it is used as is).
+DING_KEYS: Tuple[str, ...] = (
+    # env: DI-engine's env wrappers' options (its env.manager settings dict is dropped too: acframe's env.manager
+    # is the manager's name, set by create_config.env_manager.type)
+    'env.act_scale', 'env.replay_path', 'env.norm_obs', 'env.norm_reward', 'env.use_act_scale',
+    'env.continuous', 'env.save_replay_gif', 'env.replay_path_gif', 'env.frame_stack', 'env.is_train',
+    # policy-level switches of DI-engine's implementations
+    'policy.nstep', 'policy.discount_factor', 'policy.random_collect_size', 'policy.priority', 'policy.priority_IS_weight',
+    'policy.transition_with_policy_data', 'policy.traj_len_inf', 'policy.multi_agent', 'policy.load_path',
+    'policy.recompute_adv', 'policy.action_space',
+    # learn
+    'policy.learn.multi_gpu', 'policy.learn.ignore_done', 'policy.learn.epoch_per_collect', 'policy.learn.batch_size',
+    'policy.learn.lambda_', 'policy.learn.learner.hook', 'policy.learn.value_norm', 'policy.learn.ppo_param_init',
+    'policy.learn.trust_region_value', 'policy.learn.target_theta', 'policy.learn.unroll_len',
+    'policy.learn.update_per_collect', 'policy.learn.betas', 'policy.learn.eps', 'policy.learn.weight_decay',
+    # collect / eval / other
+    'policy.collect.collector', 'policy.collect.discount_factor', 'policy.collect.gae_lambda', 'policy.collect.unroll_len',
+    'policy.collect.n_episode', 'policy.eval.evaluator.n_episode', 'policy.eval.evaluator.stop_value',
+    'policy.eval.evaluator.render', 'policy.other.eps', 'policy.other.replay_buffer.max_use',
+    'policy.other.replay_buffer.periodic_thruput_seconds', 'policy.other.replay_buffer.monitor',
+    'policy.other.replay_buffer.deepcopy', 'policy.other.replay_buffer.enable_track_used_data',
+    # model: DI-engine's head depth, normalisation and sigma/bound options
+    'policy.model.actor_head_layer_num', 'policy.model.critic_head_layer_num', 'policy.model.norm_type',
+    'policy.learn.nstep', 'policy.learn.nstep_return', 'policy.learn.resume_training',
+    'policy.model.fixed_sigma_value', 'policy.model.bound_type',
+    # create_config: DI-engine's worker types (acframe has one of each)
+    'create_config.collector', 'create_config.learner', 'create_config.evaluator', 'create_config.commander',
+)
+#: model keys of DI-engine's models that a policy's acframe model does not take (their heads are linear)
+DING_MODEL_KEYS_BY_POLICY: Dict[str, Tuple[str, ...]] = {
+    'acer': ('actor_head_hidden_size', 'critic_head_hidden_size'),
+}
+_MISSING = object()
+
+
+def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str], dict]) -> Tuple[dict, dict]:
+    """DI-engine's ``(main_config, create_config)`` in acframe's keys (see the module docstring).
+
+    ``main``/``create`` are plain copies the caller owns (changed in place and returned); ``defaults_of(policy_type)``
+    gives every acframe key of a policy (``compile.default_config``). An acframe config passes through unchanged.
+    """
+    unused: List[str] = []
+    create_imports = _env_import_names(create)
+    main_imports = _names(main.get('import_names'))
+    all_imports = _names(create.get('import_names')) + create_imports + main_imports
+    from_dizoo = any(_is_dizoo(n) for n in all_imports)
+    if create_imports or 'import_names' in create or main_imports:
+        create.pop('import_names', None)
+        kept = _drop_dizoo(all_imports)
+        main.pop('import_names', None)
+        create['import_names'] = kept
+        from ..registry import import_names
+        import_names(kept)  # a custom policy must be registered before its defaults are read
+    for section in ('collector', 'learner', 'evaluator', 'commander'):
+        if section in create:
+            create.pop(section)
+            unused.append(f'create_config.{section}')
+    policy_type = _section(create, 'policy').get('type') or _section(main, 'policy').get('type') or ''
+    if not isinstance(policy_type, str) or not policy_type:
+        return main, create  # compile_config says what is missing
+    valid = _leaf_paths(defaults_of(policy_type))
+    _translate_env(main, create, from_dizoo)
+    if from_dizoo:
+        _cuda_if_available(main)
+    _translate_buffer(main, create, valid)
+    _translate_keys(main, policy_type, valid)
+    unused += _drop_unused(main, policy_type, valid)
+    if unused:
+        logger.warning("acframe: warning: DI-engine keys acframe has no use for, ignored: %s "
+                       "(docs/from_di_engine.md says why)", ', '.join(unused))
+    return main, create
+
+
+def _section(tree: dict, name: str) -> dict:
+    value = tree.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+# ---- import names and env ----------------------------------------------------------------------------
+def _names(value: Any) -> List[str]:
+    if not value:
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"import_names must be a list of module names, got {value!r}")
+    return list(value)
+
+
+def _env_import_names(create: dict) -> List[str]:
+    env = create.get('env')
+    if isinstance(env, dict) and 'import_names' in env:
+        return _names(env.pop('import_names'))
+    return []
+
+
+def _is_dizoo(name: str) -> bool:
+    return name == 'dizoo' or name.startswith('dizoo.')
+
+
+def _drop_dizoo(names: List[str]) -> List[str]:
+    dizoo = [n for n in names if _is_dizoo(n)]
+    if dizoo:
+        logger.warning("acframe: note: DI-engine's %s not imported: acframe builds these envs itself with gymnasium",
+                       ', '.join(sorted(set(dizoo))))
+    kept = []
+    for name in names:
+        if name not in dizoo and name not in kept:
+            kept.append(name)
+    return kept
+
+
+def _translate_env(main: dict, create: dict, from_dizoo: bool) -> None:
+    env_main = main.setdefault('env', {})
+    if not isinstance(env_main, dict):
+        return
+    create_env = create.get('env') if isinstance(create.get('env'), dict) else {}
+    env_type = create_env.get('type')
+    if isinstance(env_type, str) and env_type in DING_ENV_TYPES:
+        create_env['type'] = 'gym'
+        env_main.setdefault('env_id', DING_ENV_TYPES[env_type])
+    elif from_dizoo and isinstance(env_type, str) and env_type not in _registered_envs():
+        raise ConfigError(f"create_config.env.type '{env_type}' is a DI-engine env that acframe does not map (it maps "
+                          f"{', '.join(DING_ENV_TYPES)}); set create_config.env.type='gym' and env.env_id to a gymnasium id")
+    if isinstance(env_main.get('manager'), dict):  # DI-engine's manager settings; acframe's env.manager is a name
+        env_main['_ding_manager'] = env_main.pop('manager')
+    env_id = env_main.get('env_id')
+    if isinstance(env_id, str) and _BOX2D_V2.match(env_id):
+        new = env_id[:-1] + '3'
+        logger.warning("acframe: note: env.env_id '%s' is gym's id; gymnasium 1.x has '%s' (same task), used instead",
+                       env_id, new)
+        env_main['env_id'] = new
+    manager = create.get('env_manager')
+    if isinstance(manager, dict) and isinstance(manager.get('type'), str) and manager['type'] in DING_ENV_MANAGERS:
+        manager['type'] = DING_ENV_MANAGERS[manager['type']]
+
+
+def _translate_buffer(main: dict, create: dict, valid: Dict[str, Any]) -> None:
+    """``replay_buffer.type='naive'`` (DI-engine's plain FIFO buffer) -> the policy's default buffer type."""
+    default_type = valid.get('policy.other.replay_buffer.type', _MISSING)
+    create_buffer = create.pop('replay_buffer', None)
+    if create_buffer is not None:
+        if not isinstance(create_buffer, dict) or set(create_buffer) - {'type', 'import_names'}:
+            raise ConfigError(f"create_config.replay_buffer must be dict(type=...), got {create_buffer!r}")
+        if 'type' in create_buffer:
+            _set(main, 'policy.other.replay_buffer.type', create_buffer['type'], keep_existing=True)
+    buffer_type = _get(main, 'policy.other.replay_buffer.type')
+    if isinstance(buffer_type, str) and buffer_type == 'naive' and default_type is not _MISSING:
+        _set(main, 'policy.other.replay_buffer.type', default_type)
+
+
+def _cuda_if_available(main: dict) -> None:
+    """DI-engine reads ``policy.cuda=True`` as 'CUDA when available' (``cfg.cuda and torch.cuda.is_available()``);
+    acframe refuses an unavailable device, so a DI-engine file falls back to the CPU here, with a note."""
+    if _get(main, 'policy.cuda') is not True:
+        return
+    import torch
+    if not torch.cuda.is_available():
+        logger.warning("acframe: note: policy.cuda=True but CUDA is not available: running on the CPU, as DI-engine does")
+        main['policy']['cuda'] = False
+
+
+def _registered_envs() -> List[str]:
+    from ..registry import ENV_REGISTRY
+    return list(ENV_REGISTRY.names())
+
+
+# ---- keys ----------------------------------------------------------------------------------------------
+def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None:
+    for ding_key, key, policies, transform in ALIASES:
+        if policies is not None and policy_type not in policies:
+            continue
+        if ding_key in valid or not (key in valid or key.startswith('policy.model.')):
+            continue
+        value = _get(main, ding_key)
+        if value is _MISSING:
+            continue
+        if transform is not None:
+            try:
+                value = transform(value)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"config key '{ding_key}' = {value!r} must be a number") from exc
+        current = _get(main, key)
+        if current is not _MISSING and current != value:
+            raise ConfigError(f"config keys '{ding_key}' ({_get(main, ding_key)!r}) and '{key}' ({current!r}) mean the same "
+                              f"thing in acframe but differ; keep one (docs/from_di_engine.md)")
+        _set(main, key, value)
+        _pop(main, ding_key)
+    for ding_key in UNROLL_KEYS:  # left over: the policy trains on single transitions
+        value = _get(main, ding_key)
+        if value is _MISSING or ding_key in valid:
+            continue
+        if value != 1:
+            raise ConfigError(f"config key '{ding_key}' = {value!r}: policy '{policy_type}' trains on single transitions "
+                              f"(a sample is one step), so it takes only 1; remove the key")
+        _pop(main, ding_key)
+    if policy_type not in DING_MODEL_KEYS_BY_POLICY:
+        _translate_head_layers(main)
+
+
+def _translate_head_layers(main: dict) -> None:
+    """DI-engine's ``*_head_layer_num``: 0 is a linear head (acframe's ``*_head_hidden_size=0``), 1 one hidden layer
+    of ``*_head_hidden_size`` units (acframe's meaning of a size > 0); deeper heads acframe does not build."""
+    for head in ('actor', 'critic'):
+        layers = _get(main, f'policy.model.{head}_head_layer_num')
+        if layers is _MISSING:
+            continue
+        if layers not in (0, 1) or isinstance(layers, bool):
+            raise ConfigError(f"config key 'policy.model.{head}_head_layer_num' = {layers!r}: acframe's heads have one "
+                              f"hidden layer (policy.model.{head}_head_hidden_size > 0) or none (0); set 0 or 1")
+        if layers == 0:
+            _set(main, f'policy.model.{head}_head_hidden_size', 0)
+        _pop(main, f'policy.model.{head}_head_layer_num')
+
+
+def _drop_unused(main: dict, policy_type: str, valid: Dict[str, Any]) -> List[str]:
+    """Remove DI-engine keys that are not keys of this policy; return their paths."""
+    dropped = []
+    if _get(main, 'env._ding_manager') is not _MISSING:
+        _pop(main, 'env._ding_manager')
+        dropped.append('env.manager')
+    for path in DING_KEYS:
+        if path.startswith('create_config.') or path in valid or _get(main, path) is _MISSING:
+            continue
+        if any(v.startswith(path + '.') for v in valid):
+            continue  # a section acframe has too: its keys are checked as acframe's
+        _pop(main, path)
+        dropped.append(path)
+    for key in DING_MODEL_KEYS_BY_POLICY.get(policy_type, ()):
+        if _get(main, f'policy.model.{key}') is not _MISSING:
+            _pop(main, f'policy.model.{key}')
+            dropped.append(f'policy.model.{key}')
+    return dropped
+
+
+def _leaf_paths(tree: dict, prefix: str = '') -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for key, value in tree.items():
+        path = f'{prefix}{key}'
+        if isinstance(value, dict) and value:
+            out.update(_leaf_paths(value, path + '.'))
+        else:
+            out[path] = value
+    return out
+
+
+def _get(tree: dict, path: str) -> Any:
+    node: Any = tree
+    for part in path.split('.'):
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _set(tree: dict, path: str, value: Any, keep_existing: bool = False) -> None:
+    *parents, last = path.split('.')
+    node = tree
+    for depth, part in enumerate(parents):
+        child = node.get(part)
+        if child is None and part not in node:
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            raise ConfigError(f"config key '{'.'.join(parents[:depth + 1])}' must be a dict (a section of keys), "
+                              f"got {type(child).__name__} {child!r}")
+        node = child
+    if keep_existing and last in node and node[last] != value:
+        raise ConfigError(f"create_config.replay_buffer.type ({value!r}) and '{path}' ({node[last]!r}) differ; keep one")
+    node[last] = value
+
+
+def _pop(tree: dict, path: str) -> None:
+    *parents, last = path.split('.')
+    node = tree
+    chain = []
+    for part in parents:
+        chain.append((node, part))
+        node = node[part]
+    node.pop(last, None)
+    for parent, part in reversed(chain):  # drop sections the key leaves empty
+        if parent[part] == {}:
+            parent.pop(part)
+        else:
+            break

@@ -1,0 +1,121 @@
+"""The standard Atari preprocessing, chosen by ``env.atari`` (the one place acframe builds Atari envs).
+
+With ``env.atari.enable=True`` every env of ``env.env_id`` (an ``ALE/*-v5`` id; ``pip install acframe[atari]``
+brings ale-py, which ships the ROMs, and opencv) is built as
+
+    gymnasium.make(env_id, frameskip=frame_skip, repeat_action_probability=...)   # the ALE repeats each action
+    → AtariPreprocessing(frame_skip=1, noop_max, screen_size, grayscale)         # no-op starts, max-pool, resize
+    → EpisodicLife           (training envs, episodic_life)  a lost life ends the training episode, the game goes on
+    → FireReset              (fire_reset, games with FIRE)  press FIRE to start a game / after a lost life
+    → ClipReward             (training envs, clip_reward)    rewards clipped to their sign
+    → FrameStackObservation(frame_stack)                     uint8 (frame_stack, screen_size, screen_size)
+
+as in Mnih et al. 2015 and the IMPALA/A2C baselines (v5 ids skip frames in the emulator, so
+``AtariPreprocessing`` must not skip again: frame_skip=1 there). The evaluator's envs play whole games with
+the game's own scores (no EpisodicLife, no ClipReward): evaluation returns and ``stop_value`` are game scores.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple
+
+import gymnasium as gym
+import numpy as np
+
+from ..errors import ConfigError
+
+
+def register_ale() -> None:
+    """Register the ``ALE/*`` ids with gymnasium; a clear error when the ``atari`` extra is missing."""
+    try:
+        import ale_py
+    except ImportError as exc:
+        raise ConfigError("Atari envs need the 'atari' extra (ale-py, opencv): pip install 'acframe[atari]'") from exc
+    gym.register_envs(ale_py)
+
+
+def atari_make_kwargs(atari: Dict[str, Any], env_id: str) -> Dict[str, Any]:
+    """The ``gymnasium.make`` keywords the chain needs: the ALE's own frame skip and sticky actions."""
+    if not str(env_id).startswith('ALE/'):
+        raise ConfigError(f"env.atari.enable is True but env.env_id '{env_id}' is not an ALE env; "
+                          f"use an 'ALE/<Game>-v5' env_id or set env.atari.enable=False")
+    frame_skip = int(atari.get('frame_skip', 4))
+    if frame_skip < 1:
+        raise ConfigError(f"env.atari.frame_skip = {frame_skip} must be >= 1")
+    return {'frameskip': frame_skip, 'repeat_action_probability': float(atari.get('repeat_action_probability', 0.25))}
+
+
+class EpisodicLife(gym.Wrapper):
+    """A lost life ends the episode (``terminated``) for learning; ``reset`` then continues the same game with a
+    no-op step instead of starting a new one, unless the game is over."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self._lives = 0
+        self._game_over = True
+
+    def step(self, action: Any) -> Tuple[Any, float, bool, bool, dict]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._game_over = terminated or truncated
+        lives = self.env.unwrapped.ale.lives()
+        if 0 < lives < self._lives:
+            terminated = True
+        self._lives = lives
+        return obs, reward, terminated, truncated, info
+
+    def reset(self, **kwargs: Any) -> Tuple[Any, dict]:
+        if self._game_over:
+            obs, info = self.env.reset(**kwargs)
+        else:
+            obs, _, terminated, truncated, info = self.env.step(0)
+            if terminated or truncated:  # the no-op ended the game: start a new one
+                obs, info = self.env.reset(**kwargs)
+        self._game_over = False
+        self._lives = self.env.unwrapped.ale.lives()
+        return obs, info
+
+
+class FireReset(gym.Wrapper):
+    """Press FIRE (then UP, as the baselines do) after a reset: games like Breakout wait for it to start."""
+
+    def reset(self, **kwargs: Any) -> Tuple[Any, dict]:
+        self.env.reset(**kwargs)
+        for action in (1, 2):
+            obs, _, terminated, truncated, info = self.env.step(action)
+            if terminated or truncated:
+                obs, info = self.env.reset(**kwargs)
+        return obs, info
+
+
+class ClipReward(gym.RewardWrapper):
+    """Rewards clipped to their sign, -1, 0 or +1 (Mnih et al. 2015)."""
+
+    def reward(self, reward: float) -> float:
+        return float(np.sign(reward))
+
+
+def wrap_atari(env: gym.Env, atari: Dict[str, Any], training: bool) -> gym.Env:
+    """The preprocessing chain of the module docstring around an ALE env made with ``atari_make_kwargs``."""
+    if not hasattr(env.unwrapped, 'ale'):
+        raise ConfigError(f"env.atari.enable is True but env {env.spec.id if env.spec else env} is not an ALE env; "
+                          f"use an 'ALE/<Game>-v5' env_id or set env.atari.enable=False")
+    frame_stack = int(atari.get('frame_stack', 4))
+    if frame_stack < 1:
+        raise ConfigError(f"env.atari.frame_stack = {frame_stack} must be >= 1")
+    env = gym.wrappers.AtariPreprocessing(env, noop_max=int(atari.get('noop_max', 30)), frame_skip=1,
+                                          screen_size=int(atari.get('screen_size', 84)),
+                                          grayscale_obs=bool(atari.get('grayscale', True)), scale_obs=False)
+    if training and atari.get('episodic_life', True):
+        env = EpisodicLife(env)
+    if atari.get('fire_reset', True) and 'FIRE' in env.unwrapped.get_action_meanings():
+        env = FireReset(env)
+    if training and atari.get('clip_reward', True):
+        env = ClipReward(env)
+    if frame_stack > 1:
+        env = gym.wrappers.FrameStackObservation(env, frame_stack)
+    return env
+
+
+def atari_config(env_cfg: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """``env.atari`` when it is enabled, else None."""
+    atari = env_cfg.get('atari') or {}
+    return dict(atari) if atari.get('enable') else None

@@ -1,0 +1,104 @@
+"""Running statistics that make observation and reward normalization part of the policy.
+
+* ``RunningMeanStd``: the mean and (population) variance of a stream of batches, merged batch by batch with
+  Chan et al.'s parallel algorithm — the update of Stable-Baselines3's ``RunningMeanStd`` (same initial
+  ``count = epsilon``, ``mean = 0``, ``var = 1``). Kept as float64 buffers of an ``nn.Module``, so they travel in
+  the model's ``state_dict``: checkpoints, the weights parallel actors receive, and exported models carry them.
+* ``ObsNormalizer``: ``clip((x − mean) / sqrt(var + eps), ±clip)`` in front of a model's encoders. Only the
+  learn mode updates it (from each batch's observations, before the loss); collect and eval modes apply it
+  as it is, so evaluation is frozen and parallel actors normalize exactly as the learner does.
+* ``RewardNormalizer``: SB3 VecNormalize's ``norm_reward`` — rewards divided by the running std of the
+  discounted return ``G_t = γ·G_{t−1} + r_t`` (reset at every episode end), then clipped to ±clip.
+"""
+from __future__ import annotations
+
+from typing import Dict, Sequence, Union
+
+import torch
+import torch.nn as nn
+
+
+class RunningMeanStd(nn.Module):
+    """Mean and variance of everything passed to ``update`` (batches of shape ``(N, *shape)``)."""
+
+    def __init__(self, shape: Union[int, Sequence[int]] = (), epsilon: float = 1e-4) -> None:
+        super().__init__()
+        shape = (int(shape),) if isinstance(shape, int) else tuple(shape)
+        self.register_buffer('mean', torch.zeros(shape, dtype=torch.float64))
+        self.register_buffer('var', torch.ones(shape, dtype=torch.float64))
+        self.register_buffer('count', torch.tensor(float(epsilon), dtype=torch.float64))
+
+    @torch.no_grad()
+    def update(self, x: torch.Tensor) -> None:
+        """Merge the batch ``x`` (``(N, *shape)``, or any leading dims) into the running statistics."""
+        x = x.detach().to(torch.float64).reshape((-1,) + tuple(self.mean.shape))
+        n = x.shape[0]
+        if n == 0:
+            return
+        batch_mean = x.mean(0)
+        batch_var = x.var(0, unbiased=False)
+        total = self.count + n
+        delta = batch_mean - self.mean
+        m2 = self.var * self.count + batch_var * n + delta.pow(2) * self.count * n / total
+        self.mean.add_(delta * n / total)
+        self.var.copy_(m2 / total)
+        self.count.copy_(total)
+
+
+class ObsNormalizer(RunningMeanStd):
+    """``forward(obs) = clip((obs − mean) / sqrt(var + eps), −clip, clip)`` in ``obs``'s dtype; ``update`` is explicit."""
+
+    def __init__(self, shape: Union[int, Sequence[int]], clip: float = 10.0, eps: float = 1e-8) -> None:
+        super().__init__(shape)
+        if not clip > 0:
+            raise ValueError(f"policy.model.obs_norm_clip = {clip!r} must be positive")
+        self.clip = float(clip)
+        self.eps = float(eps)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        scale = (self.var + self.eps).sqrt().to(obs.dtype)
+        return ((obs - self.mean.to(obs.dtype)) / scale).clamp(-self.clip, self.clip)
+
+
+class RewardNormalizer:
+    """Divides rewards by the running std of the discounted return of each env stream (SB3's ``norm_reward``).
+
+    ``__call__(reward, done)`` takes a time-major ``(T, B)`` segment whose columns are the same env streams from
+    one call to the next (the on-policy collector's envs): it continues the per-column return
+    ``G_t = γ·G_{t−1} + r_t`` (zeroed after every episode end), merges the ``T·B`` returns into the running
+    statistics, and returns ``clip(r / sqrt(var(G) + eps), ±clip)``. A different column count restarts the returns.
+    Its state (``state_dict``: tensors only) belongs in the learn mode's checkpoint state.
+    """
+
+    def __init__(self, gamma: float, clip: float = 10.0, eps: float = 1e-8) -> None:
+        if not clip > 0:
+            raise ValueError(f"policy.learn.reward_norm_clip = {clip!r} must be positive")
+        self.gamma, self.clip, self.eps = float(gamma), float(clip), float(eps)
+        self.return_rms = RunningMeanStd(())
+        self.returns = torch.zeros(0, dtype=torch.float64)
+
+    @torch.no_grad()
+    def __call__(self, reward: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
+        steps, num_envs = reward.shape
+        if self.returns.shape != (num_envs,):
+            self.returns = torch.zeros(num_envs, dtype=torch.float64)
+        returns = torch.empty(steps, num_envs, dtype=torch.float64)
+        ret = self.returns
+        keep = (~done).to(torch.float64)
+        reward64 = reward.to(torch.float64)
+        for t in range(steps):  # a forward scan over T of (B,) vectors
+            ret = ret * self.gamma + reward64[t]
+            returns[t] = ret
+            ret = ret * keep[t]
+        self.returns = ret
+        self.return_rms.update(returns)
+        scale = float((self.return_rms.var + self.eps).sqrt())
+        return (reward / scale).clamp(-self.clip, self.clip)
+
+    def state_dict(self) -> Dict[str, torch.Tensor]:
+        return {'mean': self.return_rms.mean.clone(), 'var': self.return_rms.var.clone(),
+                'count': self.return_rms.count.clone(), 'returns': self.returns.clone()}
+
+    def load_state_dict(self, state: Dict[str, torch.Tensor]) -> None:
+        self.return_rms.load_state_dict({k: state[k] for k in ('mean', 'var', 'count')})
+        self.returns = state['returns'].clone().to(torch.float64)

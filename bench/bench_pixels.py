@@ -1,0 +1,107 @@
+"""Pixels end to end: env-steps/s of IMPALA on Atari Pong (collect + learn) against the bare env loop.
+
+In one run, on the same envs with the same preprocessing (``pong_impala.py``: ALE/Pong-v5, 84x84 grey,
+frame skip 4, 4 stacked frames):
+
+* ``bare``: random actions in a gymnasium ``SyncVectorEnv`` (SAME_STEP autoreset) of the run's envs — the
+  ceiling (``--manager envpool``: EnvPool stepped directly instead);
+* ``serial``: ``serial_pipeline`` (collector → replay buffer → learner, one process);
+* ``parallel``: ``parallel_pipeline`` with the local backend, ``--actors`` actor processes and the learner.
+
+Pipelines run ``--steps`` env steps from a cold start (whole-run env-steps/s: start-up and the evaluations
+at the start and the end included). Every env episode is cut at ``--episode-steps`` steps, so an evaluation
+(one episode) costs little; this changes no throughput. One torch thread per process.
+
+    python bench/bench_pixels.py [--encoder nature_cnn] [--steps 6400] [--manager sync|envpool]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+
+def overrides(args: argparse.Namespace) -> list:
+    return [f'env.collector_env_num={args.envs}', f'env.max_episode_steps={args.episode_steps}',
+            'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.stop_value=None',
+            'policy.eval.evaluator.eval_freq=0', f'env.manager={args.manager}',
+            f'policy.model.encoder={args.encoder}',
+            f"policy.model.encoder_hidden_size_list=[{512 if args.encoder == 'nature_cnn' else 256}]",
+            'policy.learn.learner.save_ckpt_freq=0', 'policy.learn.torch_threads=1']
+
+
+def bare_loop(args: argparse.Namespace) -> float:
+    """env-steps/s of random actions on the run's envs, stepped together."""
+    import gymnasium as gym
+
+    from acframe.config import compile_config
+    from acframe.envs import env_fns, make_env_manager
+
+    cfg = compile_config(args.config, overrides=overrides(args), seed=0)
+    seeds = list(range(args.envs))
+    if args.manager == 'envpool':
+        envs = make_env_manager(cfg, "collector", args.envs, 0)._venv  # EnvPool itself, without the manager
+        envs.reset()
+        n_actions = envs.action_space.n
+    else:
+        envs = gym.vector.SyncVectorEnv(env_fns(dict(cfg.env), seeds, 'collector'),
+                                        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+        envs.reset(seed=seeds)
+        n_actions = envs.single_action_space.n
+    rng = np.random.default_rng(0)
+    iterations = args.bare_steps // args.envs
+    start = time.perf_counter()
+    for _ in range(iterations):
+        envs.step(rng.integers(0, n_actions, args.envs))
+    elapsed = time.perf_counter() - start
+    envs.close()
+    return iterations * args.envs / elapsed
+
+
+def pipeline(args: argparse.Namespace, mode: str) -> dict:
+    from acframe.entry import serial_pipeline
+    from acframe.entry.parallel import parallel_pipeline
+
+    exp_dir = os.path.join(tempfile.mkdtemp(prefix='acframe_bench_pixels_'), mode)
+    start = time.perf_counter()
+    if mode == 'serial':
+        policy = serial_pipeline(args.config, seed=0, overrides=overrides(args), exp_dir=exp_dir,
+                                 max_env_step=args.steps, progress=False)
+    else:
+        policy = parallel_pipeline(args.config, seed=0, overrides=overrides(args) + [f'parallel.actor_num={args.actors}'],
+                                   exp_dir=exp_dir, backend='local', max_env_step=args.steps, progress=False)
+    wall = time.perf_counter() - start
+    summary = policy.summary
+    return {'env_steps': summary['env_steps'], 'train_iters': summary['train_iters'], 'wall_s': round(wall, 1),
+            'steps_per_s': round(summary['env_steps'] / wall, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--config', default='pong_impala.py')
+    parser.add_argument('--encoder', default='nature_cnn', choices=('nature_cnn', 'impala_resnet'))
+    parser.add_argument('--envs', type=int, default=8)
+    parser.add_argument('--steps', type=int, default=6400, help='env steps of each pipeline run')
+    parser.add_argument('--bare-steps', type=int, default=8000)
+    parser.add_argument('--episode-steps', type=int, default=400)
+    parser.add_argument('--manager', default='sync', choices=('sync', 'envpool'))
+    parser.add_argument('--actors', type=int, default=1)
+    parser.add_argument('--modes', default='serial,parallel')
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    bare = bare_loop(args)
+    result = {'config': args.config, 'encoder': args.encoder, 'envs': args.envs, 'manager': args.manager,
+              'bare_loop_steps_per_s': round(bare, 1)}
+    for mode in args.modes.split(','):
+        run = pipeline(args, mode)
+        result[mode] = dict(run, ratio=round(run['steps_per_s'] / bare, 3))
+    print(json.dumps(result))
+
+
+if __name__ == '__main__':
+    main()

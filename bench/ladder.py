@@ -1,0 +1,373 @@
+"""The benchmark ladder (issue 9): acframe's shipped configs and Stable-Baselines3 with the RL-Zoo
+hyperparameters, side by side on the same machine, row by row.
+
+    python bench/ladder.py --rows acrobot --algos a2c,impala --seeds 0,1,2
+    python bench/ladder.py --rows pendulum --algos a2c --sb3 a2c,ppo --seeds 0,1,2 --budget 200000
+
+For every (row, algorithm, seed) it trains ``dizoo_configs/<row>_<algo>.py`` with the ``acframe`` CLI in a
+fresh process (one torch thread, nothing else running), reads the evaluation curve from its output, and
+evaluates the best checkpoint on 50 fresh episodes (seeds no evaluation used: the hold-out). ``--sb3``
+does the same with SB3 (deterministic evaluation every ``--eval-every`` env steps on 10 episodes, as the
+RL Zoo's EvalCallback; VecNormalize statistics synced to the evaluation env). Results accumulate in
+``bench/results/ladder.json`` (a rerun of the same row/framework/algo/seed replaces its entry); the table in
+docs/benchmarks.md (between the ``ladder`` markers) and ``docs/img/ladder_<row>.png`` (mean ± std over seeds,
+env steps on x) are rewritten from everything recorded. SB3 is a bench-only dependency
+(``pip install -e .[bench]``).
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RESULTS = os.path.join(HERE, 'results', 'ladder.json')
+DOC = os.path.join(ROOT, 'docs', 'benchmarks.md')
+IMG_DIR = os.path.join(ROOT, 'docs', 'img')
+START, END = '<!-- ladder:start -->', '<!-- ladder:end -->'
+#: hold-out episodes use env seeds offset by this from the run seed (evaluations use +100000, confirmations +150000)
+HOLDOUT_SEED_OFFSET = 300_000
+HOLDOUT_EPISODES = 50
+
+#: row -> env id, target return, the RL Zoo's env-step budget for that score
+ROWS: Dict[str, Dict[str, Any]] = {
+    'cartpole': dict(env_id='CartPole-v1', target=475.0, budget=100_000),
+    'acrobot': dict(env_id='Acrobot-v1', target=-100.0, budget=500_000),
+    'lunarlander': dict(env_id='LunarLander-v3', target=200.0, budget=1_000_000),
+    'pendulum': dict(env_id='Pendulum-v1', target=-200.0, budget=1_000_000),
+    'lunarlander_continuous': dict(env_id='LunarLanderContinuous-v3', target=200.0, budget=1_000_000),
+}
+
+#: RL-Zoo hyperparameters (rl-baselines3-zoo hyperparams/a2c.yml and ppo.yml; LunarLander*-v2 and Pendulum-v0
+#: entries used for the v3/v1 envs). 'lin_X' is a learning rate decayed linearly from X to 0.
+ZOO: Dict[Tuple[str, str], Dict[str, Any]] = {
+    ('cartpole', 'a2c'): dict(n_envs=8, ent_coef=0.0),
+    ('cartpole', 'ppo'): dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
+                              ent_coef=0.0, learning_rate='lin_0.001', clip_range='lin_0.2'),
+    ('acrobot', 'a2c'): dict(normalize=True, n_envs=16, ent_coef=0.0),
+    ('acrobot', 'ppo'): dict(normalize=True, n_envs=16, n_steps=256, gae_lambda=0.94, gamma=0.99, n_epochs=4,
+                             ent_coef=0.0),
+    ('lunarlander', 'a2c'): dict(n_envs=8, gamma=0.995, n_steps=5, learning_rate='lin_0.00083', ent_coef=0.00001),
+    ('lunarlander', 'ppo'): dict(n_envs=16, n_steps=1024, batch_size=64, gae_lambda=0.98, gamma=0.999, n_epochs=4,
+                                 ent_coef=0.01),
+    ('pendulum', 'a2c'): dict(normalize=True, n_envs=8, ent_coef=0.0, max_grad_norm=0.5, n_steps=8, gae_lambda=0.9,
+                              vf_coef=0.4, gamma=0.99, use_rms_prop=True, normalize_advantage=False,
+                              learning_rate='lin_7e-4', use_sde=True,
+                              policy_kwargs=dict(log_std_init=-2, ortho_init=False)),
+    ('pendulum', 'ppo'): dict(n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
+                              learning_rate=1e-3, clip_range=0.2, use_sde=True, sde_sample_freq=4),
+    ('lunarlander_continuous', 'a2c'): dict(normalize=True, n_envs=4, ent_coef=0.0, max_grad_norm=0.5, n_steps=8,
+                                            gae_lambda=0.9, vf_coef=0.4, gamma=0.99, use_rms_prop=True,
+                                            normalize_advantage=False, learning_rate='lin_7e-4', use_sde=True,
+                                            policy_kwargs=dict(log_std_init=-2, ortho_init=False)),
+    ('lunarlander_continuous', 'ppo'): dict(n_envs=16, n_steps=1024, batch_size=64, gae_lambda=0.98, gamma=0.999,
+                                            n_epochs=4, ent_coef=0.01),
+}
+
+EVAL_LINE = re.compile(r'^\[eval\] env_step (\d+) iter \d+: return (-?[\d.]+|nan|-?inf)')
+
+
+# ---- acframe ---------------------------------------------------------------------------------------
+def config_name(row: str, algo: str) -> str:
+    return f'{row}_{algo}.py'
+
+
+def run_acframe(row: str, algo: str, seed: int, budget: int, overrides: Sequence[str]) -> Dict[str, Any]:
+    """Train the shipped config in a fresh ``acframe`` process; curve from its [eval] lines; hold-out of the best."""
+    exp_dir = tempfile.mkdtemp(prefix=f'ladder_{row}_{algo}_s{seed}_')
+    cmd = [sys.executable, '-m', 'acframe.cli', '-c', config_name(row, algo), '-s', str(seed), '--exp-dir',
+           os.path.join(exp_dir, 'run'), '--max-env-step', str(budget), 'policy.learn.torch_threads=1', *overrides]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    curve = [(int(m.group(1)), float(m.group(2))) for m in map(EVAL_LINE.match, proc.stdout.splitlines()) if m]
+    with open(os.path.join(exp_dir, 'run', 'summary.json')) as f:
+        summary = json.load(f)
+    holdout = holdout_acframe(row, algo, seed, overrides, os.path.join(exp_dir, 'run', 'ckpt', 'ckpt_best.pth'))
+    shutil.rmtree(exp_dir, ignore_errors=True)
+    extra = ''.join(f' --override {o}' for o in overrides)
+    return dict(curve=curve, best=summary['best_eval_return'], final=summary['last_eval_return'],
+                solved=summary['solved'], stop_value=summary['stop_value'], env_steps=summary['env_steps'],
+                wall_s=round(wall, 1), holdout=holdout, confirmations=summary.get('confirmations', []),
+                command=f'python bench/ladder.py --rows {row} --algos {algo} --seeds {seed} --budget {budget}{extra}')
+
+
+def holdout_acframe(row: str, algo: str, seed: int, overrides: Sequence[str], ckpt: str) -> Dict[str, float]:
+    """Mean/std return of ``HOLDOUT_EPISODES`` fresh episodes of the best checkpoint (its eval mode, as trained)."""
+    import numpy as np
+    import torch
+
+    from acframe.config import compile_config
+    from acframe.entry.evaluate import evaluate_checkpoint
+
+    torch.set_num_threads(1)
+    cfg = compile_config(config_name(row, algo), list(overrides), seed=seed + HOLDOUT_SEED_OFFSET)
+    result = evaluate_checkpoint(cfg, ckpt, n_episode=HOLDOUT_EPISODES)
+    return {'mean': float(np.mean(result['returns'])), 'std': float(np.std(result['returns'])),
+            'episodes': len(result['returns'])}
+
+
+# ---- Stable-Baselines3 ------------------------------------------------------------------------------
+def _schedule(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith('lin_'):
+        initial = float(value[4:])
+        return lambda progress_remaining: progress_remaining * initial
+    return value
+
+
+def sb3_worker(row: str, algo: str, seed: int, budget: int, eval_every: int, out: str) -> None:
+    """Train SB3 ``algo`` with the RL-Zoo hyperparameters; write the curve and the hold-out of the best to ``out``."""
+    import numpy as np
+    import torch
+    from stable_baselines3 import A2C, PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.vec_env import VecNormalize, sync_envs_normalization
+
+    torch.set_num_threads(1)
+    hp = copy.deepcopy(ZOO[(row, algo)])
+    env_id = ROWS[row]['env_id']
+    n_envs, normalize = hp.pop('n_envs'), hp.pop('normalize', False)
+    hp = {k: _schedule(v) for k, v in hp.items()}
+    env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
+    eval_env = make_vec_env(env_id, n_envs=1, seed=seed + 100_000)
+    if normalize:
+        env = VecNormalize(env, gamma=hp.get('gamma', 0.99))
+        eval_env = VecNormalize(eval_env, training=False, norm_reward=False)
+    model = (A2C if algo == 'a2c' else PPO)('MlpPolicy', env, seed=seed, device='cpu', verbose=0, **hp)
+    curve: List[Tuple[int, float]] = []
+    best: Dict[str, Any] = {'mean': -float('inf')}
+
+    def evaluate() -> None:
+        if normalize:
+            sync_envs_normalization(model.get_env(), eval_env)
+        mean, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)
+        curve.append((int(model.num_timesteps), float(mean)))
+        if mean > best['mean']:
+            best.update(mean=float(mean), policy=copy.deepcopy(model.policy.state_dict()),
+                        obs_rms=copy.deepcopy(model.get_env().obs_rms) if normalize else None)
+
+    class Curve(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.num_timesteps // eval_every > (self.num_timesteps - self.training_env.num_envs) // eval_every:
+                evaluate()
+            return True
+
+    start = time.perf_counter()
+    evaluate()
+    model.learn(budget, callback=Curve())
+    if curve[-1][0] != model.num_timesteps:
+        evaluate()
+    wall = time.perf_counter() - start
+    model.policy.load_state_dict(best['policy'])
+    holdout_env = make_vec_env(env_id, n_envs=1, seed=seed + HOLDOUT_SEED_OFFSET)
+    if normalize:
+        holdout_env = VecNormalize(holdout_env, training=False, norm_reward=False)
+        holdout_env.obs_rms = best['obs_rms']
+    returns, _ = evaluate_policy(model, holdout_env, n_eval_episodes=HOLDOUT_EPISODES, deterministic=True,
+                                 return_episode_rewards=True)
+    result = dict(curve=curve, best=best['mean'], final=curve[-1][1], env_steps=int(model.num_timesteps),
+                  wall_s=round(wall, 1), solved=None,
+                  holdout={'mean': float(np.mean(returns)), 'std': float(np.std(returns)), 'episodes': len(returns)},
+                  command=f'python bench/ladder.py --rows {row} --algos none --sb3 {algo} --seeds {seed} --budget {budget} --eval-every {eval_every}')
+    with open(out, 'w') as f:
+        json.dump(result, f)
+
+
+def run_sb3(row: str, algo: str, seed: int, budget: int, eval_every: int) -> Dict[str, Any]:
+    out = tempfile.mktemp(prefix='ladder_sb3_', suffix='.json')
+    cmd = [sys.executable, os.path.abspath(__file__), '--sb3-worker', row, algo, str(seed), str(budget),
+           str(eval_every), out]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"SB3 {algo} on {row} seed {seed} failed: {proc.stderr[-2000:]}")
+    with open(out) as f:
+        result = json.load(f)
+    os.remove(out)
+    return result
+
+
+# ---- results, table, plots ---------------------------------------------------------------------------
+def load_results() -> Dict[str, Any]:
+    if os.path.exists(RESULTS):
+        with open(RESULTS) as f:
+            return json.load(f)
+    return {'runs': []}
+
+
+def save_results(results: Dict[str, Any]) -> None:
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    tmp = RESULTS + '.tmp'
+    with open(tmp, 'w') as f:
+        json.dump(results, f, indent=1)
+    os.replace(tmp, RESULTS)
+
+
+def record(results: Dict[str, Any], run: Dict[str, Any]) -> None:
+    key = (run['row'], run['framework'], run['algo'], run['seed'])
+    results['runs'] = [r for r in results['runs'] if (r['row'], r['framework'], r['algo'], r['seed']) != key]
+    results['runs'].append(run)
+    save_results(results)
+
+
+def groups(results: Dict[str, Any]) -> Dict[Tuple[str, str, str, int], List[Dict[str, Any]]]:
+    out: Dict[Tuple[str, str, str, int], List[Dict[str, Any]]] = {}
+    for run in results['runs']:
+        out.setdefault((run['row'], run['framework'], run['algo'], run['budget']), []).append(run)
+    return out
+
+
+def _fmt(values: Sequence[float]) -> str:
+    import numpy as np
+
+    return f"{np.mean(values):.0f} ± {np.std(values):.0f}"
+
+
+def table(results: Dict[str, Any]) -> str:
+    lines = ['| row (target) | framework, algo | budget | seeds | solved at the config\'s stop value, confirmed '
+             '(env steps per seed) | best eval ≥ target | best eval (mean ± std) | final eval | '
+             'hold-out 50 ep. of best (per seed) | wall s (median) |',
+             '|---|---|---|---|---|---|---|---|---|---|']
+    import numpy as np
+
+    for (row, framework, algo, budget), runs in sorted(groups(results).items()):
+        runs = sorted(runs, key=lambda r: r['seed'])
+        target = ROWS[row]['target']
+        reached = sum(r['best'] is not None and r['best'] >= target for r in runs)
+        holdout = ' / '.join(f"{r['holdout']['mean']:.0f}" for r in runs)
+        held = sum(r['holdout']['mean'] >= target for r in runs)
+        if runs[0].get('stop_value') is None:
+            solved = '— (no stop value)'
+        else:
+            steps = ' / '.join(f"{r['env_steps'] / 1000:.0f}k" if r['solved'] else 'no' for r in runs)
+            solved = f"{sum(bool(r['solved']) for r in runs)}/{len(runs)} at {runs[0]['stop_value']:g} ({steps})"
+        lines.append(
+            f"| {row} ({target:g}) | {framework} {algo} | {budget:,} | {','.join(str(r['seed']) for r in runs)} | "
+            f"{solved} | {reached}/{len(runs)} | {_fmt([r['best'] for r in runs])} | {_fmt([r['final'] for r in runs])} | "
+            f"{holdout} ({held}/{len(runs)} ≥ target) | {np.median([r['wall_s'] for r in runs]):.0f} |")
+    return '\n'.join(lines)
+
+
+def plot_row(results: Dict[str, Any], row: str) -> Optional[str]:
+    """``docs/img/ladder_<row>.png``: mean ± std over seeds of the eval curves (step-wise; a run that stopped
+    early keeps its last value), one line per framework/algo/budget."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    entries = [(key, runs) for key, runs in sorted(groups(results).items()) if key[0] == row]
+    if not entries:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for (_, framework, algo, budget), runs in entries:
+        grid = np.linspace(0, budget, 101)
+        curves = []
+        for run in runs:
+            steps = np.array([s for s, _ in run['curve']], dtype=float)
+            values = np.array([v for _, v in run['curve']], dtype=float)
+            index = np.clip(np.searchsorted(steps, grid, side='right') - 1, 0, len(values) - 1)
+            curves.append(values[index])
+        curves = np.array(curves)
+        mean, std = curves.mean(0), curves.std(0)
+        line, = ax.plot(grid, mean, label=f'{framework} {algo} ({len(runs)} seeds)')
+        ax.fill_between(grid, mean - std, mean + std, color=line.get_color(), alpha=0.2)
+    ax.axhline(ROWS[row]['target'], color='grey', linestyle='--', linewidth=1, label='target')
+    ax.set_xlabel('env steps')
+    ax.set_ylabel('evaluation return')
+    ax.set_title(f"{ROWS[row]['env_id']}: evaluation return, mean ± std over seeds")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    os.makedirs(IMG_DIR, exist_ok=True)
+    path = os.path.join(IMG_DIR, f'ladder_{row}.png')
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def write_docs(results: Dict[str, Any]) -> None:
+    rows = sorted({r['row'] for r in results['runs']})
+    images = '\n'.join(f'![{row}](img/ladder_{row}.png)' for row in rows if plot_row(results, row))
+    commands = sorted({re.sub(r'--seeds \d+', '--seeds ' + ','.join(str(r['seed']) for r in sorted(runs, key=lambda r: r['seed'])),
+                              runs[0]['command']) for runs in groups(results).values()})
+    block = '\n'.join([START, table(results), '', 'Runs (each a fresh process, one torch thread, one at a time):', '',
+                       *[f'* `{c}`' for c in commands], '', images, END])
+    with open(DOC) as f:
+        text = f.read()
+    if START in text and END in text:
+        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip('\n') + '\n\n## The ladder (issue 9)\n\n`python bench/ladder.py` (see its docstring).\n\n' + block + '\n'
+    tmp = DOC + '.tmp'
+    with open(tmp, 'w') as f:
+        f.write(text)
+    os.replace(tmp, DOC)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ['--sb3-worker']:
+        row, algo, seed, budget, eval_every, out = argv[1:7]
+        sb3_worker(row, algo, int(seed), int(budget), int(eval_every), out)
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--rows', required=True, help=f"comma-separated rows: {', '.join(ROWS)}")
+    parser.add_argument('--algos', default='a2c', help="acframe algorithms (dizoo_configs/<row>_<algo>.py); 'none' for none")
+    parser.add_argument('--sb3', default='', help="SB3 algorithms with RL-Zoo settings: a2c, ppo (comma-separated)")
+    parser.add_argument('--seeds', default='0,1,2')
+    parser.add_argument('--budget', type=int, default=None, help="env steps per run (default: the row's RL-Zoo budget)")
+    parser.add_argument('--eval-every', type=int, default=10_000, help="SB3: env steps between evaluations")
+    parser.add_argument('--override', action='append', default=[], help="acframe key.path=value override (repeatable)")
+    parser.add_argument('--docs-only', action='store_true', help="only rewrite the table and plots from the results")
+    args = parser.parse_args(argv)
+    results = load_results()
+    if not args.docs_only:
+        rows = [r for r in args.rows.split(',') if r]
+        unknown = [r for r in rows if r not in ROWS]
+        if unknown:
+            parser.error(f"unknown rows {unknown}; rows are {', '.join(ROWS)}")
+        seeds = [int(s) for s in args.seeds.split(',')]
+        algos = [a for a in args.algos.split(',') if a and a != 'none']
+        sb3 = [a for a in args.sb3.split(',') if a]
+        for row in rows:
+            budget = args.budget or ROWS[row]['budget']
+            for algo in algos:
+                from acframe.config.compile import load_config_file
+                try:
+                    load_config_file(config_name(row, algo))
+                except Exception as exc:  # no shipped config for this row yet
+                    print(f"[ladder] skip acframe {algo} on {row}: {exc}")
+                    continue
+                for seed in seeds:
+                    run = run_acframe(row, algo, seed, budget, args.override)
+                    record(results, dict(row=row, framework='acframe', algo=algo, seed=seed, budget=budget, **run))
+                    print(f"[ladder] acframe {algo} {row} seed {seed}: best {run['best']:.1f}, hold-out "
+                          f"{run['holdout']['mean']:.1f}, {run['wall_s']} s", flush=True)
+            for algo in sb3:
+                if (row, algo) not in ZOO:
+                    print(f"[ladder] skip SB3 {algo} on {row}: no RL-Zoo entry")
+                    continue
+                for seed in seeds:
+                    run = run_sb3(row, algo, seed, budget, args.eval_every)
+                    record(results, dict(row=row, framework='sb3', algo=algo, seed=seed, budget=budget, **run))
+                    print(f"[ladder] SB3 {algo} {row} seed {seed}: best {run['best']:.1f}, hold-out "
+                          f"{run['holdout']['mean']:.1f}, {run['wall_s']} s", flush=True)
+    write_docs(results)
+    print(f"[ladder] wrote {os.path.relpath(DOC, ROOT)} and docs/img/ladder_<row>.png")
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""A2C on Atari Pong (ALE/Pong-v5, standard preprocessing: 84x84 grey, frame skip 4, 4 stacked frames).
+
+Needs ``pip install 'acframe[atari]'``. Hyper-parameters of the RL Baselines3 Zoo's Atari A2C (16 envs, 5-step
+returns, the Nature CNN, RMSprop lr 7e-4 eps 1e-5, entropy 0.01, value 0.25, gradient norm 0.5), no sticky
+actions; the Zoo reports 17.3 on Pong after 10M steps. Stop value 20 (Pong's maximum is 21).
+Budget: 10M env steps (40M frames). Score: not yet measured (see docs/pixels.md).
+"""
+main_config = dict(
+    exp_name='pong_a2c',
+    env=dict(
+        env_id='ALE/Pong-v5',
+        atari=dict(enable=True, repeat_action_probability=0.0),
+        collector_env_num=16,
+        evaluator_env_num=4,
+        n_evaluator_episode=4,
+        stop_value=20,
+    ),
+    policy=dict(
+        model=dict(encoder='nature_cnn', encoder_hidden_size_list=[512], activation='relu'),
+        learn=dict(
+            optim='rmsprop',
+            learning_rate=0.0007,
+            rms_alpha=0.99,
+            rms_eps=0.00001,
+            discount_factor=0.99,
+            gae_lambda=1.0,
+            value_weight=0.25,
+            entropy_weight=0.01,
+            grad_clip_type='clip_norm',
+            clip_value=0.5,
+        ),
+        collect=dict(n_sample=80),  # 16 envs x 5 steps
+        eval=dict(evaluator=dict(eval_freq=10_000)),
+    ),
+    max_env_step=10_000_000,
+)
+create_config = dict(
+    env=dict(type='gym'),
+    env_manager=dict(type='sync'),
+    policy=dict(type='a2c'),
+)

@@ -1,0 +1,46 @@
+"""PPO on Atari Pong (ALE/Pong-v5, standard preprocessing: 84x84 grey, frame skip 4, 4 stacked frames).
+
+Needs ``pip install 'acframe[atari]'``. Hyper-parameters of the RL Baselines3 Zoo's Atari PPO (8 envs x 128
+steps per rollout, 4 epochs of minibatches of 256, the Nature CNN, Adam lr 2.5e-4 and clip 0.1 both decayed
+linearly to 0 over the budget, entropy 0.01, value 0.5, gradient norm 0.5, GAE lambda 0.95), no sticky
+actions; the Zoo reports 21.0 on Pong after 10M steps. Stop value 20 (Pong's maximum is 21).
+Budget: 10M env steps (40M frames). Score: not yet measured (see docs/pixels.md).
+"""
+main_config = dict(
+    exp_name='pong_ppo',
+    env=dict(
+        env_id='ALE/Pong-v5',
+        atari=dict(enable=True, repeat_action_probability=0.0),
+        collector_env_num=8,
+        evaluator_env_num=4,
+        n_evaluator_episode=4,
+        stop_value=20,
+    ),
+    policy=dict(
+        model=dict(encoder='nature_cnn', encoder_hidden_size_list=[512], activation='relu'),
+        learn=dict(
+            epoch_per_collect=4,
+            batch_size=256,
+            learning_rate=0.00025,
+            discount_factor=0.99,
+            gae_lambda=0.95,
+            clip_ratio=0.1,
+            value_weight=0.5,
+            entropy_weight=0.01,
+            grad_clip_type='clip_norm',
+            grad_clip_value=0.5,
+            # 10M env steps / 1024 per rollout * 16 gradient steps per rollout: zero at the budget
+            lr_decay_iters=156_250,
+            clip_ratio_decay_iters=156_250,
+        ),
+        # transitions per rollout, over all 8 envs (128 steps each)
+        collect=dict(n_sample=1024),
+        eval=dict(evaluator=dict(eval_freq=5_000)),
+    ),
+    max_env_step=10_000_000,
+)
+create_config = dict(
+    env=dict(type='gym'),
+    env_manager=dict(type='sync'),
+    policy=dict(type='ppo'),
+)

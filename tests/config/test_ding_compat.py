@@ -1,0 +1,383 @@
+"""Specification of DI-engine compatibility (issue 11): DI-engine's config files, scripts and CLI flags run under
+acframe unchanged; keys that mean the same are aliases; keys acframe has no use for cost one warning line; typos
+still fail. The files in ``ding_configs/`` are DI-engine 0.5.x's, with its structure and values."""
+import json
+import logging
+import os
+import runpy
+import subprocess
+import sys
+
+import gymnasium as gym
+import pytest
+
+from acframe import serial_pipeline, serial_pipeline_onpolicy
+from acframe.cli import main as cli_main
+from acframe.config import compile_config
+from acframe.config.ding_compat import DING_ENV_TYPES
+from acframe.envs import make_env_manager
+from acframe.errors import ConfigError
+from acframe.policy import create_policy, env_steps_per_collection
+from acframe.worker import steps_per_env
+
+HERE = os.path.join(os.path.dirname(__file__), 'ding_configs')
+FILES = sorted(f for f in os.listdir(HERE) if f.endswith('_config.py'))
+
+
+def ding_file(name: str) -> str:
+    return os.path.join(HERE, name)
+
+
+def warnings_of(caplog):
+    return [r.getMessage() for r in caplog.records if r.name == 'acframe' and r.levelno == logging.WARNING]
+
+
+def test_all_seven_files_of_the_issue_are_here():
+    assert FILES == ['cartpole_a2c_config.py', 'cartpole_acer_config.py', 'cartpole_impala_config.py',
+                     'cartpole_ppo_config.py', 'lunarlander_a2c_config.py', 'lunarlander_acer_config.py',
+                     'lunarlander_impala_config.py', 'pendulum_a2c_config.py', 'pendulum_ppo_config.py']
+    # DI-engine's lunarlander_ppo_config.py is its off-policy PPO ('ppo_offpolicy'), which acframe does not have
+
+
+# ---- what each file compiles to ------------------------------------------------------------------------
+# file -> key -> the value acframe uses (DI-engine's meaning of the file's keys)
+EXPECTED = {
+    'cartpole_a2c_config.py': {
+        'env.env_id': 'CartPole-v1', 'env.stop_value': 195.0, 'env.manager': 'sync', 'policy.collect.n_sample': 80,
+        'policy.learn.gae_lambda': 0.95, 'policy.learn.adv_norm': False, 'policy.learn.learning_rate': 0.001,
+        'policy.model.obs_shape': 4, 'policy.model.encoder_hidden_size_list': [128, 128, 64]},
+    'cartpole_acer_config.py': {
+        'env.env_id': 'CartPole-v1', 'policy.other.replay_buffer.type': 'episodic',
+        'policy.other.replay_buffer.unroll_len': 32, 'policy.learn.learning_rate': 0.0005,
+        'policy.learn.discount_factor': 0.9, 'policy.learn.entropy_weight': 0.0, 'policy.collect.n_sample': 16},
+    'cartpole_impala_config.py': {
+        'env.env_id': 'CartPole-v1', 'policy.unroll_len': 32, 'policy.learn.discount_factor': 0.9,
+        'policy.learn.lambda_': 0.95, 'policy.other.replay_buffer.type': 'fifo', 'exp_name': 'cartpole_impala_seed0'},
+    'lunarlander_a2c_config.py': {
+        'env.env_id': 'LunarLander-v3', 'env.manager': 'async', 'policy.learn.discount_factor': 0.995,
+        'policy.learn.gae_lambda': 0.95, 'policy.model.share_encoder': False, 'policy.learn.value_weight': 0.1},
+    'lunarlander_acer_config.py': {
+        'env.env_id': 'LunarLander-v3', 'env.manager': 'async', 'env.stop_value': 5.0,
+        'policy.other.replay_buffer.type': 'episodic', 'policy.other.replay_buffer.unroll_len': 32,
+        'policy.other.replay_buffer.replay_buffer_size': 50000, 'policy.learn.learning_rate': 0.0001,
+        'policy.learn.update_per_collect': 10},
+    'lunarlander_impala_config.py': {
+        'env.env_id': 'LunarLander-v3', 'env.stop_value': 3000.0, 'policy.unroll_len': 16, 'policy.collect.n_sample': 32,
+        'policy.other.replay_buffer.type': 'fifo', 'policy.learn.clip_value': 5.0, 'policy.learn.grad_clip_type': 'clip_norm'},
+    'pendulum_a2c_config.py': {
+        'env.env_id': 'Pendulum-v1', 'policy.model.action_space': 'continuous', 'policy.learn.learning_rate': 3e-5,
+        'policy.learn.discount_factor': 0.99, 'policy.collect.n_sample': 200},
+    'cartpole_ppo_config.py': {
+        'env.env_id': 'CartPole-v1', 'policy.learn.epoch_per_collect': 2, 'policy.learn.discount_factor': 0.9,
+        'policy.learn.gae_lambda': 0.95, 'policy.model.critic_head_hidden_size': 128, 'policy.collect.n_sample': 256},
+    'pendulum_ppo_config.py': {
+        'env.env_id': 'Pendulum-v1', 'policy.recompute_adv': True, 'policy.learn.gae_lambda': 1.0,
+        'policy.model.sigma_type': 'conditioned', 'policy.model.actor_head_hidden_size': 0,  # actor_head_layer_num=0
+        'policy.model.critic_head_hidden_size': 0, 'policy.learn.epoch_per_collect': 10},
+}
+
+
+def get(cfg, path):
+    for part in path.split('.'):
+        cfg = cfg[part]
+    return cfg
+
+
+@pytest.mark.parametrize('name', FILES)
+def test_each_file_compiles_to_what_it_means_in_di_engine(name, caplog):
+    cfg = compile_config(ding_file(name))
+    for path, want in EXPECTED[name].items():
+        assert get(cfg, path) == want, path
+    assert cfg.import_names == []  # dizoo.* are not imported
+    notes = warnings_of(caplog)
+    assert sum('dizoo.' in m for m in notes) == 1  # one note for the skipped import
+
+
+@pytest.mark.parametrize('name', FILES)
+def test_unused_di_engine_keys_cost_exactly_one_warning_line(name, caplog):
+    compile_config(ding_file(name))
+    lines = [m for m in warnings_of(caplog) if 'DI-engine keys acframe has no use for' in m]
+    if name == 'cartpole_ppo_config.py':  # every key of that file is used
+        assert lines == []
+    else:
+        assert len(lines) == 1 and '\n' not in lines[0]
+
+
+def test_the_warning_names_every_unused_key(caplog):
+    compile_config(ding_file('cartpole_impala_config.py'))
+    line = next(m for m in warnings_of(caplog) if 'no use for' in m)
+    for key in ('policy.nstep', 'policy.discount_factor', 'policy.collect.collector', 'policy.collect.discount_factor',
+                'policy.collect.gae_lambda'):
+        assert key in line
+    caplog.clear()
+    compile_config(ding_file('lunarlander_acer_config.py'))
+    assert 'env.manager' in next(m for m in warnings_of(caplog) if 'no use for' in m)  # DI-engine's manager settings
+
+
+def test_an_acframe_config_gets_no_di_engine_messages(caplog):
+    compile_config('cartpole_impala.py')
+    assert warnings_of(caplog) == []
+
+
+def test_n_sample_of_a_di_engine_file_means_what_it_means_there():
+    """cartpole_impala: 16 unrolls of 32 steps across 8 envs, i.e. 64 steps from every env (DI-engine's traj_len 32,
+    two trajectories per env); cartpole_a2c: 80 transitions, 10 from each of its 8 envs."""
+    impala = compile_config(ding_file('cartpole_impala_config.py'))
+    assert steps_per_env(16, 8, unroll_len=32) == 64 and env_steps_per_collection(impala) == 16 * 32
+    a2c = compile_config(ding_file('cartpole_a2c_config.py'))
+    assert env_steps_per_collection(a2c) == 80 and steps_per_env(80, 8) == 10
+
+
+# ---- the files run ---------------------------------------------------------------------------------------
+# short budgets: a few collections and updates (and the final evaluation)
+BUDGET = {'cartpole_a2c_config.py': 400, 'cartpole_ppo_config.py': 512, 'pendulum_ppo_config.py': 400, 'cartpole_acer_config.py': 1024, 'cartpole_impala_config.py': 1024,
+          'lunarlander_a2c_config.py': 256, 'lunarlander_acer_config.py': 1024, 'lunarlander_impala_config.py': 1024,
+          'pendulum_a2c_config.py': 600}
+
+
+@pytest.mark.parametrize('name', FILES)
+def test_each_file_runs_unchanged_under_the_cli(name, tmp_path, capsys):
+    exp_dir = tmp_path / 'run'
+    code = cli_main(['-c', ding_file(name), '--env-step', str(BUDGET[name]), '--exp-dir', str(exp_dir), '-q',
+                     'env.evaluator_env_num=2', 'env.n_evaluator_episode=2', 'env.max_episode_steps=200'])
+    assert code == 0, capsys.readouterr().err
+    summary = json.loads((exp_dir / 'summary.json').read_text())
+    assert summary['env_steps'] >= BUDGET[name] and summary['train_iters'] >= 1
+
+
+def test_a_file_runs_with_its_budget_only_from_a_subprocess_and_prints_one_line_per_message(tmp_path):
+    """The whole file unchanged (its own evaluator settings); stderr carries the notes and one warning line."""
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', ding_file('pendulum_a2c_config.py'), '--env-step', '400',
+                          '--exp-name', 'pendulum_run', '-q'], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / 'pendulum_run' / 'summary.json').is_file()  # --exp-name is the folder, as in DI-engine
+    lines = out.stderr.strip().splitlines()
+    assert [line for line in lines if 'no use for' in line] == [
+        "acframe: warning: DI-engine keys acframe has no use for, ignored: env.act_scale, policy.learn.epoch_per_collect, "
+        "policy.learn.batch_size (docs/from_di_engine.md says why)"]
+    assert any(line.startswith("acframe: note: DI-engine's dizoo.classic_control.pendulum.envs.pendulum_env") for line in lines)
+
+
+@pytest.mark.parametrize('name, pipeline, as_list', [
+    ('cartpole_impala_config.py', serial_pipeline, False),
+    ('lunarlander_acer_config.py', serial_pipeline, True),
+    ('cartpole_a2c_config.py', serial_pipeline_onpolicy, True),
+    ('pendulum_ppo_config.py', serial_pipeline_onpolicy, True),
+])
+def test_a_ding_style_script_runs_with_only_the_import_changed(name, pipeline, as_list, tmp_path, monkeypatch):
+    """``serial_pipeline([main_config, create_config], seed=0, max_env_step=...)`` as DI-engine's scripts call it."""
+    monkeypatch.chdir(tmp_path)  # DI-engine scripts write ./<exp_name>
+    namespace = runpy.run_path(ding_file(name))  # the file's module level (its __main__ block does not run)
+    main_config, create_config = namespace['main_config'], namespace['create_config']
+    pair = [main_config, create_config] if as_list else (main_config, create_config)
+    policy = pipeline(pair, seed=0, max_env_step=600, progress=False,
+                      overrides=['env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.max_episode_steps=100'])
+    assert policy.summary['env_steps'] >= 600
+    # the user's dicts are not changed (DI-engine's scripts reuse them)
+    assert create_config.env.type in DING_ENV_TYPES and create_config.env.import_names[0].startswith('dizoo.')
+
+
+def test_a_script_may_import_both_pipelines_from_acframe_entry():
+    from acframe.entry import serial_pipeline as a, serial_pipeline_onpolicy as b
+    assert a is serial_pipeline and b is serial_pipeline_onpolicy
+
+
+# ---- aliases --------------------------------------------------------------------------------------------
+def ding_pair(policy_type, env_type='cartpole', **sections):
+    main = dict(env=dict(collector_env_num=4, evaluator_env_num=1, n_evaluator_episode=1), policy=dict(**sections))
+    create = dict(env=dict(type=env_type, import_names=['dizoo.classic_control.cartpole.envs.cartpole_env']),
+                  env_manager=dict(type='base'), policy=dict(type=policy_type))
+    return main, create
+
+
+@pytest.mark.parametrize('policy_type, sections, path, want', [
+    ('a2c', dict(collect=dict(discount_factor=0.97)), 'policy.learn.discount_factor', 0.97),
+    ('a2c', dict(collect=dict(gae_lambda=0.9)), 'policy.learn.gae_lambda', 0.9),
+    ('a2c', dict(learn=dict(normalize_advantage=True)), 'policy.learn.adv_norm', True),
+    ('a2c', dict(learn=dict(learning_rate_actor=0.002)), 'policy.learn.learning_rate', 0.002),
+    ('a2c', dict(learn=dict(learning_rate_critic=0.004)), 'policy.learn.critic_learning_rate', 0.004),
+    ('a2c', dict(learn=dict(grad_norm=0.7)), 'policy.learn.clip_value', 0.7),
+    ('a2c', dict(learn=dict(eps=1e-6)), 'policy.learn.adam_eps', 1e-6),
+    ('a2c', dict(action_space='discrete'), 'policy.model.action_space', 'discrete'),
+    ('acer', dict(unroll_len=8), 'policy.other.replay_buffer.unroll_len', 8),
+    ('acer', dict(learn=dict(unroll_len=8)), 'policy.other.replay_buffer.unroll_len', 8),
+    ('acer', dict(collect=dict(unroll_len=8)), 'policy.other.replay_buffer.unroll_len', 8),
+    ('acer', dict(learn=dict(learning_rate_actor=0.003, learning_rate_critic=0.003)), 'policy.learn.learning_rate', 0.003),
+    ('acer', dict(learn=dict(trust_region_value=0.5)), 'policy.learn.trust_region_delta', 0.5),
+    ('acer', dict(learn=dict(target_theta=0.01)), 'policy.learn.trust_region_alpha', 0.99),
+    ('impala', dict(learn=dict(unroll_len=8)), 'policy.unroll_len', 8),
+    ('impala', dict(collect=dict(unroll_len=8)), 'policy.unroll_len', 8),
+])
+def test_each_alias_sets_acframes_key(policy_type, sections, path, want):
+    cfg = compile_config(ding_pair(policy_type, **sections))
+    assert get(cfg, path) == pytest.approx(want) if isinstance(want, float) else get(cfg, path) == want
+
+
+def test_gamma_under_collect_is_unused_for_off_policy_policies(caplog):
+    """DI-engine's IMPALA reads learn.discount_factor only; its collect.discount_factor is not IMPALA's gamma."""
+    cfg = compile_config(ding_pair('impala', learn=dict(discount_factor=0.9), collect=dict(discount_factor=0.5)))
+    assert cfg.policy.learn.discount_factor == 0.9
+    assert 'policy.collect.discount_factor' in next(m for m in warnings_of(caplog) if 'no use for' in m)
+
+
+@pytest.mark.parametrize('sections, message', [
+    (dict(collect=dict(gae_lambda=0.95), learn=dict(gae_lambda=0.9)),
+     r"'policy.collect.gae_lambda' \(0.95\) and 'policy.learn.gae_lambda' \(0.9\) mean the same thing"),
+    (dict(learn=dict(learning_rate=0.001, learning_rate_actor=0.002)), r"'policy.learn.learning_rate_actor'"),
+    (dict(collect=dict(unroll_len=4)), r"policy 'a2c' trains on single transitions .* takes only 1"),
+    (dict(model=dict(actor_head_layer_num=2)), r"acframe's heads have one hidden layer"),
+])
+def test_contradicting_or_impossible_values_are_one_clear_error(sections, message):
+    with pytest.raises(ConfigError, match=message):
+        compile_config(ding_pair('a2c', **sections))
+
+
+def test_acer_with_different_actor_and_critic_rates_is_refused():
+    with pytest.raises(ConfigError, match=r"learning_rate_critic.*learning_rate.*differ"):
+        compile_config(ding_pair('acer', learn=dict(learning_rate_actor=0.001, learning_rate_critic=0.002)))
+
+
+def test_a2c_takes_unroll_len_one_and_di_engine_head_keys(caplog):
+    """DI-engine's head: layer_num hidden layers of *_head_hidden_size; 1 is acframe's size > 0, 0 its linear head."""
+    cfg = compile_config(ding_pair('a2c', collect=dict(unroll_len=1),
+                                   model=dict(critic_head_hidden_size=32, critic_head_layer_num=1,
+                                              actor_head_hidden_size=32, actor_head_layer_num=0)))
+    assert cfg.policy.model.critic_head_hidden_size == 32  # the same key in acframe's VAC
+    assert cfg.policy.model.actor_head_hidden_size == 0 and 'actor_head_layer_num' not in cfg.policy.model
+    assert not [m for m in warnings_of(caplog) if 'no use for' in m]
+
+
+def test_acers_linear_heads_make_di_engine_head_sizes_unused(caplog):
+    cfg = compile_config(ding_pair('acer', model=dict(critic_head_hidden_size=64, actor_head_hidden_size=64)))
+    assert 'critic_head_hidden_size' not in cfg.policy.model
+    line = next(m for m in warnings_of(caplog) if 'no use for' in m)
+    assert 'policy.model.critic_head_hidden_size' in line and 'policy.model.actor_head_hidden_size' in line
+
+
+# ---- typos still fail -----------------------------------------------------------------------------------
+@pytest.mark.parametrize('sections, message', [
+    (dict(learn=dict(learning_rat=0.1)), "unknown config key 'policy.learn.learning_rat'; did you mean 'policy.learn.learning_rate'?"),
+    (dict(nsteps=3), "unknown config key 'policy.nsteps'"),
+    (dict(collect=dict(n_samples=16)), "did you mean 'policy.collect.n_sample'?"),
+])
+def test_a_typo_in_a_di_engine_file_is_still_an_error_with_the_nearest_key(sections, message):
+    with pytest.raises(ConfigError, match=message.replace('(', r'\(').replace(')', r'\)').replace('?', r'\?')):
+        compile_config(ding_pair('impala', **sections))
+
+
+# ---- env -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize('env_type', sorted(DING_ENV_TYPES))
+def test_di_engine_env_types_map_to_gymnasium_ids(env_type):
+    cfg = compile_config(ding_pair('impala', env_type=env_type))
+    assert cfg.env.type == 'gym' and cfg.env.env_id == DING_ENV_TYPES[env_type]
+    assert DING_ENV_TYPES[env_type] in gym.registry
+
+
+def test_an_env_id_in_the_file_wins_and_v2_box2d_ids_become_v3_with_a_note(caplog):
+    main, create = ding_pair('impala', env_type='lunarlander')
+    main['env']['env_id'] = 'LunarLanderContinuous-v2'
+    cfg = compile_config((main, create))
+    assert cfg.env.env_id == 'LunarLanderContinuous-v3'
+    assert sum("'LunarLanderContinuous-v2' is gym's id" in m for m in warnings_of(caplog)) == 1
+
+
+def test_an_unmapped_di_engine_env_type_is_an_error_not_cartpole():
+    with pytest.raises(ConfigError, match=r"create_config.env.type 'atari' is a DI-engine env that acframe does not map"):
+        compile_config(ding_pair('impala', env_type='atari'))
+
+
+def test_non_dizoo_import_names_are_still_imported():
+    main, create = ding_pair('impala')
+    create['env']['import_names'].append('no_such_module_xyz')
+    with pytest.raises(Exception, match=r"cannot import module 'no_such_module_xyz'"):
+        compile_config((main, create))
+
+
+# ---- the model keys of a file must fit the env -------------------------------------------------------------
+def build(cfg):
+    env = make_env_manager(cfg, 'evaluator', 1, 0)
+    try:
+        return create_policy(cfg, env.observation_space, env.action_space)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize('model, message', [
+    (dict(obs_shape=8, action_shape=4), r"policy.model.obs_shape = 8 does not fit env 'CartPole-v1', which has observations of shape \(4,\)"),
+    (dict(obs_shape=4, action_shape=3), r"policy.model.action_shape = 3 does not fit env 'CartPole-v1'"),
+    (dict(action_space='continuous'), r"policy.model.action_space = 'continuous' does not fit env 'CartPole-v1', which has discrete actions"),
+])
+def test_model_keys_that_do_not_fit_the_env_are_named(model, message):
+    cfg = compile_config(ding_pair('impala', model=model))
+    with pytest.raises(ConfigError, match=message):
+        build(cfg)
+
+
+def test_model_keys_that_fit_pass_in_di_engines_list_form_too():
+    policy = build(compile_config(ding_pair('impala', model=dict(obs_shape=[4], action_shape=2))))
+    assert policy.model is not None
+
+
+def test_a_lunarlander_model_on_the_default_env_is_refused():
+    """No env_id and an unknown-to-acframe env: the LunarLander model must not silently train on CartPole."""
+    main = dict(policy=dict(model=dict(obs_shape=8, action_shape=4)))
+    cfg = compile_config((main, dict(policy=dict(type='impala'))))
+    with pytest.raises(ConfigError, match=r"obs_shape = 8 does not fit env 'CartPole-v1'"):
+        build(cfg)
+
+
+def test_cuda_true_in_a_di_engine_file_falls_back_to_the_cpu_with_a_note(caplog):
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip('CUDA is available here: the file keeps cuda=True')
+    cfg = compile_config(ding_file('lunarlander_impala_config.py'))
+    assert cfg.policy.cuda is False
+    assert any('policy.cuda=True but CUDA is not available' in m for m in warnings_of(caplog))
+
+
+def test_junk_in_di_engine_positions_is_a_config_error_never_a_crash():
+    """Random junk where DI-engine's keys go (150 seeded cases): an AcframeError or a valid config, nothing else."""
+    import random
+
+    from acframe.errors import AcframeError
+    logging.getLogger('acframe').disabled = True
+    try:
+        junk = [None, 5, 'x', [1], {'a': 1}, 1.5, True, (1, 2), 'naive', 'cartpole', 'LunarLander-v2', -3]
+        paths = ['policy', 'policy.learn', 'policy.collect', 'policy.model', 'env', 'env.manager', 'policy.other.replay_buffer',
+                 'policy.collect.unroll_len', 'policy.learn.learning_rate_actor', 'policy.action_space', 'env.env_id',
+                 'import_names', 'policy.learn.target_theta', 'policy.collect.gae_lambda', 'policy.unroll_len',
+                 'policy.model.actor_head_layer_num', 'policy.other.replay_buffer.type', 'policy.cuda']
+        create_paths = ['env', 'env.type', 'env.import_names', 'replay_buffer', 'replay_buffer.type', 'import_names', 'collector']
+        rng = random.Random(0)
+        for _ in range(150):
+            main, create = ding_pair(rng.choice(['a2c', 'impala', 'acer']), learn=dict(learning_rate_actor=0.001))
+            for _ in range(rng.randint(1, 3)):
+                tree, path = (main, rng.choice(paths)) if rng.random() < 0.6 else (create, rng.choice(create_paths))
+                *parents, last = path.split('.')
+                for part in parents:
+                    tree = tree.setdefault(part, {}) if isinstance(tree.get(part), dict) else tree.__setitem__(part, {}) or tree[part]
+                tree[last] = rng.choice(junk)
+            try:
+                compile_config((main, create))
+            except AcframeError:
+                pass
+    finally:
+        logging.getLogger('acframe').disabled = False
+
+
+def test_a_compiled_config_is_not_translated_again():
+    """Pipelines recompile a compiled config: an env_id given as an acframe override stays what it says."""
+    cfg = compile_config('cartpole_impala.py', ['env.env_id=LunarLander-v2'])
+    assert compile_config(cfg).env.env_id == 'LunarLander-v2'  # gymnasium then says it does not exist
+
+
+@pytest.mark.parametrize('flag, encoder', [(True, 'impala_resnet'), (False, 'mlp')])
+def test_ding_impala_cnn_encoder_switch_chooses_acframes_encoder(flag, encoder):
+    main = dict(env=dict(env_id='toy_pixel_dot'), policy=dict(model=dict(impala_cnn_encoder=flag)))
+    cfg = compile_config((main, dict(env=dict(type='toy_pixel_dot'), policy=dict(type='impala'))))
+    assert cfg.policy.model.encoder == encoder and 'impala_cnn_encoder' not in cfg.policy.model
+
+
+def test_the_encoder_key_is_acframes_own_and_kept():
+    main = dict(policy=dict(model=dict(encoder='nature_cnn')))
+    assert compile_config((main, dict(policy=dict(type='a2c')))).policy.model.encoder == 'nature_cnn'

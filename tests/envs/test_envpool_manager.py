@@ -1,0 +1,98 @@
+"""Specification of the EnvPool env manager (``env.manager='envpool'``) against the gymnasium managers.
+
+EnvPool's random generators are its own, so the same seed gives the same observations across EnvPool runs
+(not the same as gymnasium's); truncation flags, SAME_STEP resets, final observations, episode statistics,
+spaces and dtypes are the gymnasium managers'.
+"""
+import numpy as np
+import pytest
+
+envpool = pytest.importorskip('envpool', reason="env.manager='envpool' needs the 'envpool' extra")
+
+from acframe.config import compile_config  # noqa: E402
+from acframe.envs import make_env_manager  # noqa: E402
+from acframe.errors import ConfigError  # noqa: E402
+
+LIMIT = 7
+
+
+def pendulum_cfg(env_id='Pendulum-v1'):
+    main = dict(env=dict(env_id=env_id, max_episode_steps=LIMIT))
+    return compile_config((main, dict(policy=dict(type='a2c'), env_manager=dict(type='envpool'))), seed=0)
+
+
+def test_same_seeds_give_the_same_observations_and_reset_replays_them():
+    cfg = pendulum_cfg()
+    actions = np.random.default_rng(0).uniform(-2, 2, (12, 3, 1)).astype(np.float32)
+
+    def rollout(env):
+        seen = [env.reset()]
+        seen += [env.step(a).obs for a in actions]
+        return np.stack(seen)
+
+    with make_env_manager(cfg, 'collector', 3, 5) as one, make_env_manager(cfg, 'collector', 3, 5) as two:
+        first = rollout(one)
+        np.testing.assert_array_equal(first, rollout(two))
+        np.testing.assert_array_equal(first, rollout(one))  # reset rebuilds the pool with the same seeds
+    with make_env_manager(cfg, 'collector', 3, 6) as other:
+        assert not np.array_equal(first, rollout(other))
+    assert len({tuple(row) for row in first[0]}) == 3  # every env has its own seed
+
+
+def test_truncation_flags_final_obs_and_episode_statistics_match_the_gymnasium_manager():
+    cfg = pendulum_cfg()
+    with make_env_manager(cfg, 'collector', 3, 0) as pool, make_env_manager(cfg, 'collector', 3, 0, 'sync') as gym_env:
+        assert pool.observation_space == gym_env.observation_space and pool.action_space == gym_env.action_space
+        obs, gym_obs = pool.reset(), gym_env.reset()
+        assert obs.dtype == gym_obs.dtype and obs.shape == gym_obs.shape
+        for t in range(3 * LIMIT):
+            action = np.full((3, 1), 5.0, dtype=np.float32)  # beyond the bounds: both clip to 2
+            step, gym_step = pool.step(action), gym_env.step(action)
+            np.testing.assert_array_equal(step.truncated, gym_step.truncated)
+            np.testing.assert_array_equal(step.terminated, gym_step.terminated)
+            np.testing.assert_array_equal(step.done_index, gym_step.done_index)
+            if (t + 1) % LIMIT == 0:
+                assert step.truncated.all() and step.final_obs.shape == (3, 3)
+                # SAME_STEP: the returned observation already starts the next episode
+                assert not np.allclose(step.final_obs, step.obs)
+            else:
+                assert step.final_obs is None and not step.truncated.any()
+        returns, lengths, envs = pool.pop_finished()
+        gym_returns, gym_lengths, gym_envs = gym_env.pop_finished()
+        assert lengths == gym_lengths and envs == gym_envs and all(r < 0 for r in returns)
+
+
+def test_atari_through_envpool_has_the_gymnasium_chains_observations():
+    pytest.importorskip('ale_py', reason="the gymnasium Atari chain needs the 'atari' extra")
+    cfg = compile_config('pong_impala.py', overrides=['env.manager=envpool'])
+    with make_env_manager(cfg, 'collector', 2, 0) as pool, make_env_manager(cfg, 'collector', 2, 0, 'sync') as gym_env:
+        assert pool.observation_space == gym_env.observation_space and pool.action_space == gym_env.action_space
+        obs = pool.reset()
+        assert obs.shape == (2, 4, 84, 84) and obs.dtype == np.uint8
+        step = pool.step(np.zeros(2, dtype=np.int64))
+        assert step.obs.dtype == np.uint8 and step.reward.dtype == np.float32
+    assert pool.task_id == 'Pong-v5'
+
+
+def test_what_envpool_cannot_run_is_a_clear_error():
+    with pytest.raises(ConfigError, match='not an EnvPool task'):
+        make_env_manager(pendulum_cfg(env_id='Pendulum-v9'), 'collector', 2, 0)
+    main = dict(env=dict(env_id='toy_dict'))
+    cfg = compile_config((main, dict(policy=dict(type='a2c'), env=dict(type='toy_dict'), env_manager=dict(type='envpool'))))
+    with pytest.raises(ConfigError, match="env type 'toy_dict' needs env.manager 'sync' or 'async'"):
+        make_env_manager(cfg, 'collector', 2, 0)
+
+
+def test_the_parallel_pipeline_runs_envpool_actors_in_spawned_processes(tmp_path):
+    """A forked child of a process that ran EnvPool crashed (SIGSEGV): 'auto' spawns for env.manager='envpool'."""
+    from acframe.entry.parallel import parallel_pipeline
+    from acframe.entry.parallel.local import start_method
+
+    main = dict(env=dict(env_id='CartPole-v1', collector_env_num=4, evaluator_env_num=1, n_evaluator_episode=1,
+                         stop_value=None, max_episode_steps=50),
+                parallel=dict(actor_num=1), policy=dict(collect=dict(n_sample=4), unroll_len=8))
+    create = dict(policy=dict(type='impala'), env_manager=dict(type='envpool'))
+    cfg = compile_config((main, create))
+    assert start_method(cfg) == 'spawn'
+    policy = parallel_pipeline(cfg, exp_dir=str(tmp_path / 'run'), backend='local', progress=False, max_env_step=640)
+    assert policy.summary['env_steps'] >= 640

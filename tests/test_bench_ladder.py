@@ -1,0 +1,56 @@
+"""Specification of ``bench/ladder.py``'s bookkeeping: results accumulate per (row, framework, algo, seed), the
+table counts seeds that reach the target and hold it in the hold-out, and each row gets its curve plot."""
+import importlib.util
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def ladder(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location('ladder', os.path.join(ROOT, 'bench', 'ladder.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, 'RESULTS', str(tmp_path / 'results' / 'ladder.json'))
+    monkeypatch.setattr(module, 'IMG_DIR', str(tmp_path / 'img'))
+    doc = tmp_path / 'benchmarks.md'
+    doc.write_text('# Benchmarks\n\nearlier text\n')
+    monkeypatch.setattr(module, 'DOC', str(doc))
+    return module
+
+
+def fake_run(seed, best, holdout, framework='acframe', algo='a2c'):
+    return dict(row='acrobot', framework=framework, algo=algo, seed=seed, budget=1000, best=best, final=best - 10,
+                curve=[(0, -500.0), (500, best), (800, best - 10)], holdout={'mean': holdout, 'std': 1.0, 'episodes': 50},
+                wall_s=3.0, solved=True, stop_value=-100, env_steps=800, command=f'python bench/ladder.py --seeds {seed}')
+
+
+def test_results_accumulate_and_a_rerun_replaces_its_entry(ladder):
+    results = ladder.load_results()
+    ladder.record(results, fake_run(0, -120.0, -130.0))
+    ladder.record(results, fake_run(1, -90.0, -95.0))
+    ladder.record(results, fake_run(0, -80.0, -85.0))  # seed 0 again
+    stored = ladder.load_results()['runs']
+    assert sorted((r['seed'], r['best']) for r in stored) == [(0, -80.0), (1, -90.0)]
+
+
+def test_the_table_counts_seeds_at_target_and_in_the_holdout_and_the_docs_get_plots(ladder, tmp_path):
+    results = {'runs': [fake_run(0, -80.0, -85.0), fake_run(1, -120.0, -90.0), fake_run(2, -95.0, -130.0),
+                        fake_run(0, -90.0, -88.0, framework='sb3')]}
+    row = [line for line in ladder.table(results).splitlines() if '| acframe a2c |' in line][0]
+    assert '| 3/3 at -100 (1k / 1k / 1k) | 2/3 |' in row  # solved (confirmed); best eval >= -100 on seeds 0 and 2
+    assert '-85 / -90 / -130 (2/3 ≥ target)' in row
+    ladder.write_docs(results)
+    text = (tmp_path / 'benchmarks.md').read_text()
+    assert text.startswith('# Benchmarks\n\nearlier text') and text.count(ladder.START) == 1
+    assert (tmp_path / 'img' / 'ladder_acrobot.png').stat().st_size > 1000
+    ladder.write_docs(results)  # rewriting replaces the block
+    assert (tmp_path / 'benchmarks.md').read_text().count(ladder.START) == 1
+
+
+def test_linear_schedules_decay_to_zero(ladder):
+    schedule = ladder._schedule('lin_0.001')
+    assert schedule(1.0) == pytest.approx(0.001) and schedule(0.0) == 0.0
+    assert ladder._schedule(3e-4) == 3e-4

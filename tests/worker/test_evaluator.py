@@ -1,0 +1,142 @@
+"""Specification of ``acframe.worker.Evaluator``: an evaluation that reaches the stop value is confirmed on
+fresh episodes before a run is solved, evaluation episodes always end, and the summary records how the run
+was evaluated.
+"""
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from acframe import ENV_REGISTRY
+from acframe.config import compile_config
+from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
+from acframe.envs import make_env_manager
+from acframe.worker.evaluator import CONFIRM_SEED_OFFSET
+
+
+class SeedDependentBandit(gym.Env):
+    """One-step episodes paying ``lucky_reward`` when the env was last seeded below ``lucky_below``, else 0."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, lucky_below: int, lucky_reward: float = 10.0) -> None:
+        self.lucky_below, self.lucky_reward, self.lucky = lucky_below, lucky_reward, False
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            self.lucky = seed < self.lucky_below
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(2, np.float32), self.lucky_reward if self.lucky else 0.0, True, False, {}
+
+
+class NeverEnds(gym.Env):
+    """Reward 1 per step; never terminates and has no time limit."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(2, np.float32), 1.0, False, False, {}
+
+
+@ENV_REGISTRY.register('test_seed_bandit')
+def make_seed_bandit(env_cfg, **overrides):
+    return SeedDependentBandit(**dict(env_cfg.get('env_kwargs') or {}))
+
+
+@ENV_REGISTRY.register('test_never_ends')
+def make_never_ends(env_cfg, **overrides):
+    return NeverEnds()
+
+
+def run(tmp_path, env_type, env=None, deterministic=True, max_env_step=40, name='run'):
+    main = dict(exp_name=name, env=dict(env_id=env_type, collector_env_num=2, evaluator_env_num=2, n_evaluator_episode=4,
+                                        **(env or {})),
+                policy=dict(collect=dict(n_sample=10), eval=dict(deterministic=deterministic, evaluator=dict(eval_freq=1))))
+    create = dict(env=dict(type=env_type), policy=dict(type='a2c'))
+    policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=max_env_step,
+                                      exp_dir=str(tmp_path / name), progress=False)
+    return policy.summary
+
+
+def test_an_evaluation_that_the_fresh_episodes_do_not_confirm_does_not_solve_the_run(tmp_path):
+    """Evaluation seeds (100000+) pay 10, the confirmation's fresh seeds (150000+) pay 0: never solved."""
+    summary = run(tmp_path, 'test_seed_bandit', env=dict(stop_value=5, n_confirm_episode=6,
+                                                         env_kwargs=dict(lucky_below=100_000 + CONFIRM_SEED_OFFSET)))
+    assert not summary['solved'] and summary['best_eval_return'] == 10.0
+    assert summary['n_confirm_episode'] == 6
+    assert len(summary['confirmations']) >= 2  # every crossing evaluation was checked, and failed
+    assert all(c['eval_mean'] == 10.0 and c['mean'] == 0.0 and c['episodes'] == 6 and not c['solved']
+               for c in summary['confirmations'])
+
+
+def test_a_confirmed_evaluation_solves_the_run_and_the_summary_records_both(tmp_path):
+    summary = run(tmp_path, 'test_seed_bandit', env=dict(stop_value=5, n_confirm_episode=6,
+                                                         env_kwargs=dict(lucky_below=10 ** 9)))
+    assert summary['solved'] and summary['env_steps'] == 0  # the first evaluation, confirmed
+    [confirmation] = summary['confirmations']
+    assert confirmation['eval_mean'] == 10.0 and confirmation['mean'] == 10.0 and confirmation['solved']
+
+
+def test_n_confirm_episode_zero_trusts_the_evaluation_alone(tmp_path):
+    summary = run(tmp_path, 'test_seed_bandit', env=dict(stop_value=5, n_confirm_episode=0,
+                                                         env_kwargs=dict(lucky_below=100_000 + CONFIRM_SEED_OFFSET)))
+    assert summary['solved'] and summary['confirmations'] == []
+
+
+@pytest.mark.parametrize('env, length', [(dict(eval_episode_cap=30), 30), (dict(max_episode_steps=20), 20)])
+def test_a_user_env_that_never_ends_cannot_hang_the_evaluator(tmp_path, env, length):
+    """No time limit: evaluation episodes end at env.max_episode_steps, or else at env.eval_episode_cap."""
+    summary = run(tmp_path, 'test_never_ends', env=dict(stop_value=None, **env), max_env_step=20)
+    assert summary['best_eval_return'] == float(length)
+
+
+def test_every_env_factory_gets_the_time_limit_of_max_episode_steps():
+    cfg = compile_config((dict(env=dict(env_id='x', max_episode_steps=7)), dict(env=dict(type='test_never_ends'),
+                                                                                 policy=dict(type='a2c'))))
+    env = make_env_manager(cfg, 'collector', 1, 0)
+    try:
+        env.reset()
+        truncated = [env.step(np.zeros(1, np.int64)).truncated[0] for _ in range(7)]
+    finally:
+        env.close()
+    assert truncated == [False] * 6 + [True]
+
+
+def test_the_summary_records_sampled_or_deterministic_evaluation(tmp_path):
+    summary = run(tmp_path, 'test_seed_bandit', env=dict(stop_value=None, env_kwargs=dict(lucky_below=0)),
+                  deterministic=False, max_env_step=10)
+    assert summary['eval_deterministic'] is False
+    saved = json.loads((tmp_path / 'run' / 'summary.json').read_text())
+    assert saved['eval_deterministic'] is False and saved['n_confirm_episode'] == 50
+
+
+def test_overriding_env_id_without_a_stop_value_warns_that_it_came_from_the_other_env():
+    with pytest.warns(UserWarning, match=r"env.stop_value=-200 is the config's value for 'Pendulum-v1'"):
+        compile_config('pendulum_acer.py', ['env.env_id=MountainCarContinuous-v0'])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        compile_config('pendulum_acer.py', ['env.env_id=MountainCarContinuous-v0', 'env.stop_value=90'])
+        compile_config('pendulum_acer.py', ['policy.learn.learning_rate=0.01'])
+
+
+def test_the_cli_prints_that_warning_as_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', 'env.env_id=Acrobot-v1',
+                           '--max-env-step', '80', '-q', '--exp-dir', str(tmp_path / 'run'),
+                           'policy.eval.evaluator.eval_freq=0', 'env.n_evaluator_episode=1', 'env.evaluator_env_num=1'],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "acframe: warning: env.env_id was overridden to 'Acrobot-v1' but env.stop_value=475 is the config's value "
+        "for 'CartPole-v1'; set env.stop_value for 'Acrobot-v1' (or env.stop_value=None to never stop early)"]
