@@ -191,12 +191,14 @@ def test_exp_name_names_the_folder_as_in_di_engine(tmp_path, monkeypatch, capsys
     assert load_run_config(str(tmp_path / 'my_exp')).exp_name == 'my_exp'
 
 
-def test_load_path_is_the_checkpoint_of_eval_mode(tiny_run, capsys):
+def test_load_path_is_the_checkpoint_of_eval_mode(tiny_run, capsys, tmp_path):
     _, exp_dir = tiny_run
     code, out, err = run_cli(['-m', 'eval', '-c', 'cartpole_impala.py', '--load-path', str(exp_dir / 'ckpt' / 'ckpt_best.pth'),
-                              'env.n_evaluator_episode=1', 'env.evaluator_env_num=1'], capsys)
+                              '--out', str(tmp_path / 'eval.json'), 'env.n_evaluator_episode=1', 'env.evaluator_env_num=1'],
+                             capsys)
     assert code == 0, err
-    assert len(json.loads(out.strip().splitlines()[-1])['returns']) == 1
+    assert 'over 1 episode of ckpt_best.pth' in out.strip().splitlines()[-1]
+    assert len(json.loads((tmp_path / 'eval.json').read_text())['returns']) == 1
 
 
 def test_env_and_policy_flags_pick_the_dizoo_config(tmp_path, capsys):
