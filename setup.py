@@ -15,11 +15,17 @@ setup(
         "easydict",
         "DI-treetensor",
         "tensorboardX",
+        # learning curves (acframe -m plot, curves.png of every run): drawn with the Agg backend, no display needed
+        "matplotlib",
     ],
     extras_require={
         "test": ["pytest", "pytest-timeout", "hypothesis"],
         "ray": ["ray"],
         "box2d": ["gymnasium[box2d]"],
+        # acframe -m eval --video: gymnasium's RecordVideo encodes with moviepy (its imageio-ffmpeg wheel ships ffmpeg)
+        "video": ["moviepy"],
+        # acframe -m export --out FILE.onnx: torch's ONNX exporter needs onnx + onnxscript; onnxruntime runs the file
+        "onnx": ["onnx", "onnxscript", "onnxruntime"],
         "atari": ["ale-py>=0.9", "opencv-python-headless"],
         "envpool": ["envpool"],
         # bench/bench_ppo.py's comparison and bench/ladder.py (SB3 with the RL-Zoo settings side by side, curve plots)

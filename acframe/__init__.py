@@ -24,6 +24,10 @@ _LAZY = {
     'Learner': 'acframe.worker',
     'Evaluator': 'acframe.worker',
     'ReplayBuffer': 'acframe.data',
+    'load_policy': 'acframe.inference',
+    'evaluate_run': 'acframe.entry.evaluate',
+    'plot_runs': 'acframe.plot',
+    'export_policy': 'acframe.export',
 }
 
 

@@ -1,8 +1,10 @@
-"""The ``acframe`` command: train, evaluate, resume or list.
+"""The ``acframe`` command: train, resume, evaluate, plot, export or list.
 
     acframe -c cartpole_impala.py [-s SEED] [--exp-dir DIR] [--max-env-step N] [--max-train-iter N] [key.path=value ...]
-    acframe -m eval -c CONFIG --load CKPT
     acframe --resume DIR [-c CONFIG --accept-config-change]
+    acframe -m eval --load RUN_DIR_OR_CKPT [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
+    acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png] [--x env_steps|wall_s]
+    acframe -m export --load RUN_DIR_OR_CKPT --out FILE.pt|FILE.onnx
     acframe --list
 
 DI-engine's spellings of the flags are accepted too (``-m serial_onpolicy``, ``--env-step 1e5``, ``--train-iter``,
@@ -14,12 +16,13 @@ Errors in the input (config typos, unknown names, missing checkpoints) print one
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import List, Optional
 
-MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval')
+MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval', 'plot', 'export')
+#: the modes that work on finished runs (acframe/entry/tools.py)
+TOOL_MODES = ('eval', 'plot', 'export')
 
 
 def _count(text: str) -> int:
@@ -36,15 +39,19 @@ def _count(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog='acframe',
-        description='Train or evaluate an acframe policy from a config file.',
+        description='Train an acframe policy from a config file; evaluate, plot or export finished runs.',
         epilog='Config names that are not paths are looked up in the installed dizoo_configs package. '
-               'Trailing key.path=value arguments override config keys, e.g. policy.learn.learning_rate=3e-4.',
+               'Trailing key.path=value arguments override config keys, e.g. policy.learn.learning_rate=3e-4. '
+               'After training: "-m eval --load RUN_DIR" evaluates a run folder (its best checkpoint, else its latest), '
+               '"-m plot RUN_DIR ..." draws learning curves, "-m export --load RUN_DIR --out FILE.pt|.onnx" exports '
+               'the deterministic policy.',
     )
     parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py); '
                                                'DI-engine config files run unchanged')
     parser.add_argument('-m', '--mode', default='auto', choices=MODES,
                         help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
-                             "parallel, or eval (evaluate --load CKPT)")
+                             "parallel; or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
+                             "export (--load RUN_DIR_OR_CKPT --out FILE)")
     parser.add_argument('-s', '--seed', type=int, action='append', default=None,
                         help='run seed (default: the config\'s seed); one per command')
     parser.add_argument('--exp-dir', default=None, help='experiment folder (default ./<exp_name>_seed<seed>)')
@@ -54,11 +61,21 @@ def build_parser() -> argparse.ArgumentParser:
                         help='env-step budget (--env-step: DI-engine\'s spelling; 1e5 is accepted)')
     parser.add_argument('--max-train-iter', '--train-iter', dest='max_train_iter', type=_count, default=None,
                         help='learner-iteration budget (--train-iter: DI-engine\'s spelling)')
-    parser.add_argument('--load', '--load-path', dest='load', default=None,
-                        help='checkpoint to evaluate (with -m eval; --load-path: DI-engine\'s spelling)')
+    parser.add_argument('--load', '--load-path', dest='load', default=None, metavar='RUN_DIR_OR_CKPT',
+                        help='run folder (its best checkpoint, else its latest) or .pth checkpoint (-m eval, -m export; '
+                             '--load-path: DI-engine\'s spelling)')
     parser.add_argument('-e', '--env', default=None, help="DI-engine's flag: with -p and no -c, runs dizoo_configs' <env>_<policy>.py")
     parser.add_argument('-p', '--policy', default=None, help="DI-engine's flag: with -e and no -c, runs dizoo_configs' <env>_<policy>.py")
     parser.add_argument('--replay-path', default=None, help="DI-engine's eval video folder: not supported (an error says so)")
+    parser.add_argument('--episodes', type=int, default=None, help='episodes to evaluate (-m eval; default env.n_evaluator_episode)')
+    parser.add_argument('--video', default=None, metavar='DIR', help='record the evaluated episodes as MP4 in DIR (-m eval; extra: video)')
+    parser.add_argument('--domain-params', default=None, choices=('nominal', 'drawn'),
+                        help='domain-randomized runs: evaluate with the nominal or drawn env parameters (-m eval; '
+                             'default: as the run evaluated)')
+    parser.add_argument('--out', default=None, metavar='FILE',
+                        help='-m eval: the result JSON (default RUN_DIR/eval/<ckpt>_seed<seed>.json); -m plot: the PNG '
+                             '(default RUN_DIR/curves.png for one run, ./curves.png for several); -m export: FILE.pt or FILE.onnx')
+    parser.add_argument('--x', default='env_steps', choices=('env_steps', 'wall_s'), help='x axis of -m plot')
     parser.add_argument('--resume', default=None, metavar='DIR',
                         help="continue the run in DIR from its latest checkpoint, with the config in DIR/config.json "
                              "(read as data, never executed) and the run's recorded mode")
@@ -68,10 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--backend', default='local', choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel)')
     parser.add_argument('--ray-address', default=None, help='Ray cluster address HOST:PORT (--backend ray)')
     parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers and dizoo configs')
-    parser.add_argument('-q', '--quiet', action='store_true', help='no progress line')
+    parser.add_argument('-q', '--quiet', action='store_true', help='only errors and the final result line')
     parser.add_argument('--debug', action='store_true', help='show tracebacks of errors')
     parser.add_argument('-v', '--version', action='store_true', help='print the version and exit')
-    parser.add_argument('overrides', nargs='*', help='key.path=value config overrides')
+    parser.add_argument('overrides', nargs='*', help='key.path=value config overrides (-m plot: the RUN_DIRs)')
     return parser
 
 
@@ -105,6 +122,15 @@ def run(args: argparse.Namespace) -> int:
         print(_list())
         return 0
     _resolve_ding_flags(args)
+    if args.mode in TOOL_MODES:
+        from .entry.tools import run_tool
+
+        print(run_tool(args))
+        return 0
+    for flag, value in (('--episodes', args.episodes), ('--video', args.video), ('--domain-params', args.domain_params),
+                        ('--out', args.out)):
+        if value is not None:
+            raise ConfigError(f"{flag} belongs to -m eval/plot/export, not to training; add -m eval (or plot, export)")
     recorded_mode = None
     if args.resume is not None:
         from .config.run_folder import read_run_record
@@ -113,8 +139,6 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--resume {args.resume}: no such folder; pass the experiment folder of an earlier run")
         record = read_run_record(args.resume)  # config.json: data, never executed
         recorded_mode = record['mode']
-        if args.mode == 'eval':
-            raise ConfigError("--resume continues training; to evaluate a run use -m eval --load RUN_DIR/ckpt/ckpt_best.pth")
         if args.mode != 'auto' and args.mode != recorded_mode:
             raise ConfigError(f"--resume {args.resume}: that folder holds a {recorded_mode} run, not {args.mode}; "
                               f"drop -m (the mode is read from the folder) or pass -m {recorded_mode}")
@@ -125,13 +149,8 @@ def run(args: argparse.Namespace) -> int:
         config_path = args.config
     if (recorded_mode or args.mode) != 'parallel' and (args.backend != 'local' or args.ray_address):
         raise ConfigError("--backend and --ray-address choose how the parallel pipeline runs; add -m parallel")
-    if args.load is not None and args.mode != 'eval':
-        raise ConfigError("--load evaluates a checkpoint with -m eval; to continue training use --resume DIR")
-    if args.mode == 'eval':
-        if args.load is None:
-            raise ConfigError("-m eval needs --load CKPT (a .pth file in an experiment folder's ckpt/)")
-        if not os.path.isfile(args.load):
-            raise ConfigError(f"--load {args.load}: checkpoint does not exist; pass a .pth file written by acframe")
+    if args.load is not None:
+        raise ConfigError("--load evaluates or exports a finished run with -m eval / -m export; to continue training use --resume DIR")
     extra: List = list(args.overrides)
     if args.max_env_step is not None:
         extra.append(('max_env_step', args.max_env_step))
@@ -145,12 +164,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         cfg = compile_config(config_path, extra, seed=args.seed)
     progress = not args.quiet
-    if args.mode == 'eval':
-        from .entry.evaluate import evaluate_checkpoint
-
-        result = evaluate_checkpoint(cfg, args.load)
-        print(json.dumps({k: result[k] for k in ('mean', 'std', 'returns', 'lengths')}))
-        return 0
     mode = recorded_mode or args.mode
     common = dict(exp_dir=args.exp_dir, resume=args.resume, progress=progress,
                   accept_config_change=args.accept_config_change)

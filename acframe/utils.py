@@ -17,6 +17,9 @@ def _atomic(path: PathLike, write: Callable[[str], None]) -> None:
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix='.tmp', dir=folder)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # the permissions of a file opened normally, not mkstemp's owner-only 0600
     try:
         write(tmp)
         os.replace(tmp, path)
@@ -24,6 +27,11 @@ def _atomic(path: PathLike, write: Callable[[str], None]) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_with(path: PathLike, write: Callable[[str], None]) -> None:
+    """Write ``path`` atomically through a writer that takes a file name (``torch.jit.save``, ``savefig`` ...)."""
+    _atomic(path, write)
 
 
 def atomic_write_text(path: PathLike, text: str) -> None:

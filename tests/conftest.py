@@ -1,6 +1,4 @@
 """Shared test fixtures."""
-import os
-import struct
 from typing import Callable, List, Tuple
 
 import pytest
@@ -8,23 +6,31 @@ import pytest
 
 def read_scalars(log_dir: str) -> List[Tuple[str, int, float]]:
     """``(tag, step, value)`` of every scalar in the tensorboardX event files of ``log_dir``, in write order."""
-    from tensorboardX.proto.event_pb2 import Event
+    from acframe.logs import read_scalars as read
 
-    scalars = []
-    for name in sorted(os.listdir(log_dir)):
-        with open(os.path.join(log_dir, name), 'rb') as f:
-            data = f.read()
-        pos = 0
-        while pos < len(data):  # TFRecord framing: u64 length, u32 crc, payload, u32 crc
-            (length,) = struct.unpack('<Q', data[pos:pos + 8])
-            event = Event.FromString(data[pos + 12:pos + 12 + length])
-            pos += 12 + length + 4
-            for value in event.summary.value:
-                scalars.append((value.tag, event.step, value.simple_value))
-    return scalars
+    return [(s.tag, s.step, s.value) for s in read(log_dir)]
 
 
 @pytest.fixture
 def tb_scalars() -> Callable[[str], List[Tuple[str, int, float]]]:
     """A reader of tensorboard scalars (tensorboard itself is not a dependency)."""
     return read_scalars
+
+
+#: a CartPole A2C run small enough for the tests of finished runs (eval, plot, load_policy, export): 4 evaluator
+#: envs with one episode each, so evaluator env i plays exactly one episode from seed + 100_000 + i
+TRAINED_RUN = ['env.collector_env_num=4', 'env.evaluator_env_num=4', 'env.n_evaluator_episode=4',
+               'policy.eval.evaluator.eval_freq=10', 'policy.learn.learner.log_freq=10']
+
+
+@pytest.fixture(scope='session')
+def trained_run(tmp_path_factory):
+    """The folder of a finished CartPole A2C run (1,600 env steps from the CLI, seed 0, in its own interpreter)."""
+    import subprocess
+    import sys
+
+    run_dir = tmp_path_factory.mktemp('trained') / 'cartpole_a2c'
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', '--exp-dir', str(run_dir),
+                          '--max-env-step', '1600', '-q', *TRAINED_RUN], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return run_dir

@@ -46,13 +46,20 @@ def test_a_tiny_run_exits_0_and_fills_the_experiment_folder(tiny_run):
     assert summary['stop_value'] == compile_config('cartpole_impala.py').env.stop_value
 
 
-def test_eval_mode_evaluates_a_checkpoint(tiny_run, capsys):
+def test_eval_mode_evaluates_a_checkpoint(tiny_run, capsys, tmp_path):
     _, exp_dir = tiny_run
-    code, out, err = run_cli(['-m', 'eval', '-c', str(exp_dir / 'config.py'), '--load', str(exp_dir / 'ckpt' / 'ckpt_best.pth'),
-                              'env.n_evaluator_episode=2'], capsys)
+    code, out, err = run_cli(['-m', 'eval', '-c', 'cartpole_impala.py', '--load', str(exp_dir / 'ckpt' / 'ckpt_best.pth'),
+                              '--out', str(tmp_path / 'eval.json'), 'env.n_evaluator_episode=2'], capsys)
     assert code == 0, err
-    result = json.loads(out.strip().splitlines()[-1])
+    assert out.strip().splitlines()[-1].startswith('[eval] return ')
+    result = json.loads((tmp_path / 'eval.json').read_text())
     assert len(result['returns']) == 2 and result['mean'] == pytest.approx(sum(result['returns']) / 2)
+
+
+def test_quiet_keeps_the_final_result_line(tiny_run):
+    out, exp_dir = tiny_run
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('[acframe] ') and lines[0].endswith(f'-> {exp_dir}')
 
 
 def test_list_shows_registered_names_and_configs(capsys):
@@ -77,8 +84,9 @@ def bad_policy_config(tmp_path):
     (['-c', 'BAD_POLICY'], "unknown policy 'impalla'. Did you mean 'impala'?"),
     (['-c', 'no_such_config.py'], "config file 'no_such_config.py' not found"),
     ([], 'no config given'),
-    (['-m', 'eval', '-c', 'cartpole_impala.py'], '-m eval needs --load CKPT'),
-    (['-m', 'eval', '-c', 'cartpole_impala.py', '--load', 'missing.pth'], '--load missing.pth: checkpoint does not exist'),
+    (['-m', 'eval', '-c', 'cartpole_impala.py'], '-m eval needs --load RUN_DIR_OR_CKPT'),
+    (['-m', 'eval', '-c', 'cartpole_impala.py', '--load', 'missing.pth'], '--load missing.pth: no such file or folder'),
+    (['-c', 'cartpole_impala.py', '--load', 'x.pth'], '--load evaluates or exports a finished run with -m eval / -m export'),
     (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate'], 'is not of the form key.path=value'),
     (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate=fast'], "'policy.learn.learning_rate' must be float"),
     (['-c', 'cartpole_impala.py', 'policy.learn.discount_factor=2'], 'must lie in [0, 1]'),
@@ -183,12 +191,14 @@ def test_exp_name_names_the_folder_as_in_di_engine(tmp_path, monkeypatch, capsys
     assert load_run_config(str(tmp_path / 'my_exp')).exp_name == 'my_exp'
 
 
-def test_load_path_is_the_checkpoint_of_eval_mode(tiny_run, capsys):
+def test_load_path_is_the_checkpoint_of_eval_mode(tiny_run, capsys, tmp_path):
     _, exp_dir = tiny_run
     code, out, err = run_cli(['-m', 'eval', '-c', 'cartpole_impala.py', '--load-path', str(exp_dir / 'ckpt' / 'ckpt_best.pth'),
-                              'env.n_evaluator_episode=1', 'env.evaluator_env_num=1'], capsys)
+                              '--out', str(tmp_path / 'eval.json'), 'env.n_evaluator_episode=1', 'env.evaluator_env_num=1'],
+                             capsys)
     assert code == 0, err
-    assert len(json.loads(out.strip().splitlines()[-1])['returns']) == 1
+    assert 'over 1 episode of ckpt_best.pth' in out.strip().splitlines()[-1]
+    assert len(json.loads((tmp_path / 'eval.json').read_text())['returns']) == 1
 
 
 def test_env_and_policy_flags_pick_the_dizoo_config(tmp_path, capsys):

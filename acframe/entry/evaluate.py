@@ -1,32 +1,169 @@
-"""Evaluate a saved checkpoint with the eval mode (``acframe -m eval -c CONFIG --load CKPT``)."""
+"""Evaluate a finished run: ``acframe -m eval --load RUN_DIR_OR_CKPT [--episodes N] [--video DIR] [-s SEED]``.
+
+The run's eval mode (deterministic actions, unless the config evaluates by sampling) plays ``--episodes``
+episodes (default ``env.n_evaluator_episode``) on ``env.evaluator_env_num`` envs seeded as the run's own
+evaluations (``seed + EVAL_SEED_OFFSET + i``), so evaluating a run's best checkpoint with its seed reproduces
+the return that made it the best. The per-episode returns and lengths go to a JSON file (default
+``RUN_DIR/eval/<checkpoint>_seed<seed>.json``). ``--video DIR`` records every counted episode with gymnasium's
+``RecordVideo`` as ``DIR/<checkpoint>_seed<seed>_env<i>-episode-<k>.mp4`` (the ``video`` extra: moviepy).
+A domain-randomized run evaluates with the nominal parameters or, with ``--domain-params drawn``, each
+evaluator env with its own drawn parameters (default: as the run evaluated, ``apply_to_evaluator``).
+"""
 from __future__ import annotations
 
-from typing import Any, Dict
+import os
+from functools import partial
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..envs import make_env_manager
-from ..policy import create_policy
-from ..utils import set_global_seed, set_torch_threads
-from ..worker import Evaluator, load_checkpoint
-from ..errors import CheckpointError
+import gymnasium as gym
+
+from ..envs import EnvManager, env_fns
+from ..envs.randomization import DomainRandomizer, draw_params, randomized_env_fns
+from ..errors import ConfigError
+from ..utils import atomic_write_json, set_global_seed
+from ..worker import Evaluator
 
 EVAL_SEED_OFFSET = 100_000
+#: ``--domain-params`` choices
+DOMAIN_PARAMS = ('nominal', 'drawn')
 
 
-def evaluate_checkpoint(cfg: Any, path: str, n_episode: int = None) -> Dict[str, Any]:
-    """Mean/std return over ``n_episode`` (default ``env.n_evaluator_episode``) episodes of the checkpoint's model."""
-    state = load_checkpoint(path)
-    set_global_seed(cfg.seed)
-    set_torch_threads(cfg.policy.learn.torch_threads)
-    env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
-    try:
-        policy = create_policy(cfg, env.observation_space, env.action_space, enable_field=('eval',))
-        if not isinstance(state['policy'].get('model'), dict):
-            raise CheckpointError(f"checkpoint '{path}' has no model weights (its 'policy.model' entry is not a dict)")
-        try:
-            policy.eval_mode.load_weights(state['policy']['model'])
-        except CheckpointError as exc:
-            raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
-        evaluator = Evaluator(env, policy.eval_mode, n_episode or cfg.env.n_evaluator_episode, cfg.env.stop_value, 0)
-        return evaluator.evaluate()
-    finally:
+def _record_first_episodes(count: int, episode_id: int) -> bool:
+    return episode_id < count
+
+
+def recording_env(make: Callable[[], gym.Env], folder: str, prefix: str, episodes: int) -> gym.Env:
+    """``make()`` wrapped in gymnasium's ``RecordVideo``, recording its first ``episodes`` episodes as MP4."""
+    import warnings
+
+    from gymnasium.wrappers import RecordVideo
+
+    # pygame-rendered envs draw rgb_array frames off-screen: no display or sound device is needed (or probed)
+    os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
+    os.environ.setdefault('SDL_AUDIODRIVER', 'dummy')
+    env = make()
+    if env.render_mode != 'rgb_array':
         env.close()
+        raise ConfigError(f"--video: the env renders with render_mode={env.render_mode!r}, not 'rgb_array'; "
+                          f"its factory must pass env.env_kwargs.render_mode on to the env")
+    try:
+        with warnings.catch_warnings():  # the envs of one evaluation share the folder; file names say which is which
+            warnings.filterwarnings('ignore', message='.*Overwriting existing videos')
+            return RecordVideo(env, folder, episode_trigger=partial(_record_first_episodes, episodes), name_prefix=prefix,
+                               disable_logger=True)
+    except gym.error.DependencyNotInstalled as exc:
+        env.close()
+        raise ConfigError("--video needs moviepy to encode MP4: pip install 'acframe[video]'") from exc
+
+
+def episode_quota(n_episode: int, num_envs: int) -> List[int]:
+    """Episodes each env contributes to an evaluation (the ``Evaluator``'s even split)."""
+    return [n_episode // num_envs + (i < n_episode % num_envs) for i in range(num_envs)]
+
+
+def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[str], n_episode: int,
+                  video_prefix: str = '') -> Tuple[EnvManager, Optional[List[Dict[str, Any]]]]:
+    """The evaluation envs (nominal or drawn parameters, optionally recording) and the drawn parameters.
+
+    Recorded files are ``<video_dir>/<video_prefix>env<i>-episode-<k>.mp4``: episode ``k`` of evaluator env ``i``.
+    """
+    num_envs = int(cfg.env.evaluator_env_num)
+    seeds = [int(seed) + i for i in range(num_envs)]
+    env_cfg = dict(cfg.env)
+    if video_dir is not None:
+        env_cfg['env_kwargs'] = dict(env_cfg.get('env_kwargs') or {}, render_mode='rgb_array')
+    drawn = None
+    if domain_params == 'drawn':
+        randomizer = DomainRandomizer(cfg)
+        drawn = draw_params(randomizer.specs, randomizer.seed, 0, num_envs, 'evaluator')
+        fns = randomized_env_fns(env_cfg, randomizer.specs, drawn, seeds, 'evaluator')
+    else:
+        fns = env_fns(env_cfg, seeds, 'evaluator')
+    manager = cfg.env.manager
+    if video_dir is not None:
+        quota = episode_quota(n_episode, num_envs)
+        fns = [partial(recording_env, fn, video_dir, f"{video_prefix}env{i}", quota[i]) for i, fn in enumerate(fns)]
+        manager = 'sync'  # the recorders write their files in this process
+    return EnvManager(fns, seeds, manager), drawn
+
+
+def resolve_domain_params(cfg: Any, domain_params: Optional[str]) -> Optional[str]:
+    """'nominal' / 'drawn' for a domain-randomized run (default: as it evaluated), None for any other run."""
+    dr = cfg.env.get('domain_randomization') or {}
+    if not dr.get('enable'):
+        if domain_params == 'drawn':
+            raise ConfigError("--domain-params drawn: this run has no env.domain_randomization to draw from; "
+                              "leave the flag out")
+        return None
+    if domain_params is None:
+        return 'drawn' if dr.get('apply_to_evaluator') else 'nominal'
+    if domain_params not in DOMAIN_PARAMS:
+        raise ConfigError(f"--domain-params {domain_params!r} is not one of {', '.join(DOMAIN_PARAMS)}")
+    return domain_params
+
+
+def default_result_path(run_dir: Optional[str], checkpoint: str, seed: int) -> str:
+    stem = os.path.splitext(os.path.basename(checkpoint))[0]
+    folder = run_dir if run_dir is not None else os.path.dirname(os.path.abspath(checkpoint))
+    return os.path.join(folder, 'eval', f"{stem}_seed{seed}.json")
+
+
+def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[Any] = (), seed: Optional[int] = None,
+                 episodes: Optional[int] = None, video_dir: Optional[str] = None, domain_params: Optional[str] = None,
+                 out: Optional[str] = None) -> Dict[str, Any]:
+    """Evaluate a run folder or checkpoint; write and return the result (see the module docstring).
+
+    The result holds ``mean``, ``std``, ``min``, ``max``, ``episodes``, ``returns``, ``lengths``, the
+    checkpoint and its ``train_iter`` / ``env_step``, the ``seed``, ``domain_params`` (and ``drawn_params``),
+    ``video_dir`` and ``result_file`` (where it was written).
+    """
+    from ..inference import build_inference_policy
+    from ..runs import locate_run
+    from ..worker import load_checkpoint
+
+    if episodes is not None and episodes <= 0:
+        raise ConfigError(f"--episodes {episodes}: evaluate at least 1 episode")
+    artifacts = locate_run(target, config, overrides, seed)
+    cfg = artifacts.cfg
+    domain_params = resolve_domain_params(cfg, domain_params)
+    n_episode = int(episodes or cfg.env.n_evaluator_episode)
+    state = load_checkpoint(artifacts.checkpoint)  # a clear error before any env starts
+    set_global_seed(cfg.seed)
+    stem = os.path.splitext(os.path.basename(artifacts.checkpoint))[0]
+    env, drawn = evaluator_env(cfg, cfg.seed + EVAL_SEED_OFFSET, domain_params or 'nominal', video_dir, n_episode,
+                               f"{stem}_seed{cfg.seed}_")
+    try:
+        # the eval mode as the run evaluated (greedy, or sampling where policy.eval.deterministic=False)
+        policy = build_inference_policy(artifacts, env.observation_space, env.action_space, state=state,
+                                        force_deterministic=False)
+        result = Evaluator(env, policy.eval_mode, n_episode, cfg.env.stop_value, 0).evaluate()
+    finally:
+        env.close()  # also finishes the last recording
+    returns = [float(r) for r in result['returns']]
+    report = {
+        'mean': result['mean'], 'std': result['std'], 'min': min(returns), 'max': max(returns),
+        'episodes': len(returns), 'returns': returns, 'lengths': [int(n) for n in result['lengths']],
+        'env_id': cfg.env.env_id, 'policy': cfg.policy.type, 'seed': int(cfg.seed),
+        'run_dir': os.path.abspath(artifacts.run_dir) if artifacts.run_dir else None,
+        'checkpoint': os.path.abspath(artifacts.checkpoint),
+        'train_iter': state.get('train_iter'), 'env_step': state.get('env_step'),
+        'domain_params': domain_params, 'drawn_params': drawn,
+        'video_dir': os.path.abspath(video_dir) if video_dir is not None else None,
+    }
+    path = out or default_result_path(artifacts.run_dir, artifacts.checkpoint, int(cfg.seed))
+    report['result_file'] = os.path.abspath(path)
+    atomic_write_json(path, report)
+    return report
+
+
+def result_line(report: Dict[str, Any]) -> str:
+    """The one-line summary ``acframe -m eval`` prints."""
+    where = f"iter {report['train_iter']}, env step {report['env_step']}" if report['train_iter'] is not None else ''
+    extras = [f"seed {report['seed']}"]
+    if report['domain_params']:
+        extras.append(f"{report['domain_params']} env parameters")
+    if report['video_dir']:
+        extras.append(f"videos in {report['video_dir']}")
+    return (f"[eval] return {report['mean']:.2f} ± {report['std']:.2f} (min {report['min']:.2f}, max {report['max']:.2f}) "
+            f"over {report['episodes']} episode{'s' if report['episodes'] != 1 else ''} of {os.path.basename(report['checkpoint'])}"
+            f"{f' ({where})' if where else ''}, {', '.join(extras)} -> {report['result_file']}")

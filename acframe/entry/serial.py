@@ -22,6 +22,7 @@ from ..data import make_tree, to_dict
 from ..envs import make_env_manager
 from ..envs.randomization import DomainRandomizer
 from ..errors import CheckpointError, ConfigError
+from ..plot import write_run_curves
 from ..policy import create_policy, policy_class
 from ..registry import BUFFER_REGISTRY
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
@@ -61,6 +62,14 @@ class Progress:
     def message(self, text: str) -> None:
         if not self.enabled:
             return
+        if self.tty and self._width:
+            sys.stdout.write('\r' + ' ' * self._width + '\r')
+            self._width = 0
+        sys.stdout.write(text + '\n')
+        sys.stdout.flush()
+
+    def result(self, text: str) -> None:
+        """The final result line: printed even when the progress line is off (``-q``)."""
         if self.tty and self._width:
             sys.stdout.write('\r' + ' ' * self._width + '\r')
             self._width = 0
@@ -295,7 +304,8 @@ class SerialRun:
         }
         atomic_write_json(os.path.join(self.exp_dir, 'summary.json'), summary)
         self.close()
-        self.progress.message(
+        write_run_curves(self.exp_dir, self.progress.message)
+        self.progress.result(
             f"[acframe] {'solved' if self.solved else 'stopped'}: {summary['env_steps']} env steps, "
             f"{summary['train_iters']} iters, {summary['wall_s']:.1f} s, best eval return {summary['best_eval_return']} "
             f"-> {self.exp_dir}")

@@ -25,6 +25,7 @@ from ...config.run_folder import read_run_record, save_run_config
 from ...data import make_tree, ttorch
 from ...envs import make_env_manager
 from ...errors import ConfigError
+from ...plot import write_run_curves
 from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
 from ...registry import BUFFER_REGISTRY
 from ...utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
@@ -488,7 +489,8 @@ class ParallelRun:
         atomic_write_json(os.path.join(self.exp_dir, 'summary.json'), summary)
         self.report(force=True)
         self.close_logs()
-        self.progress.message(
+        write_run_curves(self.exp_dir, self.progress.message)
+        self.progress.result(
             f"[acframe] {'solved' if self.solved else 'interrupted' if self.interrupted else 'stopped'}: "
             f"{summary['env_steps']} env steps, {summary['train_iters']} iters, {summary['wall_s']:.1f} s, "
             f"{summary['env_steps_per_s']:,.0f} env steps/s over {summary['actor_num']} "

@@ -1,0 +1,79 @@
+"""Export a trained policy: ``acframe -m export --load RUN_DIR_OR_CKPT --out FILE``.
+
+The exported model maps a batch of observations ``obs (B, *obs_shape)`` (float32; uint8 for image spaces) to the deterministic actions
+``(B,)`` int64 (discrete) or ``(B, D)`` float32 (continuous, clipped to the action space) — exactly what
+``acframe.load_policy(...).act(obs)`` returns, because both run the same ``DeterministicActor``; whatever the
+model does to observations (normalization kept in its state) is part of it.
+
+* ``FILE.pt``: TorchScript (``torch.jit.load(FILE)(obs)``), needs only torch.
+* ``FILE.onnx``: ONNX with input ``obs`` and output ``action`` and a dynamic batch size (the ``onnx`` extra:
+  onnx and onnxscript to write it, onnxruntime to run it).
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Dict, Optional, Sequence
+
+import torch
+
+from .errors import ConfigError
+from .utils import atomic_write_with
+
+FORMATS = {'.pt': 'torchscript', '.onnx': 'onnx'}
+
+
+def export_format(out: str) -> str:
+    ext = os.path.splitext(out)[1].lower()
+    if ext not in FORMATS:
+        raise ConfigError(f"--out {out}: the file name must end in .pt (TorchScript) or .onnx (ONNX)")
+    return FORMATS[ext]
+
+
+def export_policy(target: str, out: str, config: Optional[Any] = None, overrides: Sequence[str] = ()) -> Dict[str, Any]:
+    """Write the run's deterministic actor to ``out`` (format from its suffix); returns what was written."""
+    from .inference import load_policy, observation_dtype
+
+    fmt = export_format(out)
+    if fmt == 'onnx':
+        for module in ('onnx', 'onnxscript'):
+            try:
+                __import__(module)
+            except ImportError as exc:
+                raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
+    loaded = load_policy(target, config, overrides)
+    actor = loaded.actor.cpu().eval().requires_grad_(False)  # an exported model is for inference only
+    example = torch.as_tensor(loaded.observation_space.sample()[None].repeat(2, axis=0),
+                              dtype=observation_dtype(loaded.observation_space))
+    with torch.no_grad():
+        if fmt == 'torchscript':
+            with warnings.catch_warnings():  # torch 2.13 marks torch.jit deprecated; TorchScript is still what we write
+                warnings.simplefilter('ignore', DeprecationWarning)
+                traced = torch.jit.trace(actor, example, check_trace=False)
+                atomic_write_with(out, lambda tmp: torch.jit.save(traced, tmp))
+        else:
+            atomic_write_with(out, lambda tmp: _export_onnx(actor, example, tmp))
+    return {'file': os.path.abspath(out), 'format': fmt, 'checkpoint': os.path.abspath(loaded.checkpoint),
+            'obs_shape': list(loaded.observation_space.shape), 'action_space': str(loaded.action_space)}
+
+
+def _export_onnx(actor: torch.nn.Module, example: torch.Tensor, path: str) -> None:
+    import logging
+
+    batch = torch.export.Dim('batch', min=1)
+    registration = logging.getLogger('torch.onnx._internal.exporter._registration')  # "torchvision is not installed"
+    level = registration.level
+    registration.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', FutureWarning)
+            program = torch.onnx.export(actor, (example,), dynamo=True, input_names=['obs'], output_names=['action'],
+                                        dynamic_shapes=({0: batch},), verbose=False)
+    finally:
+        registration.setLevel(level)
+    program.save(path)
+
+
+def result_line(info: Dict[str, Any]) -> str:
+    return (f"[export] {info['format']} model of {os.path.basename(info['checkpoint'])}: obs {tuple(info['obs_shape'])} "
+            f"-> action in {info['action_space']} -> {info['file']}")

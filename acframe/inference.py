@@ -1,0 +1,165 @@
+"""Acting with a trained policy outside acframe's pipelines: ``acframe.load_policy(RUN_DIR_OR_CKPT)``.
+
+::
+
+    import gymnasium as gym
+    import acframe
+
+    policy = acframe.load_policy('cartpole_a2c_seed0')       # a run folder, or a .pth in its ckpt/
+    env = gym.make('CartPole-v1')
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        obs, reward, terminated, truncated, _ = env.step(policy.act(obs))
+        done = terminated or truncated
+
+``act`` takes one observation or a batch (numpy in, numpy out). Whatever the model does to observations
+(e.g. normalization kept in its state) happens inside its forward, so nothing is applied here.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn as nn
+
+from .runs import RunArtifacts, load_model_weights, locate_run
+
+
+class DeterministicActor(nn.Module):
+    """obs ``(B, *obs_shape)`` float32 → the eval mode's deterministic action ``(B,)`` / ``(B, D)``.
+
+    Box actions are clipped to the action space's bounds, as the env manager clips them in training. This
+    module is what ``LoadedPolicy.act(obs, deterministic=True)`` runs and what ``acframe -m export`` traces.
+    """
+
+    def __init__(self, policy: Any, action_space: gym.Space) -> None:
+        super().__init__()
+        self.model = policy.model  # registered, so tracing/export keeps its parameters and buffers
+        self._forward_eval = policy.eval_mode.forward
+        self.clip = isinstance(action_space, gym.spaces.Box)
+        if self.clip:
+            self.register_buffer('low', torch.as_tensor(action_space.low, dtype=torch.float32))
+            self.register_buffer('high', torch.as_tensor(action_space.high, dtype=torch.float32))
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        action = self._forward_eval(obs)['action']
+        if self.clip:
+            action = torch.maximum(torch.minimum(action, self.high), self.low)
+        return action
+
+
+def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space, action_space: gym.Space,
+                           enable_field: Sequence[str] = ('eval',), state: Optional[Dict[str, Any]] = None,
+                           force_deterministic: bool = True) -> Any:
+    """The run's policy with the checkpoint's weights (``state``: the checkpoint, when already read) and the
+    named modes; ``force_deterministic`` makes its eval mode greedy even where the config evaluates by sampling
+    (``policy.eval.deterministic=False``), else the eval mode acts as the run's evaluations did."""
+    from .policy import create_policy
+    from .utils import set_torch_threads
+    from .worker import load_checkpoint
+
+    cfg = artifacts.cfg
+    if force_deterministic and 'deterministic' in cfg.policy.eval:
+        cfg.policy.eval.deterministic = True
+    set_torch_threads(cfg.policy.learn.torch_threads)
+    if state is None:
+        state = load_checkpoint(artifacts.checkpoint)
+    policy = create_policy(cfg, observation_space, action_space, enable_field=tuple(enable_field))
+    load_model_weights(policy, state, artifacts.checkpoint)
+    policy.model.eval()
+    return policy
+
+
+def observation_dtype(space: gym.Space) -> torch.dtype:
+    """What observations are fed to the model as: uint8 images stay uint8 (the encoder converts), else float32."""
+    return torch.uint8 if getattr(space, 'dtype', None) == np.uint8 else torch.float32
+
+
+def env_spaces(cfg: Any) -> Tuple[gym.Space, gym.Space]:
+    """The observation and action spaces of one env of ``cfg.env`` as the policy saw them (nominal parameters)."""
+    from .envs import build_env
+
+    env = build_env(dict(cfg.env), 0, int(cfg.seed), 'inference')
+    try:
+        return env.observation_space, env.action_space
+    finally:
+        env.close()
+
+
+class LoadedPolicy:
+    """A trained policy ready to act: ``act(obs, deterministic=True)`` on one observation or a batch.
+
+    Attributes: ``cfg`` (the run's compiled config), ``run_dir`` (None for a loose checkpoint),
+    ``checkpoint`` (the file the weights came from), ``observation_space``, ``action_space``, ``policy``
+    (the acframe ``Policy``) and ``actor`` (the ``DeterministicActor`` module).
+    """
+
+    def __init__(self, artifacts: RunArtifacts) -> None:
+        self.cfg = artifacts.cfg
+        self.run_dir = artifacts.run_dir
+        self.checkpoint = artifacts.checkpoint
+        self.observation_space, self.action_space = env_spaces(self.cfg)
+        self.policy = build_inference_policy(artifacts, self.observation_space, self.action_space, ('eval', 'collect'))
+        self.actor = DeterministicActor(self.policy, self.action_space)
+        self._obs_ndim = len(self.observation_space.shape)
+        self._device = next(self.policy.model.parameters()).device
+        self._obs_keys = list(self.cfg.env.obs_keys) if self.cfg.env.get('obs_keys') else None
+        self._obs_dtype = observation_dtype(self.observation_space)
+
+    def _as_batch(self, obs: Any) -> Tuple[torch.Tensor, bool]:
+        if isinstance(obs, dict):  # one observation of a Dict-observation env, flattened as in training
+            keys = self._obs_keys or sorted(obs)
+            obs = np.concatenate([np.asarray(obs[k], dtype=np.float32).ravel() for k in keys])
+        array = np.asarray(obs)
+        if array.ndim == self._obs_ndim:
+            single = True
+            array = array[None]
+        elif array.ndim == self._obs_ndim + 1:
+            single = False
+        else:
+            raise ValueError(f"act: an observation of shape {self.observation_space.shape} or a batch (B, "
+                             f"{', '.join(map(str, self.observation_space.shape))}) was expected, got shape {array.shape}")
+        if array.shape[1:] != self.observation_space.shape:
+            raise ValueError(f"act: observations of shape {self.observation_space.shape} expected, got {array.shape[1:]}")
+        return torch.as_tensor(array, dtype=self._obs_dtype, device=self._device), single
+
+    def act(self, obs: Any, deterministic: bool = True) -> np.ndarray:
+        """The action for ``obs`` (one observation → one action, a batch ``(B, ...)`` → ``(B, ...)`` actions).
+
+        ``deterministic=True`` takes the eval mode's greedy/mean action; False samples like the collector.
+        Box actions are clipped to the action space, discrete actions are int64.
+        """
+        batch, single = self._as_batch(obs)
+        with torch.inference_mode():
+            if deterministic:
+                action = self.actor(batch)
+            else:
+                action = self.policy.collect_mode.forward(batch)['action']
+                if self.actor.clip:
+                    action = torch.maximum(torch.minimum(action, self.actor.high), self.actor.low)
+        result = action.cpu().numpy()
+        if not isinstance(self.action_space, gym.spaces.Box):
+            result = result.astype(np.int64, copy=False)
+        return result[0] if single else result
+
+    __call__ = act
+
+    def __repr__(self) -> str:
+        return (f"LoadedPolicy({self.cfg.policy.type} on {self.cfg.env.env_id}, checkpoint "
+                f"'{self.checkpoint}', obs {self.observation_space.shape}, actions {self.action_space})")
+
+
+def load_policy(target: Union[str, os.PathLike], config: Optional[Any] = None,
+                overrides: Sequence[str] = ()) -> LoadedPolicy:
+    """A trained policy from a run folder (its best checkpoint, else its latest) or a ``.pth`` checkpoint.
+
+    Args:
+        target: a run folder, or a ``.pth`` file (inside ``RUN_DIR/ckpt/``, or anywhere with ``config``).
+        config: the config (a path or dizoo_configs name) when the checkpoint is not in a run folder.
+        overrides: ``'key.path=value'`` strings applied to the config (e.g. ``'policy.cuda=False'``).
+    """
+    return LoadedPolicy(locate_run(target, config, overrides, what='load_policy'))

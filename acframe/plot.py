@@ -1,0 +1,204 @@
+"""Learning curves of runs: ``acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png] [--x env_steps|wall_s]``.
+
+Four panels from the runs' tensorboardX logs (read by ``acframe.logs``; tensorboard is not needed):
+
+* evaluation return — per config, the mean over its runs (interpolated on a common x grid, up to the shortest
+  run) with a ± std band, and each run's own points faintly;
+* training episode return — each run's logged mean return of the collector's finished episodes;
+* loss — each run's ``learner/total_loss``;
+* entropy — each run's ``learner/entropy`` (the policy's entropy).
+
+Runs of the same config (the compiled config without its seed and experiment name) share one colour; the
+legend names a config by its ``exp_name``. The x axis is env steps (learner values, logged by train
+iteration, are placed on env steps through the evaluations, which log both) or wall-clock seconds since the run's
+first logged value. Every finished run also writes ``curves.png`` into its folder (``write_run_curves``).
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .errors import ConfigError
+from .logs import Scalar, read_scalars, scalars_by_tag
+
+X_AXES = ('env_steps', 'wall_s')
+#: figure size in inches and resolution: a 1200 x 900 pixel PNG
+FIGSIZE = (12.0, 9.0)
+DPI = 100
+CURVES_PNG = 'curves.png'
+EVAL_TAG = 'evaluator/return_mean'
+TRAIN_RETURN_TAGS = ('collector/episode_return_mean', 'collector/episode_return')
+LOSS_TAG = 'learner/total_loss'
+ENTROPY_TAG = 'learner/entropy'
+#: tags whose step is an env step: the anchors that place learner values (logged by train iteration) on env steps
+ENV_STEP_PREFIXES = ('collector/', 'evaluator/return_mean', 'parallel/')
+
+
+class Curve(NamedTuple):
+    x: np.ndarray
+    y: np.ndarray
+
+
+class RunCurves(NamedTuple):
+    """One run's curves on both x axes: ``curves[tag][x_axis]``."""
+
+    run_dir: str
+    config_key: str
+    label: str
+    curves: Dict[str, Dict[str, Curve]]
+
+
+def _config_identity(run_dir: str) -> Tuple[str, str]:
+    """(a key equal for runs of the same config, a label) from the run's compiled config."""
+    from .config.run_folder import load_run_config
+
+    cfg = dict(load_run_config(run_dir))
+    label = str(cfg.get('exp_name') or os.path.basename(os.path.abspath(run_dir)))
+    for key in ('seed', 'exp_name'):
+        cfg.pop(key, None)
+    return json.dumps(cfg, sort_keys=True, default=str), label
+
+
+def load_run_curves(run_dir: str) -> RunCurves:
+    """The eval-return, training-return, loss and entropy curves of one run folder."""
+    if not os.path.isdir(os.path.join(run_dir, 'log')):
+        raise ConfigError(f"{run_dir}: not a run folder (no log/); pass folders written by acframe training runs")
+    key, label = _config_identity(run_dir)
+    tags = scalars_by_tag(read_scalars(os.path.join(run_dir, 'log')))
+    if not tags:
+        raise ConfigError(f"{run_dir}: its log/ holds no logged values yet; plot it once it has evaluated or trained")
+    start = min(s.wall_time for series in tags.values() for s in series)
+    to_env_steps = _train_iter_to_env_steps(tags)
+    curves: Dict[str, Dict[str, Curve]] = {}
+    train_tag = next((t for t in TRAIN_RETURN_TAGS if t in tags), None)
+    for name, tag, by_env_step in (('eval', EVAL_TAG, True), ('train', train_tag, True),
+                                   ('loss', LOSS_TAG, False), ('entropy', ENTROPY_TAG, False)):
+        series: List[Scalar] = tags.get(tag, []) if tag else []
+        if not series:
+            continue
+        y = np.array([s.value for s in series])
+        wall = np.array([s.wall_time - start for s in series])
+        if by_env_step:
+            steps = np.array([s.step for s in series], dtype=np.float64)
+        else:
+            steps = to_env_steps(series)
+        curves[name] = {'env_steps': Curve(steps, y), 'wall_s': Curve(wall, y)}
+    return RunCurves(run_dir, key, label, curves)
+
+
+def _train_iter_to_env_steps(tags: Dict[str, List[Scalar]]):
+    """A function placing learner scalars (logged by train iteration) on env steps.
+
+    Every evaluation logs its mean return twice, by env step and by train iteration: those pairs map train
+    iterations to env steps (linearly between evaluations). A log with fewer than two evaluations falls
+    back to time: the env step last logged (by the collector or evaluator) when the value was written.
+    """
+    by_step, by_iter = tags.get(EVAL_TAG, []), tags.get(EVAL_TAG + '_by_iter', [])
+    if len(by_step) == len(by_iter) >= 2:
+        iters = np.array([s.step for s in by_iter], dtype=np.float64)
+        env_steps = np.maximum.accumulate(np.array([s.step for s in by_step], dtype=np.float64))
+        order = np.argsort(iters, kind='stable')
+        return lambda series: np.interp([s.step for s in series], iters[order], env_steps[order])
+    anchors = sorted((s.wall_time, s.step) for tag, series in tags.items() if tag.startswith(ENV_STEP_PREFIXES)
+                     for s in series)
+    if not anchors:
+        return lambda series: np.full(len(series), np.nan)
+    times, steps = np.array(anchors, dtype=np.float64).T
+    steps = np.maximum.accumulate(steps)
+    return lambda series: np.interp([s.wall_time for s in series], times, steps)
+
+
+def mean_std_on_grid(curves: Sequence[Curve], points: int = 100) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and std over runs of curves linearly interpolated on a common grid up to the shortest run's end."""
+    start = max(float(c.x[0]) for c in curves)
+    end = min(float(c.x[-1]) for c in curves)
+    if len(curves) == 1 or end <= start:
+        only = curves[0]
+        return only.x, only.y, np.zeros_like(only.y)
+    grid = np.linspace(start, end, points)
+    values = np.stack([np.interp(grid, c.x, c.y) for c in curves])
+    return grid, values.mean(axis=0), values.std(axis=0)
+
+
+def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> Dict[str, Any]:
+    """Draw the four panels of ``run_dirs`` into the PNG ``out``; returns what was drawn."""
+    from matplotlib.figure import Figure
+
+    from .utils import atomic_write_with
+
+    if x_axis not in X_AXES:
+        raise ConfigError(f"--x {x_axis!r} is not one of {', '.join(X_AXES)}")
+    if not run_dirs:
+        raise ConfigError("-m plot needs at least one RUN_DIR (an experiment folder of a training run)")
+    runs = [load_run_curves(d) for d in run_dirs]
+    groups: Dict[str, List[RunCurves]] = {}
+    for run in runs:
+        groups.setdefault(run.config_key, []).append(run)
+    labels = _unique_labels([g[0].label for g in groups.values()])
+    fig = Figure(figsize=FIGSIZE, dpi=DPI)
+    axes = fig.subplots(2, 2).ravel()
+    titles = ('evaluation return (mean ± std over runs)', 'training episode return', 'loss (learner/total_loss)',
+              'entropy (learner/entropy)')
+    colours = [f'C{i % 10}' for i in range(len(groups))]
+    for (key, members), label, colour in zip(groups.items(), labels, colours):
+        legend = f"{label} ({len(members)} run{'s' if len(members) > 1 else ''})"
+        evals = [r.curves['eval'][x_axis] for r in members if 'eval' in r.curves]
+        if evals:
+            for c in evals:
+                axes[0].plot(c.x, c.y, color=colour, alpha=0.25, linewidth=0.8, marker='.', markersize=3)
+            grid, mean, std = mean_std_on_grid(evals)
+            axes[0].plot(grid, mean, color=colour, linewidth=2, label=legend)
+            axes[0].fill_between(grid, mean - std, mean + std, color=colour, alpha=0.2)
+        for ax, name in zip(axes[1:], ('train', 'loss', 'entropy')):
+            first = True
+            for run in members:
+                if name in run.curves:
+                    c = run.curves[name][x_axis]
+                    ax.plot(c.x, c.y, color=colour, linewidth=1, alpha=0.8, label=legend if first else None,
+                            marker='.' if len(c.x) < 30 else None, markersize=4)
+                    first = False
+    for ax, title in zip(axes, titles):
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel('env steps' if x_axis == 'env_steps' else 'wall-clock seconds')
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=8, loc='best')
+        else:
+            ax.text(0.5, 0.5, 'not logged', transform=ax.transAxes, ha='center', va='center', color='grey')
+    fig.tight_layout()
+    atomic_write_with(out, lambda tmp: fig.savefig(tmp, format='png', dpi=DPI))
+    return {'file': os.path.abspath(out), 'runs': len(runs), 'configs': labels, 'x': x_axis}
+
+
+def _unique_labels(labels: List[str]) -> List[str]:
+    seen: Dict[str, int] = {}
+    result = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        result.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return result
+
+
+def default_plot_path(run_dirs: Sequence[str]) -> str:
+    """One run: its ``curves.png``; several: ``./curves.png``."""
+    return os.path.join(run_dirs[0], CURVES_PNG) if len(run_dirs) == 1 else CURVES_PNG
+
+
+def write_run_curves(run_dir: str, echo: Optional[Any] = None) -> Optional[str]:
+    """``run_dir/curves.png`` at the end of a run; a failure to draw is reported, not raised (the run is done)."""
+    path = os.path.join(run_dir, CURVES_PNG)
+    try:
+        plot_runs([run_dir], path)
+    except Exception as exc:  # drawing must never cost a finished run its summary
+        if echo is not None:
+            echo(f"[acframe] could not draw {path}: {type(exc).__name__}: {exc}")
+        return None
+    return path
+
+
+def result_line(info: Dict[str, Any]) -> str:
+    return (f"[plot] {info['runs']} run{'s' if info['runs'] > 1 else ''} of {len(info['configs'])} "
+            f"config{'s' if len(info['configs']) > 1 else ''} ({', '.join(info['configs'])}) by {info['x']} -> {info['file']}")

@@ -1,0 +1,98 @@
+"""What a finished run left behind: finding its folder, compiled config and checkpoint from one path.
+
+A run folder holds ``config.json`` (the compiled config, data only), ``ckpt/ckpt_best.pth`` (the weights of
+the best evaluation), ``ckpt/ckpt_latest.pth``, ``log/`` (tensorboardX) and ``summary.json``. The commands
+that work on a finished run (``-m eval``, ``-m export``, ``acframe.load_policy``) accept either the folder
+(its best checkpoint, else its latest) or a ``.pth`` file; a checkpoint inside ``RUN_DIR/ckpt/`` finds its
+run folder two levels up. A checkpoint elsewhere needs its config named (``-c CONFIG``).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, NamedTuple, Optional, Sequence, Union
+
+from .errors import CheckpointError, ConfigError
+
+CKPT_DIR = 'ckpt'
+BEST = 'ckpt_best.pth'
+LATEST = 'ckpt_latest.pth'
+RUN_CONFIG = 'config.json'
+
+
+class RunArtifacts(NamedTuple):
+    """A run's folder (None for a loose checkpoint), the checkpoint to use and the compiled config."""
+
+    run_dir: Optional[str]
+    checkpoint: str
+    cfg: Any
+
+
+def is_run_dir(path: str) -> bool:
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, RUN_CONFIG))
+
+
+def run_dir_of(path: str) -> Optional[str]:
+    """The run folder of ``path``: the folder itself, or two levels up from a checkpoint in ``RUN_DIR/ckpt/``."""
+    if os.path.isdir(path):
+        return path if is_run_dir(path) else None
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(parent) == CKPT_DIR and is_run_dir(os.path.dirname(parent)):
+        return os.path.dirname(parent)
+    return None
+
+
+def pick_checkpoint(run_dir: str) -> str:
+    """``ckpt/ckpt_best.pth`` when the run saved one, else ``ckpt/ckpt_latest.pth``."""
+    for name in (BEST, LATEST):
+        path = os.path.join(run_dir, CKPT_DIR, name)
+        if os.path.isfile(path):
+            return path
+    raise CheckpointError(f"{run_dir}: no {CKPT_DIR}/{BEST} or {CKPT_DIR}/{LATEST} there; "
+                          f"the run stopped before its first checkpoint — pass a .pth file instead")
+
+
+def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
+               overrides: Sequence[Any] = (), seed: Optional[int] = None, what: str = '--load') -> RunArtifacts:
+    """Resolve ``target`` (a run folder or a ``.pth`` file) into its folder, checkpoint and compiled config.
+
+    The config is ``config`` when given (a path or dizoo_configs name, as ``-c``), else the run folder's
+    ``config.json``; ``overrides`` (``'key.path=value'``) and ``seed`` are applied on top and validated.
+    """
+    from .config import compile_config
+
+    target = os.fspath(target)
+    if not os.path.exists(target):
+        raise ConfigError(f"{what} {target}: no such file or folder; pass a run folder or a .pth checkpoint written by acframe")
+    run_dir = run_dir_of(target)
+    if os.path.isdir(target):
+        if run_dir is None:
+            old = os.path.isfile(os.path.join(target, 'config.py'))
+            hint = "pass a run folder written by acframe"
+            if old:
+                hint = (f"it was written by an older acframe (config.py only): pass -c {os.path.join(target, 'config.py')} "
+                        f"--load {os.path.join(target, CKPT_DIR, BEST)}, only if you trust that file (it is executed)")
+            raise ConfigError(f"{what} {target}: not a run folder (no {RUN_CONFIG}); {hint}")
+        checkpoint = pick_checkpoint(run_dir)
+    else:
+        checkpoint = target
+    if config is not None:
+        cfg = compile_config(config, list(overrides), seed=seed)
+    elif run_dir is not None:
+        from .config.run_folder import load_run_config
+
+        cfg = load_run_config(run_dir, list(overrides), seed=seed)  # config.json: data, never executed
+    else:
+        raise ConfigError(f"{what} {target}: this checkpoint is not in a run folder's {CKPT_DIR}/; "
+                          f"name its config with -c CONFIG")
+    return RunArtifacts(run_dir, checkpoint, cfg)
+
+
+def load_model_weights(policy: Any, state: Dict[str, Any], path: str) -> None:
+    """Load the model weights of checkpoint ``state`` (read from ``path``) into ``policy``; a clear error on mismatch."""
+    weights = state['policy'].get('model') if isinstance(state.get('policy'), dict) else None
+    if not isinstance(weights, dict):
+        raise CheckpointError(f"checkpoint '{path}' has no model weights (its 'policy.model' entry is not a dict)")
+    try:
+        policy.load_weights(weights)  # a one-line CheckpointError saying what does not fit
+    except CheckpointError as exc:
+        raise CheckpointError(f"checkpoint '{path}': {exc}") from exc

@@ -1,0 +1,113 @@
+"""Specification of ``acframe -m eval --load RUN_DIR_OR_CKPT``: one result line, a JSON of the episodes, videos,
+and the nominal or drawn parameters of a domain-randomized run."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from acframe.cli import main
+from acframe.entry.evaluate import evaluate_run, episode_quota
+
+
+def run_cli(args, capsys):
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_run_folder_alone_is_evaluated_with_its_best_checkpoint(trained_run, capsys):
+    code, out, err = run_cli(['-m', 'eval', '--load', str(trained_run)], capsys)
+    assert code == 0, err
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('[eval] return ')
+    result_file = trained_run / 'eval' / 'ckpt_best_seed0.json'
+    assert str(result_file) in lines[0] and 'over 4 episodes of ckpt_best.pth' in lines[0]
+    report = json.loads(result_file.read_text())
+    assert len(report['returns']) == len(report['lengths']) == report['episodes'] == 4
+    assert report['min'] == min(report['returns']) and report['max'] == max(report['returns'])
+    assert f"{report['mean']:.2f} ± {report['std']:.2f}" in lines[0]
+    # the run's own evaluation envs and seeds: the return that made this checkpoint the best
+    summary = json.loads((trained_run / 'summary.json').read_text())
+    assert report['mean'] == pytest.approx(summary['best_eval_return'])
+    assert report['checkpoint'].endswith('ckpt/ckpt_best.pth') and report['train_iter'] is not None
+
+
+def test_a_checkpoint_in_ckpt_finds_its_run_and_seed_episodes_and_out_apply(trained_run, tmp_path, capsys):
+    out_file = tmp_path / 'latest.json'
+    code, out, err = run_cli(['-m', 'eval', '--load', str(trained_run / 'ckpt' / 'ckpt_latest.pth'), '--episodes', '6',
+                              '-s', '3', '--out', str(out_file)], capsys)
+    assert code == 0, err
+    report = json.loads(out_file.read_text())
+    assert report['episodes'] == 6 and report['seed'] == 3 and report['checkpoint'].endswith('ckpt_latest.pth')
+    assert report['run_dir'] == str(trained_run)
+
+
+def test_a_config_and_a_checkpoint_still_work(trained_run, capsys):
+    code, out, err = run_cli(['-m', 'eval', '-c', 'cartpole_a2c.py', '--load', str(trained_run / 'ckpt' / 'ckpt_best.pth'),
+                              'env.evaluator_env_num=2', 'env.n_evaluator_episode=2'], capsys)
+    assert code == 0, err
+    assert 'over 2 episodes' in out
+
+
+def test_video_records_each_counted_episode_as_mp4(trained_run, tmp_path):
+    pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
+    import imageio_ffmpeg
+
+    videos = tmp_path / 'videos'
+    # in a fresh interpreter, as a user runs it: rendering (pygame/SDL) and encoding stay out of the test process,
+    # whose later tests fork worker processes
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(trained_run), '--episodes', '2',
+                          '--video', str(videos), '--out', str(tmp_path / 'r.json')], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    report = json.loads((tmp_path / 'r.json').read_text())
+    files = sorted(p.name for p in videos.glob('*.mp4'))
+    assert files == ['ckpt_best_seed0_env0-episode-0.mp4', 'ckpt_best_seed0_env1-episode-0.mp4']
+    frames = sorted(imageio_ffmpeg.count_frames_and_secs(str(videos / name))[0] for name in files)
+    for count, length in zip(frames, sorted(report['lengths'])):  # episodes are reported in the order they end
+        assert length <= count <= length + 1  # a frame per step (and the reset frame)
+
+
+def test_episodes_are_split_over_the_envs_as_the_evaluator_does():
+    assert episode_quota(6, 4) == [2, 2, 1, 1]
+    assert episode_quota(2, 4) == [1, 1, 0, 0]
+
+
+@pytest.fixture(scope='module')
+def randomized_run(tmp_path_factory):
+    """A 2-iteration CartPole run whose envs draw a tiny x_threshold (episodes end after a few steps)."""
+    run_dir = tmp_path_factory.mktemp('dr') / 'run'
+    dr = ["env.domain_randomization.enable=True",
+          "env.domain_randomization.params={'x_threshold': {'dist': 'uniform', 'low': 0.001, 'high': 0.002, 'via': 'attribute'}}"]
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', '--exp-dir', str(run_dir),
+                          '--max-train-iter', '2', '-q', 'env.collector_env_num=2', 'env.evaluator_env_num=2',
+                          'env.n_evaluator_episode=2', *dr], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr  # trained in its own interpreter, like trained_run
+    return run_dir
+
+
+def test_a_randomized_run_evaluates_with_nominal_or_drawn_parameters(randomized_run, tmp_path):
+    nominal = evaluate_run(str(randomized_run), out=str(tmp_path / 'n.json'))  # the run evaluated with nominal ones
+    assert nominal['domain_params'] == 'nominal' and nominal['drawn_params'] is None
+    drawn = evaluate_run(str(randomized_run), domain_params='drawn', out=str(tmp_path / 'd.json'))
+    assert drawn['domain_params'] == 'drawn' and len(drawn['drawn_params']) == 2
+    assert all(0.001 <= p['x_threshold'] <= 0.002 for p in drawn['drawn_params'])
+    # the drawn threshold ends every episode within a few steps; the nominal 2.4 does not
+    assert max(drawn['lengths']) < 5 < min(nominal['lengths'])
+    again = evaluate_run(str(randomized_run), domain_params='drawn', out=str(tmp_path / 'd2.json'))
+    assert again['drawn_params'] == drawn['drawn_params'] and again['returns'] == drawn['returns']
+
+
+@pytest.mark.parametrize('args, message', [
+    (['-m', 'eval'], '-m eval needs --load RUN_DIR_OR_CKPT'),
+    (['-m', 'eval', '--load', 'missing'], '--load missing: no such file or folder'),
+    (['-m', 'eval', '--load', 'TRAINED', '--domain-params', 'drawn'], '--domain-params drawn: this run has no env.domain_randomization'),
+    (['-m', 'eval', '--load', 'TRAINED', '--episodes', '0'], '--episodes 0: evaluate at least 1 episode'),
+    (['-m', 'eval', '--load', 'TRAINED', '--max-env-step', '5'], '--max-env-step does not apply to -m eval'),
+    (['-c', 'cartpole_a2c.py', '--episodes', '3'], '--episodes belongs to -m eval/plot/export'),
+])
+def test_bad_eval_input_exits_2_with_one_line(args, message, trained_run, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli([str(trained_run) if a == 'TRAINED' else a for a in args], capsys)
+    assert code == 2 and err.count('\n') == 1 and message in err, err

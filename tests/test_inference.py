@@ -1,0 +1,65 @@
+"""Specification of ``acframe.load_policy``: a finished run acts in a plain gymnasium loop, one observation or a batch."""
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import acframe
+from acframe.entry.evaluate import EVAL_SEED_OFFSET, evaluate_run
+from acframe.errors import ConfigError
+
+
+def test_a_plain_gymnasium_loop_reproduces_the_runs_evaluation(trained_run):
+    policy = acframe.load_policy(trained_run)
+    assert policy.checkpoint.endswith('ckpt_best.pth') and policy.run_dir == str(trained_run)
+    report = evaluate_run(str(trained_run))
+    # evaluator env i played one episode from seed 100_000 + i: the same episodes, acted by load_policy
+    returns = []
+    for i in range(4):
+        env = gym.make('CartPole-v1')
+        obs, _ = env.reset(seed=EVAL_SEED_OFFSET + i)
+        total, done = 0.0, False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(policy.act(obs))
+            total += reward
+            done = terminated or truncated
+        returns.append(total)
+    assert sorted(returns) == sorted(report['returns'])  # the evaluator lists episodes in the order they end
+    summary = json.loads((trained_run / 'summary.json').read_text())
+    assert np.mean(returns) == pytest.approx(summary['best_eval_return'])
+    assert summary['best_eval_return'] > 50  # it learned: a random CartPole policy averages about 22
+
+
+def test_act_takes_one_observation_or_a_batch(trained_run):
+    policy = acframe.load_policy(trained_run / 'ckpt' / 'ckpt_latest.pth')
+    assert policy.checkpoint.endswith('ckpt_latest.pth')
+    batch = np.stack([policy.observation_space.sample() for _ in range(5)])
+    actions = policy.act(batch)
+    assert actions.shape == (5,) and actions.dtype == np.int64
+    assert [policy.act(obs) for obs in batch] == list(actions)
+    assert policy.act(batch[0]).shape == ()
+    sampled = policy.act(np.repeat(batch[:1], 200, axis=0), deterministic=False)
+    assert set(sampled.tolist()) <= {0, 1} and sampled.shape == (200,)
+    with pytest.raises(ValueError, match=r'observation of shape \(4,\)'):
+        policy.act(np.zeros((2, 3, 4)))
+    # a config that evaluates by sampling still acts greedily through load_policy
+    sampling = acframe.load_policy(trained_run / 'ckpt' / 'ckpt_latest.pth', overrides=['policy.eval.deterministic=False'])
+    assert np.array_equal(sampling.act(np.repeat(batch, 20, axis=0)), np.repeat(actions, 20))
+
+
+def test_a_loose_checkpoint_needs_its_config(trained_run, tmp_path):
+    loose = tmp_path / 'best.pth'
+    loose.write_bytes((trained_run / 'ckpt' / 'ckpt_best.pth').read_bytes())
+    with pytest.raises(ConfigError, match="not in a run folder's ckpt/; name its config with -c CONFIG"):
+        acframe.load_policy(loose)
+    policy = acframe.load_policy(loose, config='cartpole_a2c.py')
+    obs = np.zeros(4, dtype=np.float32)
+    assert policy.act(obs) == acframe.load_policy(trained_run).act(obs)
+
+
+def test_a_folder_that_is_not_a_run_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match='not a run folder'):
+        acframe.load_policy(tmp_path)
+    with pytest.raises(ConfigError, match='no such file or folder'):
+        acframe.load_policy(tmp_path / 'missing')

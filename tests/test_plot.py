@@ -1,0 +1,77 @@
+"""Specification of ``acframe -m plot RUN_DIR ...`` and of the ``curves.png`` every finished run writes."""
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from acframe.cli import main
+from acframe.plot import Curve, load_run_curves, mean_std_on_grid
+
+
+def png_size(path):
+    """(width, height) from a PNG's IHDR chunk."""
+    data = path.read_bytes()[:24]
+    assert data[:8] == b'\x89PNG\r\n\x1a\n' and data[12:16] == b'IHDR'
+    return struct.unpack('>II', data[16:24])
+
+
+@pytest.fixture(scope='module')
+def two_seeds(tmp_path_factory):
+    """Two seeds of one config (a different budget than ``trained_run``'s, so another config)."""
+    root = tmp_path_factory.mktemp('seeds')
+    runs = []
+    for seed in (0, 1):
+        run_dir = root / f'seed{seed}'
+        assert main(['-c', 'cartpole_a2c.py', '--exp-dir', str(run_dir), '-s', str(seed), '--max-train-iter', '30', '-q',
+                     'env.collector_env_num=4', 'env.evaluator_env_num=2', 'env.n_evaluator_episode=2',
+                     'policy.eval.evaluator.eval_freq=5', 'policy.learn.learner.log_freq=5']) == 0
+        runs.append(run_dir)
+    return runs
+
+
+def test_every_finished_run_writes_its_curves(trained_run):
+    assert png_size(trained_run / 'curves.png') == (1200, 900)
+
+
+def test_plot_draws_runs_grouped_by_config(trained_run, two_seeds, tmp_path, capsys):
+    out = tmp_path / 'curves.png'
+    assert main(['-m', 'plot', str(trained_run), *map(str, two_seeds), '--out', str(out)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line == f"[plot] 3 runs of 2 configs (cartpole_a2c, cartpole_a2c #2) by env_steps -> {out}"
+    assert png_size(out) == (1200, 900)
+    assert main(['-m', 'plot', *map(str, two_seeds), '--out', str(tmp_path / 'wall.png'), '--x', 'wall_s', '-q']) == 0
+    assert '2 runs of 1 config' in capsys.readouterr().out
+    assert png_size(tmp_path / 'wall.png') == (1200, 900)
+
+
+def test_a_runs_curves_come_from_its_logs(two_seeds):
+    run = load_run_curves(str(two_seeds[0]))
+    summary = json.loads((two_seeds[0] / 'summary.json').read_text())
+    assert set(run.curves) == {'eval', 'train', 'loss', 'entropy'}
+    evals = run.curves['eval']['env_steps']
+    assert evals.x[0] == 0 and evals.x[-1] == summary['env_steps'] and max(evals.y) == summary['best_eval_return']
+    loss = run.curves['loss']['env_steps']
+    assert len(loss.x) == 30 // 5 and np.all(np.diff(loss.x) >= 0) and 0 < loss.x[0] <= loss.x[-1] <= summary['env_steps']
+    wall = run.curves['entropy']['wall_s']
+    assert np.all(wall.x >= 0) and np.all(np.diff(wall.x) >= 0) and np.all(wall.y > 0)
+
+
+def test_runs_are_averaged_on_a_common_grid_up_to_the_shortest():
+    a = Curve(np.array([0.0, 10.0, 20.0]), np.array([0.0, 10.0, 20.0]))
+    b = Curve(np.array([0.0, 10.0]), np.array([10.0, 30.0]))
+    grid, mean, std = mean_std_on_grid([a, b], points=3)
+    assert grid.tolist() == [0.0, 5.0, 10.0]
+    assert mean.tolist() == [5.0, 12.5, 20.0] and std.tolist() == [5.0, 7.5, 10.0]
+
+
+@pytest.mark.parametrize('args, message', [
+    (['-m', 'plot'], '-m plot needs RUN_DIR arguments'),
+    (['-m', 'plot', 'EMPTY'], 'not a run folder (no log/)'),
+    (['-m', 'plot', 'EMPTY', '--load', 'x'], '--load does not apply to -m plot'),
+    (['-m', 'eval', '--load', 'EMPTY', '--x', 'wall_s'], '--x chooses the x axis of -m plot'),
+])
+def test_bad_plot_input_exits_2_with_one_line(args, message, tmp_path, capsys):
+    code = main([str(tmp_path) if a == 'EMPTY' else a for a in args])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count('\n') == 1 and message in err, err
