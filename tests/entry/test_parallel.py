@@ -265,7 +265,7 @@ def test_ctrl_c_stops_every_process_and_writes_a_final_checkpoint(tmp_path, run_
                           learner_hooks=[CtrlCAt(20)])
     summary = read_summary(exp_dir)
     assert summary['interrupted'] and summary['train_iters'] == 20
-    state = torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=False)
+    state = torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert state['train_iter'] == 20
     assert processes_with(run_marker) == []
 
@@ -345,7 +345,7 @@ def test_sigterm_stops_the_run_like_ctrl_c_with_exit_status_143(tmp_path, run_ma
     assert err.strip().splitlines()[-1] == 'acframe: terminated (SIGTERM)'
     summary = read_summary(exp_dir)
     assert summary['interrupted'] and summary['train_iters'] > 0
-    assert torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=False)['train_iter'] == summary['train_iters']
+    assert torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['train_iter'] == summary['train_iters']
     assert processes_with(run_marker) == []
 
 
@@ -403,10 +403,10 @@ def test_inline_backend_rebuilds_an_actor_whose_env_raised(tmp_path):
 def test_resume_continues_the_learner_and_gives_the_actors_fresh_seeds(tmp_path):
     exp_dir = str(tmp_path / 'resume')
     parallel_pipeline(cartpole(), exp_dir=exp_dir, backend='inline', max_train_iter=20, progress=False)
-    first = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=False)
+    first = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=True)
     assert first['parallel']['actor_incarnations'] == [1, 1]
     parallel_pipeline(None, resume=exp_dir, backend='inline', max_train_iter=40, progress=False)
-    second = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=False)
+    second = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=True)
     assert second['train_iter'] == 40 and second['env_step'] > first['env_step']
     assert second['parallel']['actor_incarnations'] == [2, 2]
 
