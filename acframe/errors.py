@@ -8,26 +8,38 @@ an ``AcframeError`` as one line and exits with status 2.
 import os
 import traceback
 from types import TracebackType
-from typing import Optional
+from typing import Optional, Sequence, Tuple
 
 _LIBRARY_DIRS = (os.path.dirname(os.path.abspath(os.__file__)) + os.sep,)  # the standard library
 
 
-def user_frame(tb: Optional[TracebackType]) -> str:
-    """``file:line in function`` of the innermost frame of ``tb`` that is user code: not acframe's, not the
-    standard library's, not an installed package's (the place to look when an env or a config file raised)."""
+def innermost_user_frame(frames: Sequence[Tuple[str, int, str]]) -> str:
+    """``file:line in function`` of the innermost of ``(file, line, function)`` frames that is user code: not
+    acframe's, not the standard library's, not an installed package's (the place to look when an env, a config
+    file or an ``import_names`` module raised); the innermost frame when none is."""
     import acframe
 
     own = os.path.dirname(os.path.abspath(acframe.__file__)) + os.sep
+    for path, line, name in reversed(frames):
+        full = os.path.abspath(path)
+        if not (full.startswith(own) or full.startswith(_LIBRARY_DIRS) or 'site-packages' in full or path.startswith('<')):
+            return f"{path}:{line} in {name}"
+    return f"{frames[-1][0]}:{frames[-1][1]} in {frames[-1][2]}" if frames else 'unknown location'
+
+
+def user_frame(tb: Optional[TracebackType]) -> str:
+    """``innermost_user_frame`` of a traceback object."""
     frames = traceback.extract_tb(tb) if tb is not None else []
-    for frame in reversed(frames):
-        path = os.path.abspath(frame.filename)
-        if path.startswith(own) or path.startswith(_LIBRARY_DIRS) or 'site-packages' in path or frame.filename.startswith('<'):
-            continue
-        return f"{frame.filename}:{frame.lineno} in {frame.name}"
-    if frames:
-        return f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}"
-    return 'unknown location'
+    return innermost_user_frame([(f.filename, f.lineno, f.name) for f in frames])
+
+
+def describe_raised(exc: BaseException, during: str = '') -> str:
+    """``Type [in during]: first line of the message (at file:line in function; --debug shows the traceback)`` —
+    how one line reports an exception raised by user code."""
+    text = str(exc).strip()
+    message = text.splitlines()[0] if text else ''
+    return (f"{type(exc).__name__}{' in ' + during if during else ''}: {message} "
+            f"(at {user_frame(exc.__traceback__)}; --debug shows the traceback)")
 
 
 class AcframeError(Exception):

@@ -28,10 +28,8 @@ def import_names(names: Iterable[str]) -> None:
                 f"import_names: cannot import module '{name}' ({exc}); fix the module name or put its folder on PYTHONPATH"
             ) from exc
         except (Exception, SystemExit) as exc:  # the module is user code: say what it raised, and where
-            from .errors import user_frame
-            message = str(exc).strip().splitlines()[0] if str(exc).strip() else ''
-            raise RegistryError(f"import_names: importing '{name}' raised {type(exc).__name__}: {message} "
-                                f"(at {user_frame(exc.__traceback__)}; --debug shows the traceback)") from exc
+            from .errors import describe_raised
+            raise RegistryError(f"import_names: importing '{name}' raised {describe_raised(exc)}") from exc
 
 
 def closest(name: str, candidates: Iterable[str]) -> Optional[str]:

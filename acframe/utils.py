@@ -171,3 +171,19 @@ def restore_buffer(buffer: Any, state: dict) -> None:
         buffer.load_state_dict(state['buffer'])
     elif state.get('buffer_rng') is not None:
         buffer.set_rng_state(state['buffer_rng'])
+
+
+def nonfinite_tensor_names(state: Any, prefix: str = '') -> list:
+    """Dotted names of the floating-point tensors in a (nested) state dict that hold NaN or inf."""
+    import torch
+
+    bad: list = []
+    if isinstance(state, dict):
+        for key, value in state.items():
+            bad += nonfinite_tensor_names(value, f"{prefix}{key}.")
+    elif isinstance(state, (list, tuple)):
+        for i, value in enumerate(state):
+            bad += nonfinite_tensor_names(value, f"{prefix}{i}.")
+    elif isinstance(state, torch.Tensor) and state.is_floating_point() and not bool(torch.isfinite(state).all()):
+        bad.append(prefix.rstrip('.'))
+    return bad

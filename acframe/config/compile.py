@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from easydict import EasyDict
 
-from ..errors import ConfigError, ConfigWarning, user_frame
+from ..errors import ConfigError, ConfigWarning, describe_raised
 from ..registry import POLICY_REGISTRY, import_names
 from . import defaults as D
 from .ding_compat import translate_ding_config
@@ -90,9 +90,7 @@ def load_config_file(path: Union[str, os.PathLike]) -> Tuple[dict, dict]:
     except RecursionError as exc:
         raise ConfigError(f"config file {path} recursed without end (RecursionError); fix the file") from exc
     except Exception as exc:  # the file is user code: report what it raised, and where
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ''
-        raise ConfigError(f"config file {path} raised {type(exc).__name__}: {message} (at {user_frame(exc.__traceback__)}); "
-                          f"fix the file (--debug shows the traceback)") from exc
+        raise ConfigError(f"config file {path} raised {describe_raised(exc)}; fix the file") from exc
     if 'main_config' not in namespace:
         raise ConfigError(f"config file {path} defines no 'main_config'; define main_config = dict(...) and create_config = dict(...)")
     main, create = namespace['main_config'], namespace.get('create_config', {})

@@ -87,20 +87,10 @@ class EnvPoolManager(EnvManager):
         self.num_envs = len(self.seeds)
         self._venv = self._make(self.seeds)
         self._fresh_seeds: Optional[List[int]] = list(self.seeds)  # the seeds of a pool not stepped yet
-        self.observation_space = self._venv.observation_space
-        self.action_space = self._venv.action_space
         import gymnasium as gym
-        if isinstance(self.observation_space, gym.spaces.Dict):
+        if isinstance(self._venv.observation_space, gym.spaces.Dict):
             raise ConfigError(f"env.manager 'envpool': {self.task_id} has Dict observations; use env.manager 'sync' or 'async'")
-        self._clip: Optional[Tuple[np.ndarray, np.ndarray]] = None
-        if isinstance(self.action_space, gym.spaces.Box):
-            self._clip = (self.action_space.low, self.action_space.high)
-        self._episode_return = np.zeros(self.num_envs, dtype=np.float64)
-        self._episode_length = np.zeros(self.num_envs, dtype=np.int64)
-        self.finished_returns: List[float] = []
-        self.finished_lengths: List[int] = []
-        self.finished_env: List[int] = []
-        self._closed = False
+        self._init_bookkeeping(self._venv.observation_space, self._venv.action_space)
 
     def _make(self, seeds: Sequence[int]) -> Any:
         try:
@@ -158,12 +148,7 @@ class EnvPoolManager(EnvManager):
             raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in reset: {exc}") from exc
         obs = obs.copy()
         obs[np.asarray(reset_info['env_id'])] = reset_obs
-        for i in done_index:
-            self.finished_returns.append(float(self._episode_return[i]))
-            self.finished_lengths.append(int(self._episode_length[i]))
-            self.finished_env.append(int(i))
-        self._episode_return[done_index] = 0.0
-        self._episode_length[done_index] = 0
+        self._record_finished(done_index)
         return StepResult(obs, reward, terminated, truncated & ~terminated, done_index, final_obs)
 
     # ---- resume: EnvPool's env state is not data; a resumed run resets these envs ------------------

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import gymnasium as gym
 import numpy as np
 
-from ..errors import ConfigError, EnvError, user_frame
+from ..errors import ConfigError, EnvError, describe_raised
 from ..registry import closest
 
 #: short names accepted for ``env.env_id``
@@ -103,10 +103,8 @@ class GuardedEnv(gym.Wrapper):
         self.index, self.seed, self.role = index, seed, role
 
     def _fail(self, what: str, exc: BaseException) -> EnvError:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ''
         return EnvError(
-            f"{self.role} env {self.index} (seed {self.seed}) raised {type(exc).__name__} in {what}: {message} "
-            f"(at {user_frame(exc.__traceback__)}; --debug shows the traceback)\n"
+            f"{self.role} env {self.index} (seed {self.seed}) raised {describe_raised(exc, what)}\n"
             f"original traceback:\n{traceback.format_exc()}"
         )
 

@@ -17,10 +17,8 @@
 from __future__ import annotations
 
 import multiprocessing
-import os
 import re
 import signal
-import sysconfig
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
@@ -30,7 +28,7 @@ import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 
-from ..errors import ConfigError, EnvError, EnvTimeoutError
+from ..errors import ConfigError, EnvError, EnvTimeoutError, innermost_user_frame
 from . import snapshot
 
 #: what ``env.on_step_timeout`` may be
@@ -77,17 +75,7 @@ class EnvManager:
                 raise EnvError(f"an env subprocess ({role or 'env manager'}) died while its env was built ({type(exc).__name__}); "
                                f"build one env of this config in a plain Python session to see why") from None
         self.num_envs = len(env_fns)
-        self.observation_space = self._venv.single_observation_space
-        self.action_space = self._venv.single_action_space
-        self._clip: Optional[Tuple[np.ndarray, np.ndarray]] = None
-        if isinstance(self.action_space, gym.spaces.Box):
-            self._clip = (self.action_space.low, self.action_space.high)
-        self._episode_return = np.zeros(self.num_envs, dtype=np.float64)
-        self._episode_length = np.zeros(self.num_envs, dtype=np.int64)
-        self.finished_returns: List[float] = []
-        self.finished_lengths: List[int] = []
-        self.finished_env: List[int] = []
-        self._closed = False
+        self._init_bookkeeping(self._venv.single_observation_space, self._venv.single_action_space)
         if self._alarm is not None:
             self._alarm.install()
 
@@ -130,14 +118,33 @@ class EnvManager:
             return StepResult(obs, reward.astype(np.float32, copy=False), terminated, truncated, _EMPTY_INDEX, None)
         done_index = np.flatnonzero(done)
         final_obs = np.stack([info['final_obs'][i] for i in done_index])
+        self._record_finished(done_index)
+        return StepResult(obs, reward.astype(np.float32, copy=False), terminated, truncated & ~terminated,
+                          done_index, final_obs)
+
+    # ---- bookkeeping shared with other managers (EnvPool) ------------------------------------------
+    def _init_bookkeeping(self, observation_space: gym.Space, action_space: gym.Space) -> None:
+        """Spaces, the Box-action clip bounds and the vectorized episode accumulators; marks the manager open."""
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self._clip: Optional[Tuple[np.ndarray, np.ndarray]] = None
+        if isinstance(action_space, gym.spaces.Box):
+            self._clip = (action_space.low, action_space.high)
+        self._episode_return = np.zeros(self.num_envs, dtype=np.float64)
+        self._episode_length = np.zeros(self.num_envs, dtype=np.int64)
+        self.finished_returns: List[float] = []
+        self.finished_lengths: List[int] = []
+        self.finished_env: List[int] = []
+        self._closed = False
+
+    def _record_finished(self, done_index: np.ndarray) -> None:
+        """Move the returns and lengths of the episodes that just ended into ``finished_*`` and zero them."""
         for i in done_index:
             self.finished_returns.append(float(self._episode_return[i]))
             self.finished_lengths.append(int(self._episode_length[i]))
             self.finished_env.append(int(i))
         self._episode_return[done_index] = 0.0
         self._episode_length[done_index] = 0
-        return StepResult(obs, reward.astype(np.float32, copy=False), terminated, truncated & ~terminated,
-                          done_index, final_obs)
 
     def pop_finished(self) -> Tuple[List[float], List[int], List[int]]:
         """Returns, lengths and env indices of the episodes finished since the last call."""
@@ -326,17 +333,8 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 
 
 def user_location(trace: str) -> str:
-    """``file:line in function`` of the innermost user frame of a traceback formatted in an env subprocess,
-    by the rules of ``acframe.errors.user_frame`` (not acframe's, the standard library's or an installed
-    package's frames)."""
-    import acframe
-
-    skip = (os.path.dirname(os.path.abspath(acframe.__file__)) + os.sep, sysconfig.get_paths()['stdlib'] + os.sep)
-    frames = _FRAME.findall(trace)
-    for path, line, name in reversed(frames):
-        if not (path.startswith(skip) or 'site-packages' in path or path.startswith('<')):
-            return f"{path}:{line} in {name}"
-    return f"{frames[-1][0]}:{frames[-1][1]} in {frames[-1][2]}" if frames else 'unknown location'
+    """``innermost_user_frame`` of a traceback formatted in an env subprocess (text, not frames)."""
+    return innermost_user_frame([(path, int(line), name) for path, line, name in _FRAME.findall(trace)])
 
 
 # ---- sync envs: SIGALRM ------------------------------------------------------------------------------

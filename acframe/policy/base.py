@@ -30,6 +30,7 @@ from ..models.distributions import make_distribution
 from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation
 from ..optim import Adam, RMSprop
+from ..utils import nonfinite_tensor_names
 
 
 class _Mode:
@@ -123,7 +124,7 @@ class Policy:
 
     def check_finite(self, where: str) -> None:
         """``NonFiniteError`` when a weight or buffer of the model is NaN/inf (``where`` says when it was found)."""
-        bad = nonfinite_tensors(dict(self._model.state_dict()))
+        bad = nonfinite_tensor_names(self._model.state_dict())
         if bad:
             raise NonFiniteError(f"the model's {', '.join(bad[:4])} hold NaN/inf at {where}; a run never trains on or "
                                  f"saves non-finite weights")
@@ -345,11 +346,6 @@ def fit_message(exc: BaseException) -> str:
     lines = [line.strip().rstrip('.') for line in str(exc).splitlines() if line.strip()]
     text = '; '.join(lines) if lines else type(exc).__name__
     return text if len(text) < 400 else text[:400] + ' ...'
-
-
-def nonfinite_tensors(tensors: Dict[str, torch.Tensor]) -> List[str]:
-    """Names of the floating-point tensors that hold NaN or inf."""
-    return [name for name, t in tensors.items() if t.is_floating_point() and not bool(torch.isfinite(t).all())]
 
 
 def clip_gradients(params: Sequence[torch.nn.Parameter], grad_clip_type: Optional[str], clip_value: float) -> float:

@@ -86,7 +86,9 @@ class SampleCollector:
                     final_obs[t, result.done_index] = result.final_obs
                 obs_np = result.obs
         obs_buf[steps] = obs_np
-        self._check_finite(obs_buf, reward, final_obs, outputs.get('action'))
+        with torch.inference_mode(False):  # the segment is ordinary data the learner may use under autograd
+            stacked = {k: torch.stack(v) for k, v in outputs.items()}
+        self._check_finite(obs_buf, reward, final_obs, stacked.get('action'))
         self._obs = obs_np
         self.env_step += steps * num_envs
         returns, lengths, _ = self.env.pop_finished()
@@ -94,12 +96,11 @@ class SampleCollector:
         self._episode_lengths += lengths
         segment = dict(obs=obs_buf, reward=reward, terminated=terminated, truncated=truncated, final_obs=final_obs)
         segment = {k: torch.from_numpy(v) for k, v in segment.items()}
-        with torch.inference_mode(False):  # the segment is ordinary data the learner may use under autograd
-            segment.update({k: torch.stack(v) for k, v in outputs.items()})
+        segment.update(stacked)
         return make_tree(segment)
 
     def _check_finite(self, obs: np.ndarray, reward: np.ndarray, final_obs: np.ndarray,
-                      actions: Optional[List[torch.Tensor]]) -> None:
+                      action: Optional[torch.Tensor]) -> None:
         """One vectorized test per segment (not per step): NaN/inf from an env or the policy is an error naming
         the env index, its seed and the env step — never trained on."""
         for what, data in (('observation', obs), ('reward', reward), ('final observation', final_obs)):
@@ -109,10 +110,8 @@ class SampleCollector:
                 seed = self.env.seeds[int(env)] if int(env) < len(self.env.seeds) else '?'
                 raise NonFiniteError(f"collector env {int(env)} (seed {seed}) returned a NaN/inf {what} "
                                      f"near env step {step}; fix the env (or wrap it to clip/replace such values)")
-        if actions and actions[0].is_floating_point():
-            stacked = torch.stack(actions)
-            if not bool(torch.isfinite(stacked).all()):
-                raise NonFiniteError("the policy produced a NaN/inf action: its weights or inputs are not finite")
+        if action is not None and action.is_floating_point() and not bool(torch.isfinite(action).all()):
+            raise NonFiniteError("the policy produced a NaN/inf action: its weights or inputs are not finite")
 
     def pop_episode_stats(self) -> Dict[str, List[float]]:
         """Returns and lengths of the training episodes finished since the last call."""

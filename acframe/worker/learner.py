@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import CheckpointError, NonFiniteError
-from ..utils import atomic_torch_save, from_plain_data
+from ..utils import atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
 
 class LearnerHook:
@@ -149,7 +149,7 @@ class Learner:
             raise CheckpointError("this learner has no experiment folder to save checkpoints in")
         path = os.path.join(self.exp_dir, 'ckpt', name)
         state = state if state is not None else self.checkpoint_state()
-        bad = _nonfinite_weights(state.get('policy'))
+        bad = nonfinite_tensor_names(state.get('policy'))
         if bad:
             raise NonFiniteError(f"the policy's {', '.join(bad[:4])} hold NaN/inf at train iter {self.train_iter}: "
                                  f"{path} was not written (the last good checkpoint is kept)")
@@ -191,19 +191,3 @@ def load_checkpoint(path: str) -> Dict[str, Any]:
 def _last_line(exc: BaseException) -> str:
     lines = [line for line in str(exc).splitlines() if line.strip() and not line.startswith('Check the documentation')]
     return lines[-1].strip()[:200] if lines else type(exc).__name__
-
-
-def _nonfinite_weights(policy_state: Any, prefix: str = '') -> List[str]:
-    """Dotted names of the floating-point tensors in a policy state dict that hold NaN/inf."""
-    import torch
-
-    bad: List[str] = []
-    if isinstance(policy_state, dict):
-        for key, value in policy_state.items():
-            bad += _nonfinite_weights(value, f"{prefix}{key}.")
-    elif isinstance(policy_state, (list, tuple)):
-        for i, value in enumerate(policy_state):
-            bad += _nonfinite_weights(value, f"{prefix}{i}.")
-    elif isinstance(policy_state, torch.Tensor) and policy_state.is_floating_point() and not bool(torch.isfinite(policy_state).all()):
-        bad.append(prefix.rstrip('.'))
-    return bad
