@@ -26,7 +26,7 @@ main_config = dict(
             value_weight=0.5,
             entropy_weight=0.0,
             reward_norm=True,
-            clip_value=0.5,
+            grad_clip_value=0.5,
         ),
         collect=dict(n_sample=80),  # 16 envs x 5 steps
         eval=dict(evaluator=dict(eval_freq=250)),

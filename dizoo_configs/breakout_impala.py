@@ -32,7 +32,7 @@ main_config = dict(
             value_weight=0.5,
             discount_factor=0.99,
             grad_clip_type='clip_norm',
-            clip_value=40.0,
+            grad_clip_value=40.0,
         ),
         # 32 unrolls of 20 steps across the 8 envs (80 steps each) per collection: one batch, each unroll trained on once
         collect=dict(n_sample=32),

@@ -17,7 +17,7 @@ main_config = dict(
             gae_lambda=1.0,
             value_weight=0.5,
             entropy_weight=0.0,
-            clip_value=0.5,
+            grad_clip_value=0.5,
         ),
         collect=dict(n_sample=40),  # 8 envs x 5 steps
         eval=dict(evaluator=dict(eval_freq=10)),

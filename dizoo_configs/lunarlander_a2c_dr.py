@@ -35,7 +35,7 @@ main_config = dict(
             gae_lambda=0.95,
             value_weight=0.5,
             entropy_weight=0.01,
-            clip_value=0.5,
+            grad_clip_value=0.5,
         ),
         collect=dict(n_sample=1280),  # 10 envs x 128 steps
         eval=dict(deterministic=False, evaluator=dict(eval_freq=20)),

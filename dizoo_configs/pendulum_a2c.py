@@ -33,7 +33,7 @@ main_config = dict(
             reward_norm=True,
             value_weight=0.5,
             entropy_weight=0.0,
-            clip_value=0.5,
+            grad_clip_value=0.5,
             lr_decay_iters=7813,
         ),
         collect=dict(n_sample=128),  # 16 envs x 8 steps

@@ -27,7 +27,7 @@ main_config = dict(
             value_weight=0.25,
             entropy_weight=0.01,
             grad_clip_type='clip_norm',
-            clip_value=0.5,
+            grad_clip_value=0.5,
         ),
         collect=dict(n_sample=80),  # 16 envs x 5 steps
         eval=dict(evaluator=dict(eval_freq=10_000)),

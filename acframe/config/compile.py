@@ -10,10 +10,8 @@ from __future__ import annotations
 import ast
 import copy
 import difflib
-import math
 import os
 import pprint
-import re
 import runpy
 import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -23,51 +21,12 @@ from easydict import EasyDict
 from ..errors import ConfigError, ConfigWarning, describe_raised
 from ..registry import POLICY_REGISTRY, import_names
 from . import defaults as D
-from .ding_compat import translate_ding_config
+from .ding_compat import _leaf_paths, translate_ding_config, translate_override
 from .introspect import static_class_config
+from .rules import check_config
 
 ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], List[dict], dict]
 
-#: keys whose value must lie in [0, 1]
-UNIT_INTERVAL_KEYS = {'discount_factor', 'lambda_', 'gae_lambda', 'trust_region_alpha', 'polyak', 'rms_alpha'}
-#: keys whose value must be > 0
-POSITIVE_KEYS = {
-    'collector_env_num', 'evaluator_env_num', 'n_evaluator_episode', 'n_sample', 'unroll_len', 'batch_size',
-    'replay_buffer_size', 'max_use', 'update_per_collect', 'max_env_step', 'max_train_iter', 'learning_rate',
-    'log_freq', 'actor_num', 'max_episode_steps', 'eval_episode_cap', 'critic_learning_rate', 'rms_eps', 'adam_eps',
-    'reward_scale', 'reward_norm_clip', 'start_timeout', 'step_timeout_s',
-}
-#: keys whose value must be >= 0
-NON_NEGATIVE_KEYS = {'save_ckpt_freq', 'save_ckpt_every_s', 'n_confirm_episode', 'eval_freq', 'value_weight', 'entropy_weight',
-                     'clip_value', 'torch_threads',
-                     'rho_clip_ratio', 'c_clip_ratio', 'rho_pg_clip_ratio', 'lr_decay_iters', 'resample_every',
-                     'trust_region_delta', 'replay_ratio', 'replay_start_size', 'max_policy_lag', 'max_restarts',
-                     'env_steps_per_update', 'actor_num_cpus', 'evaluator_num_cpus'}
-#: keys whose value must be one of a fixed set
-CHOICES = {
-    'optim': ('adam', 'rmsprop'),
-    'grad_clip_type': ('clip_norm', 'clip_value', 'none', None),
-    'manager': ('sync', 'async', 'envpool'),
-    'loss_reduction': ('mean', 'sum'),
-    'replay_ratio_type': ('poisson', 'fixed'),
-    'sync_mode': ('auto', 'sync', 'async'),
-    'start_method': ('auto', 'spawn', 'forkserver', 'fork'),
-    'on_nonfinite': ('error', 'skip_update'),
-    'on_step_timeout': ('error', 'restart'),
-}
-#: keys that accept inf (every other number must be finite)
-INF_KEYS = {'stop_value'}
-#: keys with hard bounds (seeds feed numpy's 32-bit seeding; more threads than this only crash or thrash)
-INT_RANGES = {
-    'seed': (0, 2 ** 31 - 1 - 10 ** 7),
-    'torch_threads': (0, 256),
-    'collector_env_num': (1, 4096),
-    'evaluator_env_num': (1, 4096),
-    'actor_num': (1, 4096),
-    'replay_buffer_size': (1, 10 ** 9),
-    'max_episode_steps': (1, 10 ** 9),
-    'n_evaluator_episode': (1, 10 ** 6),
-}
 MANAGER_ALIASES = {'base': 'sync', 'subprocess': 'async'}
 
 
@@ -229,8 +188,13 @@ def parse_override(text: str) -> Tuple[str, Any]:
 
 
 def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]]) -> None:
+    """Set each ``key.path=value`` in ``cfg`` (a merged config); a renamed key sets its new name (``ding_compat``)."""
+    valid = _leaf_paths(cfg)
     for item in overrides or ():
         key, value = parse_override(item) if isinstance(item, str) else item
+        key = translate_override(key, value, cfg['policy']['type'], valid)
+        if key is None:
+            continue
         parts = key.split('.')
         node, path = cfg, ''
         for part in parts[:-1]:
@@ -255,88 +219,6 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
 def _is_free_form(path: str) -> bool:
     free = ('env.env_kwargs', 'policy.model', 'env.domain_randomization.params')
     return path in free or path.startswith(tuple(f + '.' for f in free))
-
-
-_COMMENT_TYPES = {'int': int, 'float': float, 'str': str, 'bool': bool, 'list': list, 'dict': dict, 'tuple': list}
-
-
-def _expected_type(default: Any, comment: str) -> Optional[type]:
-    """The type a key's value must have: its default's, or the ``(type)`` its comment starts with when the
-    default is None; None when neither says."""
-    if default is not None:
-        return dict if isinstance(default, dict) else list if isinstance(default, tuple) else type(default)
-    match = re.match(r'\((\w+)', comment or '')
-    return _COMMENT_TYPES.get(match.group(1)) if match else None
-
-
-def _check_types(cfg: dict, ref: dict, comments: Dict[str, str], path: str = '') -> None:
-    """Each value must have its key's type (int is accepted for float; None only where documented)."""
-    for key, default in ref.items():
-        full = f"{path}.{key}" if path else key
-        if key not in cfg:
-            continue
-        value = cfg[key]
-        if type(value).__module__ == 'numpy' and getattr(value, 'shape', None) == ():
-            cfg[key] = value = value.item()  # a numpy scalar is the Python number it equals
-        expected = _expected_type(default, comments.get(full, ''))
-        if value is None:
-            if default is not None and 'None' not in comments.get(full, '') and key != 'grad_clip_type':
-                raise ConfigError(f"config key '{full}' must not be None; set a {type(default).__name__} such as {default!r}")
-            continue
-        if expected is dict:
-            if not isinstance(value, dict):
-                raise ConfigError(f"config key '{full}' must be a dict (a section of keys), got {type(value).__name__} {value!r}")
-            if isinstance(default, dict) and default:
-                _check_types(value, default, comments, full)
-            continue
-        ok = True
-        if expected is bool:
-            ok = isinstance(value, bool)
-        elif expected is int:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-            if not ok and isinstance(value, float) and value.is_integer():
-                cfg[key], ok = int(value), True
-        elif expected is float:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if ok:
-                cfg[key] = float(value)
-        elif expected is str:
-            ok = isinstance(value, str)
-        elif expected is list:
-            ok = isinstance(value, (list, tuple))
-        if not ok:
-            example = f"like its default {default!r}" if default is not None else "as its comment says"
-            raise ConfigError(
-                f"config key '{full}' must be {expected.__name__} ({example}), got {type(value).__name__} {value!r}"
-            )
-
-
-def _check_values(cfg: dict, path: str = '') -> None:
-    for key, value in cfg.items():
-        full = f"{path}.{key}" if path else key
-        if isinstance(value, dict):
-            if not _is_free_form(full):
-                _check_values(value, full)
-            continue
-        if value is None or isinstance(value, bool):
-            continue
-        if isinstance(value, (int, float)):
-            if isinstance(value, float) and math.isnan(value):
-                raise ConfigError(f"config key '{full}' is NaN; set a number")
-            if isinstance(value, float) and math.isinf(value) and key not in INF_KEYS:
-                raise ConfigError(f"config key '{full}' is {value}; set a finite number")
-            if key in UNIT_INTERVAL_KEYS and not 0.0 <= value <= 1.0:
-                raise ConfigError(f"config key '{full}' = {value} must lie in [0, 1]")
-            if key in POSITIVE_KEYS and not value > 0:
-                raise ConfigError(f"config key '{full}' = {value} must be > 0")
-            if key in NON_NEGATIVE_KEYS and value < 0:
-                raise ConfigError(f"config key '{full}' = {value} must be >= 0")
-            if key in INT_RANGES and not INT_RANGES[key][0] <= value <= INT_RANGES[key][1]:
-                low, high = INT_RANGES[key]
-                raise ConfigError(f"config key '{full}' = {value} must lie in [{low:_}, {high:_}]")
-        if key in CHOICES and value not in CHOICES[key]:
-            choices = ', '.join(repr(c) for c in CHOICES[key])
-            raise ConfigError(f"config key '{full}' = {value!r} is not one of {choices}")
 
 
 def compile_config(
@@ -402,8 +284,7 @@ def compile_config(
     if seed is not None:
         result['seed'] = int(seed)
     _check_plain_data(result, '')
-    _check_types(result, reference, comments)
-    _check_values(result)
+    check_config(result, reference, comments)  # every key against the rule declared above its default
     check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
     return EasyDict(result)
 

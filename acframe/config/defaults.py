@@ -8,11 +8,11 @@ A policy's own defaults (its ``config`` class attribute) are merged on top of ``
 TOP_LEVEL = dict(
     # (str) Experiment name: the experiment folder is ./<exp_name>_seed<seed> unless --exp-dir is given.
     exp_name='default_experiment',
-    # (int) Stop after this many env steps of collection (the training budget).
+    # (int > 0) Stop after this many env steps of collection (the training budget).
     max_env_step=10_000_000,
-    # (int) Stop after this many learner iterations (the training budget).
+    # (int > 0) Stop after this many learner iterations (the training budget).
     max_train_iter=10_000_000,
-    # (int) Run seed: torch, numpy and every env seed derive from it (the CLI's -s overrides it).
+    # (int in [0, 2_137_483_647]) Run seed: torch, numpy and every env seed derive from it (the CLI's -s overrides it).
     seed=0,
     # (list) Modules imported before the config is compiled, so their @REGISTRY.register decorators run (also create_config.import_names).
     import_names=[],
@@ -21,47 +21,47 @@ TOP_LEVEL = dict(
 ENV = dict(
     # (str) Registered env factory, set by create_config.env.type; 'gym' makes env.env_id with gymnasium.
     type='gym',
-    # (str) Env manager, set by create_config.env_manager.type: 'sync' (in-process), 'async' (subprocesses) or 'envpool' (EnvPool's C++ threads; extra 'envpool').
+    # (str in {'sync', 'async', 'envpool'}) Env manager, set by create_config.env_manager.type: 'sync' (in-process), 'async' (subprocesses) or 'envpool' (EnvPool's C++ threads; extra 'envpool').
     manager='sync',
     # (str) A gymnasium id (e.g. 'CartPole-v1') or a registered short name ('cartpole', 'pendulum', ...).
     env_id='CartPole-v1',
     # (dict) Keyword arguments passed to gymnasium.make for every env.
     env_kwargs=dict(),
-    # (int) Number of envs stepped together by the collector.
+    # (int in [1, 4096]) Number of envs stepped together by the collector.
     collector_env_num=8,
-    # (int) Number of envs the evaluator runs its episodes on.
+    # (int in [1, 4096]) Number of envs the evaluator runs its episodes on.
     evaluator_env_num=4,
-    # (int) Episodes per evaluation; the mean return over them is compared to stop_value.
+    # (int in [1, 1_000_000]) Episodes per evaluation; the mean return over them is compared to stop_value.
     n_evaluator_episode=8,
-    # (float) Training stops (solved) when the evaluation mean return reaches this value; None never stops.
+    # (float in [-inf, inf] or None) Training stops (solved) when the evaluation mean return reaches this value; None never stops.
     stop_value=195.0,
-    # (float) Watchdog: an env step or reset that takes longer than this many seconds is an error naming the env index and seed (async envs, and every env of a parallel actor or evaluator); None waits forever.
+    # (float > 0 or None) Watchdog: an env step or reset that takes longer than this many seconds is an error naming the env index and seed (async envs, and every env of a parallel actor or evaluator); None waits forever.
     step_timeout_s=60.0,
-    # (str) What a step timeout does: 'error' fails the run with one line; 'restart' restarts the parallel actor or evaluator with a warning (counted in parallel.max_restarts; the serial pipelines fail as with 'error').
+    # (str in {'error', 'restart'}) What a step timeout does: 'error' fails the run with one line; 'restart' restarts the parallel actor or evaluator with a warning (counted in parallel.max_restarts; the serial pipelines fail as with 'error').
     on_step_timeout='error',
-    # (int) Override the env's time limit (max_episode_steps) of any env factory; None keeps the env's own limit.
+    # (int in [1, 1_000_000_000] or None) Override the env's time limit (max_episode_steps) of any env factory; None keeps the env's own limit.
     max_episode_steps=None,
-    # (int) Evaluation episodes of an env with no time limit (and no max_episode_steps) are truncated after this many steps, so an evaluation cannot hang.
+    # (int > 0) Evaluation episodes of an env with no time limit (and no max_episode_steps) are truncated after this many steps, so an evaluation cannot hang.
     eval_episode_cap=100_000,
-    # (int) Fresh episodes that must confirm an evaluation that reached stop_value before the run counts as solved; 0 trusts the evaluation alone.
+    # (int >= 0) Fresh episodes that must confirm an evaluation that reached stop_value before the run counts as solved; 0 trusts the evaluation alone.
     n_confirm_episode=50,
-    # (list) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
+    # (list or None) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
     obs_keys=None,
     # (dict) The standard Atari preprocessing of ALE/*-v5 env_ids (acframe.envs.atari; needs the 'atari' extra).
     atari=dict(
         # (bool) Build every env with the Atari chain below (AtariPreprocessing, episodic life, fire reset, reward clip, frame stack).
         enable=False,
-        # (int) Frames each action is repeated for, by the ALE itself (the v5 frameskip; AtariPreprocessing skips none).
+        # (int >= 1) Frames each action is repeated for, by the ALE itself (the v5 frameskip; AtariPreprocessing skips none).
         frame_skip=4,
-        # (float) Sticky actions: the ALE repeats the previous action with this probability (v5: 0.25; 0 as in the 2015 papers).
+        # (float in [0, 1]) Sticky actions: the ALE repeats the previous action with this probability (v5: 0.25; 0 as in the 2015 papers).
         repeat_action_probability=0.25,
-        # (int) At most this many random no-op actions after a reset (random start states).
+        # (int >= 0) At most this many random no-op actions after a reset (random start states).
         noop_max=30,
-        # (int) Frames are resized to screen_size x screen_size.
+        # (int >= 1) Frames are resized to screen_size x screen_size.
         screen_size=84,
         # (bool) Grey frames (True) or RGB ones (False).
         grayscale=True,
-        # (int) Frames stacked into one observation (gymnasium's FrameStackObservation); 1 stacks none.
+        # (int >= 1) Frames stacked into one observation (gymnasium's FrameStackObservation); 1 stacks none.
         frame_stack=4,
         # (bool) A lost life ends the training episode (the game goes on); evaluation plays whole games.
         episodic_life=True,
@@ -76,7 +76,7 @@ ENV = dict(
         enable=False,
         # (dict) Parameter -> distribution: dict(dist='normal', mean, std, low, high) | dict(dist='uniform', low, high) | dict(dist='choice', values, p); via='attribute' sets env.unwrapped.<name> instead of a gymnasium.make keyword.
         params=dict(),
-        # (int) Draw new parameters and rebuild the collector envs every this many collections; 0 draws once.
+        # (int >= 0) Draw new parameters and rebuild the collector envs every this many collections; 0 draws once.
         resample_every=0,
         # (bool) Evaluate on envs with their own drawn parameters too; False evaluates with the nominal parameters (env.env_kwargs).
         apply_to_evaluator=False,
@@ -88,33 +88,31 @@ POLICY_COMMON = dict(
     type='',
     # (bool) Run the networks on CUDA (falls back with an error when CUDA is unavailable).
     cuda=False,
-    # (bool) True when the policy can only learn from data of its current weights (chooses the on-policy pipeline).
-    on_policy=False,
     # (dict) Keyword arguments of the model (VAC: encoder_hidden_size_list, activation 'tanh'/'relu', obs_norm, obs_norm_clip, ...); obs_shape, action_shape and action_space are filled from the env when absent.
     model=dict(),
     learn=dict(
         learner=dict(
-            # (int) Print and log training statistics every this many learner iterations.
+            # (int > 0) Print and log training statistics every this many learner iterations.
             log_freq=50,
-            # (int) Write the latest checkpoint every this many learner iterations (0: only at the start and the end).
+            # (int >= 0) Write the latest checkpoint every this many learner iterations (0: only at the start and the end).
             save_ckpt_freq=1000,
-            # (float) Also write it when this many seconds passed since the last one (0: off): a killed run loses at most this much.
+            # (float >= 0) Also write it when this many seconds passed since the last one (0: off): a killed run loses at most this much.
             save_ckpt_every_s=300.0,
         ),
-        # (int) Torch intra-op threads for learning and collection; 0 picks a value for small networks.
+        # (int in [0, 256]) Torch intra-op threads for learning and collection; 0 picks a value for small networks.
         torch_threads=0,
-        # (str) NaN/inf in a loss or gradient: 'error' stops the run naming the source; 'skip_update' drops that update with a warning.
+        # (str in {'error', 'skip_update'}) NaN/inf in a loss or gradient: 'error' stops the run naming the source; 'skip_update' drops that update with a warning.
         on_nonfinite='error',
     ),
     collect=dict(
-        # (int) Train samples collected per collection across all collector envs, as in DI-engine (a multiple of env.collector_env_num): a sample is one transition, or one unroll of unroll_len steps for policies that train on unrolls; each env steps n_sample / collector_env_num * unroll_len times.
+        # (int > 0) Train samples collected per collection across all collector envs, as in DI-engine (a multiple of env.collector_env_num): a sample is one transition, or one unroll of unroll_len steps for policies that train on unrolls; each env steps n_sample / collector_env_num * unroll_len times.
         n_sample=256,
     ),
     eval=dict(
         # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False); the summary records it.
         deterministic=True,
         evaluator=dict(
-            # (int) Evaluate every this many learner iterations (0 evaluates only at the end of training).
+            # (int >= 0) Evaluate every this many learner iterations (0 evaluates only at the end of training).
             eval_freq=200,
         ),
     ),
@@ -122,9 +120,9 @@ POLICY_COMMON = dict(
         replay_buffer=dict(
             # (str) Registered replay buffer type.
             type='fifo',
-            # (int) Capacity of the replay buffer in samples; the oldest are dropped first.
+            # (int in [1, 1_000_000_000]) Capacity of the replay buffer in samples; the oldest are dropped first.
             replay_buffer_size=1000,
-            # (int) A sample is dropped after being trained on this many times.
+            # (int > 0) A sample is dropped after being trained on this many times.
             max_use=16,
             # (bool) Save the replay buffer contents in checkpoints, so --resume restores it.
             save_in_checkpoint=False,
@@ -133,23 +131,23 @@ POLICY_COMMON = dict(
 )
 
 PARALLEL = dict(
-    # (int) Actors collecting at once (processes, or Ray actors), each stepping env.collector_env_num envs; None: one per CPU core (Ray: as many as the cluster's CPUs hold).
+    # (int in [1, 4096] or None) Actors collecting at once (processes, or Ray actors), each stepping env.collector_env_num envs; None: one per CPU core (Ray: as many as the cluster's CPUs hold).
     actor_num=None,
-    # (str) 'auto' (sync for on-policy policies, async otherwise), 'async' (actors collect while the learner trains) or 'sync' (every actor delivers one segment per weights version, then the learner updates).
+    # (str in {'auto', 'sync', 'async'}) 'auto' (sync for on-policy policies, async otherwise), 'async' (actors collect while the learner trains) or 'sync' (every actor delivers one segment per weights version, then the learner updates).
     sync_mode='auto',
-    # (int) Actors never act with weights more than this many learner updates older than the newest published weights.
+    # (int >= 0) Actors never act with weights more than this many learner updates older than the newest published weights.
     max_policy_lag=16,
-    # (float) Async: the learner takes in new segments only while it has received at most this many env steps per update (actors wait meanwhile); None: the serial loop's env steps per collection (n_sample times the sample's steps) / update_per_collect; 0: actors never wait.
+    # (float >= 0 or None) Async: the learner takes in new segments only while it has received at most this many env steps per update (actors wait meanwhile); None: the serial loop's env steps per collection (n_sample times the sample's steps) / update_per_collect; 0: actors never wait.
     env_steps_per_update=None,
-    # (int) A dead actor or evaluator is restarted with a warning; the run fails after this many restarts in total.
+    # (int >= 0) A dead actor or evaluator is restarted with a warning; the run fails after this many restarts in total.
     max_restarts=10,
-    # (str) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off and env.manager is not envpool: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
+    # (str in {'auto', 'spawn', 'forkserver', 'fork'}) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off and env.manager is not envpool: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
     start_method='auto',
-    # (float) Seconds the actors and the evaluator may take to start (build envs and policy) before the run fails.
+    # (float > 0) Seconds the actors and the evaluator may take to start (build envs and policy) before the run fails.
     start_timeout=120.0,
-    # (float) CPUs the Ray backend reserves for each actor (Ray places actors on nodes by this).
+    # (float >= 0) CPUs the Ray backend reserves for each actor (Ray places actors on nodes by this).
     actor_num_cpus=1.0,
-    # (float) CPUs the Ray backend reserves for the evaluator.
+    # (float >= 0) CPUs the Ray backend reserves for the evaluator.
     evaluator_num_cpus=1.0,
 )
 

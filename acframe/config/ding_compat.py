@@ -11,6 +11,12 @@ keys before ``compile_config`` merges and validates the result; everything else 
   default buffer (IMPALA's ``fifo``, ACER's ``episodic``).
 * **aliases** (``ALIASES``): keys that mean the same thing under another name or place move to acframe's key;
   when both are given they must agree.
+* **renamed keys** (``RENAMED``): acframe's former names (``policy.learn.clip_value``, now DI-engine's
+  ``grad_clip_value``; DI-engine's IMPALA files spell it ``clip_value`` too) still work, in files and overrides
+  alike, with one ``ConfigWarning`` naming the new key.
+* ``policy.on_policy``: whether a policy learns on-policy is a property of the policy class (``Policy.on_policy``),
+  not a setting; DI-engine's files state it, so a value that agrees with the policy is dropped silently and one
+  that does not is an error (``policy.on_policy=False`` cannot make A2C learn off-policy).
 * **unused keys** (``DING_KEYS``): DI-engine keys acframe has no use for are dropped with ONE warning line
   naming them all. Only keys in that table are accepted: any other unknown key (a typo) still fails in
   ``compile_config`` with the nearest valid key.
@@ -22,9 +28,10 @@ from __future__ import annotations
 
 import logging
 import re
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ConfigWarning
 
 logger = logging.getLogger('acframe')
 
@@ -56,7 +63,7 @@ ALIASES: Sequence[Tuple[str, str, Optional[Tuple[str, ...]], Optional[Callable[[
     ('policy.learn.learning_rate_actor', 'policy.learn.learning_rate', None, None),
     ('policy.learn.learning_rate_critic', 'policy.learn.critic_learning_rate', None, None),
     ('policy.learn.learning_rate_critic', 'policy.learn.learning_rate', None, None),
-    ('policy.learn.grad_norm', 'policy.learn.clip_value', None, None),
+    ('policy.learn.grad_norm', 'policy.learn.grad_clip_value', None, None),
     ('policy.learn.eps', 'policy.learn.adam_eps', None, None),
     # ACER: DI-engine's trust_region_value is delta; its average network moves by target_theta (= 1 - alpha)
     ('policy.learn.trust_region_value', 'policy.learn.trust_region_delta', None, None),
@@ -68,6 +75,11 @@ ALIASES: Sequence[Tuple[str, str, Optional[Tuple[str, ...]], Optional[Callable[[
     ('policy.collect.unroll_len', 'policy.unroll_len', None, None),
     ('policy.collect.unroll_len', 'policy.other.replay_buffer.unroll_len', None, None),
 )
+#: acframe's former key names -> their names now. The old name is read (with a ConfigWarning) only when it is not
+#: itself a key of the policy and the new one is.
+RENAMED: Dict[str, str] = {
+    'policy.learn.clip_value': 'policy.learn.grad_clip_value',
+}
 #: DI-engine's keys for the length of a train sample; a policy that trains on single transitions takes only 1
 UNROLL_KEYS = ('policy.unroll_len', 'policy.learn.unroll_len', 'policy.collect.unroll_len')
 
@@ -137,6 +149,8 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     if from_dizoo:
         _cuda_if_available(main)
     _translate_buffer(main, create, valid)
+    _check_on_policy(main, policy_type, valid)
+    _translate_renamed(main, valid)
     _translate_keys(main, policy_type, valid)
     unused += _drop_unused(main, policy_type, valid)
     if unused:
@@ -238,6 +252,57 @@ def _registered_envs() -> List[str]:
 
 
 # ---- keys ----------------------------------------------------------------------------------------------
+def translate_override(key: str, value: Any, policy_type: str, valid: Dict[str, Any]) -> Optional[str]:
+    """The key a command-line override ``key=value`` sets: a renamed key's new name (with a ``ConfigWarning``),
+    None for ``policy.on_policy`` that agrees with the policy (nothing to set), else ``key`` itself."""
+    if key == 'policy.on_policy' and key not in valid:
+        _require_on_policy(value, policy_type)
+        return None
+    new = RENAMED.get(key)
+    if new is not None and key not in valid and new in valid:
+        _warn_renamed(key, new)
+        return new
+    return key
+
+
+def _check_on_policy(main: dict, policy_type: str, valid: Dict[str, Any]) -> None:
+    """``policy.on_policy`` (DI-engine's files state it): dropped when it agrees with the policy class."""
+    value = _get(main, 'policy.on_policy')
+    if value is _MISSING or 'policy.on_policy' in valid:
+        return
+    _require_on_policy(value, policy_type)
+    _pop(main, 'policy.on_policy')
+
+
+def _require_on_policy(value: Any, policy_type: str) -> None:
+    from ..registry import POLICY_REGISTRY
+
+    actual = bool(getattr(POLICY_REGISTRY.get(policy_type), 'on_policy', False))
+    if value is not actual:
+        kind = 'on-policy (it learns only from data of its current weights)' if actual else 'off-policy (from replayed data)'
+        raise ConfigError(f"config key 'policy.on_policy' = {value!r}, but policy '{policy_type}' learns {kind}: the "
+                          f"policy decides this, not the config; remove policy.on_policy (or set it to {actual})")
+
+
+def _warn_renamed(old: str, new: str) -> None:
+    warnings.warn(f"config key '{old}' is read as '{new}', its name in acframe (and DI-engine's PPO); rename it",
+                  ConfigWarning, stacklevel=4)
+
+
+def _translate_renamed(main: dict, valid: Dict[str, Any]) -> None:
+    for old, new in RENAMED.items():
+        value = _get(main, old)
+        if value is _MISSING or old in valid or new not in valid:
+            continue
+        current = _get(main, new)
+        if current is not _MISSING and current != value:
+            raise ConfigError(f"config keys '{old}' ({value!r}, its former name) and '{new}' ({current!r}) differ; "
+                              f"keep '{new}'")
+        _warn_renamed(old, new)
+        _set(main, new, value)
+        _pop(main, old)
+
+
 def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None:
     for ding_key, key, policies, transform in ALIASES:
         if policies is not None and policy_type not in policies:

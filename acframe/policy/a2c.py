@@ -50,48 +50,46 @@ class A2CPolicy(Policy):
     collect_stats = False
 
     config = dict(
-        # (bool) A2C learns on-policy: each collected segment is trained on once, with the weights that collected it.
-        on_policy=True,
         learn=dict(
-            # (str) Optimizer: 'rmsprop' (A2C's usual choice) or 'adam'.
+            # (str in {'rmsprop', 'adam'}) Optimizer: 'rmsprop' (A2C's usual choice) or 'adam'.
             optim='rmsprop',
-            # (float) Step size of the optimizer (of the actor only when critic_learning_rate is set).
+            # (float > 0) Step size of the optimizer (of the actor only when critic_learning_rate is set).
             learning_rate=0.0007,
-            # (float) Step size of the critic when it differs from the actor's; None uses learning_rate (needs model.share_encoder=False).
+            # (float > 0 or None) Step size of the critic when it differs from the actor's; None uses learning_rate (needs model.share_encoder=False).
             critic_learning_rate=None,
-            # (float) RMSprop smoothing constant alpha (decay of the squared-gradient average).
+            # (float in [0, 1]) RMSprop smoothing constant alpha (decay of the squared-gradient average).
             rms_alpha=0.99,
-            # (float) RMSprop epsilon, added to the root of the squared-gradient average.
+            # (float > 0) RMSprop epsilon, added to the root of the squared-gradient average.
             rms_eps=0.00001,
-            # (float) Adam epsilon.
+            # (float > 0) Adam epsilon.
             adam_eps=0.00000001,
-            # (float) Discount factor gamma in [0, 1].
+            # (float in [0, 1]) Discount factor gamma.
             discount_factor=0.99,
-            # (float) GAE lambda in [0, 1]: 1.0 gives n-step returns bootstrapped at the segment end (A3C/A2C), less gives GAE(lambda).
+            # (float in [0, 1]) GAE's lambda: 1.0 gives n-step returns bootstrapped at the segment end (A3C/A2C), less gives GAE(lambda).
             gae_lambda=1.0,
-            # (float) Rewards are multiplied by this before the targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
+            # (float > 0) Rewards are multiplied by this before the targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
             reward_scale=1.0,
             # (bool) Divide rewards by the running std of the discounted return of each collector env (SB3 VecNormalize's norm_reward); the statistics are learn state, saved in checkpoints.
             reward_norm=False,
-            # (float) Normalized rewards (reward_norm) are clipped to [-reward_norm_clip, reward_norm_clip].
+            # (float > 0) Normalized rewards (reward_norm) are clipped to [-reward_norm_clip, reward_norm_clip].
             reward_norm_clip=10.0,
-            # (float) Weight of the value loss (the policy loss has weight 1).
+            # (float >= 0) Weight of the value loss (the policy loss has weight 1).
             value_weight=0.5,
-            # (float) Weight of the entropy bonus.
+            # (float >= 0) Weight of the entropy bonus.
             entropy_weight=0.01,
             # (bool) Normalise the advantages of each batch to zero mean and unit std.
             adv_norm=False,
-            # (str) How each loss term reduces over the T x B steps of a batch: 'mean' or 'sum'.
+            # (str in {'mean', 'sum'}) How each loss term reduces over the T x B steps of a batch: 'mean' or 'sum'.
             loss_reduction='mean',
-            # (str) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
+            # (str in {'clip_norm', 'clip_value', 'none'} or None) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
             grad_clip_type='clip_norm',
-            # (float) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to.
-            clip_value=0.5,
-            # (int) Decay the learning rates linearly to 0 at this learner iteration; 0 keeps them constant.
+            # (float >= 0) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to (DI-engine's name; formerly clip_value, still read with a warning).
+            grad_clip_value=0.5,
+            # (int >= 0) Decay the learning rates linearly to 0 at this learner iteration; 0 keeps them constant.
             lr_decay_iters=0,
         ),
         collect=dict(
-            # (int) Transitions collected per update across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times, the n of the n-step returns.
+            # (int > 0) Transitions collected per update across all collector envs, and the batch of its one gradient step (A2C has no batch_size: the batch is the whole rollout) (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times, the n of the n-step returns.
             n_sample=40,
         ),
         other=dict(
@@ -107,16 +105,9 @@ class A2CPolicy(Policy):
 
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        learn = self._cfg.learn
-        if learn.loss_reduction not in ('mean', 'sum'):
-            raise ConfigError(f"policy.learn.loss_reduction '{learn.loss_reduction}' is not 'mean' or 'sum'")
+        learn = self._cfg.learn  # its values were checked by compile_config against the declarations in config
         critic_lr = learn.critic_learning_rate
-        if critic_lr is None:
-            params: Any = self._model.parameters()
-        elif isinstance(critic_lr, bool) or not isinstance(critic_lr, (int, float)) or critic_lr <= 0:
-            raise ConfigError(f"policy.learn.critic_learning_rate = {critic_lr!r} must be a positive number or None")
-        else:
-            params = self._actor_critic_groups(float(critic_lr))
+        params: Any = self._model.parameters() if critic_lr is None else self._actor_critic_groups(float(critic_lr))
         self._optimizer = build_optimizer(params, learn)
         self._gamma = float(learn.discount_factor)
         self._reward_scale = float(learn.reward_scale)

@@ -52,57 +52,55 @@ class ACERPolicy(Policy):
     on_policy = False
 
     config = dict(
-        # (bool) ACER learns off-policy from replayed trajectories (Retrace and truncated IS correct the lag).
-        on_policy=False,
         learn=dict(
-            # (int) Upper bound on updates per collection: 1 on-policy update + the replayed ones the buffer schedules.
+            # (int > 0) Upper bound on updates per collection: 1 on-policy update + the replayed ones the buffer schedules.
             update_per_collect=16,
-            # (int) Sub-trajectories per replayed batch (the on-policy batch is the whole fresh segment).
+            # (int > 0) Sub-trajectories of replay_buffer.unroll_len steps per replayed batch (batch_size x unroll_len transitions per learner iteration; the on-policy batch is the whole fresh segment).
             batch_size=16,
-            # (float) Optimizer step size.
+            # (float > 0) Optimizer step size.
             learning_rate=0.0007,
-            # (str) Optimizer: 'adam' or 'rmsprop'.
+            # (str in {'adam', 'rmsprop'}) Optimizer: 'adam' or 'rmsprop'.
             optim='adam',
-            # (float) Discount factor gamma in [0, 1].
+            # (float in [0, 1]) Discount factor gamma.
             discount_factor=0.99,
-            # (float) Rewards are multiplied by this before the targets are computed (e.g. 0.1 brings Pendulum's Q values near 1).
+            # (float > 0) Rewards are multiplied by this before the targets are computed (e.g. 0.1 brings Pendulum's Q values near 1).
             reward_scale=1.0,
-            # (float) Truncation threshold c_bar of the importance weight min(c_bar, rho) (10 in the paper); None: no truncation and no bias correction.
+            # (float > 0 or None) Truncation threshold c_bar of the importance weight min(c_bar, rho) (10 in the paper); None: no truncation and no bias correction.
             c_clip_ratio=10.0,
             # (bool) Use Q_opc (Retrace with every c = 1) instead of Q_ret in the policy gradient (the paper's choice for continuous control).
             use_q_opc=False,
-            # (float) Weight of the critic loss 1/2 (Q_ret - Q)^2 (+ 1/2 (V_target - V)^2 for continuous actions); 0.5 in ChainerRL.
+            # (float >= 0) Weight of the critic loss 1/2 (Q_ret - Q)^2 (+ 1/2 (V_target - V)^2 for continuous actions); 0.5 in ChainerRL.
             value_weight=0.5,
-            # (float) Weight beta of the entropy bonus (0.01 in ChainerRL).
+            # (float >= 0) Weight beta of the entropy bonus (0.01 in ChainerRL).
             entropy_weight=0.01,
             # (bool) Use the efficient trust region against the average policy network.
             trust_region=True,
-            # (float) Trust-region bound delta on the linearised KL to the average policy (1 in the paper).
+            # (float >= 0) Trust-region bound delta on the linearised KL to the average policy (1 in the paper).
             trust_region_delta=1.0,
-            # (float) Polyak decay alpha of the average policy network: theta_avg <- alpha theta_avg + (1 - alpha) theta (0.99 in the paper).
+            # (float in [0, 1]) Polyak decay alpha of the average policy network: theta_avg <- alpha theta_avg + (1 - alpha) theta (0.99 in the paper).
             trust_region_alpha=0.99,
-            # (str) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
+            # (str in {'clip_norm', 'clip_value', 'none'} or None) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
             grad_clip_type='clip_norm',
-            # (float) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to.
-            clip_value=40.0,
+            # (float >= 0) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to (DI-engine's name; formerly clip_value, still read with a warning).
+            grad_clip_value=40.0,
         ),
         collect=dict(
-            # (int) Sub-trajectories of replay_buffer.unroll_len steps collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): the on-policy update's T is n_sample / collector_env_num * unroll_len.
+            # (int > 0) Sub-trajectories of replay_buffer.unroll_len steps collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): the on-policy update's T is n_sample / collector_env_num * unroll_len.
             n_sample=8,
         ),
         other=dict(
             replay_buffer=dict(
                 # (str) ACER replays trajectories: the 'episodic' buffer (acframe.data.episodic_buffer).
                 type='episodic',
-                # (int) Capacity in transitions; whole episodes are evicted, oldest first.
+                # (int in [1, 1_000_000_000]) Capacity in transitions; whole episodes are evicted, oldest first.
                 replay_buffer_size=50000,
-                # (int) Length of the replayed sub-trajectories (k = 20 in the paper); one is one sample of collect.n_sample.
+                # (int > 0) Length of the replayed sub-trajectories (k = 20 in the paper); one is one sample of collect.n_sample.
                 unroll_len=20,
-                # (float) Replayed batches per on-policy update (the mean of the Poisson draw with 'poisson'; 4 in the paper).
+                # (float >= 0) Replayed batches per on-policy update (the mean of the Poisson draw with 'poisson'; 4 in the paper).
                 replay_ratio=4.0,
-                # (str) 'poisson': n ~ Poisson(replay_ratio) replays per collection (the paper); 'fixed': replay_ratio per collection.
+                # (str in {'poisson', 'fixed'}) 'poisson': n ~ Poisson(replay_ratio) replays per collection (the paper); 'fixed': replay_ratio per collection.
                 replay_ratio_type='poisson',
-                # (int) No replay until the buffer holds this many transitions (10000 in ChainerRL).
+                # (int >= 0) No replay until the buffer holds this many transitions (10000 in ChainerRL).
                 replay_start_size=10000,
             ),
         ),
@@ -117,10 +115,7 @@ class ACERPolicy(Policy):
 
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        learn = self._cfg.learn
-        if learn.c_clip_ratio is not None and not learn.c_clip_ratio > 0:
-            raise ConfigError(f"policy.learn.c_clip_ratio = {learn.c_clip_ratio} must be > 0 (10 in the paper), "
-                              f"or None for no truncation")
+        learn = self._cfg.learn  # its values were checked by compile_config against the declarations in config
         self._optimizer = build_optimizer(self._model.parameters(), learn)
         self._gamma = learn.discount_factor
         self._average_model = copy.deepcopy(self._model)

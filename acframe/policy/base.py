@@ -105,9 +105,7 @@ class Policy:
         learn = self._cfg.learn
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        # the threshold's DI-engine name is grad_clip_value (PPO); IMPALA, A2C and ACER still call it clip_value
-        threshold = learn.grad_clip_value if 'grad_clip_value' in learn else learn.clip_value
-        grad_norm = clip_gradients(params, learn.grad_clip_type, threshold)
+        grad_norm = clip_gradients(params, learn.grad_clip_type, learn.grad_clip_value)
         if math.isfinite(grad_norm):  # a finite gradient norm implies a finite loss was differentiated
             optimizer.step()
             return grad_norm

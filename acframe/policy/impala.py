@@ -31,53 +31,51 @@ class IMPALAPolicy(Policy):
     on_policy = False
 
     config = dict(
-        # (bool) IMPALA learns off-policy from replayed data (V-trace corrects the lag).
-        on_policy=False,
-        # (int) Length T of the unrolls the learner trains on; one unroll is one sample of collect.n_sample.
+        # (int > 0) Length T of the unrolls the learner trains on; one unroll is one sample of collect.n_sample.
         unroll_len=16,
         learn=dict(
-            # (int) Learner iterations after each collection.
+            # (int > 0) Learner iterations after each collection.
             update_per_collect=4,
-            # (int) Unrolls per training batch.
+            # (int > 0) Unrolls per training batch (the batch is (unroll_len, batch_size): batch_size x unroll_len transitions per learner iteration).
             batch_size=16,
-            # (float) Optimizer step size.
+            # (float > 0) Optimizer step size.
             learning_rate=0.0005,
-            # (str) Optimizer: 'adam' or 'rmsprop'.
+            # (str in {'adam', 'rmsprop'}) Optimizer: 'adam' or 'rmsprop'.
             optim='adam',
-            # (float) RMSprop smoothing constant alpha (decay of the squared-gradient average).
+            # (float in [0, 1]) RMSprop smoothing constant alpha (decay of the squared-gradient average).
             rms_alpha=0.99,
-            # (float) RMSprop epsilon, added to the root of the squared-gradient average (the IMPALA paper's Atari runs: 0.01).
+            # (float > 0) RMSprop epsilon, added to the root of the squared-gradient average (the IMPALA paper's Atari runs: 0.01).
             rms_eps=0.01,
-            # (float) Weight of the value loss (the policy loss has weight 1).
+            # (float >= 0) Weight of the value loss (the policy loss has weight 1).
             value_weight=0.5,
-            # (float) Weight of the entropy bonus.
+            # (float >= 0) Weight of the entropy bonus.
             entropy_weight=0.01,
-            # (float) Discount factor gamma in [0, 1].
+            # (float in [0, 1]) Discount factor gamma.
             discount_factor=0.99,
-            # (float) Trace lambda of V-trace (1.0 is the paper's V-trace).
+            # (float in [0, 1]) V-trace's trace lambda (DI-engine's name): it scales the trace coefficients c_s = lambda min(c_bar, rho_s); 1.0 is the paper's V-trace. Not GAE's lambda (gae_lambda in A2C/PPO).
             lambda_=1.0,
-            # (float) Clip rho-bar of the importance weights in the value target.
+            # (float >= 0) Clip rho-bar of the importance weights in the value target.
             rho_clip_ratio=1.0,
-            # (float) Clip c-bar of the trace coefficients.
+            # (float >= 0) Clip c-bar of the trace coefficients.
             c_clip_ratio=1.0,
-            # (float) Clip of the importance weights in the policy-gradient advantage.
+            # (float >= 0) Clip of the importance weights in the policy-gradient advantage.
             rho_pg_clip_ratio=1.0,
-            # (str) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
+            # (str in {'clip_norm', 'clip_value', 'none'} or None) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
             grad_clip_type='clip_norm',
-            # (float) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to.
-            clip_value=40.0,
-            # (int) Decay the learning rate linearly to 0 at this learner iteration; 0 keeps it constant.
+            # (float >= 0) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to (DI-engine's name; formerly clip_value, still read with a warning).
+            grad_clip_value=40.0,
+            # (int >= 0) Decay the learning rate linearly to 0 at this learner iteration; 0 keeps it constant.
             lr_decay_iters=0,
         ),
         collect=dict(
-            # (int) Unrolls collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps n_sample / collector_env_num * unroll_len times.
+            # (int > 0) Unrolls collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps n_sample / collector_env_num * unroll_len times.
             n_sample=16,
         ),
         other=dict(
             replay_buffer=dict(
-                # (int) Capacity of the replay buffer in unrolls; the oldest are dropped first.
+                # (int in [1, 1_000_000_000]) Capacity of the replay buffer in unrolls; the oldest are dropped first.
                 replay_buffer_size=1000,
-                # (int) An unroll is dropped after being trained on this many times.
+                # (int > 0) An unroll is dropped after being trained on this many times.
                 max_use=16,
             ),
         ),

@@ -39,7 +39,6 @@ from typing import Any, Dict, Iterator, List, Tuple
 import torch
 
 from ..data import make_tree, ttorch
-from ..errors import ConfigError
 from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
@@ -55,48 +54,46 @@ class PPOPolicy(Policy):
     collect_stats = False
 
     config = dict(
-        # (bool) PPO learns on-policy: each collected rollout is trained on for epoch_per_collect epochs, then dropped.
-        on_policy=True,
         # (bool) Recompute the advantages and value targets with the current weights before every epoch after the first.
         recompute_adv=False,
         learn=dict(
-            # (int) Passes (epochs) over each rollout.
+            # (int >= 1) Passes (epochs) over each rollout.
             epoch_per_collect=10,
-            # (int) Transitions per minibatch; each minibatch is one gradient step (one learner iteration).
+            # (int >= 1) Transitions per minibatch; each minibatch is one gradient step (one learner iteration).
             batch_size=64,
-            # (str) Optimizer: 'adam' (PPO's usual choice) or 'rmsprop'.
+            # (str in {'adam', 'rmsprop'}) Optimizer: 'adam' (PPO's usual choice) or 'rmsprop'.
             optim='adam',
-            # (float) Step size of the optimizer.
+            # (float > 0) Step size of the optimizer.
             learning_rate=0.0003,
-            # (float) Adam epsilon (1e-5 as SB3's and the baselines' PPO).
+            # (float > 0) Adam epsilon (1e-5 as SB3's and the baselines' PPO).
             adam_eps=0.00001,
-            # (float) Discount factor gamma in [0, 1].
+            # (float in [0, 1]) Discount factor gamma.
             discount_factor=0.99,
-            # (float) GAE lambda in [0, 1].
+            # (float in [0, 1]) GAE's lambda (bias-variance trade-off of the advantages; 1 is the Monte-Carlo advantage).
             gae_lambda=0.95,
-            # (float) Rewards are multiplied by this before the targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
+            # (float > 0) Rewards are multiplied by this before the targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
             reward_scale=1.0,
-            # (float) Clip range epsilon of the probability ratio in the surrogate objective (> 0).
+            # (float > 0) Clip range epsilon of the probability ratio in the surrogate objective.
             clip_ratio=0.2,
-            # (float) Clip the value around the value of the collecting weights by +-this (value units); None: no value clipping.
+            # (float > 0 or None) Clip the value around the value of the collecting weights by +-this (value units); None: no value clipping.
             value_clip_ratio=None,
-            # (float) Weight of the value loss (the policy loss has weight 1).
+            # (float >= 0) Weight of the value loss (the policy loss has weight 1).
             value_weight=0.5,
-            # (float) Weight of the entropy bonus.
+            # (float >= 0) Weight of the entropy bonus.
             entropy_weight=0.0,
             # (bool) Normalise the advantages of each minibatch to zero mean and unit std.
             adv_norm=True,
-            # (str) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
+            # (str in {'clip_norm', 'clip_value', 'none'} or None) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
             grad_clip_type='clip_norm',
-            # (float) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to.
+            # (float >= 0) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to (DI-engine's name).
             grad_clip_value=0.5,
-            # (int) Decay the learning rate linearly to 0 at this learner iteration (gradient step); 0 keeps it constant.
+            # (int >= 0) Decay the learning rate linearly to 0 at this learner iteration (gradient step); 0 keeps it constant.
             lr_decay_iters=0,
-            # (int) Decay the clip ratio linearly to 0 at this learner iteration (gradient step); 0 keeps it constant.
+            # (int >= 0) Decay the clip ratio linearly to 0 at this learner iteration (gradient step); 0 keeps it constant.
             clip_ratio_decay_iters=0,
         ),
         collect=dict(
-            # (int) Transitions per rollout across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times.
+            # (int > 0) Transitions per rollout across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times.
             n_sample=1024,
         ),
         eval=dict(
@@ -113,19 +110,7 @@ class PPOPolicy(Policy):
 
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        learn = self._cfg.learn
-        for key in ('epoch_per_collect', 'batch_size'):
-            value = learn[key]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"policy.learn.{key} = {value!r} must be an integer >= 1")
-        if not learn.clip_ratio > 0:
-            raise ConfigError(f"policy.learn.clip_ratio = {learn.clip_ratio!r} must be > 0 (PPO's epsilon, e.g. 0.2)")
-        if learn.value_clip_ratio is not None and not learn.value_clip_ratio > 0:
-            raise ConfigError(f"policy.learn.value_clip_ratio = {learn.value_clip_ratio!r} must be > 0, or None for no value clipping")
-        if learn.grad_clip_value < 0:
-            raise ConfigError(f"policy.learn.grad_clip_value = {learn.grad_clip_value} must be >= 0")
-        if learn.clip_ratio_decay_iters < 0:
-            raise ConfigError(f"policy.learn.clip_ratio_decay_iters = {learn.clip_ratio_decay_iters} must be >= 0 (0: constant)")
+        learn = self._cfg.learn  # its values were checked by compile_config against the declarations in config
         self._optimizer = build_optimizer(self._model.parameters(), learn)
         self._params = list(self._model.parameters())
         self._gamma = float(learn.discount_factor)

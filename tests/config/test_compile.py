@@ -110,17 +110,20 @@ def test_unknown_or_missing_policy_type():
     (dict(policy=dict(learn=dict(discount_factor=1.5))), "config key 'policy.learn.discount_factor' = 1.5 must lie in [0, 1]"),
     (dict(policy=dict(learn=dict(lambda_=-0.1))), "config key 'policy.learn.lambda_' = -0.1 must lie in [0, 1]"),
     (dict(policy=dict(learn=dict(batch_size=0))), "config key 'policy.learn.batch_size' = 0 must be > 0"),
-    (dict(env=dict(collector_env_num=-2)), "config key 'env.collector_env_num' = -2 must be > 0"),
+    (dict(env=dict(collector_env_num=-2)), "config key 'env.collector_env_num' = -2 must lie in [1, 4096]"),
     (dict(policy=dict(learn=dict(learning_rate=0.0))), "config key 'policy.learn.learning_rate' = 0.0 must be > 0"),
     (dict(policy=dict(learn=dict(entropy_weight=-1.0))), "config key 'policy.learn.entropy_weight' = -1.0 must be >= 0"),
     (dict(policy=dict(learn=dict(optim='sgd'))), "config key 'policy.learn.optim' = 'sgd' is not one of 'adam', 'rmsprop'"),
     (dict(policy=dict(learn=dict(grad_clip_type='clip_everything'))), "config key 'policy.learn.grad_clip_type'"),
     (dict(policy=dict(learn=3)), "config key 'policy.learn' must be a dict"),
     (dict(env=dict(env_kwargs=[1])), "config key 'env.env_kwargs' must be a dict"),
-    # a None default takes its type from the (type) its comment starts with
-    (dict(env=dict(max_episode_steps='abc')), "config key 'env.max_episode_steps' must be int (as its comment says)"),
-    (dict(env=dict(max_episode_steps=-3)), "config key 'env.max_episode_steps' = -3 must be > 0"),
-    (dict(env=dict(obs_keys=7)), "config key 'env.obs_keys' must be list (as its comment says), got int 7"),
+    # a None default takes its type from the declaration its comment starts with
+    (dict(env=dict(max_episode_steps='abc')), "config key 'env.max_episode_steps' must be int (as declared)"),
+    (dict(env=dict(max_episode_steps=-3)), "config key 'env.max_episode_steps' = -3 must lie in [1, 1_000_000_000] (or None)"),
+    (dict(env=dict(obs_keys=7)), "config key 'env.obs_keys' must be list (as declared), got int 7"),
+    (dict(seed=-1), "config key 'seed' = -1 must lie in [0, 2_137_483_647]"),
+    (dict(env=dict(stop_value=float('nan'))), "config key 'env.stop_value' is NaN; set a number"),
+    (dict(policy=dict(learn=dict(learning_rate=float('inf')))), "config key 'policy.learn.learning_rate' is inf; set a finite number"),
 ])
 def test_bad_types_and_values_are_rejected_naming_the_key(main, message):
     with pytest.raises(ConfigError) as info:
@@ -132,7 +135,8 @@ def test_accepted_conversions_and_documented_nones():
     cfg = compile_main(dict(policy=dict(learn=dict(learning_rate=1, batch_size=8.0)), env=dict(stop_value=None)))
     assert cfg.policy.learn.learning_rate == 1.0 and isinstance(cfg.policy.learn.learning_rate, float)
     assert cfg.policy.learn.batch_size == 8 and isinstance(cfg.policy.learn.batch_size, int)
-    assert cfg.env.stop_value is None          # its comment documents None ("None never stops")
+    assert cfg.env.stop_value is None          # declared '(float in [-inf, inf] or None)'
+    assert compile_main(dict(env=dict(stop_value=float('inf')))).env.stop_value == float('inf')
     assert compile_main(dict(policy=dict(learn=dict(grad_clip_type='none')))).policy.learn.grad_clip_type == 'none'
 
 
@@ -199,7 +203,7 @@ def test_config_errors_do_not_import_torch(tmp_path):
 
 
 def test_validation_is_the_same_before_and_after_the_policy_module_is_imported(tmp_path, monkeypatch):
-    """Documented Nones come from the source comments, whether or not the policy class is loaded yet."""
+    """Declarations come from the source comments, whether or not the policy class is loaded yet."""
     from acframe.registry import POLICY_REGISTRY
 
     write(tmp_path / 'acframe_probe_policy.py', """
@@ -208,7 +212,7 @@ def test_validation_is_the_same_before_and_after_the_policy_module_is_imported(t
         class ProbePolicy(Policy):
             config = dict(
                 learn=dict(
-                    # (float) Clip of something; None disables the clip.
+                    # (float > 0 or None) Clip of something; None disables the clip.
                     clip_ratio=1.0,
                 ),
             )
@@ -220,6 +224,8 @@ def test_validation_is_the_same_before_and_after_the_policy_module_is_imported(t
         assert compile_config((main, create)).policy.learn.clip_ratio is None      # read statically
         POLICY_REGISTRY.get('probe_policy')
         assert compile_config((main, create)).policy.learn.clip_ratio is None      # read from the loaded class
+        with pytest.raises(ConfigError, match=r"'policy.learn.clip_ratio' = 0.0 must be > 0 \(or None\)"):
+            compile_config((dict(policy=dict(learn=dict(clip_ratio=0.0))), create))
     finally:
         POLICY_REGISTRY._entries.pop('probe_policy', None)
         sys.modules.pop('acframe_probe_policy', None)

@@ -16,7 +16,7 @@ from acframe.cli import main as cli_main
 from acframe.config import compile_config
 from acframe.config.ding_compat import DING_ENV_TYPES
 from acframe.envs import make_env_manager
-from acframe.errors import ConfigError
+from acframe.errors import ConfigError, ConfigWarning
 from acframe.policy import create_policy, env_steps_per_collection
 from acframe.worker import steps_per_env
 
@@ -63,7 +63,7 @@ EXPECTED = {
         'policy.learn.update_per_collect': 10},
     'lunarlander_impala_config.py': {
         'env.env_id': 'LunarLander-v3', 'env.stop_value': 3000.0, 'policy.unroll_len': 16, 'policy.collect.n_sample': 32,
-        'policy.other.replay_buffer.type': 'fifo', 'policy.learn.clip_value': 5.0, 'policy.learn.grad_clip_type': 'clip_norm'},
+        'policy.other.replay_buffer.type': 'fifo', 'policy.learn.grad_clip_value': 5.0, 'policy.learn.grad_clip_type': 'clip_norm'},
     'pendulum_a2c_config.py': {
         'env.env_id': 'Pendulum-v1', 'policy.model.action_space': 'continuous', 'policy.learn.learning_rate': 3e-5,
         'policy.learn.discount_factor': 0.99, 'policy.collect.n_sample': 200},
@@ -196,7 +196,7 @@ def ding_pair(policy_type, env_type='cartpole', **sections):
     ('a2c', dict(learn=dict(normalize_advantage=True)), 'policy.learn.adv_norm', True),
     ('a2c', dict(learn=dict(learning_rate_actor=0.002)), 'policy.learn.learning_rate', 0.002),
     ('a2c', dict(learn=dict(learning_rate_critic=0.004)), 'policy.learn.critic_learning_rate', 0.004),
-    ('a2c', dict(learn=dict(grad_norm=0.7)), 'policy.learn.clip_value', 0.7),
+    ('a2c', dict(learn=dict(grad_norm=0.7)), 'policy.learn.grad_clip_value', 0.7),
     ('a2c', dict(learn=dict(eps=1e-6)), 'policy.learn.adam_eps', 1e-6),
     ('a2c', dict(action_space='discrete'), 'policy.model.action_space', 'discrete'),
     ('acer', dict(unroll_len=8), 'policy.other.replay_buffer.unroll_len', 8),
@@ -381,3 +381,39 @@ def test_ding_impala_cnn_encoder_switch_chooses_acframes_encoder(flag, encoder):
 def test_the_encoder_key_is_acframes_own_and_kept():
     main = dict(policy=dict(model=dict(encoder='nature_cnn')))
     assert compile_config((main, dict(policy=dict(type='a2c')))).policy.model.encoder == 'nature_cnn'
+
+
+# ---- renamed keys and policy.on_policy ----------------------------------------------------------------
+@pytest.mark.parametrize('policy_type', ['impala', 'a2c', 'acer', 'ppo'])
+def test_the_former_clip_value_sets_grad_clip_value_with_a_warning(policy_type):
+    main = dict(policy=dict(learn=dict(clip_value=3.0)))
+    with pytest.warns(ConfigWarning, match=r"'policy.learn.clip_value' is read as 'policy.learn.grad_clip_value'"):
+        cfg = compile_config((main, dict(policy=dict(type=policy_type))))
+    assert cfg.policy.learn.grad_clip_value == 3.0 and 'clip_value' not in cfg.policy.learn
+    with pytest.warns(ConfigWarning, match='rename it'):
+        cfg = compile_config((dict(), dict(policy=dict(type=policy_type))), ['policy.learn.clip_value=2.5'])
+    assert cfg.policy.learn.grad_clip_value == 2.5
+
+
+def test_the_former_and_the_new_clip_name_must_agree():
+    main = dict(policy=dict(learn=dict(clip_value=3.0, grad_clip_value=1.0)))
+    with pytest.raises(ConfigError, match=r"'policy.learn.clip_value' \(3.0, its former name\) and "
+                                          r"'policy.learn.grad_clip_value' \(1.0\) differ"):
+        compile_config((main, dict(policy=dict(type='a2c'))))
+
+
+@pytest.mark.parametrize('policy_type, value', [('a2c', False), ('ppo', False), ('impala', True), ('acer', True)])
+def test_policy_on_policy_that_contradicts_the_policy_is_an_error(policy_type, value):
+    pair = (dict(policy=dict(on_policy=value)), dict(policy=dict(type=policy_type)))
+    with pytest.raises(ConfigError, match=rf"'policy.on_policy' = {value}, but policy '{policy_type}' learns "
+                                          rf"{'on' if not value else 'off'}-policy"):
+        compile_config(pair)
+    with pytest.raises(ConfigError, match=r"remove policy.on_policy"):
+        compile_config((dict(), dict(policy=dict(type=policy_type))), [f'policy.on_policy={value}'])
+
+
+@pytest.mark.parametrize('policy_type, value', [('a2c', True), ('ppo', True), ('impala', False), ('acer', False)])
+def test_policy_on_policy_that_agrees_is_accepted_and_dropped(policy_type, value):
+    cfg = compile_config((dict(policy=dict(on_policy=value)), dict(policy=dict(type=policy_type))),
+                         [f'policy.on_policy={value}'])
+    assert 'on_policy' not in cfg.policy  # the policy class says it (Policy.on_policy); the config does not

@@ -32,18 +32,20 @@ def test_every_default_key_has_a_comment(policy):
     assert missing_comments(policy) == []
 
 
-def test_comments_become_type_default_and_description():
-    table = rows({'learn': {'learning_rate': 0.001}, 'model': {}}, {
-        'policy.learn.learning_rate': '(float) Step size.', 'policy.model': '(dict) Model kwargs.'}, 'policy.')
-    assert [tuple(r) for r in table] == [('policy.learn.learning_rate', 'float', '0.001', 'Step size.'),
-                                         ('policy.model', 'dict', '{}', 'Model kwargs.')]
+def test_declarations_become_type_allowed_values_default_and_description():
+    table = rows({'learn': {'learning_rate': 0.001, 'clip': None}, 'model': {}}, {
+        'policy.learn.learning_rate': '(float > 0) Step size.', 'policy.learn.clip': '(float in (0, 1] or None) A clip.',
+        'policy.model': '(dict) Model kwargs.'}, 'policy.')
+    assert [tuple(r) for r in table] == [('policy.learn.learning_rate', 'float', '> 0', '0.001', 'Step size.'),
+                                         ('policy.learn.clip', 'float', 'in (0, 1], or None', 'None', 'A clip.'),
+                                         ('policy.model', 'dict', '', '{}', 'Model kwargs.')]
 
 
 def test_the_command_prints_every_key_with_default_and_comment(capsys):
     assert main(['--policy', 'impala']) == 0
     out = capsys.readouterr().out
-    assert "policy.learn.discount_factor = 0.99  # (float) Discount factor gamma in [0, 1]." in out
-    assert 'env.collector_env_num = 8  # (int)' in out
+    assert "policy.learn.discount_factor = 0.99  # (float in [0, 1]) Discount factor gamma." in out
+    assert 'env.collector_env_num = 8  # (int in [1, 4096])' in out
     assert main(['--policy', 'impalla']) == 2
     assert "Did you mean 'impala'?" in capsys.readouterr().err
 

@@ -444,7 +444,7 @@ def test_a_policy_without_the_collect_mode_is_refused_at_start_up(tmp_path):
 
 
 def test_no_actors_is_refused(tmp_path):
-    with pytest.raises(ConfigError, match=r"parallel.actor_num' = 0 must be > 0"):
+    with pytest.raises(ConfigError, match=r"parallel.actor_num' = 0 must lie in \[1, 4096\] \(or None\)"):
         parallel_pipeline(cartpole(actor_num=0), exp_dir=str(tmp_path / 'x'), progress=False)
 
 

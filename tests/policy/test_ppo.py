@@ -3,6 +3,8 @@ its action spaces, and that it learns.
 
 The loss terms themselves are checked per element in ``tests/rl_utils/test_ppo_terms.py``.
 """
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -131,19 +133,20 @@ def test_the_clip_schedule_clock_is_saved_with_the_learn_state():
 
 
 @pytest.mark.parametrize('learn, message', [
-    (dict(clip_ratio=0.0), 'policy.learn.clip_ratio = 0.0 must be > 0'),
-    (dict(value_clip_ratio=-1.0), 'policy.learn.value_clip_ratio = -1.0 must be > 0, or None'),
-    (dict(epoch_per_collect=0), 'policy.learn.epoch_per_collect = 0 must be an integer >= 1'),
+    (dict(clip_ratio=0.0), "'policy.learn.clip_ratio' = 0.0 must be > 0"),
+    (dict(value_clip_ratio=-1.0), "'policy.learn.value_clip_ratio' = -1.0 must be > 0 (or None)"),
+    (dict(epoch_per_collect=0), "'policy.learn.epoch_per_collect' = 0 must be >= 1"),
+    (dict(batch_size=2.5), "'policy.learn.batch_size' must be int"),
 ])
 def test_bad_ppo_settings_are_named(learn, message):
-    with pytest.raises(ConfigError, match=message.replace('.', r'\.')):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         make_policy(learn=learn)
 
 
 def test_a_bad_ppo_setting_stops_the_pipeline_before_the_run_folder_exists(tmp_path, capsys):
     from acframe.cli import main as cli_main
     assert cli_main(['-c', 'cartpole_ppo.py', '--exp-dir', str(tmp_path / 'run'), 'policy.learn.clip_ratio=-0.1']) == 2
-    assert 'policy.learn.clip_ratio = -0.1 must be > 0' in capsys.readouterr().err
+    assert "'policy.learn.clip_ratio' = -0.1 must be > 0" in capsys.readouterr().err
     assert not (tmp_path / 'run').exists()
 
 

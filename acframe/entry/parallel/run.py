@@ -57,12 +57,7 @@ def check_setup(cfg: Any, backend: str, ray_address: Optional[str]) -> bool:
         if mode not in cls.modes or not implemented:
             raise ConfigError(f"policy '{cfg.policy.type}' has no {mode} mode, which the {role} of the parallel "
                               f"pipeline need; its modes are {', '.join(m for m in cls.modes)}")
-    actor_num = cfg.parallel.actor_num
-    if actor_num is not None and (not isinstance(actor_num, int) or isinstance(actor_num, bool) or actor_num < 1):
-        raise ConfigError(f"config key 'parallel.actor_num' = {actor_num!r} must be a number of actors >= 1 (or None: one per core)")
-    ratio = cfg.parallel.env_steps_per_update
-    if ratio is not None and (not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or ratio < 0):
-        raise ConfigError(f"config key 'parallel.env_steps_per_update' = {ratio!r} must be a number >= 0 (or None)")
+    # parallel.actor_num and env_steps_per_update were checked by compile_config (their declarations in defaults.py)
     if cfg.env.get('domain_randomization', {}).get('enable'):
         raise ConfigError("env.domain_randomization is supported by the serial pipelines only; "
                           "set env.domain_randomization.enable=False or train with -m serial")
