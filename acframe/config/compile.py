@@ -22,7 +22,7 @@ from ..errors import ConfigError, ConfigWarning, describe_raised
 from ..registry import POLICY_REGISTRY, import_names
 from . import defaults as D
 from .ding_compat import _leaf_paths, translate_ding_config, translate_override
-from .introspect import static_class_config
+from .introspect import loaded_class_config, static_class_config
 from .rules import check_config
 
 ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], List[dict], dict]
@@ -81,22 +81,28 @@ def resolve_config_path(name: str) -> str:
 
 
 def policy_defaults(policy_type: str) -> Tuple[dict, Dict[str, str]]:
-    """``POLICY_COMMON`` merged with the policy class's ``config`` (read statically when possible)."""
-    if POLICY_REGISTRY.is_loaded(policy_type):
-        cls = POLICY_REGISTRY.get(policy_type)
-        # the comments still come from the source: validation (documented Nones) must not depend on imports
-        found = static_class_config(POLICY_REGISTRY.location(policy_type))
-        own, comments = cls.default_config(), (found[1] if found is not None else {})
+    """``POLICY_COMMON`` merged with the policy class's ``config`` (read statically when possible), and the comments
+    (declarations, ``acframe.config.rules``) above its keys."""
+    found = None if POLICY_REGISTRY.is_loaded(policy_type) else static_class_config(POLICY_REGISTRY.location(policy_type))
+    if found is not None:
+        own, comments = found
     else:
-        found = static_class_config(POLICY_REGISTRY.location(policy_type))
-        if found is None:
-            cls = POLICY_REGISTRY.get(policy_type)
-            own, comments = cls.default_config(), {}
-        else:
-            own, comments = found
+        cls = POLICY_REGISTRY.get(policy_type)
+        own, comments = cls.default_config(), class_comments(cls)
     own = copy.deepcopy(own)
     own.pop('type', None)
     return deep_merge(copy.deepcopy(D.POLICY_COMMON), own, path='policy', strict=False), comments
+
+
+def class_comments(cls: type) -> Dict[str, str]:
+    """The comments above the ``config`` keys of a loaded policy class and of the classes it inherits ``config``
+    from (the nearest wins), read from their sources: validation must not depend on what was imported."""
+    comments: Dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if 'config' in vars(klass):
+            found = static_class_config(f"{klass.__module__}:{klass.__qualname__}") or loaded_class_config(klass)
+            comments.update(found[1] if found is not None else {})
+    return comments
 
 
 def default_config(policy_type: str) -> dict:

@@ -92,7 +92,28 @@ def static_class_config(location: str, attribute: str = "config") -> Optional[Tu
         return None
     if source is None:
         return None
-    tree = ast.parse(source)
+    return _class_config_in(source, class_name, attribute)
+
+
+def loaded_class_config(cls: type, attribute: str = "config") -> Optional[Tuple[Dict[str, Any], Comments]]:
+    """Defaults and comments of ``attribute`` of a loaded class, read from its own source (``inspect``): for a
+    class that ``static_class_config`` cannot find by module name (defined in a script's ``__main__`` or in a
+    function). None when the source is unavailable or not static."""
+    import inspect
+    import textwrap
+
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return None
+    return _class_config_in(source, cls.__name__, attribute)
+
+
+def _class_config_in(source: str, class_name: str, attribute: str) -> Optional[Tuple[Dict[str, Any], Comments]]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
     comments = _comment_lines(source)
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == class_name:
