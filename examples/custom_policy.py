@@ -27,31 +27,31 @@ class MyPGPolicy(Policy):
 
     supported_action_spaces = ('discrete',)
 
-    # every default with a one-line comment above it; compile_config validates user configs against these
+    # every default with its rule and one-line doc in the comment above it; compile_config checks users' values against the rules
     config = dict(
         learn=dict(
-            # (int) Learner iterations after each collection.
+            # (int >= 1) Learner iterations after each collection.
             update_per_collect=1,
-            # (int) Env trajectories (columns of a segment) per training batch.
+            # (int >= 1) Env trajectories (columns of a segment) per training batch.
             batch_size=8,
-            # (float) Adam step size.
+            # (float > 0) Adam step size.
             learning_rate=0.005,
-            # (float) Discount factor gamma in [0, 1].
+            # (float in [0, 1]) Discount factor gamma.
             discount_factor=0.99,
-            # (float) Weight of the value loss.
+            # (float >= 0) Weight of the value loss.
             value_weight=0.5,
-            # (float) Weight of the entropy bonus.
+            # (float >= 0) Weight of the entropy bonus.
             entropy_weight=0.01,
         ),
         collect=dict(
-            # (int) Transitions collected per collection across all collector envs (a multiple of collector_env_num).
+            # (int >= 1) Transitions collected per collection across all collector envs (a multiple of collector_env_num).
             n_sample=64,
         ),
         other=dict(
             replay_buffer=dict(
-                # (int) Capacity in trajectories.
+                # (int >= 1) Capacity in trajectories.
                 replay_buffer_size=64,
-                # (int) Train on every trajectory exactly once.
+                # (int >= 1) Train on every trajectory exactly once.
                 max_use=1,
             ),
         ),
