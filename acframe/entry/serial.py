@@ -145,6 +145,16 @@ class SerialRun(RunBase):
         self.announce_eval(train_iter, env_step, result['mean'], result['std'], result['confirm'], result['solved'])
         return result['solved']
 
+    def done(self) -> bool:
+        """Evaluate when due; True when the run stops: solved, or out of budget (the final weights evaluated
+        unless they just were)."""
+        if self.maybe_evaluate():
+            return True
+        if not self.budget_left():
+            self.maybe_evaluate(force=self.evals.last_eval_iter != self.learner.train_iter)
+            return True
+        return False
+
     def show_progress(self) -> None:
         wall = self.wall_s()
         speed = self.env_step / wall if wall > 0 else 0.0
@@ -217,10 +227,7 @@ def _off_policy_loop(run: SerialRun) -> None:
     cfg = run.cfg
     update_per_collect, batch_size = cfg.policy.learn.update_per_collect, cfg.policy.learn.batch_size
     while True:
-        if run.maybe_evaluate():
-            break
-        if not run.budget_left():
-            run.maybe_evaluate(force=run.evals.last_eval_iter != run.learner.train_iter)
+        if run.done():
             break
         if run.pending_updates == 0:
             segment = run.collect()

@@ -61,10 +61,7 @@ def _on_policy_loop(run: SerialRun) -> None:
     get_train_sample = run.policy.collect_mode.get_train_sample
     prepare = run.policy.learn_mode.prepare
     while True:
-        if run.maybe_evaluate():
-            break
-        if not run.budget_left():
-            run.maybe_evaluate(force=run.evals.last_eval_iter != run.learner.train_iter)
+        if run.done():
             break
         if run.pending_batch is None:
             run.pending_batch = prepare(get_train_sample(run.collect()))
