@@ -34,7 +34,7 @@ from ..registry import BUFFER_REGISTRY
 from ..signals import Terminated, sigterm_as_interrupt
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
                      set_global_seed, set_torch_threads)
-from ..worker import EvalHistory, load_checkpoint
+from ..worker import load_checkpoint
 from .run_folder import RunLock, create_exp_dir, plan_exp_dir
 
 #: the CLI flag of each pipeline mode (named when a folder is resumed with the wrong one)
