@@ -255,7 +255,7 @@ class RunBase:
             'evaluator': self.evals.state_dict(),
             **buffer_checkpoint(self.buffer, save_buffer),
             'rng': capture_rng_states(),
-            'wall_s': self.wall_before + time.perf_counter() - self.start,
+            'wall_s': self.wall_s(),
             'recent_returns': list(self.recent_returns),
             **self._extra_state(),
         }
