@@ -21,7 +21,7 @@ from easydict import EasyDict
 from ..errors import ConfigError, ConfigWarning, describe_raised
 from ..registry import POLICY_REGISTRY, import_names
 from . import defaults as D
-from .ding_compat import _leaf_paths, translate_ding_config, translate_override
+from .ding_compat import leaf_paths, translate_ding_config, translate_override
 from .introspect import loaded_class_config, static_class_config
 from .rules import check_config
 
@@ -195,7 +195,7 @@ def parse_override(text: str) -> Tuple[str, Any]:
 
 def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]]) -> None:
     """Set each ``key.path=value`` in ``cfg`` (a merged config); a renamed key sets its new name (``ding_compat``)."""
-    valid = _leaf_paths(cfg)
+    valid = leaf_paths(cfg)
     for item in overrides or ():
         key, value = parse_override(item) if isinstance(item, str) else item
         key = translate_override(key, value, cfg['policy']['type'], valid)

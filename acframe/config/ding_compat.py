@@ -144,7 +144,7 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     policy_type = _section(create, 'policy').get('type') or _section(main, 'policy').get('type') or ''
     if not isinstance(policy_type, str) or not policy_type:
         return main, create  # compile_config says what is missing
-    valid = _leaf_paths(defaults_of(policy_type))
+    valid = leaf_paths(defaults_of(policy_type))
     _translate_env(main, create, from_dizoo)
     if from_dizoo:
         _cuda_if_available(main)
@@ -370,12 +370,13 @@ def _drop_unused(main: dict, policy_type: str, valid: Dict[str, Any]) -> List[st
     return dropped
 
 
-def _leaf_paths(tree: dict, prefix: str = '') -> Dict[str, Any]:
+def leaf_paths(tree: dict, prefix: str = '') -> Dict[str, Any]:
+    """``{dotted path: value}`` of every leaf of ``tree`` (an empty dict is a leaf: a free-form mapping)."""
     out: Dict[str, Any] = {}
     for key, value in tree.items():
         path = f'{prefix}{key}'
         if isinstance(value, dict) and value:
-            out.update(_leaf_paths(value, path + '.'))
+            out.update(leaf_paths(value, path + '.'))
         else:
             out[path] = value
     return out

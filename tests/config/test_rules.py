@@ -1,6 +1,7 @@
 """Specification of ``acframe.config.rules``: a key's rule is declared in the comment above its default, and both
 ``compile_config`` and the config reference read it from there — so a new policy's keys are validated and
 documented without any edit in ``acframe.config``."""
+import contextlib
 import math
 import sys
 import textwrap
@@ -131,6 +132,15 @@ def throwaway(tmp_path, monkeypatch):
     sys.modules.pop('acframe_throwaway_policy', None)
 
 
+@contextlib.contextmanager
+def registered(name, cls):
+    POLICY_REGISTRY.register(name, cls)
+    try:
+        yield
+    finally:
+        POLICY_REGISTRY._entries.pop(name, None)
+
+
 def _compile(policy, main=None, overrides=()):
     return compile_config((main or {}, dict(policy=dict(type=policy))), list(overrides))
 
@@ -177,12 +187,9 @@ def test_a_policy_defined_in_a_function_or_a_script_keeps_its_rules():
             ),
         )
 
-    POLICY_REGISTRY.register('local_throwaway', LocalPolicy)
-    try:
-        with pytest.raises(ConfigError, match=r"'policy.learn.width' = 9 must lie in \[2, 8\]"):
-            _compile('local_throwaway', overrides=['policy.learn.width=9'])
-    finally:
-        POLICY_REGISTRY._entries.pop('local_throwaway', None)
+    with registered('local_throwaway', LocalPolicy), \
+            pytest.raises(ConfigError, match=r"'policy.learn.width' = 9 must lie in \[2, 8\]"):
+        _compile('local_throwaway', overrides=['policy.learn.width=9'])
 
 
 def test_a_subclass_inherits_the_rules_of_the_config_it_inherits():
@@ -191,9 +198,6 @@ def test_a_subclass_inherits_the_rules_of_the_config_it_inherits():
     class QuietIMPALA(IMPALAPolicy):
         """Nothing of its own."""
 
-    POLICY_REGISTRY.register('quiet_impala_throwaway', QuietIMPALA)
-    try:
-        with pytest.raises(ConfigError, match=r"'policy.learn.lambda_' = 2.0 must lie in \[0, 1\]"):
-            _compile('quiet_impala_throwaway', overrides=['policy.learn.lambda_=2.0'])
-    finally:
-        POLICY_REGISTRY._entries.pop('quiet_impala_throwaway', None)
+    with registered('quiet_impala_throwaway', QuietIMPALA), \
+            pytest.raises(ConfigError, match=r"'policy.learn.lambda_' = 2.0 must lie in \[0, 1\]"):
+        _compile('quiet_impala_throwaway', overrides=['policy.learn.lambda_=2.0'])
