@@ -98,6 +98,8 @@ class PPOPolicy(Policy):
         collect=dict(
             # (int) Transitions per rollout across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times.
             n_sample=1024,
+            # (int) gSDE (policy.model.use_sde): env steps between two draws of each collector env's exploration matrix (SB3's sde_sample_freq).
+            sde_sample_freq=4,
         ),
         eval=dict(
             # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).
