@@ -72,6 +72,33 @@ def test_the_plan_holds_gae_of_the_collecting_weights_and_log_pi_old():
     torch.testing.assert_close(plan.log_prob_old, log_pi.gather(-1, rollout.action.unsqueeze(-1)).squeeze(-1))
 
 
+def test_reward_norm_divides_the_rewards_by_the_running_return_std_once_per_rollout_and_is_learn_state():
+    """The plan's targets are GAE of the normalized rewards (``RewardNormalizer``, checked per element in
+    tests/models/test_normalization.py); recompute_adv reuses them; the statistics travel in the learn state."""
+    from acframe.models import RewardNormalizer
+    policy = make_policy(learn=dict(reward_norm=True, reward_scale=0.5, epoch_per_collect=2, batch_size=18),
+                         recompute_adv=True)
+    reference = RewardNormalizer(GAMMA)
+    for seed in range(2):  # the running return continues from one rollout to the next
+        rollout = make_rollout(seed)
+        plan = policy.learn_mode.prepare(rollout)
+        expected = reference(rollout.reward * 0.5, rollout.terminated | rollout.truncated)
+        torch.testing.assert_close(plan.reward, expected)
+    with torch.no_grad():
+        values = policy.model(rollout.obs.reshape(-1, OBS), mode='compute_critic')['value'].reshape(T + 1, B)
+        final_values = policy.model(rollout.final_obs, mode='compute_critic')['value']
+    rewards = fold_truncation(expected, rollout.truncated, final_values, GAMMA)
+    discounts = GAMMA * (~(rollout.terminated | rollout.truncated)).float()
+    torch.testing.assert_close(plan.advantage, gae(rewards, values[:-1], values[-1], discounts, LAMBDA))
+    Learner(policy.learn_mode).train_rollout(plan)  # epoch 2 recomputes the targets from the same rewards
+    torch.testing.assert_close(plan.reward, expected)
+    fresh = make_policy(learn=dict(reward_norm=True, reward_scale=0.5))
+    fresh.learn_mode.load_state_dict(policy.learn_mode.state_dict())
+    rollout = make_rollout(2)
+    torch.testing.assert_close(fresh.learn_mode.prepare(rollout).reward,
+                               reference(rollout.reward * 0.5, rollout.terminated | rollout.truncated))
+
+
 def test_a_rollout_gets_epochs_times_minibatches_gradient_steps_each_one_train_iter():
     """18 transitions in minibatches of 4 (the last of 2), 3 epochs: 15 gradient steps, each transition once per epoch."""
     policy = make_policy(learn=dict(epoch_per_collect=3, batch_size=4))
