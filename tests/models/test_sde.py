@@ -118,15 +118,17 @@ def test_sde_with_discrete_actions_is_a_clear_error():
 
 
 SHORT = ['env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.stop_value=None',
-         'policy.collect.n_sample=64', 'policy.eval.evaluator.eval_freq=1000', 'policy.model.use_sde=True']
-PPO_SHORT = ['policy.learn.epoch_per_collect=2', 'policy.learn.batch_size=32']
+         'policy.eval.evaluator.eval_freq=1000', 'policy.model.use_sde=True']
+ALGO_SHORT = dict(ppo=['policy.collect.n_sample=64', 'policy.learn.epoch_per_collect=2', 'policy.learn.batch_size=32'],
+                  a2c=['policy.collect.n_sample=64'],
+                  impala=['policy.collect.n_sample=2', 'policy.learn.batch_size=4', 'policy.learn.update_per_collect=1'])
 
 
-@pytest.mark.parametrize('algo', ['ppo', 'a2c'])
+@pytest.mark.parametrize('algo', ['ppo', 'a2c', 'impala'])
 def test_sde_runs_in_the_serial_and_the_parallel_pipeline_and_its_log_std_is_checkpointed(tmp_path, algo):
     from acframe.cli import main as cli_main
     serial, parallel = tmp_path / 'serial', tmp_path / 'parallel'
-    config, short = f'pendulum_{algo}.py', SHORT + (PPO_SHORT if algo == 'ppo' else [])
+    config, short = f'pendulum_{algo}.py', SHORT + ALGO_SHORT[algo]
     assert cli_main(['-c', config, '--exp-dir', str(serial), '--max-env-step', '256', '-q', *short]) == 0
     state = torch.load(serial / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert any(key.endswith('.sde_log_std') for key in _keys(state)), list(_keys(state))
