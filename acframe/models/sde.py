@@ -20,7 +20,7 @@ which is the distribution whose log-probability (summed over the ``D`` action di
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Dict, Optional
 
 import torch
 
@@ -66,6 +66,13 @@ class StateDependentNoise:
 
     def reset(self) -> None:
         self.weights = None
+
+    def state_dict(self) -> Dict[str, Any]:
+        """The current matrices and where the redraw schedule stands (plain data, for an exact resume)."""
+        return {'weights': None if self.weights is None else self.weights.clone(), 'steps': self._steps}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self.weights, self._steps = state['weights'], int(state['steps'])
 
     def __call__(self, latent: torch.Tensor) -> torch.Tensor:
         """The noise ``ε`` ``(N, D)`` for the latent features ``(N, L)`` of the envs' current observations."""

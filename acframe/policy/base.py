@@ -202,7 +202,8 @@ class Policy:
         return _Mode('collect', forward=self._collect_on_device if self._on_gpu else self._forward_collect,
                      get_train_sample=self._get_train_sample,
                      load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg,
-                     unroll_len=self.train_sample_len(self._cfg))
+                     unroll_len=self.train_sample_len(self._cfg), state_dict=self._state_dict_collect,
+                     load_state_dict=self._load_state_dict_collect)
 
     @property
     def eval_mode(self) -> _Mode:
@@ -371,6 +372,15 @@ class Policy:
     def _reset_collect(self) -> None:
         if self._sde_noise is not None:
             self._sde_noise.reset()
+
+    def _state_dict_collect(self) -> Dict[str, Any]:
+        """What the collect mode carries between env steps that an exact resume needs (plain data): the gSDE
+        exploration matrices when the model explores with gSDE; override to add your own."""
+        return {'sde_noise': self._sde_noise.state_dict()} if self._sde_noise is not None else {}
+
+    def _load_state_dict_collect(self, state: Dict[str, Any]) -> None:
+        if self._sde_noise is not None and state.get('sde_noise') is not None:
+            self._sde_noise.load_state_dict(state['sde_noise'])
 
     # ---- eval --------------------------------------------------------------------------------------
     def _init_eval(self) -> None:

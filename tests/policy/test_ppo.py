@@ -258,3 +258,20 @@ def test_multi_discrete_actions_and_dict_observations_learn(tmp_path, env_id, ex
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=10_000,
                                       exp_dir=str(tmp_path / env_id), progress=False)
     assert policy.summary['solved'], policy.summary
+
+
+def test_a_gsde_run_resumes_with_its_exploration_matrices_and_the_uninterrupted_losses(tmp_path):
+    """The gSDE matrices are collect state: saved with the collector, a resumed run continues with them."""
+    overrides = ['policy.model.use_sde=True', 'policy.collect.sde_sample_freq=3']
+    def pendulum(name, **kwargs):
+        recorder = InfoRecorder()
+        serial_pipeline_onpolicy('pendulum_ppo.py', seed=0, overrides=SHORT + overrides, exp_dir=str(tmp_path / name),
+                                 progress=False, learner_hooks=[recorder], **kwargs)
+        return recorder
+    whole = pendulum('whole', max_train_iter=40)
+    first_part = pendulum('part', max_train_iter=12)
+    recorder = InfoRecorder()
+    serial_pipeline_onpolicy(None, resume=str(tmp_path / 'part'), max_train_iter=40, progress=False,
+                             learner_hooks=[recorder])
+    assert first_part.infos == whole.infos[:12]
+    assert recorder.infos == whole.infos[12:]
