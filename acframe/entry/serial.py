@@ -30,6 +30,7 @@ from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, r
 from ..worker import (CheckpointHook, Evaluator, Learner, LearnerHook, LinearLRDecayHook, LogHook,
                       SampleCollector, load_checkpoint)
 
+from .budget import check_start
 from .evaluate import EVAL_SEED_OFFSET
 from ..signals import Terminated, sigterm_as_interrupt
 from .run_folder import RunLock, create_exp_dir, plan_exp_dir
@@ -107,7 +108,7 @@ class SerialRun:
         self.lock: Optional[RunLock] = None
         self.collector_env = self.evaluator_env = None
         try:
-            self._build(cfg, learner_hooks, model, use_buffer, log_to_console)
+            self._build(cfg, learner_hooks, model, use_buffer, log_to_console, resume)
             if resume:
                 self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
             self.policy.check_finite('the start of the run' if not resume else 'the checkpoint to resume')
@@ -135,7 +136,7 @@ class SerialRun:
             self.learner.save_checkpoint('ckpt_latest.pth')
 
     def _build(self, cfg: Any, learner_hooks: Sequence[LearnerHook], model: Optional[torch.nn.Module],
-               use_buffer: bool, log_to_console: bool) -> None:
+               use_buffer: bool, log_to_console: bool, resume: bool = False) -> None:
         if self.randomizer is None:
             self.collector_env = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, cfg.seed)
             self.evaluator_env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
@@ -148,12 +149,11 @@ class SerialRun:
         self.evaluator = Evaluator(self.evaluator_env, self.policy.eval_mode, cfg.env.n_evaluator_episode,
                                    cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, None,
                                    n_confirm_episode=cfg.env.n_confirm_episode)
+        check_start(cfg, self.mode, self.collector_env.observation_space, self.collector_env.action_space, resume=resume)
         self.buffer = None
         if use_buffer:
             buffer_cfg = dict(cfg.policy.other.replay_buffer)
             self.buffer = BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed, **buffer_cfg)
-            if hasattr(self.buffer, 'check_batch_size') and 'batch_size' in cfg.policy.learn:
-                self.buffer.check_batch_size(cfg.policy.learn.batch_size)
         echo = self.progress.message if log_to_console else None
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, None, echo)
         hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,

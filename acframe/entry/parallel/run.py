@@ -31,6 +31,7 @@ from ...registry import BUFFER_REGISTRY
 from ...utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
                       set_global_seed, set_torch_threads)
 from ...worker import CheckpointHook, Learner, LearnerHook, LinearLRDecayHook, LogHook, load_checkpoint
+from ..budget import check_start
 from ..run_folder import RunLock, create_exp_dir, plan_exp_dir
 from ..serial import Progress
 from .backend import Backend, EnvStepBudget
@@ -214,6 +215,7 @@ class ParallelRun:
         self.exp_dir = plan_exp_dir(cfg, exp_dir, resume)
         with make_env_manager(cfg, 'collector', 1, cfg.seed) as probe:  # the spaces the policy is built for
             spaces = (probe.observation_space, probe.action_space)
+        check_start(cfg, 'parallel', *spaces, actors=cfg.parallel.actor_num, sync=self.sync, resume=resume)
         self.policy = create_policy(cfg, *spaces, enable_field=('learn',))
         self._weights: Optional[Dict[str, torch.Tensor]] = None
         if not resume:
