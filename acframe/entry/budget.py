@@ -119,7 +119,8 @@ def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool =
                                   f"would make no {need.lacks}; {need.fix}")
             continue
         if plan.learner_env_steps() < need.env_steps:
-            raise ConfigError(f"{plan.describe()} but {need.wants} {need.env_steps} env steps: the run would make 0 "
+            steps = f"{need.env_steps} env step{'' if need.env_steps == 1 else 's'}"
+            raise ConfigError(f"{plan.describe()} but {need.wants} {steps}: the run would make 0 "
                               f"{need.lacks}; raise max_env_step to at least {plan.budget_for(need.env_steps)} or {need.fix}")
 
 
