@@ -91,6 +91,8 @@ class A2CPolicy(Policy):
         collect=dict(
             # (int > 0) Transitions collected per update across all collector envs, and the batch of its one gradient step (A2C has no batch_size: the batch is the whole rollout) (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times, the n of the n-step returns.
             n_sample=40,
+            # (int >= 1) gSDE (policy.model.use_sde): env steps between two draws of each collector env's exploration matrix (SB3's sde_sample_freq).
+            sde_sample_freq=4,
         ),
         other=dict(
             replay_buffer=dict(

@@ -7,7 +7,8 @@ rollout ``(T, B)`` is trained on, then dropped.
 Prepare (once per rollout, with the weights that collected it — ``learn_mode.prepare``): evaluate π_old and
 V_old on the rollout's ``T + 1`` observations, then
 
-* scale the rewards by ``reward_scale``, fold the time-limit bootstrap ``γ·V(final_obs)`` into the reward of every truncated step
+* scale the rewards by ``reward_scale`` (with ``reward_norm``, divide them by the running std of each collector
+  env's discounted return, SB3's ``norm_reward``), fold the time-limit bootstrap ``γ·V(final_obs)`` into the reward of every truncated step
   (``rl_utils.fold_truncation``) and cut the recursion at every episode end,
   ``discounts = γ·(1 − (terminated | truncated))``;
 * advantages ``Â_t`` by GAE(λ) (``rl_utils.gae``), value targets ``R_t = Â_t + V_old(s_t)``;
@@ -39,9 +40,10 @@ from typing import Any, Dict, Iterator, List
 import torch
 
 from ..data import make_tree, ttorch
+from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
-from .base import Policy, build_optimizer
+from .base import LearnNeed, Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('ppo')
@@ -72,6 +74,10 @@ class PPOPolicy(Policy):
             gae_lambda=0.95,
             # (float > 0) Rewards are multiplied by this before the targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
             reward_scale=1.0,
+            # (bool) Divide rewards by the running std of the discounted return of each collector env (SB3 VecNormalize's norm_reward); the statistics are learn state, saved in checkpoints.
+            reward_norm=False,
+            # (float > 0) Normalized rewards (reward_norm) are clipped to [-reward_norm_clip, reward_norm_clip].
+            reward_norm_clip=10.0,
             # (float > 0) Clip range epsilon of the probability ratio in the surrogate objective.
             clip_ratio=0.2,
             # (float > 0 or None) Clip the value around the value of the collecting weights by +-this (value units); None: no value clipping.
@@ -94,6 +100,8 @@ class PPOPolicy(Policy):
         collect=dict(
             # (int > 0) Transitions per rollout across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times.
             n_sample=1024,
+            # (int >= 1) gSDE (policy.model.use_sde): env steps between two draws of each collector env's exploration matrix (SB3's sde_sample_freq).
+            sde_sample_freq=4,
         ),
         eval=dict(
             # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).
@@ -107,12 +115,24 @@ class PPOPolicy(Policy):
         ),
     )
 
+    @classmethod
+    def learn_needs(cls, cfg: Any) -> List[LearnNeed]:
+        """A minibatch larger than a rollout would silently be the whole rollout: refused."""
+        size = cfg.learn.batch_size
+        if isinstance(size, bool) or not isinstance(size, int):
+            return []
+        return [LearnNeed(size, 'rollout', f"policy.learn.batch_size={size} transitions per minibatch need",
+                          'minibatches of that size (each would be the whole rollout)',
+                          'lower policy.learn.batch_size or raise policy.collect.n_sample')]
+
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         learn = self._cfg.learn  # its values were checked by compile_config against the declarations in config
         self._optimizer = build_optimizer(self._model.parameters(), learn)
         self._params = list(self._model.parameters())
         self._reward_scale = float(learn.reward_scale)
+        self._reward_normalizer = (RewardNormalizer(float(learn.discount_factor), learn.reward_norm_clip)
+                                   if learn.reward_norm else None)
         self._grad_steps = 0  # gradient steps taken (the clip-ratio schedule's clock; saved in checkpoints)
         self._model.train()
 
@@ -131,8 +151,12 @@ class PPOPolicy(Policy):
         with torch.no_grad():
             output = self._evaluate(rollout.obs)  # (T+1, B, ...)
             log_prob_old = self._distribution(output, drop_last=True).log_prob(rollout.action)
+            reward = rollout.reward * self._reward_scale if self._reward_scale != 1.0 else rollout.reward
+            if self._reward_normalizer is not None:  # once per rollout: recompute_adv reuses these rewards
+                reward = self._reward_normalizer(reward, rollout.terminated | rollout.truncated)
         plan = {
-            'rollout': {k: rollout[k] for k in ('obs', 'action', 'reward', 'terminated', 'truncated', 'final_obs')},
+            'rollout': {k: rollout[k] for k in ('obs', 'action', 'terminated', 'truncated', 'final_obs')},
+            'reward': reward,
             'log_prob_old': log_prob_old,
             'value_old': torch.empty(steps, num_envs),
             'advantage': torch.empty(steps, num_envs),
@@ -147,8 +171,7 @@ class PPOPolicy(Policy):
         rollout = plan['rollout']
         with torch.no_grad():
             discounts = self._discounts(rollout['terminated'], rollout['truncated'])
-            reward = rollout['reward'] * self._reward_scale if self._reward_scale != 1.0 else rollout['reward']
-            rewards = self._bootstrap_truncation(reward, rollout['truncated'], rollout['final_obs'])
+            rewards = self._bootstrap_truncation(plan['reward'], rollout['truncated'], rollout['final_obs'])
             advantages = gae(rewards, values[:-1], values[-1], discounts, float(self._cfg.learn.gae_lambda))
             plan['value_old'].copy_(values[:-1])
             plan['advantage'].copy_(advantages)
@@ -158,7 +181,7 @@ class PPOPolicy(Policy):
         """``epoch_per_collect`` passes over the rollout in the plan's orders, ``batch_size`` transitions a step."""
         learn = self._cfg.learn
         rollout = plan.rollout
-        steps, num_envs = rollout.reward.shape
+        steps, num_envs = plan.reward.shape
         total = steps * num_envs
         per_epoch = math.ceil(total / learn.batch_size)
 
@@ -210,10 +233,15 @@ class PPOPolicy(Policy):
                                                 'clip_ratio', 'grad_norm', 'value']
 
     def _state_dict_learn(self) -> Dict[str, Any]:
-        return {**super()._state_dict_learn(), 'grad_steps': self._grad_steps}
+        state = {**super()._state_dict_learn(), 'grad_steps': self._grad_steps}
+        if self._reward_normalizer is not None:
+            state['reward_normalizer'] = self._reward_normalizer.state_dict()
+        return state
 
     def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
         super()._load_state_dict_learn(state)
         self._grad_steps = int(state.get('grad_steps', 0))
+        if self._reward_normalizer is not None and 'reward_normalizer' in state:
+            self._reward_normalizer.load_state_dict(state['reward_normalizer'])
 
     # ---- collect / eval: Policy's defaults (an action sampled from π; its mode, or a sample, in eval) ----
