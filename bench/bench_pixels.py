@@ -26,13 +26,21 @@ import numpy as np
 import torch
 
 
+#: the networks ``--encoder`` may name instead of the config's: (encoder, encoder_channels, encoder_hidden_size_list)
+NETWORKS = {'nature_cnn': ('nature_cnn', None, [512]), 'shallow': ('nature_cnn', [16, 32], [256]),
+            'impala_resnet': ('impala_resnet', None, [256])}
+
+
 def overrides(args: argparse.Namespace) -> list:
-    return [f'env.collector_env_num={args.envs}', f'env.max_episode_steps={args.episode_steps}',
-            'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.stop_value=None',
-            'policy.eval.evaluator.eval_freq=0', f'env.manager={args.manager}',
-            f'policy.model.encoder={args.encoder}',
-            f"policy.model.encoder_hidden_size_list=[{512 if args.encoder == 'nature_cnn' else 256}]",
-            'policy.learn.learner.save_ckpt_freq=0', 'policy.learn.torch_threads=1']
+    out = [f'env.collector_env_num={args.envs}', f'env.max_episode_steps={args.episode_steps}',
+           'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.stop_value=None',
+           'policy.eval.evaluator.eval_freq=0', f'env.manager={args.manager}',
+           'policy.learn.learner.save_ckpt_freq=0', 'policy.learn.torch_threads=1']
+    if args.encoder != 'config':
+        encoder, channels, hidden = NETWORKS[args.encoder]
+        out += [f'policy.model.encoder={encoder}', f'policy.model.encoder_channels={channels}',
+                f'policy.model.encoder_hidden_size_list={hidden}']
+    return out
 
 
 def bare_loop(args: argparse.Namespace) -> float:
@@ -84,7 +92,8 @@ def pipeline(args: argparse.Namespace, mode: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--config', default='pong_impala.py')
-    parser.add_argument('--encoder', default='nature_cnn', choices=('nature_cnn', 'impala_resnet'))
+    parser.add_argument('--encoder', default='config', choices=('config',) + tuple(NETWORKS),
+                        help="the config's network, or the Nature CNN, the shallow 2013 DQN/A3C network, IMPALA's ResNet")
     parser.add_argument('--envs', type=int, default=8)
     parser.add_argument('--steps', type=int, default=6400, help='env steps of each pipeline run')
     parser.add_argument('--bare-steps', type=int, default=8000)

@@ -60,6 +60,20 @@ def to_device(data: Any, device: torch.device) -> Any:
     return move(data) if is_leaf(data) else tree_map(move, data)
 
 
+def flatten_lead(data: Any, dims: int) -> Any:
+    """A tensor ``(d0, ..., d{dims-1}, *rest)`` as ``(d0 * ... * d{dims-1}, *rest)`` (a view where possible); a tree
+    (a Dict observation) leaf by leaf, each keeping its own ``rest`` — what a model takes as one batch."""
+    if is_leaf(data):
+        return data.reshape((-1,) + tuple(data.shape[dims:]))
+    return tree_map(lambda x: x.reshape((-1,) + tuple(x.shape[dims:])), data)
+
+
+def lead_shape(data: Any, dims: int) -> Tuple[int, ...]:
+    """The first ``dims`` dims of a tensor, or of a tree's leaves (which share them)."""
+    leaf = data if is_leaf(data) else next(leaves(data))[1]
+    return tuple(leaf.shape[:dims])
+
+
 def split_segment(segment: ttorch.Tensor, unroll_len: int) -> ttorch.Tensor:
     """Cut a time-major segment ``(T, B, ...)`` into item-major train samples ``(B * T // U, U, ...)``.
 
@@ -72,7 +86,7 @@ def split_segment(segment: ttorch.Tensor, unroll_len: int) -> ttorch.Tensor:
     chunks = steps // unroll_len
 
     def cut(key: str, x: torch.Tensor) -> torch.Tensor:
-        if key == 'obs':
+        if key == 'obs' or key.startswith('obs.'):  # (a Dict observation's keys: obs.image, obs.target, ...)
             pieces = [x[k * unroll_len:(k + 1) * unroll_len + 1] for k in range(chunks)]
         else:
             pieces = [x[k * unroll_len:(k + 1) * unroll_len] for k in range(chunks)]

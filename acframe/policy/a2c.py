@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Tuple
 
 import torch
 
-from ..data import ttorch
+from ..data import flatten_lead, ttorch
 from ..errors import ConfigError
 from ..models import RewardNormalizer, make_distribution
 from ..registry import POLICY_REGISTRY
@@ -142,7 +142,7 @@ class A2CPolicy(Policy):
         steps, num_envs = batch.reward.shape
         obs = batch.obs
         self._update_obs_norm(obs)
-        output = self._model(obs.reshape((-1,) + tuple(obs.shape[2:])), mode='compute_actor_critic')
+        output = self._model(flatten_lead(obs, 2), mode='compute_actor_critic')
         values = output['value'].reshape(steps + 1, num_envs)
         stats = {k: output[k].reshape(steps + 1, num_envs, -1)[:-1] for k in self._stats_keys()}
         dist = make_distribution(stats, self._action_space, self._nvec)

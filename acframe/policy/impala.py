@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Tuple
 
 import torch
 
-from ..data import split_segment, ttorch
+from ..data import flatten_lead, split_segment, ttorch
 from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import vtrace
@@ -98,7 +98,7 @@ class IMPALAPolicy(Policy):
         steps, batch_size = reward.shape
         obs = batch.obs
         self._update_obs_norm(obs)  # replayed unrolls count once per use: replay-weighted statistics
-        output = self._model(obs.reshape((-1,) + tuple(obs.shape[2:])), mode='compute_actor_critic')
+        output = self._model(flatten_lead(obs, 2), mode='compute_actor_critic')
         values = output['value'].reshape(steps + 1, batch_size)
         target = make_distribution({k: output[k].reshape(steps + 1, batch_size, -1)[:-1] for k in self._stats_keys()},
                                    self._action_space)

@@ -38,7 +38,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import torch
 
-from ..data import make_tree, ttorch
+from ..data import flatten_lead, lead_shape, make_tree, ttorch
 from ..errors import ConfigError
 from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
@@ -142,8 +142,8 @@ class PPOPolicy(Policy):
 
     def _evaluate(self, obs: torch.Tensor, lead_dims: int) -> Tuple[Dict[str, torch.Tensor], torch.Tensor]:
         """The actor's statistics ``(*lead, ...)`` and the values ``lead`` on observations ``(*lead, *obs_shape)``."""
-        lead = tuple(obs.shape[:lead_dims])
-        output = self._model(obs.reshape((-1,) + tuple(obs.shape[lead_dims:])), mode='compute_actor_critic')
+        lead = lead_shape(obs, lead_dims)
+        output = self._model(flatten_lead(obs, lead_dims), mode='compute_actor_critic')
         stats = {k: output[k].reshape(lead + (-1,)) for k in self._stats_keys()}
         return stats, output['value'].reshape(lead)
 
@@ -198,7 +198,7 @@ class PPOPolicy(Policy):
                     self._fill_targets(plan, self._evaluate(rollout.obs, 2)[1])
             idx = plan.order[epoch, index * learn.batch_size:(index + 1) * learn.batch_size]
             yield make_tree({
-                'obs': flat(rollout.obs[:-1])[idx],
+                'obs': flatten_lead(rollout.obs[:-1], 2)[idx],
                 'action': flat(rollout.action)[idx],
                 'log_prob_old': flat(plan.log_prob_old)[idx],
                 'value_old': flat(plan.value_old)[idx],
