@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import traceback
+from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import gymnasium as gym
@@ -89,8 +90,8 @@ class FlattenDictObservation(gym.ObservationWrapper):
         boxes = [space.spaces[k] for k in self.keys]
         self.mixed = any(len(box.shape) > 1 for box in boxes)
         if self.mixed:
-            self.observation_space = gym.spaces.Dict({k: box if len(box.shape) > 1 else _flat_box(box)
-                                                      for k, box in zip(self.keys, boxes)})
+            self.observation_space = gym.spaces.Dict(OrderedDict(  # (a plain dict would be sorted)
+                (k, box if len(box.shape) > 1 else _flat_box(box)) for k, box in zip(self.keys, boxes)))
             self._vector_keys = [k for k, box in zip(self.keys, boxes) if len(box.shape) <= 1]
             return
         self.observation_space = _flat_box(*boxes)
