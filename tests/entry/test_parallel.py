@@ -614,7 +614,7 @@ def test_segment_messages_keep_uint8_images_across_a_pickle():
 
 
 @MODEL_REGISTRY.register('dict_dtype_vac')
-class DictDtypeVAC(VAC):
+class DictDtypeVAC(Uint8OnlyVAC):
     """VAC that refuses a Dict observation whose image is not uint8 or whose vector is not float32 (every process)."""
 
     @staticmethod
@@ -622,15 +622,6 @@ class DictDtypeVAC(VAC):
         if obs['image'].dtype != torch.uint8 or obs['target'].dtype != torch.float32:
             raise TypeError(f"observations reached the model as {obs['image'].dtype} / {obs['target'].dtype}")
         return obs
-
-    def compute_actor(self, obs):
-        return super().compute_actor(self._check(obs))
-
-    def compute_critic(self, obs):
-        return super().compute_critic(self._check(obs))
-
-    def compute_actor_critic(self, obs):
-        return super().compute_actor_critic(self._check(obs))
 
 
 @pytest.mark.parametrize('backend', ['local', 'inline'])
