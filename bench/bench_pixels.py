@@ -8,11 +8,14 @@ frame skip 4, 4 stacked frames):
 * ``serial``: ``serial_pipeline`` (collector → replay buffer → learner, one process);
 * ``parallel``: ``parallel_pipeline`` with the local backend, ``--actors`` actor processes and the learner.
 
-Pipelines run ``--steps`` env steps from a cold start (whole-run env-steps/s: start-up and the evaluations
-at the start and the end included). Every env episode is cut at ``--episode-steps`` steps, so an evaluation
-(one episode) costs little; this changes no throughput. One torch thread per process.
+Each pipeline runs twice from a cold start, ``--steps`` and ``3 * --steps`` env steps: ``whole_run`` is the long
+run's env-steps/s (start-up and the evaluations at the start and the end included), ``steady`` is the rate of
+collect + learn alone, ``(3N - N) / (wall(3N) - wall(N))`` — the fixed costs (process start, env construction,
+first and last evaluation) cancel. The bare loop is measured before and after the pipelines (the machine is
+shared: its speed drifts) and the ratios use their mean. Every env episode is cut at ``--episode-steps`` steps,
+so an evaluation (one episode) costs little; this changes no throughput. One torch thread per process.
 
-    python bench/bench_pixels.py [--encoder nature_cnn] [--steps 6400] [--manager sync|envpool]
+    python bench/bench_pixels.py [--encoder config|shallow|nature_cnn|impala_resnet] [--steps 6400] [--manager sync|envpool]
 """
 from __future__ import annotations
 
@@ -71,7 +74,7 @@ def bare_loop(args: argparse.Namespace) -> float:
     return iterations * args.envs / elapsed
 
 
-def pipeline(args: argparse.Namespace, mode: str) -> dict:
+def pipeline(args: argparse.Namespace, mode: str, steps: int) -> dict:
     from acframe.entry import serial_pipeline
     from acframe.entry.parallel import parallel_pipeline
 
@@ -79,14 +82,13 @@ def pipeline(args: argparse.Namespace, mode: str) -> dict:
     start = time.perf_counter()
     if mode == 'serial':
         policy = serial_pipeline(args.config, seed=0, overrides=overrides(args), exp_dir=exp_dir,
-                                 max_env_step=args.steps, progress=False)
+                                 max_env_step=steps, progress=False)
     else:
         policy = parallel_pipeline(args.config, seed=0, overrides=overrides(args) + [f'parallel.actor_num={args.actors}'],
-                                   exp_dir=exp_dir, backend='local', max_env_step=args.steps, progress=False)
+                                   exp_dir=exp_dir, backend='local', max_env_step=steps, progress=False)
     wall = time.perf_counter() - start
     summary = policy.summary
-    return {'env_steps': summary['env_steps'], 'train_iters': summary['train_iters'], 'wall_s': round(wall, 1),
-            'steps_per_s': round(summary['env_steps'] / wall, 1)}
+    return {'env_steps': summary['env_steps'], 'train_iters': summary['train_iters'], 'wall_s': wall}
 
 
 def main() -> None:
@@ -103,12 +105,22 @@ def main() -> None:
     parser.add_argument('--modes', default='serial,parallel')
     args = parser.parse_args()
     torch.set_num_threads(1)
-    bare = bare_loop(args)
+    load_start = os.getloadavg()[0]
+    bare_before = bare_loop(args)
+    runs = {mode: (pipeline(args, mode, args.steps), pipeline(args, mode, 3 * args.steps))
+            for mode in args.modes.split(',')}
+    bare_after = bare_loop(args)
+    bare = (bare_before + bare_after) / 2
     result = {'config': args.config, 'encoder': args.encoder, 'envs': args.envs, 'manager': args.manager,
-              'bare_loop_steps_per_s': round(bare, 1)}
-    for mode in args.modes.split(','):
-        run = pipeline(args, mode)
-        result[mode] = dict(run, ratio=round(run['steps_per_s'] / bare, 3))
+              'load_avg_1min': [round(load_start, 1), round(os.getloadavg()[0], 1)],
+              'bare_loop_steps_per_s': [round(bare_before, 1), round(bare_after, 1)]}
+    for mode, (short, long) in runs.items():
+        whole = long['env_steps'] / long['wall_s']
+        steady = (long['env_steps'] - short['env_steps']) / (long['wall_s'] - short['wall_s'])
+        result[mode] = {'env_steps': [short['env_steps'], long['env_steps']], 'wall_s': [round(short['wall_s'], 1),
+                        round(long['wall_s'], 1)], 'train_iters': long['train_iters'],
+                        'whole_run_steps_per_s': round(whole, 1), 'whole_run_ratio': round(whole / bare, 3),
+                        'steady_steps_per_s': round(steady, 1), 'steady_ratio': round(steady / bare, 3)}
     print(json.dumps(result))
 
 

@@ -44,6 +44,15 @@ def obs_buffer(lead: Tuple[int, ...], example: ObsArray, zeros: bool = False) ->
     return alloc(tuple(lead) + example.shape, dtype=obs_storage_dtype(example.dtype))
 
 
+def put_obs(buffer: ObsArray, index: Any, value: ObsArray) -> None:
+    """``buffer[index] = value``, per key for a Dict observation (the collector's per-step write)."""
+    if isinstance(buffer, dict):
+        for key, part in buffer.items():
+            part[index] = value[key]
+    else:
+        buffer[index] = value
+
+
 def stack_obs(items: Sequence[Any]) -> ObsArray:
     """One batch from single observations (arrays, or dicts of arrays for a Dict observation)."""
     if items and isinstance(items[0], Mapping):

@@ -14,7 +14,7 @@ import torch
 
 from ..data import make_tree, ttorch
 from ..envs import EnvManager
-from ..envs.obs import ObsArray, obs_buffer
+from ..envs.obs import ObsArray, obs_buffer, put_obs
 from ..config.compile import check_n_sample
 from ..errors import NonFiniteError
 
@@ -65,7 +65,6 @@ class SampleCollector:
         # per-step env results land in numpy buffers (a numpy row copy is the cheapest write) and become
         # tensors without a copy at the end; the policy's outputs are kept in lists and stacked once.
         # Images stay uint8 (the model scales them), the rest float32; a Dict observation has a buffer per key.
-        keys = list(obs_np) if isinstance(obs_np, Mapping) else None
         obs_buf = obs_buffer((steps + 1,), obs_np)
         reward = np.empty((steps, num_envs), dtype=np.float32)
         terminated = np.empty((steps, num_envs), dtype=bool)
@@ -75,15 +74,8 @@ class SampleCollector:
         forward, env_step = self.policy.forward, self.env.step
         with torch.inference_mode():
             for t in range(steps):
-                if keys is None:
-                    obs_buf[t] = obs_np
-                    obs_t: Any = torch.from_numpy(obs_buf[t])
-                else:
-                    obs_t = {}
-                    for k in keys:
-                        obs_buf[k][t] = obs_np[k]
-                        obs_t[k] = torch.from_numpy(obs_buf[k][t])
-                out = forward(obs_t)
+                put_obs(obs_buf, t, obs_np)
+                out = forward(_row(obs_buf, t))
                 if t == 0:
                     outputs = {k: [] for k in out}
                 for key, value in out.items():
@@ -93,20 +85,12 @@ class SampleCollector:
                 terminated[t] = result.terminated
                 truncated[t] = result.truncated
                 if len(result.done_index):
-                    if keys is None:
-                        final_obs[t, result.done_index] = result.final_obs
-                    else:
-                        for k in keys:
-                            final_obs[k][t, result.done_index] = result.final_obs[k]
+                    put_obs(final_obs, (t, result.done_index), result.final_obs)
                 obs_np = result.obs
-        if keys is None:
-            obs_buf[steps] = obs_np
-        else:
-            for k in keys:
-                obs_buf[k][steps] = obs_np[k]
+        put_obs(obs_buf, steps, obs_np)
         with torch.inference_mode(False):  # the segment is ordinary data the learner may use under autograd
             stacked = {k: torch.stack(v) for k, v in outputs.items()}
-        for key in (keys or [None]):
+        for key in (list(obs_buf) if isinstance(obs_buf, Mapping) else [None]):
             self._check_finite(_part(obs_buf, key), reward, _part(final_obs, key), stacked.get('action'), key)
         self._obs = obs_np
         self.env_step += steps * num_envs
@@ -154,6 +138,13 @@ class SampleCollector:
 
 def _part(buffers: ObsArray, key: Optional[str]) -> np.ndarray:
     return buffers if key is None else buffers[key]
+
+
+def _row(buffers: ObsArray, t: int) -> Any:
+    """Step ``t`` of the observation buffers as tensors without a copy: the model's input (a dict per key)."""
+    if isinstance(buffers, dict):
+        return {k: torch.from_numpy(v[t]) for k, v in buffers.items()}
+    return torch.from_numpy(buffers[t])
 
 
 def _as_tensors(buffers: ObsArray) -> Any:
