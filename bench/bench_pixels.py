@@ -16,6 +16,9 @@ shared: its speed drifts) and the ratios use their mean. Every env episode is cu
 so an evaluation (one episode) costs little; this changes no throughput. One torch thread per process.
 
     python bench/bench_pixels.py [--encoder config|shallow|nature_cnn|impala_resnet] [--steps 6400] [--manager sync|envpool]
+
+``--learner-step shallow,nature_cnn,impala_resnet`` instead times one IMPALA learner update of the config's batch
+(32 unrolls x 21 uint8 frames of 4x84x84; forward, backward, RMSprop step) per network: the minimum of ``--repeats``.
 """
 from __future__ import annotations
 
@@ -91,6 +94,34 @@ def pipeline(args: argparse.Namespace, mode: str, steps: int) -> dict:
     return {'env_steps': summary['env_steps'], 'train_iters': summary['train_iters'], 'wall_s': wall}
 
 
+def learner_step(args: argparse.Namespace, network: str) -> float:
+    """Seconds of one IMPALA update on a random batch of the config's shape with ``network`` (min of repeats)."""
+    import gymnasium as gym
+
+    from acframe.config import compile_config
+    from acframe.data import make_tree
+    from acframe.policy import create_policy
+
+    args = argparse.Namespace(**{**vars(args), 'encoder': network})
+    cfg = compile_config(args.config, overrides=overrides(args), seed=0)
+    frames = gym.spaces.Box(0, 255, (4, 84, 84), dtype=np.uint8)
+    policy = create_policy(cfg, frames, gym.spaces.Discrete(6), enable_field=('learn',))
+    steps, batch = int(cfg.policy.unroll_len), int(cfg.policy.learn.batch_size)
+    generator = torch.Generator().manual_seed(0)
+    data = make_tree({
+        'obs': torch.randint(0, 256, (steps + 1, batch, 4, 84, 84), dtype=torch.uint8, generator=generator),
+        'final_obs': torch.zeros((steps, batch, 4, 84, 84), dtype=torch.uint8),
+        'action': torch.randint(0, 6, (steps, batch), generator=generator), 'logit': torch.zeros(steps, batch, 6),
+        'reward': torch.zeros(steps, batch), 'terminated': torch.zeros(steps, batch, dtype=torch.bool),
+        'truncated': torch.zeros(steps, batch, dtype=torch.bool)})
+    best = float('inf')
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        policy.learn_mode.forward(data)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--config', default='pong_impala.py')
@@ -103,8 +134,14 @@ def main() -> None:
     parser.add_argument('--manager', default='sync', choices=('sync', 'envpool'))
     parser.add_argument('--actors', type=int, default=1)
     parser.add_argument('--modes', default='serial,parallel')
+    parser.add_argument('--learner-step', default='', help='networks to time one learner update of, comma-separated')
+    parser.add_argument('--repeats', type=int, default=3)
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.learner_step:
+        times = {net: round(learner_step(args, net), 3) for net in args.learner_step.split(',')}
+        print(json.dumps({'config': args.config, 'learner_step_s': times, 'load_avg_1min': round(os.getloadavg()[0], 1)}))
+        return
     load_start = os.getloadavg()[0]
     bare_before = bare_loop(args)
     runs = {mode: (pipeline(args, mode, args.steps), pipeline(args, mode, 3 * args.steps))
