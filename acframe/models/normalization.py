@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any, Dict, Optional, Sequence, Union
 
 import torch
@@ -63,7 +64,7 @@ class ObsNormalizer(RunningMeanStd):
         self.eps = float(eps)
         self.vector_keys = dict(vector_keys) if vector_keys else None
         if self.vector_keys is not None:
-            bounds = torch.tensor([0] + list(self.vector_keys.values())).cumsum(0).tolist()
+            bounds = [0, *accumulate(self.vector_keys.values())]
             self._slices = {k: slice(a, b) for k, a, b in zip(self.vector_keys, bounds, bounds[1:])}
 
     def forward(self, obs: Any) -> Any:
