@@ -6,7 +6,7 @@ reward clipping, no sticky actions. Stop value 20 (Pong's maximum is 21).
 Network: the paper's *shallow* agent (fig. 3, left; without its LSTM): conv 16x8x8/4, conv 32x4x4/2, a
 256-unit layer — the 2013 DQN network A3C used, a third of the Nature CNN's multiply-adds. What it costs:
 the paper's deep residual network scores higher across Atari (its fig. 4 and tables), but a CPU learner
-update on it takes ~30x longer here (docs/benchmarks.md); choose it where a GPU learns
+update on it takes ~19x longer here (4.45 s vs 0.24 s, docs/benchmarks.md); choose it where a GPU learns
 (``policy.model.encoder=impala_resnet policy.model.encoder_channels=None policy.cuda=True``).
 Budget: 10M env steps (40M frames). Score: not yet measured (a Pong run needs hours of learner time;
 see docs/pixels.md). Also faster: EnvPool (``env.manager=envpool``) and the parallel pipeline (``-m parallel``).
