@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -32,6 +33,27 @@ from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation
 from ..optim import Adam, RMSprop
 from ..utils import nonfinite_tensor_names
+
+
+@dataclass(frozen=True)
+class LearnNeed:
+    """Data a learn mode needs before it can learn, declared by ``Policy.learn_needs`` and checked at start-up
+    against the budget by ``acframe.entry.budget.check_learning_budget`` (a run that could never meet it is refused).
+
+    ``scope='budget'``: ``env_steps`` must reach the learner in total before ``lacks`` can happen at all;
+    ``scope='rollout'``: every full rollout must hold ``env_steps`` transitions.
+    """
+
+    #: env steps (over all collector envs) the learner must have received
+    env_steps: int
+    #: 'budget' (in total, before the first such update) or 'rollout' (in every full rollout)
+    scope: str
+    #: the config keys and values that ask for it, e.g. "policy.learn.batch_size=16 unrolls of policy.unroll_len=16 steps"
+    wants: str
+    #: what the run would make none of, e.g. 'gradient steps'
+    lacks: str
+    #: how to lower the need, e.g. 'lower policy.learn.batch_size'
+    fix: str
 
 
 class _Mode:
@@ -72,6 +94,21 @@ class Policy:
         1 (a sample is one transition) unless the policy trains on unrolls; ``cfg`` is ``cfg.policy``.
         """
         return 1
+
+    @classmethod
+    def learn_needs(cls, cfg: Any) -> List[LearnNeed]:
+        """What the learn mode needs from the collected data before it can learn (``cfg`` is ``cfg.policy``).
+
+        The start-up check refuses a run whose budget can never deliver it. Default: an off-policy policy samples
+        ``learn.batch_size`` train samples of ``train_sample_len`` steps from its buffer; an on-policy one learns
+        from any rollout. A new algorithm overrides this; the pipelines need no change.
+        """
+        if cls.on_policy or 'batch_size' not in cfg.learn:
+            return []
+        size, unroll = int(cfg.learn.batch_size), int(cls.train_sample_len(cfg))
+        unit = f"samples of {unroll} steps" if unroll > 1 else "transitions"
+        return [LearnNeed(size * unroll, 'budget', f"policy.learn.batch_size={size} {unit} need", 'gradient steps',
+                          'lower policy.learn.batch_size')]
 
     def __init__(self, cfg: Any, model: Optional[nn.Module] = None, enable_field: Sequence[str] = ('learn', 'collect', 'eval')) -> None:
         self._cfg = cfg

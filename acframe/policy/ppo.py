@@ -44,7 +44,7 @@ from ..errors import ConfigError
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
-from .base import Policy, build_optimizer
+from .base import LearnNeed, Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('ppo')
@@ -117,6 +117,16 @@ class PPOPolicy(Policy):
             ),
         ),
     )
+
+    @classmethod
+    def learn_needs(cls, cfg: Any) -> List[LearnNeed]:
+        """A minibatch larger than a rollout would silently be the whole rollout: refused."""
+        size = cfg.learn.batch_size
+        if isinstance(size, bool) or not isinstance(size, int):
+            return []
+        return [LearnNeed(size, 'rollout', f"policy.learn.batch_size={size} transitions per minibatch need",
+                          'minibatches of that size (each would be the whole rollout)',
+                          'lower policy.learn.batch_size or raise policy.collect.n_sample')]
 
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
