@@ -264,6 +264,8 @@ class SerialRun:
                                   f"± {confirm['std']:.2f} -> {'solved' if confirm['solved'] else 'not confirmed, training on'}")
         if result['solved']:
             self.solved = True
+        self.learner.after_eval(self.learner.train_iter, self.env_step, result['mean'], self.evaluator.best_return,
+                                result['solved'])
         return result['solved']
 
     def show_progress(self) -> None:

@@ -413,6 +413,7 @@ class ParallelRun:
             f"(best {self.best_return:.2f}, stop {self.cfg.env.stop_value})")
         if result.solved:
             self.solved = True
+        self.learner.after_eval(result.train_iter, result.env_step, result.mean, self.best_return, result.solved)
 
     def final_eval(self) -> None:
         """Wait for the evaluation under way, then evaluate the final weights unless that one already did."""
