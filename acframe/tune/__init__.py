@@ -102,7 +102,7 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
     if first_values and resume is not None:
         raise ConfigError("first_values are queued when a study starts; a resumed study keeps its queue")
     check_settings(settings)
-    check_trial_configs(settings)  # before the first trial: a bad key or value is one line
+    check_trial_configs(settings, source)  # before the first trial: a bad key or value is one line
     study = Study(study_dir, settings, resume is not None, echo or (lambda line: None), first_values)
     return study.run()
 

@@ -240,6 +240,11 @@ def check_space(base: Mapping[str, Any], space: Space, source: str = 'the search
         if key in RESERVED_KEYS:
             raise ConfigError(f"{source}: key '{key}' is set by the tuner (--seeds, --budget, the study folder); "
                               f"leave it out of the space")
+        try:
+            config_value(main, key)
+            known = True
+        except (KeyError, TypeError):
+            known = False  # compile_config names the closest valid key
         for value in probe_values(spec):
             try:
                 with warnings.catch_warnings():
@@ -247,7 +252,7 @@ def check_space(base: Mapping[str, Any], space: Space, source: str = 'the search
                     compile_config((main, create), [(key, value)])
             except ConfigError as exc:
                 text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise ConfigError(f"{source}: key '{key}' (value {value!r}): {text}") from exc
+                raise ConfigError(f"{source}: key '{key}'{f' (value {value!r})' if known else ''}: {text}") from exc
 
 
 # ---- sampling ---------------------------------------------------------------------------------------------

@@ -23,14 +23,14 @@ import io
 import json
 import os
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Mapping, Sequence
 
 from ..config.run_folder import create_config_of, decode, encode, py_literal
 from ..entry.run_folder import RunLock
 from ..errors import AcframeError, ConfigError
 from ..signals import Terminated, sigterm_as_interrupt
 from ..utils import atomic_write_text
-from .space import Space, baseline_values, decode_params, fixed_params, check_space, suggest
+from .space import Space, baseline_values, check_space, decode_params, fixed_params, normalize_spec, suggest
 from .trial import Pruned, trial_config, train_runs
 
 STUDY_DB = 'study.db'
@@ -193,8 +193,8 @@ class Study:
         finally:
             signal.signal(signal.SIGTERM, previous)
         number = f"trial {trial.number}" if trial is not None else 'the study'
-        self.echo(f"[tune] {what}: {number} recorded as interrupted (it runs again first); "
-                  f"continue with acframe -m tune --resume {self.dir}")
+        print(f"[tune] {what}: {number} recorded as interrupted (it runs again first); "
+                  f"continue with acframe -m tune --resume {self.dir}", flush=True)
 
     def _requeue_abandoned(self) -> None:
         """Trials left RUNNING by a killed process are marked failed (not counted) and their values queued again."""
@@ -306,7 +306,11 @@ def read_settings(study_dir: str) -> Dict[str, Any]:
     if not isinstance(data, dict) or data.get('format') != FORMAT or not isinstance(data.get('base_config'), dict):
         raise ConfigError(f"{path} is not an acframe tuning record (format {FORMAT}); the study folder is damaged")
     data.pop('format')
+    missing = [key for key in FIXED_SETTINGS + ('trials',) if key not in data]
+    if missing or not isinstance(data['space'], dict):
+        raise ConfigError(f"{path} lacks {', '.join(missing) or 'a space object'}; the study folder is damaged")
     data['base_config'] = decode(data['base_config'])
+    data['space'] = {key: normalize_spec(key, spec, path) for key, spec in data['space'].items()}
     return data
 
 
@@ -335,9 +339,9 @@ def check_settings(settings: Mapping[str, Any]) -> None:
                           f"give at least {settings['reports']} env steps")
 
 
-def check_trial_configs(settings: Mapping[str, Any]) -> None:
+def check_trial_configs(settings: Mapping[str, Any], source: str = 'the search space') -> None:
     """The space against the base config, then the base config at the trial budget with every seed."""
-    check_space(settings['base_config'], settings['space'], 'the search space')
+    check_space(settings['base_config'], settings['space'], source)
     for seed in settings['seeds']:
         trial_config(settings['base_config'], {}, settings['budget'], seed)
 
