@@ -106,10 +106,10 @@ def test_resume_continues_the_trial_count_with_the_study_settings(study, tmp_pat
 
 def test_the_median_pruner_stops_a_deliberately_bad_trial(tmp_path):
     study_dir = tmp_path / 'study'
-    lines = []
+    lines, evaluations = [], []
     record = tune('cartpole_a2c.py', trials=2, budget=2000, seeds=[1], study_dir=str(study_dir), overrides=QUICK,
                   space={LR: ['log_uniform', 1e-7, 1e-2]}, use_default_space=False, startup_trials=1,
-                  warmup_reports=0, first_values=[{LR: 1e-7}], echo=lines.append)
+                  warmup_reports=0, first_values=[{LR: 1e-7}], echo=lines.append, progress=evaluations.append)
     assert record['trials'] == {'complete': 1, 'pruned': 1, 'failed': 0}
     assert record['best']['trial'] == 0 and record['best']['values'] == {LR: 0.003}
     good, bad = read_csv(study_dir / 'trials.csv')
@@ -119,6 +119,8 @@ def test_the_median_pruner_stops_a_deliberately_bad_trial(tmp_path):
     with pytest.raises(FileNotFoundError):  # its run stopped at the pruning, without a summary
         open(study_dir / 'trials' / 'trial_0001_seed1' / 'summary.json')
     assert 'pruned at seed 1' in lines[1]
+    assert evaluations[0].startswith('[tune] trial 0 seed 1: env step 0, eval return ')
+    assert evaluations[-1].startswith(f"[tune] trial 1 seed 1: env step {bad['pruned_at_env_step']}, eval return ")
 
 
 def test_a_bad_space_key_is_one_line_exit_2_before_anything_is_written(tmp_path, capsys):

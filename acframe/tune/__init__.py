@@ -22,7 +22,8 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
          seeds: Optional[Sequence[int]] = None, resume: Optional[str] = None, overrides: Sequence[Any] = (),
          use_default_space: Optional[bool] = None, pruner: Optional[str] = None, startup_trials: Optional[int] = None,
          warmup_reports: Optional[int] = None, reports: Optional[int] = None, sampler_seed: Optional[int] = None,
-         first_values: Sequence[Mapping[str, Any]] = (), echo: Optional[Callable[[str], None]] = print) -> Dict[str, Any]:
+         first_values: Sequence[Mapping[str, Any]] = (), echo: Optional[Callable[[str], None]] = print,
+         progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
     """Run (or continue) a study; returns ``{'study_dir', 'trials': {complete, pruned, failed}, 'best'}``.
 
     Args:
@@ -42,6 +43,7 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
         sampler_seed: the TPE sampler's seed.
         first_values: ``{key path: value}`` sets a new study tries right after trial 0 (the config's own values).
         echo: where the one line per trial goes (None: silent).
+        progress: where one line per evaluation of the running trial goes (None: not shown).
     """
     from ..config import compile_config
     from ..config.compile import to_plain
@@ -103,7 +105,7 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
         raise ConfigError("first_values are queued when a study starts; a resumed study keeps its queue")
     check_settings(settings)
     check_trial_configs(settings, source)  # before the first trial: a bad key or value is one line
-    study = Study(study_dir, settings, resume is not None, echo or (lambda line: None), first_values)
+    study = Study(study_dir, settings, resume is not None, echo or (lambda line: None), first_values, progress)
     return study.run()
 
 

@@ -23,7 +23,7 @@ import io
 import json
 import os
 import time
-from typing import Any, Callable, Dict, Mapping, Sequence
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 from ..config.run_folder import create_config_of, decode, encode, py_literal
 from ..entry.run_folder import RunLock
@@ -78,13 +78,15 @@ class Study:
     """A study folder: its settings, its Optuna study, its lock, its outputs."""
 
     def __init__(self, study_dir: str, settings: Dict[str, Any], resume: bool,
-                 echo: Callable[[str], None] = print, first_values: Sequence[Mapping[str, Any]] = ()) -> None:
+                 echo: Callable[[str], None] = print, first_values: Sequence[Mapping[str, Any]] = (),
+                 progress: Optional[Callable[[str], None]] = None) -> None:
         """Open (``resume``) or create the study; a new one queues the base config's own values as trial 0, then
         ``first_values`` (values outside the space's distributions are sampled instead)."""
         self.optuna = import_optuna()
         self.dir = study_dir
         self.settings = settings
         self.echo = echo
+        self.progress = progress  # one line per evaluation of a running trial
         self.space: Space = settings['space']
         self.base: Dict[str, Any] = settings['base_config']
         os.makedirs(study_dir, exist_ok=True)
@@ -141,7 +143,7 @@ class Study:
             trial = self.study.ask()
             values = suggest(trial, self.space)
             result = train_runs(trial, self.base, values, self.settings['seeds'], self.settings['budget'],
-                                self.settings['reports'], self.dir)
+                                self.settings['reports'], self.dir, self.progress)
         except Pruned as exc:
             trial.set_user_attr('pruned_at', {'seed': exc.seed, 'env_step': exc.env_step})
             trial.set_user_attr('duration_s', round(time.perf_counter() - start, 1))

@@ -14,7 +14,7 @@ import contextlib
 import io
 import math
 import os
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ..config import compile_config
 from ..config.run_folder import create_config_of
@@ -33,8 +33,9 @@ class PruningReporter(LearnerHook):
     """Reports a run's evaluations to an Optuna trial at the study's fixed steps and raises ``Pruned`` when told to."""
 
     def __init__(self, trial: Any, run_index: int, seed: int, finished_bests: Sequence[float], budget: int,
-                 reports: int, can_prune: bool = True) -> None:
+                 reports: int, can_prune: bool = True, echo: Optional[Callable[[str], None]] = None) -> None:
         self.trial = trial
+        self.echo = echo
         self.run_index, self.seed = run_index, seed
         self.finished_bests = list(finished_bests)
         self.budget, self.reports = int(budget), int(reports)
@@ -46,6 +47,9 @@ class PruningReporter(LearnerHook):
     def after_eval(self, learner: Any, result: Dict[str, Any]) -> None:
         self.best = max(self.best, result['return_mean'])
         self.env_step = result['env_step']
+        if self.echo is not None:
+            self.echo(f"[tune] trial {self.trial.number} seed {self.seed}: env step {self.env_step}, "
+                      f"eval return {result['return_mean']:.2f} (best {self.best:.2f})")
         self._report_until(min(self.reports, self.env_step * self.reports // self.budget))
 
     def finish(self, best: float, last: bool) -> None:
@@ -81,11 +85,12 @@ def run_dir_name(number: int, seed: int) -> str:
 
 
 def train_runs(trial: Any, base: Mapping[str, Any], values: Mapping[str, Any], seeds: Sequence[int], budget: int,
-               reports: int, study_dir: str) -> Dict[str, Any]:
+               reports: int, study_dir: str, echo: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
     """Train one run per seed; returns ``{'value', 'seed_values', 'run_dirs', 'env_steps'}``.
 
     ``Pruned`` propagates when the pruner stops the trial (the run is closed; its folder keeps its checkpoints).
-    The runs' own output (progress, result line) is not printed: their folders hold it (``summary.json``, logs).
+    The runs' own output (progress, result line) is not printed: their folders hold it (``summary.json``, logs);
+    ``echo`` gets one line per evaluation.
     """
     from ..entry import serial_pipeline, serial_pipeline_onpolicy
     from ..policy import policy_class
@@ -99,7 +104,7 @@ def train_runs(trial: Any, base: Mapping[str, Any], values: Mapping[str, Any], s
         run_dir = os.path.join(study_dir, run_dir_name(trial.number, seed))
         run_dirs.append(run_dir)
         trial.set_user_attr('run_dirs', [os.path.relpath(d, study_dir) for d in run_dirs])
-        reporter = PruningReporter(trial, index, seed, bests, budget, reports)
+        reporter = PruningReporter(trial, index, seed, bests, budget, reports, echo=echo)
         main = dict(cfg)
         try:
             with contextlib.redirect_stdout(io.StringIO()):
