@@ -89,7 +89,10 @@ class Study:
         self.progress = progress  # one line per evaluation of a running trial
         self.space: Space = settings['space']
         self.base: Dict[str, Any] = settings['base_config']
-        os.makedirs(study_dir, exist_ok=True)
+        try:
+            os.makedirs(study_dir, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"--study-dir {study_dir}: cannot create it ({exc.strerror or exc}); pass another folder") from exc
         self.lock = RunLock(study_dir)
         try:
             if not resume:
