@@ -421,6 +421,23 @@ def test_on_policy_policies_run_in_synchronous_rounds(tmp_path):
     assert summary['env_steps'] == summary['train_iters'] * 2 * 4 * 5
 
 
+def test_every_evaluation_reaches_the_learner_hooks(tmp_path, tb_scalars):
+    from acframe.worker import LearnerHook
+
+    class Recorder(LearnerHook):
+        results = []
+
+        def after_eval(self, learner, result):
+            self.results.append(result)
+
+    exp_dir = tmp_path / 'hooks'
+    parallel_pipeline(a2c_cartpole(), exp_dir=str(exp_dir), backend='inline', max_train_iter=15, progress=False,
+                      learner_hooks=[Recorder()])
+    logged = [(step, value) for tag, step, value in tb_scalars(str(exp_dir / 'log')) if tag == 'evaluator/return_mean_by_iter']
+    assert [(r['train_iter'], r['return_mean']) for r in Recorder.results] == [(s, pytest.approx(v)) for s, v in logged]
+    assert len(Recorder.results) >= 2 and Recorder.results[-1]['train_iter'] == 15
+
+
 def test_on_policy_policies_are_refused_in_async_mode(tmp_path):
     with pytest.raises(ConfigError, match=r"on-policy.*parallel.sync_mode"):
         parallel_pipeline(a2c_cartpole(sync_mode='async'), exp_dir=str(tmp_path / 'x'), backend='inline', progress=False)
