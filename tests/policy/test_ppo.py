@@ -72,6 +72,42 @@ def test_the_plan_holds_gae_of_the_collecting_weights_and_log_pi_old():
     torch.testing.assert_close(plan.log_prob_old, log_pi.gather(-1, rollout.action.unsqueeze(-1)).squeeze(-1))
 
 
+def test_reward_norm_divides_the_rewards_by_the_running_return_std_once_per_rollout():
+    """With learn.reward_norm the plan's GAE runs on SB3-VecNormalize-style rewards: scaled by reward_scale, divided
+    by the running std of each env's discounted return (carried across rollouts), clipped; recomputed advantages
+    reuse them, and the statistics are learn state."""
+    learn = dict(reward_norm=True, reward_norm_clip=2.0, reward_scale=0.5, epoch_per_collect=2, batch_size=18)
+    policy = make_policy(learn=learn, recompute_adv=True)
+    running, returns_seen = np.zeros(B), []
+    for seed in range(2):
+        rollout = make_rollout(seed)
+        reward = rollout.reward.double().numpy() * 0.5
+        done = (rollout.terminated | rollout.truncated).numpy()
+        for t in range(T):
+            running = running * GAMMA + reward[t]
+            returns_seen.append(running.copy())
+            running[done[t]] = 0.0
+        expected = np.clip(reward / np.sqrt(np.var(np.concatenate(returns_seen)) + 1e-8), -2.0, 2.0)
+        plan = policy.learn_mode.prepare(rollout)
+        np.testing.assert_allclose(plan.rollout.reward.numpy(), expected, rtol=1e-4)
+    with torch.no_grad():
+        values = policy.model(rollout.obs.reshape(-1, OBS), mode='compute_critic')['value'].reshape(T + 1, B)
+        final_values = policy.model(rollout.final_obs, mode='compute_critic')['value']
+    rewards = fold_truncation(torch.from_numpy(expected).float(), rollout.truncated, final_values, GAMMA)
+    discounts = GAMMA * (~(rollout.terminated | rollout.truncated)).float()
+    torch.testing.assert_close(plan.advantage, gae(rewards, values[:-1], values[-1], discounts, LAMBDA), rtol=1e-4, atol=1e-5)
+    batches = policy.learn_mode.minibatches(plan)
+    policy.learn_mode.forward(next(batches))
+    next(batches)  # epoch 1: targets recomputed from the same normalized rewards, not normalized again
+    np.testing.assert_allclose(plan.rollout.reward.numpy(), expected, rtol=1e-4)
+    state = policy.learn_mode.state_dict()['reward_normalizer']
+    np.testing.assert_allclose(state['returns'].numpy(), running)
+    restored = make_policy(learn=learn, recompute_adv=True)
+    restored.learn_mode.load_state_dict(policy.learn_mode.state_dict())
+    torch.testing.assert_close(restored.learn_mode.prepare(make_rollout(5)).rollout.reward,
+                               policy.learn_mode.prepare(make_rollout(5)).rollout.reward)
+
+
 def test_a_rollout_gets_epochs_times_minibatches_gradient_steps_each_one_train_iter():
     """18 transitions in minibatches of 4 (the last of 2), 3 epochs: 15 gradient steps, each transition once per epoch."""
     policy = make_policy(learn=dict(epoch_per_collect=3, batch_size=4))
@@ -231,3 +267,19 @@ def test_multi_discrete_actions_and_dict_observations_learn(tmp_path, env_id, ex
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=10_000,
                                       exp_dir=str(tmp_path / env_id), progress=False)
     assert policy.summary['solved'], policy.summary
+
+
+def test_the_halfcheetah_config_runs_from_the_cli_with_both_normalizations_in_its_checkpoint(tmp_path, monkeypatch):
+    """dizoo_configs/halfcheetah_ppo.py (the mujoco extra): a short run; its checkpoint (weights_only) carries the
+    observation statistics of every env step learned from and the reward normalizer's return statistics."""
+    pytest.importorskip('mujoco', reason="HalfCheetah-v5 needs the mujoco extra: pip install -e .[mujoco]")
+    from acframe.cli import main as cli_main
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its compiler warnings to MUJOCO_LOG.TXT in the working directory
+    run = tmp_path / 'halfcheetah'
+    assert cli_main(['-c', 'halfcheetah_ppo.py', '--exp-dir', str(run), '--max-env-step', '1024', '-q',
+                     'policy.learn.epoch_per_collect=1', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
+                     'env.max_episode_steps=50']) == 0
+    state = torch.load(run / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['policy']
+    assert state['model']['obs_normalizer.count'].item() == pytest.approx(1024, abs=1e-3)
+    assert state['reward_normalizer']['count'].item() == pytest.approx(1024, abs=1e-3)
+    assert state['reward_normalizer']['var'].item() > 0
