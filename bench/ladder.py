@@ -117,16 +117,18 @@ def run_acframe(row: str, algo: str, seed: int, budget: int, overrides: Sequence
 
 
 def holdout_acframe(row: str, algo: str, seed: int, overrides: Sequence[str], ckpt: str) -> Dict[str, float]:
-    """Mean/std return of ``HOLDOUT_EPISODES`` fresh episodes of the best checkpoint (its eval mode, as trained)."""
+    """Mean/std return of ``HOLDOUT_EPISODES`` fresh episodes of the best checkpoint (its eval mode, as trained):
+    ``acframe -m eval`` of the run's own config, its env seeds starting at ``seed + HOLDOUT_SEED_OFFSET``."""
     import numpy as np
     import torch
 
-    from acframe.config import compile_config
-    from acframe.entry.evaluate import evaluate_checkpoint
+    from acframe.entry.evaluate import EVAL_SEED_OFFSET, evaluate_run
 
     torch.set_num_threads(1)
-    cfg = compile_config(config_name(row, algo), list(overrides), seed=seed + HOLDOUT_SEED_OFFSET)
-    result = evaluate_checkpoint(cfg, ckpt, n_episode=HOLDOUT_EPISODES)
+    out = tempfile.mktemp(prefix='ladder_holdout_', suffix='.json')
+    result = evaluate_run(ckpt, overrides=list(overrides), seed=seed + HOLDOUT_SEED_OFFSET - EVAL_SEED_OFFSET,
+                          episodes=HOLDOUT_EPISODES, out=out)
+    os.remove(out)
     return {'mean': float(np.mean(result['returns'])), 'std': float(np.std(result['returns'])),
             'episodes': len(result['returns'])}
 
