@@ -141,6 +141,20 @@ def _schedule(value: Any) -> Any:
     return value
 
 
+def zoo_kwargs(row: str, algo: str) -> Tuple[int, bool, Dict[str, Any]]:
+    """``(n_envs, normalize, SB3 constructor kwargs)`` of a ZOO entry: 'lin_X' as schedules, an activation name as
+    its ``torch.nn`` class."""
+    import torch
+
+    hp = copy.deepcopy(ZOO[(row, algo)])
+    n_envs, normalize = hp.pop('n_envs'), hp.pop('normalize', False)
+    hp = {k: _schedule(v) for k, v in hp.items()}
+    if 'activation_fn' in hp.get('policy_kwargs', {}):
+        name = hp['policy_kwargs']['activation_fn']
+        hp['policy_kwargs']['activation_fn'] = {'relu': torch.nn.ReLU, 'tanh': torch.nn.Tanh}[name]
+    return n_envs, normalize, hp
+
+
 def sb3_worker(row: str, algo: str, seed: int, budget: int, eval_every: int, out: str) -> None:
     """Train SB3 ``algo`` with the RL-Zoo hyperparameters; write the curve and the hold-out of the best to ``out``."""
     import numpy as np
@@ -152,13 +166,8 @@ def sb3_worker(row: str, algo: str, seed: int, budget: int, eval_every: int, out
     from stable_baselines3.common.vec_env import VecNormalize, sync_envs_normalization
 
     torch.set_num_threads(1)
-    hp = copy.deepcopy(ZOO[(row, algo)])
+    n_envs, normalize, hp = zoo_kwargs(row, algo)
     env_id = ROWS[row]['env_id']
-    n_envs, normalize = hp.pop('n_envs'), hp.pop('normalize', False)
-    hp = {k: _schedule(v) for k, v in hp.items()}
-    if 'activation_fn' in hp.get('policy_kwargs', {}):
-        hp['policy_kwargs'] = {**hp['policy_kwargs'],
-                               'activation_fn': {'relu': torch.nn.ReLU, 'tanh': torch.nn.Tanh}[hp['policy_kwargs']['activation_fn']]}
     env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
     eval_env = make_vec_env(env_id, n_envs=1, seed=seed + 100_000)
     if normalize:
