@@ -117,20 +117,16 @@ def run_acframe(row: str, algo: str, seed: int, budget: int, overrides: Sequence
 
 
 def holdout_acframe(row: str, algo: str, seed: int, overrides: Sequence[str], ckpt: str) -> Dict[str, float]:
-    """Mean/std return of ``HOLDOUT_EPISODES`` fresh episodes of the best checkpoint (its eval mode, as trained):
-    ``acframe -m eval`` of the run's own config, its env seeds starting at ``seed + HOLDOUT_SEED_OFFSET``."""
-    import numpy as np
+    """Mean/std return of ``HOLDOUT_EPISODES`` fresh episodes of the best checkpoint (its eval mode, as trained;
+    the run folder's config with its overrides, env seeds from ``seed + HOLDOUT_SEED_OFFSET``)."""
     import torch
 
-    from acframe.entry.evaluate import EVAL_SEED_OFFSET, evaluate_run
+    from acframe.entry.evaluate import evaluate_run
 
     torch.set_num_threads(1)
-    out = tempfile.mktemp(prefix='ladder_holdout_', suffix='.json')
-    result = evaluate_run(ckpt, overrides=list(overrides), seed=seed + HOLDOUT_SEED_OFFSET - EVAL_SEED_OFFSET,
-                          episodes=HOLDOUT_EPISODES, out=out)
-    os.remove(out)
-    return {'mean': float(np.mean(result['returns'])), 'std': float(np.std(result['returns'])),
-            'episodes': len(result['returns'])}
+    out = os.path.join(os.path.dirname(os.path.dirname(ckpt)), 'holdout.json')
+    result = evaluate_run(ckpt, seed=seed + HOLDOUT_SEED_OFFSET, episodes=HOLDOUT_EPISODES, out=out)
+    return {'mean': float(result['mean']), 'std': float(result['std']), 'episodes': int(result['episodes'])}
 
 
 # ---- Stable-Baselines3 ------------------------------------------------------------------------------

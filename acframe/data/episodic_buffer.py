@@ -35,6 +35,7 @@ from typing import Any, Deque, Dict, Optional
 import numpy as np
 import torch
 
+from ..errors import ConfigError
 from ..registry import BUFFER_REGISTRY
 from .tree import leaves, make_tree, to_dict, ttorch
 
@@ -91,6 +92,21 @@ class EpisodicReplayBuffer:
         self._replay_credit = 0.0
         self.pushed = 0
         self.sampled = 0
+
+    @classmethod
+    def check_learn_config(cls, buffer_cfg: Any, learn_cfg: Any) -> None:
+        """Refuse a replay warm-up the buffer can never reach: such a run would never replay."""
+        start, capacity = buffer_cfg.get('replay_start_size'), buffer_cfg.get('replay_buffer_size')
+        if isinstance(start, int) and isinstance(capacity, int) and start > capacity:
+            raise ConfigError(f"policy.other.replay_buffer.replay_start_size = {start} transitions > replay_buffer_size = "
+                              f"{capacity}: the buffer never holds that many, so the run would make 0 replayed updates; "
+                              f"lower replay_start_size or raise replay_buffer_size")
+
+    @classmethod
+    def storage_bytes(cls, capacity: int, obs_bytes: int, step_bytes: int, unroll_len: int) -> int:
+        """Bytes of the storage at capacity: per transition its observation, next and final observation and
+        ``step_bytes`` (action, reward, flags, the policy's statistics)."""
+        return int(capacity) * (3 * obs_bytes + step_bytes)
 
     # ---- sizes -------------------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -207,6 +207,7 @@ class RunBase:
         """
         cfg = self.cfg
         self.exp_dir = plan_exp_dir(cfg, exp_dir, resume)
+        self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
         try:

@@ -38,7 +38,7 @@ from ..models import Categorical, DiagGaussian
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
                         acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
-from .base import Policy, build_optimizer
+from .base import LearnNeed, Policy, build_optimizer
 
 #: importance weights above this are counted as this in the logged mean (rho can overflow for Gaussians)
 _RHO_LOG_CAP = 1e3
@@ -111,6 +111,17 @@ class ACERPolicy(Policy):
     @classmethod
     def train_sample_len(cls, cfg: Any) -> int:
         return int(cfg.other.replay_buffer.unroll_len)
+
+    @classmethod
+    def learn_needs(cls, cfg: Any) -> List[LearnNeed]:
+        """The on-policy update needs one stored segment; replays need ``replay_start_size`` stored transitions."""
+        needs = [LearnNeed(1, 'budget', "the first (on-policy) update needs a stored segment of at least", 'gradient steps',
+                           'lower policy.collect.n_sample')]
+        start = int(cfg.other.replay_buffer.replay_start_size)
+        if start > 0:
+            needs.append(LearnNeed(start, 'budget', f"policy.other.replay_buffer.replay_start_size={start} needs", 'replayed '
+                                   'updates (only on-policy ones)', 'lower policy.other.replay_buffer.replay_start_size'))
+        return needs
 
     def default_model(self) -> Tuple[str, Dict[str, Any]]:
         return ('acer_q' if self._action_space == 'discrete' else 'acer_sdn'), {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -27,10 +28,32 @@ import torch.nn as nn
 from ..data.tree import to_device
 from ..errors import CheckpointError, ConfigError, NonFiniteError, UnsupportedSpaceError
 from ..models.distributions import make_distribution
+from ..models.sde import StateDependentNoise
 from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation
 from ..optim import Adam, RMSprop
 from ..utils import nonfinite_tensor_names
+
+
+@dataclass(frozen=True)
+class LearnNeed:
+    """Data a learn mode needs before it can learn, declared by ``Policy.learn_needs`` and checked at start-up
+    against the budget by ``acframe.entry.budget.check_learning_budget`` (a run that could never meet it is refused).
+
+    ``scope='budget'``: ``env_steps`` must reach the learner in total before ``lacks`` can happen at all;
+    ``scope='rollout'``: every full rollout must hold ``env_steps`` transitions.
+    """
+
+    #: env steps (over all collector envs) the learner must have received
+    env_steps: int
+    #: 'budget' (in total, before the first such update) or 'rollout' (in every full rollout)
+    scope: str
+    #: the config keys and values that ask for it, e.g. "policy.learn.batch_size=16 unrolls of policy.unroll_len=16 steps"
+    wants: str
+    #: what the run would make none of, e.g. 'gradient steps'
+    lacks: str
+    #: how to lower the need, e.g. 'lower policy.learn.batch_size'
+    fix: str
 
 
 class _Mode:
@@ -72,6 +95,21 @@ class Policy:
         """
         return 1
 
+    @classmethod
+    def learn_needs(cls, cfg: Any) -> List[LearnNeed]:
+        """What the learn mode needs from the collected data before it can learn (``cfg`` is ``cfg.policy``).
+
+        The start-up check refuses a run whose budget can never deliver it. Default: an off-policy policy samples
+        ``learn.batch_size`` train samples of ``train_sample_len`` steps from its buffer; an on-policy one learns
+        from any rollout. A new algorithm overrides this; the pipelines need no change.
+        """
+        if cls.on_policy or 'batch_size' not in cfg.learn:
+            return []
+        size, unroll = int(cfg.learn.batch_size), int(cls.train_sample_len(cfg))
+        unit = f"samples of {unroll} steps" if unroll > 1 else "transitions"
+        return [LearnNeed(size * unroll, 'budget', f"policy.learn.batch_size={size} {unit} need", 'gradient steps',
+                          'lower policy.learn.batch_size')]
+
     def __init__(self, cfg: Any, model: Optional[nn.Module] = None, enable_field: Sequence[str] = ('learn', 'collect', 'eval')) -> None:
         self._cfg = cfg
         self._enable_field = tuple(enable_field)
@@ -93,6 +131,7 @@ class Policy:
         # eval mode: the most likely action (True) or a sampled one, where the policy has policy.eval.deterministic
         self._deterministic_eval = bool(cfg.get('eval', {}).get('deterministic', True))
         self._on_gpu = self._device.type != 'cpu'
+        self._sde_noise = self._make_sde_noise() if 'collect' in self._enable_field else None
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
 
@@ -200,7 +239,8 @@ class Policy:
         return _Mode('collect', forward=self._collect_on_device if self._on_gpu else self._forward_collect,
                      get_train_sample=self._get_train_sample,
                      load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg,
-                     unroll_len=self.train_sample_len(self._cfg))
+                     unroll_len=self.train_sample_len(self._cfg), state_dict=self._state_dict_collect,
+                     load_state_dict=self._load_state_dict_collect)
 
     @property
     def eval_mode(self) -> _Mode:
@@ -334,13 +374,29 @@ class Policy:
         return fold_truncation(reward, truncated.float(), final_values, self._cfg.learn.discount_factor)
 
     # ---- collect -----------------------------------------------------------------------------------
+    def _make_sde_noise(self) -> Optional[StateDependentNoise]:
+        """The collect mode's gSDE exploration matrices when the model explores with gSDE (``policy.model.use_sde``),
+        redrawn every ``policy.collect.sde_sample_freq`` env steps; else None."""
+        if not getattr(self._model, 'use_sde', False):
+            return None
+        freq = self._cfg.collect.get('sde_sample_freq', 4)
+        if isinstance(freq, bool) or not isinstance(freq, int) or freq < 1:
+            raise ConfigError(f"policy.collect.sde_sample_freq = {freq!r} must be an integer >= 1 (env steps between "
+                              f"two draws of gSDE's exploration matrix; SB3's -1 is the steps per env of one collection)")
+        return StateDependentNoise(self._model, freq)
+
     def _init_collect(self) -> None:
         pass
 
     def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """Default: an ``action`` sampled from the actor's distribution, with its statistics when ``collect_stats``."""
+        """Default: an ``action`` sampled from the actor's distribution, with its statistics when ``collect_stats``.
+        With gSDE the sample is ``mu + phi(s)ᵀ W`` with the env's current exploration matrix ``W``."""
         output = self._model.compute_actor(obs)
-        action = make_distribution(output, self._action_space, self._nvec).sample()
+        latent = output.pop('sde_latent', None)
+        if latent is None:
+            action = make_distribution(output, self._action_space, self._nvec).sample()
+        else:
+            action = output['mu'] + self._sde_noise(latent)
         if not self.collect_stats:
             return {'action': action}
         output['action'] = action
@@ -351,7 +407,17 @@ class Policy:
         return segment
 
     def _reset_collect(self) -> None:
-        pass
+        if self._sde_noise is not None:
+            self._sde_noise.reset()
+
+    def _state_dict_collect(self) -> Dict[str, Any]:
+        """What the collect mode carries between env steps that an exact resume needs (plain data): the gSDE
+        exploration matrices when the model explores with gSDE; override to add your own."""
+        return {'sde_noise': self._sde_noise.state_dict()} if self._sde_noise is not None else {}
+
+    def _load_state_dict_collect(self, state: Dict[str, Any]) -> None:
+        if self._sde_noise is not None and state.get('sde_noise') is not None:
+            self._sde_noise.load_state_dict(state['sde_noise'])
 
     # ---- eval --------------------------------------------------------------------------------------
     def _init_eval(self) -> None:

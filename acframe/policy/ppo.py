@@ -7,9 +7,8 @@ rollout ``(T, B)`` is trained on, then dropped.
 Prepare (once per rollout, with the weights that collected it — ``learn_mode.prepare``): evaluate π_old and
 V_old on the rollout's ``T + 1`` observations, then
 
-* scale the rewards by ``reward_scale`` and, with ``reward_norm``, divide them by the running std of each collector
-  env's discounted return (SB3 VecNormalize's ``norm_reward``; once per rollout, learn state saved in checkpoints);
-  fold the time-limit bootstrap ``γ·V(final_obs)`` into the reward of every truncated step
+* scale the rewards by ``reward_scale`` (with ``reward_norm``, divide them by the running std of each collector
+  env's discounted return, SB3's ``norm_reward``), fold the time-limit bootstrap ``γ·V(final_obs)`` into the reward of every truncated step
   (``rl_utils.fold_truncation``) and cut the recursion at every episode end,
   ``discounts = γ·(1 − (terminated | truncated))``;
 * advantages ``Â_t`` by GAE(λ) (``rl_utils.gae``), value targets ``R_t = Â_t + V_old(s_t)``;
@@ -45,7 +44,7 @@ from ..errors import ConfigError
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
-from .base import Policy, build_optimizer
+from .base import LearnNeed, Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('ppo')
@@ -104,6 +103,8 @@ class PPOPolicy(Policy):
         collect=dict(
             # (int) Transitions per rollout across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times.
             n_sample=1024,
+            # (int) gSDE (policy.model.use_sde): env steps between two draws of each collector env's exploration matrix (SB3's sde_sample_freq).
+            sde_sample_freq=4,
         ),
         eval=dict(
             # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).
@@ -116,6 +117,16 @@ class PPOPolicy(Policy):
             ),
         ),
     )
+
+    @classmethod
+    def learn_needs(cls, cfg: Any) -> List[LearnNeed]:
+        """A minibatch larger than a rollout would silently be the whole rollout: refused."""
+        size = cfg.learn.batch_size
+        if isinstance(size, bool) or not isinstance(size, int):
+            return []
+        return [LearnNeed(size, 'rollout', f"policy.learn.batch_size={size} transitions per minibatch need",
+                          'minibatches of that size (each would be the whole rollout)',
+                          'lower policy.learn.batch_size or raise policy.collect.n_sample')]
 
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
@@ -155,12 +166,12 @@ class PPOPolicy(Policy):
         with torch.no_grad():
             output = self._evaluate(rollout.obs)  # (T+1, B, ...)
             log_prob_old = self._distribution(output, drop_last=True).log_prob(rollout.action)
-        reward = rollout.reward * self._reward_scale if self._reward_scale != 1.0 else rollout.reward
-        if self._reward_normalizer is not None:  # once per rollout: recomputed advantages reuse these rewards
-            reward = self._reward_normalizer(reward, rollout.terminated | rollout.truncated)
+            reward = rollout.reward * self._reward_scale if self._reward_scale != 1.0 else rollout.reward
+            if self._reward_normalizer is not None:  # once per rollout: recompute_adv reuses these rewards
+                reward = self._reward_normalizer(reward, rollout.terminated | rollout.truncated)
         plan = {
-            'rollout': {**{k: rollout[k] for k in ('obs', 'action', 'terminated', 'truncated', 'final_obs')},
-                        'reward': reward},
+            'rollout': {k: rollout[k] for k in ('obs', 'action', 'terminated', 'truncated', 'final_obs')},
+            'reward': reward,
             'log_prob_old': log_prob_old,
             'value_old': torch.empty(steps, num_envs),
             'advantage': torch.empty(steps, num_envs),
@@ -171,12 +182,11 @@ class PPOPolicy(Policy):
         return make_tree(plan)
 
     def _fill_targets(self, plan: Any, values: torch.Tensor) -> None:
-        """Write ``V_old``, the GAE advantages and the value targets of ``values`` ``(T+1, B)`` into the plan
-        (whose rewards are already scaled and normalized)."""
+        """Write ``V_old``, the GAE advantages and the value targets of ``values`` ``(T+1, B)`` into the plan."""
         rollout = plan['rollout']
         with torch.no_grad():
             discounts = self._discounts(rollout['terminated'], rollout['truncated'])
-            rewards = self._bootstrap_truncation(rollout['reward'], rollout['truncated'], rollout['final_obs'])
+            rewards = self._bootstrap_truncation(plan['reward'], rollout['truncated'], rollout['final_obs'])
             advantages = gae(rewards, values[:-1], values[-1], discounts, float(self._cfg.learn.gae_lambda))
             plan['value_old'].copy_(values[:-1])
             plan['advantage'].copy_(advantages)
@@ -186,7 +196,7 @@ class PPOPolicy(Policy):
         """``epoch_per_collect`` passes over the rollout in the plan's orders, ``batch_size`` transitions a step."""
         learn = self._cfg.learn
         rollout = plan.rollout
-        steps, num_envs = rollout.reward.shape
+        steps, num_envs = plan.reward.shape
         total = steps * num_envs
         per_epoch = math.ceil(total / learn.batch_size)
 

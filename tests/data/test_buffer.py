@@ -1,4 +1,5 @@
 """Specification of ``acframe.data.ReplayBuffer`` (``fifo``): capacity, max_use, time-major batches, state."""
+import pytest
 import torch
 
 from acframe.data import ReplayBuffer, split_segment, ttorch
@@ -92,6 +93,23 @@ def test_split_segment_cuts_time_major_segments_into_item_major_samples():
     # each sample's last observation is the first of the next one, so the learner can bootstrap
     assert items.obs[:, :, 0].tolist() == [[0, 1, 2, 3], [0, 1, 2, 3], [3, 4, 5, 6], [3, 4, 5, 6]]
     assert items.reward.tolist() == [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5]]
+
+
+def test_a_cut_segment_gives_its_whole_unrolls_and_drops_the_rest_only_when_asked():
+    """The budget's last segment may be shorter than a multiple of unroll_len: its tail is left out, not padded."""
+    steps, envs, unroll = 7, 2, 3
+    obs = torch.arange(steps + 1).float().view(steps + 1, 1, 1).expand(steps + 1, envs, OBS)
+    segment = ttorch.Tensor({'obs': obs, 'reward': torch.arange(steps).float().view(steps, 1).expand(steps, envs)})
+    with pytest.raises(ValueError, match='not a multiple of unroll_len 3'):
+        split_segment(segment, unroll)
+    items = split_segment(segment, unroll, drop_remainder=True)
+    assert items.obs[:, :, 0].tolist() == [[0, 1, 2, 3], [0, 1, 2, 3], [3, 4, 5, 6], [3, 4, 5, 6]]
+    assert items.reward.tolist() == [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5]]
+    short = split_segment(ttorch.Tensor({'obs': obs[:3], 'reward': segment.reward[:2]}), unroll, drop_remainder=True)
+    assert short.obs.shape == (0, unroll + 1, OBS) and short.reward.shape == (0, unroll)
+    buffer = ReplayBuffer(replay_buffer_size=4)
+    buffer.push(short)  # nothing to store
+    assert len(buffer) == 0
 
 
 def test_uint8_images_stay_uint8_in_storage_batches_and_saved_state(tmp_path):

@@ -352,11 +352,10 @@ def test_sigterm_stops_the_run_like_ctrl_c_with_exit_status_143(tmp_path, run_ma
 # ---- budgets -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize('backend', ['local', 'inline'])
 def test_the_env_step_budget_stops_collection_within_one_step_per_env(tmp_path, backend):
-    """The last segments are cut to the steps left (8 envs per actor: at most 7 steps over), not a round added."""
+    """The last segments are cut to the steps left (8 envs per actor: at most 7 steps over), not a round added,
+    and not rounded up to IMPALA's 16-step unrolls (a cut segment gives the buffer its whole unrolls)."""
     main, create = cartpole()
     main['env']['stop_value'] = None
-    main['policy']['unroll_len'] = 1  # IMPALA's segments come in whole unrolls: with 1, any length
-    main['policy']['collect']['n_sample'] = 128  # 16 steps per env, as with 8 unrolls of 16
     exp_dir = tmp_path / 'budget'
     parallel_pipeline((main, create), exp_dir=str(exp_dir), backend=backend, max_env_step=1003, progress=False)
     summary = read_summary(exp_dir)

@@ -188,6 +188,7 @@ def test_pendulum_improves_in_a_short_run_from_the_cli(tmp_path):
 def test_lunarlander_config_runs_from_the_cli(tmp_path):
     exp_dir = tmp_path / 'lunarlander'
     code = cli_main(['-c', 'lunarlander_acer.py', '--exp-dir', str(exp_dir), '--max-env-step', '1500', '-q',
-                     'env.n_evaluator_episode=2', 'env.evaluator_env_num=2', 'env.max_episode_steps=100'])
+                     'env.n_evaluator_episode=2', 'env.evaluator_env_num=2', 'env.max_episode_steps=100',
+                     'policy.other.replay_buffer.replay_start_size=500'])  # replays within this short budget
     assert code == 0
     assert json.loads((exp_dir / 'summary.json').read_text())['env_steps'] >= 1500
