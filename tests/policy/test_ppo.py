@@ -289,3 +289,19 @@ def test_a_gsde_run_resumes_with_its_exploration_matrices_and_the_uninterrupted_
                              learner_hooks=[recorder])
     assert first_part.infos == whole.infos[:12]
     assert recorder.infos == whole.infos[12:]
+
+
+def test_the_halfcheetah_config_runs_from_the_cli_with_both_normalizations_in_its_checkpoint(tmp_path, monkeypatch):
+    """dizoo_configs/halfcheetah_ppo.py (the mujoco extra): a short run; its checkpoint (weights_only) carries the
+    observation statistics of every env step learned from and the reward normalizer's return statistics."""
+    pytest.importorskip('mujoco', reason="HalfCheetah-v5 needs the mujoco extra: pip install -e .[mujoco]")
+    from acframe.cli import main as cli_main
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its compiler warnings to MUJOCO_LOG.TXT in the working directory
+    run = tmp_path / 'halfcheetah'
+    assert cli_main(['-c', 'halfcheetah_ppo.py', '--exp-dir', str(run), '--max-env-step', '1024', '-q',
+                     'policy.learn.epoch_per_collect=1', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
+                     'env.max_episode_steps=50']) == 0
+    state = torch.load(run / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['policy']
+    assert state['model']['obs_normalizer.count'].item() == pytest.approx(1024, abs=1e-3)
+    assert state['reward_normalizer']['count'].item() == pytest.approx(1024, abs=1e-3)
+    assert state['reward_normalizer']['var'].item() > 0
