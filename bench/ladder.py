@@ -108,12 +108,12 @@ def holdout_acframe(row: str, algo: str, seed: int, overrides: Sequence[str], ck
     import numpy as np
     import torch
 
-    from acframe.config import compile_config
-    from acframe.entry.evaluate import evaluate_checkpoint
+    from acframe.entry.evaluate import evaluate_run
 
     torch.set_num_threads(1)
-    cfg = compile_config(config_name(row, algo), list(overrides), seed=seed + HOLDOUT_SEED_OFFSET)
-    result = evaluate_checkpoint(cfg, ckpt, n_episode=HOLDOUT_EPISODES)
+    result = evaluate_run(ckpt, config_name(row, algo), ['policy.learn.torch_threads=1', *overrides],
+                          seed=seed + HOLDOUT_SEED_OFFSET, episodes=HOLDOUT_EPISODES,
+                          out=os.path.join(os.path.dirname(ckpt), 'holdout.json'))
     return {'mean': float(np.mean(result['returns'])), 'std': float(np.std(result['returns'])),
             'episodes': len(result['returns'])}
 
