@@ -6,8 +6,8 @@ The policy's learn mode decides the gradient steps a rollout gets: ``prepare(rol
 
 No replay buffer: every update uses data of the weights being updated, which is what an on-policy
 policy (``Policy.on_policy = True``) needs. The experiment folder, progress line, evaluation,
-checkpoints, resume, domain randomization and ``summary.json`` are ``SerialRun``'s, shared with the
-off-policy ``serial_pipeline``.
+checkpoints, resume, domain randomization and ``summary.json`` are ``SerialRun``'s (and its base ``RunBase``'s),
+shared with the off-policy ``serial_pipeline`` and the parallel pipeline.
 """
 from __future__ import annotations
 
@@ -18,21 +18,9 @@ import torch
 from ..config.compile import ConfigInput
 from ..errors import ConfigError
 from ..policy import policy_class
-from ..registry import BUFFER_REGISTRY
 from ..worker import LearnerHook
-from .serial import SerialRun, _compile, run_serial
-
-
-def check_no_replay(cfg: Any) -> None:
-    """Refuse a replay buffer that reuses data (``reuses_data = True``) for an on-policy run."""
-    buffer_type = cfg.policy.other.replay_buffer.get('type') or ''
-    if not buffer_type:
-        return
-    if getattr(BUFFER_REGISTRY.get(buffer_type), 'reuses_data', True):
-        raise ConfigError(
-            f"policy '{cfg.policy.type}' is on-policy: it learns each segment once with the weights that collected it, "
-            f"so the replay buffer '{buffer_type}' (which reuses data) cannot be used; "
-            f"set policy.other.replay_buffer.type='' (no buffer)")
+from .run_base import check_no_replay, compile_run_config
+from .serial import SerialRun, run_serial
 
 
 def serial_pipeline_onpolicy(
@@ -55,7 +43,7 @@ def serial_pipeline_onpolicy(
     Each collection is followed by the gradient steps the policy's learn mode makes on it (``Learner.train_rollout``).
     Returns the trained policy; ``summary.json`` in the experiment folder says how it went.
     """
-    cfg, exp_dir, changes = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
+    cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
                                      'serial_onpolicy', accept_config_change)
     if not policy_class(cfg).on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is off-policy: train it with serial_pipeline (CLI: -m serial)")
@@ -73,10 +61,7 @@ def _on_policy_loop(run: SerialRun) -> None:
     get_train_sample = run.policy.collect_mode.get_train_sample
     prepare = run.policy.learn_mode.prepare
     while True:
-        if run.maybe_evaluate():
-            break
-        if not run.budget_left():
-            run.maybe_evaluate(force=run.evaluator.last_eval_iter != run.learner.train_iter)
+        if run.done():
             break
         if run.pending_batch is None:
             run.pending_batch = prepare(get_train_sample(run.collect()))

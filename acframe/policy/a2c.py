@@ -35,7 +35,7 @@ import torch
 
 from ..data import ttorch
 from ..errors import ConfigError
-from ..models import RewardNormalizer, make_distribution
+from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, nstep_return
 from .base import Policy, build_optimizer
@@ -102,9 +102,6 @@ class A2CPolicy(Policy):
         ),
     )
 
-    def default_model(self) -> Tuple[str, Dict[str, Any]]:
-        return 'vac', {}
-
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         learn = self._cfg.learn
@@ -139,13 +136,10 @@ class A2CPolicy(Policy):
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
-        steps, num_envs = batch.reward.shape
-        obs = batch.obs
-        self._update_obs_norm(obs)
-        output = self._model(obs.reshape((-1,) + tuple(obs.shape[2:])), mode='compute_actor_critic')
-        values = output['value'].reshape(steps + 1, num_envs)
-        stats = {k: output[k].reshape(steps + 1, num_envs, -1)[:-1] for k in self._stats_keys()}
-        dist = make_distribution(stats, self._action_space, self._nvec)
+        self._update_obs_norm(batch.obs)
+        output = self._evaluate(batch.obs)  # (T+1, B, ...)
+        values = output['value']
+        dist = self._distribution(output, drop_last=True)
 
         returns, advantages = self._targets(batch, values.detach())
         if learn.adv_norm:
@@ -156,17 +150,8 @@ class A2CPolicy(Policy):
         entropy = reduce(dist.entropy())
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
 
-        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
-        info = {
-            'cur_lr': self._optimizer.param_groups[0]['lr'],
-            'total_loss': total_loss.item(),
-            'policy_loss': policy_loss.item(),
-            'value_loss': value_loss.item(),
-            'entropy': entropy.item(),
-            'grad_norm': grad_norm,
-            'advantage': advantages.mean().item(),
-            'value': values[:-1].mean().item(),
-        }
+        info = self._learn_step(total_loss, policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
+                                advantage=advantages.mean(), value=values[:-1].mean())
         if len(self._optimizer.param_groups) > 1:
             info['critic_lr'] = self._optimizer.param_groups[1]['lr']
         return info
@@ -178,11 +163,10 @@ class A2CPolicy(Policy):
         (the next entry is already a new episode), and a truncated one has γ·V(final_obs) folded into its reward.
         """
         with torch.no_grad():
-            done = batch.terminated | batch.truncated
-            discounts = self._gamma * (~done).float()
+            discounts = self._discounts(batch.terminated, batch.truncated)
             reward = batch.reward if self._reward_scale == 1.0 else batch.reward * self._reward_scale
             if self._reward_normalizer is not None:
-                reward = self._reward_normalizer(reward, done)
+                reward = self._reward_normalizer(reward, batch.terminated | batch.truncated)
             rewards = self._bootstrap_truncation(reward, batch.truncated, batch.final_obs)
             lambda_ = float(self._cfg.learn.gae_lambda)
             if lambda_ == 1.0:

@@ -122,7 +122,6 @@ class ACERPolicy(Policy):
             raise ConfigError(f"policy.learn.c_clip_ratio = {learn.c_clip_ratio} must be > 0 (10 in the paper), "
                               f"or None for no truncation")
         self._optimizer = build_optimizer(self._model.parameters(), learn)
-        self._gamma = learn.discount_factor
         self._average_model = copy.deepcopy(self._model)
         self._average_model.requires_grad_(False)
         self._params = list(self._model.parameters())
@@ -140,29 +139,20 @@ class ACERPolicy(Policy):
         q_loss = 0.5 * (terms['q_ret'] - terms['q_taken']).pow(2).mean()
         critic_loss = q_loss + terms['value_loss'] if 'value_loss' in terms else q_loss
         total_loss = policy_loss - learn.entropy_weight * entropy + learn.value_weight * critic_loss
-        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
-        self._update_average_model()
         rho = terms['rho']
-        info = {
-            'cur_lr': self._optimizer.param_groups[0]['lr'],
-            'total_loss': total_loss.item(),
-            'policy_loss': per_step.mean().item(),
-            'q_loss': q_loss.item(),
-            'entropy': entropy.item(),
-            'kl_to_average': terms['kl'].mean().item(),
-            'mean_rho': rho.clamp(max=_RHO_LOG_CAP).mean().item(),
-            'rho_truncated_fraction': (rho > learn.c_clip_ratio).float().mean().item() if learn.c_clip_ratio else 0.0,
-            'mean_q_ret': terms['q_ret'].mean().item(),
-            'grad_norm': grad_norm,
-        }
-        if 'value_loss' in terms:
-            info['value_loss'] = terms['value_loss'].item()
+        extra = {'value_loss': terms['value_loss']} if 'value_loss' in terms else {}
+        info = self._learn_step(
+            total_loss, policy_loss=per_step.mean(), q_loss=q_loss, entropy=entropy, kl_to_average=terms['kl'].mean(),
+            mean_rho=rho.clamp(max=_RHO_LOG_CAP).mean(),
+            rho_truncated_fraction=(rho > learn.c_clip_ratio).float().mean() if learn.c_clip_ratio else 0.0,
+            mean_q_ret=terms['q_ret'].mean(), **extra)
+        self._update_average_model()
         return info
 
     def _rewards_and_discounts(self, batch: ttorch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """Per-step discounts (0 at episode ends) and scaled rewards with gamma V(final_obs) folded in at truncations."""
         truncated = batch.truncated & ~batch.terminated
-        discounts = self._gamma * (~(batch.terminated | batch.truncated)).float()
+        discounts = self._discounts(batch.terminated, batch.truncated)
         reward = batch.reward * self._cfg.learn.reward_scale
         return self._bootstrap_truncation(reward, truncated, batch.final_obs), discounts
 
@@ -175,12 +165,9 @@ class ACERPolicy(Policy):
         return q_ret, (q_opc(*args) if self._cfg.learn.use_q_opc else q_ret)
 
     def _discrete_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
-        steps, size = batch.reward.shape
         obs = batch.obs
-        out = self._model.compute_actor_critic(obs.reshape((-1,) + tuple(obs.shape[2:])))
-        logit = out['logit'].reshape(steps + 1, size, -1)[:-1]
-        q_values = out['q_value'].reshape(steps + 1, size, -1)[:-1]
-        values = out['value'].reshape(steps + 1, size)
+        out = self._evaluate(obs)  # (T+1, B, ...)
+        logit, q_values, values = out['logit'][:-1], out['q_value'][:-1], out['value']
         action = batch.action.long()
         log_probs = F.log_softmax(logit, dim=-1)
         behaviour_log_probs = F.log_softmax(batch.logit, dim=-1)

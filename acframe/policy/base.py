@@ -122,6 +122,18 @@ class Policy:
             warnings.warn(f"acframe: {source}; update skipped ({self.skipped_updates} so far; policy.learn.on_nonfinite='skip_update')")
         return grad_norm
 
+    def _learn_step(self, total_loss: torch.Tensor, **terms: Any) -> Dict[str, float]:
+        """One guarded step of ``self._optimizer`` on ``total_loss`` over ``self._params`` (``_optimizer_step``).
+
+        Returns the step's info for the learner: ``cur_lr``, ``total_loss``, each of ``terms`` (tensors or
+        numbers) as a float, and ``grad_norm`` (before clipping).
+        """
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
+        info = {'cur_lr': self._optimizer.param_groups[0]['lr'], 'total_loss': total_loss.item()}
+        info.update({k: v.item() if isinstance(v, torch.Tensor) else float(v) for k, v in terms.items()})
+        info['grad_norm'] = grad_norm
+        return info
+
     def check_finite(self, where: str) -> None:
         """``NonFiniteError`` when a weight or buffer of the model is NaN/inf (``where`` says when it was found)."""
         bad = nonfinite_tensor_names(self._model.state_dict())
@@ -263,6 +275,28 @@ class Policy:
 
     def _monitor_vars_learn(self) -> List[str]:
         return ['cur_lr', 'total_loss']
+
+    def _evaluate(self, obs: torch.Tensor, lead_dims: int = 2) -> Dict[str, torch.Tensor]:
+        """The model's ``compute_actor_critic`` on observations ``(*lead, *obs_shape)`` in one batched call.
+
+        ``lead`` is the first ``lead_dims`` dimensions: ``(T+1, B)`` for a time-major segment's observations
+        (the step after the last included, to bootstrap from), ``(N,)`` for a minibatch of transitions. Every
+        output comes back as ``(*lead, ...)``: ``value`` ``lead``, the actor's statistics ``(*lead, dim)``.
+        """
+        lead = tuple(obs.shape[:lead_dims])
+        output = self._model(obs.reshape((-1,) + tuple(obs.shape[lead_dims:])), mode='compute_actor_critic')
+        return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
+
+    def _distribution(self, output: Dict[str, torch.Tensor], drop_last: bool = False) -> Any:
+        """The action distribution of the actor's statistics in ``output`` (without the last step: ``drop_last``,
+        for the bootstrap observation of a ``(T+1, B)`` segment)."""
+        stats = {k: output[k][:-1] if drop_last else output[k] for k in self._stats_keys()}
+        return make_distribution(stats, self._action_space, self._nvec)
+
+    def _discounts(self, terminated: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
+        """Per-step discounts ``γ·(1 − (terminated | truncated))``, ``(T, B)``: the recursion stops at every episode end
+        (a truncated step gets its bootstrap ``γ·V(final_obs)`` in its reward: ``_bootstrap_truncation``)."""
+        return float(self._cfg.learn.discount_factor) * (~(terminated | truncated)).float()
 
     def _stats_keys(self) -> Tuple[str, ...]:
         """The keys of the actor's distribution statistics for this policy's action space."""

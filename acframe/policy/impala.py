@@ -12,12 +12,11 @@ A time-limit truncation is bootstrapped from V(final_obs) evaluated with the cur
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 import torch
 
 from ..data import split_segment, ttorch
-from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import vtrace
 from .base import Policy, build_optimizer
@@ -83,49 +82,33 @@ class IMPALAPolicy(Policy):
         ),
     )
 
-    def default_model(self) -> Tuple[str, Dict[str, Any]]:
-        return 'vac', {}
-
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         learn = self._cfg.learn
         self._optimizer = build_optimizer(self._model.parameters(), learn)
-        self._gamma = learn.discount_factor
+        self._params = list(self._model.parameters())
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
-        reward = batch.reward
-        steps, batch_size = reward.shape
-        obs = batch.obs
-        self._update_obs_norm(obs)  # replayed unrolls count once per use: replay-weighted statistics
-        output = self._model(obs.reshape((-1,) + tuple(obs.shape[2:])), mode='compute_actor_critic')
-        values = output['value'].reshape(steps + 1, batch_size)
-        target = make_distribution({k: output[k].reshape(steps + 1, batch_size, -1)[:-1] for k in self._stats_keys()},
-                                   self._action_space)
-        behaviour = make_distribution({k: batch[k] for k in self._stats_keys()}, self._action_space)
+        self._update_obs_norm(batch.obs)  # replayed unrolls count once per use: replay-weighted statistics
+        output = self._evaluate(batch.obs)  # (T+1, B, ...)
+        values = output['value']
+        target = self._distribution(output, drop_last=True)
+        behaviour = self._distribution(batch)  # μ: the statistics the actor stored
         action = batch.action
         target_log_prob = target.log_prob(action)
         with torch.no_grad():
             log_rhos = target_log_prob - behaviour.log_prob(action)
-            done = batch.terminated | batch.truncated
-            discounts = self._gamma * (~done).float()
-            rewards = self._bootstrap_truncation(reward, batch.truncated, batch.final_obs)
+            discounts = self._discounts(batch.terminated, batch.truncated)
+            rewards = self._bootstrap_truncation(batch.reward, batch.truncated, batch.final_obs)
         returns = vtrace(log_rhos, discounts, rewards, values[:-1], values[-1], lambda_=learn.lambda_,
                          rho_clip=learn.rho_clip_ratio, c_clip=learn.c_clip_ratio, pg_rho_clip=learn.rho_pg_clip_ratio)
         policy_loss = -(target_log_prob * returns.pg_advantages).mean()
         value_loss = (returns.vs - values[:-1]).pow(2).mean()
         entropy = target.entropy().mean()
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
-        grad_norm = self._optimizer_step(self._optimizer, total_loss, list(self._model.parameters()))
-        return {
-            'cur_lr': self._optimizer.param_groups[0]['lr'],
-            'total_loss': total_loss.item(),
-            'policy_loss': policy_loss.item(),
-            'value_loss': value_loss.item(),
-            'entropy': entropy.item(),
-            'grad_norm': grad_norm,
-            'mean_rho': log_rhos.exp().mean().item(),
-        }
+        return self._learn_step(total_loss, policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
+                                mean_rho=log_rhos.exp().mean())
 
     def _monitor_vars_learn(self) -> List[str]:
         return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'grad_norm', 'mean_rho']

@@ -34,13 +34,12 @@ categorical per dimension, log-probs summed). Dict observations are flattened by
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List
 
 import torch
 
 from ..data import make_tree, ttorch
 from ..errors import ConfigError
-from ..models import make_distribution
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
 from .base import Policy, build_optimizer
@@ -128,7 +127,6 @@ class PPOPolicy(Policy):
             raise ConfigError(f"policy.learn.clip_ratio_decay_iters = {learn.clip_ratio_decay_iters} must be >= 0 (0: constant)")
         self._optimizer = build_optimizer(self._model.parameters(), learn)
         self._params = list(self._model.parameters())
-        self._gamma = float(learn.discount_factor)
         self._reward_scale = float(learn.reward_scale)
         self._grad_steps = 0  # gradient steps taken (the clip-ratio schedule's clock; saved in checkpoints)
         self._model.train()
@@ -140,22 +138,14 @@ class PPOPolicy(Policy):
             return float(learn.clip_ratio)
         return float(learn.clip_ratio) * max(0.0, 1.0 - self._grad_steps / learn.clip_ratio_decay_iters)
 
-    def _evaluate(self, obs: torch.Tensor, lead_dims: int) -> Tuple[Dict[str, torch.Tensor], torch.Tensor]:
-        """The actor's statistics ``(*lead, ...)`` and the values ``lead`` on observations ``(*lead, *obs_shape)``."""
-        lead = tuple(obs.shape[:lead_dims])
-        output = self._model(obs.reshape((-1,) + tuple(obs.shape[lead_dims:])), mode='compute_actor_critic')
-        stats = {k: output[k].reshape(lead + (-1,)) for k in self._stats_keys()}
-        return stats, output['value'].reshape(lead)
-
     def _prepare_rollout(self, rollout: ttorch.Tensor) -> ttorch.Tensor:
         """The plan of one rollout: the rollout, ``log π_old``, ``V_old``, ``Â_t``, ``R_t`` (``(T, B)`` each) and the
         epochs' random orders of its ``T·B`` transitions (``(epoch_per_collect, T·B)``)."""
         steps, num_envs = rollout.reward.shape
         self._update_obs_norm(rollout.obs)  # once per rollout, before log π_old: every epoch sees the same statistics
         with torch.no_grad():
-            stats, values = self._evaluate(rollout.obs, 2)
-            dist = make_distribution({k: v[:-1] for k, v in stats.items()}, self._action_space, self._nvec)
-            log_prob_old = dist.log_prob(rollout.action)
+            output = self._evaluate(rollout.obs)  # (T+1, B, ...)
+            log_prob_old = self._distribution(output, drop_last=True).log_prob(rollout.action)
         plan = {
             'rollout': {k: rollout[k] for k in ('obs', 'action', 'reward', 'terminated', 'truncated', 'final_obs')},
             'log_prob_old': log_prob_old,
@@ -164,15 +154,14 @@ class PPOPolicy(Policy):
             'value_target': torch.empty(steps, num_envs),
             'order': torch.stack([torch.randperm(steps * num_envs) for _ in range(self._cfg.learn.epoch_per_collect)]),
         }
-        self._fill_targets(plan, values)
+        self._fill_targets(plan, output['value'])
         return make_tree(plan)
 
     def _fill_targets(self, plan: Any, values: torch.Tensor) -> None:
         """Write ``V_old``, the GAE advantages and the value targets of ``values`` ``(T+1, B)`` into the plan."""
         rollout = plan['rollout']
         with torch.no_grad():
-            done = rollout['terminated'] | rollout['truncated']
-            discounts = self._gamma * (~done).float()
+            discounts = self._discounts(rollout['terminated'], rollout['truncated'])
             reward = rollout['reward'] * self._reward_scale if self._reward_scale != 1.0 else rollout['reward']
             rewards = self._bootstrap_truncation(reward, rollout['truncated'], rollout['final_obs'])
             advantages = gae(rewards, values[:-1], values[-1], discounts, float(self._cfg.learn.gae_lambda))
@@ -195,7 +184,7 @@ class PPOPolicy(Policy):
             epoch, index = divmod(step, per_epoch)
             if index == 0 and epoch > 0 and self._cfg.recompute_adv:
                 with torch.no_grad():
-                    self._fill_targets(plan, self._evaluate(rollout.obs, 2)[1])
+                    self._fill_targets(plan, self._evaluate(rollout.obs)['value'])
             idx = plan.order[epoch, index * learn.batch_size:(index + 1) * learn.batch_size]
             yield make_tree({
                 'obs': flat(rollout.obs[:-1])[idx],
@@ -212,8 +201,9 @@ class PPOPolicy(Policy):
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         """One gradient step on one minibatch of transitions."""
         learn = self._cfg.learn
-        stats, values = self._evaluate(batch.obs, 1)
-        dist = make_distribution(stats, self._action_space, self._nvec)
+        output = self._evaluate(batch.obs, 1)  # (N, ...)
+        values = output['value']
+        dist = self._distribution(output)
         log_prob = dist.log_prob(batch.action)
         advantages = batch.advantage
         if learn.adv_norm and advantages.numel() > 1:
@@ -224,20 +214,11 @@ class PPOPolicy(Policy):
         entropy = dist.entropy().mean()
         total_loss = policy.loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
 
-        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
+        info = self._learn_step(total_loss, policy_loss=policy.loss, value_loss=value_loss, entropy=entropy,
+                                approx_kl=policy.approx_kl, clip_fraction=policy.clip_fraction, clip_ratio=clip_ratio,
+                                value=values.mean())
         self._grad_steps += 1
-        return {
-            'cur_lr': self._optimizer.param_groups[0]['lr'],
-            'total_loss': total_loss.item(),
-            'policy_loss': policy.loss.item(),
-            'value_loss': value_loss.item(),
-            'entropy': entropy.item(),
-            'approx_kl': policy.approx_kl.item(),
-            'clip_fraction': policy.clip_fraction.item(),
-            'clip_ratio': clip_ratio,
-            'grad_norm': grad_norm,
-            'value': values.mean().item(),
-        }
+        return info
 
     def _monitor_vars_learn(self) -> List[str]:
         return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clip_fraction',

@@ -33,17 +33,39 @@ class Evaluator:
         self.n_episode = int(n_episode)
         self.n_confirm_episode = int(n_confirm_episode)
         self.stop_value = stop_value
-        self.eval_freq = int(eval_freq)
-        self.tb_logger = tb_logger
-        self.best_return = -float('inf')
-        self.last_return: Optional[float] = None
-        self.last_eval_iter = -1
-        self.confirmations: List[Dict[str, Any]] = []
+        self.history = EvalHistory(eval_freq, tb_logger)
+
+    # what the evaluations found so far (``history``; a parallel learner keeps its own ``EvalHistory``)
+    @property
+    def eval_freq(self) -> int:
+        return self.history.eval_freq
+
+    @property
+    def tb_logger(self) -> Any:
+        return self.history.tb_logger
+
+    @tb_logger.setter
+    def tb_logger(self, tb_logger: Any) -> None:
+        self.history.tb_logger = tb_logger
+
+    @property
+    def best_return(self) -> float:
+        return self.history.best_return
+
+    @property
+    def last_return(self) -> Optional[float]:
+        return self.history.last_return
+
+    @property
+    def last_eval_iter(self) -> int:
+        return self.history.last_eval_iter
+
+    @property
+    def confirmations(self) -> List[Dict[str, Any]]:
+        return self.history.confirmations
 
     def should_eval(self, train_iter: int) -> bool:
-        if self.last_eval_iter < 0:
-            return True
-        return self.eval_freq > 0 and train_iter - self.last_eval_iter >= self.eval_freq
+        return self.history.due(train_iter)
 
     def run_episodes(self, n_episode: int, seeds: Optional[Sequence[int]] = None) -> Tuple[List[float], List[int]]:
         """Returns and lengths of ``n_episode`` episodes spread evenly over the envs, reset with ``seeds``
@@ -75,15 +97,8 @@ class Evaluator:
             bad = int(np.flatnonzero(~np.isfinite(returns))[0])
             raise NonFiniteError(f"an evaluation episode returned {returns[bad]}: the evaluator envs give NaN/inf rewards; "
                                  f"a non-finite return can never count as solved — fix the env")
-        self.last_return = mean
-        self.last_eval_iter = train_iter
-        if self.tb_logger is not None:
-            self.tb_logger.add_scalar('evaluator/return_mean', mean, env_step)
-            self.tb_logger.add_scalar('evaluator/return_mean_by_iter', mean, train_iter)
-        if mean > self.best_return:
-            self.best_return = mean
-            if on_best is not None:
-                on_best(mean)
+        if self.history.record(train_iter, env_step, mean) and on_best is not None:
+            on_best(mean)
         solved = self.stop_value is not None and mean >= self.stop_value
         confirm = None
         if solved and self.n_confirm_episode > 0:
@@ -100,10 +115,53 @@ class Evaluator:
         record = {'train_iter': int(train_iter), 'env_step': int(env_step), 'eval_mean': float(eval_mean),
                   'mean': mean, 'std': float(np.std(returns)), 'episodes': len(returns),
                   'solved': bool(mean >= self.stop_value)}
-        self.confirmations.append(record)
-        if self.tb_logger is not None:
-            self.tb_logger.add_scalar('evaluator/confirm_return_mean', mean, env_step)
+        self.history.record_confirmation(record)
         return record
+
+    def state_dict(self) -> Dict[str, Any]:
+        return self.history.state_dict()
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self.history.load_state_dict(state)
+
+
+class EvalHistory:
+    """What the evaluations of one run found: the best and last mean return, when the last one ran, the
+    confirmation runs. One ``Evaluator`` keeps one; a parallel learner, whose evaluator runs elsewhere, keeps its
+    own and records the results it receives. Its state is plain data (it goes into checkpoints).
+    """
+
+    def __init__(self, eval_freq: int, tb_logger: Any = None) -> None:
+        self.eval_freq = int(eval_freq)
+        self.tb_logger = tb_logger
+        self.best_return = -float('inf')
+        self.last_return: Optional[float] = None
+        self.last_eval_iter = -1
+        self.confirmations: List[Dict[str, Any]] = []
+
+    def due(self, train_iter: int) -> bool:
+        """True before the first evaluation and every ``eval_freq`` learner iterations after the last (0: never again)."""
+        if self.last_eval_iter < 0:
+            return True
+        return self.eval_freq > 0 and train_iter - self.last_eval_iter >= self.eval_freq
+
+    def record(self, train_iter: int, env_step: int, mean: float) -> bool:
+        """An evaluation's mean return (logged to tensorboard); True when it is the best so far."""
+        self.last_return = mean
+        self.last_eval_iter = train_iter
+        if self.tb_logger is not None:
+            self.tb_logger.add_scalar('evaluator/return_mean', mean, env_step)
+            self.tb_logger.add_scalar('evaluator/return_mean_by_iter', mean, train_iter)
+        if mean > self.best_return:
+            self.best_return = mean
+            return True
+        return False
+
+    def record_confirmation(self, record: Dict[str, Any]) -> None:
+        """A confirmation run (``Evaluator.confirm``'s record)."""
+        self.confirmations.append(dict(record))
+        if self.tb_logger is not None:
+            self.tb_logger.add_scalar('evaluator/confirm_return_mean', record['mean'], record['env_step'])
 
     def state_dict(self) -> Dict[str, Any]:
         return {'best_return': self.best_return, 'last_return': self.last_return, 'last_eval_iter': self.last_eval_iter,

@@ -12,13 +12,11 @@ See docs/parallel.md.
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Optional, Sequence
 
 from ...config.compile import ConfigInput
-from ...signals import Terminated, sigterm_as_interrupt
 from ...worker import LearnerHook
-from ..serial import _compile
+from ..run_base import compile_run_config
 from .run import BACKENDS, ParallelRun, async_loop, sync_loop
 
 
@@ -60,37 +58,12 @@ def parallel_pipeline(
     use the local backend need the ``if __name__ == '__main__':`` guard (its processes are spawned when
     ``parallel.start_method`` or CUDA asks for it; forked otherwise).
     """
-    cfg, exp_dir, changes = _compile(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
-                                     'parallel', accept_config_change)
+    cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
+                                               'parallel', accept_config_change)
     run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks, changes)
-    interrupt: Optional[KeyboardInterrupt] = None
-    with sigterm_as_interrupt():
-        try:
-            started = time.perf_counter()
-            run.backend.start(run.learner.train_iter)
-            run.startup_s = time.perf_counter() - started
-            run.stats.start = time.perf_counter()
-            (sync_loop if run.sync else async_loop)(run)
-            run.stats.end = time.perf_counter()
-            run.backend.stop_actors()
-            run.final_eval()
-        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``Terminated``)
-            interrupt = exc
-            run.interrupted = True
-            what = 'terminated (SIGTERM)' if isinstance(exc, Terminated) else 'interrupted'
-            run.progress.message(f'[acframe] {what}: stopping the workers, writing the final checkpoint and summary')
-        except BaseException:
-            try:
-                run.backend.close()
-            finally:
-                run.close_logs()
-            raise
-        run.backend.close()
-        summary = run.finish()
+    summary = run.drive(sync_loop if run.sync else async_loop)  # Ctrl-C/SIGTERM: finished, then re-raised
     policy = run.trained_policy()
     policy.summary = summary
-    if interrupt is not None:
-        raise interrupt
     return policy
 
 

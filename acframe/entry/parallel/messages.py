@@ -111,6 +111,9 @@ class EvalRequest:
 
 @dataclass
 class EvalResult:
+    """An evaluation of the weights of ``version``; ``confirm`` is the confirmation run's record (``Evaluator.confirm``)
+    when the mean reached the stop value and ``env.n_confirm_episode`` > 0, else None."""
+
     version: int
     train_iter: int
     env_step: int
@@ -119,3 +122,4 @@ class EvalResult:
     returns: List[float]
     lengths: List[int]
     solved: bool
+    confirm: Optional[Dict[str, Any]] = None

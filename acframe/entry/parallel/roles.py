@@ -183,7 +183,7 @@ class EvalWorker:
         self.policy.eval_mode.load_weights(numpy_to_weights(weights))
         result = self.evaluator.evaluate(request.train_iter, request.env_step)
         return EvalResult(request.version, request.train_iter, request.env_step, result['mean'], result['std'],
-                          result['returns'], result['lengths'], result['solved'])
+                          result['returns'], result['lengths'], result['solved'], result['confirm'])
 
     def close(self) -> None:
         self.env.close()

@@ -13,26 +13,17 @@ The learner process owns the experiment folder, the learn-only policy, the repla
 from __future__ import annotations
 
 import os
-import sys
 import time
-from collections import deque
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-import numpy as np
 import torch
 
-from ...config.run_folder import read_run_record, save_run_config
 from ...data import make_tree, ttorch
 from ...envs import make_env_manager
 from ...errors import ConfigError
-from ...plot import write_run_curves
 from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
-from ...registry import BUFFER_REGISTRY
-from ...utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
-                      set_global_seed, set_torch_threads)
-from ...worker import CheckpointHook, Learner, LearnerHook, LinearLRDecayHook, LogHook, load_checkpoint
-from ..run_folder import RunLock, create_exp_dir, plan_exp_dir
-from ..serial import Progress
+from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook
+from ..run_base import RunBase, build_buffer, check_no_replay
 from .backend import Backend, EnvStepBudget
 from .messages import VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree, weights_to_numpy
 
@@ -72,7 +63,6 @@ def check_setup(cfg: Any, backend: str, ray_address: Optional[str]) -> bool:
                           f"actors; set parallel.sync_mode='sync' (or 'auto')")
     sync = mode == 'sync' or (mode == 'auto' and cls.on_policy)
     if cls.on_policy:
-        from ..serial_onpolicy import check_no_replay
         check_no_replay(cfg)
     elif not cfg.policy.other.replay_buffer.get('type'):
         raise ConfigError(f"policy '{cfg.policy.type}' learns off-policy from a replay buffer; "
@@ -177,98 +167,68 @@ def resolve_actor_num(cfg: Any, backend: str, ray: Any = None) -> int:
     return max(1, os.cpu_count() or 1)
 
 
-class ParallelRun:
-    """The learner side of a parallel run: folder, learn-only policy, buffer, learner, evaluation, summary."""
+class ParallelRun(RunBase):
+    """The learner side of a parallel run: learn-only policy, buffer, learner, backend (the rest: ``RunBase``)."""
 
     def __init__(self, cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool, backend: str,
                  ray_address: Optional[str] = None, learner_hooks: Sequence[LearnerHook] = (),
                  config_changes: Sequence[str] = ()) -> None:
-        self.start = time.perf_counter()
-        self.cfg = cfg
-        self.config_changes = list(config_changes)
-        self.lock: Optional[RunLock] = None
+        super().__init__(cfg, progress, 'parallel')
         self.sync = check_setup(cfg, backend, ray_address)
         self.backend_name = backend
+        self.backend: Optional[Backend] = None
         self._ray, self._owns_ray = None, False
         if backend == 'ray':
             from .ray_backend import connect
             self._ray, self._owns_ray = connect(ray_address)
-        self.tb: Any = None
+        self._learner_hooks = learner_hooks
+        self._incarnations: Optional[List[int]] = None
         try:
-            self._setup(exp_dir, resume, progress, learner_hooks)
+            cfg.parallel.actor_num = resolve_actor_num(cfg, self.backend_name, self._ray)
+            self._start(exp_dir, resume, config_changes)
+            self.backend = self._make_backend(self._incarnations)
+            self.backend.budget = EnvStepBudget(cfg, self.env_step, self.sync)
         except BaseException:  # e.g. a corrupt checkpoint to resume from
-            if self.tb is not None:
-                self.tb.close()
-            if self.lock is not None:
-                self.lock.release()
+            self.close()
             if self._owns_ray:
                 from .ray_backend import disconnect
                 disconnect(self._ray)
             raise
 
-    def _setup(self, exp_dir: Optional[str], resume: bool, progress: bool, learner_hooks: Sequence[LearnerHook]) -> None:
+    def _build(self) -> None:
         cfg = self.cfg
-        cfg.parallel.actor_num = resolve_actor_num(cfg, self.backend_name, self._ray)
-        set_global_seed(cfg.seed)
-        set_torch_threads(cfg.policy.learn.torch_threads)
-        self.exp_dir = plan_exp_dir(cfg, exp_dir, resume)
         with make_env_manager(cfg, 'collector', 1, cfg.seed) as probe:  # the spaces the policy is built for
             spaces = (probe.observation_space, probe.action_space)
         self.policy = create_policy(cfg, *spaces, enable_field=('learn',))
         self._weights: Optional[Dict[str, torch.Tensor]] = None
-        if not resume:
-            create_exp_dir(self.exp_dir)
-        self.lock = RunLock(self.exp_dir)
-        save_run_config(cfg, self.exp_dir, 'parallel', self._config_changes(resume))
-        from tensorboardX import SummaryWriter
-
-        self.tb = SummaryWriter(os.path.join(self.exp_dir, 'log'))
-        self.progress = Progress(progress)
-        self.buffer = None
         if not policy_class(cfg).on_policy:
-            buffer_cfg = dict(cfg.policy.other.replay_buffer)
-            self.buffer = BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed, **buffer_cfg)
+            self.buffer = build_buffer(cfg)
         self.stats = ParallelStats(cfg.parallel.actor_num)
         self.learn_mode = LagTrackingLearnMode(self.policy.learn_mode, self.stats)
-        self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, self.tb)
+        self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, None)
         hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,
                                                                    cfg.policy.learn.learner.save_ckpt_every_s)]
         if cfg.policy.learn.get('lr_decay_iters', 0):
             hooks.append(LinearLRDecayHook(cfg.policy.learn.lr_decay_iters))
-        hooks += list(learner_hooks)
-        self.learner = Learner(self.learn_mode, self.exp_dir, hooks, self.state_provider)
+        hooks += list(self._learner_hooks)
+        self.learner = Learner(self.learn_mode, None, hooks, self.state_provider)
+        # the evaluator runs elsewhere (a worker of the backend): the learner records what it reports
+        self.evals = EvalHistory(cfg.policy.eval.evaluator.eval_freq)
         self.steps_per_update = resolve_steps_per_update(cfg)
         self.segment_steps = env_steps_per_collection(cfg)
-        self.env_step = 0
-        self.recent_returns: deque = deque(maxlen=20)
-        self.best_return = -float('inf')
-        self.last_return: Optional[float] = None
-        self.last_eval_iter = -1
+        self._env_step = 0
         self.eval_pending: Optional[EvalRequest] = None
-        self.solved = False
-        self.interrupted = False
-        self.wall_before = 0.0
         self.startup_s = 0.0
         self._last_report = 0.0
         self._first_iter, self._first_env_step = 0, 0
-        incarnations: Optional[List[int]] = None
-        if resume:
-            incarnations = self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
-        self.backend = self._make_backend(incarnations)
-        self.backend.budget = EnvStepBudget(cfg, self.env_step, self.sync)
 
-    def _config_changes(self, resume: bool) -> List[Dict[str, Any]]:
-        changes = read_run_record(self.exp_dir)['changes'] if resume else []
-        if self.config_changes:
-            changes.append({'keys': list(self.config_changes)})
-        return changes
+    @property
+    def env_step(self) -> int:
+        return self._env_step
 
-    def warn(self, text: str) -> None:
-        """A warning on the console, also with the progress line off."""
-        if self.progress.enabled:
-            self.progress.message(text)
-        else:
-            print(text, file=sys.stderr, flush=True)
+    @env_step.setter
+    def env_step(self, value: int) -> None:
+        self._env_step = value
 
     def weights(self) -> Dict[str, torch.Tensor]:
         """The learner's current weights, for publishing.
@@ -295,39 +255,18 @@ class ParallelRun:
         return RayBackend(self.cfg, weights_fn, warn, self.sync, incarnations, self._ray, self._owns_ray)
 
     # ---- checkpoints -------------------------------------------------------------------------------
-    def state_provider(self) -> Dict[str, Any]:
-        save_buffer = self.buffer is not None and self.cfg.policy.other.replay_buffer.get('save_in_checkpoint', False)
-        backend = getattr(self, 'backend', None)
-        return {
-            'env_step': self.env_step,
-            'evaluator': {'best_return': self.best_return, 'last_return': self.last_return,
-                          'last_eval_iter': self.last_eval_iter},
-            **buffer_checkpoint(self.buffer, save_buffer),
-            'rng': capture_rng_states(),
-            'wall_s': self.wall_before + time.perf_counter() - self.start,
-            'recent_returns': list(self.recent_returns),
-            'parallel': {'backend': self.backend_name, 'actor_num': int(self.cfg.parallel.actor_num),
-                         'actor_incarnations': list(backend.incarnations) if backend is not None else None},
-        }
+    def _extra_state(self) -> Dict[str, Any]:
+        backend = self.backend
+        return {'parallel': {'backend': self.backend_name, 'actor_num': int(self.cfg.parallel.actor_num),
+                             'actor_incarnations': list(backend.incarnations) if backend is not None else None}}
 
-    def restore(self, path: str) -> Optional[List[int]]:
-        """Continue from a checkpoint; returns the actors' incarnation counters (fresh env seeds after a resume)."""
-        state = load_checkpoint(path)
-        self.learner.load_checkpoint_state(state)
+    def _restore_extra(self, state: Dict[str, Any]) -> None:
+        """The counters; the actors' incarnation counters (fresh env seeds after a resume) go to the backend."""
         self.learn_mode.version = self.learner.train_iter
         self.env_step = int(state.get('env_step', 0))
-        evaluator = state.get('evaluator') or {}
-        self.best_return = evaluator.get('best_return', -float('inf'))
-        self.last_return = evaluator.get('last_return')
-        self.last_eval_iter = evaluator.get('last_eval_iter', -1)
-        restore_buffer(self.buffer, state)
-        restore_rng_states(state['rng'])
-        self.wall_before = state.get('wall_s', 0.0)
-        self.recent_returns.extend(state.get('recent_returns', []))
-        self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, train iter {self.learner.train_iter}")
         self._first_iter, self._first_env_step = self.learner.train_iter, self.env_step
         incarnations = (state.get('parallel') or {}).get('actor_incarnations')
-        return list(incarnations) if incarnations else None
+        self._incarnations = list(incarnations) if incarnations else None
 
     # ---- data --------------------------------------------------------------------------------------
     def take(self, messages: List[SegmentMessage]) -> List[ttorch.Tensor]:
@@ -371,26 +310,18 @@ class ParallelRun:
         allowed = (self.learner.train_iter - self._first_iter + 1) * self.steps_per_update + self.segment_steps
         return self.env_step - self._first_env_step > allowed
 
-    def budget_left(self) -> bool:
-        return self.env_step < self.cfg.max_env_step and self.learner.train_iter < self.cfg.max_train_iter
-
     # ---- evaluation --------------------------------------------------------------------------------
     def eval_due(self) -> bool:
-        if self.eval_pending is not None:
-            return False
-        if self.last_eval_iter < 0:
-            return True
-        freq = self.cfg.policy.eval.evaluator.eval_freq
-        return freq > 0 and self.learner.train_iter - self.last_eval_iter >= freq
+        return self.eval_pending is None and self.evals.due(self.learner.train_iter)
 
     def request_eval(self) -> None:
         it = self.learner.train_iter
         self.eval_pending = EvalRequest(it, it, self.env_step, weights_to_numpy(self.policy.get_weights()))
-        self.last_eval_iter = it
+        self.evals.last_eval_iter = it
         self.backend.request_eval(self.eval_pending)
 
     def handle_evals(self) -> bool:
-        """Log finished evaluations; True when one reached the stop value."""
+        """Log finished evaluations; True when one reached the stop value (confirmed, with ``env.n_confirm_episode``)."""
         while True:
             result = self.backend.eval_result()
             if result is None:
@@ -399,27 +330,20 @@ class ParallelRun:
 
     def _eval_done(self, result: EvalResult) -> None:
         request, self.eval_pending = self.eval_pending, None
-        self.last_return = result.mean
-        self.tb.add_scalar('evaluator/return_mean', result.mean, result.env_step)
-        self.tb.add_scalar('evaluator/return_mean_by_iter', result.mean, result.train_iter)
-        if result.mean > self.best_return:
-            self.best_return = result.mean
+        if self.evals.record(result.train_iter, result.env_step, result.mean):
             if request is not None and request.version == result.version:
-                self.learner.save_checkpoint('ckpt_best.pth', {
-                    'policy': {'model': {k: torch.from_numpy(v) for k, v in request.weights.items()}},
-                    'train_iter': result.train_iter, 'env_step': result.env_step, 'eval_return': result.mean})
-        self.progress.message(
-            f"[eval] env_step {result.env_step} iter {result.train_iter}: return {result.mean:.2f} ± {result.std:.2f} "
-            f"(best {self.best_return:.2f}, stop {self.cfg.env.stop_value})")
-        if result.solved:
-            self.solved = True
+                self.save_best(result.mean, {k: torch.from_numpy(v) for k, v in request.weights.items()},
+                               result.train_iter, result.env_step)
+        if result.confirm is not None:
+            self.evals.record_confirmation(result.confirm)
+        self.announce_eval(result.train_iter, result.env_step, result.mean, result.std, result.confirm, result.solved)
 
     def final_eval(self) -> None:
         """Wait for the evaluation under way, then evaluate the final weights unless that one already did."""
         while self.eval_pending is not None:
             self.backend.receive(0.05)
             self.handle_evals()
-        if not self.solved and self.last_eval_iter != self.learner.train_iter:
+        if not self.solved and self.evals.last_eval_iter != self.learner.train_iter:
             self.request_eval()
             while self.eval_pending is not None:
                 self.backend.receive(0.05)
@@ -439,39 +363,45 @@ class ParallelRun:
         self.tb.add_scalar('parallel/learner_samples_per_s', rates['learner_samples_per_s'], step)
         self.tb.add_scalar('parallel/learner_idle_fraction', rates['learner_idle_fraction'], step)
         self.tb.add_scalar('parallel/actor_restarts', self.backend.restarts, step)
-        recent = f"{np.mean(self.recent_returns):.1f}" if self.recent_returns else '-'
-        last_eval = f"{self.last_return:.1f}" if self.last_return is not None else '-'
         lag = f"{rates['policy_lag_mean']:.1f}" if rates['policy_lag_mean'] is not None else '-'
         per_actor = '/'.join(f"{r:,.0f}" for r in rates['env_steps_per_s_per_actor'])
-        left = max(0, self.cfg.max_env_step - self.env_step)
         self.progress.update(
             f"env_step {self.env_step} | {rates['env_steps_per_s']:,.0f} steps/s (actors {per_actor}) | "
             f"iter {self.learner.train_iter} | {rates['learner_samples_per_s']:,.0f} samples/s | "
-            f"idle {rates['learner_idle_fraction']:.0%} | lag {lag} | train return {recent} | eval return {last_eval} | "
-            f"budget left {left} steps", force=force)
+            f"idle {rates['learner_idle_fraction']:.0%} | lag {lag} | {self.progress_tail()}", force=force)
 
-    def finish(self) -> Dict[str, Any]:
-        """Final checkpoint and summary.json (the workers are stopped already); returns the summary."""
-        self.learner.save_checkpoint('ckpt_latest.pth')
-        wall = self.wall_before + time.perf_counter() - self.start
+    def drive(self, loop: Callable[['ParallelRun'], None]) -> Dict[str, Any]:
+        """Start the workers, run ``loop``, stop the actors, evaluate the final weights; finish (``RunBase.drive``)."""
+        def run_workers(run: 'ParallelRun') -> None:
+            started = time.perf_counter()
+            self.backend.start(self.learner.train_iter)
+            self.startup_s = time.perf_counter() - started
+            self.stats.start = time.perf_counter()
+            loop(self)
+            self.stats.end = time.perf_counter()
+            self.backend.stop_actors()
+            self.final_eval()
+
+        return super().drive(run_workers)
+
+    def _stopping_note(self) -> str:
+        return 'stopping the workers, '
+
+    def _stop_workers(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+
+    def _final_report(self) -> None:
+        self.report(force=True)
+
+    def _extra_summary(self, wall: float) -> Dict[str, Any]:
         rates = self.stats.rates()
-        summary = {
-            'solved': bool(self.solved),
-            'interrupted': bool(self.interrupted),
-            'env_steps': int(self.env_step),
-            'train_iters': int(self.learner.train_iter),
-            'wall_s': round(wall, 3),
+        return {
             'startup_s': round(self.startup_s, 3),
-            'best_eval_return': None if self.best_return == -float('inf') else self.best_return,
-            'last_eval_return': self.last_return,
-            'stop_value': self.cfg.env.stop_value,
-            'seed': int(self.cfg.seed),
-            'policy': self.cfg.policy.type,
-            'env_id': self.cfg.env.env_id,
-            'exp_dir': os.path.abspath(self.exp_dir),
             'backend': self.backend_name,
             'sync_mode': 'sync' if self.sync else 'async',
             'actor_num': int(self.cfg.parallel.actor_num),
+            # measured while the workers ran (start-up aside)
             'env_steps_per_s': round(rates['env_steps_per_s'], 1),
             'env_steps_per_s_per_actor': [round(r, 1) for r in rates['env_steps_per_s_per_actor']],
             'learner_samples_per_s': round(rates['learner_samples_per_s'], 1),
@@ -486,23 +416,14 @@ class ParallelRun:
             'segments': int(self.stats.segments),
             'discarded_segments': int(self.stats.discarded_segments),
         }
-        atomic_write_json(os.path.join(self.exp_dir, 'summary.json'), summary)
-        self.report(force=True)
-        self.close_logs()
-        write_run_curves(self.exp_dir, self.progress.message)
-        self.progress.result(
-            f"[acframe] {'solved' if self.solved else 'interrupted' if self.interrupted else 'stopped'}: "
-            f"{summary['env_steps']} env steps, {summary['train_iters']} iters, {summary['wall_s']:.1f} s, "
-            f"{summary['env_steps_per_s']:,.0f} env steps/s over {summary['actor_num']} "
-            f"actor{'s' if summary['actor_num'] != 1 else ''}, "
-            f"learner idle {summary['learner_idle_fraction']:.0%}, best eval return {summary['best_eval_return']} -> {self.exp_dir}")
-        return summary
 
-    def close_logs(self) -> None:
-        self.progress.close()
-        self.tb.close()
-        if self.lock is not None:
-            self.lock.release()
+    def _result_line(self, summary: Dict[str, Any]) -> str:
+        return (f"[acframe] {'solved' if self.solved else 'interrupted' if self.interrupted else 'stopped'}: "
+                f"{summary['env_steps']} env steps, {summary['train_iters']} iters, {summary['wall_s']:.1f} s, "
+                f"{summary['env_steps_per_s']:,.0f} env steps/s over {summary['actor_num']} "
+                f"actor{'s' if summary['actor_num'] != 1 else ''}, "
+                f"learner idle {summary['learner_idle_fraction']:.0%}, best eval return {summary['best_eval_return']} "
+                f"-> {self.exp_dir}")
 
     def trained_policy(self) -> Policy:
         """A policy with every mode of its class, holding the learner's model and optimizer state."""

@@ -1,0 +1,395 @@
+"""``RunBase``: what every training run owns, whichever pipeline drives it.
+
+The serial pipelines (``serial.SerialRun``: off-policy and on-policy loops) and the parallel one
+(``parallel.run.ParallelRun``) differ only in how they collect and train. Everything else is here, once:
+
+* the config of a pipeline call (``compile_run_config``: a fresh run, or ``--resume`` with the folder's config);
+* start-up: build and check everything first, then create and lock the experiment folder, record the config,
+  open tensorboard and write the first checkpoint (a failed start writes nothing);
+* checkpoint state and restore (counters, evaluation history, replay buffer, RNG states, wall time);
+* budgets (``max_env_step``, ``max_train_iter``);
+* evaluation bookkeeping (``EvalHistory``: best and last return, confirmations; the best checkpoint; solved);
+* the progress line, Ctrl-C/SIGTERM handling (``drive``) and ``summary.json``.
+
+A subclass implements ``_build`` (its workers, ``self.policy``, ``self.learner``, ``self.log_hook``), the
+``env_step`` counter, and the hooks ``_extra_state``/``_restore_extra``/``_extra_summary``/``_result_line``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import deque
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from ..config import compile_config
+from ..config.compile import ConfigInput
+from ..config.run_folder import config_differences, load_run_config, read_run_record, save_run_config
+from ..errors import CheckpointError, ConfigError
+from ..plot import write_run_curves
+from ..registry import BUFFER_REGISTRY
+from ..signals import Terminated, sigterm_as_interrupt
+from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
+                     set_global_seed, set_torch_threads)
+from ..worker import load_checkpoint
+from .run_folder import RunLock, create_exp_dir, plan_exp_dir
+
+#: the CLI flag of each pipeline mode (named when a folder is resumed with the wrong one)
+MODE_FLAGS = {'parallel': '-m parallel', 'serial_onpolicy': '-m serial_onpolicy', 'serial': '-m serial'}
+
+
+class Progress:
+    """One live progress line (rewritten in place on a terminal, printed every few seconds otherwise)."""
+
+    def __init__(self, enabled: bool = True, interval: float = 2.0) -> None:
+        self.enabled = enabled
+        self.tty = enabled and sys.stdout.isatty()
+        self.interval = interval if not self.tty else 0.2
+        self._last = 0.0
+        self._width = 0
+
+    def update(self, text: str, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if not force and now - self._last < self.interval:
+            return
+        self._last = now
+        if self.tty:
+            sys.stdout.write('\r' + text.ljust(self._width))
+            self._width = len(text)
+        else:
+            sys.stdout.write(text + '\n')
+        sys.stdout.flush()
+
+    def message(self, text: str) -> None:
+        if not self.enabled:
+            return
+        self.result(text)
+
+    def result(self, text: str) -> None:
+        """A line printed even when the progress line is off (``-q``): the final result."""
+        if self.tty and self._width:
+            sys.stdout.write('\r' + ' ' * self._width + '\r')
+            self._width = 0
+        sys.stdout.write(text + '\n')
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty and self._width:
+            sys.stdout.write('\n')
+            sys.stdout.flush()
+
+
+def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], overrides: Optional[Sequence[str]],
+                       max_env_step: Optional[int], max_train_iter: Optional[int], resume: Optional[str],
+                       exp_dir: Optional[str], mode: str = 'serial',
+                       accept_config_change: bool = False) -> Tuple[Any, Optional[str], List[str]]:
+    """The compiled config, experiment folder and accepted config changes of a pipeline call.
+
+    With ``resume`` the folder's ``config.json`` is the config (read as data, never executed). A config or
+    overrides that change its keys (budgets and ``exp_name`` aside) are refused, naming the keys, unless
+    ``accept_config_change``; a folder of another pipeline (``mode``) is refused too.
+    """
+    extra: List[Any] = list(overrides or [])
+    if max_env_step is not None:
+        extra.append(('max_env_step', int(max_env_step)))
+    if max_train_iter is not None:
+        extra.append(('max_train_iter', int(max_train_iter)))
+    if resume is None:
+        if input_cfg is None:
+            raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")
+        return compile_config(input_cfg, extra, seed=seed), exp_dir, []
+    resume = os.fspath(resume)
+    if not os.path.isfile(os.path.join(resume, 'ckpt', 'ckpt_latest.pth')):
+        raise ConfigError(f"--resume {resume}: no ckpt/ckpt_latest.pth there; pass the experiment folder of an earlier run")
+    record = read_run_record(resume)
+    if record['mode'] != mode:
+        flag = MODE_FLAGS.get(record['mode'], record['mode'])
+        raise ConfigError(f"--resume {resume}: that folder holds a {record['mode']} run; resume it with {flag} "
+                          f"(or without -m: acframe reads the mode from the folder)")
+    stored = load_run_config(resume)
+    cfg = load_run_config(resume, extra, seed) if input_cfg is None else compile_config(input_cfg, extra, seed=seed)
+    changed = config_differences(stored, cfg)
+    if changed and not accept_config_change:
+        shown = ', '.join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else '')
+        raise ConfigError(f"--resume {resume}: the config given changes {len(changed)} key(s) of the run: {shown}; "
+                          f"resume with the run's own config (drop -c, -s and those overrides) or pass "
+                          f"--accept-config-change to continue with the new values")
+    return cfg, resume, changed
+
+
+def check_no_replay(cfg: Any) -> None:
+    """Refuse a replay buffer that reuses data (``reuses_data = True``) for an on-policy run."""
+    buffer_type = cfg.policy.other.replay_buffer.get('type') or ''
+    if not buffer_type:
+        return
+    if getattr(BUFFER_REGISTRY.get(buffer_type), 'reuses_data', True):
+        raise ConfigError(
+            f"policy '{cfg.policy.type}' is on-policy: it learns each segment once with the weights that collected it, "
+            f"so the replay buffer '{buffer_type}' (which reuses data) cannot be used; "
+            f"set policy.other.replay_buffer.type='' (no buffer)")
+
+
+def build_buffer(cfg: Any) -> Any:
+    """The replay buffer ``policy.other.replay_buffer`` describes (seeded with the run seed)."""
+    buffer_cfg = dict(cfg.policy.other.replay_buffer)
+    return BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed, **buffer_cfg)
+
+
+class RunBase:
+    """The experiment folder, tensorboard, progress line, checkpoints, budgets, evaluations and summary of a run.
+
+    A subclass calls ``_start`` from its ``__init__`` once its own attributes are set, and drives its loop with
+    ``drive``. ``self.evals`` is the run's ``EvalHistory``; ``self.buffer`` its replay buffer (None without).
+    """
+
+    def __init__(self, cfg: Any, progress: bool, mode: str) -> None:
+        self.start = time.perf_counter()
+        self.cfg = cfg
+        self.mode = mode
+        self.progress = Progress(progress)
+        self.tb: Any = None
+        self.lock: Optional[RunLock] = None
+        self.buffer: Any = None
+        self.recent_returns: deque = deque(maxlen=20)
+        self.solved = False
+        self.interrupted = False
+        self.wall_before = 0.0
+        self.summary: Optional[Dict[str, Any]] = None
+
+    # ---- what a subclass provides ------------------------------------------------------------------
+    @property
+    def env_step(self) -> int:
+        raise NotImplementedError
+
+    def _build(self) -> None:
+        """Build the workers: ``self.policy``, ``self.learner`` (its ``state_provider`` is ``self.state_provider``),
+        ``self.log_hook`` and ``self.evals``; nothing is written yet."""
+        raise NotImplementedError
+
+    def _extra_state(self) -> Dict[str, Any]:
+        """The pipeline's own entries of the checkpoint state."""
+        return {}
+
+    def _restore_extra(self, state: Dict[str, Any]) -> None:
+        """Restore the pipeline's own entries (before the RNG states are restored)."""
+
+    def _extra_summary(self, wall: float) -> Dict[str, Any]:
+        """The pipeline's own entries of ``summary.json``."""
+        return {}
+
+    def _result_line(self, summary: Dict[str, Any]) -> str:
+        return (f"[acframe] {'solved' if self.solved else 'stopped'}: {summary['env_steps']} env steps, "
+                f"{summary['train_iters']} iters, {summary['wall_s']:.1f} s, best eval return "
+                f"{summary['best_eval_return']} -> {self.exp_dir}")
+
+    def _final_report(self) -> None:
+        """Last measurements, written before tensorboard closes."""
+
+    def _stop_workers(self) -> None:
+        """Stop whatever runs beside this process (the parallel pipeline's actors and evaluator)."""
+
+    def _close_workers(self) -> None:
+        """Release what ``_build`` opened (envs)."""
+
+    # ---- start-up ----------------------------------------------------------------------------------
+    def _start(self, exp_dir: Optional[str], resume: bool, config_changes: Sequence[str] = ()) -> None:
+        """Build everything, check everything, and only then create (or lock) the experiment folder.
+
+        A start that fails — a bad path, an env that does not build, a model that does not fit the env's
+        spaces, a checkpoint that does not fit the model, a folder another process trains in — raises
+        before anything is written.
+        """
+        cfg = self.cfg
+        self.exp_dir = plan_exp_dir(cfg, exp_dir, resume)
+        set_global_seed(cfg.seed)
+        set_torch_threads(cfg.policy.learn.torch_threads)
+        try:
+            self._build()
+            if resume:
+                self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
+            self.policy.check_finite('the start of the run' if not resume else 'the checkpoint to resume')
+            if not resume:
+                create_exp_dir(self.exp_dir)
+            self.lock = RunLock(self.exp_dir)
+            self.learner.exp_dir = self.exp_dir
+            changes = read_run_record(self.exp_dir)['changes'] if resume else []
+            if config_changes:
+                changes.append({'train_iter': int(self.learner.train_iter), 'env_step': int(self.env_step),
+                                'keys': list(config_changes)})
+            save_run_config(cfg, self.exp_dir, self.mode, changes)
+            from tensorboardX import SummaryWriter
+
+            self.tb = SummaryWriter(os.path.join(self.exp_dir, 'log'))
+            self.evals.tb_logger = self.log_hook.tb_logger = self.tb
+            self._opened()
+            if resume:
+                self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, "
+                                      f"train iter {self.learner.train_iter}")
+            else:  # resumable from its first moments
+                self.learner.save_checkpoint('ckpt_latest.pth')
+        except BaseException:
+            self.close()
+            raise
+
+    def _opened(self) -> None:
+        """Called once the folder is locked and tensorboard open."""
+
+    def warn(self, text: str) -> None:
+        """A warning on the console, also with the progress line off."""
+        if self.progress.enabled:
+            self.progress.message(text)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    # ---- checkpoint state --------------------------------------------------------------------------
+    def state_provider(self) -> Dict[str, Any]:
+        """Everything a checkpoint holds besides the learner's own state (plain data only)."""
+        save_buffer = self.buffer is not None and self.cfg.policy.other.replay_buffer.get('save_in_checkpoint', False)
+        return {
+            'env_step': int(self.env_step),
+            'evaluator': self.evals.state_dict(),
+            **buffer_checkpoint(self.buffer, save_buffer),
+            'rng': capture_rng_states(),
+            'wall_s': self.wall_s(),
+            'recent_returns': list(self.recent_returns),
+            **self._extra_state(),
+        }
+
+    def restore(self, path: str) -> None:
+        """Continue from the checkpoint at ``path``; a ``CheckpointError`` naming it when it does not fit."""
+        state = load_checkpoint(path)
+        try:
+            self.learner.load_checkpoint_state(state)
+        except CheckpointError as exc:
+            raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
+        self._restore_extra(state)
+        if state.get('evaluator'):
+            self.evals.load_state_dict(state['evaluator'])
+        restore_buffer(self.buffer, state)
+        restore_rng_states(state['rng'])
+        self.wall_before = state.get('wall_s', 0.0)
+        self.recent_returns.extend(state.get('recent_returns', []))
+
+    # ---- budgets and evaluations -------------------------------------------------------------------
+    def budget_left(self) -> bool:
+        return self.env_step < self.cfg.max_env_step and self.learner.train_iter < self.cfg.max_train_iter
+
+    def save_best(self, value: float, weights: Dict[str, torch.Tensor], train_iter: int, env_step: int) -> None:
+        """``ckpt_best.pth``: the weights that scored ``value``, the best evaluation so far."""
+        self.learner.save_checkpoint('ckpt_best.pth', {'policy': {'model': weights}, 'train_iter': int(train_iter),
+                                                       'env_step': int(env_step), 'eval_return': value})
+
+    def announce_eval(self, train_iter: int, env_step: int, mean: float, std: float,
+                      confirm: Optional[Dict[str, Any]], solved: bool) -> None:
+        """Print an evaluation (and its confirmation run); ``solved`` ends the run."""
+        self.progress.message(
+            f"[eval] env_step {env_step} iter {train_iter}: return {mean:.2f} ± {std:.2f} "
+            f"(best {self.evals.best_return:.2f}, stop {self.cfg.env.stop_value})")
+        if confirm is not None:
+            self.progress.message(f"[eval] confirmation on {confirm['episodes']} fresh episodes: return {confirm['mean']:.2f} "
+                                  f"± {confirm['std']:.2f} -> {'solved' if confirm['solved'] else 'not confirmed, training on'}")
+        if solved:
+            self.solved = True
+
+    # ---- progress ----------------------------------------------------------------------------------
+    def wall_s(self) -> float:
+        """Seconds this run has trained, over every resume."""
+        return self.wall_before + time.perf_counter() - self.start
+
+    def progress_tail(self) -> str:
+        """The end of the progress line every pipeline shows: returns and the budget left."""
+        recent = f"{np.mean(self.recent_returns):.1f}" if self.recent_returns else '-'
+        last_eval = f"{self.evals.last_return:.1f}" if self.evals.last_return is not None else '-'
+        left = max(0, self.cfg.max_env_step - self.env_step)
+        return f"train return {recent} | eval return {last_eval} | budget left {left} steps"
+
+    # ---- the end -----------------------------------------------------------------------------------
+    def drive(self, loop: Callable[[Any], None]) -> Dict[str, Any]:
+        """Run ``loop(self)``, then finish: final checkpoint and ``summary.json``; returns the summary.
+
+        Ctrl-C and SIGTERM also finish the run (so ``--resume`` can continue it), then re-raise
+        ``KeyboardInterrupt`` (``acframe.signals.Terminated`` for SIGTERM). Any other error stops the workers,
+        closes the run and propagates.
+        """
+        interrupt: Optional[KeyboardInterrupt] = None
+        with sigterm_as_interrupt():
+            try:
+                loop(self)
+            except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``Terminated``)
+                interrupt = exc
+                self.interrupted = True
+                what = 'terminated (SIGTERM)' if isinstance(exc, Terminated) else 'interrupted'
+                self.progress.message(f'[acframe] {what}: {self._stopping_note()}writing the final checkpoint and summary')
+            except BaseException:
+                try:
+                    self._stop_workers()
+                finally:
+                    self.close()
+                raise
+            try:
+                self._stop_workers()
+            except BaseException:
+                self.close()
+                raise
+            self.summary = self.finish()
+        if interrupt is not None:
+            raise interrupt
+        return self.summary
+
+    def _stopping_note(self) -> str:
+        return ''
+
+    def finish(self, interrupted: bool = False) -> Dict[str, Any]:
+        """Final checkpoint, summary.json, close everything; returns the summary (``interrupted``: by the user)."""
+        self.interrupted = self.interrupted or interrupted
+        try:
+            self.learner.save_checkpoint('ckpt_latest.pth')
+        except BaseException:
+            self.close()
+            raise
+        wall = self.wall_s()
+        evals = self.evals
+        summary = {
+            'solved': bool(self.solved),
+            'interrupted': bool(self.interrupted),
+            'env_steps': int(self.env_step),
+            'train_iters': int(self.learner.train_iter),
+            'wall_s': round(wall, 3),
+            'best_eval_return': None if evals.best_return == -float('inf') else evals.best_return,
+            'last_eval_return': evals.last_return,
+            'stop_value': self.cfg.env.stop_value,
+            'n_confirm_episode': int(self.cfg.env.n_confirm_episode),
+            'confirmations': [dict(c) for c in evals.confirmations],
+            'eval_deterministic': bool(self.cfg.policy.eval.deterministic),
+            'seed': int(self.cfg.seed),
+            'policy': self.cfg.policy.type,
+            'env_id': self.cfg.env.env_id,
+            'exp_dir': os.path.abspath(self.exp_dir),
+            'env_steps_per_s': round(self.env_step / wall, 1) if wall > 0 else None,
+            **self._extra_summary(wall),
+        }
+        try:
+            atomic_write_json(os.path.join(self.exp_dir, 'summary.json'), summary)
+            self._final_report()
+        finally:
+            self.close()
+        write_run_curves(self.exp_dir, self.progress.message)
+        self.progress.result(self._result_line(summary))
+        return summary
+
+    def close(self) -> None:
+        """Close the progress line, tensorboard and what ``_build`` opened; release the folder's lock."""
+        self.progress.close()
+        if self.tb is not None:
+            self.tb.close()
+            self.tb = None
+        try:
+            self._close_workers()
+        finally:
+            if self.lock is not None:
+                self.lock.release()

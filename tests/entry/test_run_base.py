@@ -1,0 +1,67 @@
+"""Specification of the run base (``acframe.entry.run_base.RunBase``) that the serial and parallel pipelines share.
+
+One class owns the folder, checkpoints, evaluation bookkeeping and summary, so a serial and a parallel run of
+the same config write the same things: the same summary keys, the same confirmation of a solved evaluation,
+a checkpoint from their first moments.
+"""
+import json
+import os
+
+import torch
+
+from acframe.entry import RunBase, SerialRun, serial_pipeline_onpolicy
+from acframe.entry.parallel import ParallelRun, parallel_pipeline
+
+
+def a2c_cartpole(**env):
+    main = dict(
+        exp_name='run_base_test',
+        env={'env_id': 'CartPole-v0', 'collector_env_num': 4, 'evaluator_env_num': 2, 'n_evaluator_episode': 2,
+             'stop_value': 10_000, **env},
+        parallel=dict(actor_num=1),
+        policy=dict(collect=dict(n_sample=20), eval=dict(evaluator=dict(eval_freq=5))),
+    )
+    return main, dict(env=dict(type='gym'), policy=dict(type='a2c'))
+
+
+def read_summary(exp_dir) -> dict:
+    with open(os.path.join(exp_dir, 'summary.json')) as f:
+        return json.load(f)
+
+
+def test_both_pipelines_are_runs_of_the_one_base():
+    assert issubclass(SerialRun, RunBase) and issubclass(ParallelRun, RunBase)
+
+
+def test_a_parallel_summary_has_every_key_of_a_serial_one(tmp_path):
+    serial_pipeline_onpolicy(a2c_cartpole(), exp_dir=str(tmp_path / 's'), max_env_step=200, progress=False)
+    parallel_pipeline(a2c_cartpole(), exp_dir=str(tmp_path / 'p'), max_env_step=200, backend='inline', progress=False)
+    serial, parallel = read_summary(tmp_path / 's'), read_summary(tmp_path / 'p')
+    assert set(serial) <= set(parallel)
+    for key in ('env_steps', 'train_iters', 'n_confirm_episode', 'eval_deterministic', 'policy', 'env_id', 'seed'):
+        assert serial[key] == parallel[key], key
+
+
+def test_an_evaluation_that_reaches_the_stop_value_is_confirmed_in_both_pipelines(tmp_path, capsys):
+    cfg = a2c_cartpole(stop_value=1, n_confirm_episode=3)  # every CartPole episode returns >= 1
+    serial_pipeline_onpolicy(cfg, exp_dir=str(tmp_path / 's'), max_env_step=2000, progress=True)
+    parallel_pipeline(cfg, exp_dir=str(tmp_path / 'p'), max_env_step=2000, backend='inline', progress=True)
+    out = capsys.readouterr().out
+    assert out.count('[eval] confirmation on 3 fresh episodes') == 2
+    for name in ('s', 'p'):
+        summary = read_summary(tmp_path / name)
+        assert summary['solved'], name  # the first evaluation (of the weights at iter 0), confirmed
+        [confirmation] = summary['confirmations']
+        assert confirmation['episodes'] == 3 and confirmation['solved'] and confirmation['train_iter'] == 0
+        state = torch.load(tmp_path / name / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+        assert state['evaluator']['confirmations'] == summary['confirmations']  # resumable bookkeeping
+
+
+def test_a_parallel_run_is_resumable_from_its_first_moments(tmp_path):
+    from acframe.config import compile_config
+
+    run = ParallelRun(compile_config(a2c_cartpole()), str(tmp_path / 'p'), False, False, 'inline')
+    run.close()  # killed right after start-up: the checkpoint written at start is there
+    assert os.path.isfile(tmp_path / 'p' / 'ckpt' / 'ckpt_latest.pth')
+    parallel_pipeline(resume=str(tmp_path / 'p'), max_env_step=80, backend='inline', progress=False)
+    assert read_summary(tmp_path / 'p')['env_steps'] == 80
