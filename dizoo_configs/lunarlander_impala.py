@@ -4,9 +4,9 @@
 separate 64×64 actor and critic, observation normalization, Adam 5e-4 decayed linearly to 0 at the 1M budget,
 gamma 0.995, V-trace lambda 0.95, entropy bonus 0.01. Measured (2026-11-23, seed 0, the whole 1M budget,
 10-episode greedy evaluation every 20k env steps; ``acframe -c lunarlander_impala.py -s 0``): best 49 at 62k,
-then it falls back to the hovering level of issue 9: −81 to −202 from 82k on, −137 at 1M (training return with sampled
-actions +23 at 62k, −130 at 1M). The ladder's target (200 within 1M) is not met; PPO (``lunarlander_ppo.py``)
-solves this row. Run it with ``env.stop_value=...`` to stop at a return of your choosing.
+then it falls back to the hovering level of issue 9: −81 to −202 from 82k on, −137 at 1M (training return
+with sampled actions +23 at 62k, −130 at 1M). The ladder's target (200 within 1M) is not met; PPO
+(``lunarlander_ppo.py``) solves this row. Run it with ``env.stop_value=...`` to stop at a return of your choosing.
 """
 main_config = dict(
     exp_name='lunarlander_impala',
