@@ -1,4 +1,4 @@
-"""Reading a run's tensorboardX logs back: the scalars of its event files, without tensorboard.
+"""A run's tensorboardX logs: the writer a run logs through, and reading the scalars of its event files back.
 
 An event file is a sequence of TFRecords (u64 length, u32 crc of the length, the ``Event`` protobuf, u32 crc
 of the payload); tensorboardX ships the ``Event`` protobuf class, so this reader needs nothing else.
@@ -7,10 +7,50 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
+import threading
 from collections import defaultdict
-from typing import Dict, List, NamedTuple
+from typing import Any, Dict, List, NamedTuple
 
 from .errors import ConfigError
+from .signals import interrupts_deferred
+
+
+class RunWriter:
+    """A run's tensorboardX ``SummaryWriter`` that a Ctrl-C or SIGTERM cannot wedge, and whose close is bounded.
+
+    Every call is made with interrupts deferred (the writer hands events to its logger thread through a
+    ``multiprocessing.Queue``; an interrupt raised inside that hand-off can leave the logger thread waiting forever),
+    and ``close`` waits at most ``close_timeout_s`` for the logger thread, then says what it gave up on.
+    """
+
+    def __init__(self, log_dir: str, close_timeout_s: float = 30.0) -> None:
+        from tensorboardX import SummaryWriter
+
+        with interrupts_deferred():
+            self._writer = SummaryWriter(log_dir)
+        self.log_dir = log_dir
+        self.close_timeout_s = close_timeout_s
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._writer, name)
+        if not callable(attr):
+            return attr
+
+        def deferred(*args: Any, **kwargs: Any) -> Any:
+            with interrupts_deferred():
+                return attr(*args, **kwargs)
+        return deferred
+
+    def close(self) -> None:
+        """Flush and close; a logger thread that does not finish within ``close_timeout_s`` is left behind (a daemon)."""
+        closer = threading.Thread(target=self._writer.close, name='acframe-tensorboard-close', daemon=True)
+        with interrupts_deferred():
+            closer.start()
+            closer.join(self.close_timeout_s)
+        if closer.is_alive():
+            print(f"[acframe] warning: the tensorboard writer of {self.log_dir} did not close within "
+                  f"{self.close_timeout_s:g} s; its last events may be missing", file=sys.stderr)
 
 
 class Scalar(NamedTuple):

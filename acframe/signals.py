@@ -9,16 +9,55 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from typing import Iterator
+from typing import Iterator, Optional
 
 
 class Terminated(KeyboardInterrupt):
     """The process received SIGTERM."""
 
 
+class _Deferral:
+    """Main-thread state of ``interrupts_deferred``: how deep the blocks nest and the interrupt held back."""
+
+    depth = 0
+    pending: Optional[BaseException] = None
+
+
+def _interrupt(exc: BaseException) -> None:
+    if _Deferral.depth:
+        _Deferral.pending = _Deferral.pending or exc
+        return
+    raise exc
+
+
 def _raise_terminated(signum: int, frame: object) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second SIGTERM must not cut the final checkpoint short
-    raise Terminated(f"received signal {signum} (SIGTERM)")
+    _interrupt(Terminated(f"received signal {signum} (SIGTERM)"))
+
+
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    _interrupt(KeyboardInterrupt())
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Within the block a Ctrl-C or SIGTERM (inside ``sigterm_as_interrupt``) is held and raised when the block ends.
+
+    For hand-offs that must not be cut in the middle: an exception raised by a signal handler inside
+    ``multiprocessing.Queue.put`` can lose the wake-up of the queue's feeder thread, and the writer that owns the
+    queue then waits forever when it is closed. Outside the main thread (where handlers never run) it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _Deferral.depth += 1
+    try:
+        yield
+    finally:
+        _Deferral.depth -= 1
+        if _Deferral.depth == 0 and _Deferral.pending is not None:
+            pending, _Deferral.pending = _Deferral.pending, None
+            raise pending
 
 
 @contextlib.contextmanager
@@ -32,7 +71,12 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
         return
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous_int = signal.getsignal(signal.SIGINT)
+    if previous_int is signal.default_int_handler:  # Ctrl-C as before, but deferrable
+        signal.signal(signal.SIGINT, _raise_keyboard_interrupt)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous_int)

@@ -104,18 +104,16 @@ def run_acframe(row: str, algo: str, seed: int, budget: int, overrides: Sequence
 
 
 def holdout_acframe(row: str, algo: str, seed: int, overrides: Sequence[str], ckpt: str) -> Dict[str, float]:
-    """Mean/std return of ``HOLDOUT_EPISODES`` fresh episodes of the best checkpoint (its eval mode, as trained)."""
-    import numpy as np
+    """Mean/std return of ``HOLDOUT_EPISODES`` fresh episodes of the best checkpoint (its eval mode, as trained;
+    the run folder's config with its overrides, env seeds from ``seed + HOLDOUT_SEED_OFFSET``)."""
     import torch
 
     from acframe.entry.evaluate import evaluate_run
 
     torch.set_num_threads(1)
-    result = evaluate_run(ckpt, config_name(row, algo), ['policy.learn.torch_threads=1', *overrides],
-                          seed=seed + HOLDOUT_SEED_OFFSET, episodes=HOLDOUT_EPISODES,
-                          out=os.path.join(os.path.dirname(ckpt), 'holdout.json'))
-    return {'mean': float(np.mean(result['returns'])), 'std': float(np.std(result['returns'])),
-            'episodes': len(result['returns'])}
+    out = os.path.join(os.path.dirname(os.path.dirname(ckpt)), 'holdout.json')
+    result = evaluate_run(ckpt, seed=seed + HOLDOUT_SEED_OFFSET, episodes=HOLDOUT_EPISODES, out=out)
+    return {'mean': float(result['mean']), 'std': float(result['std']), 'episodes': int(result['episodes'])}
 
 
 # ---- Stable-Baselines3 ------------------------------------------------------------------------------

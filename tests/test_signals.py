@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from acframe.signals import Terminated, sigterm_as_interrupt
+from acframe.logs import RunWriter, read_scalars
+from acframe.signals import Terminated, interrupts_deferred, sigterm_as_interrupt
 
 
 def test_sigterm_inside_the_block_raises_terminated_once_and_the_old_handler_comes_back():
@@ -29,3 +30,42 @@ def test_a_second_sigterm_does_not_interrupt_the_interrupt_path():
             time.sleep(0.05)
             finished = True
     assert finished
+
+
+def test_an_interrupt_inside_a_deferred_block_is_raised_when_the_block_ends():
+    steps = []
+    with pytest.raises(Terminated):
+        with sigterm_as_interrupt():
+            with interrupts_deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)  # the handler has run: the interrupt is held
+                steps.append('finished the hand-off')
+            steps.append('after the block')  # never reached
+    assert steps == ['finished the hand-off']
+
+
+def test_ctrl_c_inside_a_deferred_block_is_held_too_and_the_default_handler_comes_back():
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with sigterm_as_interrupt():
+            with interrupts_deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)
+                steps.append('finished the hand-off')
+    assert steps == ['finished the hand-off']
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_the_run_writer_logs_scalars_and_a_wedged_writer_cannot_hang_close(tmp_path, capsys):
+    writer = RunWriter(str(tmp_path / 'log'), close_timeout_s=0.5)
+    writer.add_scalar('learner/loss', 1.5, 3)
+    writer.close()
+    assert [(s.tag, s.step, s.value) for s in read_scalars(str(tmp_path / 'log'))] == [('learner/loss', 3, 1.5)]
+
+    wedged = RunWriter(str(tmp_path / 'log2'), close_timeout_s=0.5)
+    real_close, wedged._writer.close = wedged._writer.close, lambda: time.sleep(60)  # a logger thread that never ends
+    started = time.monotonic()
+    wedged.close()
+    assert time.monotonic() - started < 5
+    assert 'did not close within 0.5 s' in capsys.readouterr().err
+    real_close()

@@ -31,6 +31,7 @@ from ..config.run_folder import config_differences, load_run_config, read_run_re
 from ..errors import CheckpointError, ConfigError
 from ..plot import write_run_curves
 from ..registry import BUFFER_REGISTRY
+from ..logs import RunWriter
 from ..signals import Terminated, sigterm_as_interrupt
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
                      set_global_seed, set_torch_threads)
@@ -222,9 +223,7 @@ class RunBase:
                 changes.append({'train_iter': int(self.learner.train_iter), 'env_step': int(self.env_step),
                                 'keys': list(config_changes)})
             save_run_config(cfg, self.exp_dir, self.mode, changes)
-            from tensorboardX import SummaryWriter
-
-            self.tb = SummaryWriter(os.path.join(self.exp_dir, 'log'))
+            self.tb = RunWriter(os.path.join(self.exp_dir, 'log'))
             self.evals.tb_logger = self.log_hook.tb_logger = self.tb
             self._opened()
             if resume:

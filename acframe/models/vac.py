@@ -11,6 +11,7 @@ from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
 from .normalization import ObsNormalizer
+from .sde import sde_std
 
 ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
 
@@ -39,6 +40,10 @@ class VAC(nn.Module):
         obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, an
             ``ObsNormalizer`` whose buffers are part of the state_dict; the learn mode updates it).
         obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
+        use_sde: continuous actions explore with gSDE (``models.sde``): the std is state-dependent,
+            ``sigma = sde_std(phi(s), sde_log_std)`` with ``phi`` the actor's last hidden features (without
+            gradient) and ``sde_log_std`` an ``(L, D)`` parameter initialised to ``log(init_sigma)``; the actor's
+            output adds ``'sde_latent'`` (``phi(s)``), from which the collect mode draws the noise. Replaces sigma_type.
 
     ``forward(obs, mode)`` with mode ``'compute_actor'`` returns ``{'logit'}`` or ``{'mu', 'sigma'}``;
     ``'compute_critic'`` returns ``{'value'}`` of shape ``(B,)``; ``'compute_actor_critic'`` returns both.
@@ -62,6 +67,7 @@ class VAC(nn.Module):
         encoder_channels: Optional[Sequence[int]] = None,
         obs_norm: bool = False,
         obs_norm_clip: float = 10.0,
+        use_sde: bool = False,
     ) -> None:
         super().__init__()
         if action_space not in ACTION_SPACES:
@@ -96,8 +102,15 @@ class VAC(nn.Module):
             self.actor_hidden = nn.Identity()
         self.sigma_type = sigma_type
         self.mu_bound = float(mu_bound)
+        self.use_sde = bool(use_sde)
+        if self.use_sde and action_space != 'continuous':
+            raise ValueError(f"policy.model.use_sde explores continuous actions (gSDE); this env has {action_space} "
+                             f"actions: set use_sde=False")
         if action_space == 'continuous':
-            if sigma_type == 'independent':
+            if self.use_sde:
+                self.sde_log_std = nn.Parameter(torch.full((actor_head_hidden_size or feature, out_size),
+                                                           math.log(init_sigma)))
+            elif sigma_type == 'independent':
                 self.log_sigma = nn.Parameter(torch.full((out_size,), math.log(init_sigma)))
             else:
                 self.log_sigma_head = nn.Linear(actor_head_hidden_size or feature, out_size)
@@ -124,6 +137,9 @@ class VAC(nn.Module):
         mu = self.actor_out(hidden)
         if self.mu_bound > 0:
             mu = self.mu_bound * torch.tanh(mu / self.mu_bound)
+        if self.use_sde:
+            latent = hidden.detach()
+            return {'mu': mu, 'sigma': sde_std(latent, self.sde_log_std), 'sde_latent': latent}
         if self.sigma_type == 'independent':
             sigma = self.log_sigma.clamp(-20.0, 2.0).exp().expand_as(mu)
         else:

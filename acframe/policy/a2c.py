@@ -93,6 +93,8 @@ class A2CPolicy(Policy):
         collect=dict(
             # (int) Transitions collected per update across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times, the n of the n-step returns.
             n_sample=40,
+            # (int) gSDE (policy.model.use_sde): env steps between two draws of each collector env's exploration matrix (SB3's sde_sample_freq).
+            sde_sample_freq=4,
         ),
         other=dict(
             replay_buffer=dict(

@@ -27,6 +27,7 @@ import torch.nn as nn
 from ..data.tree import to_device
 from ..errors import CheckpointError, ConfigError, NonFiniteError, UnsupportedSpaceError
 from ..models.distributions import make_distribution
+from ..models.sde import StateDependentNoise
 from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation
 from ..optim import Adam, RMSprop
@@ -93,6 +94,7 @@ class Policy:
         # eval mode: the most likely action (True) or a sampled one, where the policy has policy.eval.deterministic
         self._deterministic_eval = bool(cfg.get('eval', {}).get('deterministic', True))
         self._on_gpu = self._device.type != 'cpu'
+        self._sde_noise = self._make_sde_noise() if 'collect' in self._enable_field else None
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
 
@@ -200,7 +202,8 @@ class Policy:
         return _Mode('collect', forward=self._collect_on_device if self._on_gpu else self._forward_collect,
                      get_train_sample=self._get_train_sample,
                      load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg,
-                     unroll_len=self.train_sample_len(self._cfg))
+                     unroll_len=self.train_sample_len(self._cfg), state_dict=self._state_dict_collect,
+                     load_state_dict=self._load_state_dict_collect)
 
     @property
     def eval_mode(self) -> _Mode:
@@ -334,13 +337,29 @@ class Policy:
         return fold_truncation(reward, truncated.float(), final_values, self._cfg.learn.discount_factor)
 
     # ---- collect -----------------------------------------------------------------------------------
+    def _make_sde_noise(self) -> Optional[StateDependentNoise]:
+        """The collect mode's gSDE exploration matrices when the model explores with gSDE (``policy.model.use_sde``),
+        redrawn every ``policy.collect.sde_sample_freq`` env steps; else None."""
+        if not getattr(self._model, 'use_sde', False):
+            return None
+        freq = self._cfg.collect.get('sde_sample_freq', 4)
+        if isinstance(freq, bool) or not isinstance(freq, int) or freq < 1:
+            raise ConfigError(f"policy.collect.sde_sample_freq = {freq!r} must be an integer >= 1 (env steps between "
+                              f"two draws of gSDE's exploration matrix; SB3's -1 is the steps per env of one collection)")
+        return StateDependentNoise(self._model, freq)
+
     def _init_collect(self) -> None:
         pass
 
     def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """Default: an ``action`` sampled from the actor's distribution, with its statistics when ``collect_stats``."""
+        """Default: an ``action`` sampled from the actor's distribution, with its statistics when ``collect_stats``.
+        With gSDE the sample is ``mu + phi(s)ᵀ W`` with the env's current exploration matrix ``W``."""
         output = self._model.compute_actor(obs)
-        action = make_distribution(output, self._action_space, self._nvec).sample()
+        latent = output.pop('sde_latent', None)
+        if latent is None:
+            action = make_distribution(output, self._action_space, self._nvec).sample()
+        else:
+            action = output['mu'] + self._sde_noise(latent)
         if not self.collect_stats:
             return {'action': action}
         output['action'] = action
@@ -351,7 +370,17 @@ class Policy:
         return segment
 
     def _reset_collect(self) -> None:
-        pass
+        if self._sde_noise is not None:
+            self._sde_noise.reset()
+
+    def _state_dict_collect(self) -> Dict[str, Any]:
+        """What the collect mode carries between env steps that an exact resume needs (plain data): the gSDE
+        exploration matrices when the model explores with gSDE; override to add your own."""
+        return {'sde_noise': self._sde_noise.state_dict()} if self._sde_noise is not None else {}
+
+    def _load_state_dict_collect(self, state: Dict[str, Any]) -> None:
+        if self._sde_noise is not None and state.get('sde_noise') is not None:
+            self._sde_noise.load_state_dict(state['sde_noise'])
 
     # ---- eval --------------------------------------------------------------------------------------
     def _init_eval(self) -> None:

@@ -71,6 +71,8 @@ class IMPALAPolicy(Policy):
         collect=dict(
             # (int) Unrolls collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps n_sample / collector_env_num * unroll_len times.
             n_sample=16,
+            # (int) gSDE (policy.model.use_sde): env steps between two draws of each collector env's exploration matrix (SB3's sde_sample_freq).
+            sde_sample_freq=4,
         ),
         other=dict(
             replay_buffer=dict(

@@ -7,7 +7,8 @@ rollout ``(T, B)`` is trained on, then dropped.
 Prepare (once per rollout, with the weights that collected it — ``learn_mode.prepare``): evaluate π_old and
 V_old on the rollout's ``T + 1`` observations, then
 
-* scale the rewards by ``reward_scale``, fold the time-limit bootstrap ``γ·V(final_obs)`` into the reward of every truncated step
+* scale the rewards by ``reward_scale`` (with ``reward_norm``, divide them by the running std of each collector
+  env's discounted return, SB3's ``norm_reward``), fold the time-limit bootstrap ``γ·V(final_obs)`` into the reward of every truncated step
   (``rl_utils.fold_truncation``) and cut the recursion at every episode end,
   ``discounts = γ·(1 − (terminated | truncated))``;
 * advantages ``Â_t`` by GAE(λ) (``rl_utils.gae``), value targets ``R_t = Â_t + V_old(s_t)``;
@@ -40,6 +41,7 @@ import torch
 
 from ..data import make_tree, ttorch
 from ..errors import ConfigError
+from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
 from .base import Policy, build_optimizer
@@ -75,6 +77,10 @@ class PPOPolicy(Policy):
             gae_lambda=0.95,
             # (float) Rewards are multiplied by this before the targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
             reward_scale=1.0,
+            # (bool) Divide rewards by the running std of the discounted return of each collector env (SB3 VecNormalize's norm_reward); the statistics are learn state, saved in checkpoints.
+            reward_norm=False,
+            # (float) Normalized rewards (reward_norm) are clipped to [-reward_norm_clip, reward_norm_clip].
+            reward_norm_clip=10.0,
             # (float) Clip range epsilon of the probability ratio in the surrogate objective (> 0).
             clip_ratio=0.2,
             # (float) Clip the value around the value of the collecting weights by +-this (value units); None: no value clipping.
@@ -97,6 +103,8 @@ class PPOPolicy(Policy):
         collect=dict(
             # (int) Transitions per rollout across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps T = n_sample / collector_env_num times.
             n_sample=1024,
+            # (int) gSDE (policy.model.use_sde): env steps between two draws of each collector env's exploration matrix (SB3's sde_sample_freq).
+            sde_sample_freq=4,
         ),
         eval=dict(
             # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False).
@@ -128,6 +136,8 @@ class PPOPolicy(Policy):
         self._optimizer = build_optimizer(self._model.parameters(), learn)
         self._params = list(self._model.parameters())
         self._reward_scale = float(learn.reward_scale)
+        self._reward_normalizer = (RewardNormalizer(float(learn.discount_factor), learn.reward_norm_clip)
+                                   if learn.reward_norm else None)
         self._grad_steps = 0  # gradient steps taken (the clip-ratio schedule's clock; saved in checkpoints)
         self._model.train()
 
@@ -146,8 +156,12 @@ class PPOPolicy(Policy):
         with torch.no_grad():
             output = self._evaluate(rollout.obs)  # (T+1, B, ...)
             log_prob_old = self._distribution(output, drop_last=True).log_prob(rollout.action)
+            reward = rollout.reward * self._reward_scale if self._reward_scale != 1.0 else rollout.reward
+            if self._reward_normalizer is not None:  # once per rollout: recompute_adv reuses these rewards
+                reward = self._reward_normalizer(reward, rollout.terminated | rollout.truncated)
         plan = {
-            'rollout': {k: rollout[k] for k in ('obs', 'action', 'reward', 'terminated', 'truncated', 'final_obs')},
+            'rollout': {k: rollout[k] for k in ('obs', 'action', 'terminated', 'truncated', 'final_obs')},
+            'reward': reward,
             'log_prob_old': log_prob_old,
             'value_old': torch.empty(steps, num_envs),
             'advantage': torch.empty(steps, num_envs),
@@ -162,8 +176,7 @@ class PPOPolicy(Policy):
         rollout = plan['rollout']
         with torch.no_grad():
             discounts = self._discounts(rollout['terminated'], rollout['truncated'])
-            reward = rollout['reward'] * self._reward_scale if self._reward_scale != 1.0 else rollout['reward']
-            rewards = self._bootstrap_truncation(reward, rollout['truncated'], rollout['final_obs'])
+            rewards = self._bootstrap_truncation(plan['reward'], rollout['truncated'], rollout['final_obs'])
             advantages = gae(rewards, values[:-1], values[-1], discounts, float(self._cfg.learn.gae_lambda))
             plan['value_old'].copy_(values[:-1])
             plan['advantage'].copy_(advantages)
@@ -173,7 +186,7 @@ class PPOPolicy(Policy):
         """``epoch_per_collect`` passes over the rollout in the plan's orders, ``batch_size`` transitions a step."""
         learn = self._cfg.learn
         rollout = plan.rollout
-        steps, num_envs = rollout.reward.shape
+        steps, num_envs = plan.reward.shape
         total = steps * num_envs
         per_epoch = math.ceil(total / learn.batch_size)
 
@@ -225,10 +238,15 @@ class PPOPolicy(Policy):
                                                 'clip_ratio', 'grad_norm', 'value']
 
     def _state_dict_learn(self) -> Dict[str, Any]:
-        return {**super()._state_dict_learn(), 'grad_steps': self._grad_steps}
+        state = {**super()._state_dict_learn(), 'grad_steps': self._grad_steps}
+        if self._reward_normalizer is not None:
+            state['reward_normalizer'] = self._reward_normalizer.state_dict()
+        return state
 
     def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
         super()._load_state_dict_learn(state)
         self._grad_steps = int(state.get('grad_steps', 0))
+        if self._reward_normalizer is not None and 'reward_normalizer' in state:
+            self._reward_normalizer.load_state_dict(state['reward_normalizer'])
 
     # ---- collect / eval: Policy's defaults (an action sampled from π; its mode, or a sample, in eval) ----

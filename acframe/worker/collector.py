@@ -121,11 +121,16 @@ class SampleCollector:
 
     # ---- resume ------------------------------------------------------------------------------------
     def state_dict(self) -> Dict[str, Any]:
-        return {'env_step': self.env_step, 'obs': self._obs, 'env': self.env.state_dict()}
+        policy_state = getattr(self.policy, 'state_dict', None)  # the collect mode's own state (e.g. gSDE noise)
+        return {'env_step': self.env_step, 'obs': self._obs, 'env': self.env.state_dict(),
+                'policy': policy_state() if policy_state is not None else {}}
 
     def load_state_dict(self, state: Dict[str, Any]) -> bool:
-        """Restore the counters and the envs; True when the envs continue exactly (else they reset)."""
+        """Restore the counters, the envs and the collect mode's state; True when the envs continue exactly (else
+        they reset, and the collect mode with them)."""
         self.env_step = state['env_step']
         restored = self.env.load_state_dict(state['env'])
         self._obs = state['obs'] if restored else None
+        if restored and state.get('policy') and hasattr(self.policy, 'load_state_dict'):
+            self.policy.load_state_dict(state['policy'])
         return restored
