@@ -30,6 +30,8 @@ setup(
         "envpool": ["envpool"],
         # bench/bench_ppo.py's comparison and bench/ladder.py (SB3 with the RL-Zoo settings side by side, curve plots)
         "bench": ["stable-baselines3>=2.9", "matplotlib", "gymnasium[box2d]"],
+        # acframe -m tune: Optuna's samplers, pruners and SQLite storage (docs/tuning.md)
+        "tune": ["optuna"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

@@ -39,12 +39,20 @@ class ReplayBuffer:
         self.pushed = 0
         self.sampled = 0
 
-    def check_batch_size(self, batch_size: int) -> None:
+    @classmethod
+    def check_learn_config(cls, buffer_cfg: Any, learn_cfg: Any) -> None:
         """Refuse a batch the buffer can never fill: such a run would make zero gradient steps."""
-        if batch_size > self.capacity:
+        batch_size, capacity = learn_cfg.get('batch_size'), buffer_cfg.get('replay_buffer_size')
+        if isinstance(batch_size, int) and isinstance(capacity, int) and batch_size > capacity:
             raise ConfigError(f"policy.learn.batch_size = {batch_size} samples > policy.other.replay_buffer.replay_buffer_size "
-                              f"= {self.capacity}: the buffer never holds a batch, so the run would make 0 gradient steps; "
+                              f"= {capacity}: the buffer never holds a batch, so the run would make 0 gradient steps; "
                               f"lower batch_size or raise replay_buffer_size")
+
+    @classmethod
+    def storage_bytes(cls, capacity: int, obs_bytes: int, step_bytes: int, unroll_len: int) -> int:
+        """Bytes of the storage ``push`` allocates: per sample ``U + 1`` observations, and per step its final
+        observation and ``step_bytes`` (action, reward, flags, the policy's statistics)."""
+        return int(capacity) * ((unroll_len + 1) * obs_bytes + unroll_len * (obs_bytes + step_bytes))
 
     def __len__(self) -> int:
         return int(self._valid.sum())

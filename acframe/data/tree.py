@@ -60,22 +60,38 @@ def to_device(data: Any, device: torch.device) -> Any:
     return move(data) if is_leaf(data) else tree_map(move, data)
 
 
-def split_segment(segment: ttorch.Tensor, unroll_len: int) -> ttorch.Tensor:
+def flatten_lead(data: Any, dims: int) -> Any:
+    """A tensor ``(d0, ..., d{dims-1}, *rest)`` as ``(d0 * ... * d{dims-1}, *rest)`` (a view where possible); a tree
+    (a Dict observation) leaf by leaf, each keeping its own ``rest`` — what a model takes as one batch."""
+    if is_leaf(data):
+        return data.reshape((-1,) + tuple(data.shape[dims:]))
+    return tree_map(lambda x: x.reshape((-1,) + tuple(x.shape[dims:])), data)
+
+
+def lead_shape(data: Any, dims: int) -> Tuple[int, ...]:
+    """The first ``dims`` dims of a tensor, or of a tree's leaves (which share them)."""
+    leaf = data if is_leaf(data) else next(leaves(data))[1]
+    return tuple(leaf.shape[:dims])
+
+
+def split_segment(segment: ttorch.Tensor, unroll_len: int, drop_remainder: bool = False) -> ttorch.Tensor:
     """Cut a time-major segment ``(T, B, ...)`` into item-major train samples ``(B * T // U, U, ...)``.
 
     ``obs`` carries one extra step: each sample gets ``U + 1`` observations (its last one is the first of the
-    next sample), so the learner can bootstrap. ``T`` must be a multiple of ``unroll_len``.
+    next sample), so the learner can bootstrap. ``T`` must be a multiple of ``unroll_len``, unless
+    ``drop_remainder``: then the last ``T % U`` steps are left out (a segment shorter than ``U`` gives none).
     """
     steps = int(segment.reward.shape[0])
-    if steps % unroll_len:
+    if steps % unroll_len and not drop_remainder:
         raise ValueError(f"segment length {steps} is not a multiple of unroll_len {unroll_len}")
     chunks = steps // unroll_len
 
     def cut(key: str, x: torch.Tensor) -> torch.Tensor:
-        if key == 'obs':
-            pieces = [x[k * unroll_len:(k + 1) * unroll_len + 1] for k in range(chunks)]
-        else:
-            pieces = [x[k * unroll_len:(k + 1) * unroll_len] for k in range(chunks)]
+        is_obs = key == 'obs' or key.startswith('obs.')  # (a Dict observation's keys: obs.image, obs.target, ...)
+        length = unroll_len + 1 if is_obs else unroll_len
+        if chunks == 0:
+            return x.new_zeros((0, length) + tuple(x.shape[2:]))
+        pieces = [x[k * unroll_len:k * unroll_len + length] for k in range(chunks)]
         # (chunks, U(+1), B, ...) -> (chunks * B, U(+1), ...)
         stacked = torch.stack(pieces).transpose(1, 2)
         return stacked.reshape((-1,) + tuple(stacked.shape[2:]))

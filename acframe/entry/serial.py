@@ -22,6 +22,7 @@ from ..signals import sigterm_as_interrupt
 from ..worker import (CheckpointHook, Evaluator, Learner, LearnerHook, LinearLRDecayHook, LogHook, SampleCollector)
 
 from .evaluate import EVAL_SEED_OFFSET
+from .budget import check_start
 from .run_base import RunBase, build_buffer, compile_run_config
 
 class SerialRun(RunBase):
@@ -59,10 +60,10 @@ class SerialRun(RunBase):
                                    cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, None,
                                    n_confirm_episode=cfg.env.n_confirm_episode)
         self.evals = self.evaluator.history
+        check_start(cfg, self.mode, self.collector_env.observation_space, self.collector_env.action_space,
+                    resume=self.resuming)
         if self._use_buffer:
             self.buffer = build_buffer(cfg)
-            if hasattr(self.buffer, 'check_batch_size') and 'batch_size' in cfg.policy.learn:
-                self.buffer.check_batch_size(cfg.policy.learn.batch_size)
         echo = self.progress.message if self._log_to_console else None
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, None, echo)
         hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,

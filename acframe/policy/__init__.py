@@ -2,7 +2,7 @@
 from typing import Any, Optional, Sequence
 
 from ..registry import POLICY_REGISTRY
-from .base import Policy, build_optimizer, check_model_against_spaces, clip_gradients, fill_model_spaces
+from .base import LearnNeed, Policy, build_optimizer, check_model_against_spaces, clip_gradients, fill_model_spaces
 
 
 def policy_class(cfg: Any) -> type:
@@ -25,5 +25,5 @@ def create_policy(cfg: Any, observation_space: Any = None, action_space: Any = N
     return cls(cfg.policy, model=model, enable_field=enable_field)
 
 
-__all__ = ['Policy', 'POLICY_REGISTRY', 'create_policy', 'policy_class', 'env_steps_per_collection', 'build_optimizer', 'clip_gradients',
+__all__ = ['Policy', 'LearnNeed', 'POLICY_REGISTRY', 'create_policy', 'policy_class', 'env_steps_per_collection', 'build_optimizer', 'clip_gradients',
            'fill_model_spaces', 'check_model_against_spaces']

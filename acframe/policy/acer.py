@@ -32,13 +32,13 @@ from typing import Any, Dict, List, Tuple
 import torch
 import torch.nn.functional as F
 
-from ..data import ttorch
+from ..data import flatten_lead, ttorch
 from ..errors import CheckpointError, ConfigError
 from ..models import Categorical, DiagGaussian
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
                         acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
-from .base import Policy, build_optimizer
+from .base import LearnNeed, Policy, build_optimizer
 
 #: importance weights above this are counted as this in the logged mean (rho can overflow for Gaussians)
 _RHO_LOG_CAP = 1e3
@@ -112,6 +112,17 @@ class ACERPolicy(Policy):
     def train_sample_len(cls, cfg: Any) -> int:
         return int(cfg.other.replay_buffer.unroll_len)
 
+    @classmethod
+    def learn_needs(cls, cfg: Any) -> List[LearnNeed]:
+        """The on-policy update needs one stored segment; replays need ``replay_start_size`` stored transitions."""
+        needs = [LearnNeed(1, 'budget', "the first (on-policy) update needs a stored segment of at least", 'gradient steps',
+                           'lower policy.collect.n_sample')]
+        start = int(cfg.other.replay_buffer.replay_start_size)
+        if start > 0:
+            needs.append(LearnNeed(start, 'budget', f"policy.other.replay_buffer.replay_start_size={start} needs", 'replayed '
+                                   'updates (only on-policy ones)', 'lower policy.other.replay_buffer.replay_start_size'))
+        return needs
+
     def default_model(self) -> Tuple[str, Dict[str, Any]]:
         return ('acer_q' if self._action_space == 'discrete' else 'acer_sdn'), {}
 
@@ -174,7 +185,7 @@ class ACERPolicy(Policy):
         with torch.no_grad():
             index = action.unsqueeze(-1)
             rho = (log_probs.gather(-1, index) - behaviour_log_probs.gather(-1, index)).squeeze(-1).exp()
-            average_logit = self._average_model.compute_actor(obs[:-1].reshape((-1,) + tuple(obs.shape[2:])))['logit']
+            average_logit = self._average_model.compute_actor(flatten_lead(obs[:-1], 2))['logit']
         q_taken = q_values.gather(-1, action.unsqueeze(-1)).squeeze(-1)
         q_ret, q_pg = self._targets(batch, rho, q_taken, values[:-1], values[-1], 1)
         policy_loss = acer_policy_loss_discrete(log_probs, behaviour_log_probs.exp(), action, q_values, values[:-1],
@@ -188,7 +199,7 @@ class ACERPolicy(Policy):
     def _continuous_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
         steps, size = batch.reward.shape
         obs = batch.obs
-        flat_obs = obs[:-1].reshape((-1,) + tuple(obs.shape[2:]))
+        flat_obs = flatten_lead(obs[:-1], 2)
         action = batch.action
         dim = action.shape[-1]
         # Q~ at the taken action and at one action a' ~ pi drawn here (for the bias correction)

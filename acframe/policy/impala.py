@@ -19,7 +19,7 @@ import torch
 from ..data import split_segment, ttorch
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import vtrace
-from .base import Policy, build_optimizer
+from .base import LearnNeed, Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('impala')
@@ -120,6 +120,14 @@ class IMPALAPolicy(Policy):
     def train_sample_len(cls, cfg: Any) -> int:
         return int(cfg.unroll_len)
 
+    @classmethod
+    def learn_needs(cls, cfg: Any) -> List[LearnNeed]:
+        size, unroll = int(cfg.learn.batch_size), int(cfg.unroll_len)
+        return [LearnNeed(size * unroll, 'budget', f"policy.learn.batch_size={size} unrolls of policy.unroll_len={unroll} "
+                          f"steps need", 'gradient steps', 'lower policy.learn.batch_size or policy.unroll_len')]
+
     def _get_train_sample(self, segment: ttorch.Tensor) -> ttorch.Tensor:
-        return split_segment(segment, self._cfg.unroll_len)
+        """The segment's whole unrolls; the steps of a segment cut by the budget beyond the last whole unroll
+        (fewer than ``unroll_len`` per env) are not trained on."""
+        return split_segment(segment, self._cfg.unroll_len, drop_remainder=True)
 

@@ -39,12 +39,12 @@ from typing import Any, Dict, Iterator, List
 
 import torch
 
-from ..data import make_tree, ttorch
+from ..data import flatten_lead, make_tree, ttorch
 from ..errors import ConfigError
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
-from .base import Policy, build_optimizer
+from .base import LearnNeed, Policy, build_optimizer
 
 
 @POLICY_REGISTRY.register('ppo')
@@ -117,6 +117,16 @@ class PPOPolicy(Policy):
             ),
         ),
     )
+
+    @classmethod
+    def learn_needs(cls, cfg: Any) -> List[LearnNeed]:
+        """A minibatch larger than a rollout would silently be the whole rollout: refused."""
+        size = cfg.learn.batch_size
+        if isinstance(size, bool) or not isinstance(size, int):
+            return []
+        return [LearnNeed(size, 'rollout', f"policy.learn.batch_size={size} transitions per minibatch need",
+                          'minibatches of that size (each would be the whole rollout)',
+                          'lower policy.learn.batch_size or raise policy.collect.n_sample')]
 
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
@@ -200,7 +210,7 @@ class PPOPolicy(Policy):
                     self._fill_targets(plan, self._evaluate(rollout.obs)['value'])
             idx = plan.order[epoch, index * learn.batch_size:(index + 1) * learn.batch_size]
             yield make_tree({
-                'obs': flat(rollout.obs[:-1])[idx],
+                'obs': flatten_lead(rollout.obs[:-1], 2)[idx],  # (per key for a Dict observation)
                 'action': flat(rollout.action)[idx],
                 'log_prob_old': flat(plan.log_prob_old)[idx],
                 'value_old': flat(plan.value_old)[idx],

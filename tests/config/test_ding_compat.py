@@ -133,13 +133,18 @@ def test_n_sample_of_a_di_engine_file_means_what_it_means_there():
 BUDGET = {'cartpole_a2c_config.py': 400, 'cartpole_ppo_config.py': 512, 'pendulum_ppo_config.py': 400, 'cartpole_acer_config.py': 1024, 'cartpole_impala_config.py': 1024,
           'lunarlander_a2c_config.py': 256, 'lunarlander_acer_config.py': 1024, 'lunarlander_impala_config.py': 1024,
           'pendulum_a2c_config.py': 600}
+#: ACER's replays start after policy.other.replay_buffer.replay_start_size (10000 by default) stored transitions,
+#: more than these budgets collect: a run that would never replay is refused, so they start replaying at once
+SHORT_RUN = {'cartpole_acer_config.py': ['policy.other.replay_buffer.replay_start_size=0'],
+             'lunarlander_acer_config.py': ['policy.other.replay_buffer.replay_start_size=0']}
 
 
 @pytest.mark.parametrize('name', FILES)
 def test_each_file_runs_unchanged_under_the_cli(name, tmp_path, capsys):
     exp_dir = tmp_path / 'run'
     code = cli_main(['-c', ding_file(name), '--env-step', str(BUDGET[name]), '--exp-dir', str(exp_dir), '-q',
-                     'env.evaluator_env_num=2', 'env.n_evaluator_episode=2', 'env.max_episode_steps=200'])
+                     'env.evaluator_env_num=2', 'env.n_evaluator_episode=2', 'env.max_episode_steps=200',
+                     *SHORT_RUN.get(name, [])])
     assert code == 0, capsys.readouterr().err
     summary = json.loads((exp_dir / 'summary.json').read_text())
     assert summary['env_steps'] >= BUDGET[name] and summary['train_iters'] >= 1
@@ -171,7 +176,8 @@ def test_a_ding_style_script_runs_with_only_the_import_changed(name, pipeline, a
     main_config, create_config = namespace['main_config'], namespace['create_config']
     pair = [main_config, create_config] if as_list else (main_config, create_config)
     policy = pipeline(pair, seed=0, max_env_step=600, progress=False,
-                      overrides=['env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.max_episode_steps=100'])
+                      overrides=['env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.max_episode_steps=100',
+                                 *SHORT_RUN.get(name, [])])
     assert policy.summary['env_steps'] >= 600
     # the user's dicts are not changed (DI-engine's scripts reuse them)
     assert create_config.env.type in DING_ENV_TYPES and create_config.env.import_names[0].startswith('dizoo.')
@@ -324,6 +330,30 @@ def test_a_lunarlander_model_on_the_default_env_is_refused():
     cfg = compile_config((main, dict(policy=dict(type='impala'))))
     with pytest.raises(ConfigError, match=r"obs_shape = 8 does not fit env 'CartPole-v1'"):
         build(cfg)
+
+
+GOAL_ENV = "Dict observations {'image': [1, 8, 8], 'target': 2}"
+
+
+@pytest.mark.parametrize('obs_shape', [{'image': [1, 8, 8], 'target': 3}, {'image': [2, 8, 8], 'target': 2},
+                                       {'image': [1, 8, 8]}, [1, 8, 8], 2])
+def test_a_model_obs_shape_that_does_not_fit_a_dict_observation_is_one_clear_line(obs_shape):
+    main = dict(env=dict(env_id='toy_pixel_goal', collector_env_num=1, evaluator_env_num=1),
+                policy=dict(model=dict(obs_shape=obs_shape, encoder='impala_resnet')))
+    cfg = compile_config((main, dict(env=dict(type='toy_pixel_goal'), policy=dict(type='impala'))))
+    with pytest.raises(ConfigError) as info:
+        build(cfg)
+    message = str(info.value)
+    assert '\n' not in message
+    assert message.startswith(f"policy.model.obs_shape = {obs_shape!r} does not fit env 'toy_pixel_goal', which has {GOAL_ENV}; "
+                              f"set policy.model.obs_shape = {{'image': [1, 8, 8], 'target': 2}}")
+
+
+def test_a_model_obs_shape_that_fits_a_dict_observation_passes():
+    main = dict(env=dict(env_id='toy_pixel_goal', collector_env_num=1, evaluator_env_num=1),
+                policy=dict(model=dict(obs_shape={'image': (1, 8, 8), 'target': [2]}, encoder='impala_resnet',
+                                       encoder_channels=[4])))
+    assert build(compile_config((main, dict(env=dict(type='toy_pixel_goal'), policy=dict(type='impala'))))).model
 
 
 def test_cuda_true_in_a_di_engine_file_falls_back_to_the_cpu_with_a_note(caplog):

@@ -1,8 +1,10 @@
 """Specification of ``acframe.data.ReplayBuffer`` (``fifo``): capacity, max_use, time-major batches, state."""
+import pytest
 import torch
 
 from acframe.data import ReplayBuffer, split_segment, ttorch
 from acframe.registry import BUFFER_REGISTRY
+from acframe.utils import atomic_torch_save, from_plain_data
 
 T, OBS = 4, 3
 
@@ -94,6 +96,23 @@ def test_split_segment_cuts_time_major_segments_into_item_major_samples():
     assert items.reward.tolist() == [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5]]
 
 
+def test_a_cut_segment_gives_its_whole_unrolls_and_drops_the_rest_only_when_asked():
+    """The budget's last segment may be shorter than a multiple of unroll_len: its tail is left out, not padded."""
+    steps, envs, unroll = 7, 2, 3
+    obs = torch.arange(steps + 1).float().view(steps + 1, 1, 1).expand(steps + 1, envs, OBS)
+    segment = ttorch.Tensor({'obs': obs, 'reward': torch.arange(steps).float().view(steps, 1).expand(steps, envs)})
+    with pytest.raises(ValueError, match='not a multiple of unroll_len 3'):
+        split_segment(segment, unroll)
+    items = split_segment(segment, unroll, drop_remainder=True)
+    assert items.obs[:, :, 0].tolist() == [[0, 1, 2, 3], [0, 1, 2, 3], [3, 4, 5, 6], [3, 4, 5, 6]]
+    assert items.reward.tolist() == [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5]]
+    short = split_segment(ttorch.Tensor({'obs': obs[:3], 'reward': segment.reward[:2]}), unroll, drop_remainder=True)
+    assert short.obs.shape == (0, unroll + 1, OBS) and short.reward.shape == (0, unroll)
+    buffer = ReplayBuffer(replay_buffer_size=4)
+    buffer.push(short)  # nothing to store
+    assert len(buffer) == 0
+
+
 def test_uint8_images_stay_uint8_in_storage_batches_and_saved_state(tmp_path):
     """Pixels are stored as they come (a quarter of float32's bytes); the model scales them."""
     n = 6
@@ -113,3 +132,21 @@ def test_uint8_images_stay_uint8_in_storage_batches_and_saved_state(tmp_path):
     restored = ReplayBuffer(replay_buffer_size=10, max_use=100)
     restored.load_state_dict(dict(state, storage=storage))
     assert restored.sample(n).obs.dtype == torch.uint8
+
+
+def test_dict_observations_keep_a_uint8_image_beside_a_float_vector_in_storage_and_saved_state(tmp_path):
+    n = 4
+    tree = samples(0, n)
+    images = torch.randint(0, 256, (n, T + 1, 1, 8, 8), dtype=torch.uint8)
+    tree.obs = ttorch.Tensor({'image': images, 'target': tree.obs})
+    buffer = ReplayBuffer(replay_buffer_size=10, max_use=100)
+    buffer.push(tree)
+    batch = buffer.sample(n)
+    assert batch.obs.image.dtype == torch.uint8 and batch.obs.image.shape == (T + 1, n, 1, 8, 8)
+    assert batch.obs.target.dtype == torch.float32
+    ids = batch.reward[0].long()
+    assert torch.equal(batch.obs.image.transpose(0, 1), images[ids]) and torch.equal(batch.obs.target[0, :, 0], ids.float())
+    atomic_torch_save(buffer.state_dict(), tmp_path / 'buffer.pth')  # as checkpoints are written and read
+    restored = ReplayBuffer(replay_buffer_size=10, max_use=100)
+    restored.load_state_dict(from_plain_data(torch.load(tmp_path / 'buffer.pth', weights_only=True)))
+    assert restored.sample(n).obs.image.dtype == torch.uint8

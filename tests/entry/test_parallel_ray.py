@@ -198,8 +198,8 @@ def test_a_local_ray_run_starts_every_actor_and_leaves_nothing_in_the_home_folde
     with open(exp_dir / 'summary.json') as f:
         summary = json.load(f)
     assert summary['backend'] == 'ray'
-    # the budget: the last segments are cut (to whole 16-step unrolls of the 8 envs), not a round added
-    assert 2003 <= summary['env_steps'] < 2003 + 16 * 8, summary['env_steps']
+    # the budget: the last segment is cut to the steps left (within one step per env of the 8), not a round added
+    assert 2003 <= summary['env_steps'] <= 2003 + 7, summary['env_steps']
     assert len(summary['env_steps_per_s_per_actor']) == 4
     assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor']), summary['env_steps_per_s_per_actor']
     assert not (home / '.ray' / 'auth_token').exists()  # no token written where later clusters would pick it up

@@ -22,19 +22,19 @@ class EnvStepBudget:
     """Hands out segment lengths so that collection stops within one step per env of ``max_env_step``.
 
     Every segment an actor collects is granted first: its length ``T`` is a full segment's (``policy.collect.n_sample``
-    samples over the actor's envs), or, once
-    the steps left (minus those granted and not yet received) are fewer than a full segment, just enough steps
-    per env (rounded up to whole train samples, e.g. IMPALA's ``policy.unroll_len``); 0 when the budget is
-    spent. In sync mode the last round is shared by every actor's envs. A lost actor's grants return to the pool.
+    samples over the actor's envs), or, once the steps left (minus those granted and not yet received) are fewer
+    than a full segment, just enough steps per env (``ceil(left / envs)``): the last segment is cut, whatever the
+    policy's train sample length (a cut IMPALA segment gives its whole unrolls, ``IMPALAPolicy._get_train_sample``;
+    ACER's episodic buffer and the on-policy learners take any length). 0 when the budget is spent. In sync mode
+    the last round is shared by every actor's envs. A lost actor's grants return to the pool.
     """
 
     def __init__(self, cfg: Any, env_step: int, sync: bool) -> None:
-        from ...policy import env_steps_per_collection, policy_class
+        from ...policy import env_steps_per_collection
 
         self.left = int(cfg.max_env_step) - int(env_step)
         self.num_envs = int(cfg.env.collector_env_num)
         self.n_sample = env_steps_per_collection(cfg) // self.num_envs  # a full segment's steps per env
-        self.granularity = max(1, policy_class(cfg).train_sample_len(cfg.policy))
         self.sync = sync
         self.sharing = int(cfg.parallel.actor_num) if sync else 1  # envs that collect the last steps together
         self.outstanding: Dict[int, Deque[int]] = {}
@@ -50,8 +50,7 @@ class EnvStepBudget:
             length = self._round[1]
         else:
             left = self.left if self.sync else self.left - sum(sum(steps) for steps in self.outstanding.values())
-            per_env = -(-max(0, left) // (self.num_envs * self.sharing))
-            length = min(self.n_sample, -(-per_env // self.granularity) * self.granularity)
+            length = min(self.n_sample, -(-max(0, left) // (self.num_envs * self.sharing)))
             self._round = (version, length)
         if length:
             self.outstanding.setdefault(actor_id, deque()).append(length * self.num_envs)

@@ -23,6 +23,7 @@ from ...envs import make_env_manager
 from ...errors import ConfigError
 from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
 from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook
+from ..budget import check_start
 from ..run_base import RunBase, build_buffer, check_no_replay
 from .backend import Backend, EnvStepBudget
 from .messages import VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree, weights_to_numpy
@@ -199,6 +200,7 @@ class ParallelRun(RunBase):
         cfg = self.cfg
         with make_env_manager(cfg, 'collector', 1, cfg.seed) as probe:  # the spaces the policy is built for
             spaces = (probe.observation_space, probe.action_space)
+        check_start(cfg, 'parallel', *spaces, actors=cfg.parallel.actor_num, sync=self.sync, resume=self.resuming)
         self.policy = create_policy(cfg, *spaces, enable_field=('learn',))
         self._weights: Optional[Dict[str, torch.Tensor]] = None
         if not policy_class(cfg).on_policy:

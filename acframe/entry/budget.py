@@ -1,0 +1,208 @@
+"""Start-up checks of a run's plan, before anything is written: can its budget ever let it learn, and does its
+replay buffer fit in memory?
+
+* ``check_learning_budget``: the arithmetic of what ``max_env_step`` delivers to the learner in each pipeline
+  (``CollectionPlan``) against what the policy's learn mode declares it needs (``Policy.learn_needs``), and the
+  buffer's own rules (``check_learn_config`` of the buffer class). A run that would make zero gradient steps
+  (or zero replays, or minibatches larger than its rollouts) is refused with one line giving the numbers.
+* ``check_buffer_memory``: the replay buffer's storage, estimated from the observation and action spaces
+  (uint8 images stay uint8), against the memory available now.
+
+``check_start`` runs both; every pipeline calls it once, after the env spaces are known.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..policy import env_steps_per_collection, policy_class
+from ..registry import BUFFER_REGISTRY
+
+PIPELINES = ('serial', 'serial_onpolicy', 'parallel')
+#: bytes per step besides observations and the policy's statistics: reward (4), terminated and truncated (2),
+#: the behaviour version a parallel actor stamps (8)
+_STEP_OVERHEAD_BYTES = 14
+
+
+@dataclass(frozen=True)
+class CollectionPlan:
+    """How a pipeline turns ``max_env_step`` into data for the learner (counts in env steps over all collector envs)."""
+
+    pipeline: str
+    max_env_step: int
+    #: collector envs of one actor (of the serial collector)
+    num_envs: int
+    #: env steps of one full segment (one collection of one actor)
+    segment_steps: int
+    #: actors collecting (1 in the serial pipelines)
+    actors: int = 1
+    #: parallel: rounds where every actor delivers one segment, trained on together
+    sync: bool = False
+
+    @classmethod
+    def of(cls, cfg: Any, pipeline: str, actors: int = 1, sync: bool = False) -> 'CollectionPlan':
+        if pipeline not in PIPELINES:
+            raise ValueError(f"pipeline '{pipeline}' is not one of {PIPELINES}")
+        return cls(pipeline, int(cfg.max_env_step), int(cfg.env.collector_env_num), env_steps_per_collection(cfg),
+                   int(actors) if pipeline == 'parallel' else 1, bool(sync) and pipeline == 'parallel')
+
+    def learner_env_steps(self, max_env_step: Optional[int] = None) -> int:
+        """At most this many of the budget's env steps reach the learner in time to be trained on.
+
+        * serial (off-policy): the whole segments (the budget's last, cut segment is not stored);
+        * serial_onpolicy and parallel sync: everything collected (the last rollout/round is cut and trained on);
+        * parallel async: the learner stops when the segment that spends the budget arrives, so that one is not
+          trained on: nothing when one segment spends the whole budget, else at most all but one step per env.
+        """
+        budget = self.max_env_step if max_env_step is None else int(max_env_step)
+        n, full = self.num_envs, self.segment_steps
+        if self.pipeline == 'serial':
+            return (budget + n - 1) // full * full
+        if self.pipeline == 'serial_onpolicy' or self.sync:
+            group = n * self.actors
+            return -(-budget // group) * group
+        if budget <= full:
+            return 0
+        return -(-budget // n) * n - n
+
+    def rollout_steps(self) -> int:
+        """Transitions of one full rollout an on-policy learner trains on at once (parallel sync: every actor's segment)."""
+        return self.segment_steps * self.actors
+
+    def describe(self, max_env_step: Optional[int] = None) -> str:
+        budget = self.max_env_step if max_env_step is None else int(max_env_step)
+        steps = self.learner_env_steps(budget)
+        if self.pipeline == 'serial':
+            whole = steps // self.segment_steps
+            return (f"max_env_step={budget} gives the learner {steps} env steps ({whole} whole collection"
+                    f"{'' if whole == 1 else 's'} of {self.segment_steps}; the budget's last, cut segment is not stored)")
+        if self.pipeline == 'serial_onpolicy' or self.sync:
+            return f"max_env_step={budget} collects at most {steps} env steps"
+        return (f"max_env_step={budget} lets the parallel learner train on at most {steps} env steps (it stops when "
+                f"the segment that spends the budget arrives; a full segment is {self.segment_steps} steps)")
+
+    def budget_for(self, env_steps: int) -> int:
+        """The smallest ``max_env_step`` whose ``learner_env_steps`` reach ``env_steps``."""
+        low, high = 1, max(2, int(env_steps))
+        while self.learner_env_steps(high) < env_steps:
+            high *= 2
+        while low < high:
+            mid = (low + high) // 2
+            if self.learner_env_steps(mid) >= env_steps:
+                high = mid
+            else:
+                low = mid + 1
+        return low
+
+
+def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool = False) -> None:
+    """``ConfigError`` with the arithmetic when the run could never learn: its budget delivers less than the learn
+    mode needs (``Policy.learn_needs``), a full rollout is smaller than a need per rollout, or the replay buffer
+    can never give what the learner asks for (the buffer class's ``check_learn_config``)."""
+    cls = policy_class(cfg)
+    buffer_type = cfg.policy.other.replay_buffer.get('type') or ''
+    if buffer_type and not cls.on_policy:
+        check = getattr(BUFFER_REGISTRY.get(buffer_type), 'check_learn_config', None)
+        if check is not None:
+            check(cfg.policy.other.replay_buffer, cfg.policy.learn)
+    plan = CollectionPlan.of(cfg, pipeline, actors, sync)
+    for need in cls.learn_needs(cfg.policy):
+        if need.scope == 'rollout':
+            rollout = plan.rollout_steps()
+            if rollout < need.env_steps:
+                where = f" over {plan.actors} actors" if plan.actors > 1 else ''
+                raise ConfigError(f"one rollout holds {rollout} transitions (policy.collect.n_sample="
+                                  f"{cfg.policy.collect.n_sample}{where}) but {need.wants} {need.env_steps}: the run "
+                                  f"would make no {need.lacks}; {need.fix}")
+            continue
+        if plan.learner_env_steps() < need.env_steps:
+            steps = f"{need.env_steps} env step{'' if need.env_steps == 1 else 's'}"
+            raise ConfigError(f"{plan.describe()} but {need.wants} {steps}: the run would make 0 "
+                              f"{need.lacks}; raise max_env_step to at least {plan.budget_for(need.env_steps)} or {need.fix}")
+
+
+# ---- memory ---------------------------------------------------------------------------------------------
+def available_memory() -> Optional[int]:
+    """Bytes of memory available now (psutil when installed, else MemAvailable of /proc/meminfo); None if unknown."""
+    try:
+        import psutil
+        return int(psutil.virtual_memory().available)
+    except ImportError:
+        pass
+    try:
+        with open('/proc/meminfo') as f:
+            for line in f:
+                if line.startswith('MemAvailable:'):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def observation_bytes(space: Any) -> int:
+    """Bytes one observation takes in a segment or buffer: uint8 images as uint8, everything else float32."""
+    from ..envs import obs_storage_dtype
+
+    spaces = getattr(space, 'spaces', None)
+    if isinstance(spaces, dict):
+        return sum(observation_bytes(sub) for sub in spaces.values())
+    shape = tuple(getattr(space, 'shape', None) or (1,))
+    dtype = getattr(space, 'dtype', None)
+    itemsize = obs_storage_dtype(dtype).itemsize if dtype is not None else 4
+    return int(np.prod(shape, dtype=np.int64)) * itemsize
+
+
+def action_step_bytes(space: Any) -> int:
+    """Bytes per step of the action and the behaviour policy's statistics a segment keeps (logits, or mean and std)."""
+    nvec = getattr(space, 'nvec', None)
+    if nvec is not None:  # MultiDiscrete: int64 actions, a logit per choice
+        return 8 * int(np.size(nvec)) + 4 * int(np.sum(nvec))
+    n = getattr(space, 'n', None)
+    if n is not None:  # Discrete
+        return 8 + 4 * int(n)
+    return 3 * 4 * int(np.prod(getattr(space, 'shape', None) or (1,), dtype=np.int64))  # Box: action, mu, sigma
+
+
+def check_buffer_memory(cfg: Any, observation_space: Any, action_space: Any,
+                        available: Callable[[], Optional[int]] = available_memory) -> None:
+    """``ConfigError`` naming ``policy.other.replay_buffer.replay_buffer_size`` when the buffer's estimated storage
+    (the buffer class's ``storage_bytes``) exceeds the memory available; nothing is allocated to find out."""
+    buffer_cfg = cfg.policy.other.replay_buffer
+    buffer_type = buffer_cfg.get('type') or ''
+    if not buffer_type or policy_class(cfg).on_policy:
+        return
+    estimate = getattr(BUFFER_REGISTRY.get(buffer_type), 'storage_bytes', None)
+    size = buffer_cfg.get('replay_buffer_size')
+    if estimate is None or not isinstance(size, int) or isinstance(size, bool):
+        return
+    unroll = policy_class(cfg).train_sample_len(cfg.policy)
+    obs, step = observation_bytes(observation_space), action_step_bytes(action_space) + _STEP_OVERHEAD_BYTES
+    need = estimate(size, obs, step, unroll)
+    free = available()
+    if free is None or need <= free:
+        return
+    per_unit = max(1, estimate(1, obs, step, unroll))
+    raise ConfigError(f"policy.other.replay_buffer.replay_buffer_size={size} would take about {_gib(need)} "
+                      f"({per_unit} bytes per entry: {obs}-byte observations) but {_gib(free)} of memory is available; "
+                      f"lower replay_buffer_size to at most {free // per_unit} (or free memory)")
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2 ** 30:.1f} GiB" if n >= 2 ** 30 else f"{n / 2 ** 20:.1f} MiB"
+
+
+def check_start(cfg: Any, pipeline: str, observation_space: Any, action_space: Any, actors: int = 1,
+                sync: bool = False, resume: bool = False) -> None:
+    """Every start-up check of the run's plan (see the module docstring); raises ``ConfigError``.
+
+    A resumed run has learned already (and may hold a buffer): only its memory is checked.
+    """
+    if not resume:
+        check_learning_budget(cfg, pipeline, actors, sync)
+    check_buffer_memory(cfg, observation_space, action_space)
+
+
+__all__ = ['CollectionPlan', 'check_learning_budget', 'check_buffer_memory', 'check_start', 'available_memory']
