@@ -28,8 +28,12 @@ setup(
         "onnx": ["onnx", "onnxscript", "onnxruntime"],
         "atari": ["ale-py>=0.9", "opencv-python-headless"],
         "envpool": ["envpool"],
+        # the MuJoCo rows of the ladder (HalfCheetah-v5, Hopper-v5: dizoo_configs/halfcheetah_ppo.py ...)
+        "mujoco": ["gymnasium[mujoco]"],
         # bench/bench_ppo.py's comparison and bench/ladder.py (SB3 with the RL-Zoo settings side by side, curve plots)
         "bench": ["stable-baselines3>=2.9", "matplotlib", "gymnasium[box2d]"],
+        # acframe -m tune: Optuna's samplers, pruners and SQLite storage (docs/tuning.md)
+        "tune": ["optuna"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

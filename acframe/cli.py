@@ -5,6 +5,8 @@
     acframe -m eval --load RUN_DIR_OR_CKPT [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
     acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png] [--x env_steps|wall_s]
     acframe -m export --load RUN_DIR_OR_CKPT --out FILE.pt|FILE.onnx
+    acframe -m tune -c CONFIG --trials N [--budget ENV_STEPS] [--space SPACE.py] [--study-dir DIR] [--seeds 0,1]
+    acframe -m tune --resume STUDY_DIR [--trials N]
     acframe --list
 
 DI-engine's spellings of the flags are accepted too (``-m serial_onpolicy``, ``--env-step 1e5``, ``--train-iter``,
@@ -20,7 +22,9 @@ import os
 import sys
 from typing import List, Optional
 
-MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval', 'plot', 'export')
+from .tune.cli import add_tune_arguments, refuse_tune_flags
+
+MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval', 'plot', 'export', 'tune')
 #: the modes that work on finished runs (acframe/entry/tools.py)
 TOOL_MODES = ('eval', 'plot', 'export')
 
@@ -51,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('-m', '--mode', default='auto', choices=MODES,
                         help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
                              "parallel; or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
-                             "export (--load RUN_DIR_OR_CKPT --out FILE)")
+                             "export (--load RUN_DIR_OR_CKPT --out FILE); or a hyperparameter search: tune (-c CONFIG --trials N)")
     parser.add_argument('-s', '--seed', type=int, action='append', default=None,
                         help='run seed (default: the config\'s seed); one per command')
     parser.add_argument('--exp-dir', default=None, help='experiment folder (default ./<exp_name>_seed<seed>)')
@@ -78,12 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--x', default='env_steps', choices=('env_steps', 'wall_s'), help='x axis of -m plot')
     parser.add_argument('--resume', default=None, metavar='DIR',
                         help="continue the run in DIR from its latest checkpoint, with the config in DIR/config.json "
-                             "(read as data, never executed) and the run's recorded mode")
+                             "(read as data, never executed) and the run's recorded mode; with -m tune: continue the study "
+                             "in the study folder DIR")
     parser.add_argument('--accept-config-change', action='store_true',
                         help='with --resume: continue with a -c config, -s seed or overrides that change keys of the run '
                              '(refused otherwise, naming the keys; budgets may always change)')
     parser.add_argument('--backend', default='local', choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel)')
     parser.add_argument('--ray-address', default=None, help='Ray cluster address HOST:PORT (--backend ray)')
+    add_tune_arguments(parser, _count)
     parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers and dizoo configs')
     parser.add_argument('-q', '--quiet', action='store_true', help='only errors and the final result line')
     parser.add_argument('--debug', action='store_true', help='show tracebacks of errors')
@@ -122,6 +128,12 @@ def run(args: argparse.Namespace) -> int:
         print(_list())
         return 0
     _resolve_ding_flags(args)
+    if args.mode == 'tune':
+        from .tune.cli import run_tune
+
+        print(run_tune(args))
+        return 0
+    refuse_tune_flags(args)
     if args.mode in TOOL_MODES:
         from .entry.tools import run_tool
 

@@ -8,6 +8,9 @@ model does to observations (normalization kept in its state) is part of it.
 * ``FILE.pt``: TorchScript (``torch.jit.load(FILE)(obs)``), needs only torch.
 * ``FILE.onnx``: ONNX with input ``obs`` and output ``action`` and a dynamic batch size (the ``onnx`` extra:
   onnx and onnxscript to write it, onnxruntime to run it).
+
+A Dict observation (an image with vectors) is a dict of batches: TorchScript takes the dict
+(``model({'image': ..., 'target': ...})``), ONNX has one input per key, named by it.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import os
 import warnings
 from typing import Any, Dict, Optional, Sequence
 
+import gymnasium as gym
 import torch
 
 from .errors import ConfigError
@@ -32,7 +36,7 @@ def export_format(out: str) -> str:
 
 def export_policy(target: str, out: str, config: Optional[Any] = None, overrides: Sequence[str] = ()) -> Dict[str, Any]:
     """Write the run's deterministic actor to ``out`` (format from its suffix); returns what was written."""
-    from .inference import load_policy, observation_dtype
+    from .inference import load_policy
 
     fmt = export_format(out)
     if fmt == 'onnx':
@@ -43,21 +47,30 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
     loaded = load_policy(target, config, overrides)
     actor = loaded.actor.cpu().eval().requires_grad_(False)  # an exported model is for inference only
-    example = torch.as_tensor(loaded.observation_space.sample()[None].repeat(2, axis=0),
-                              dtype=observation_dtype(loaded.observation_space))
+    space = loaded.observation_space
+    spaces = space.spaces if isinstance(space, gym.spaces.Dict) else None  # a Dict observation: a dict input
+    example = ({k: _example(s) for k, s in spaces.items()} if spaces is not None else _example(space))
     with torch.no_grad():
         if fmt == 'torchscript':
             with warnings.catch_warnings():  # torch 2.13 marks torch.jit deprecated; TorchScript is still what we write
                 warnings.simplefilter('ignore', DeprecationWarning)
-                traced = torch.jit.trace(actor, example, check_trace=False)
+                traced = torch.jit.trace(actor, (example,), check_trace=False, strict=spaces is None)
                 atomic_write_with(out, lambda tmp: torch.jit.save(traced, tmp))
         else:
             atomic_write_with(out, lambda tmp: _export_onnx(actor, example, tmp))
+    obs_shape = ({k: list(s.shape) for k, s in spaces.items()} if spaces is not None else list(space.shape))
     return {'file': os.path.abspath(out), 'format': fmt, 'checkpoint': os.path.abspath(loaded.checkpoint),
-            'obs_shape': list(loaded.observation_space.shape), 'action_space': str(loaded.action_space)}
+            'obs_shape': obs_shape, 'action_space': str(loaded.action_space)}
 
 
-def _export_onnx(actor: torch.nn.Module, example: torch.Tensor, path: str) -> None:
+def _example(space: Any) -> torch.Tensor:
+    """A batch of 2 observations of the Box ``space``, in the dtype the model takes."""
+    from .inference import observation_dtype
+
+    return torch.as_tensor(space.sample()[None].repeat(2, axis=0), dtype=observation_dtype(space))
+
+
+def _export_onnx(actor: torch.nn.Module, example: Any, path: str) -> None:
     import logging
 
     batch = torch.export.Dim('batch', min=1)
@@ -67,13 +80,20 @@ def _export_onnx(actor: torch.nn.Module, example: torch.Tensor, path: str) -> No
     try:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', FutureWarning)
-            program = torch.onnx.export(actor, (example,), dynamo=True, input_names=['obs'], output_names=['action'],
-                                        dynamic_shapes=({0: batch},), verbose=False)
+            if isinstance(example, dict):  # a Dict observation: one input per key, named by it
+                program = torch.onnx.export(actor, (), kwargs={'obs': example}, dynamo=True, input_names=list(example),
+                                            output_names=['action'], verbose=False,  # (a dict in args means kwargs)
+                                            dynamic_shapes={'obs': {k: {0: batch} for k in example}})
+            else:
+                program = torch.onnx.export(actor, (example,), dynamo=True, input_names=['obs'], output_names=['action'],
+                                            dynamic_shapes=({0: batch},), verbose=False)
     finally:
         registration.setLevel(level)
     program.save(path)
 
 
 def result_line(info: Dict[str, Any]) -> str:
-    return (f"[export] {info['format']} model of {os.path.basename(info['checkpoint'])}: obs {tuple(info['obs_shape'])} "
+    shape = info['obs_shape']
+    shape = {k: tuple(v) for k, v in shape.items()} if isinstance(shape, dict) else tuple(shape)
+    return (f"[export] {info['format']} model of {os.path.basename(info['checkpoint'])}: obs {shape} "
             f"-> action in {info['action_space']} -> {info['file']}")

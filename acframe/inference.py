@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
@@ -74,6 +74,23 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
     return policy
 
 
+def _batch_of(obs: Any, space: gym.Space, what: str) -> Tuple[torch.Tensor, bool]:
+    """``(batch tensor (B, *shape), whether obs was one observation)`` of ``obs`` for the Box ``space``."""
+    array = np.asarray(obs)
+    ndim = len(space.shape)
+    if array.ndim == ndim:
+        single = True
+        array = array[None]
+    elif array.ndim == ndim + 1:
+        single = False
+    else:
+        raise ValueError(f"act: {what} of shape {space.shape} or a batch (B, {', '.join(map(str, space.shape))}) "
+                         f"was expected, got shape {array.shape}")
+    if array.shape[1:] != space.shape:
+        raise ValueError(f"act: {what} of shape {space.shape} expected, got {array.shape[1:]}")
+    return torch.as_tensor(array, dtype=observation_dtype(space)), single
+
+
 def observation_dtype(space: gym.Space) -> torch.dtype:
     """What observations are fed to the model as: uint8 images stay uint8 (the encoder converts), else float32."""
     return torch.uint8 if getattr(space, 'dtype', None) == np.uint8 else torch.float32
@@ -105,27 +122,28 @@ class LoadedPolicy:
         self.observation_space, self.action_space = env_spaces(self.cfg)
         self.policy = build_inference_policy(artifacts, self.observation_space, self.action_space, ('eval', 'collect'))
         self.actor = DeterministicActor(self.policy, self.action_space)
-        self._obs_ndim = len(self.observation_space.shape)
         self._device = next(self.policy.model.parameters()).device
         self._obs_keys = list(self.cfg.env.obs_keys) if self.cfg.env.get('obs_keys') else None
-        self._obs_dtype = observation_dtype(self.observation_space)
 
-    def _as_batch(self, obs: Any) -> Tuple[torch.Tensor, bool]:
-        if isinstance(obs, dict):  # one observation of a Dict-observation env, flattened as in training
+    def _as_batch(self, obs: Any) -> Tuple[Any, bool]:
+        if isinstance(self.observation_space, gym.spaces.Dict):  # images with vectors: the model takes a dict
+            if not isinstance(obs, Mapping):
+                raise ValueError(f"act: a Dict observation with keys {list(self.observation_space.spaces)} was expected, "
+                                 f"got {type(obs).__name__}")
+            missing = [k for k in self.observation_space.spaces if k not in obs]
+            if missing:
+                raise ValueError(f"act: the observation lacks key(s) {missing}; keys {list(self.observation_space.spaces)} "
+                                 f"were expected")
+            parts = {k: _batch_of(obs[k], space, f"observation '{k}'") for k, space in self.observation_space.spaces.items()}
+            singles = {single for _, single in parts.values()}
+            if len(singles) > 1:
+                raise ValueError("act: give every key of the observation one observation each, or every key a batch")
+            return {k: t.to(self._device) for k, (t, _) in parts.items()}, singles.pop()
+        if isinstance(obs, Mapping):  # one observation of a Dict-observation env, flattened as in training
             keys = self._obs_keys or sorted(obs)
             obs = np.concatenate([np.asarray(obs[k], dtype=np.float32).ravel() for k in keys])
-        array = np.asarray(obs)
-        if array.ndim == self._obs_ndim:
-            single = True
-            array = array[None]
-        elif array.ndim == self._obs_ndim + 1:
-            single = False
-        else:
-            raise ValueError(f"act: an observation of shape {self.observation_space.shape} or a batch (B, "
-                             f"{', '.join(map(str, self.observation_space.shape))}) was expected, got shape {array.shape}")
-        if array.shape[1:] != self.observation_space.shape:
-            raise ValueError(f"act: observations of shape {self.observation_space.shape} expected, got {array.shape[1:]}")
-        return torch.as_tensor(array, dtype=self._obs_dtype, device=self._device), single
+        batch, single = _batch_of(obs, self.observation_space, 'an observation')
+        return batch.to(self._device), single
 
     def act(self, obs: Any, deterministic: bool = True) -> np.ndarray:
         """The action for ``obs`` (one observation → one action, a batch ``(B, ...)`` → ``(B, ...)`` actions).
@@ -150,7 +168,8 @@ class LoadedPolicy:
 
     def __repr__(self) -> str:
         return (f"LoadedPolicy({self.cfg.policy.type} on {self.cfg.env.env_id}, checkpoint "
-                f"'{self.checkpoint}', obs {self.observation_space.shape}, actions {self.action_space})")
+                f"'{self.checkpoint}', obs {getattr(self.observation_space, 'shape', None) or self.observation_space}, "
+                f"actions {self.action_space})")
 
 
 def load_policy(target: Union[str, os.PathLike], config: Optional[Any] = None,

@@ -45,10 +45,15 @@ ROWS: Dict[str, Dict[str, Any]] = {
     'lunarlander': dict(env_id='LunarLander-v3', target=200.0, budget=1_000_000),
     'pendulum': dict(env_id='Pendulum-v1', target=-200.0, budget=1_000_000),
     'lunarlander_continuous': dict(env_id='LunarLanderContinuous-v3', target=200.0, budget=1_000_000),
+    'halfcheetah': dict(env_id='HalfCheetah-v5', target=3000.0, budget=1_000_000),
+    'hopper': dict(env_id='Hopper-v5', target=2000.0, budget=1_000_000),
 }
 
-#: RL-Zoo hyperparameters (rl-baselines3-zoo hyperparams/a2c.yml and ppo.yml; LunarLander*-v2 and Pendulum-v0
-#: entries used for the v3/v1 envs). 'lin_X' is a learning rate decayed linearly from X to 0.
+#: the RL Zoo's tuned MuJoCo PPO network ('activation_fn': nn.ReLU, resolved in sb3_worker; SB3 >= 1.8 net_arch form)
+_MUJOCO_NET = dict(log_std_init=-2, ortho_init=False, activation_fn='relu', net_arch=dict(pi=[256, 256], vf=[256, 256]))
+
+#: RL-Zoo hyperparameters (rl-baselines3-zoo hyperparams/a2c.yml and ppo.yml; LunarLander*-v2, Pendulum-v0 and the
+#: MuJoCo -v3/-v4 entries used for the v3/v1/v5 envs). 'lin_X' is a learning rate decayed linearly from X to 0.
 ZOO: Dict[Tuple[str, str], Dict[str, Any]] = {
     ('cartpole', 'a2c'): dict(n_envs=8, ent_coef=0.0),
     ('cartpole', 'ppo'): dict(n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
@@ -71,6 +76,14 @@ ZOO: Dict[Tuple[str, str], Dict[str, Any]] = {
                                             policy_kwargs=dict(log_std_init=-2, ortho_init=False)),
     ('lunarlander_continuous', 'ppo'): dict(n_envs=16, n_steps=1024, batch_size=64, gae_lambda=0.98, gamma=0.999,
                                             n_epochs=4, ent_coef=0.01),
+    ('halfcheetah', 'a2c'): dict(normalize=True, n_envs=1),  # a2c.yml's mujoco-defaults: SB3's A2C defaults
+    ('halfcheetah', 'ppo'): dict(normalize=True, n_envs=1, batch_size=64, n_steps=512, gamma=0.98,
+                                 learning_rate=2.0633e-05, ent_coef=0.000401762, clip_range=0.1, n_epochs=20,
+                                 gae_lambda=0.92, max_grad_norm=0.8, vf_coef=0.58096, policy_kwargs=_MUJOCO_NET),
+    ('hopper', 'a2c'): dict(normalize=True, n_envs=1),
+    ('hopper', 'ppo'): dict(normalize=True, n_envs=1, batch_size=32, n_steps=512, gamma=0.999,
+                            learning_rate=9.80828e-05, ent_coef=0.00229519, clip_range=0.2, n_epochs=5, gae_lambda=0.99,
+                            max_grad_norm=0.7, vf_coef=0.835671, policy_kwargs=_MUJOCO_NET),
 }
 
 EVAL_LINE = re.compile(r'^\[eval\] env_step (\d+) iter \d+: return (-?[\d.]+|nan|-?inf)')
@@ -124,6 +137,20 @@ def _schedule(value: Any) -> Any:
     return value
 
 
+def zoo_kwargs(row: str, algo: str) -> Tuple[int, bool, Dict[str, Any]]:
+    """``(n_envs, normalize, SB3 constructor kwargs)`` of a ZOO entry: 'lin_X' as schedules, an activation name as
+    its ``torch.nn`` class."""
+    import torch
+
+    hp = copy.deepcopy(ZOO[(row, algo)])
+    n_envs, normalize = hp.pop('n_envs'), hp.pop('normalize', False)
+    hp = {k: _schedule(v) for k, v in hp.items()}
+    if 'activation_fn' in hp.get('policy_kwargs', {}):
+        name = hp['policy_kwargs']['activation_fn']
+        hp['policy_kwargs']['activation_fn'] = {'relu': torch.nn.ReLU, 'tanh': torch.nn.Tanh}[name]
+    return n_envs, normalize, hp
+
+
 def sb3_worker(row: str, algo: str, seed: int, budget: int, eval_every: int, out: str) -> None:
     """Train SB3 ``algo`` with the RL-Zoo hyperparameters; write the curve and the hold-out of the best to ``out``."""
     import numpy as np
@@ -135,10 +162,8 @@ def sb3_worker(row: str, algo: str, seed: int, budget: int, eval_every: int, out
     from stable_baselines3.common.vec_env import VecNormalize, sync_envs_normalization
 
     torch.set_num_threads(1)
-    hp = copy.deepcopy(ZOO[(row, algo)])
+    n_envs, normalize, hp = zoo_kwargs(row, algo)
     env_id = ROWS[row]['env_id']
-    n_envs, normalize = hp.pop('n_envs'), hp.pop('normalize', False)
-    hp = {k: _schedule(v) for k, v in hp.items()}
     env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
     eval_env = make_vec_env(env_id, n_envs=1, seed=seed + 100_000)
     if normalize:

@@ -1,11 +1,15 @@
 """IMPALA on Atari Pong (ALE/Pong-v5, standard preprocessing: 84x84 grey, frame skip 4, 4 stacked frames).
 
 Needs ``pip install 'acframe[atari]'``. Hyper-parameters of the IMPALA paper's Atari runs (Espeholt et al.
-2018, table G.1): the residual network, unrolls of 20, batches of 32, RMSprop (lr 6e-4, eps 0.01), entropy 0.01,
-baseline 0.5, reward clipping, no sticky actions. Stop value 20 (Pong's maximum is 21).
-Budget: 10M env steps (40M frames). Score: not yet measured (a Pong run needs hours of a GPU learner;
-see docs/pixels.md). Faster on this machine: ``policy.model.encoder=nature_cnn`` or EnvPool
-(``env.manager=envpool``).
+2018, table G.1): unrolls of 20, batches of 32, RMSprop (lr 6e-4, eps 0.01), entropy 0.01, baseline 0.5,
+reward clipping, no sticky actions. Stop value 20 (Pong's maximum is 21).
+Network: the paper's *shallow* agent (fig. 3, left; without its LSTM): conv 16x8x8/4, conv 32x4x4/2, a
+256-unit layer — the 2013 DQN network A3C used, a third of the Nature CNN's multiply-adds. What it costs:
+the paper's deep residual network scores higher across Atari (its fig. 4 and tables), but a CPU learner
+update on it takes ~19x longer here (4.45 s vs 0.24 s, docs/benchmarks.md); choose it where a GPU learns
+(``policy.model.encoder=impala_resnet policy.model.encoder_channels=None policy.cuda=True``).
+Budget: 10M env steps (40M frames). Score: not yet measured (a Pong run needs hours of learner time;
+see docs/pixels.md). Also faster: EnvPool (``env.manager=envpool``) and the parallel pipeline (``-m parallel``).
 """
 main_config = dict(
     exp_name='pong_impala',
@@ -19,7 +23,8 @@ main_config = dict(
     ),
     policy=dict(
         unroll_len=20,
-        model=dict(encoder='impala_resnet', encoder_hidden_size_list=[256], activation='relu'),
+        # the shallow network (see above): 2 conv layers of the Nature CNN's shape with 16 and 32 channels, then 256
+        model=dict(encoder='nature_cnn', encoder_channels=[16, 32], encoder_hidden_size_list=[256], activation='relu'),
         learn=dict(
             update_per_collect=1,
             batch_size=32,

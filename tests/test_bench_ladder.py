@@ -54,3 +54,26 @@ def test_linear_schedules_decay_to_zero(ladder):
     schedule = ladder._schedule('lin_0.001')
     assert schedule(1.0) == pytest.approx(0.001) and schedule(0.0) == 0.0
     assert ladder._schedule(3e-4) == 3e-4
+
+
+def test_every_zoo_entry_is_a_row_and_resolves_to_sb3_arguments(ladder):
+    import torch
+
+    for row, algo in ladder.ZOO:
+        assert row in ladder.ROWS and algo in ('a2c', 'ppo')
+        n_envs, normalize, hp = ladder.zoo_kwargs(row, algo)
+        assert n_envs >= 1 and isinstance(normalize, bool) and 'n_envs' not in hp
+    n_envs, normalize, hp = ladder.zoo_kwargs('halfcheetah', 'ppo')  # RL Zoo's tuned HalfCheetah PPO
+    assert (n_envs, normalize, hp['n_steps'], hp['n_epochs'], hp['gamma']) == (1, True, 512, 20, 0.98)
+    assert hp['policy_kwargs']['activation_fn'] is torch.nn.ReLU
+    assert ladder.ZOO[('halfcheetah', 'ppo')]['policy_kwargs']['activation_fn'] == 'relu'  # the table is untouched
+
+
+def test_an_acframe_run_is_trained_read_back_and_its_best_checkpoint_held_out(ladder, monkeypatch):
+    monkeypatch.setattr(ladder, 'HOLDOUT_EPISODES', 3)
+    run = ladder.run_acframe('cartpole', 'ppo', 0, 512, ['policy.collect.n_sample=256', 'policy.learn.epoch_per_collect=1',
+                                                         'policy.eval.evaluator.eval_freq=1'])
+    assert run['env_steps'] == 512 and run['solved'] is False and run['stop_value'] == 475
+    assert [step for step, _ in run['curve']] == [0, 256, 512]  # an evaluation every rollout (one minibatch of 256)
+    assert run['best'] == max(value for _, value in run['curve'])
+    assert run['holdout']['episodes'] == 3 and 8 <= run['holdout']['mean'] <= 500

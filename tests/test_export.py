@@ -63,3 +63,36 @@ def test_export_needs_a_known_suffix(trained_run, tmp_path, capsys):
     assert 'must end in .pt (TorchScript) or .onnx (ONNX)' in capsys.readouterr().err
     assert main(['-m', 'export', '--load', str(trained_run)]) == 2
     assert '-m export needs --out FILE.pt' in capsys.readouterr().err
+
+
+@pytest.fixture(scope='module')
+def pixel_goal_run(tmp_path_factory):
+    """Two updates of pixel_goal_impala.py: a Dict observation (uint8 image + float vector)."""
+    run_dir = tmp_path_factory.mktemp('goal') / 'run'
+    assert main(['-c', 'pixel_goal_impala.py', '--exp-dir', str(run_dir), '--max-train-iter', '2', '-q',
+                 'env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1']) == 0
+    return run_dir
+
+
+def goal_observations(n=50):
+    rng = np.random.default_rng(0)
+    return {'image': rng.integers(0, 256, (n, 1, 8, 8)).astype(np.uint8), 'target': rng.random((n, 2), dtype=np.float32)}
+
+
+def test_a_dict_observation_model_exports_with_one_input_per_key(pixel_goal_run, tmp_path, capsys):
+    policy = acframe.load_policy(pixel_goal_run)
+    obs = goal_observations()
+    expected = policy.act(obs)
+    out = tmp_path / 'goal.pt'
+    assert main(['-m', 'export', '--load', str(pixel_goal_run), '--out', str(out)]) == 0
+    assert "obs {'image': (1, 8, 8), 'target': (2,)}" in capsys.readouterr().out
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', DeprecationWarning)
+        exported = torch.jit.load(str(out))({k: torch.from_numpy(v) for k, v in obs.items()}).numpy()
+    np.testing.assert_array_equal(exported, expected)
+    pytest.importorskip('onnxscript', reason='ONNX export needs the onnx extra (pip install acframe[onnx])')
+    ort = pytest.importorskip('onnxruntime', reason='running the ONNX model needs the onnx extra (onnxruntime)')
+    assert main(['-m', 'export', '--load', str(pixel_goal_run), '--out', str(tmp_path / 'goal.onnx'), '-q']) == 0
+    session = ort.InferenceSession(str(tmp_path / 'goal.onnx'), providers=['CPUExecutionProvider'])
+    assert [i.name for i in session.get_inputs()] == ['image', 'target']
+    np.testing.assert_array_equal(session.run(['action'], obs)[0], expected)

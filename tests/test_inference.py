@@ -63,3 +63,26 @@ def test_a_folder_that_is_not_a_run_is_refused(tmp_path):
         acframe.load_policy(tmp_path)
     with pytest.raises(ConfigError, match='no such file or folder'):
         acframe.load_policy(tmp_path / 'missing')
+
+
+def test_act_takes_a_dict_observation_or_a_batch_of_one_and_names_what_is_wrong(tmp_path):
+    from acframe.cli import main
+    from acframe.envs import build_env
+
+    run_dir = tmp_path / 'goal'
+    assert main(['-c', 'pixel_goal_impala.py', '--exp-dir', str(run_dir), '--max-train-iter', '1', '-q',
+                 'env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1']) == 0
+    policy = acframe.load_policy(run_dir)
+    obs, _ = build_env(dict(type='toy_pixel_goal', env_id='toy_pixel_goal'), 0, 0, 'x').reset(seed=0)
+    action = policy.act(obs)
+    assert isinstance(action, np.int64) and 0 <= action < 4
+    batch = {k: np.stack([v] * 3) for k, v in obs.items()}
+    assert policy.act(batch).tolist() == [action] * 3
+    with pytest.raises(ValueError, match=r"act: the observation lacks key\(s\) \['target'\]"):
+        policy.act({'image': obs['image']})
+    with pytest.raises(ValueError, match=r"act: observation 'target' of shape \(2,\) expected, got \(3,\)"):
+        policy.act(dict(obs, target=np.zeros(3, dtype=np.float32)))
+    with pytest.raises(ValueError, match="one observation each, or every key a batch"):
+        policy.act(dict(batch, target=obs['target']))
+    with pytest.raises(ValueError, match="a Dict observation with keys \\['image', 'target'\\] was expected"):
+        policy.act(obs['image'])

@@ -45,6 +45,14 @@ def test_an_interrupt_inside_a_deferred_block_is_raised_when_the_block_ends():
 
 
 def test_ctrl_c_inside_a_deferred_block_is_held_too_and_the_default_handler_comes_back():
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a shell, even under nohup
+    try:
+        ctrl_c_inside_a_deferred_block()
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+def ctrl_c_inside_a_deferred_block():
     steps = []
     with pytest.raises(KeyboardInterrupt):
         with sigterm_as_interrupt():

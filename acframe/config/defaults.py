@@ -45,7 +45,7 @@ ENV = dict(
     eval_episode_cap=100_000,
     # (int >= 0) Fresh episodes that must confirm an evaluation that reached stop_value before the run counts as solved; 0 trusts the evaluation alone.
     n_confirm_episode=50,
-    # (list or None) Observation keys to concatenate when the env has Dict observations; None uses all keys, sorted.
+    # (list or None) Keys of a Dict observation the model sees (vectors only: concatenated; images with vectors: a Dict in this order); None uses all keys, sorted.
     obs_keys=None,
     # (dict) The standard Atari preprocessing of ALE/*-v5 env_ids (acframe.envs.atari; needs the 'atari' extra).
     atari=dict(

@@ -1,5 +1,5 @@
 """Segments and batches (treetensor trees) and replay buffers."""
 from .buffer import ReplayBuffer
-from .tree import leaves, make_tree, split_segment, to_dict, tree_map, ttorch
+from .tree import flatten_lead, lead_shape, leaves, make_tree, split_segment, to_dict, tree_map, ttorch
 
-__all__ = ['ReplayBuffer', 'leaves', 'make_tree', 'split_segment', 'to_dict', 'tree_map', 'ttorch']
+__all__ = ['ReplayBuffer', 'flatten_lead', 'lead_shape', 'leaves', 'make_tree', 'split_segment', 'to_dict', 'tree_map', 'ttorch']

@@ -37,7 +37,7 @@ import torch
 
 from ..errors import ConfigError
 from ..registry import BUFFER_REGISTRY
-from .tree import leaves, make_tree, to_dict, ttorch
+from .tree import is_leaf, lead_shape, leaves, make_tree, to_dict, ttorch
 
 REPLAY_RATIO_TYPES = ('poisson', 'fixed')
 
@@ -124,9 +124,13 @@ class EpisodicReplayBuffer:
         steps, cols = _check_segment(segment)
         if steps == 0:
             return
-        transitions = {key: value for key, value in leaves(segment) if key != 'obs'}
-        transitions['obs'] = segment.obs[:-1]
-        transitions['next_obs'] = segment.obs[1:]
+        transitions = {}
+        for key, value in leaves(segment):
+            if _is_obs(key):  # obs (T+1, B, ...), or obs.<key> for each key of a Dict observation
+                transitions[key] = value[:-1]
+                transitions['next_' + key] = value[1:]
+            else:
+                transitions[key] = value
         # env-major flattening: column b's steps are consecutive, (T, B, ...) -> (B * T, ...)
         flat = {k: v.transpose(0, 1).reshape((cols * steps,) + tuple(v.shape[2:])) for k, v in transitions.items()}
         streams = self._assign_streams(segment.obs[0])
@@ -260,8 +264,9 @@ class EpisodicReplayBuffer:
         flat_index = torch.from_numpy(index.reshape(-1))
         batch = {k: x[flat_index].reshape((self.unroll_len, batch_size) + tuple(x.shape[1:]))
                  for k, x in self._storage.items()}
-        next_obs = batch.pop('next_obs')
-        batch['obs'] = torch.cat([batch['obs'], next_obs[-1:]], dim=0)
+        for key in [k for k in batch if k.startswith('next_obs')]:
+            next_obs = batch.pop(key)
+            batch[key[len('next_'):]] = torch.cat([batch[key[len('next_'):]], next_obs[-1:]], dim=0)
         self.sampled += self.unroll_len * batch_size
         return make_tree(_nest(batch))
 
@@ -320,16 +325,22 @@ def _check_segment(segment: ttorch.Tensor) -> tuple:
         raise ValueError(f"the episodic buffer stores collected segments; this one lacks {sorted(missing)} "
                          f"(the policy's get_train_sample must return the time-major segment)")
     steps, cols = (int(n) for n in segment.reward.shape[:2])
-    if int(segment.obs.shape[0]) != steps + 1:
+    if lead_shape(segment.obs, 1)[0] != steps + 1:
         raise ValueError(f"the episodic buffer takes time-major segments with obs (T+1, B, ...); got obs "
-                         f"{tuple(segment.obs.shape)} for reward {tuple(segment.reward.shape)}")
+                         f"{lead_shape(segment.obs, 2)} for reward {tuple(segment.reward.shape)}")
     return steps, cols
 
 
-def _row_keys(obs: torch.Tensor) -> list:
-    """One hashable key per observation row ``(B, ...)``: its bytes."""
-    rows = obs.reshape(obs.shape[0], -1).contiguous().numpy()
-    return [row.tobytes() for row in rows]
+def _row_keys(obs: Any) -> list:
+    """One hashable key per observation row ``(B, ...)``: its bytes (of every key of a Dict observation)."""
+    parts = [obs] if is_leaf(obs) else [leaf for _, leaf in leaves(obs)]
+    rows = [part.reshape(part.shape[0], -1).contiguous().numpy() for part in parts]
+    return [b''.join(row[i].tobytes() for row in rows) for i in range(rows[0].shape[0])]
+
+
+def _is_obs(key: str) -> bool:
+    """The dotted key of a segment's observations: ``obs`` or a Dict observation's ``obs.<key>``."""
+    return key == 'obs' or key.startswith('obs.')
 
 
 def _nest(flat: Dict[str, torch.Tensor]) -> Dict[str, Any]:

@@ -60,6 +60,20 @@ def to_device(data: Any, device: torch.device) -> Any:
     return move(data) if is_leaf(data) else tree_map(move, data)
 
 
+def flatten_lead(data: Any, dims: int) -> Any:
+    """A tensor ``(d0, ..., d{dims-1}, *rest)`` as ``(d0 * ... * d{dims-1}, *rest)`` (a view where possible); a tree
+    (a Dict observation) leaf by leaf, each keeping its own ``rest`` — what a model takes as one batch."""
+    if is_leaf(data):
+        return data.reshape((-1,) + tuple(data.shape[dims:]))
+    return tree_map(lambda x: x.reshape((-1,) + tuple(x.shape[dims:])), data)
+
+
+def lead_shape(data: Any, dims: int) -> Tuple[int, ...]:
+    """The first ``dims`` dims of a tensor, or of a tree's leaves (which share them)."""
+    leaf = data if is_leaf(data) else next(leaves(data))[1]
+    return tuple(leaf.shape[:dims])
+
+
 def split_segment(segment: ttorch.Tensor, unroll_len: int, drop_remainder: bool = False) -> ttorch.Tensor:
     """Cut a time-major segment ``(T, B, ...)`` into item-major train samples ``(B * T // U, U, ...)``.
 
@@ -73,7 +87,8 @@ def split_segment(segment: ttorch.Tensor, unroll_len: int, drop_remainder: bool 
     chunks = steps // unroll_len
 
     def cut(key: str, x: torch.Tensor) -> torch.Tensor:
-        length = unroll_len + 1 if key == 'obs' else unroll_len
+        is_obs = key == 'obs' or key.startswith('obs.')  # (a Dict observation's keys: obs.image, obs.target, ...)
+        length = unroll_len + 1 if is_obs else unroll_len
         if chunks == 0:
             return x.new_zeros((0, length) + tuple(x.shape[2:]))
         pieces = [x[k * unroll_len:k * unroll_len + length] for k in range(chunks)]

@@ -286,7 +286,7 @@ class RunBase:
 
     def announce_eval(self, train_iter: int, env_step: int, mean: float, std: float,
                       confirm: Optional[Dict[str, Any]], solved: bool) -> None:
-        """Print an evaluation (and its confirmation run); ``solved`` ends the run."""
+        """Print an evaluation (and its confirmation run) and hand it to the learner hooks; ``solved`` ends the run."""
         self.progress.message(
             f"[eval] env_step {env_step} iter {train_iter}: return {mean:.2f} ± {std:.2f} "
             f"(best {self.evals.best_return:.2f}, stop {self.cfg.env.stop_value})")
@@ -295,6 +295,7 @@ class RunBase:
                                   f"± {confirm['std']:.2f} -> {'solved' if confirm['solved'] else 'not confirmed, training on'}")
         if solved:
             self.solved = True
+        self.learner.after_eval(train_iter, env_step, mean, self.evals.best_return, solved)
 
     # ---- progress ----------------------------------------------------------------------------------
     def wall_s(self) -> float:

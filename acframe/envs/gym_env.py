@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import traceback
+from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import gymnasium as gym
@@ -61,10 +62,12 @@ def make_gym_env(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
 
 
 class FlattenDictObservation(gym.ObservationWrapper):
-    """Concatenate the chosen keys of a Dict observation into one float32 vector (SheepRL's ``mlp_keys``).
+    """The chosen keys (``env.obs_keys``; None: all, sorted) of a Dict observation, as the models take them.
 
-    One chosen key is passed through as it is (so ``env.obs_keys=['image']`` keeps a uint8 image an image);
-    an image among several keys is refused: a Dict mixing images and vectors is not supported yet.
+    * vector keys only: concatenated into one float32 vector (SheepRL's ``mlp_keys``);
+    * one key: passed through as it is (so ``env.obs_keys=['image']`` keeps a uint8 image an image);
+    * images (2-D/3-D Box) with other keys: a Dict of the chosen keys in that order — images as they are (uint8
+      stays uint8), vectors flattened to 1-D float32 — which the model encodes per key (``models.encoders.DictEncoder``).
     """
 
     def __init__(self, env: gym.Env, keys: Optional[Sequence[str]] = None) -> None:
@@ -76,23 +79,39 @@ class FlattenDictObservation(gym.ObservationWrapper):
             if key not in space.spaces:
                 raise ConfigError(f"env.obs_keys: '{key}' is not a key of the observation; keys are {sorted(space.spaces)}")
             if not isinstance(space.spaces[key], gym.spaces.Box):
-                raise ConfigError(f"env.obs_keys: observation '{key}' is {space.spaces[key]}; only Box entries can be concatenated")
+                raise ConfigError(f"env.obs_keys: observation '{key}' is {space.spaces[key]}; only Box entries can be used")
+            if len(space.spaces[key].shape) > 3:
+                raise ConfigError(f"env.obs_keys: observation '{key}' has shape {space.spaces[key].shape}; entries are "
+                                  f"vectors or images (C, H, W) / (H, W) / (H, W, C)")
+        self.mixed = False
         if len(self.keys) == 1:
             self.observation_space = space.spaces[self.keys[0]]
             return
-        images = [k for k in self.keys if len(space.spaces[k].shape) > 1]
-        if images:
-            raise ConfigError(f"env.obs_keys: observation '{images[0]}' is an image {space.spaces[images[0]].shape}; Dict "
-                              f"observations mixing images with other keys are not supported yet: choose one image key "
-                              f"(env.obs_keys=['{images[0]}']) or only vector keys")
-        lows = [np.asarray(space.spaces[k].low, dtype=np.float32).ravel() for k in self.keys]
-        highs = [np.asarray(space.spaces[k].high, dtype=np.float32).ravel() for k in self.keys]
-        self.observation_space = gym.spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)
+        boxes = [space.spaces[k] for k in self.keys]
+        self.mixed = any(len(box.shape) > 1 for box in boxes)
+        if self.mixed:
+            self.observation_space = gym.spaces.Dict(OrderedDict(  # (a plain dict would be sorted)
+                (k, box if len(box.shape) > 1 else _flat_box(box)) for k, box in zip(self.keys, boxes)))
+            self._vector_keys = [k for k, box in zip(self.keys, boxes) if len(box.shape) <= 1]
+            return
+        self.observation_space = _flat_box(*boxes)
 
-    def observation(self, observation: Dict[str, Any]) -> np.ndarray:
+    def observation(self, observation: Dict[str, Any]) -> Any:
         if len(self.keys) == 1:
             return observation[self.keys[0]]
+        if self.mixed:
+            out = {k: observation[k] for k in self.keys}
+            for k in self._vector_keys:
+                out[k] = np.asarray(out[k], dtype=np.float32).reshape(-1)
+            return out
         return np.concatenate([np.asarray(observation[k], dtype=np.float32).ravel() for k in self.keys])
+
+
+def _flat_box(*boxes: gym.spaces.Box) -> gym.spaces.Box:
+    """One float32 vector Box of the Boxes' entries, concatenated."""
+    lows = [np.asarray(box.low, dtype=np.float32).ravel() for box in boxes]
+    highs = [np.asarray(box.high, dtype=np.float32).ravel() for box in boxes]
+    return gym.spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)
 
 
 class GuardedEnv(gym.Wrapper):

@@ -30,18 +30,19 @@ from gymnasium.vector.async_vector_env import AsyncState
 
 from ..errors import ConfigError, EnvError, EnvTimeoutError, innermost_user_frame
 from . import snapshot
+from .obs import ObsArray, stack_obs
 
 #: what ``env.on_step_timeout`` may be
 ON_STEP_TIMEOUT = ('error', 'restart')
 
 
 class StepResult(NamedTuple):
-    obs: np.ndarray          # (B, *obs_shape): next observations (reset observations where an episode ended)
+    obs: ObsArray            # (B, *obs_shape): next observations (reset observations where an episode ended); a dict per key for Dict observations
     reward: np.ndarray       # (B,) float32
     terminated: np.ndarray   # (B,) bool
     truncated: np.ndarray    # (B,) bool (and not terminated)
     done_index: np.ndarray   # (K,) indices of envs whose episode ended on this step
-    final_obs: Optional[np.ndarray]  # (K, *obs_shape) the last observations of those episodes, or None when K == 0
+    final_obs: Optional[ObsArray]  # (K, *obs_shape) the last observations of those episodes, or None when K == 0
 
 
 class EnvManager:
@@ -117,7 +118,7 @@ class EnvManager:
         if not done.any():  # the common case: nothing else to do
             return StepResult(obs, reward.astype(np.float32, copy=False), terminated, truncated, _EMPTY_INDEX, None)
         done_index = np.flatnonzero(done)
-        final_obs = np.stack([info['final_obs'][i] for i in done_index])
+        final_obs = stack_obs([info['final_obs'][i] for i in done_index])
         self._record_finished(done_index)
         return StepResult(obs, reward.astype(np.float32, copy=False), terminated, truncated & ~terminated,
                           done_index, final_obs)

@@ -31,12 +31,14 @@ class ACERDiscrete(nn.Module):
     """Categorical policy and ``Q(x, .)`` heads for discrete actions.
 
     Args:
-        obs_shape: observation size (vector observations).
+        obs_shape: observation size (vector observations), image shape, or ``{key: shape}`` of a Dict observation.
         action_shape: number of actions.
         action_space: must be ``'discrete'``.
         encoder_hidden_size_list: hidden sizes of the body MLP (after the conv layers of an image encoder).
         encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
         encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
+        vector_encoder: Dict observations: what their vector keys (concatenated) go through, ``'mlp'`` or ``'identity'``.
+        vector_hidden_size_list: Dict observations: hidden sizes of the ``'mlp'`` vector encoder.
         share_encoder: one body for the policy and Q heads (True) or a body each (False).
         activation: ``'tanh'``, ``'relu'`` or ``'elu'``.
         orthogonal_init: orthogonal weight init (gain sqrt(2) body, 0.01 policy head, 1 Q head).
@@ -48,15 +50,16 @@ class ACERDiscrete(nn.Module):
     def __init__(self, obs_shape: int, action_shape: int, action_space: str = 'discrete',
                  encoder_hidden_size_list: Sequence[int] = (64, 64), share_encoder: bool = False,
                  activation: str = 'tanh', orthogonal_init: bool = True, encoder: str = 'mlp',
-                 encoder_channels: Optional[Sequence[int]] = None) -> None:
+                 encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
+                 vector_hidden_size_list: Sequence[int] = (64,)) -> None:
         super().__init__()
         _check_space('acer_q', action_space, 'discrete')
         n_actions = int(action_shape)
         hidden = list(encoder_hidden_size_list)
         self.share_encoder = share_encoder
-        self.actor_encoder, feature = build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)
-        self.critic_encoder = (self.actor_encoder if share_encoder
-                               else build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)[0])
+        encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
+        self.actor_encoder, feature = build_encoder(*encoder_args)
+        self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
         self.policy_head = nn.Linear(feature, n_actions)
         self.q_head = nn.Linear(feature, n_actions)
         if orthogonal_init:
@@ -94,12 +97,14 @@ class ACERSDN(nn.Module):
     ``Q~(x, a) = V(x) + A(x, a) - 1/n sum_i A(x, a'_i)``, ``a'_i ~ pi(.|x)`` sampled without gradient.
 
     Args:
-        obs_shape: observation size.
+        obs_shape: observation size, image shape, or ``{key: shape}`` of a Dict observation.
         action_shape: action dimension ``d``.
         action_space: must be ``'continuous'``.
         encoder_hidden_size_list: hidden sizes of the body MLP(s) (after the conv layers of an image encoder).
         encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
         encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
+        vector_encoder: Dict observations: what their vector keys (concatenated) go through, ``'mlp'`` or ``'identity'``.
+        vector_hidden_size_list: Dict observations: hidden sizes of the ``'mlp'`` vector encoder.
         share_encoder: one body for the policy and the critic (True) or a body each (False).
         advantage_hidden_size_list: hidden sizes of the advantage MLP on ``[critic feature, action]``.
         activation: ``'tanh'``, ``'relu'`` or ``'elu'``.
@@ -120,7 +125,8 @@ class ACERSDN(nn.Module):
                  advantage_hidden_size_list: Sequence[int] = (64,), activation: str = 'tanh',
                  sigma_type: str = 'independent', init_sigma: float = 1.0, n_action_samples: int = 5,
                  mu_bound: float = 0.0, orthogonal_init: bool = True, encoder: str = 'mlp',
-                 encoder_channels: Optional[Sequence[int]] = None) -> None:
+                 encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
+                 vector_hidden_size_list: Sequence[int] = (64,)) -> None:
         super().__init__()
         _check_space('acer_sdn', action_space, 'continuous')
         if sigma_type not in ('independent', 'conditioned'):
@@ -136,9 +142,9 @@ class ACERSDN(nn.Module):
         self.sigma_type = sigma_type
         self.n_action_samples = int(n_action_samples)
         self.mu_bound = float(mu_bound)
-        self.actor_encoder, feature = build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)
-        self.critic_encoder = (self.actor_encoder if share_encoder
-                               else build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)[0])
+        encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
+        self.actor_encoder, feature = build_encoder(*encoder_args)
+        self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
         self.mu_head = nn.Linear(feature, action_dim)
         if sigma_type == 'independent':
             self.log_sigma = nn.Parameter(torch.full((action_dim,), math.log(init_sigma)))

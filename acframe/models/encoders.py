@@ -3,6 +3,9 @@
 * ``mlp``: vector observations ``(obs,)`` → an MLP over ``encoder_hidden_size_list``.
 * ``nature_cnn``: the DQN network of Mnih et al. 2015 (Nature): conv 32×8×8/4, 64×4×4/2, 64×3×3/1, each ReLU,
   flattened, then the MLP over ``encoder_hidden_size_list`` (the paper's ``[512]``). Needs images ≥ 36×36.
+  With ``encoder_channels=[16, 32]`` only the first two layers (16×8×8/4, 32×4×4/2): the 2013 DQN network of
+  Mnih et al. 2013, which A3C (Mnih et al. 2016) and IMPALA's "shallow" agent use with ``[256]`` — a third of
+  the Nature CNN's multiply-adds on 84×84 frames.
 * ``impala_resnet``: the IMPALA network of Espeholt et al. 2018 (fig. 3, "large"): per section a 3×3 conv,
   a 3×3/2 max-pool and two residual blocks (ReLU, conv, ReLU, conv, + input), channels (16, 32, 32), then
   ReLU, flattened, and the MLP over ``encoder_hidden_size_list`` (the paper's ``[256]``).
@@ -11,11 +14,16 @@ Image observations are ``(C, H, W)`` (channels first, as gymnasium's ``FrameStac
 gives), ``(H, W)`` (one channel) or ``(H, W, C)`` with ``C <= 4`` (channels last, e.g. RGB). They may carry any
 leading dims (``(T, B, C, H, W)``). ``uint8`` images are converted to float in ``[0, 1]`` (``/255``) inside
 the encoder, on the model's device, so they stay uint8 — 4× smaller — everywhere before it.
+
+Dict observations mixing images and vectors (``obs_shape`` a dict ``{key: shape}``, e.g.
+``{'image': [1, 8, 8], 'target': [2]}``) get a ``DictEncoder``: the image encoder above on every image key
+(2-D/3-D shape), the vector keys (1-D) concatenated in ``obs_shape``'s order through ``vector_encoder`` (``'mlp'``
+over ``vector_hidden_size_list``, or ``'identity'``), and every feature concatenated.
 """
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -23,6 +31,8 @@ import torch.nn as nn
 from .common import mlp
 
 ENCODERS = ('mlp', 'nature_cnn', 'impala_resnet')
+#: what the vector keys of a Dict observation go through
+VECTOR_ENCODERS = ('mlp', 'identity')
 #: the papers' channels of each conv encoder
 DEFAULT_CHANNELS = {'nature_cnn': (32, 64, 64), 'impala_resnet': (16, 32, 32)}
 
@@ -50,12 +60,17 @@ class _ResidualBlock(nn.Module):
 
 
 def nature_cnn_trunk(in_channels: int, channels: Sequence[int]) -> nn.Sequential:
-    """The Nature-DQN conv layers (8×8/4, 4×4/2, 3×3/1 with ``channels``), ReLU after each, flattened."""
-    if len(channels) != 3:
-        raise ValueError(f"policy.model.encoder_channels for 'nature_cnn' needs 3 entries; got {list(channels)}")
-    c0, c1, c2 = (int(c) for c in channels)
-    return nn.Sequential(nn.Conv2d(in_channels, c0, 8, stride=4), nn.ReLU(), nn.Conv2d(c0, c1, 4, stride=2), nn.ReLU(),
-                         nn.Conv2d(c1, c2, 3, stride=1), nn.ReLU(), nn.Flatten())
+    """The Nature-DQN conv layers (8×8/4, 4×4/2, 3×3/1 with 3 ``channels``), ReLU after each, flattened; with 2
+    ``channels`` the first two layers only: the 2013 DQN network that A3C and IMPALA's "shallow" agent use."""
+    if len(channels) not in (2, 3):
+        raise ValueError(f"policy.model.encoder_channels for 'nature_cnn' needs 3 entries (or 2: the shallow 2013 "
+                         f"network); got {list(channels)}")
+    sizes = [int(in_channels)] + [int(c) for c in channels]
+    kernels = ((8, 4), (4, 2), (3, 1))
+    layers = []
+    for (kernel, stride), c_in, c_out in zip(kernels, sizes, sizes[1:]):
+        layers += [nn.Conv2d(c_in, c_out, kernel, stride=stride), nn.ReLU()]
+    return nn.Sequential(*layers, nn.Flatten())
 
 
 def impala_resnet_trunk(in_channels: int, channels: Sequence[int]) -> nn.Sequential:
@@ -111,12 +126,75 @@ def use_channels_last(model: nn.Module) -> nn.Module:
     return model
 
 
-def build_encoder(obs_shape: Union[int, Sequence[int]], encoder: str = 'mlp', hidden_size_list: Sequence[int] = (64, 64),
-                  activation: str = 'tanh', channels: Optional[Sequence[int]] = None) -> Tuple[nn.Module, int]:
-    """``(module, feature size)`` of the encoder named ``encoder`` (None: ``'mlp'``) for observations of ``obs_shape``."""
+def dict_layout(obs_shape: Mapping[str, Any]) -> Tuple[Dict[str, List[int]], Dict[str, int]]:
+    """``(image keys → shape, vector keys → size)`` of a Dict observation's ``obs_shape``, in its order."""
+    images: Dict[str, List[int]] = {}
+    vectors: Dict[str, int] = {}
+    for key, shape in obs_shape.items():
+        dims = [int(shape)] if isinstance(shape, int) else [int(s) for s in shape]
+        if len(dims) == 1:
+            vectors[str(key)] = dims[0]
+        elif len(dims) in (2, 3):
+            images[str(key)] = dims
+        else:
+            raise ValueError(f"policy.model.obs_shape['{key}'] = {dims}: a Dict observation's entries are vectors (1-D) "
+                             f"or images (2-D/3-D)")
+    if not images and not vectors:
+        raise ValueError("policy.model.obs_shape is an empty dict: a Dict observation needs at least one key")
+    return images, vectors
+
+
+def vector_part(obs: Any, keys: Sequence[str]) -> torch.Tensor:
+    """The vector keys of a Dict observation (a dict or a tree of ``(*lead, n_k)`` tensors) concatenated, float."""
+    parts = [obs[k].float() for k in keys]
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
+
+
+class DictEncoder(nn.Module):
+    """A Dict observation mixing images and vectors → one feature vector: an ``ImageEncoder`` per image key, the
+    vector keys concatenated through an MLP (or as they are), all concatenated (images first, in key order)."""
+
+    def __init__(self, obs_shape: Mapping[str, Any], encoder: str, hidden_size_list: Sequence[int], activation: str,
+                 channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
+                 vector_hidden_size_list: Sequence[int] = (64,)) -> None:
+        super().__init__()
+        images, vectors = dict_layout(obs_shape)
+        if vector_encoder not in VECTOR_ENCODERS:
+            raise ValueError(f"policy.model.vector_encoder '{vector_encoder}' is not one of {VECTOR_ENCODERS}")
+        if images and encoder not in DEFAULT_CHANNELS:
+            key = next(iter(images))
+            raise ValueError(f"observation '{key}' of shape {images[key]} is an image: set policy.model.encoder="
+                             f"'nature_cnn' or 'impala_resnet' (the conv encoder of a Dict observation's image keys)")
+        self.image_keys = list(images)
+        self.vector_keys = list(vectors)
+        self.images = nn.ModuleDict({k: ImageEncoder(shape, encoder, hidden_size_list, activation, channels)
+                                     for k, shape in images.items()})
+        size = sum(vectors.values())
+        hidden = list(vector_hidden_size_list) if vector_encoder == 'mlp' else []
+        self.vector = mlp(size, hidden, activation) if vectors else None
+        vector_out = (hidden[-1] if hidden else size) if vectors else 0
+        self.output_size = sum(m.output_size for m in self.images.values()) + vector_out
+
+    def forward(self, obs: Any) -> torch.Tensor:
+        features = [self.images[k](obs[k]) for k in self.image_keys]
+        if self.vector is not None:
+            features.append(self.vector(vector_part(obs, self.vector_keys)))
+        return features[0] if len(features) == 1 else torch.cat(features, dim=-1)
+
+
+def build_encoder(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], encoder: str = 'mlp',
+                  hidden_size_list: Sequence[int] = (64, 64), activation: str = 'tanh',
+                  channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
+                  vector_hidden_size_list: Sequence[int] = (64,)) -> Tuple[nn.Module, int]:
+    """``(module, feature size)`` of the encoder named ``encoder`` (None: ``'mlp'``) for observations of ``obs_shape``
+    (a dict ``{key: shape}`` for Dict observations: a ``DictEncoder``, its vector keys through ``vector_encoder``)."""
     encoder = encoder or 'mlp'
     if encoder not in ENCODERS:
         raise ValueError(f"policy.model.encoder '{encoder}' is not one of {ENCODERS}")
+    if isinstance(obs_shape, Mapping):
+        module = DictEncoder(obs_shape, encoder, hidden_size_list, activation, channels, vector_encoder,
+                             vector_hidden_size_list)
+        return module, module.output_size
     shape = [int(obs_shape)] if isinstance(obs_shape, int) else [int(s) for s in obs_shape]
     if encoder == 'mlp':
         if len(shape) != 1:

@@ -6,13 +6,16 @@
   the model's ``state_dict``: checkpoints, the weights parallel actors receive, and exported models carry them.
 * ``ObsNormalizer``: ``clip((x − mean) / sqrt(var + eps), ±clip)`` in front of a model's encoders. Only the
   learn mode updates it (from each batch's observations, before the loss); collect and eval modes apply it
-  as it is, so evaluation is frozen and parallel actors normalize exactly as the learner does.
+  as it is, so evaluation is frozen and parallel actors normalize exactly as the learner does. For Dict
+  observations it normalizes the vector keys only (``vector_keys``; their statistics concatenated in that order)
+  and passes images through: the image encoder scales uint8 images.
 * ``RewardNormalizer``: SB3 VecNormalize's ``norm_reward`` — rewards divided by the running std of the
   discounted return ``G_t = γ·G_{t−1} + r_t`` (reset at every episode end), then clipped to ±clip.
 """
 from __future__ import annotations
 
-from typing import Dict, Sequence, Union
+from itertools import accumulate
+from typing import Any, Dict, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
@@ -46,18 +49,42 @@ class RunningMeanStd(nn.Module):
 
 
 class ObsNormalizer(RunningMeanStd):
-    """``forward(obs) = clip((obs − mean) / sqrt(var + eps), −clip, clip)`` in ``obs``'s dtype; ``update`` is explicit."""
+    """``forward(obs) = clip((obs − mean) / sqrt(var + eps), −clip, clip)`` in ``obs``'s dtype; ``update`` is explicit.
 
-    def __init__(self, shape: Union[int, Sequence[int]], clip: float = 10.0, eps: float = 1e-8) -> None:
+    With ``vector_keys`` (``{key: size}`` of a Dict observation's vector entries) ``obs`` is a dict or tree: each
+    vector key is normalized with its slice of the statistics, every other key (images) is passed as it is.
+    """
+
+    def __init__(self, shape: Union[int, Sequence[int]], clip: float = 10.0, eps: float = 1e-8,
+                 vector_keys: Optional[Dict[str, int]] = None) -> None:
         super().__init__(shape)
         if not clip > 0:
             raise ValueError(f"policy.model.obs_norm_clip = {clip!r} must be positive")
         self.clip = float(clip)
         self.eps = float(eps)
+        self.vector_keys = dict(vector_keys) if vector_keys else None
+        if self.vector_keys is not None:
+            bounds = [0, *accumulate(self.vector_keys.values())]
+            self._slices = {k: slice(a, b) for k, a, b in zip(self.vector_keys, bounds, bounds[1:])}
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        scale = (self.var + self.eps).sqrt().to(obs.dtype)
-        return ((obs - self.mean.to(obs.dtype)) / scale).clamp(-self.clip, self.clip)
+    def forward(self, obs: Any) -> Any:
+        if self.vector_keys is None:
+            return self._normalize(obs, slice(None))
+        out = {k: obs[k] for k in obs.keys()}
+        for key, part in self._slices.items():
+            out[key] = self._normalize(out[key].float(), part)
+        return out
+
+    def _normalize(self, x: torch.Tensor, part: slice) -> torch.Tensor:
+        scale = (self.var[part] + self.eps).sqrt().to(x.dtype)
+        return ((x - self.mean[part].to(x.dtype)) / scale).clamp(-self.clip, self.clip)
+
+    @torch.no_grad()
+    def update(self, x: Any) -> None:
+        """Merge a batch (``(N, *shape)`` or any leading dims; for Dict observations its vector keys) into the statistics."""
+        if self.vector_keys is not None:
+            x = torch.cat([x[k].reshape(-1, size).to(torch.float64) for k, size in self.vector_keys.items()], dim=-1)
+        super().update(x)
 
 
 class RewardNormalizer:

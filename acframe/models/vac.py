@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
 
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
-from .encoders import build_encoder, use_channels_last
+from .encoders import build_encoder, dict_layout, use_channels_last
 from .normalization import ObsNormalizer
 from .sde import sde_std
 
@@ -21,13 +21,15 @@ class VAC(nn.Module):
     """Encoder (MLP, Nature CNN or IMPALA ResNet) → actor head (categorical logits or Gaussian mu/sigma) and value head.
 
     Args:
-        obs_shape: observation size (vector observations) or image shape ``(C, H, W)`` (uint8 images are scaled
-            to [0, 1] inside the encoder).
+        obs_shape: observation size (vector observations), image shape ``(C, H, W)`` (uint8 images are scaled
+            to [0, 1] inside the encoder), or ``{key: shape}`` of a Dict observation mixing images and vectors.
         action_shape: number of actions (discrete), action dims (continuous), or the ``nvec`` list (multi_discrete).
         action_space: ``'discrete'``, ``'continuous'`` or ``'multi_discrete'``.
         encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
         encoder_hidden_size_list: hidden sizes of the encoder MLP (after the conv layers of an image encoder).
         encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
+        vector_encoder: Dict observations: what their vector keys (concatenated) go through, ``'mlp'`` or ``'identity'``.
+        vector_hidden_size_list: Dict observations: hidden sizes of the ``'mlp'`` vector encoder.
         share_encoder: one encoder for actor and critic (True) or separate actor and critic bodies (False).
         actor_head_hidden_size / critic_head_hidden_size: a hidden layer in each head (0: a linear head).
         activation: ``'tanh'`` or ``'relu'``.
@@ -38,7 +40,8 @@ class VAC(nn.Module):
             bounds the env manager clips to, and the deterministic policy degenerates to constant extreme actions).
         orthogonal_init: orthogonal weight init (gain sqrt(2) body, 0.01 policy head, 1 value head).
         obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, an
-            ``ObsNormalizer`` whose buffers are part of the state_dict; the learn mode updates it).
+            ``ObsNormalizer`` whose buffers are part of the state_dict; the learn mode updates it); of a Dict
+            observation, its vector keys only.
         obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
         use_sde: continuous actions explore with gSDE (``models.sde``): the std is state-dependent,
             ``sigma = sde_std(phi(s), sde_log_std)`` with ``phi`` the actor's last hidden features (without
@@ -51,7 +54,7 @@ class VAC(nn.Module):
 
     def __init__(
         self,
-        obs_shape: int,
+        obs_shape: Union[int, Sequence[int], Mapping[str, Any]],
         action_shape: Union[int, Sequence[int]],
         action_space: str = 'discrete',
         encoder_hidden_size_list: Sequence[int] = (64, 64),
@@ -67,6 +70,8 @@ class VAC(nn.Module):
         encoder_channels: Optional[Sequence[int]] = None,
         obs_norm: bool = False,
         obs_norm_clip: float = 10.0,
+        vector_encoder: str = 'mlp',
+        vector_hidden_size_list: Sequence[int] = (64,),
         use_sde: bool = False,
     ) -> None:
         super().__init__()
@@ -83,16 +88,12 @@ class VAC(nn.Module):
             self.nvec = []
             out_size = int(action_shape if isinstance(action_shape, int) else math.prod(action_shape))
         hidden = list(encoder_hidden_size_list)
-        obs_size = int(obs_shape if isinstance(obs_shape, int) else math.prod(obs_shape))
         self.obs_norm = bool(obs_norm)
         if self.obs_norm:
-            if not isinstance(obs_shape, int) and len(obs_shape) > 1:
-                raise ValueError(f"policy.model.obs_norm normalizes vector observations; observations of shape "
-                                 f"{list(obs_shape)} are images (the encoder scales uint8 images): set obs_norm=False")
-            self.obs_normalizer = ObsNormalizer(obs_size, obs_norm_clip)
-        self.actor_encoder, feature = build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)
-        self.critic_encoder = (self.actor_encoder if share_encoder
-                               else build_encoder(obs_shape, encoder, hidden, activation, encoder_channels)[0])
+            self.obs_normalizer = obs_normalizer(obs_shape, obs_norm_clip)
+        encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
+        self.actor_encoder, feature = build_encoder(*encoder_args)
+        self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
         # heads: [hidden layer +] linear output; the hidden part is kept apart for the conditioned sigma head
         self.actor_hidden = mlp(feature, [actor_head_hidden_size] if actor_head_hidden_size else [], activation)
         self.actor_out = nn.Linear(actor_head_hidden_size or feature, out_size)
@@ -168,3 +169,17 @@ class VAC(nn.Module):
         if mode == 'compute_actor_critic':
             return self.compute_actor_critic(obs)
         raise ValueError(f"VAC.forward: unknown mode '{mode}'; use compute_actor, compute_critic or compute_actor_critic")
+
+
+def obs_normalizer(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], clip: float) -> ObsNormalizer:
+    """The ``ObsNormalizer`` of ``policy.model.obs_norm``: of vector observations, or of a Dict observation's vector keys."""
+    if isinstance(obs_shape, Mapping):
+        vectors = dict_layout(obs_shape)[1]
+        if not vectors:
+            raise ValueError(f"policy.model.obs_norm normalizes vector observations; the Dict observation "
+                             f"{dict(obs_shape)} has none (the encoder scales uint8 images): set obs_norm=False")
+        return ObsNormalizer(sum(vectors.values()), clip, vector_keys=vectors)
+    if not isinstance(obs_shape, int) and len(obs_shape) > 1:
+        raise ValueError(f"policy.model.obs_norm normalizes vector observations; observations of shape "
+                         f"{list(obs_shape)} are images (the encoder scales uint8 images): set obs_norm=False")
+    return ObsNormalizer(int(obs_shape if isinstance(obs_shape, int) else math.prod(obs_shape)), clip)

@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 import torch.nn.functional as F
 
-from ..data import ttorch
+from ..data import flatten_lead, ttorch
 from ..errors import CheckpointError, ConfigError
 from ..models import Categorical, DiagGaussian
 from ..registry import POLICY_REGISTRY
@@ -180,7 +180,7 @@ class ACERPolicy(Policy):
         with torch.no_grad():
             index = action.unsqueeze(-1)
             rho = (log_probs.gather(-1, index) - behaviour_log_probs.gather(-1, index)).squeeze(-1).exp()
-            average_logit = self._average_model.compute_actor(obs[:-1].reshape((-1,) + tuple(obs.shape[2:])))['logit']
+            average_logit = self._average_model.compute_actor(flatten_lead(obs[:-1], 2))['logit']
         q_taken = q_values.gather(-1, action.unsqueeze(-1)).squeeze(-1)
         q_ret, q_pg = self._targets(batch, rho, q_taken, values[:-1], values[-1], 1)
         policy_loss = acer_policy_loss_discrete(log_probs, behaviour_log_probs.exp(), action, q_values, values[:-1],
@@ -194,7 +194,7 @@ class ACERPolicy(Policy):
     def _continuous_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
         steps, size = batch.reward.shape
         obs = batch.obs
-        flat_obs = obs[:-1].reshape((-1,) + tuple(obs.shape[2:]))
+        flat_obs = flatten_lead(obs[:-1], 2)
         action = batch.action
         dim = action.shape[-1]
         # Q~ at the taken action and at one action a' ~ pi drawn here (for the bias correction)

@@ -19,13 +19,13 @@ import copy
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 import torch.nn as nn
 
-from ..data.tree import to_device
+from ..data.tree import flatten_lead, lead_shape, to_device
 from ..errors import CheckpointError, ConfigError, NonFiniteError, UnsupportedSpaceError
 from ..models.distributions import make_distribution
 from ..models.sde import StateDependentNoise
@@ -317,15 +317,15 @@ class Policy:
     def _monitor_vars_learn(self) -> List[str]:
         return ['cur_lr', 'total_loss']
 
-    def _evaluate(self, obs: torch.Tensor, lead_dims: int = 2) -> Dict[str, torch.Tensor]:
+    def _evaluate(self, obs: Any, lead_dims: int = 2) -> Dict[str, torch.Tensor]:
         """The model's ``compute_actor_critic`` on observations ``(*lead, *obs_shape)`` in one batched call.
 
         ``lead`` is the first ``lead_dims`` dimensions: ``(T+1, B)`` for a time-major segment's observations
         (the step after the last included, to bootstrap from), ``(N,)`` for a minibatch of transitions. Every
         output comes back as ``(*lead, ...)``: ``value`` ``lead``, the actor's statistics ``(*lead, dim)``.
         """
-        lead = tuple(obs.shape[:lead_dims])
-        output = self._model(obs.reshape((-1,) + tuple(obs.shape[lead_dims:])), mode='compute_actor_critic')
+        lead = lead_shape(obs, lead_dims)  # (obs may be a Dict observation's tree: a leaf per key)
+        output = self._model(flatten_lead(obs, lead_dims), mode='compute_actor_critic')
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
     def _distribution(self, output: Dict[str, torch.Tensor], drop_last: bool = False) -> Any:
@@ -474,11 +474,28 @@ def _action_kind_and_shape(action_space: Any) -> Tuple[str, Any]:
 
 
 def _as_size(value: Any) -> Any:
-    """A model shape key as data comparable with the env's: ints stay ints, ``[4]``/``(4,)`` become 4."""
+    """A model shape key as data comparable with the env's: ints stay ints, ``[4]``/``(4,)`` become 4; a dict
+    (a Dict observation's ``{key: shape}``) maps its values."""
+    if isinstance(value, Mapping):
+        return {str(k): _as_size(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         items = [_as_size(v) for v in value]
         return items[0] if len(items) == 1 else items
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def obs_shape_of(obs_space: Any) -> Any:
+    """``policy.model.obs_shape`` for an observation space: an int (1-D Box), a list (image), a dict of those
+    (a Dict of Boxes, in its order), or None for other spaces."""
+    import gymnasium as gym
+
+    if isinstance(obs_space, gym.spaces.Dict):
+        shapes = {k: obs_shape_of(space) for k, space in obs_space.spaces.items()}
+        return None if any(v is None for v in shapes.values()) else shapes
+    shape = getattr(obs_space, 'shape', None)
+    if not shape:
+        return None
+    return int(shape[0]) if len(shape) == 1 else [int(s) for s in shape]
 
 
 def check_model_against_spaces(cfg: Any, obs_space: Any, action_space: Any) -> None:
@@ -489,9 +506,11 @@ def check_model_against_spaces(cfg: Any, obs_space: Any, action_space: Any) -> N
     """
     model, env_id = cfg.policy.model, cfg.env.env_id
     kind, shape = _action_kind_and_shape(action_space)
-    obs_shape = getattr(obs_space, 'shape', None)
+    obs_shape = obs_shape_of(obs_space)
+    described = (f"Dict observations {_as_size(obs_shape)}" if isinstance(obs_shape, dict)
+                 else f"observations of shape {tuple(getattr(obs_space, 'shape', None) or ())}")
     env_values = {
-        'obs_shape': (_as_size(list(obs_shape)) if obs_shape else None, f"observations of shape {tuple(obs_shape or ())}"),
+        'obs_shape': (_as_size(obs_shape) if obs_shape is not None else None, described),
         'action_shape': (shape, f"{action_space}"),
         'action_space': (kind, f"{kind} actions ({action_space})"),
     }
@@ -500,6 +519,8 @@ def check_model_against_spaces(cfg: Any, obs_space: Any, action_space: Any) -> N
         if given is None or env_value is None:
             continue
         if (_as_size(given) if key != 'action_space' else given) != env_value:
+            if isinstance(given, Mapping):
+                given = _as_size(given)  # (an EasyDict prints as a plain dict)
             raise ConfigError(
                 f"policy.model.{key} = {given!r} does not fit env '{env_id}', which has {described}; "
                 f"set policy.model.{key} = {env_value!r} (or remove it: it is filled from the env), or choose the env "
@@ -509,8 +530,9 @@ def check_model_against_spaces(cfg: Any, obs_space: Any, action_space: Any) -> N
 def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, policy_cls: type) -> None:
     """Set ``cfg.policy.model.obs_shape / action_shape / action_space`` from the env's spaces (unless given).
 
-    ``obs_shape`` is an int for vector observations (1-D Box) and a list for images (2-D/3-D Box, e.g. uint8
-    ``(C, H, W)``; the model needs an image encoder, ``policy.model.encoder``).
+    ``obs_shape`` is an int for vector observations (1-D Box), a list for images (2-D/3-D Box, e.g. uint8
+    ``(C, H, W)``; the model needs an image encoder, ``policy.model.encoder``), and a dict ``{key: int or list}``
+    for a Dict observation mixing them (the env layer's ``FlattenDictObservation``).
     Raises ``UnsupportedSpaceError`` naming the space and the policy when the policy cannot act in it, and
     ``ConfigError`` when a given key does not fit the env (``check_model_against_spaces``).
     """
@@ -518,12 +540,15 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
 
     model = cfg.policy.model
     name = cfg.policy.type
-    if not isinstance(observation_space, gym.spaces.Box) or len(observation_space.shape) not in (1, 2, 3):
+    boxes = (list(observation_space.spaces.values()) if isinstance(observation_space, gym.spaces.Dict)
+             else [observation_space])
+    if not boxes or not all(isinstance(box, gym.spaces.Box) and len(box.shape) in (1, 2, 3) for box in boxes):
         raise UnsupportedSpaceError(
             f"policy '{name}' needs vector (1-D Box), image (2-D/3-D Box) or Dict-of-Box observations; "
             f"env '{cfg.env.env_id}' has {observation_space}"
         )
-    if int(np.prod(observation_space.shape)) == 0 or isinstance(action_space, gym.spaces.Discrete) and int(action_space.n) < 1:
+    empty = any(int(np.prod(box.shape)) == 0 for box in boxes)
+    if empty or isinstance(action_space, gym.spaces.Discrete) and int(action_space.n) < 1:
         raise UnsupportedSpaceError(f"env '{cfg.env.env_id}' has an empty space (observation {observation_space}, action "
                                     f"{action_space}); a policy needs at least one observation value and one action")
     kind, shape = _action_kind_and_shape(action_space)
@@ -533,7 +558,6 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
             f"it supports {', '.join(policy_cls.supported_action_spaces)} actions"
         )
     check_model_against_spaces(cfg, observation_space, action_space)
-    obs_shape = observation_space.shape
-    model.setdefault('obs_shape', int(obs_shape[0]) if len(obs_shape) == 1 else [int(s) for s in obs_shape])
+    model.setdefault('obs_shape', obs_shape_of(observation_space))
     model.setdefault('action_shape', shape)
     model.setdefault('action_space', kind)

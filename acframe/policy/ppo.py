@@ -39,7 +39,7 @@ from typing import Any, Dict, Iterator, List
 
 import torch
 
-from ..data import make_tree, ttorch
+from ..data import flatten_lead, make_tree, ttorch
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
@@ -195,7 +195,7 @@ class PPOPolicy(Policy):
                     self._fill_targets(plan, self._evaluate(rollout.obs)['value'])
             idx = plan.order[epoch, index * learn.batch_size:(index + 1) * learn.batch_size]
             yield make_tree({
-                'obs': flat(rollout.obs[:-1])[idx],
+                'obs': flatten_lead(rollout.obs[:-1], 2)[idx],  # (per key for a Dict observation)
                 'action': flat(rollout.action)[idx],
                 'log_prob_old': flat(plan.log_prob_old)[idx],
                 'value_old': flat(plan.value_old)[idx],

@@ -7,13 +7,14 @@ treetensor tree at the end.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 import torch
 
 from ..data import make_tree, ttorch
-from ..envs import EnvManager, obs_storage_dtype
+from ..envs import EnvManager
+from ..envs.obs import ObsArray, obs_buffer, put_obs
 from ..config.compile import check_n_sample
 from ..errors import NonFiniteError
 
@@ -37,7 +38,8 @@ class SampleCollector:
 
     Segment leaves: ``obs (T+1, B, obs)``, ``action``, ``reward (T, B)``, ``terminated``/``truncated``
     ``(T, B)`` bool, ``final_obs (T, B, obs)`` (the last observation of an episode that ended at that step,
-    zeros elsewhere) and every tensor the policy's ``collect_mode.forward`` returned (``(T, B, ...)``).
+    zeros elsewhere) and every tensor the policy's ``collect_mode.forward`` returned (``(T, B, ...)``). For a
+    Dict observation ``obs`` and ``final_obs`` are subtrees with one leaf per key (``obs.image``, ``obs.target``).
     """
 
     def __init__(self, env: EnvManager, policy: Any, n_sample: int) -> None:
@@ -46,7 +48,7 @@ class SampleCollector:
         self.n_sample = int(n_sample)
         self.steps_per_env = steps_per_env(n_sample, env.num_envs, getattr(policy, 'unroll_len', 1))
         self.env_step = 0
-        self._obs: Optional[np.ndarray] = None
+        self._obs: Optional[ObsArray] = None
         self._episode_returns: List[float] = []
         self._episode_lengths: List[int] = []
 
@@ -61,19 +63,19 @@ class SampleCollector:
         steps, num_envs = (self.steps_per_env if steps is None else int(steps)), self.env.num_envs
         obs_np = self._obs
         # per-step env results land in numpy buffers (a numpy row copy is the cheapest write) and become
-        # tensors without a copy at the end; the policy's outputs are kept in lists and stacked once
-        obs_dtype = obs_storage_dtype(obs_np.dtype)  # images stay uint8 (the model scales them), the rest float32
-        obs_buf = np.empty((steps + 1,) + obs_np.shape, dtype=obs_dtype)
+        # tensors without a copy at the end; the policy's outputs are kept in lists and stacked once.
+        # Images stay uint8 (the model scales them), the rest float32; a Dict observation has a buffer per key.
+        obs_buf = obs_buffer((steps + 1,), obs_np)
         reward = np.empty((steps, num_envs), dtype=np.float32)
         terminated = np.empty((steps, num_envs), dtype=bool)
         truncated = np.empty((steps, num_envs), dtype=bool)
-        final_obs = np.zeros((steps,) + obs_np.shape, dtype=obs_dtype)
+        final_obs = obs_buffer((steps,), obs_np, zeros=True)
         outputs: Dict[str, List[torch.Tensor]] = {}
         forward, env_step = self.policy.forward, self.env.step
         with torch.inference_mode():
             for t in range(steps):
-                obs_buf[t] = obs_np
-                out = forward(torch.from_numpy(obs_buf[t]))
+                put_obs(obs_buf, t, obs_np)
+                out = forward(_row(obs_buf, t))
                 if t == 0:
                     outputs = {k: [] for k in out}
                 for key, value in out.items():
@@ -83,31 +85,34 @@ class SampleCollector:
                 terminated[t] = result.terminated
                 truncated[t] = result.truncated
                 if len(result.done_index):
-                    final_obs[t, result.done_index] = result.final_obs
+                    put_obs(final_obs, (t, result.done_index), result.final_obs)
                 obs_np = result.obs
-        obs_buf[steps] = obs_np
+        put_obs(obs_buf, steps, obs_np)
         with torch.inference_mode(False):  # the segment is ordinary data the learner may use under autograd
             stacked = {k: torch.stack(v) for k, v in outputs.items()}
-        self._check_finite(obs_buf, reward, final_obs, stacked.get('action'))
+        for key in (list(obs_buf) if isinstance(obs_buf, Mapping) else [None]):
+            self._check_finite(_part(obs_buf, key), reward, _part(final_obs, key), stacked.get('action'), key)
         self._obs = obs_np
         self.env_step += steps * num_envs
         returns, lengths, _ = self.env.pop_finished()
         self._episode_returns += returns
         self._episode_lengths += lengths
-        segment = dict(obs=obs_buf, reward=reward, terminated=terminated, truncated=truncated, final_obs=final_obs)
-        segment = {k: torch.from_numpy(v) for k, v in segment.items()}
+        segment: Dict[str, Any] = {k: torch.from_numpy(v) for k, v in
+                                   dict(reward=reward, terminated=terminated, truncated=truncated).items()}
+        segment['obs'], segment['final_obs'] = _as_tensors(obs_buf), _as_tensors(final_obs)
         segment.update(stacked)
         return make_tree(segment)
 
     def _check_finite(self, obs: np.ndarray, reward: np.ndarray, final_obs: np.ndarray,
-                      action: Optional[torch.Tensor]) -> None:
+                      action: Optional[torch.Tensor], key: Optional[str] = None) -> None:
         """One vectorized test per segment (not per step): NaN/inf from an env or the policy is an error naming
-        the env index, its seed and the env step — never trained on."""
+        the env index, its seed and the env step (and the key of a Dict observation) — never trained on."""
         for what, data in (('observation', obs), ('reward', reward), ('final observation', final_obs)):
             if data.dtype.kind == 'f' and not np.isfinite(data).all():  # (uint8 images are always finite)
                 t, env = np.argwhere(~np.isfinite(data.reshape(data.shape[0], data.shape[1], -1)).all(axis=2))[0]
                 step = self.env_step + int(t) * self.env.num_envs
                 seed = self.env.seeds[int(env)] if int(env) < len(self.env.seeds) else '?'
+                what = f"{what} '{key}'" if key is not None and what != 'reward' else what
                 raise NonFiniteError(f"collector env {int(env)} (seed {seed}) returned a NaN/inf {what} "
                                      f"near env step {step}; fix the env (or wrap it to clip/replace such values)")
         if action is not None and action.is_floating_point() and not bool(torch.isfinite(action).all()):
@@ -134,3 +139,21 @@ class SampleCollector:
         if restored and state.get('policy') and hasattr(self.policy, 'load_state_dict'):
             self.policy.load_state_dict(state['policy'])
         return restored
+
+
+def _part(buffers: ObsArray, key: Optional[str]) -> np.ndarray:
+    return buffers if key is None else buffers[key]
+
+
+def _row(buffers: ObsArray, t: int) -> Any:
+    """Step ``t`` of the observation buffers as tensors without a copy: the model's input (a dict per key)."""
+    if isinstance(buffers, dict):
+        return {k: torch.from_numpy(v[t]) for k, v in buffers.items()}
+    return torch.from_numpy(buffers[t])
+
+
+def _as_tensors(buffers: ObsArray) -> Any:
+    """The collector's numpy observation buffers as tensors (no copy): one, or a dict per key."""
+    if isinstance(buffers, Mapping):
+        return {k: torch.from_numpy(v) for k, v in buffers.items()}
+    return torch.from_numpy(buffers)

@@ -18,7 +18,8 @@ from ..utils import atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
 
 class LearnerHook:
-    """Called by the learner: ``after_iter`` after every update, ``after_round`` when the pipeline says so."""
+    """Called by the learner: ``after_iter`` after every update, ``after_round`` when the pipeline says so,
+    ``after_eval`` when the pipeline has an evaluation result."""
 
     def after_iter(self, learner: 'Learner', info: Dict[str, float]) -> None:
         pass
@@ -28,6 +29,10 @@ class LearnerHook:
 
     def after_load(self, learner: 'Learner') -> None:
         """Called when the learner's state was restored from a checkpoint."""
+
+    def after_eval(self, learner: 'Learner', result: Dict[str, Any]) -> None:
+        """Called after each evaluation with ``{'train_iter', 'env_step', 'return_mean', 'best_return', 'solved'}``
+        (an exception raised here ends the run, as any error in the loop does)."""
 
 
 class LogHook(LearnerHook):
@@ -130,6 +135,13 @@ class Learner:
             self.train(batch)
             step += 1
         return step
+
+    def after_eval(self, train_iter: int, env_step: int, return_mean: float, best_return: float, solved: bool) -> None:
+        """The pipeline reports an evaluation: every hook's ``after_eval`` sees it."""
+        result = {'train_iter': int(train_iter), 'env_step': int(env_step), 'return_mean': float(return_mean),
+                  'best_return': float(best_return), 'solved': bool(solved)}
+        for hook in self.hooks:
+            hook.after_eval(self, result)
 
     def end_round(self) -> None:
         """Called by the pipeline between rounds (a consistent point to checkpoint)."""

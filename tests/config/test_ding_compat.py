@@ -332,6 +332,30 @@ def test_a_lunarlander_model_on_the_default_env_is_refused():
         build(cfg)
 
 
+GOAL_ENV = "Dict observations {'image': [1, 8, 8], 'target': 2}"
+
+
+@pytest.mark.parametrize('obs_shape', [{'image': [1, 8, 8], 'target': 3}, {'image': [2, 8, 8], 'target': 2},
+                                       {'image': [1, 8, 8]}, [1, 8, 8], 2])
+def test_a_model_obs_shape_that_does_not_fit_a_dict_observation_is_one_clear_line(obs_shape):
+    main = dict(env=dict(env_id='toy_pixel_goal', collector_env_num=1, evaluator_env_num=1),
+                policy=dict(model=dict(obs_shape=obs_shape, encoder='impala_resnet')))
+    cfg = compile_config((main, dict(env=dict(type='toy_pixel_goal'), policy=dict(type='impala'))))
+    with pytest.raises(ConfigError) as info:
+        build(cfg)
+    message = str(info.value)
+    assert '\n' not in message
+    assert message.startswith(f"policy.model.obs_shape = {obs_shape!r} does not fit env 'toy_pixel_goal', which has {GOAL_ENV}; "
+                              f"set policy.model.obs_shape = {{'image': [1, 8, 8], 'target': 2}}")
+
+
+def test_a_model_obs_shape_that_fits_a_dict_observation_passes():
+    main = dict(env=dict(env_id='toy_pixel_goal', collector_env_num=1, evaluator_env_num=1),
+                policy=dict(model=dict(obs_shape={'image': (1, 8, 8), 'target': [2]}, encoder='impala_resnet',
+                                       encoder_channels=[4])))
+    assert build(compile_config((main, dict(env=dict(type='toy_pixel_goal'), policy=dict(type='impala'))))).model
+
+
 def test_cuda_true_in_a_di_engine_file_falls_back_to_the_cpu_with_a_note(caplog):
     import torch
     if torch.cuda.is_available():

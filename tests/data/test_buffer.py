@@ -4,6 +4,7 @@ import torch
 
 from acframe.data import ReplayBuffer, split_segment, ttorch
 from acframe.registry import BUFFER_REGISTRY
+from acframe.utils import atomic_torch_save, from_plain_data
 
 T, OBS = 4, 3
 
@@ -131,3 +132,21 @@ def test_uint8_images_stay_uint8_in_storage_batches_and_saved_state(tmp_path):
     restored = ReplayBuffer(replay_buffer_size=10, max_use=100)
     restored.load_state_dict(dict(state, storage=storage))
     assert restored.sample(n).obs.dtype == torch.uint8
+
+
+def test_dict_observations_keep_a_uint8_image_beside_a_float_vector_in_storage_and_saved_state(tmp_path):
+    n = 4
+    tree = samples(0, n)
+    images = torch.randint(0, 256, (n, T + 1, 1, 8, 8), dtype=torch.uint8)
+    tree.obs = ttorch.Tensor({'image': images, 'target': tree.obs})
+    buffer = ReplayBuffer(replay_buffer_size=10, max_use=100)
+    buffer.push(tree)
+    batch = buffer.sample(n)
+    assert batch.obs.image.dtype == torch.uint8 and batch.obs.image.shape == (T + 1, n, 1, 8, 8)
+    assert batch.obs.target.dtype == torch.float32
+    ids = batch.reward[0].long()
+    assert torch.equal(batch.obs.image.transpose(0, 1), images[ids]) and torch.equal(batch.obs.target[0, :, 0], ids.float())
+    atomic_torch_save(buffer.state_dict(), tmp_path / 'buffer.pth')  # as checkpoints are written and read
+    restored = ReplayBuffer(replay_buffer_size=10, max_use=100)
+    restored.load_state_dict(from_plain_data(torch.load(tmp_path / 'buffer.pth', weights_only=True)))
+    assert restored.sample(n).obs.image.dtype == torch.uint8

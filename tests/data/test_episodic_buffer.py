@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from acframe.data import ttorch
+from acframe.utils import atomic_torch_save, from_plain_data
 from acframe.data.episodic_buffer import EpisodicReplayBuffer
 from acframe.registry import BUFFER_REGISTRY
 
@@ -251,3 +252,33 @@ def test_uint8_image_observations_are_stored_and_replayed_as_uint8():
     assert batch.obs.shape[0] == 5 and batch.obs.shape[2:] == (2, 6, 6)
     steps = batch.obs[:, :, 0, 0, 0].long()
     assert torch.equal(steps - steps[0], torch.arange(5).view(5, 1).expand_as(steps))  # contiguous windows
+
+
+def test_dict_observations_are_stored_per_key_and_streams_continue_across_segments(tmp_path):
+    """A Dict observation (uint8 image + float vector): the keys are stored apart, images as uint8, and the
+    next segment's columns continue the streams that ended on their first observation (all keys compared)."""
+    streams = Streams(cols=2)
+
+    def with_dict_obs(segment):
+        steps = segment.obs[:, :, 1].long()  # (T+1, B) global step
+        image = torch.zeros(steps.shape + (1, 6, 6), dtype=torch.uint8)
+        image[..., 0, 0, 0] = steps.to(torch.uint8)
+        segment.obs = ttorch.Tensor({'image': image, 'target': segment.obs})  # the vector carries (env, step, 0)
+        segment.final_obs = ttorch.Tensor({'image': torch.zeros((steps.shape[0] - 1, 2, 1, 6, 6), dtype=torch.uint8),
+                                           'target': segment.final_obs})
+        return segment
+
+    buffer = make_buffer(unroll_len=6, replay_ratio=4.0)
+    for _ in range(2):
+        buffer.push(with_dict_obs(streams.segment(4)))
+        drain(buffer)  # the fresh segment, then replays
+    batch = buffer.sample_windows(16)  # windows of 6 steps exist only if the 4-step segments were joined
+    assert batch is not None and batch.obs.image.dtype == torch.uint8 and batch.obs.image.shape == (7, 16, 1, 6, 6)
+    assert batch.obs.target.dtype == torch.float32 and batch.final_obs.image.dtype == torch.uint8
+    steps = batch.obs.image[:, :, 0, 0, 0].long()
+    assert torch.equal(steps, batch.obs.target[..., 1].long())  # the keys stay aligned
+    assert torch.equal(steps - steps[0], torch.arange(7).view(7, 1).expand_as(steps))  # windows across the boundary
+    atomic_torch_save(buffer.state_dict(), tmp_path / 'buffer.pth')  # as checkpoints are written and read
+    restored = make_buffer(unroll_len=6)
+    restored.load_state_dict(from_plain_data(torch.load(tmp_path / 'buffer.pth', weights_only=True)))
+    assert restored.sample_windows(4).obs.image.dtype == torch.uint8

@@ -421,6 +421,23 @@ def test_on_policy_policies_run_in_synchronous_rounds(tmp_path):
     assert summary['env_steps'] == summary['train_iters'] * 2 * 4 * 5
 
 
+def test_every_evaluation_reaches_the_learner_hooks(tmp_path, tb_scalars):
+    from acframe.worker import LearnerHook
+
+    class Recorder(LearnerHook):
+        results = []
+
+        def after_eval(self, learner, result):
+            self.results.append(result)
+
+    exp_dir = tmp_path / 'hooks'
+    parallel_pipeline(a2c_cartpole(), exp_dir=str(exp_dir), backend='inline', max_train_iter=15, progress=False,
+                      learner_hooks=[Recorder()])
+    logged = [(step, value) for tag, step, value in tb_scalars(str(exp_dir / 'log')) if tag == 'evaluator/return_mean_by_iter']
+    assert [(r['train_iter'], r['return_mean']) for r in Recorder.results] == [(s, pytest.approx(v)) for s, v in logged]
+    assert len(Recorder.results) >= 2 and Recorder.results[-1]['train_iter'] == 15
+
+
 def test_on_policy_policies_are_refused_in_async_mode(tmp_path):
     with pytest.raises(ConfigError, match=r"on-policy.*parallel.sync_mode"):
         parallel_pipeline(a2c_cartpole(sync_mode='async'), exp_dir=str(tmp_path / 'x'), backend='inline', progress=False)
@@ -610,3 +627,47 @@ def test_segment_messages_keep_uint8_images_across_a_pickle():
     assert len(packed) < images.numel() * 1.1  # one byte per pixel on the wire
     back = numpy_to_tree(pickle.loads(packed))
     assert back.obs.dtype == torch.uint8 and torch.equal(back.obs, images)
+
+
+@MODEL_REGISTRY.register('dict_dtype_vac')
+class DictDtypeVAC(Uint8OnlyVAC):
+    """VAC that refuses a Dict observation whose image is not uint8 or whose vector is not float32 (every process)."""
+
+    @staticmethod
+    def _check(obs):
+        if obs['image'].dtype != torch.uint8 or obs['target'].dtype != torch.float32:
+            raise TypeError(f"observations reached the model as {obs['image'].dtype} / {obs['target'].dtype}")
+        return obs
+
+
+@pytest.mark.parametrize('backend', ['local', 'inline'])
+def test_dict_observations_cross_the_backends_with_their_image_as_uint8(tmp_path, backend):
+    """The image + vector env (toy_pixel_goal): segments cross process boundaries per key; a short run."""
+    main = dict(env=dict(env_id='toy_pixel_goal', collector_env_num=4, evaluator_env_num=1, n_evaluator_episode=1),
+                parallel=dict(actor_num=2),
+                policy=dict(unroll_len=4, collect=dict(n_sample=4), learn=dict(batch_size=4),
+                            model=dict(type='dict_dtype_vac', encoder='impala_resnet', encoder_channels=[4],
+                                       encoder_hidden_size_list=[16], vector_hidden_size_list=[8], obs_norm=True),
+                            eval=dict(evaluator=dict(eval_freq=5))))
+    create = dict(env=dict(type='toy_pixel_goal'), policy=dict(type='impala'))
+    policy = parallel_pipeline((main, create), exp_dir=str(tmp_path / backend), backend=backend, progress=False,
+                               max_env_step=800, seed=0)
+    summary = read_summary(tmp_path / backend)
+    assert summary['env_steps'] >= 800 and summary['train_iters'] > 0, summary
+    assert isinstance(policy.model, DictDtypeVAC) and policy.model.obs_normalizer.count > 100  # vector statistics learned
+
+
+def test_segment_messages_keep_a_dict_observations_keys_and_dtypes_across_a_pickle():
+    """What the local pipes and Ray's object store move for a Dict observation: one array per key."""
+    import pickle
+
+    from acframe.data import make_tree
+    from acframe.entry.parallel.messages import numpy_to_tree, tree_to_numpy
+
+    images = torch.randint(0, 256, (5, 3, 1, 84, 84), dtype=torch.uint8)
+    tree = make_tree({'obs': {'image': images, 'target': torch.rand(5, 3, 2)}, 'reward': torch.zeros(4, 3)})
+    packed = pickle.dumps(tree_to_numpy(tree), protocol=pickle.HIGHEST_PROTOCOL)
+    assert len(packed) < images.numel() * 1.1  # one byte per pixel on the wire
+    back = numpy_to_tree(pickle.loads(packed))
+    assert back.obs.image.dtype == torch.uint8 and torch.equal(back.obs.image, images)
+    assert back.obs.target.dtype == torch.float32 and torch.equal(back.obs.target, tree.obs.target)

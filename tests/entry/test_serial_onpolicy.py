@@ -29,6 +29,24 @@ def test_each_collection_is_learned_from_once(tmp_path):
         assert os.path.isfile(tmp_path / 'run' / name)
 
 
+def test_every_evaluation_reaches_the_learner_hooks(tmp_path, tb_scalars):
+    from acframe.worker import LearnerHook
+
+    class Recorder(LearnerHook):
+        results = []
+
+        def after_eval(self, learner, result):
+            self.results.append(result)
+
+    overrides = SMALL[:-1] + ['policy.eval.evaluator.eval_freq=3']
+    serial_pipeline_onpolicy('cartpole_a2c.py', seed=0, overrides=overrides, max_train_iter=7, exp_dir=str(tmp_path / 'run'),
+                             progress=False, learner_hooks=[Recorder()])
+    logged = [(step, value) for tag, step, value in tb_scalars(str(tmp_path / 'run' / 'log')) if tag == 'evaluator/return_mean']
+    assert [(r['env_step'], r['return_mean']) for r in Recorder.results] == [(s, pytest.approx(v)) for s, v in logged]
+    assert [r['train_iter'] for r in Recorder.results] == [0, 3, 6, 7]
+    assert Recorder.results[-1]['best_return'] == max(r['return_mean'] for r in Recorder.results)
+
+
 def test_the_cli_picks_the_on_policy_pipeline_from_the_policy(tmp_path, capsys):
     exp_dir = tmp_path / 'cli'
     assert cli_main(['-c', 'cartpole_a2c.py', '--exp-dir', str(exp_dir), '--max-train-iter', '3', '-q', *SMALL]) == 0

@@ -112,7 +112,7 @@ class ImageAndVector(gym.ObservationWrapper):
         return {'image': observation, 'vector': np.zeros(3, dtype=np.float32)}
 
 
-def test_one_image_key_of_a_dict_observation_stays_a_uint8_image_and_mixing_is_refused_clearly():
+def test_one_image_key_of_a_dict_observation_stays_a_uint8_image_and_images_with_vectors_stay_a_dict():
     from acframe.envs import FlattenDictObservation
 
     env = ImageAndVector(MovingDotEnv(size=8))
@@ -121,5 +121,49 @@ def test_one_image_key_of_a_dict_observation_stays_a_uint8_image_and_mixing_is_r
     obs, _ = image_only.reset(seed=0)
     assert obs.dtype == np.uint8 and obs.shape == (8, 8)
     assert FlattenDictObservation(env, ['vector']).reset(seed=0)[0].shape == (3,)
-    with pytest.raises(ConfigError, match=r"env.obs_keys: observation 'image' is an image .* not supported yet"):
-        FlattenDictObservation(env, None)
+    mixed = FlattenDictObservation(env, ['vector', 'image'])  # the chosen order is kept
+    assert list(mixed.observation_space.spaces) == ['vector', 'image']
+    assert mixed.observation_space['image'] == gym.spaces.Box(0, 255, (8, 8), dtype=np.uint8)
+    obs, _ = mixed.reset(seed=0)
+    assert obs['image'].dtype == np.uint8 and obs['vector'].dtype == np.float32 and obs['vector'].shape == (3,)
+    assert list(FlattenDictObservation(env, None).observation_space.spaces) == ['image', 'vector']  # None: sorted
+
+
+def goal_env(**env_kwargs):
+    return build_env(dict(type='toy_pixel_goal', env_id='toy_pixel_goal', env_kwargs=env_kwargs), 0, 0, 'collector')
+
+
+def test_the_dot_to_target_env_shows_the_dot_in_the_image_and_the_target_only_in_the_vector():
+    env = goal_env(size=6)
+    assert env.observation_space == gym.spaces.Dict({'image': gym.spaces.Box(0, 255, (1, 6, 6), dtype=np.uint8),
+                                                     'target': gym.spaces.Box(0.0, 1.0, (2,), dtype=np.float32)})
+    obs, _ = env.reset(seed=4)
+    rewards = []
+    for _ in range(40):
+        dot = np.argwhere(obs['image'][0] == 255)[0]
+        target = np.rint(obs['target'] * 5).astype(int)
+        assert obs['image'].sum() == 255 and not (dot == target).all()  # one dot, and the image shows no target
+        moves = [np.abs(target - np.clip(dot + m, 0, 5)).sum() for m in MovingDotEnv.MOVES]
+        closer, away = int(np.argmin(moves)), int(np.argmax(moves))
+        obs, reward, terminated, truncated, _ = env.step(closer if len(rewards) % 2 == 0 else away)
+        rewards.append(reward)
+        assert not terminated
+        if truncated:
+            obs, _ = env.reset()
+    assert rewards[0::2] == [1.0] * 20 and rewards[1::2] == [0.0] * 20  # closer scores 1, away 0
+
+
+def test_dict_observations_cross_the_env_manager_per_key_with_their_final_observations():
+    cfg = compile_config((dict(env=dict(env_id='toy_pixel_goal', collector_env_num=3, max_episode_steps=5),
+                               policy=dict(collect=dict(n_sample=3))),
+                          dict(env=dict(type='toy_pixel_goal'), policy=dict(type='impala'))), seed=0)
+    with make_env_manager(cfg, 'collector', 3, 0) as env:
+        obs = env.reset()
+        assert obs['image'].shape == (3, 1, 8, 8) and obs['image'].dtype == np.uint8 and obs['target'].shape == (3, 2)
+        for _ in range(5):
+            last = obs
+            result = env.step(np.zeros(3, dtype=np.int64))
+            obs = result.obs
+        assert result.truncated.all() and list(result.done_index) == [0, 1, 2]
+        assert result.final_obs['image'].dtype == np.uint8 and result.final_obs['image'].shape == (3, 1, 8, 8)
+        assert np.array_equal(result.final_obs['target'], last['target'])  # the target stays until it is reached

@@ -72,3 +72,100 @@ def test_image_observation_spaces_fill_the_model_shape_as_a_list():
     fill_model_spaces(cfg, gym.spaces.Box(0, 255, ATARI, dtype=np.uint8), gym.spaces.Discrete(6), policy_class(cfg))
     assert list(cfg.policy.model.obs_shape) == list(ATARI)
     assert cfg.policy.model.action_shape == 6
+
+
+def test_the_shallow_nature_cnn_is_the_2013_dqn_network():
+    """encoder_channels=[16, 32]: conv 16x8x8/4, 32x4x4/2 (Mnih et al. 2013; A3C; IMPALA's shallow agent)."""
+    module, feature = build_encoder(ATARI, 'nature_cnn', [256], 'relu', channels=[16, 32])
+    convs = [m for m in module.trunk if isinstance(m, torch.nn.Conv2d)]
+    assert [(c.out_channels, c.kernel_size, c.stride) for c in convs] == [(16, (8, 8), (4, 4)), (32, (4, 4), (2, 2))]
+    assert module.head[0].in_features == 32 * 9 * 9 and feature == 256  # 84x84: 20 then 9
+    with pytest.raises(ValueError, match="needs 3 entries"):
+        build_encoder(ATARI, 'nature_cnn', [256], 'relu', channels=[16])
+
+
+# ---- Dict observations mixing images and vectors ---------------------------------------------------------
+GOAL = {'image': [1, 8, 8], 'target': 2}
+
+
+def goal_obs(lead=(5,)):
+    return {'image': torch.randint(0, 256, tuple(lead) + (1, 8, 8), dtype=torch.uint8),
+            'target': torch.rand(tuple(lead) + (2,))}
+
+
+@pytest.mark.parametrize('vector_encoder, hidden, feature', [('mlp', [8], 16 + 8), ('identity', [8], 16 + 2)])
+def test_a_dict_observation_concatenates_the_image_features_and_the_encoded_vector(vector_encoder, hidden, feature):
+    module, size = build_encoder(GOAL, 'impala_resnet', [16], 'relu', channels=[4], vector_encoder=vector_encoder,
+                                 vector_hidden_size_list=hidden)
+    assert size == feature
+    obs = goal_obs((3, 2))
+    out = module(obs)  # any leading dims (T, B)
+    assert out.shape == (3, 2, feature)
+    image_part = module.images['image'](obs['image'])
+    torch.testing.assert_close(out[..., :16], image_part)  # images first, then the vector keys
+    if vector_encoder == 'identity':
+        torch.testing.assert_close(out[..., 16:], obs['target'])
+    changed = dict(obs, target=obs['target'] + 1.0)  # the vector reaches the features
+    assert not torch.allclose(module(changed)[..., 16:], out[..., 16:])
+
+
+def test_several_vector_keys_are_concatenated_in_the_order_of_obs_shape_and_images_get_an_encoder_each():
+    shape = {'b': 3, 'image': [1, 8, 8], 'a': 1, 'depth': [8, 8]}
+    module, size = build_encoder(shape, 'impala_resnet', [16], 'relu', channels=[4], vector_encoder='identity')
+    assert module.image_keys == ['image', 'depth'] and module.vector_keys == ['b', 'a'] and size == 16 + 16 + 4
+    obs = {'b': torch.tensor([[1., 2., 3.]]), 'a': torch.tensor([[9.]]),
+           'image': torch.zeros((1, 1, 8, 8), dtype=torch.uint8), 'depth': torch.zeros((1, 8, 8))}
+    assert module(obs)[0, 32:].tolist() == [1., 2., 3., 9.]
+
+
+def test_dict_observation_models_say_which_encoder_and_what_is_wrong():
+    with pytest.raises(ValueError, match=r"observation 'image' of shape \[1, 8, 8\] is an image: set policy.model.encoder="):
+        build_encoder(GOAL, 'mlp', [16], 'relu')
+    with pytest.raises(ValueError, match="policy.model.vector_encoder 'conv' is not one of"):
+        build_encoder(GOAL, 'impala_resnet', [16], 'relu', vector_encoder='conv')
+    with pytest.raises(ValueError, match=r"policy.model.obs_shape\['x'\] = \[1, 2, 3, 4\]"):
+        build_encoder({'x': [1, 2, 3, 4]}, 'impala_resnet', [16], 'relu')
+    with pytest.raises(ValueError, match="obs_norm normalizes vector observations; the Dict observation"):
+        VAC({'image': [1, 8, 8]}, 4, encoder='impala_resnet', obs_norm=True)
+
+
+@pytest.mark.parametrize('model_fn, keys', [
+    (lambda: VAC(GOAL, 4, 'discrete', encoder='impala_resnet', encoder_channels=[4], share_encoder=False), ('logit',)),
+    (lambda: ACERDiscrete(GOAL, 4, encoder='impala_resnet', encoder_channels=[4]), ('logit', 'q_value')),
+])
+def test_actor_critic_models_take_dict_observations(model_fn, keys):
+    out = model_fn()(goal_obs((7, 2)), mode='compute_actor_critic')
+    assert out['value'].shape == (7, 2) and all(out[k].shape == (7, 2, 4) for k in keys)
+
+
+def test_continuous_models_take_dict_observations():
+    obs = goal_obs()
+    sdn = ACERSDN(GOAL, 3, encoder='impala_resnet', encoder_channels=[4], vector_encoder='identity')
+    assert sdn(obs, actions=torch.zeros(5, 1, 3))['q_value'].shape == (5, 1)
+    vac = VAC(GOAL, 3, 'continuous', encoder='impala_resnet', encoder_channels=[4])
+    assert vac(obs, mode='compute_actor')['mu'].shape == (5, 3)
+
+
+def test_obs_norm_normalizes_the_vector_keys_of_a_dict_observation_only():
+    model = VAC(GOAL, 4, encoder='impala_resnet', encoder_channels=[4], obs_norm=True)
+    normalizer = model.obs_normalizer
+    batch = goal_obs((50,))
+    batch['target'] = batch['target'] * 4.0 + 3.0
+    normalizer.update(batch)
+    assert normalizer.mean.shape == (2,)
+    torch.testing.assert_close(normalizer.mean.float(), batch['target'].mean(0), atol=0.05, rtol=0)
+    out = normalizer(batch)
+    assert torch.equal(out['image'], batch['image'])  # uint8 images pass untouched
+    assert out['target'].mean(0).abs().max() < 0.05 and (out['target'].std(0) - 1).abs().max() < 0.05
+    with torch.no_grad():  # the model applies it to the raw observation before its encoder
+        direct = model.actor_encoder(out)
+        torch.testing.assert_close(model.compute_actor(batch)['logit'], model.actor_out(direct))
+
+
+def test_dict_observation_spaces_fill_the_model_shape_as_a_dict():
+    cfg = EasyDict(policy=dict(type='impala', model=dict()), env=dict(env_id='toy_pixel_goal'))
+    from acframe.policy import policy_class
+    space = gym.spaces.Dict({'image': gym.spaces.Box(0, 255, (1, 8, 8), dtype=np.uint8),
+                             'target': gym.spaces.Box(0.0, 1.0, (2,), dtype=np.float32)})
+    fill_model_spaces(cfg, space, gym.spaces.Discrete(4), policy_class(cfg))
+    assert {k: (list(v) if not isinstance(v, int) else v) for k, v in cfg.policy.model.obs_shape.items()} == GOAL

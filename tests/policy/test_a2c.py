@@ -293,3 +293,20 @@ def test_learns_from_pixels_on_the_moving_dot_env(tmp_path):
     policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=40_000, exp_dir=str(tmp_path / 'dot'),
                                       progress=False)
     assert policy.summary['solved'], policy.summary
+
+
+def test_learns_from_a_dict_observation_mixing_an_image_and_a_vector(tmp_path):
+    """toy_pixel_goal: the dot's uint8 image and the target's float vector, which the task needs both of
+    (random play ~7, the image alone ~9, perfect 16 per episode). Seeds 0, 1, 2 reached 13 after
+    26.9k, 25.6k and 24.3k env steps; the budget is 60k."""
+    model = dict(encoder='impala_resnet', encoder_channels=[8], encoder_hidden_size_list=[32], vector_hidden_size_list=[32],
+                 activation='relu')
+    main = dict(env=dict(env_id='toy_pixel_goal', collector_env_num=8, evaluator_env_num=4, n_evaluator_episode=8,
+                         stop_value=13),
+                policy=dict(model=model, learn=dict(optim='adam', learning_rate=0.002, entropy_weight=0.003,
+                                                    discount_factor=0.5),
+                            collect=dict(n_sample=64), eval=dict(evaluator=dict(eval_freq=20))))  # 8 envs x 8 steps
+    create = dict(env=dict(type='toy_pixel_goal'), policy=dict(type='a2c'))
+    policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=60_000, exp_dir=str(tmp_path / 'goal'),
+                                      progress=False)
+    assert policy.summary['solved'], policy.summary

@@ -192,3 +192,17 @@ def test_lunarlander_config_runs_from_the_cli(tmp_path):
                      'policy.other.replay_buffer.replay_start_size=500'])  # replays within this short budget
     assert code == 0
     assert json.loads((exp_dir / 'summary.json').read_text())['env_steps'] >= 1500
+
+
+def test_trains_on_dict_observations_through_the_episodic_buffer(tmp_path):
+    """toy_pixel_goal's uint8 image + float vector: stored per key, replayed in windows, learned from."""
+    main = dict(env=dict(env_id='toy_pixel_goal', collector_env_num=4, evaluator_env_num=1, n_evaluator_episode=1),
+                policy=dict(unroll_len=4, model=dict(encoder='impala_resnet', encoder_channels=[4],
+                                                     encoder_hidden_size_list=[16], vector_hidden_size_list=[8]),
+                            other=dict(replay_buffer=dict(replay_start_size=0)),
+                            eval=dict(evaluator=dict(eval_freq=0))))
+    create = dict(env=dict(type='toy_pixel_goal'), policy=dict(type='acer'))
+    policy = serial_pipeline((main, create), seed=0, max_env_step=640, exp_dir=str(tmp_path / 'goal'), progress=False)
+    assert policy.summary['train_iters'] > 640 // 32, policy.summary  # 20 fresh segments of 4 x 8 steps, then replays
+    encoder = policy.model.actor_encoder
+    assert encoder.image_keys == ['image'] and encoder.vector_keys == ['target']

@@ -192,3 +192,26 @@ def test_learns_from_pixels_on_the_moving_dot_env(tmp_path):
     create = dict(env=dict(type='toy_pixel_dot'), policy=dict(type='impala'))
     policy = serial_pipeline((main, create), seed=0, max_env_step=20_000, exp_dir=str(tmp_path / 'dot'), progress=False)
     assert policy.summary['solved'], policy.summary
+
+
+def test_learns_from_a_dict_observation_mixing_an_image_and_a_vector(tmp_path):
+    """pixel_goal_impala.py: the dot's uint8 image and the target's float vector, which the task needs both of
+    (random play ~7, the image alone ~9, perfect 16 per episode). Seeds 0, 1, 2 reached 13 after 17.3k, 18.0k
+    and 19.3k env steps; the budget is 40k. The trained run then acts on the env's Dict observations."""
+    from acframe import load_policy
+    from acframe.envs import build_env
+
+    policy = serial_pipeline('pixel_goal_impala.py', seed=0, exp_dir=str(tmp_path / 'goal'), progress=False)
+    assert policy.summary['solved'], policy.summary
+    loaded = load_policy(str(tmp_path / 'goal'))
+    env = build_env(dict(type='toy_pixel_goal', env_id='toy_pixel_goal'), 0, 0, 'evaluator')
+    obs, _ = env.reset(seed=123)
+    total = 0.0
+    for _ in range(4 * 16):  # 4 episodes
+        obs, reward, _, truncated, _ = env.step(int(loaded.act(obs)))
+        total += reward
+        if truncated:
+            obs, _ = env.reset()
+    assert total / 4 > 11  # above what either key alone allows
+    batch = {k: np.stack([v, v]) for k, v in obs.items()}
+    assert loaded.act(batch).shape == (2,)

@@ -263,6 +263,20 @@ def test_multi_discrete_actions_and_dict_observations_learn(tmp_path, env_id, ex
     assert policy.summary['solved'], policy.summary
 
 
+def test_trains_on_dict_observations_in_minibatches_with_obs_norm_on_the_vector(tmp_path):
+    """toy_pixel_goal's uint8 image + float vector: the rollout's observations are cut into minibatches per key."""
+    main = dict(env=dict(env_id='toy_pixel_goal', collector_env_num=4, evaluator_env_num=1, n_evaluator_episode=1),
+                policy=dict(model=dict(encoder='impala_resnet', encoder_channels=[4], encoder_hidden_size_list=[16],
+                                       vector_hidden_size_list=[8], obs_norm=True),
+                            collect=dict(n_sample=64), learn=dict(batch_size=16, epoch_per_collect=2),
+                            eval=dict(evaluator=dict(eval_freq=0))))
+    create = dict(env=dict(type='toy_pixel_goal'), policy=dict(type='ppo'))
+    policy = serial_pipeline_onpolicy((main, create), seed=0, max_env_step=256, exp_dir=str(tmp_path / 'goal'),
+                                      progress=False)
+    assert policy.summary['train_iters'] == 4 * 8  # 4 rollouts x 2 epochs x 4 minibatches
+    assert policy.model.obs_normalizer.count > 256  # the vector's statistics: 4 rollouts of 64 (+ epsilon)
+
+
 def test_a_gsde_run_resumes_with_its_exploration_matrices_and_the_uninterrupted_losses(tmp_path):
     """The gSDE matrices are collect state: saved with the collector, a resumed run continues with them."""
     overrides = ['policy.model.use_sde=True', 'policy.collect.sde_sample_freq=3']
@@ -278,3 +292,19 @@ def test_a_gsde_run_resumes_with_its_exploration_matrices_and_the_uninterrupted_
                              learner_hooks=[recorder])
     assert first_part.infos == whole.infos[:12]
     assert recorder.infos == whole.infos[12:]
+
+
+def test_the_halfcheetah_config_runs_from_the_cli_with_both_normalizations_in_its_checkpoint(tmp_path, monkeypatch):
+    """dizoo_configs/halfcheetah_ppo.py (the mujoco extra): a short run; its checkpoint (weights_only) carries the
+    observation statistics of every env step learned from and the reward normalizer's return statistics."""
+    pytest.importorskip('mujoco', reason="HalfCheetah-v5 needs the mujoco extra: pip install -e .[mujoco]")
+    from acframe.cli import main as cli_main
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its compiler warnings to MUJOCO_LOG.TXT in the working directory
+    run = tmp_path / 'halfcheetah'
+    assert cli_main(['-c', 'halfcheetah_ppo.py', '--exp-dir', str(run), '--max-env-step', '1024', '-q',
+                     'policy.learn.epoch_per_collect=1', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
+                     'env.max_episode_steps=50']) == 0
+    state = torch.load(run / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['policy']
+    assert state['model']['obs_normalizer.count'].item() == pytest.approx(1024, abs=1e-3)
+    assert state['reward_normalizer']['count'].item() == pytest.approx(1024, abs=1e-3)
+    assert state['reward_normalizer']['var'].item() > 0

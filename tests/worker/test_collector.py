@@ -195,3 +195,53 @@ def test_image_observations_stay_uint8_in_segments_and_are_learned_from():
     batch = policy.collect_mode.get_train_sample(segment)[:2].transpose(0, 1)
     info = policy.learn_mode.forward(batch)
     assert np.isfinite(info['total_loss'])
+
+
+GOAL_MODEL = dict(encoder='impala_resnet', encoder_channels=[4], encoder_hidden_size_list=[16], vector_hidden_size_list=[8])
+
+
+def goal_cfg(algo='impala', **policy):
+    main = dict(env=dict(env_id='toy_pixel_goal', collector_env_num=B, max_episode_steps=LIMIT),
+                policy=dict(unroll_len=UNROLL, collect=dict(n_sample=N_SAMPLE), learn=dict(batch_size=2),
+                            model=dict(GOAL_MODEL), **policy))
+    return compile_config((main, dict(env=dict(type='toy_pixel_goal'), policy=dict(type=algo))), seed=0)
+
+
+def test_dict_observations_are_stored_per_key_images_as_uint8_and_are_learned_from():
+    """obs and final_obs are subtrees with a leaf per key: the image uint8, the vector float32."""
+    cfg = goal_cfg()
+    with make_env_manager(cfg, 'collector', B, cfg.seed) as env:
+        policy = create_policy(cfg, env.observation_space, env.action_space)
+        segment = SampleCollector(env, policy.collect_mode, N_SAMPLE).collect()
+    assert segment.obs.image.dtype == torch.uint8 and segment.obs.image.shape == (T + 1, B, 1, 8, 8)
+    assert segment.obs.target.dtype == torch.float32 and segment.obs.target.shape == (T + 1, B, 2)
+    assert segment.final_obs.image.dtype == torch.uint8 and segment.final_obs.target.shape == (T, B, 2)
+    truncated = segment.truncated
+    assert truncated.any() and (segment.final_obs.image[truncated].flatten(1).sum(-1) == 255).all()  # the last dot
+    assert (segment.final_obs.image[~truncated] == 0).all()
+    samples = policy.collect_mode.get_train_sample(segment)  # unrolls of UNROLL steps with UNROLL + 1 observations
+    assert samples.obs.image.shape == (B * T // UNROLL, UNROLL + 1, 1, 8, 8)
+    assert torch.equal(samples.obs.target[0], segment.obs.target[:UNROLL + 1, 0])
+    info = policy.learn_mode.forward(samples[:2].transpose(0, 1))
+    assert np.isfinite(info['total_loss'])
+
+
+def test_a_nan_in_a_dict_observations_vector_is_an_error_naming_the_key():
+    from acframe.envs import EnvManager
+    from acframe.envs.toy import DotToTargetEnv
+    from acframe.errors import NonFiniteError
+
+    class NaNTarget(gym.ObservationWrapper):
+        def __init__(self, env):
+            super().__init__(env)
+            self.steps = 0
+
+        def observation(self, obs):
+            self.steps += 1
+            return dict(obs, target=obs['target'] * (np.nan if self.steps == 4 else 1.0))
+
+    cfg = goal_cfg()
+    with EnvManager([lambda: NaNTarget(DotToTargetEnv())] * 2, [0, 1]) as env:
+        policy = create_policy(cfg, env.observation_space, env.action_space, enable_field=('collect',))
+        with pytest.raises(NonFiniteError, match=r"collector env 0 \(seed 0\) returned a NaN/inf observation 'target'"):
+            SampleCollector(env, policy.collect_mode, 2).collect(steps=5)

@@ -61,6 +61,18 @@ def test_hooks_fire_after_every_iteration_and_every_round():
     assert calls == [('iter', 1, 1.0), ('iter', 2, 2.0), ('round', 2)]
 
 
+def test_hooks_see_every_evaluation_the_pipeline_reports():
+    seen = []
+
+    class Recorder(LearnerHook):
+        def after_eval(self, learner, result):
+            seen.append(result)
+
+    learner = Learner(CountingLearnMode(), hooks=[LogHook(10), Recorder()])  # a hook without after_eval is fine
+    learner.after_eval(train_iter=3, env_step=120, return_mean=9.5, best_return=12.0, solved=False)
+    assert seen == [{'train_iter': 3, 'env_step': 120, 'return_mean': 9.5, 'best_return': 12.0, 'solved': False}]
+
+
 def test_log_hook_writes_the_mean_every_n_iterations_to_tensorboard_and_console(tmp_path, tb_scalars):
     echoed = []
     writer = SummaryWriter(str(tmp_path / 'log'))

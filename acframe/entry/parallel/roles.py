@@ -83,7 +83,7 @@ class BoundedLagCollectMode:
             self.version = self.source.load_latest(self._mode.load_weights)
         self.max_acting_lag = 0
 
-    def forward(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+    def forward(self, obs: Any) -> Dict[str, torch.Tensor]:
         newest = self.source.latest_version()
         if newest - self.version > self.max_policy_lag:
             self.version = self.source.load_latest(self._mode.load_weights)
@@ -91,9 +91,10 @@ class BoundedLagCollectMode:
         if newest - self.version > self.max_acting_lag:
             self.max_acting_lag = newest - self.version
         output = self._mode.forward(obs)
-        if self._stamp_key != (obs.shape[0], self.version):
-            self._stamp_key = (obs.shape[0], self.version)
-            self._stamp = torch.full((obs.shape[0],), self.version, dtype=torch.int64)
+        envs = int(output['action'].shape[0])  # (obs may be a Dict observation's dict of tensors)
+        if self._stamp_key != (envs, self.version):
+            self._stamp_key = (envs, self.version)
+            self._stamp = torch.full((envs,), self.version, dtype=torch.int64)
         output[VERSION_KEY] = self._stamp  # the collector copies it into the segment
         return output
 

@@ -1,0 +1,136 @@
+"""Hyperparameter search with Optuna (extra ``tune``): ``acframe -m tune -c CONFIG --trials N`` or ``tune(...)``.
+
+Each trial trains the config with values drawn from a search space (``acframe.tune.space``) on one or more seeds,
+reports its evaluations to Optuna so a pruner stops bad trials early, and scores the mean best evaluation
+return over its seeds. The study lives in a folder (``acframe.tune.study``): SQLite storage, settings, run
+folders, ``trials.csv`` and the best config as a ready-to-run config file. See docs/tuning.md.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
+
+from ..errors import ConfigError
+
+__all__ = ['tune', 'DEFAULTS']
+
+#: the tuner's settings when neither the call nor a resumed study gives them
+DEFAULTS = dict(pruner='median', startup_trials=5, warmup_reports=3, reports=10, sampler_seed=0)
+
+
+def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int] = None,
+         space: Union[None, str, Mapping[str, Any]] = None, study_dir: Optional[str] = None,
+         seeds: Optional[Sequence[int]] = None, resume: Optional[str] = None, overrides: Sequence[Any] = (),
+         use_default_space: Optional[bool] = None, pruner: Optional[str] = None, startup_trials: Optional[int] = None,
+         warmup_reports: Optional[int] = None, reports: Optional[int] = None, sampler_seed: Optional[int] = None,
+         first_values: Sequence[Mapping[str, Any]] = (), echo: Optional[Callable[[str], None]] = print,
+         progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
+    """Run (or continue) a study; returns ``{'study_dir', 'trials': {complete, pruned, failed}, 'best'}``.
+
+    Args:
+        config: a config path / dizoo_configs name or ``(main_config, create_config)``; with ``resume``, optional
+            (the study's own config is used; a different one is refused).
+        trials: the number of finished trials the study should have (``resume`` runs the missing ones).
+        budget: env steps per run (default: the config's ``max_env_step``).
+        space: a dict ``{key path: [kind, ...]}`` or a ``.json``/``.py`` space file; merged over the policy's
+            default space unless ``use_default_space`` is False (a file may say so itself).
+        study_dir: the study folder (default ``./tune_<exp_name>``).
+        seeds: the seeds every trial trains on (default: the config's seed); the objective is the mean over them
+            of each run's best evaluation return.
+        resume: a study folder to continue.
+        overrides: ``'key.path=value'`` applied to the config of every trial.
+        pruner: 'median' (default), 'halving' or 'none'; ``startup_trials`` complete trials before the median pruner
+            prunes, never within a trial's first ``warmup_reports`` of ``reports`` reports per run.
+        sampler_seed: the TPE sampler's seed.
+        first_values: ``{key path: value}`` sets a new study tries right after trial 0 (the config's own values).
+        echo: where the one line per trial goes (None: silent).
+        progress: where one line per evaluation of the running trial goes (None: not shown).
+    """
+    from .space import read_space_file
+    from .study import Study, check_settings, check_trial_configs
+
+    given = dict(pruner=pruner, startup_trials=startup_trials, warmup_reports=warmup_reports, reports=reports,
+                 sampler_seed=sampler_seed, budget=budget, seeds=None if seeds is None else [int(s) for s in seeds])
+    space_given, space_use_default, source = None, True, 'the search space'
+    if isinstance(space, (str, bytes)) or hasattr(space, '__fspath__'):
+        source = f"--space {space}"
+        space_given, space_use_default = read_space_file(str(space))
+    elif space is not None:
+        space_given = dict(space)
+    if use_default_space is not None:
+        space_use_default = use_default_space
+    space_args = (space_given, space_use_default, source, space is not None or use_default_space is not None)
+    if resume is not None:
+        if study_dir is not None and str(study_dir) != str(resume):
+            raise ConfigError(f"--study-dir {study_dir} and --resume {resume} name different folders; --resume names the study")
+        if first_values:
+            raise ConfigError("first_values are queued when a study starts; a resumed study keeps its queue")
+        study_dir = str(resume)
+        settings = _resumed_settings(study_dir, config, overrides, trials, given, space_args)
+    else:
+        settings, study_dir = _new_settings(config, overrides, trials, given, space_args, study_dir)
+    for values in first_values:
+        unknown = sorted(set(values) - set(settings['space']))
+        if unknown:
+            raise ConfigError(f"first_values: {', '.join(unknown)} not in the search space; give values of its keys only")
+    check_settings(settings)
+    check_trial_configs(settings, source)  # before the first trial: a bad key or value is one line
+    study = Study(study_dir, settings, resume is not None, echo or (lambda line: None), first_values, progress)
+    return study.run()
+
+
+def _new_settings(config: Any, overrides: Sequence[Any], trials: Optional[int], given: Dict[str, Any],
+                  space_args: tuple, study_dir: Optional[str]) -> Tuple[Dict[str, Any], str]:
+    """The settings of a new study (the tuner's defaults where not given) and its folder."""
+    from ..config import compile_config
+    from ..config.compile import to_plain
+    from .space import build_space
+    from .study import holds_study
+
+    if config is None:
+        raise ConfigError("no config given; pass -c CONFIG (e.g. acframe -m tune -c cartpole_a2c.py --trials 20)")
+    if trials is None:
+        raise ConfigError("--trials N is missing: how many trials the study should run")
+    base = to_plain(compile_config(config, list(overrides)))
+    settings = {key: (given[key] if given.get(key) is not None else DEFAULTS[key]) for key in DEFAULTS}
+    settings.update(trials=trials, budget=int(given['budget'] if given['budget'] is not None else base['max_env_step']),
+                    seeds=given['seeds'] if given['seeds'] is not None else [int(base['seed'])],
+                    space=build_space(base, *space_args[:3]), base_config=base)
+    study_dir = str(study_dir) if study_dir is not None else f"tune_{base['exp_name']}"
+    if holds_study(study_dir):
+        raise ConfigError(f"--study-dir {study_dir} already holds a study; continue it with --resume {study_dir} "
+                          f"or pass another --study-dir")
+    return settings, study_dir
+
+
+def _resumed_settings(study_dir: str, config: Any, overrides: Sequence[Any], trials: Optional[int],
+                      given: Dict[str, Any], space_args: tuple) -> Dict[str, Any]:
+    """The settings of the study in ``study_dir``; a config, space or setting given that differs is refused."""
+    from ..config import compile_config
+    from ..config.compile import to_plain
+    from ..config.run_folder import config_differences
+    from .space import build_space
+    from .study import FIXED_SETTINGS, read_settings
+
+    settings = read_settings(study_dir)
+    if config is not None or overrides:
+        new = to_plain(compile_config(config if config is not None else _stored_input(settings['base_config']),
+                                      list(overrides)))
+        changed = config_differences(settings['base_config'], new)
+        if changed:
+            raise ConfigError(f"--resume {study_dir}: the config given changes {', '.join(changed[:6])} of the study's; "
+                              f"resume without -c and overrides (the study keeps its config) or start a new --study-dir")
+    if space_args[3]:
+        given = dict(given, space=build_space(settings['base_config'], *space_args[:3]))
+    for key in FIXED_SETTINGS:
+        if given.get(key) is not None and given[key] != settings[key]:
+            raise ConfigError(f"--resume {study_dir}: the study's {key} is {settings[key]!r}, not {given[key]!r}; "
+                              f"a study keeps its settings (start a new --study-dir to change it)")
+    if trials is not None:
+        settings['trials'] = trials
+    return settings
+
+
+def _stored_input(base: Mapping[str, Any]) -> Any:
+    from ..config.run_folder import create_config_of
+
+    return dict(base), create_config_of(base)

@@ -1,0 +1,54 @@
+"""PPO on HalfCheetah-v5 (MuJoCo, 6-dim continuous torque; needs the ``mujoco`` extra): solved at 3000.
+
+RL-Zoo's PPO settings for HalfCheetah (one env × 512 steps per rollout, minibatches of 64, 20 epochs,
+gamma 0.98, GAE lambda 0.92, lr 2.0633e-5, clip 0.1, entropy 4.0e-4, value weight 0.581, gradient norm 0.8,
+separate 256×256 ReLU actor and critic, log-std initialised at −2, no orthogonal init) with VecNormalize's
+observation and reward normalization as policy state (``model.obs_norm``, ``learn.reward_norm``).
+Measured (2026-11-23, seeds 0 1 2, ``python bench/ladder.py --rows halfcheetah --algos ppo --seeds 0,1,2``):
+3000 crossed and confirmed on 50 fresh episodes at 76,800 / 204,800 / 128,000 env steps (of the 1M budget);
+hold-out of 50 fresh episodes of the best checkpoint 3047 / 3043 / 3113; 161 / 441 / 238 s on the shared machine.
+"""
+import math
+
+main_config = dict(
+    exp_name='halfcheetah_ppo',
+    env=dict(
+        env_id='HalfCheetah-v5',
+        collector_env_num=1,
+        evaluator_env_num=10,
+        n_evaluator_episode=10,
+        stop_value=3000,
+    ),
+    policy=dict(
+        model=dict(
+            encoder_hidden_size_list=[256, 256],
+            share_encoder=False,
+            activation='relu',
+            init_sigma=math.exp(-2),
+            orthogonal_init=False,
+            obs_norm=True,
+        ),
+        learn=dict(
+            epoch_per_collect=20,
+            batch_size=64,
+            learning_rate=2.0633e-05,
+            discount_factor=0.98,
+            gae_lambda=0.92,
+            clip_ratio=0.1,
+            value_weight=0.58096,
+            entropy_weight=0.000401762,
+            grad_clip_value=0.8,
+            reward_norm=True,
+        ),
+        # one env × 512 steps per rollout
+        collect=dict(n_sample=512),
+        # every 50 rollouts (25,600 env steps; 160 gradient steps a rollout)
+        eval=dict(evaluator=dict(eval_freq=8000)),
+    ),
+    max_env_step=1_000_000,
+)
+create_config = dict(
+    env=dict(type='gym'),
+    env_manager=dict(type='sync'),
+    policy=dict(type='ppo'),
+)

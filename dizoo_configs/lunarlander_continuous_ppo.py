@@ -1,0 +1,44 @@
+"""PPO on LunarLanderContinuous-v3 (2-dim continuous throttle; needs the ``box2d`` extra): solved at 200.
+
+RL-Zoo's PPO settings for LunarLanderContinuous (16 envs × 1024 steps per rollout, minibatches of 64, 4 epochs,
+gamma 0.999, GAE lambda 0.98, entropy 0.01, and SB3's defaults: lr 3e-4, clip 0.2, value weight 0.5, gradient
+norm 0.5, separate 64×64 tanh actor and critic with orthogonal init, std initialised at 1), no normalization.
+Measured (2026-11-23, seeds 0 1 2, ``python bench/ladder.py --rows lunarlander_continuous --algos ppo --seeds 0,1,2``):
+200 crossed and confirmed on 50 fresh episodes at 360,448 / 688,128 / 524,288 env steps (of the 1M budget; seeds 1
+and 2 had earlier crossings the 50-episode confirmation rejected); hold-out of 50 fresh episodes of the best
+checkpoint 212 / 221 / 216 (std about 80-100: a few crashed landings); 103 / 191 / 216 s on the shared machine.
+"""
+main_config = dict(
+    exp_name='lunarlander_continuous_ppo',
+    env=dict(
+        env_id='LunarLanderContinuous-v3',
+        collector_env_num=16,
+        evaluator_env_num=10,
+        n_evaluator_episode=10,
+        stop_value=200,
+    ),
+    policy=dict(
+        model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False, init_sigma=1.0),
+        learn=dict(
+            epoch_per_collect=4,
+            batch_size=64,
+            learning_rate=0.0003,
+            discount_factor=0.999,
+            gae_lambda=0.98,
+            clip_ratio=0.2,
+            value_weight=0.5,
+            entropy_weight=0.01,
+            grad_clip_value=0.5,
+        ),
+        # 16 envs × 1024 steps per rollout
+        collect=dict(n_sample=16384),
+        # every 2 rollouts (32,768 env steps; 1024 gradient steps a rollout)
+        eval=dict(evaluator=dict(eval_freq=2048)),
+    ),
+    max_env_step=1_000_000,
+)
+create_config = dict(
+    env=dict(type='gym'),
+    env_manager=dict(type='sync'),
+    policy=dict(type='ppo'),
+)

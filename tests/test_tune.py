@@ -1,0 +1,255 @@
+"""Specification of ``acframe -m tune`` (extra ``tune``): the search space, pruning, the study folder, resume.
+
+The studies train CartPole A2C on seed 1 (whose untrained greedy policy scores 9) with a small budget and a
+4-episode evaluation every 10 updates, so every trial takes a second or two.
+"""
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+optuna = pytest.importorskip('optuna', reason='acframe -m tune needs the tune extra (pip install acframe[tune])')
+
+from acframe.cli import main  # noqa: E402
+from acframe.config import compile_config  # noqa: E402
+from acframe.config.compile import to_plain  # noqa: E402
+from acframe.errors import ConfigError  # noqa: E402
+from acframe.tune import tune  # noqa: E402
+from acframe.tune.space import (DEFAULT_SPACES, build_space, check_space, default_space, fixed_params,  # noqa: E402
+                                normalize_spec, read_space_file)
+from acframe.tune.trial import PruningReporter  # noqa: E402
+
+QUICK = ['env.n_evaluator_episode=4', 'env.evaluator_env_num=4', 'policy.eval.evaluator.eval_freq=10']
+LR = 'policy.learn.learning_rate'
+LR_ONLY = {LR: ['log_uniform', 1e-4, 1e-2]}
+
+
+def read_csv(path):
+    with open(path, newline='') as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope='module')
+def study(tmp_path_factory):
+    """A 3-trial study from the CLI: seeds 1 and 2, 800 env steps a run, the default A2C space."""
+    study_dir = tmp_path_factory.mktemp('tune') / 'study'
+    code = main(['-m', 'tune', '-c', 'cartpole_a2c.py', '--trials', '3', '--budget', '800', '--seeds', '1,2',
+                 '--study-dir', str(study_dir), '-q', *QUICK])
+    assert code == 0
+    return study_dir
+
+
+def test_a_study_writes_its_storage_settings_runs_and_trials_table(study):
+    for name in ('study.db', 'tune.json', 'trials.csv', 'best_config.py', 'best_config.json'):
+        assert (study / name).is_file(), name
+    rows = read_csv(study / 'trials.csv')
+    assert [row['trial'] for row in rows] == ['0', '1', '2']
+    assert all(row['state'] == 'COMPLETE' for row in rows)
+    for row in rows:  # the objective is the mean over the seeds of each run's best evaluation return
+        bests = []
+        for seed in (1, 2):
+            with open(study / 'trials' / f"trial_{int(row['trial']):04d}_seed{seed}" / 'summary.json') as f:
+                summary = json.load(f)
+            assert summary['env_steps'] == 800 and summary['seed'] == seed
+            assert float(row[f'value_seed{seed}']) == summary['best_eval_return']
+            bests.append(summary['best_eval_return'])
+        assert float(row['value']) == pytest.approx(sum(bests) / 2)
+    # trial 0 is the config as shipped: the baseline the others must beat
+    shipped = compile_config('cartpole_a2c.py')
+    assert float(rows[0][LR]) == shipped.policy.learn.learning_rate
+    assert int(rows[0]['policy.collect.n_sample']) == shipped.policy.collect.n_sample
+    storage = optuna.load_study(study_name='acframe', storage=f"sqlite:///{study / 'study.db'}")
+    assert len(storage.trials) == 3 and set(storage.best_trial.params) == set(default_space(to_plain(shipped)))
+
+
+def test_the_best_config_is_the_base_config_with_the_best_values_and_runs_from_the_cli(study, tmp_path, capsys):
+    best = json.loads((study / 'best_config.json').read_text())
+    rows = read_csv(study / 'trials.csv')
+    assert best['value'] == max(float(row['value']) for row in rows)
+    cfg = compile_config(str(study / 'best_config.py'))
+    for key, value in best['values'].items():
+        node = cfg
+        for part in key.split('.'):
+            node = node[part]
+        assert node == value, key
+    shipped = compile_config('cartpole_a2c.py')
+    assert cfg.max_env_step == shipped.max_env_step  # the config's own budget, not the tuning budget
+    assert cfg.exp_name == 'cartpole_a2c_tuned' and cfg.env.env_id == 'CartPole-v1'
+    code = main(['-c', str(study / 'best_config.py'), '--max-env-step', '200', '--exp-dir', str(tmp_path / 'run'),
+                 '-q', *QUICK])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] == 200
+
+
+def test_resume_continues_the_trial_count_with_the_study_settings(study, tmp_path, capsys):
+    copy = tmp_path / 'study'
+    shutil.copytree(study, copy)
+    assert main(['-m', 'tune', '--resume', str(copy), '--trials', '4', '-q']) == 0
+    out = capsys.readouterr().out
+    assert out.strip().splitlines()[-1].startswith('[tune] best trial ')
+    rows = read_csv(copy / 'trials.csv')
+    assert [row['trial'] for row in rows] == ['0', '1', '2', '3']
+    assert rows[:3] == read_csv(study / 'trials.csv')  # the first three were not run again
+    assert (copy / 'trials' / 'trial_0003_seed2' / 'summary.json').is_file()
+    # the resumed trial drew new values (the sampler does not restart its draws)
+    assert rows[3][LR] not in {row[LR] for row in rows[:3]}
+    # a resumed study keeps its settings: another budget is refused in one line
+    assert main(['-m', 'tune', '--resume', str(copy), '--trials', '5', '--budget', '900']) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and 'budget' in err and '800' in err
+
+
+def test_the_median_pruner_stops_a_deliberately_bad_trial(tmp_path):
+    study_dir = tmp_path / 'study'
+    lines, evaluations = [], []
+    record = tune('cartpole_a2c.py', trials=2, budget=2000, seeds=[1], study_dir=str(study_dir), overrides=QUICK,
+                  space={LR: ['log_uniform', 1e-7, 1e-2]}, use_default_space=False, startup_trials=1,
+                  warmup_reports=0, first_values=[{LR: 1e-7}], echo=lines.append, progress=evaluations.append)
+    assert record['trials'] == {'complete': 1, 'pruned': 1, 'failed': 0}
+    assert record['best']['trial'] == 0 and record['best']['values'] == {LR: 0.003}
+    good, bad = read_csv(study_dir / 'trials.csv')
+    assert good['state'] == 'COMPLETE' and bad['state'] == 'PRUNED' and float(bad[LR]) == 1e-7
+    # pruned early: the learning rate of 1e-7 never moves the greedy policy off its initial return
+    assert 0 < int(bad['pruned_at_env_step']) < 2000
+    with pytest.raises(FileNotFoundError):  # its run stopped at the pruning, without a summary
+        open(study_dir / 'trials' / 'trial_0001_seed1' / 'summary.json')
+    assert 'pruned at seed 1' in lines[1]
+    assert evaluations[0].startswith('[tune] trial 0 seed 1: env step 0, eval return ')
+    assert evaluations[-1].startswith(f"[tune] trial 1 seed 1: env step {bad['pruned_at_env_step']}, eval return ")
+
+
+def test_a_bad_space_key_is_one_line_exit_2_before_anything_is_written(tmp_path, capsys):
+    space = tmp_path / 'space.py'
+    space.write_text("space = {'policy.learn.learning_rat': ['log_uniform', 1e-4, 1e-2]}\n")
+    code = main(['-m', 'tune', '-c', 'cartpole_a2c.py', '--trials', '2', '--space', str(space),
+                 '--study-dir', str(tmp_path / 'study')])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "learning_rat" in err and "policy.learn.learning_rate" in err and str(space) in err
+    assert not (tmp_path / 'study').exists()
+
+
+def test_python_m_acframe_tune_is_the_tune_mode(tmp_path):
+    space = tmp_path / 'space.json'
+    space.write_text(json.dumps({'space': {'policy.collect.n_sample': ['categorical', [40, 44]]}}))
+    out = subprocess.run([sys.executable, '-m', 'acframe.tune', '-c', 'cartpole_a2c.py', '--trials', '2',
+                          '--space', str(space), '--study-dir', str(tmp_path / 'study')],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "policy.collect.n_sample" in out.stderr and '44' in out.stderr and 'multiple of env.collector_env_num' in out.stderr
+
+
+def test_ctrl_c_records_the_running_trial_and_resume_runs_its_values_first(tmp_path, monkeypatch, capsys):
+    study_dir = tmp_path / 'study'
+    original = PruningReporter.after_eval
+
+    def interrupt_in_trial_1(self, learner, result):
+        if self.trial.number == 1 and result['env_step'] > 0:
+            raise KeyboardInterrupt
+        original(self, learner, result)
+
+    monkeypatch.setattr(PruningReporter, 'after_eval', interrupt_in_trial_1)
+    with pytest.raises(KeyboardInterrupt):
+        tune('cartpole_a2c.py', trials=2, budget=400, seeds=[1], study_dir=str(study_dir), overrides=QUICK,
+             space=LR_ONLY, use_default_space=False)
+    assert 'continue with acframe -m tune --resume' in capsys.readouterr().out
+    rows = read_csv(study_dir / 'trials.csv')
+    assert [row['state'] for row in rows] == ['COMPLETE', 'INTERRUPTED', 'WAITING']
+    # the interrupted run finished like a Ctrl-C'd training run: final checkpoint and summary
+    summary = json.loads((study_dir / 'trials' / 'trial_0001_seed1' / 'summary.json').read_text())
+    assert summary['interrupted'] is True
+    monkeypatch.setattr(PruningReporter, 'after_eval', original)
+    record = tune(resume=str(study_dir), echo=None)
+    assert record['trials']['complete'] == 2
+    rows = read_csv(study_dir / 'trials.csv')
+    assert [row['state'] for row in rows] == ['COMPLETE', 'INTERRUPTED', 'COMPLETE']
+    assert rows[2][LR] == rows[1][LR]  # the interrupted trial's values, run again
+
+
+def test_the_search_space_is_data_checked_key_by_key(tmp_path):
+    assert normalize_spec('k', ('log_uniform', 1e-4, 1e-2)) == ['log_uniform', 1e-4, 1e-2]
+    assert normalize_spec('k', ['int', 1, 9, 2]) == ['int', 1, 9, 2]
+    for bad, words in ((['log_uniform', 0.0, 1.0], 'low > 0'), (['uniform', 2.0, 1.0], 'below high'),
+                       (['normal', 0, 1], 'kind one of'), (['categorical', []], 'at least one choice'),
+                       (['int', 1.5, 3], 'integer'), (['categorical', [1, 1]], 'repeat')):
+        with pytest.raises(ConfigError, match=words):
+            normalize_spec('policy.learn.x', bad)
+    # a Python space file is parsed, never run
+    marker = tmp_path / 'ran'
+    evil = tmp_path / 'evil.py'
+    evil.write_text(f"import os\nos.mknod({str(marker)!r})\nspace = {{}}\n")
+    with pytest.raises(ConfigError, match='only assignments of literals'):
+        read_space_file(str(evil))
+    assert not marker.exists()
+    ok = tmp_path / 'ok.py'
+    ok.write_text('"""My space."""\nspace = {"policy.learn.gae_lambda": ["uniform", 0.9, 1.0]}\nuse_default_space = False\n')
+    assert read_space_file(str(ok)) == ({'policy.learn.gae_lambda': ['uniform', 0.9, 1.0]}, False)
+    # merged over the default space; None drops a default key
+    base = to_plain(compile_config('cartpole_a2c.py'))
+    merged = build_space(base, {LR: None, 'policy.learn.gae_lambda': ['uniform', 0.9, 1.0]})
+    assert LR not in merged and merged['policy.learn.gae_lambda'] == ['uniform', 0.9, 1.0]
+    assert set(merged) - {'policy.learn.gae_lambda'} == set(default_space(base)) - {LR, 'policy.learn.gae_lambda'}
+    with pytest.raises(ConfigError, match="key 'seed' is set by the tuner"):
+        check_space(base, {'seed': ['int', 0, 9]})
+
+
+@pytest.mark.parametrize('policy', sorted(DEFAULT_SPACES))
+def test_every_default_space_fits_the_shipped_cartpole_config(policy):
+    base = to_plain(compile_config(f'cartpole_{policy}.py'))
+    space = default_space(base)
+    assert LR in space and 'policy.collect.n_sample' in space
+    check_space(base, space)  # every bound and choice compiles
+    # the shipped values that lie in the space are trial 0's
+    assert fixed_params(space, {LR: base['policy']['learn']['learning_rate']}) == {LR: base['policy']['learn']['learning_rate']}
+
+
+class FakeTrial:
+    def __init__(self, prune_at=None):
+        self.number, self.reports, self.prune_at = 0, [], prune_at
+
+    def report(self, value, step):
+        self.reports.append((step, value))
+
+    def should_prune(self):
+        return self.prune_at is not None and self.reports[-1][0] >= self.prune_at
+
+
+def test_the_reporter_reports_every_trial_at_the_same_steps():
+    trial = FakeTrial()
+    first = PruningReporter(trial, 0, seed=0, finished_bests=[], budget=1000, reports=4)
+    first.after_eval(None, {'env_step': 0, 'return_mean': 10.0})
+    assert trial.reports == []  # no stretch of the budget is over yet
+    first.after_eval(None, {'env_step': 520, 'return_mean': 30.0})  # past stretches 1 and 2
+    first.after_eval(None, {'env_step': 700, 'return_mean': 20.0})  # the best so far counts
+    first.finish(30.0, last=False)  # a solved run's remaining stretches report its best
+    assert trial.reports == [(1, 30.0), (2, 30.0), (3, 30.0), (4, 30.0)]
+    second = PruningReporter(trial, 1, seed=1, finished_bests=[30.0], budget=1000, reports=4)
+    second.after_eval(None, {'env_step': 250, 'return_mean': 50.0})  # mean of run 0's best and run 1's so far
+    assert trial.reports[-1] == (5, 40.0)
+    pruned = PruningReporter(FakeTrial(prune_at=2), 0, seed=3, finished_bests=[], budget=1000, reports=4)
+    pruned.after_eval(None, {'env_step': 300, 'return_mean': 1.0})
+    with pytest.raises(Exception, match='pruned at seed 3, env step 600'):
+        pruned.after_eval(None, {'env_step': 600, 'return_mean': 2.0})
+    assert not math.isnan(pruned.value())
+
+
+def test_tune_flags_belong_to_tune_and_training_flags_not(capsys):
+    assert main(['-c', 'cartpole_a2c.py', '--trials', '3']) == 2
+    assert '--trials belongs to -m tune' in capsys.readouterr().err
+    assert main(['-m', 'tune', '-c', 'cartpole_a2c.py', '--trials', '3', '-s', '1']) == 2
+    assert '--seeds' in capsys.readouterr().err
+    assert main(['-m', 'tune', '-c', 'cartpole_a2c.py']) == 2
+    assert '--trials N is missing' in capsys.readouterr().err
+
+
+def test_an_existing_study_is_not_overwritten(study, capsys):
+    before = (study / 'trials.csv').read_text()
+    assert main(['-m', 'tune', '-c', 'cartpole_a2c.py', '--trials', '1', '--study-dir', str(study)]) == 2
+    assert f'--resume {study}' in capsys.readouterr().err
+    assert (study / 'trials.csv').read_text() == before
+    assert os.path.isfile(study / 'study.db')
