@@ -50,7 +50,7 @@ DEFAULT_SPACES: Dict[str, Space] = {
         'policy.learn.gae_lambda': ['categorical', LAMBDAS],
         'policy.learn.entropy_weight': ['uniform', 0.0, 0.02],
         'policy.learn.value_weight': ['uniform', 0.25, 1.0],
-        'policy.learn.clip_value': ['categorical', [0.5, 1.0, 5.0]],
+        'policy.learn.grad_clip_value': ['categorical', [0.5, 1.0, 5.0]],
         'policy.learn.adv_norm': ['categorical', [False, True]],
     },
     'ppo': {

@@ -127,8 +127,8 @@ def test_advantage_normalisation_centres_the_advantages():
 
 
 def test_grad_clipping_bounds_the_global_norm():
-    """The reported norm is the one before clipping; the step uses gradients of norm at most clip_value."""
-    policy = make_policy(learn=dict(clip_value=0.05))
+    """The reported norm is the one before clipping; the step uses gradients of norm at most grad_clip_value."""
+    policy = make_policy(learn=dict(grad_clip_value=0.05))
     batch = make_batch()
     batch.reward *= 100.0
     info = policy.learn_mode.forward(batch)
@@ -234,7 +234,7 @@ ACROBOT = dict(
     exp_name='acrobot_a2c_test',
     env=dict(env_id='Acrobot-v1', collector_env_num=16, evaluator_env_num=8, n_evaluator_episode=8, stop_value=-200),
     policy=dict(model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False),
-                learn=dict(optim='rmsprop', learning_rate=0.0007, discount_factor=0.99, entropy_weight=0.0, clip_value=0.5),
+                learn=dict(optim='rmsprop', learning_rate=0.0007, discount_factor=0.99, entropy_weight=0.0, grad_clip_value=0.5),
                 collect=dict(n_sample=80),  # 16 envs x 5 steps
                 eval=dict(deterministic=False, evaluator=dict(eval_freq=125))),
 )
