@@ -90,8 +90,7 @@ class SampleCollector:
         put_obs(obs_buf, steps, obs_np)
         with torch.inference_mode(False):  # the segment is ordinary data the learner may use under autograd
             stacked = {k: torch.stack(v) for k, v in outputs.items()}
-        for key in (list(obs_buf) if isinstance(obs_buf, Mapping) else [None]):
-            self._check_finite(_part(obs_buf, key), reward, _part(final_obs, key), stacked.get('action'), key)
+        self._check_finite(obs_buf, reward, final_obs, stacked.get('action'))
         self._obs = obs_np
         self.env_step += steps * num_envs
         returns, lengths, _ = self.env.pop_finished()
@@ -103,16 +102,19 @@ class SampleCollector:
         segment.update(stacked)
         return make_tree(segment)
 
-    def _check_finite(self, obs: np.ndarray, reward: np.ndarray, final_obs: np.ndarray,
-                      action: Optional[torch.Tensor], key: Optional[str] = None) -> None:
+    def _check_finite(self, obs: ObsArray, reward: np.ndarray, final_obs: ObsArray,
+                      action: Optional[torch.Tensor]) -> None:
         """One vectorized test per segment (not per step): NaN/inf from an env or the policy is an error naming
         the env index, its seed and the env step (and the key of a Dict observation) — never trained on."""
-        for what, data in (('observation', obs), ('reward', reward), ('final observation', final_obs)):
+        keys = list(obs) if isinstance(obs, Mapping) else [None]
+        names = {key: '' if key is None else f" '{key}'" for key in keys}
+        checks = ([(f'observation{names[k]}', _part(obs, k)) for k in keys] + [('reward', reward)]
+                  + [(f'final observation{names[k]}', _part(final_obs, k)) for k in keys])
+        for what, data in checks:
             if data.dtype.kind == 'f' and not np.isfinite(data).all():  # (uint8 images are always finite)
                 t, env = np.argwhere(~np.isfinite(data.reshape(data.shape[0], data.shape[1], -1)).all(axis=2))[0]
                 step = self.env_step + int(t) * self.env.num_envs
                 seed = self.env.seeds[int(env)] if int(env) < len(self.env.seeds) else '?'
-                what = f"{what} '{key}'" if key is not None and what != 'reward' else what
                 raise NonFiniteError(f"collector env {int(env)} (seed {seed}) returned a NaN/inf {what} "
                                      f"near env step {step}; fix the env (or wrap it to clip/replace such values)")
         if action is not None and action.is_floating_point() and not bool(torch.isfinite(action).all()):
