@@ -168,7 +168,8 @@ def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> D
             ax.legend(fontsize=8, loc='best')
         else:
             ax.text(0.5, 0.5, 'not logged', transform=ax.transAxes, ha='center', va='center', color='grey')
-    fig.tight_layout()
+    # fixed margins: tight_layout measured every tick label and cost ~0.5 s at the end of every run
+    fig.subplots_adjust(left=0.07, right=0.97, bottom=0.08, top=0.95, wspace=0.18, hspace=0.32)
     atomic_write_with(out, lambda tmp: fig.savefig(tmp, format='png', dpi=DPI))
     return {'file': os.path.abspath(out), 'runs': len(runs), 'configs': labels, 'x': x_axis}
 

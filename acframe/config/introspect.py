@@ -7,6 +7,8 @@ config (and the CLI answer a typo) without paying for the torch import, and lets
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import importlib.util
 import io
 import tokenize
@@ -99,17 +101,31 @@ def loaded_class_config(cls: type, attribute: str = "config") -> Optional[Tuple[
     """Defaults and comments of ``attribute`` of a loaded class, read from its own source (``inspect``): for a
     class that ``static_class_config`` cannot find by module name (defined in a script's ``__main__`` or in a
     function). None when the source is unavailable or not static."""
-    import inspect
-    import textwrap
-
-    try:
-        source = textwrap.dedent(inspect.getsource(cls))
-    except (OSError, TypeError):
+    source = _loaded_class_source(cls)
+    if source is None:
         return None
     return _class_config_in(source, cls.__name__, attribute)
 
 
+@functools.lru_cache(maxsize=256)
+def _loaded_class_source(cls: type) -> Optional[str]:
+    """``inspect.getsource`` of a loaded class, dedented (None when unavailable); cached: it scans the whole file."""
+    import inspect
+    import textwrap
+
+    try:
+        return textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return None
+
+
 def _class_config_in(source: str, class_name: str, attribute: str) -> Optional[Tuple[Dict[str, Any], Comments]]:
+    """A copy of the parsed defaults and comments (parsing is cached per source text: every config compile asks)."""
+    return copy.deepcopy(_parsed_class_config(source, class_name, attribute))
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_class_config(source: str, class_name: str, attribute: str) -> Optional[Tuple[Dict[str, Any], Comments]]:
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -131,10 +147,18 @@ def module_dict_config(module_name: str, name: str) -> Tuple[Dict[str, Any], Com
     """Defaults and comments of the module-level ``name = dict(...)`` in ``module_name`` (must be static)."""
     source = _module_source(module_name)
     assert source is not None, module_name
+    found = _parsed_module_dict(source, name)
+    if found is None:
+        raise KeyError(f"{module_name}.{name}")
+    return copy.deepcopy(found)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_module_dict(source: str, name: str) -> Optional[Tuple[Dict[str, Any], Comments]]:
     tree = ast.parse(source)
     comments = _comment_lines(source)
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             out_comments: Comments = {}
             return _dict_node(node.value, comments, "", out_comments), out_comments
-    raise KeyError(f"{module_name}.{name}")
+    return None
