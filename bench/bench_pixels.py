@@ -13,9 +13,10 @@ run's env-steps/s (start-up and the evaluations at the start and the end include
 collect + learn alone, ``(3N - N) / (wall(3N) - wall(N))`` — the fixed costs (process start, env construction,
 first and last evaluation) cancel. The bare loop is measured before and after the pipelines (the machine is
 shared: its speed drifts) and the ratios use their mean. Every env episode is cut at ``--episode-steps`` steps,
-so an evaluation (one episode) costs little; this changes no throughput. One torch thread per process.
+so an evaluation (one episode) costs little; this changes no throughput. One torch thread per process
+(``--threads N``: N per pipeline process, e.g. 2 to let the serial pipeline's network use the second core).
 
-    python bench/bench_pixels.py [--encoder config|shallow|nature_cnn|impala_resnet] [--steps 6400] [--manager sync|envpool]
+    python bench/bench_pixels.py [--encoder config|shallow|nature_cnn|impala_resnet] [--steps 6400] [--manager sync|envpool] [--threads 1]
 
 ``--learner-step shallow,nature_cnn,impala_resnet`` instead times one IMPALA learner update of the config's batch
 (32 unrolls x 21 uint8 frames of 4x84x84; forward, backward, RMSprop step) per network: the minimum of ``--repeats``.
@@ -41,7 +42,7 @@ def overrides(args: argparse.Namespace) -> list:
     out = [f'env.collector_env_num={args.envs}', f'env.max_episode_steps={args.episode_steps}',
            'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.stop_value=None',
            'policy.eval.evaluator.eval_freq=0', f'env.manager={args.manager}',
-           'policy.learn.learner.save_ckpt_freq=0', 'policy.learn.torch_threads=1']
+           'policy.learn.learner.save_ckpt_freq=0', f'policy.learn.torch_threads={args.threads}']
     if args.encoder != 'config':
         encoder, channels, hidden = NETWORKS[args.encoder]
         out += [f'policy.model.encoder={encoder}', f'policy.model.encoder_channels={channels}',
@@ -136,6 +137,8 @@ def main() -> None:
     parser.add_argument('--modes', default='serial,parallel')
     parser.add_argument('--learner-step', default='', help='networks to time one learner update of, comma-separated')
     parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--threads', type=int, default=1,
+                        help="torch threads of each pipeline process (policy.learn.torch_threads); the bare loop has one")
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.learner_step:
@@ -149,6 +152,7 @@ def main() -> None:
     bare_after = bare_loop(args)
     bare = (bare_before + bare_after) / 2
     result = {'config': args.config, 'encoder': args.encoder, 'envs': args.envs, 'manager': args.manager,
+              'torch_threads': args.threads,
               'load_avg_1min': [round(load_start, 1), round(os.getloadavg()[0], 1)],
               'bare_loop_steps_per_s': [round(bare_before, 1), round(bare_after, 1)]}
     for mode, (short, long) in runs.items():

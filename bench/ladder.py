@@ -239,10 +239,27 @@ def save_results(results: Dict[str, Any]) -> None:
 
 
 def record(results: Dict[str, Any], run: Dict[str, Any]) -> None:
+    """Replace the run with the same (row, framework, algo, seed) in the results file by ``run``. The file is read
+    again under a lock first, so ladder processes running side by side keep each other's runs."""
+    import fcntl
+
     key = (run['row'], run['framework'], run['algo'], run['seed'])
-    results['runs'] = [r for r in results['runs'] if (r['row'], r['framework'], r['algo'], r['seed']) != key]
-    results['runs'].append(run)
-    save_results(results)
+    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    with open(RESULTS + '.lock', 'w') as lock:
+        deadline = time.monotonic() + 60.0
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{RESULTS}.lock: another ladder process held it for 60 s") from None
+                time.sleep(0.1)
+        fresh = load_results()
+        fresh['runs'] = [r for r in fresh['runs'] if (r['row'], r['framework'], r['algo'], r['seed']) != key]
+        fresh['runs'].append(run)
+        save_results(fresh)
+    results['runs'] = fresh['runs']
 
 
 def groups(results: Dict[str, Any]) -> Dict[Tuple[str, str, str, int], List[Dict[str, Any]]]:

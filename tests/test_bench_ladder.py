@@ -36,6 +36,16 @@ def test_results_accumulate_and_a_rerun_replaces_its_entry(ladder):
     assert sorted((r['seed'], r['best']) for r in stored) == [(0, -80.0), (1, -90.0)]
 
 
+def test_two_ladder_processes_side_by_side_keep_each_others_runs(ladder):
+    """Each process holds the results it loaded at its start; recording re-reads the file, so none is lost."""
+    first, second = ladder.load_results(), ladder.load_results()
+    ladder.record(first, fake_run(0, -120.0, -130.0))
+    ladder.record(second, fake_run(1, -90.0, -95.0, algo='impala'))
+    stored = ladder.load_results()['runs']
+    assert sorted((r['algo'], r['seed']) for r in stored) == [('a2c', 0), ('impala', 1)]
+    assert sorted((r['algo'], r['seed']) for r in second['runs']) == [('a2c', 0), ('impala', 1)]
+
+
 def test_the_table_counts_seeds_at_target_and_in_the_holdout_and_the_docs_get_plots(ladder, tmp_path):
     results = {'runs': [fake_run(0, -80.0, -85.0), fake_run(1, -120.0, -90.0), fake_run(2, -95.0, -130.0),
                         fake_run(0, -90.0, -88.0, framework='sb3')]}

@@ -13,8 +13,9 @@ that collected it), then
 * returns ``R_t``: with ``gae_lambda = 1`` the n-step return bootstrapped from ``V(x_T)`` at the segment end
   (``rl_utils.nstep_return``, the A3C form), else the λ-return of GAE(λ) (``rl_utils.gae``);
   advantages ``A_t = R_t − V(x_t)``, optionally normalised over the batch;
-* with ``model.obs_norm`` the model's running observation statistics are first updated from the segment's
-  observations (the learn mode owns them; collect/eval modes and parallel actors only apply them); with
+* with ``model.obs_norm`` the segment is learned with the observation statistics it was collected with, and its
+  observations join them after the gradient step (the learn mode owns them; collect/eval modes and parallel
+  actors only apply them); with
   ``learn.reward_norm`` rewards are divided by the running std of each collector env's discounted return;
 * minimise
 
@@ -129,8 +130,7 @@ class A2CPolicy(Policy):
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
-        self._update_obs_norm(batch.obs)
-        output = self._evaluate(batch.obs)  # (T+1, B, ...)
+        output = self._evaluate(batch.obs)  # (T+1, B, ...), with the observation statistics the rollout was collected with
         values = output['value']
         dist = self._distribution(output, drop_last=True)
 
@@ -145,6 +145,7 @@ class A2CPolicy(Policy):
 
         info = self._learn_step(total_loss, policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
                                 advantage=advantages.mean(), value=values[:-1].mean())
+        self._update_obs_norm(batch.obs)  # after the step, as PPO: the gradient is the acting policy's
         if len(self._optimizer.param_groups) > 1:
             info['critic_lr'] = self._optimizer.param_groups[1]['lr']
         return info

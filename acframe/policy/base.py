@@ -351,10 +351,11 @@ class Policy:
         return [int(n) for n in nvec]
 
     def _update_obs_norm(self, obs: torch.Tensor) -> None:
-        """Learn mode, before the loss: merge a time-major batch's observations ``obs[:-1]`` (``obs[-1]`` is the
-        bootstrap state, the next segment's first) into the model's running statistics, when it has an
-        ``obs_normalizer`` (``policy.model.obs_norm``). The learner owns the statistics: collect and eval modes
-        apply them frozen, and parallel actors receive them with the weights (they are model buffers).
+        """Learn mode, before the loss (A2C, PPO: after a rollout's last gradient step): merge a time-major batch's
+        observations ``obs[:-1]`` (``obs[-1]`` is the bootstrap state, the next segment's first) into the model's
+        running statistics, when it has an ``obs_normalizer`` (``policy.model.obs_norm``). The learner owns the
+        statistics: collect and eval modes apply them frozen, and parallel actors receive them with the weights
+        (they are model buffers).
         """
         normalizer = getattr(self._model, 'obs_normalizer', None)
         if normalizer is not None:

@@ -147,7 +147,8 @@ class PPOPolicy(Policy):
         """The plan of one rollout: the rollout, ``log π_old``, ``V_old``, ``Â_t``, ``R_t`` (``(T, B)`` each) and the
         epochs' random orders of its ``T·B`` transitions (``(epoch_per_collect, T·B)``)."""
         steps, num_envs = rollout.reward.shape
-        self._update_obs_norm(rollout.obs)  # once per rollout, before log π_old: every epoch sees the same statistics
+        # the observation statistics stay those the rollout was collected with until its last gradient step
+        # (``_minibatches``): log π_old is then the behaviour policy's, and every epoch sees the same inputs
         with torch.no_grad():
             output = self._evaluate(rollout.obs)  # (T+1, B, ...)
             log_prob_old = self._distribution(output, drop_last=True).log_prob(rollout.action)
@@ -202,6 +203,10 @@ class PPOPolicy(Policy):
                 'advantage': flat(plan.advantage)[idx],
                 'value_target': flat(plan.value_target)[idx],
             })
+        # the rollout is learned: its observations join the statistics the next rollout is collected with. Here,
+        # not in prepare: statistics moved before log π_old would make π_old differ from the policy that acted (with
+        # a small σ, a shift of the inputs is a shift of μ by several σ: huge ratios, clipped or exploding steps)
+        self._update_obs_norm(rollout.obs)
 
     def _batch_samples(self, batch: ttorch.Tensor) -> int:
         return int(batch.advantage.numel())

@@ -125,6 +125,20 @@ def test_only_the_learn_mode_updates_the_statistics_and_it_does_so_from_the_segm
     assert not torch.equal(make_policy().eval_mode.forward(obs)['action'], policy.eval_mode.forward(obs)['action'])
 
 
+def test_a2c_steps_on_a_segment_with_the_statistics_it_was_collected_with():
+    """The gradient is the acting policy's: every normalization inside the learn step uses the statistics the
+    collect mode acted with; the segment's observations join them after the step."""
+    policy = make_policy()
+    policy.learn_mode.forward(segment(0))
+    normalizer = policy.model.obs_normalizer
+    acting = normalizer.count.item()
+    seen = []
+    normalizer.register_forward_hook(lambda module, args, out: seen.append(module.count.item()))
+    policy.learn_mode.forward(segment(1, steps=5, envs=4))
+    assert seen and all(count == acting for count in seen)
+    assert normalizer.count.item() == pytest.approx(acting + 5 * 4)
+
+
 def test_checkpoint_round_trip_restores_both_statistics(tmp_path):
     """The learn state (model buffers, reward-return statistics) is plain tensors: weights_only loading works."""
     policy = make_policy()

@@ -101,6 +101,28 @@ def test_reward_norm_divides_the_rewards_by_the_running_return_std_once_per_roll
                                reference(rollout.reward * 0.5, rollout.terminated | rollout.truncated))
 
 
+def test_a_rollout_is_learned_with_the_observation_statistics_it_was_collected_with():
+    """obs_norm: log π_old is the acting policy's (the statistics the rollout was collected with), every gradient
+    step of the rollout sees those statistics, and its observations join them after its last step."""
+    policy = make_policy(model=dict(obs_norm=True), learn=dict(epoch_per_collect=2, batch_size=9))
+    normalizer = policy.model.obs_normalizer
+    normalizer.update(torch.randn(50, OBS) * 3 + 1)  # statistics of earlier rollouts
+    acting = {k: v.clone() for k, v in normalizer.state_dict().items()}
+    rollout = make_rollout()
+    with torch.no_grad():  # the distribution the collect mode sampled from when it acted
+        logits = policy.model.compute_actor(rollout.obs[:-1].reshape(-1, OBS))['logit'].reshape(T, B, 2)
+    plan = policy.learn_mode.prepare(rollout)
+    log_pi = torch.log_softmax(logits, -1).gather(-1, rollout.action.unsqueeze(-1)).squeeze(-1)
+    torch.testing.assert_close(plan.log_prob_old, log_pi)
+    learner = Learner(policy.learn_mode)
+    batches = policy.learn_mode.minibatches(plan)
+    for _ in range(4):  # 2 epochs x 2 minibatches of the 18 transitions
+        learner.train(next(batches))
+        assert all(torch.equal(v, acting[k]) for k, v in normalizer.state_dict().items())
+    assert next(batches, None) is None  # the rollout is learned: its T·B observations join the statistics
+    assert normalizer.count.item() == pytest.approx(acting['count'].item() + T * B)
+
+
 def test_a_rollout_gets_epochs_times_minibatches_gradient_steps_each_one_train_iter():
     """18 transitions in minibatches of 4 (the last of 2), 3 epochs: 15 gradient steps, each transition once per epoch."""
     policy = make_policy(learn=dict(epoch_per_collect=3, batch_size=4))
