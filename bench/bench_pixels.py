@@ -11,7 +11,8 @@ frame skip 4, 4 stacked frames):
 Each pipeline runs twice from a cold start, ``--steps`` and ``3 * --steps`` env steps: ``whole_run`` is the long
 run's env-steps/s (start-up and the evaluations at the start and the end included), ``steady`` is the rate of
 collect + learn alone, ``(3N - N) / (wall(3N) - wall(N))`` — the fixed costs (process start, env construction,
-first and last evaluation) cancel. The bare loop is measured before and after the pipelines (the machine is
+first and last evaluation) cancel; a short warm-up run of each pipeline comes first, so one-time costs of the
+process (first ROM load, first kernels) fall on neither. The bare loop is measured before and after the pipelines (the machine is
 shared: its speed drifts) and the ratios use their mean. Every env episode is cut at ``--episode-steps`` steps,
 so an evaluation (one episode) costs little; this changes no throughput. One torch thread per process
 (``--threads N``: N per pipeline process, e.g. 2 to let the serial pipeline's network use the second core).
@@ -147,8 +148,10 @@ def main() -> None:
         return
     load_start = os.getloadavg()[0]
     bare_before = bare_loop(args)
-    runs = {mode: (pipeline(args, mode, args.steps), pipeline(args, mode, 3 * args.steps))
-            for mode in args.modes.split(',')}
+    runs = {}
+    for mode in args.modes.split(','):
+        pipeline(args, mode, args.steps // 2)  # warm-up, not counted: the first run of a process pays one-time costs
+        runs[mode] = (pipeline(args, mode, args.steps), pipeline(args, mode, 3 * args.steps))
     bare_after = bare_loop(args)
     bare = (bare_before + bare_after) / 2
     result = {'config': args.config, 'encoder': args.encoder, 'envs': args.envs, 'manager': args.manager,

@@ -4,9 +4,11 @@ RL-Zoo's PPO settings for HalfCheetah (one env × 512 steps per rollout, minibat
 gamma 0.98, GAE lambda 0.92, lr 2.0633e-5, clip 0.1, entropy 4.0e-4, value weight 0.581, gradient norm 0.8,
 separate 256×256 ReLU actor and critic, log-std initialised at −2, no orthogonal init) with VecNormalize's
 observation and reward normalization as policy state (``model.obs_norm``, ``learn.reward_norm``).
-Measured (2026-11-23, seeds 0 1 2, ``python bench/ladder.py --rows halfcheetah --algos ppo --seeds 0,1,2``):
-3000 crossed and confirmed on 50 fresh episodes at 76,800 / 204,800 / 128,000 env steps (of the 1M budget);
-hold-out of 50 fresh episodes of the best checkpoint 3047 / 3043 / 3113; 161 / 441 / 238 s on the shared machine.
+Measured (2026-11-23, seeds 0 1 2, ``python bench/ladder.py --rows halfcheetah --algos ppo --seeds 0,1,2``, after
+PPO began merging a rollout's observations into the statistics after its last gradient step):
+3000 crossed and confirmed on 50 fresh episodes at 76,800 / 307,200 / 153,600 env steps (of the 1M budget);
+hold-out of 50 fresh episodes of the best checkpoint 3118 / 3148 / 3165; 104 / 416 / 191 s, one torch thread.
+(Before that change: 76,800 / 204,800 / 128,000 env steps, hold-out 3047 / 3043 / 3113.)
 """
 import math
 

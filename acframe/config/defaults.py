@@ -141,7 +141,7 @@ PARALLEL = dict(
     env_steps_per_update=None,
     # (int >= 0) A dead actor or evaluator is restarted with a warning; the run fails after this many restarts in total.
     max_restarts=10,
-    # (str in {'auto', 'spawn', 'forkserver', 'fork'}) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off and env.manager is not envpool: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
+    # (str in {'auto', 'spawn', 'forkserver', 'fork'}) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off, env.manager is not envpool and policy.learn.torch_threads <= 1: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
     start_method='auto',
     # (float > 0) Seconds the actors and the evaluator may take to start (build envs and policy) before the run fails.
     start_timeout=120.0,

@@ -671,3 +671,41 @@ def test_segment_messages_keep_a_dict_observations_keys_and_dtypes_across_a_pick
     back = numpy_to_tree(pickle.loads(packed))
     assert back.obs.image.dtype == torch.uint8 and torch.equal(back.obs.image, images)
     assert back.obs.target.dtype == torch.float32 and torch.equal(back.obs.target, tree.obs.target)
+
+
+MULTI_THREADED_SCRIPT = '''
+import torch
+from acframe.entry.parallel import parallel_pipeline
+
+
+def main():
+    torch.set_num_threads(2)
+    matrix = torch.randn(512, 512)
+    (matrix @ matrix).sum()  # this process's intra-op thread pool has run (as after a serial run with 2 threads)
+    cfg = dict(env=dict(env_id='CartPole-v1', collector_env_num=4, evaluator_env_num=1, n_evaluator_episode=1,
+                        stop_value=None),
+               parallel=dict(actor_num=1, start_timeout=60.0),
+               policy=dict(collect=dict(n_sample=4), unroll_len=8, learn=dict(torch_threads=2)))
+    policy = parallel_pipeline((cfg, dict(policy=dict(type='impala'))), exp_dir='run', progress=False,
+                               max_env_step=640)
+    print('env_steps', policy.summary['env_steps'])
+
+
+if __name__ == '__main__':
+    main()
+'''
+
+
+def test_workers_of_a_learner_with_several_torch_threads_are_spawned_and_start(tmp_path):
+    """A child forked from a process whose torch thread pool had run hung at its first op (it never started):
+    with policy.learn.torch_threads > 1, 'auto' spawns the actors and the evaluator."""
+    from acframe.config import compile_config
+    from acframe.entry.parallel.local import start_method
+
+    def method(threads):
+        return start_method(compile_config(cartpole(), overrides=[f'policy.learn.torch_threads={threads}']))
+    assert method(0) == method(1) == 'fork' and method(2) == 'spawn'
+    (tmp_path / 'two_threads.py').write_text(MULTI_THREADED_SCRIPT)
+    done = subprocess.run([sys.executable, 'two_threads.py'], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'env_steps 640' in done.stdout

@@ -165,11 +165,13 @@ def _exit_reason(process: Any) -> str:
 
 def start_method(cfg: Any) -> str:
     """``parallel.start_method``; 'auto' forks on Linux and spawns elsewhere, and where the learner's process
-    has threads a fork must not copy: CUDA's (``policy.cuda``) and EnvPool's (``env.manager='envpool'``: a forked
-    child crashed with SIGSEGV)."""
+    has threads a fork must not copy: CUDA's (``policy.cuda``), EnvPool's (``env.manager='envpool'``: a forked
+    child crashed with SIGSEGV) and torch's intra-op thread pool (``policy.learn.torch_threads`` > 1: a child
+    forked from a process whose pool had run hung at its first multi-threaded op, so it never started)."""
     method = cfg.parallel.start_method
     if method == 'auto':
-        forkable = not cfg.policy.get('cuda') and cfg.env.get('manager') != 'envpool'
+        forkable = (not cfg.policy.get('cuda') and cfg.env.get('manager') != 'envpool'
+                    and int(cfg.policy.learn.get('torch_threads', 0)) <= 1)
         return 'fork' if sys.platform.startswith('linux') and forkable else 'spawn'
     return method
 
