@@ -13,8 +13,8 @@ of 20, −160 on 50 fresh episodes).
 MEASURED (2026-11-23, ``python bench/ladder.py --rows pendulum --algos a2c --seeds 0,1,2``, one torch thread):
 solved and confirmed on 50 fresh episodes (−151 / −157 / −163) on 3/3 seeds at 320k / 352k / 352k env steps
 (36–47 s each); hold-out of the best checkpoint on 50 other episodes −180 / −175 / −181. The RL Zoo's −163 at
-1M is its 1M figure; SB3's A2C with these settings, side by side (seed 0, whole 1M budget): best evaluation −98,
-hold-out −141. The previous config (16 × 8, Adam 3e-3, bounded mean, no gSDE) stopped at −250 and held out
+1M is its 1M figure; SB3's A2C with these settings, side by side (seeds 0, 1, 2, whole 1M budget): best evaluations
+−98 / −713 / −107, hold-outs −141 / −752 / −158 (seed 1 never swung up). The previous config (16 × 8, Adam 3e-3, bounded mean, no gSDE) stopped at −250 and held out
 −192 / −160 / −289.
 """
 import math

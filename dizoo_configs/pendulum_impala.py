@@ -6,6 +6,10 @@ deterministic 8-episode evaluations; ``acframe -c pendulum_impala.py -s SEED env
 best evaluation −804 / −300 / −267, final −1489 / −1177 / −400 — training returns climb to about −300..−500
 within 150k env steps and then collapse on two seeds. It never reaches the ladder's −200 (nor the earlier
 claim of −250) on 3 of 3 seeds, so it ships without a stop value and runs its whole budget (issue 9).
+Also tried (2026-11-23, 500k, 50-episode evaluations): gSDE (``model.use_sde``, log-std −2, matrices redrawn every 8
+steps), ``model.obs_norm``, ``learn.reward_scale=0.1``, gradient norm 40, value weight 0.5: best −206 / −166 / −451,
+final −248 / −767 / −635 — closer on two seeds, still collapsing; with ``reward_scale=0.1`` alone, seed 0's best
+was −410.
 """
 main_config = dict(
     exp_name='pendulum_impala',

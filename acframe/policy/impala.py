@@ -51,6 +51,8 @@ class IMPALAPolicy(Policy):
             entropy_weight=0.01,
             # (float in [0, 1]) Discount factor gamma.
             discount_factor=0.99,
+            # (float > 0) Rewards are multiplied by this before the V-trace targets are computed (e.g. 0.1 for Pendulum's -16..0 rewards).
+            reward_scale=1.0,
             # (float in [0, 1]) V-trace's trace lambda (DI-engine's name): it scales the trace coefficients c_s = lambda min(c_bar, rho_s); 1.0 is the paper's V-trace. Not GAE's lambda (gae_lambda in A2C/PPO).
             lambda_=1.0,
             # (float >= 0) Clip rho-bar of the importance weights in the value target.
@@ -100,7 +102,8 @@ class IMPALAPolicy(Policy):
         with torch.no_grad():
             log_rhos = target_log_prob - behaviour.log_prob(action)
             discounts = self._discounts(batch.terminated, batch.truncated)
-            rewards = self._bootstrap_truncation(batch.reward, batch.truncated, batch.final_obs)
+            reward = batch.reward * learn.reward_scale if learn.reward_scale != 1.0 else batch.reward
+            rewards = self._bootstrap_truncation(reward, batch.truncated, batch.final_obs)
         returns = vtrace(log_rhos, discounts, rewards, values[:-1], values[-1], lambda_=learn.lambda_,
                          rho_clip=learn.rho_clip_ratio, c_clip=learn.c_clip_ratio, pg_rho_clip=learn.rho_pg_clip_ratio)
         policy_loss = -(target_log_prob * returns.pg_advantages).mean()

@@ -138,6 +138,27 @@ def test_n_sample_counts_unrolls_across_all_collector_envs():
         compile_config('cartpole_impala.py', ['policy.collect.n_sample=12'])
 
 
+def test_reward_scale_multiplies_the_rewards_the_v_trace_targets_see():
+    """reward_scale=k on a batch is the same step as k·reward with reward_scale=1 (same weights, same loss)."""
+    from acframe.data import make_tree
+
+    def step(scale, reward_factor):
+        cfg = compile_config('cartpole_impala.py', [f'policy.learn.reward_scale={scale}'])
+        torch.manual_seed(0)
+        policy = create_policy(cfg, gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), enable_field=('learn',))
+        gen = torch.Generator().manual_seed(1)
+        T, B = 5, 3
+        batch = make_tree(dict(obs=torch.randn(T + 1, B, 4, generator=gen), action=torch.randint(0, 2, (T, B), generator=gen),
+                               logit=torch.randn(T, B, 2, generator=gen), reward=torch.randn(T, B, generator=gen) * reward_factor,
+                               terminated=torch.zeros(T, B, dtype=torch.bool), truncated=torch.zeros(T, B, dtype=torch.bool),
+                               final_obs=torch.zeros(T, B, 4)))
+        return policy.learn_mode.forward(batch)
+    scaled, reference, unscaled = step(0.1, 1.0), step(1.0, 0.1), step(1.0, 1.0)
+    for key in ('policy_loss', 'value_loss', 'total_loss'):
+        assert scaled[key] == pytest.approx(reference[key], rel=1e-5)
+    assert scaled['value_loss'] != pytest.approx(unscaled['value_loss'], rel=1e-2)
+
+
 # ---- learning -------------------------------------------------------------------------------------
 CARTPOLE_BUDGET = 150_000
 
