@@ -5,10 +5,10 @@
   ``count = epsilon``, ``mean = 0``, ``var = 1``). Kept as float64 buffers of an ``nn.Module``, so they travel in
   the model's ``state_dict``: checkpoints, the weights parallel actors receive, and exported models carry them.
 * ``ObsNormalizer``: ``clip((x − mean) / sqrt(var + eps), ±clip)`` in front of a model's encoders. Only the
-  learn mode updates it (from each batch's observations: before the loss; A2C and PPO after a rollout's last step); collect and eval modes apply it
-  as it is, so evaluation is frozen and parallel actors normalize exactly as the learner does. For Dict
-  observations it normalizes the vector keys only (``vector_keys``; their statistics concatenated in that order)
-  and passes images through: the image encoder scales uint8 images.
+  learn mode updates it (from each batch's observations: before the loss; A2C and PPO after a rollout's last
+  step); collect and eval modes apply it as it is, so evaluation is frozen and parallel actors normalize exactly
+  as the learner does. For Dict observations it normalizes the vector keys only (``vector_keys``; their
+  statistics concatenated in that order) and passes images through: the image encoder scales uint8 images.
 * ``RewardNormalizer``: SB3 VecNormalize's ``norm_reward`` — rewards divided by the running std of the
   discounted return ``G_t = γ·G_{t−1} + r_t`` (reset at every episode end), then clipped to ±clip.
 """

@@ -130,7 +130,7 @@ class A2CPolicy(Policy):
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
-        output = self._evaluate(batch.obs)  # (T+1, B, ...), with the observation statistics the rollout was collected with
+        output = self._evaluate(batch.obs)  # (T+1, B, ...), with the observation statistics it was collected with
         values = output['value']
         dist = self._distribution(output, drop_last=True)
 
