@@ -9,6 +9,10 @@ PPO began merging a rollout's observations into the statistics after its last gr
 3000 crossed and confirmed on 50 fresh episodes at 76,800 / 307,200 / 153,600 env steps (of the 1M budget);
 hold-out of 50 fresh episodes of the best checkpoint 3118 / 3148 / 3165; 104 / 416 / 191 s, one torch thread.
 (Before that change: 76,800 / 204,800 / 128,000 env steps, hold-out 3047 / 3043 / 3113.)
+Over the whole 1M budget (seed 0, ``acframe -c halfcheetah_ppo.py -s 0 env.stop_value=None``, 1,104 s): evaluations
+3688 at 102k, 5248 at 486k, best and final 6812 at 1M; hold-out of those weights on 50 fresh episodes 6347 ± 1608
+(some episodes flip the cheetah). The project's reference for SB3's PPO at 1M on these machines is ~5,900 (not
+re-run side by side here).
 """
 import math
 
