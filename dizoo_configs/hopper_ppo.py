@@ -10,8 +10,8 @@ normalization as policy state (``model.obs_norm``, ``learn.reward_norm``).
 Why not the RL Zoo's tuned Hopper settings (512-step rollouts, minibatches of 32, gamma 0.999, lr 9.8e-5,
 256×256 ReLU, log-std −2): on Hopper-v5 they learn to stand still until the 1000-step time limit (return ≈ 1000
 from ~20k env steps on) and never hop — acframe's PPO 1049 / 1055 / 998 over 1M env steps (seeds 0–2) and, side by
-side on this machine, SB3's PPO with the same settings 1051 (seed 0, hold-out 1051; ``python bench/ladder.py
---rows hopper --algos none --sb3 ppo --seeds 0``). With the settings here the return climbs through 1000 by ~290k
+side on this machine, SB3's PPO with the same settings 1051 / 1003 (seeds 0, 1; hold-out 1051 / 1003;
+``python bench/ladder.py --rows hopper --algos none --sb3 ppo --seeds 0,1``). With the settings here the return climbs through 1000 by ~290k
 and seed 0 evaluated 2725 at 328k and 3171 at 348k.
 
 MEASURED (2026-11-23, ``python bench/ladder.py --rows hopper --algos ppo --seeds 0,1,2``, one torch thread): 2500
