@@ -110,7 +110,6 @@ class A2CPolicy(Policy):
         params: Any = self._model.parameters() if critic_lr is None else self._actor_critic_groups(float(critic_lr))
         self._optimizer = build_optimizer(params, learn)
         self._gamma = float(learn.discount_factor)
-        self._reward_scale = float(learn.reward_scale)
         self._params = list(self._model.parameters())
         self._model.train()  # once: nothing in acframe switches it to eval mode (a per-update call walks every module)
         self._reward_normalizer = RewardNormalizer(self._gamma, learn.reward_norm_clip) if learn.reward_norm else None
@@ -158,7 +157,7 @@ class A2CPolicy(Policy):
         """
         with torch.no_grad():
             discounts = self._discounts(batch.terminated, batch.truncated)
-            reward = batch.reward if self._reward_scale == 1.0 else batch.reward * self._reward_scale
+            reward = self._scaled_reward(batch.reward)
             if self._reward_normalizer is not None:
                 reward = self._reward_normalizer(reward, batch.terminated | batch.truncated)
             rewards = self._bootstrap_truncation(reward, batch.truncated, batch.final_obs)

@@ -159,7 +159,7 @@ class ACERPolicy(Policy):
         """Per-step discounts (0 at episode ends) and scaled rewards with gamma V(final_obs) folded in at truncations."""
         truncated = batch.truncated & ~batch.terminated
         discounts = self._discounts(batch.terminated, batch.truncated)
-        reward = batch.reward * self._cfg.learn.reward_scale
+        reward = self._scaled_reward(batch.reward)
         return self._bootstrap_truncation(reward, truncated, batch.final_obs), discounts
 
     def _targets(self, batch: ttorch.Tensor, rho: torch.Tensor, q_taken: torch.Tensor, values: torch.Tensor,

@@ -339,6 +339,11 @@ class Policy:
         (a truncated step gets its bootstrap ``γ·V(final_obs)`` in its reward: ``_bootstrap_truncation``)."""
         return float(self._cfg.learn.discount_factor) * (~(terminated | truncated)).float()
 
+    def _scaled_reward(self, reward: torch.Tensor) -> torch.Tensor:
+        """``reward · policy.learn.reward_scale`` (the tensor itself when the scale is 1)."""
+        scale = float(self._cfg.learn.get('reward_scale', 1.0))
+        return reward if scale == 1.0 else reward * scale
+
     def _stats_keys(self) -> Tuple[str, ...]:
         """The keys of the actor's distribution statistics for this policy's action space."""
         return ('mu', 'sigma') if self._action_space == 'continuous' else ('logit',)

@@ -102,8 +102,7 @@ class IMPALAPolicy(Policy):
         with torch.no_grad():
             log_rhos = target_log_prob - behaviour.log_prob(action)
             discounts = self._discounts(batch.terminated, batch.truncated)
-            reward = batch.reward * learn.reward_scale if learn.reward_scale != 1.0 else batch.reward
-            rewards = self._bootstrap_truncation(reward, batch.truncated, batch.final_obs)
+            rewards = self._bootstrap_truncation(self._scaled_reward(batch.reward), batch.truncated, batch.final_obs)
         returns = vtrace(log_rhos, discounts, rewards, values[:-1], values[-1], lambda_=learn.lambda_,
                          rho_clip=learn.rho_clip_ratio, c_clip=learn.c_clip_ratio, pg_rho_clip=learn.rho_pg_clip_ratio)
         policy_loss = -(target_log_prob * returns.pg_advantages).mean()

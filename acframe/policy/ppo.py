@@ -130,7 +130,6 @@ class PPOPolicy(Policy):
         learn = self._cfg.learn  # its values were checked by compile_config against the declarations in config
         self._optimizer = build_optimizer(self._model.parameters(), learn)
         self._params = list(self._model.parameters())
-        self._reward_scale = float(learn.reward_scale)
         self._reward_normalizer = (RewardNormalizer(float(learn.discount_factor), learn.reward_norm_clip)
                                    if learn.reward_norm else None)
         self._grad_steps = 0  # gradient steps taken (the clip-ratio schedule's clock; saved in checkpoints)
@@ -152,7 +151,7 @@ class PPOPolicy(Policy):
         with torch.no_grad():
             output = self._evaluate(rollout.obs)  # (T+1, B, ...)
             log_prob_old = self._distribution(output, drop_last=True).log_prob(rollout.action)
-            reward = rollout.reward * self._reward_scale if self._reward_scale != 1.0 else rollout.reward
+            reward = self._scaled_reward(rollout.reward)
             if self._reward_normalizer is not None:  # once per rollout: recompute_adv reuses these rewards
                 reward = self._reward_normalizer(reward, rollout.terminated | rollout.truncated)
         plan = {
