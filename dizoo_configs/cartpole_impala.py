@@ -1,4 +1,9 @@
-"""IMPALA on CartPole-v1 (500-step episodes): solved at an evaluation mean return of 475."""
+"""IMPALA on CartPole-v1 (500-step episodes): solved at an evaluation mean return of 475.
+
+MEASURED (2026-11-24, ``python bench/ladder.py --rows cartpole --algos impala --seeds 0,1,2``, one torch thread):
+solved and confirmed on 50 fresh episodes (500 / 500 / 500) on 3/3 seeds at 19k / 32k / 24k env steps (5–6 s each);
+hold-out of the best checkpoint on 50 other episodes 500 / 500 / 500.
+"""
 main_config = dict(
     exp_name='cartpole_impala',
     env=dict(

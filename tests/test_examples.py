@@ -16,7 +16,7 @@ def run_example(name, *args, cwd):
 
 def test_custom_policy_example_registers_and_trains_my_pg(tmp_path):
     stdout = run_example('custom_policy.py', '--max-env-step', '2000', '--exp-dir', str(tmp_path / 'run'), cwd=tmp_path)
-    assert 'my_pg: 2000 env steps'  # the budget is exact: the last segment is cut in stdout
+    assert 'my_pg: 2000 env steps,' in stdout  # the budget is exact: the last segment is cut
     assert (tmp_path / 'run' / 'summary.json').is_file()
     assert "'type': 'my_pg'" in (tmp_path / 'run' / 'config.py').read_text()
 

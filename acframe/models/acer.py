@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
+from .normalization import ObsNormalizer, obs_normalizer
 
 
 def _check_space(model: str, action_space: str, expected: str) -> None:
@@ -42,6 +43,9 @@ class ACERDiscrete(nn.Module):
         share_encoder: one body for the policy and Q heads (True) or a body each (False).
         activation: ``'tanh'``, ``'relu'`` or ``'elu'``.
         orthogonal_init: orthogonal weight init (gain sqrt(2) body, 0.01 policy head, 1 Q head).
+        obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, as ``VAC``'s; the
+            learn mode updates it from every batch, replays included, and the average policy network shares it).
+        obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
 
     ``forward(obs, mode)``: ``'compute_actor'`` -> ``{'logit' (N, A)}``; ``'compute_critic'`` ->
     ``{'q_value' (N, A), 'value' (N,)}``; ``'compute_actor_critic'`` -> all three.
@@ -51,12 +55,14 @@ class ACERDiscrete(nn.Module):
                  encoder_hidden_size_list: Sequence[int] = (64, 64), share_encoder: bool = False,
                  activation: str = 'tanh', orthogonal_init: bool = True, encoder: str = 'mlp',
                  encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
-                 vector_hidden_size_list: Sequence[int] = (64,)) -> None:
+                 vector_hidden_size_list: Sequence[int] = (64,), obs_norm: bool = False,
+                 obs_norm_clip: float = 10.0) -> None:
         super().__init__()
         _check_space('acer_q', action_space, 'discrete')
         n_actions = int(action_shape)
         hidden = list(encoder_hidden_size_list)
         self.share_encoder = share_encoder
+        self.obs_normalizer: Optional[ObsNormalizer] = obs_normalizer(obs_shape, obs_norm_clip) if obs_norm else None
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
@@ -71,13 +77,14 @@ class ACERDiscrete(nn.Module):
         use_channels_last(self)
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {'logit': self.policy_head(self.actor_encoder(obs))}
+        return {'logit': self.policy_head(self.actor_encoder(_normalized(self, obs)))}
 
     def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         out = self.compute_actor_critic(obs)
         return {'q_value': out['q_value'], 'value': out['value']}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        obs = _normalized(self, obs)
         actor_feature = self.actor_encoder(obs)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
         logit = self.policy_head(actor_feature)
@@ -114,6 +121,9 @@ class ACERSDN(nn.Module):
         mu_bound: squash the Gaussian's mean into ``[-mu_bound, mu_bound]`` with ``tanh`` (e.g. the action
             bound, so the mean cannot drift where every action is clipped alike); 0 leaves it unbounded.
         orthogonal_init: orthogonal weight init.
+        obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, as ``VAC``'s; the
+            learn mode updates it from every batch, replays included, and the average policy network shares it).
+        obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
 
     ``forward(obs, mode, actions=None)``: ``'compute_actor'`` -> ``{'mu', 'sigma'}``; ``'compute_critic'`` ->
     ``{'value' (N,)}``; ``'compute_actor_critic'`` -> all three, plus ``'q_value' (N, K)`` = ``Q~(x, a_k)``
@@ -126,7 +136,8 @@ class ACERSDN(nn.Module):
                  sigma_type: str = 'independent', init_sigma: float = 1.0, n_action_samples: int = 5,
                  mu_bound: float = 0.0, orthogonal_init: bool = True, encoder: str = 'mlp',
                  encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
-                 vector_hidden_size_list: Sequence[int] = (64,)) -> None:
+                 vector_hidden_size_list: Sequence[int] = (64,), obs_norm: bool = False,
+                 obs_norm_clip: float = 10.0) -> None:
         super().__init__()
         _check_space('acer_sdn', action_space, 'continuous')
         if sigma_type not in ('independent', 'conditioned'):
@@ -142,6 +153,7 @@ class ACERSDN(nn.Module):
         self.sigma_type = sigma_type
         self.n_action_samples = int(n_action_samples)
         self.mu_bound = float(mu_bound)
+        self.obs_normalizer: Optional[ObsNormalizer] = obs_normalizer(obs_shape, obs_norm_clip) if obs_norm else None
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
@@ -174,12 +186,13 @@ class ACERSDN(nn.Module):
         return {'mu': mu, 'sigma': log_sigma.clamp(-20.0, 2.0).exp()}
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return self._actor(self.actor_encoder(obs))
+        return self._actor(self.actor_encoder(_normalized(self, obs)))
 
     def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {'value': self.value_head(self.critic_encoder(obs)).squeeze(-1)}
+        return {'value': self.value_head(self.critic_encoder(_normalized(self, obs))).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor, actions: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        obs = _normalized(self, obs)
         actor_feature = self.actor_encoder(obs)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
         out = self._actor(actor_feature)
@@ -208,6 +221,11 @@ class ACERSDN(nn.Module):
         if mode == 'compute_actor_critic':
             return self.compute_actor_critic(obs, actions)
         return _dispatch(self, obs, mode)
+
+
+def _normalized(model: nn.Module, obs: torch.Tensor) -> torch.Tensor:
+    """``obs`` through the model's ``obs_normalizer`` (``policy.model.obs_norm``), or as it is without one."""
+    return obs if model.obs_normalizer is None else model.obs_normalizer(obs)
 
 
 def _dispatch(model: nn.Module, obs: torch.Tensor, mode: str) -> Dict[str, torch.Tensor]:

@@ -14,11 +14,14 @@
 """
 from __future__ import annotations
 
+import math
 from itertools import accumulate
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
+
+from .encoders import dict_layout
 
 
 class RunningMeanStd(nn.Module):
@@ -129,3 +132,17 @@ class RewardNormalizer:
     def load_state_dict(self, state: Dict[str, torch.Tensor]) -> None:
         self.return_rms.load_state_dict({k: state[k] for k in ('mean', 'var', 'count')})
         self.returns = state['returns'].clone().to(torch.float64)
+
+
+def obs_normalizer(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], clip: float) -> ObsNormalizer:
+    """The ``ObsNormalizer`` of ``policy.model.obs_norm``: of vector observations, or of a Dict observation's vector keys."""
+    if isinstance(obs_shape, Mapping):
+        vectors = dict_layout(obs_shape)[1]
+        if not vectors:
+            raise ValueError(f"policy.model.obs_norm normalizes vector observations; the Dict observation "
+                             f"{dict(obs_shape)} has none (the encoder scales uint8 images): set obs_norm=False")
+        return ObsNormalizer(sum(vectors.values()), clip, vector_keys=vectors)
+    if not isinstance(obs_shape, int) and len(obs_shape) > 1:
+        raise ValueError(f"policy.model.obs_norm normalizes vector observations; observations of shape "
+                         f"{list(obs_shape)} are images (the encoder scales uint8 images): set obs_norm=False")
+    return ObsNormalizer(int(obs_shape if isinstance(obs_shape, int) else math.prod(obs_shape)), clip)

@@ -9,8 +9,8 @@ import torch.nn as nn
 
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
-from .encoders import build_encoder, dict_layout, use_channels_last
-from .normalization import ObsNormalizer
+from .encoders import build_encoder, use_channels_last
+from .normalization import obs_normalizer
 from .sde import sde_std
 
 ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
@@ -169,17 +169,3 @@ class VAC(nn.Module):
         if mode == 'compute_actor_critic':
             return self.compute_actor_critic(obs)
         raise ValueError(f"VAC.forward: unknown mode '{mode}'; use compute_actor, compute_critic or compute_actor_critic")
-
-
-def obs_normalizer(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], clip: float) -> ObsNormalizer:
-    """The ``ObsNormalizer`` of ``policy.model.obs_norm``: of vector observations, or of a Dict observation's vector keys."""
-    if isinstance(obs_shape, Mapping):
-        vectors = dict_layout(obs_shape)[1]
-        if not vectors:
-            raise ValueError(f"policy.model.obs_norm normalizes vector observations; the Dict observation "
-                             f"{dict(obs_shape)} has none (the encoder scales uint8 images): set obs_norm=False")
-        return ObsNormalizer(sum(vectors.values()), clip, vector_keys=vectors)
-    if not isinstance(obs_shape, int) and len(obs_shape) > 1:
-        raise ValueError(f"policy.model.obs_norm normalizes vector observations; observations of shape "
-                         f"{list(obs_shape)} are images (the encoder scales uint8 images): set obs_norm=False")
-    return ObsNormalizer(int(obs_shape if isinstance(obs_shape, int) else math.prod(obs_shape)), clip)

@@ -83,6 +83,8 @@ class ACERPolicy(Policy):
             grad_clip_type='clip_norm',
             # (float >= 0) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to (DI-engine's name; formerly clip_value, still read with a warning).
             grad_clip_value=40.0,
+            # (int >= 0) Decay the learning rate linearly to 0 at this learner iteration; 0 keeps it constant.
+            lr_decay_iters=0,
         ),
         collect=dict(
             # (int > 0) Sub-trajectories of replay_buffer.unroll_len steps collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): the on-policy update's T is n_sample / collector_env_num * unroll_len.
@@ -130,11 +132,14 @@ class ACERPolicy(Policy):
         self._optimizer = build_optimizer(self._model.parameters(), learn)
         self._average_model = copy.deepcopy(self._model)
         self._average_model.requires_grad_(False)
+        if getattr(self._model, 'obs_normalizer', None) is not None:  # one set of statistics: pi and pi_avg see the same x
+            self._average_model.obs_normalizer = self._model.obs_normalizer
         self._params = list(self._model.parameters())
         self._average_params = list(self._average_model.parameters())
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
+        self._update_obs_norm(batch.obs)  # replayed sub-trajectories count once per use, as IMPALA's unrolls
         terms = self._discrete_terms(batch) if self._action_space == 'discrete' else self._continuous_terms(batch)
         per_step = terms['policy_loss']
         if learn.trust_region:

@@ -1,5 +1,6 @@
 """Specification of the ACER policy (``acframe.policy.acer``): targets, trust region, average network, learning."""
 import copy
+import io
 import json
 
 import gymnasium as gym
@@ -29,11 +30,13 @@ def make_policy(spaces=CARTPOLE, overrides=(), seed: int = 0) -> ACERPolicy:
     return create_policy(cfg, *spaces)
 
 
-def random_batch(policy: ACERPolicy, steps: int = 5, size: int = 4, seed: int = 0) -> ttorch.Tensor:
-    """A time-major batch whose actions were sampled by ``policy`` itself (so rho = 1 before any update)."""
+def random_batch(policy: ACERPolicy, steps: int = 5, size: int = 4, seed: int = 0, loc: float = 0.0,
+                 scale: float = 1.0) -> ttorch.Tensor:
+    """A time-major batch whose actions were sampled by ``policy`` itself (so rho = 1 before any update);
+    observations ~ N(loc, scale^2)."""
     gen = torch.Generator().manual_seed(seed)
     obs_dim = 4 if policy._action_space == 'discrete' else 3
-    obs = torch.randn(steps + 1, size, obs_dim, generator=gen)
+    obs = torch.randn(steps + 1, size, obs_dim, generator=gen) * scale + loc
     with torch.no_grad():
         out = policy.collect_mode.forward(obs[:-1].reshape(-1, obs_dim))
     batch = {k: v.reshape((steps, size) + tuple(v.shape[1:])) for k, v in out.items()}
@@ -149,6 +152,50 @@ def test_checkpoint_holds_and_restores_the_average_network():
     assert torch.equal(restored._average_model.policy_head.weight, restored.model.policy_head.weight)
 
 
+# ---- observation normalization ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize('spaces', [CARTPOLE, PENDULUM], ids=['discrete', 'continuous'])
+def test_obs_norm_is_learned_from_every_batch_frozen_when_acting_and_shared_by_the_average_policy(spaces):
+    policy = make_policy(spaces, ['policy.model.obs_norm=True'])
+    normalizer = policy.model.obs_normalizer
+    assert policy._average_model.obs_normalizer is normalizer  # pi_avg's KL term sees the x pi sees
+    obs = torch.randn(16, spaces[0].shape[0]) * 4 + 10
+    policy.collect_mode.forward(obs)
+    policy.eval_mode.forward(obs)
+    assert normalizer.count.item() == pytest.approx(1e-4)  # acting never updates the statistics
+    batches = [random_batch(policy, seed=seed, loc=10.0, scale=4.0) for seed in range(2)]
+    for batch in batches:  # a fresh segment, then the same sub-trajectories replayed: each use counts
+        policy.learn_mode.forward(batch)
+    seen = torch.cat([batch.obs[:-1].reshape(-1, obs.shape[1]) for batch in batches]).double().numpy()
+    np.testing.assert_allclose(normalizer.mean.numpy(), seen.mean(0), rtol=1e-4)
+    np.testing.assert_allclose(normalizer.var.numpy(), seen.var(0), rtol=1e-3)
+    assert normalizer.count.item() == pytest.approx(2 * 5 * 4, abs=1e-3)
+    with torch.no_grad():  # the model acts on normalized observations: far from raw obs of mean 10
+        raw = make_policy(spaces, ['policy.model.obs_norm=True'])
+        raw.model.load_state_dict({k: v for k, v in policy.model.state_dict().items() if 'obs_normalizer' not in k},
+                                  strict=False)
+        assert not torch.allclose(raw.model.compute_critic(obs)['value'], policy.model.compute_critic(obs)['value'])
+
+
+def test_obs_norm_statistics_survive_a_weights_only_checkpoint_round_trip():
+    policy = make_policy(PENDULUM, ['policy.model.obs_norm=True'])
+    for seed in range(3):
+        policy.learn_mode.forward(random_batch(policy, seed=seed, loc=-3.0, scale=2.0))
+    buffer = io.BytesIO()
+    torch.save(policy.learn_mode.state_dict(), buffer)
+    buffer.seek(0)
+    state = torch.load(buffer, weights_only=True)
+    assert {'obs_normalizer.mean', 'obs_normalizer.var', 'obs_normalizer.count'} <= set(state['model'])
+    restored = make_policy(PENDULUM, ['policy.model.obs_norm=True'], seed=1)
+    restored.learn_mode.load_state_dict(state)
+    assert restored._average_model.obs_normalizer is restored.model.obs_normalizer
+    for name in ('mean', 'var', 'count'):
+        assert torch.equal(getattr(restored.model.obs_normalizer, name), getattr(policy.model.obs_normalizer, name))
+    obs = torch.randn(8, 3) * 2 - 3
+    assert torch.equal(policy.eval_mode.forward(obs)['action'], restored.eval_mode.forward(obs)['action'])
+
+
 # ---- configuration errors -------------------------------------------------------------------------------
 
 
@@ -166,6 +213,16 @@ def test_rejects_unsupported_spaces_and_bad_settings():
 
 
 # ---- learning ---------------------------------------------------------------------------------------------
+
+
+def test_the_pipeline_decays_the_learning_rate_to_zero_at_lr_decay_iters(tmp_path):
+    overrides = ['policy.learn.lr_decay_iters=12', 'policy.learn.learning_rate=0.002', 'policy.eval.evaluator.eval_freq=0',
+                 'env.n_evaluator_episode=1', 'env.evaluator_env_num=1',
+                 'policy.other.replay_buffer.replay_start_size=0']
+    policy = serial_pipeline('cartpole_acer.py', seed=0, overrides=overrides, max_train_iter=12,
+                             exp_dir=str(tmp_path / 'decay'), progress=False)
+    (group,) = policy.learn_mode.optimizers()[0].param_groups
+    assert (group['lr'], group['initial_lr']) == (0.0, 0.002)
 
 
 def test_solves_cartpole_within_budget(tmp_path):
