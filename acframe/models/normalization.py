@@ -9,6 +9,8 @@
   step); collect and eval modes apply it as it is, so evaluation is frozen and parallel actors normalize exactly
   as the learner does. For Dict observations it normalizes the vector keys only (``vector_keys``; their
   statistics concatenated in that order) and passes images through: the image encoder scales uint8 images.
+* ``obs_normalizer(obs_shape, clip)``: the ``ObsNormalizer`` of ``policy.model.obs_norm`` for an observation shape
+  (vector, or a Dict's vector keys; images are refused) — what VAC and ACER's models build.
 * ``RewardNormalizer``: SB3 VecNormalize's ``norm_reward`` — rewards divided by the running std of the
   discounted return ``G_t = γ·G_{t−1} + r_t`` (reset at every episode end), then clipped to ±clip.
 """
