@@ -6,7 +6,8 @@ frame skip 4, 4 stacked frames):
 * ``bare``: random actions in a gymnasium ``SyncVectorEnv`` (SAME_STEP autoreset) of the run's envs — the
   ceiling (``--manager envpool``: EnvPool stepped directly instead);
 * ``serial``: ``serial_pipeline`` (collector → replay buffer → learner, one process);
-* ``parallel``: ``parallel_pipeline`` with the local backend, ``--actors`` actor processes and the learner.
+* ``parallel``: ``parallel_pipeline`` with the local backend, ``--actors`` actor processes (default: the config's
+  ``parallel.actor_num``, one per CPU core) and the learner.
 
 Each pipeline runs twice from a cold start, ``--steps`` and ``3 * --steps`` env steps: ``whole_run`` is the long
 run's env-steps/s (start-up and the evaluations at the start and the end included), ``steady`` is the rate of
@@ -89,7 +90,8 @@ def pipeline(args: argparse.Namespace, mode: str, steps: int) -> dict:
         policy = serial_pipeline(args.config, seed=0, overrides=overrides(args), exp_dir=exp_dir,
                                  max_env_step=steps, progress=False)
     else:
-        policy = parallel_pipeline(args.config, seed=0, overrides=overrides(args) + [f'parallel.actor_num={args.actors}'],
+        actors = [f'parallel.actor_num={args.actors}'] if args.actors else []  # none given: the config's (one per core)
+        policy = parallel_pipeline(args.config, seed=0, overrides=overrides(args) + actors,
                                    exp_dir=exp_dir, backend='local', max_env_step=steps, progress=False)
     wall = time.perf_counter() - start
     summary = policy.summary
@@ -134,7 +136,8 @@ def main() -> None:
     parser.add_argument('--bare-steps', type=int, default=8000)
     parser.add_argument('--episode-steps', type=int, default=400)
     parser.add_argument('--manager', default='sync', choices=('sync', 'envpool'))
-    parser.add_argument('--actors', type=int, default=1)
+    parser.add_argument('--actors', type=int, default=0,
+                        help="actor processes of the parallel pipeline (default: the config's parallel.actor_num, one per CPU core)")
     parser.add_argument('--modes', default='serial,parallel')
     parser.add_argument('--learner-step', default='', help='networks to time one learner update of, comma-separated')
     parser.add_argument('--repeats', type=int, default=3)
@@ -155,7 +158,7 @@ def main() -> None:
     bare_after = bare_loop(args)
     bare = (bare_before + bare_after) / 2
     result = {'config': args.config, 'encoder': args.encoder, 'envs': args.envs, 'manager': args.manager,
-              'torch_threads': args.threads,
+              'torch_threads': args.threads, 'actors': args.actors or os.cpu_count(),
               'load_avg_1min': [round(load_start, 1), round(os.getloadavg()[0], 1)],
               'bare_loop_steps_per_s': [round(bare_before, 1), round(bare_after, 1)]}
     for mode, (short, long) in runs.items():
