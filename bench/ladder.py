@@ -342,7 +342,7 @@ def write_docs(results: Dict[str, Any]) -> None:
     images = '\n'.join(f'![{row}](img/ladder_{row}.png)' for row in rows if plot_row(results, row))
     commands = sorted({re.sub(r'--seeds \d+', '--seeds ' + ','.join(str(r['seed']) for r in sorted(runs, key=lambda r: r['seed'])),
                               runs[0]['command']) for runs in groups(results).values()})
-    block = '\n'.join([START, table(results), '', 'Runs (each a fresh process, one torch thread, one at a time):', '',
+    block = '\n'.join([START, table(results), '', 'Runs (each a fresh process, one torch thread; at most two side by side on the 2 cores):', '',
                        *[f'* `{c}`' for c in commands], '', images, END])
     with open(DOC) as f:
         text = f.read()
