@@ -12,7 +12,9 @@ MEASURED (2026-11-24, seed 0, the whole 1M budget, 10-episode greedy evaluations
 ``acframe -c lunarlander_continuous_acer.py -s 0``, 220 s): −277 at 0, 115 at 209k, best 200 at 290k, then 117–193
 and 145 at 1M. Not the ladder's 200 on 3/3 seeds: no stop value. Tried on the same seed and not kept: the learning
 rate decayed to 0 over the budget (best 193, 166 at 1M); that and gamma 0.999 (best 201 at 492k, 142 at 1M);
-decay with 128×128 networks, batches of 32 and Adam 7e-4, the settings of ``lunarlander_acer.py`` (best 130). PPO
+decay with 128×128 networks, batches of 32 and Adam 7e-4, the settings of ``lunarlander_acer.py`` (best 130);
+decay with gamma 0.995 (133 by 693k, stopped there), and with replay ratio 8 too (190 at 257k, then 18–130 by
+457k, stopped). PPO
 (``lunarlander_continuous_ppo.py``) solves this row.
 """
 main_config = dict(
