@@ -98,6 +98,14 @@ def pipeline(args: argparse.Namespace, mode: str, steps: int) -> dict:
     return {'env_steps': summary['env_steps'], 'train_iters': summary['train_iters'], 'wall_s': wall}
 
 
+def parallel_actor_num(args: argparse.Namespace) -> int:
+    """The actors the parallel runs used: ``--actors``, or the config's ``parallel.actor_num`` as the pipeline resolves it."""
+    from acframe.config import compile_config
+    from acframe.entry.parallel.run import resolve_actor_num
+
+    return args.actors or resolve_actor_num(compile_config(args.config, overrides(args)), 'local')
+
+
 def learner_step(args: argparse.Namespace, network: str) -> float:
     """Seconds of one IMPALA update on a random batch of the config's shape with ``network`` (min of repeats)."""
     import gymnasium as gym
@@ -158,7 +166,7 @@ def main() -> None:
     bare_after = bare_loop(args)
     bare = (bare_before + bare_after) / 2
     result = {'config': args.config, 'encoder': args.encoder, 'envs': args.envs, 'manager': args.manager,
-              'torch_threads': args.threads, 'actors': args.actors or os.cpu_count(),
+              'torch_threads': args.threads, 'actors': parallel_actor_num(args),
               'load_avg_1min': [round(load_start, 1), round(os.getloadavg()[0], 1)],
               'bare_loop_steps_per_s': [round(bare_before, 1), round(bare_after, 1)]}
     for mode, (short, long) in runs.items():

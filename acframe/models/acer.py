@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
-from .normalization import ObsNormalizer, obs_normalizer
+from .normalization import ObsNormalizer, normalize_obs, obs_normalizer
 
 
 def _check_space(model: str, action_space: str, expected: str) -> None:
@@ -77,14 +77,14 @@ class ACERDiscrete(nn.Module):
         use_channels_last(self)
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {'logit': self.policy_head(self.actor_encoder(_normalized(self, obs)))}
+        return {'logit': self.policy_head(self.actor_encoder(normalize_obs(self.obs_normalizer, obs)))}
 
     def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         out = self.compute_actor_critic(obs)
         return {'q_value': out['q_value'], 'value': out['value']}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        obs = _normalized(self, obs)
+        obs = normalize_obs(self.obs_normalizer, obs)
         actor_feature = self.actor_encoder(obs)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
         logit = self.policy_head(actor_feature)
@@ -186,13 +186,13 @@ class ACERSDN(nn.Module):
         return {'mu': mu, 'sigma': log_sigma.clamp(-20.0, 2.0).exp()}
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return self._actor(self.actor_encoder(_normalized(self, obs)))
+        return self._actor(self.actor_encoder(normalize_obs(self.obs_normalizer, obs)))
 
     def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {'value': self.value_head(self.critic_encoder(_normalized(self, obs))).squeeze(-1)}
+        return {'value': self.value_head(self.critic_encoder(normalize_obs(self.obs_normalizer, obs))).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor, actions: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
-        obs = _normalized(self, obs)
+        obs = normalize_obs(self.obs_normalizer, obs)
         actor_feature = self.actor_encoder(obs)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
         out = self._actor(actor_feature)
@@ -221,11 +221,6 @@ class ACERSDN(nn.Module):
         if mode == 'compute_actor_critic':
             return self.compute_actor_critic(obs, actions)
         return _dispatch(self, obs, mode)
-
-
-def _normalized(model: nn.Module, obs: torch.Tensor) -> torch.Tensor:
-    """``obs`` through the model's ``obs_normalizer`` (``policy.model.obs_norm``), or as it is without one."""
-    return obs if model.obs_normalizer is None else model.obs_normalizer(obs)
 
 
 def _dispatch(model: nn.Module, obs: torch.Tensor, mode: str) -> Dict[str, torch.Tensor]:

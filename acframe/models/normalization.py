@@ -10,7 +10,8 @@
   as the learner does. For Dict observations it normalizes the vector keys only (``vector_keys``; their
   statistics concatenated in that order) and passes images through: the image encoder scales uint8 images.
 * ``obs_normalizer(obs_shape, clip)``: the ``ObsNormalizer`` of ``policy.model.obs_norm`` for an observation shape
-  (vector, or a Dict's vector keys; images are refused) — what VAC and ACER's models build.
+  (vector, or a Dict's vector keys; images are refused) — what VAC and ACER's models build; ``normalize_obs``
+  applies it when a model has one.
 * ``RewardNormalizer``: SB3 VecNormalize's ``norm_reward`` — rewards divided by the running std of the
   discounted return ``G_t = γ·G_{t−1} + r_t`` (reset at every episode end), then clipped to ±clip.
 """
@@ -148,3 +149,8 @@ def obs_normalizer(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], clip
         raise ValueError(f"policy.model.obs_norm normalizes vector observations; observations of shape "
                          f"{list(obs_shape)} are images (the encoder scales uint8 images): set obs_norm=False")
     return ObsNormalizer(int(obs_shape if isinstance(obs_shape, int) else math.prod(obs_shape)), clip)
+
+
+def normalize_obs(normalizer: Optional[ObsNormalizer], obs: Any) -> Any:
+    """``obs`` through a model's ``obs_normalizer`` (``policy.model.obs_norm``), or as it is when it has none."""
+    return obs if normalizer is None else normalizer(obs)

@@ -10,7 +10,7 @@ import torch.nn as nn
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
-from .normalization import obs_normalizer
+from .normalization import ObsNormalizer, normalize_obs, obs_normalizer
 from .sde import sde_std
 
 ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
@@ -88,9 +88,7 @@ class VAC(nn.Module):
             self.nvec = []
             out_size = int(action_shape if isinstance(action_shape, int) else math.prod(action_shape))
         hidden = list(encoder_hidden_size_list)
-        self.obs_norm = bool(obs_norm)
-        if self.obs_norm:
-            self.obs_normalizer = obs_normalizer(obs_shape, obs_norm_clip)
+        self.obs_normalizer: Optional[ObsNormalizer] = obs_normalizer(obs_shape, obs_norm_clip) if obs_norm else None
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
@@ -127,8 +125,7 @@ class VAC(nn.Module):
         use_channels_last(self)
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        if self.obs_norm:
-            obs = self.obs_normalizer(obs)
+        obs = normalize_obs(self.obs_normalizer, obs)
         return self._actor_from_feature(self.actor_encoder(obs))
 
     def _actor_from_feature(self, feature: torch.Tensor) -> Dict[str, torch.Tensor]:
@@ -148,13 +145,11 @@ class VAC(nn.Module):
         return {'mu': mu, 'sigma': sigma}
 
     def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        if self.obs_norm:
-            obs = self.obs_normalizer(obs)
+        obs = normalize_obs(self.obs_normalizer, obs)
         return {'value': self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        if self.obs_norm:
-            obs = self.obs_normalizer(obs)
+        obs = normalize_obs(self.obs_normalizer, obs)
         actor_feature = self.actor_encoder(obs)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
         out = self._actor_from_feature(actor_feature)
