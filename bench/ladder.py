@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -76,7 +76,9 @@ ZOO: Dict[Tuple[str, str], Dict[str, Any]] = {
                                             policy_kwargs=dict(log_std_init=-2, ortho_init=False)),
     ('lunarlander_continuous', 'ppo'): dict(n_envs=16, n_steps=1024, batch_size=64, gae_lambda=0.98, gamma=0.999,
                                             n_epochs=4, ent_coef=0.01),
-    ('halfcheetah', 'a2c'): dict(normalize=True, n_envs=1),  # a2c.yml's mujoco-defaults: SB3's A2C defaults
+    # a2c.yml's mujoco-defaults: SB3's A2C defaults; the Zoo's published HalfCheetah-v3 A2C (3096) ran them with
+    # normalize_kwargs {'norm_obs': True, 'norm_reward': False}
+    ('halfcheetah', 'a2c'): dict(normalize=dict(norm_obs=True, norm_reward=False), n_envs=1),
     ('halfcheetah', 'ppo'): dict(normalize=True, n_envs=1, batch_size=64, n_steps=512, gamma=0.98,
                                  learning_rate=2.0633e-05, ent_coef=0.000401762, clip_range=0.1, n_epochs=20,
                                  gae_lambda=0.92, max_grad_norm=0.8, vf_coef=0.58096, policy_kwargs=_MUJOCO_NET),
@@ -137,7 +139,7 @@ def _schedule(value: Any) -> Any:
     return value
 
 
-def zoo_kwargs(row: str, algo: str) -> Tuple[int, bool, Dict[str, Any]]:
+def zoo_kwargs(row: str, algo: str) -> Tuple[int, Union[bool, Dict[str, bool]], Dict[str, Any]]:
     """``(n_envs, normalize, SB3 constructor kwargs)`` of a ZOO entry: 'lin_X' as schedules, an activation name as
     its ``torch.nn`` class."""
     import torch
@@ -167,7 +169,8 @@ def sb3_worker(row: str, algo: str, seed: int, budget: int, eval_every: int, out
     env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
     eval_env = make_vec_env(env_id, n_envs=1, seed=seed + 100_000)
     if normalize:
-        env = VecNormalize(env, gamma=hp.get('gamma', 0.99))
+        # normalize: True, or the Zoo's normalize_kwargs as a dict (e.g. norm_reward=False)
+        env = VecNormalize(env, gamma=hp.get('gamma', 0.99), **(normalize if isinstance(normalize, dict) else {}))
         eval_env = VecNormalize(eval_env, training=False, norm_reward=False)
     model = (A2C if algo == 'a2c' else PPO)('MlpPolicy', env, seed=seed, device='cpu', verbose=0, **hp)
     curve: List[Tuple[int, float]] = []

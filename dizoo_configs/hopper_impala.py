@@ -8,7 +8,10 @@ weight 0.5, Adam 3e-4 decayed linearly to 0 over the 1M-step budget (31,248 iter
 
 MEASURED (2026-11-24, seed 0, the whole 1M budget, 10-episode greedy evaluations every ~20k env steps;
 ``acframe -c hopper_impala.py -s 0``, 226 s): 540 at 41k, 740–1050 from 206k to 533k, 900–1600 after, best 2479
-at 779k, 1406 at 1M. With 4 updates per collection (each unroll trained on twice; 138 s) the best was 845. The
+at 779k, 1406 at 1M. With 4 updates per collection (each unroll trained on twice; 138 s) the best was 845.
+As shipped with stop 2000 (2026-11-24): seed 0 solved at 431k (confirmed 2068), seeds 1 and 2 best 983 and 1572.
+Tried on seed 1 (2026-11-25, the whole 1M): rewards divided by the running return std (``learn.reward_norm``) in
+place of × 0.1, best 1903; with ``learn.adv_norm`` as well, best 542; ``adv_norm`` alone, best 530. The
 ladder's 2000 within 1M is not held: no stop value. ACER (``hopper_acer.py``) and PPO (``hopper_ppo.py``) solve
 this row.
 """

@@ -72,7 +72,10 @@ def test_every_zoo_entry_is_a_row_and_resolves_to_sb3_arguments(ladder):
     for row, algo in ladder.ZOO:
         assert row in ladder.ROWS and algo in ('a2c', 'ppo')
         n_envs, normalize, hp = ladder.zoo_kwargs(row, algo)
-        assert n_envs >= 1 and isinstance(normalize, bool) and 'n_envs' not in hp
+        assert n_envs >= 1 and 'n_envs' not in hp
+        # True, or VecNormalize's keyword arguments (the Zoo's normalize_kwargs)
+        assert isinstance(normalize, bool) or set(normalize) <= {'norm_obs', 'norm_reward'}
+    assert ladder.zoo_kwargs('halfcheetah', 'a2c')[1] == {'norm_obs': True, 'norm_reward': False}
     n_envs, normalize, hp = ladder.zoo_kwargs('halfcheetah', 'ppo')  # RL Zoo's tuned HalfCheetah PPO
     assert (n_envs, normalize, hp['n_steps'], hp['n_epochs'], hp['gamma']) == (1, True, 512, 20, 0.98)
     assert hp['policy_kwargs']['activation_fn'] is torch.nn.ReLU

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from itertools import accumulate
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -93,6 +93,35 @@ class ObsNormalizer(RunningMeanStd):
         super().update(x)
 
 
+@torch.no_grad()
+def running_discounted_returns(reward: torch.Tensor, done: torch.Tensor, carry: Optional[torch.Tensor],
+                               gamma: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Each env stream's running discounted return ``G_t = γ·G_{t−1} + r_t``, zeroed after every episode end.
+
+    ``reward``, ``done``: ``(T, B)``, the B columns the same env streams as in the previous call; ``carry``: ``(B,)``
+    float64, ``G`` after the previous call's last step (None, or another column count: every stream starts at 0).
+    Returns ``(G (T, B) float64, carry (B,))`` — the statistic whose std ``learn.reward_norm`` divides rewards by.
+    """
+    steps, num_envs = reward.shape
+    if carry is None or carry.shape != (num_envs,):
+        carry = torch.zeros(num_envs, dtype=torch.float64)
+    returns = torch.empty(steps, num_envs, dtype=torch.float64)
+    keep = (~done).to(torch.float64)
+    reward64 = reward.to(torch.float64)
+    ret = carry
+    for t in range(steps):  # a forward scan over T of (B,) vectors
+        ret = ret * gamma + reward64[t]
+        returns[t] = ret
+        ret = ret * keep[t]
+    return returns, ret
+
+
+def scale_by_return_std(reward: torch.Tensor, return_rms: RunningMeanStd, clip: float, eps: float = 1e-8) -> torch.Tensor:
+    """``clip(r / sqrt(var(G) + eps), ±clip)`` with ``var(G)`` from the running return statistics ``return_rms``."""
+    scale = float((return_rms.var + eps).sqrt())
+    return (reward / scale).clamp(-clip, clip)
+
+
 class RewardNormalizer:
     """Divides rewards by the running std of the discounted return of each env stream (SB3's ``norm_reward``).
 
@@ -112,21 +141,9 @@ class RewardNormalizer:
 
     @torch.no_grad()
     def __call__(self, reward: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
-        steps, num_envs = reward.shape
-        if self.returns.shape != (num_envs,):
-            self.returns = torch.zeros(num_envs, dtype=torch.float64)
-        returns = torch.empty(steps, num_envs, dtype=torch.float64)
-        ret = self.returns
-        keep = (~done).to(torch.float64)
-        reward64 = reward.to(torch.float64)
-        for t in range(steps):  # a forward scan over T of (B,) vectors
-            ret = ret * self.gamma + reward64[t]
-            returns[t] = ret
-            ret = ret * keep[t]
-        self.returns = ret
+        returns, self.returns = running_discounted_returns(reward, done, self.returns, self.gamma)
         self.return_rms.update(returns)
-        scale = float((self.return_rms.var + self.eps).sqrt())
-        return (reward / scale).clamp(-self.clip, self.clip)
+        return scale_by_return_std(reward, self.return_rms, self.clip, self.eps)
 
     def state_dict(self) -> Dict[str, torch.Tensor]:
         return {'mean': self.return_rms.mean.clone(), 'var': self.return_rms.var.clone(),

@@ -38,7 +38,7 @@ from ..data import ttorch
 from ..errors import ConfigError
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
-from ..rl_utils import gae, nstep_return
+from ..rl_utils import gae, normalize_advantages, nstep_return
 from .base import Policy, build_optimizer
 
 
@@ -135,7 +135,7 @@ class A2CPolicy(Policy):
 
         returns, advantages = self._targets(batch, values.detach())
         if learn.adv_norm:
-            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+            advantages = normalize_advantages(advantages)
         reduce = torch.mean if learn.loss_reduction == 'mean' else torch.sum
         policy_loss = -reduce(dist.log_prob(batch.action) * advantages)
         value_loss = reduce((returns - values[:-1]).pow(2))
@@ -170,16 +170,8 @@ class A2CPolicy(Policy):
                 returns = advantages + values[:-1]
         return returns, advantages
 
-    def _state_dict_learn(self) -> Dict[str, Any]:
-        state = super()._state_dict_learn()
-        if self._reward_normalizer is not None:
-            state['reward_normalizer'] = self._reward_normalizer.state_dict()
-        return state
-
-    def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
-        super()._load_state_dict_learn(state)
-        if self._reward_normalizer is not None and 'reward_normalizer' in state:
-            self._reward_normalizer.load_state_dict(state['reward_normalizer'])
+    def _learn_statistics(self) -> Dict[str, Any]:
+        return {'reward_normalizer': self._reward_normalizer}
 
     def _monitor_vars_learn(self) -> List[str]:
         extra = ['critic_lr'] if self._cfg.learn.critic_learning_rate is not None else []

@@ -303,8 +303,16 @@ class Policy:
         """The optimizers a learning-rate schedule acts on."""
         return [self._optimizer]
 
+    def _learn_statistics(self) -> Dict[str, Any]:
+        """Running statistics the learn mode keeps besides the model and the optimizer (e.g. ``reward_norm``'s), by
+        their name in the learn state: objects with ``state_dict``/``load_state_dict``, None where switched off.
+        ``_state_dict_learn`` saves them and ``_load_state_dict_learn`` restores them; override to add yours."""
+        return {}
+
     def _state_dict_learn(self) -> Dict[str, Any]:
-        return {'model': self._model.state_dict(), 'optimizer': self._optimizer.state_dict()}
+        state = {'model': self._model.state_dict(), 'optimizer': self._optimizer.state_dict()}
+        state.update({name: stats.state_dict() for name, stats in self._learn_statistics().items() if stats is not None})
+        return state
 
     def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
         try:
@@ -313,6 +321,9 @@ class Policy:
                 self._optimizer.load_state_dict(state['optimizer'])
         except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
             raise CheckpointError(f"the checkpoint does not fit this policy's model/optimizer: {fit_message(exc)}") from exc
+        for name, stats in self._learn_statistics().items():
+            if stats is not None and name in state:
+                stats.load_state_dict(state[name])
 
     def _monitor_vars_learn(self) -> List[str]:
         return ['cur_lr', 'total_loss']

@@ -3,7 +3,7 @@
 Collect: sample actions from the current policy, keep its distribution statistics (the behaviour policy μ).
 Learn: on a replayed batch of unrolls (T, B), evaluate π and V with the current weights,
 ``log ρ_t = log π(a_t|x_t) − log μ(a_t|x_t)``, compute the V-trace targets ``v_s`` and policy-gradient
-advantages, and minimise
+advantages (normalised per batch with ``learn.adv_norm``), and minimise
 
     L = −mean(log π(a_t|x_t) · A^pg_t) + value_weight · mean((v_s − V(x_s))²) − entropy_weight · mean(H[π(·|x_t)]).
 
@@ -12,13 +12,14 @@ A time-limit truncation is bootstrapped from V(final_obs) evaluated with the cur
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import torch
 
-from ..data import split_segment, ttorch
+from ..data import make_tree, split_segment, ttorch
+from ..models.normalization import RunningMeanStd, running_discounted_returns, scale_by_return_std
 from ..registry import POLICY_REGISTRY
-from ..rl_utils import vtrace
+from ..rl_utils import normalize_advantages, vtrace
 from .base import LearnNeed, Policy, build_optimizer
 
 
@@ -61,12 +62,18 @@ class IMPALAPolicy(Policy):
             c_clip_ratio=1.0,
             # (float >= 0) Clip of the importance weights in the policy-gradient advantage.
             rho_pg_clip_ratio=1.0,
+            # (bool) Normalise the policy-gradient advantages rho_s (r_s + gamma v_{s+1} - V(x_s)) of each batch to zero mean and unit std.
+            adv_norm=False,
             # (str in {'clip_norm', 'clip_value', 'none'} or None) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
             grad_clip_type='clip_norm',
             # (float >= 0) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to (DI-engine's name; formerly clip_value, still read with a warning).
             grad_clip_value=40.0,
             # (int >= 0) Decay the learning rate linearly to 0 at this learner iteration; 0 keeps it constant.
             lr_decay_iters=0,
+            # (bool) Divide rewards by the running std of each collector env's discounted return (SB3's norm_reward): the actors add each step's return G_t to the unrolls, the learner merges the G_t of every batch it trains on into its statistics (replay-weighted, as obs_norm) and divides by their std. Replaces reward_scale.
+            reward_norm=False,
+            # (float > 0) Normalized rewards (reward_norm) are clipped to [-reward_norm_clip, reward_norm_clip].
+            reward_norm_clip=10.0,
         ),
         collect=dict(
             # (int > 0) Unrolls collected per collection across all collector envs (a multiple of env.collector_env_num; as in DI-engine): each env steps n_sample / collector_env_num * unroll_len times.
@@ -89,6 +96,7 @@ class IMPALAPolicy(Policy):
         learn = self._cfg.learn
         self._optimizer = build_optimizer(self._model.parameters(), learn)
         self._params = list(self._model.parameters())
+        self._return_rms = RunningMeanStd(()) if learn.reward_norm else None
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
@@ -102,15 +110,27 @@ class IMPALAPolicy(Policy):
         with torch.no_grad():
             log_rhos = target_log_prob - behaviour.log_prob(action)
             discounts = self._discounts(batch.terminated, batch.truncated)
-            rewards = self._bootstrap_truncation(self._scaled_reward(batch.reward), batch.truncated, batch.final_obs)
+            rewards = self._bootstrap_truncation(self._learn_reward(batch), batch.truncated, batch.final_obs)
         returns = vtrace(log_rhos, discounts, rewards, values[:-1], values[-1], lambda_=learn.lambda_,
                          rho_clip=learn.rho_clip_ratio, c_clip=learn.c_clip_ratio, pg_rho_clip=learn.rho_pg_clip_ratio)
-        policy_loss = -(target_log_prob * returns.pg_advantages).mean()
+        pg_advantages = normalize_advantages(returns.pg_advantages) if learn.adv_norm else returns.pg_advantages
+        policy_loss = -(target_log_prob * pg_advantages).mean()
         value_loss = (returns.vs - values[:-1]).pow(2).mean()
         entropy = target.entropy().mean()
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
         return self._learn_step(total_loss, policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
                                 mean_rho=log_rhos.exp().mean())
+
+    def _learn_reward(self, batch: ttorch.Tensor) -> torch.Tensor:
+        """The rewards the V-trace targets see: ``reward · reward_scale``, or with ``reward_norm`` the rewards divided by
+        the std of the discounted returns ``G_t`` (``norm_return``, from the actors) of every batch trained on so far."""
+        if self._return_rms is None:
+            return self._scaled_reward(batch.reward)
+        self._return_rms.update(batch.norm_return)
+        return scale_by_return_std(batch.reward, self._return_rms, self._cfg.learn.reward_norm_clip)
+
+    def _learn_statistics(self) -> Dict[str, Any]:
+        return {'return_rms': self._return_rms}
 
     def _monitor_vars_learn(self) -> List[str]:
         return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'grad_norm', 'mean_rho']
@@ -126,8 +146,32 @@ class IMPALAPolicy(Policy):
         return [LearnNeed(size * unroll, 'budget', f"policy.learn.batch_size={size} unrolls of policy.unroll_len={unroll} "
                           f"steps need", 'gradient steps', 'lower policy.learn.batch_size or policy.unroll_len')]
 
+    def _init_collect(self) -> None:
+        super()._init_collect()
+        self._norm_return: Optional[torch.Tensor] = None  # (B,) each collector env's running return (reward_norm)
+
+    def _reset_collect(self) -> None:
+        super()._reset_collect()
+        self._norm_return = None
+
+    def _state_dict_collect(self) -> Dict[str, Any]:
+        state = super()._state_dict_collect()
+        if self._norm_return is not None:
+            state['norm_return'] = self._norm_return.clone()
+        return state
+
+    def _load_state_dict_collect(self, state: Dict[str, Any]) -> None:
+        super()._load_state_dict_collect(state)
+        if state.get('norm_return') is not None:
+            self._norm_return = state['norm_return'].clone()
+
     def _get_train_sample(self, segment: ttorch.Tensor) -> ttorch.Tensor:
         """The segment's whole unrolls; the steps of a segment cut by the budget beyond the last whole unroll
-        (fewer than ``unroll_len`` per env) are not trained on."""
+        (fewer than ``unroll_len`` per env) are not trained on. With ``reward_norm`` each step also carries
+        ``norm_return``, its env's running discounted return ``G_t`` (continued from the previous segment)."""
+        if self._cfg.learn.reward_norm:
+            returns, self._norm_return = running_discounted_returns(
+                segment.reward, segment.terminated | segment.truncated, self._norm_return, float(self._cfg.learn.discount_factor))
+            segment = make_tree({**dict(segment.items()), 'norm_return': returns.to(torch.float32)})
         return split_segment(segment, self._cfg.unroll_len, drop_remainder=True)
 

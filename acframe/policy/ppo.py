@@ -42,7 +42,7 @@ import torch
 from ..data import flatten_lead, make_tree, ttorch
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
-from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
+from ..rl_utils import gae, normalize_advantages, ppo_policy_loss, ppo_value_loss
 from .base import LearnNeed, Policy, build_optimizer
 
 
@@ -218,8 +218,8 @@ class PPOPolicy(Policy):
         dist = self._distribution(output)
         log_prob = dist.log_prob(batch.action)
         advantages = batch.advantage
-        if learn.adv_norm and advantages.numel() > 1:
-            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        if learn.adv_norm:
+            advantages = normalize_advantages(advantages)
         clip_ratio = self._clip_ratio()
         policy = ppo_policy_loss(log_prob, batch.log_prob_old, advantages, clip_ratio)
         value_loss = ppo_value_loss(values, batch.value_old, batch.value_target, learn.value_clip_ratio)
@@ -236,16 +236,14 @@ class PPOPolicy(Policy):
         return super()._monitor_vars_learn() + ['policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clip_fraction',
                                                 'clip_ratio', 'grad_norm', 'value']
 
+    def _learn_statistics(self) -> Dict[str, Any]:
+        return {'reward_normalizer': self._reward_normalizer}
+
     def _state_dict_learn(self) -> Dict[str, Any]:
-        state = {**super()._state_dict_learn(), 'grad_steps': self._grad_steps}
-        if self._reward_normalizer is not None:
-            state['reward_normalizer'] = self._reward_normalizer.state_dict()
-        return state
+        return {**super()._state_dict_learn(), 'grad_steps': self._grad_steps}
 
     def _load_state_dict_learn(self, state: Dict[str, Any]) -> None:
         super()._load_state_dict_learn(state)
         self._grad_steps = int(state.get('grad_steps', 0))
-        if self._reward_normalizer is not None and 'reward_normalizer' in state:
-            self._reward_normalizer.load_state_dict(state['reward_normalizer'])
 
     # ---- collect / eval: Policy's defaults (an action sampled from π; its mode, or a sample, in eval) ----

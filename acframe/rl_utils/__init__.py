@@ -21,13 +21,14 @@ from acframe.rl_utils.acer import (
     trust_region_projection,
 )
 from acframe.rl_utils.ppo import PPOPolicyLoss, ppo_policy_loss, ppo_value_loss
-from acframe.rl_utils.returns import fold_truncation, gae, nstep_return
+from acframe.rl_utils.returns import fold_truncation, gae, normalize_advantages, nstep_return
 from acframe.rl_utils.vtrace import VTraceReturns, vtrace
 
 __all__ = [
     "VTraceReturns",
     "vtrace",
     "gae",
+    "normalize_advantages",
     "nstep_return",
     "fold_truncation",
     "truncated_trace",

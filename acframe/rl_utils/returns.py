@@ -112,3 +112,14 @@ def fold_truncation(
     check_time_major(None, rewards=rewards, truncated=truncated, final_values=final_values)
     with torch.no_grad():
         return torch.where(truncated.bool(), rewards + gamma * final_values, rewards)
+
+
+def normalize_advantages(advantages: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+    """``(A - mean(A)) / (std(A) + eps)`` over every element of a batch (``policy.learn.adv_norm``).
+
+    ``advantages``: any shape, e.g. ``(T, B)`` or ``(N,)``; ``std`` is the unbiased sample std. A batch of one
+    element has no spread to normalize by and is returned as it is.
+    """
+    if advantages.numel() <= 1:
+        return advantages
+    return (advantages - advantages.mean()) / (advantages.std() + eps)

@@ -1,7 +1,7 @@
 """The workers of a pipeline: collector, learner (with hooks) and evaluator."""
 from .collector import SampleCollector, steps_per_env
-from .evaluator import EvalHistory, Evaluator
+from .evaluator import EvalHistory, Evaluator, eval_score
 from .learner import CheckpointHook, Learner, LearnerHook, LinearLRDecayHook, LogHook, load_checkpoint
 
-__all__ = ['SampleCollector', 'steps_per_env', 'Evaluator', 'EvalHistory', 'Learner', 'LearnerHook', 'LogHook', 'CheckpointHook',
+__all__ = ['SampleCollector', 'steps_per_env', 'Evaluator', 'EvalHistory', 'eval_score', 'Learner', 'LearnerHook', 'LogHook', 'CheckpointHook',
            'LinearLRDecayHook', 'load_checkpoint']

@@ -19,7 +19,7 @@ CONFIRM_SEED_OFFSET = 50_000
 
 
 class Evaluator:
-    """Evaluates ``n_episode`` episodes spread evenly over its envs; tracks the best mean return.
+    """Evaluates ``n_episode`` episodes spread evenly over its envs; tracks the best evaluation (``eval_score``).
 
     Each evaluation resets the envs with the same seeds, so evaluations of the same weights agree. An
     evaluation that reaches ``stop_value`` is confirmed on ``n_confirm_episode`` episodes of other seeds
@@ -97,13 +97,14 @@ class Evaluator:
             bad = int(np.flatnonzero(~np.isfinite(returns))[0])
             raise NonFiniteError(f"an evaluation episode returned {returns[bad]}: the evaluator envs give NaN/inf rewards; "
                                  f"a non-finite return can never count as solved — fix the env")
-        if self.history.record(train_iter, env_step, mean) and on_best is not None:
-            on_best(mean)
         solved = self.stop_value is not None and mean >= self.stop_value
         confirm = None
         if solved and self.n_confirm_episode > 0:
             confirm = self.confirm(train_iter, env_step, mean)
             solved = confirm['solved']
+        score = eval_score(mean, len(returns), confirm)
+        if self.history.record(train_iter, env_step, mean, score) and on_best is not None:
+            on_best(score)
         return {'mean': mean, 'std': float(np.std(returns)), 'returns': returns, 'lengths': lengths, 'solved': solved,
                 'confirm': confirm}
 
@@ -123,6 +124,17 @@ class Evaluator:
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self.history.load_state_dict(state)
+
+
+def eval_score(mean: float, episodes: int, confirm: Optional[Dict[str, Any]]) -> float:
+    """What an evaluation of ``episodes`` episodes with mean return ``mean`` counts for when the best weights are chosen
+    (``ckpt_best.pth``, the summary's ``best_eval_return``): its mean, or, when a confirmation run followed it, the
+    mean over all the episodes of both, so a lucky evaluation that fresh episodes do not confirm is judged by all
+    the evidence rather than by its own few episodes."""
+    if confirm is None:
+        return float(mean)
+    total = episodes + int(confirm['episodes'])
+    return float((mean * episodes + confirm['mean'] * confirm['episodes']) / total)
 
 
 class EvalHistory:
@@ -145,15 +157,17 @@ class EvalHistory:
             return True
         return self.eval_freq > 0 and train_iter - self.last_eval_iter >= self.eval_freq
 
-    def record(self, train_iter: int, env_step: int, mean: float) -> bool:
-        """An evaluation's mean return (logged to tensorboard); True when it is the best so far."""
+    def record(self, train_iter: int, env_step: int, mean: float, score: Optional[float] = None) -> bool:
+        """An evaluation's mean return (logged to tensorboard) and its ``eval_score`` (default: the mean); True when
+        the score is the best so far."""
+        score = mean if score is None else score
         self.last_return = mean
         self.last_eval_iter = train_iter
         if self.tb_logger is not None:
             self.tb_logger.add_scalar('evaluator/return_mean', mean, env_step)
             self.tb_logger.add_scalar('evaluator/return_mean_by_iter', mean, train_iter)
-        if mean > self.best_return:
-            self.best_return = mean
+        if score > self.best_return:
+            self.best_return = score
             return True
         return False
 

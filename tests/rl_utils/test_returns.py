@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from acframe.rl_utils import fold_truncation, gae, nstep_return, vtrace
+from acframe.rl_utils import fold_truncation, gae, normalize_advantages, nstep_return, vtrace
 
 T, B = 7, 5
 GAMMA = 0.95
@@ -149,3 +149,22 @@ def test_shape_errors_name_the_argument():
     s = make_segment()
     with pytest.raises(ValueError, match="discounts"):
         nstep_return(s["rewards"], s["discounts"][:-1], s["bootstrap_value"])
+
+
+def test_normalize_advantages_matches_the_per_element_standard_score():
+    """A'_i = (A_i - mean) / (std + eps), mean and unbiased std over every element, written out element by element."""
+    advantages = torch.randn(T, B, generator=torch.Generator().manual_seed(3), dtype=torch.float64) * 4.0 + 2.0
+    values = [a for row in advantages.tolist() for a in row]
+    n = len(values)
+    mean = sum(values) / n
+    std = math.sqrt(sum((a - mean) ** 2 for a in values) / (n - 1))
+    expected = torch.tensor([[(a - mean) / (std + 1e-8) for a in row] for row in advantages.tolist()], dtype=torch.float64)
+    normalized = normalize_advantages(advantages)
+    assert normalized.shape == (T, B)
+    assert torch.allclose(normalized, expected, atol=1e-12)
+    assert normalized.mean().abs() < 1e-12 and normalized.std() == pytest.approx(1.0, abs=1e-7)
+
+
+def test_normalize_advantages_leaves_a_single_element_as_it_is():
+    one = torch.tensor([3.5])
+    assert torch.equal(normalize_advantages(one), one)

@@ -12,7 +12,7 @@ from acframe import ENV_REGISTRY
 from acframe.config import compile_config
 from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
 from acframe.envs import make_env_manager
-from acframe.worker.evaluator import CONFIRM_SEED_OFFSET
+from acframe.worker.evaluator import CONFIRM_SEED_OFFSET, Evaluator, eval_score
 
 
 class SeedDependentBandit(gym.Env):
@@ -70,7 +70,8 @@ def test_an_evaluation_that_the_fresh_episodes_do_not_confirm_does_not_solve_the
     """Evaluation seeds (100000+) pay 10, the confirmation's fresh seeds (150000+) pay 0: never solved."""
     summary = run(tmp_path, 'test_seed_bandit', env=dict(stop_value=5, n_confirm_episode=6,
                                                          env_kwargs=dict(lucky_below=100_000 + CONFIRM_SEED_OFFSET)))
-    assert not summary['solved'] and summary['best_eval_return'] == 10.0
+    # the best evaluation is judged on all its episodes: 4 paying 10 and the 6 refuting ones paying 0
+    assert not summary['solved'] and summary['best_eval_return'] == pytest.approx(4.0)
     assert summary['n_confirm_episode'] == 6
     assert len(summary['confirmations']) >= 2  # every crossing evaluation was checked, and failed
     assert all(c['eval_mean'] == 10.0 and c['mean'] == 0.0 and c['episodes'] == 6 and not c['solved']
@@ -83,6 +84,38 @@ def test_a_confirmed_evaluation_solves_the_run_and_the_summary_records_both(tmp_
     assert summary['solved'] and summary['env_steps'] == 0  # the first evaluation, confirmed
     [confirmation] = summary['confirmations']
     assert confirmation['eval_mean'] == 10.0 and confirmation['mean'] == 10.0 and confirmation['solved']
+
+
+class ScriptedEvaluator(Evaluator):
+    """An ``Evaluator`` whose episodes return the next scripted list of returns (no env, no policy)."""
+
+    def __init__(self, script, **kwargs):
+        super().__init__(env=type('Envs', (), {'seeds': [0, 1]})(), policy=None, eval_freq=1, **kwargs)
+        self.script = list(script)
+
+    def run_episodes(self, n_episode, seeds=None):
+        returns = self.script.pop(0)
+        assert len(returns) == n_episode
+        return returns, [1] * n_episode
+
+
+def test_an_evaluation_scores_the_mean_of_all_its_episodes_once_a_confirmation_ran():
+    assert eval_score(7.0, 4, None) == 7.0
+    assert eval_score(10.0, 4, {'mean': 0.0, 'episodes': 6}) == pytest.approx((4 * 10.0 + 6 * 0.0) / 10)
+
+
+def test_a_lucky_evaluation_that_the_confirmation_refutes_does_not_become_the_best_weights():
+    """Evaluation 1 (no candidate) means 4.5; evaluation 2 means 10 on its 4 episodes, but its 6 fresh ones pay 0
+    (all 10: 4.0); evaluation 3 is confirmed (4 x 10 and 6 x 9: 9.4). ``on_best`` (ckpt_best.pth) sees 4.5, then 9.4."""
+    saved = []
+    evaluator = ScriptedEvaluator([[4.5] * 4, [10.0] * 4, [0.0] * 6, [10.0] * 4, [9.0] * 6],
+                                  n_episode=4, stop_value=5.0, n_confirm_episode=6)
+    first = evaluator.evaluate(0, 0, saved.append)
+    lucky = evaluator.evaluate(1, 10, saved.append)
+    assert (first['confirm'], lucky['mean'], lucky['solved']) == (None, 10.0, False)
+    assert saved == [4.5] and evaluator.best_return == 4.5 and evaluator.last_return == 10.0
+    confirmed = evaluator.evaluate(2, 20, saved.append)
+    assert confirmed['solved'] and saved == [4.5, pytest.approx(9.4)] and evaluator.best_return == pytest.approx(9.4)
 
 
 def test_n_confirm_episode_zero_trusts_the_evaluation_alone(tmp_path):

@@ -22,7 +22,7 @@ from ...data import make_tree, ttorch
 from ...envs import make_env_manager
 from ...errors import ConfigError
 from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
-from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook
+from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook, eval_score
 from ..budget import check_start
 from ..run_base import RunBase, build_buffer, check_no_replay
 from .backend import Backend, EnvStepBudget
@@ -327,9 +327,10 @@ class ParallelRun(RunBase):
 
     def _eval_done(self, result: EvalResult) -> None:
         request, self.eval_pending = self.eval_pending, None
-        if self.evals.record(result.train_iter, result.env_step, result.mean):
+        score = eval_score(result.mean, len(result.returns), result.confirm)
+        if self.evals.record(result.train_iter, result.env_step, result.mean, score):
             if request is not None and request.version == result.version:
-                self.save_best(result.mean, {k: torch.from_numpy(v) for k, v in request.weights.items()},
+                self.save_best(score, {k: torch.from_numpy(v) for k, v in request.weights.items()},
                                result.train_iter, result.env_step)
         if result.confirm is not None:
             self.evals.record_confirmation(result.confirm)
