@@ -115,6 +115,7 @@ def run_acframe(row: str, algo: str, seed: int, budget: int, overrides: Sequence
     return dict(curve=curve, best=summary['best_eval_return'], final=summary['last_eval_return'],
                 solved=summary['solved'], stop_value=summary['stop_value'], env_steps=summary['env_steps'],
                 wall_s=round(wall, 1), holdout=holdout, confirmations=summary.get('confirmations', []),
+                eval_deterministic=summary.get('eval_deterministic', True),
                 command=f'python bench/ladder.py --rows {row} --algos {algo} --seeds {seed} --budget {budget}{extra}')
 
 
@@ -296,8 +297,9 @@ def table(results: Dict[str, Any]) -> str:
         else:
             steps = ' / '.join(f"{r['env_steps'] / 1000:.0f}k" if r['solved'] else 'no' for r in runs)
             solved = f"{sum(bool(r['solved']) for r in runs)}/{len(runs)} at {runs[0]['stop_value']:g} ({steps})"
+        sampled = ', sampled eval' if runs[0].get('eval_deterministic') is False else ''
         lines.append(
-            f"| {row} ({target:g}) | {framework} {algo} | {budget:,} | {','.join(str(r['seed']) for r in runs)} | "
+            f"| {row} ({target:g}) | {framework} {algo}{sampled} | {budget:,} | {','.join(str(r['seed']) for r in runs)} | "
             f"{solved} | {reached}/{len(runs)} | {_fmt([r['best'] for r in runs])} | {_fmt([r['final'] for r in runs])} | "
             f"{holdout} ({held}/{len(runs)} ≥ target) | {np.median([r['wall_s'] for r in runs]):.0f} |")
     return '\n'.join(lines)

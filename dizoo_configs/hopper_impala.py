@@ -2,18 +2,20 @@
 
 16 envs × 32-step unrolls (512 env steps per collection), batches of 8 unrolls, 16 updates per collection (each unroll
 trained on 8 times, then dropped), V-trace with lambda 0.95 and gamma 0.99, rewards × 0.1, no entropy bonus, value
-weight 0.5, Adam 3e-4 decayed linearly to 0 over the 1M-step budget (31,248 iterations), gradient norm 0.5; separate
-64×64 tanh actor and critic with orthogonal init, the Gaussian's mean bounded to the action range, std starting at
-0.5, observation normalization (``model.obs_norm``).
+weight 0.5, Adam 1.5e-4 decayed linearly to 0 over the 1M-step budget (31,248 iterations), gradient norm 0.5;
+separate 64×64 tanh actor and critic with orthogonal init, the Gaussian's mean bounded to the action range, std
+starting at 0.5, observation normalization (``model.obs_norm``).
 
-MEASURED (2026-11-24, seed 0, the whole 1M budget, 10-episode greedy evaluations every ~20k env steps;
-``acframe -c hopper_impala.py -s 0``, 226 s): 540 at 41k, 740–1050 from 206k to 533k, 900–1600 after, best 2479
-at 779k, 1406 at 1M. With 4 updates per collection (each unroll trained on twice; 138 s) the best was 845.
-As shipped with stop 2000 (2026-11-24): seed 0 solved at 431k (confirmed 2068), seeds 1 and 2 best 983 and 1572.
-Tried on seed 1 (2026-11-25, the whole 1M): rewards divided by the running return std (``learn.reward_norm``) in
-place of × 0.1, best 1903; with ``learn.adv_norm`` as well, best 542; ``adv_norm`` alone, best 530. The
-ladder's 2000 within 1M is not held: no stop value. ACER (``hopper_acer.py``) and PPO (``hopper_ppo.py``) solve
-this row.
+MEASURED (2026-11-25, ``python bench/ladder.py --rows hopper --algos impala --seeds 0,1,2 --budget 1000000
+--override policy.learn.learning_rate=0.00015 --override env.stop_value=2000``, the values now shipped): 2000
+reached and confirmed on seeds 0 and 2 at 370k / 267k env steps (hold-out of that checkpoint on 50 fresh episodes
+2839 / 2534); seed 1 climbs slowly (1000–1400 from 200k to 900k, 1995 at 984k; hold-out of its best 1914): 2/3, so
+no stop value. The whole 1M (``env.stop_value=None``): seed 0 best 2845 at 410k, then back to 800–950; seed 2 best
+2869, 1700–2490 from 650k on. Adam 3e-4 (the config until 2026-11-24): 1/3 (seed 0 solved at 431k, seeds 1 and 2
+best 983 and 1572); Adam 2e-4: seed 0 solved (hold-out 2604), seed 1 best 1895 (hold-out 985). Also tried on seed 1
+(Adam 3e-4, the whole 1M): rewards divided by the running return std (``learn.reward_norm``) in place of × 0.1, best
+1903; with ``learn.adv_norm`` as well, best 542; ``adv_norm`` alone, best 530. With 4 updates per collection (each
+unroll trained on twice) seed 0's best was 845. ACER (``hopper_acer.py``) and PPO (``hopper_ppo.py``) solve this row.
 """
 main_config = dict(
     exp_name='hopper_impala',
@@ -38,7 +40,7 @@ main_config = dict(
         learn=dict(
             update_per_collect=16,
             batch_size=8,
-            learning_rate=0.0003,
+            learning_rate=0.00015,
             lr_decay_iters=31248,
             discount_factor=0.99,
             lambda_=0.95,

@@ -52,6 +52,8 @@ def test_the_table_counts_seeds_at_target_and_in_the_holdout_and_the_docs_get_pl
     row = [line for line in ladder.table(results).splitlines() if '| acframe a2c |' in line][0]
     assert '| 3/3 at -100 (1k / 1k / 1k) | 2/3 |' in row  # solved (confirmed); best eval >= -100 on seeds 0 and 2
     assert '-85 / -90 / -130 (2/3 ≥ target)' in row
+    sampled = {'runs': [dict(fake_run(0, -80.0, -85.0), eval_deterministic=False)]}
+    assert '| acframe a2c, sampled eval |' in ladder.table(sampled)  # a row evaluated with sampled actions says so
     ladder.write_docs(results)
     text = (tmp_path / 'benchmarks.md').read_text()
     assert text.startswith('# Benchmarks\n\nearlier text') and text.count(ladder.START) == 1
