@@ -9,7 +9,10 @@ MEASURED (2026-11-24, seed 0, the whole 1M budget, 10-episode greedy evaluations
 ``acframe -c hopper_a2c.py -s 0``, 625 s): 200–600 up to 340k, 1000–1900 from 460k on with falls to ~270
 (evaluations 1760 at 460k, 1983 at 680k, best 2297 at 740k, 1150 at 1M). The ladder's 2000 within 1M is crossed
 once, not held: no stop value. Without reward normalization (``learn.reward_norm=False``, as the RL Zoo's published
-HalfCheetah A2C model ran; 2026-11-25, seed 0, 1M): best 1143, 50–1026 throughout. ACER (``hopper_acer.py``) and PPO (``hopper_ppo.py``) solve this row.
+HalfCheetah A2C model ran; 2026-11-25, seed 0, 1M): best 1143, 50–1026 throughout. SB3's A2C with the RL Zoo's
+settings, side by side (``python bench/ladder.py --rows hopper --algos none --sb3 a2c --seeds 0 --eval-every 20000``,
+1,038 s): the same shape — 1000–1600 from 400k, 2012 at 720k and 2062 at 800k (hold-out of that model 2010), 629
+at 1M. ACER (``hopper_acer.py``) and PPO (``hopper_ppo.py``) solve this row.
 """
 main_config = dict(
     exp_name='hopper_a2c',

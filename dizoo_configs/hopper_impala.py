@@ -12,7 +12,8 @@ reached and confirmed on seeds 0 and 2 at 370k / 267k env steps (hold-out of tha
 2839 / 2534); seed 1 climbs slowly (1000–1400 from 200k to 900k, 1995 at 984k; hold-out of its best 1914): 2/3, so
 no stop value. The whole 1M (``env.stop_value=None``): seed 0 best 2845 at 410k, then back to 800–950; seed 2 best
 2869, 1700–2490 from 650k on. Adam 3e-4 (the config until 2026-11-24): 1/3 (seed 0 solved at 431k, seeds 1 and 2
-best 983 and 1572); Adam 2e-4: seed 0 solved (hold-out 2604), seed 1 best 1895 (hold-out 985). Also tried on seed 1
+best 983 and 1572); Adam 2e-4: seed 0 solved (hold-out 2604), seed 1 best 1895 (hold-out 985); gamma 0.995: seeds
+1 and 2 solved (hold-out 2098 / 2198), seed 0 stays near 1070 — 2/3 again, another seed failing. Also tried on seed 1
 (Adam 3e-4, the whole 1M): rewards divided by the running return std (``learn.reward_norm``) in place of × 0.1, best
 1903; with ``learn.adv_norm`` as well, best 542; ``adv_norm`` alone, best 530. With 4 updates per collection (each
 unroll trained on twice) seed 0's best was 845. ACER (``hopper_acer.py``) and PPO (``hopper_ppo.py``) solve this row.
