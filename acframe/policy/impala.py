@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
-from ..data import make_tree, split_segment, ttorch
+from ..data import make_tree, split_segment, to_dict, ttorch
 from ..models.normalization import RunningMeanStd, running_discounted_returns, scale_by_return_std
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import normalize_advantages, vtrace
@@ -172,6 +172,6 @@ class IMPALAPolicy(Policy):
         if self._cfg.learn.reward_norm:
             returns, self._norm_return = running_discounted_returns(
                 segment.reward, segment.terminated | segment.truncated, self._norm_return, float(self._cfg.learn.discount_factor))
-            segment = make_tree({**dict(segment.items()), 'norm_return': returns.to(torch.float32)})
+            segment = make_tree({**to_dict(segment), 'norm_return': returns.to(torch.float32)})
         return split_segment(segment, self._cfg.unroll_len, drop_remainder=True)
 
