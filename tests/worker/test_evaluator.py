@@ -171,5 +171,5 @@ def test_the_cli_prints_that_warning_as_one_line(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines() == [
-        "acframe: warning: env.env_id was overridden to 'Acrobot-v1' but env.stop_value=475 is the config's value "
+        "acframe: warning: env.env_id was overridden to 'Acrobot-v1' but env.stop_value=490 is the config's value "
         "for 'CartPole-v1'; set env.stop_value for 'Acrobot-v1' (or env.stop_value=None to never stop early)"]
