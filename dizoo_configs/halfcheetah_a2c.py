@@ -12,7 +12,10 @@ env.stop_value=3000``, 10-episode greedy evaluations every 20k env steps): seed 
 2983, hold-out of that checkpoint 3037; seed 1 stays at about 1000 from 200k to 1M (best 1388, hold-out 1017: the
 cheetah runs on its back). One seed of three is the wrong gait, so there is no stop value. With reward normalization
 and a constant rate (the config until 2026-11-24) seed 0's best was 1098; without reward normalization but with the
-constant rate, 3053 once, then down to −151 at 1M. ACER (``halfcheetah_acer.py``), IMPALA and PPO solve this row.
+constant rate, 3053 once, then down to −151 at 1M. Tried on seed 1 (2026-11-25): the std starting at 0.5, ~900 by
+260k (stopped there); the RL Zoo's gSDE recipe for the PyBullet cheetah, as ``lunarlander_continuous_a2c.py`` runs
+it (4 envs × 8 steps, gSDE with log-std −2, lambda 0.9, value weight 0.4, RMSprop 9.6e-4 decayed, reward
+normalization), best 1569 at 880k. ACER (``halfcheetah_acer.py``), IMPALA and PPO solve this row.
 """
 main_config = dict(
     exp_name='halfcheetah_a2c',
