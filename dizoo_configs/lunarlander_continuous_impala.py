@@ -15,7 +15,7 @@ on 50 fresh episodes 190 / 162 / 178 (``python bench/ladder.py --rows lunarlande
 0,1,2``, the same runs again). The ladder's 200 within 1M is not met: no stop value. PPO
 (``lunarlander_continuous_ppo.py``) solves this row.
 
-Tried on seed 1 (the seed that hovered; 1M each): 32-step unrolls, batches of 8, 4 updates per collection, rewards ×
+Tried (1M each, on seed 1 unless said): 32-step unrolls, batches of 8, 4 updates per collection, rewards ×
 0.1, gamma 0.99, lambda 0.95, std 0.5, no entropy bonus (the config until 2026-11-25): hovers, best −51 on seed 0; the
 discrete lander's exact settings (32-step unrolls, batches of 16, 16 updates per collection): best 205 / 117 / 177 on
 seeds 0 / 1 / 2, hovering at −100 on seed 1. With 128-step unrolls: batches of 4 and 16 updates per collection, best
