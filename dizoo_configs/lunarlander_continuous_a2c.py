@@ -6,9 +6,11 @@ value weight 0.4, no entropy bonus, gradient norm 0.5, no advantage normalizatio
 reward normalization (``model.obs_norm``, ``learn.reward_norm``), separate 64×64 tanh actor and critic without
 orthogonal init, and gSDE (log-std initialised at −2, exploration matrices redrawn at every rollout start).
 
-MEASURED (2026-11-24, seed 0, the whole 1M budget, 10-episode greedy evaluations every 20k env steps;
-``acframe -c lunarlander_continuous_a2c.py -s 0``, 157 s): −242 at 120k, best 1.7 at 180k, then −30 to −165
-(−119 at 1M). The ladder's 200 within 1M is not met (nor by the RL Zoo's A2C: 84 at 5M); PPO
+MEASURED (2026-11-25, ``python bench/ladder.py --rows lunarlander_continuous --algos a2c --seeds 0,1,2``, the whole
+1M budget, 10-episode greedy evaluations every 20k env steps, ~205 s each): best −11 / 72 / 16, hold-out of that
+checkpoint on 50 fresh episodes −10 / 53 / 35 (seed 0: −984 at 40k, −197 at 120k, −11 at 260k; 2026-11-24, before
+the reward normalizer's statistics moved into shared functions, the same seed's best was 1.7 at 180k).
+The ladder's 200 within 1M is not met (nor by the RL Zoo's A2C: 84 at 5M); PPO
 (``lunarlander_continuous_ppo.py``) solves this row.
 """
 import math
