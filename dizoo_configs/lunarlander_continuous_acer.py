@@ -3,19 +3,26 @@
 ACER's continuous-control recipe (Wang et al. 2017, section 5): 8 envs × 20-step unrolls into an episodic replay
 (200k transitions); per collection the on-policy update and up to 4 replayed batches of 16 sub-trajectories (a
 Poisson(4) draw capped by ``update_per_collect=5``; from 10k transitions on; ~30,900 updates in 1M env steps), Q_opc
-in the policy gradient, truncated importance weights c = 5, the trust region (delta 1, average network alpha 0.99),
+in the policy gradient, truncated importance weights c = 5, the trust region (delta 0.3, average network alpha 0.99),
 no entropy bonus, Adam 5e-4, gamma 0.99, rewards × 0.1; separate 64×64 tanh actor and critic, the Gaussian's mean
 bounded to the action range, std starting at 0.5, and observation normalization (``model.obs_norm``: without it
 ACER had no way to scale the lander's velocities; added to ACER's models for the MuJoCo rows).
 
-MEASURED (2026-11-24, seed 0, the whole 1M budget, 10-episode greedy evaluations every ~40k env steps;
-``acframe -c lunarlander_continuous_acer.py -s 0``, 220 s): −277 at 0, 115 at 209k, best 200 at 290k, then 117–193
-and 145 at 1M. Not the ladder's 200 on 3/3 seeds: no stop value. Tried on the same seed and not kept: the learning
-rate decayed to 0 over the budget (best 193, 166 at 1M); that and gamma 0.999 (best 201 at 492k, 142 at 1M);
-decay with 128×128 networks, batches of 32 and Adam 7e-4, the settings of ``lunarlander_acer.py`` (best 130);
-decay with gamma 0.995 (133 by 693k, stopped there), and with replay ratio 8 too (190 at 257k, then 18–130 by
-457k, stopped). PPO
-(``lunarlander_continuous_ppo.py``) solves this row.
+MEASURED (2026-11-25, ``python bench/ladder.py --rows lunarlander_continuous --algos acer --seeds 0,1,2``, the whole
+1M budget, 10-episode greedy evaluations every ~40k env steps, ~360 s each two at a time): seed 0 best 187 at 932k
+(82–187 over the last 300k; hold-out of its best checkpoint 167); seed 1 ≥ 200 from 848k, best 220 at 1M (hold-out of that
+checkpoint on 50 fresh episodes 175); seed 2 ≥ 200 from 290k on 7 evaluations, best 212 at 411k, 179–204 late
+(hold-out 199). Not the ladder's 200 on 3/3 seeds: no stop value. PPO (``lunarlander_continuous_ppo.py``) solves
+this row.
+
+The trust region's delta is what steadied it. With delta 1 (the paper's, the config until 2026-11-25) each seed
+peaks early and falls back: seed 0 200 at 290k, then 117–193 and 145 at 1M; seed 1 178 at 248k, then down to 29 at
+1M. Delta 0.5: seed 0 175 at 249k, 71 at 1M; delta 0.1: seed 1 best 194 (at 1M, slower). With delta 0.3, tried and
+not kept: the learning rate decayed to 0 over the budget (seed 0 best 194, 179–192 from 491k, 131 at 1M; seed 1
+201–210 from 408k; seed 2 best 170); batches of 32 (seed 0 best 195). With delta 1, on seed 0: the decay (best 193);
+the decay and gamma 0.999 (201 at 492k, 142 at 1M); the decay with 128×128 networks, batches of 32 and Adam 7e-4,
+the settings of ``lunarlander_acer.py`` (best 130); the decay with gamma 0.995 (133 by 693k), and with replay ratio
+8 too (190 at 257k, then 18–130). On seed 1: the std starting at 1 (best 90); replay ratio 2 (best −28).
 """
 main_config = dict(
     exp_name='lunarlander_continuous_acer',
@@ -47,7 +54,7 @@ main_config = dict(
             value_weight=0.5,
             entropy_weight=0.0,
             trust_region=True,
-            trust_region_delta=1.0,
+            trust_region_delta=0.3,
             trust_region_alpha=0.99,
         ),
         collect=dict(n_sample=8),  # unrolls across 8 envs: T = 20 steps per env, 160 env steps per collection
