@@ -12,7 +12,12 @@ once, not held: no stop value. Without reward normalization (``learn.reward_norm
 HalfCheetah A2C model ran; 2026-11-25, seed 0, 1M): best 1143, 50–1026 throughout. SB3's A2C with the RL Zoo's
 settings, side by side (``python bench/ladder.py --rows hopper --algos none --sb3 a2c --seeds 0 --eval-every 20000``,
 1,038 s): the same shape — 1000–1600 from 400k, 2012 at 720k and 2062 at 800k (hold-out of that model 2010), 629
-at 1M. ACER (``hopper_acer.py``) and PPO (``hopper_ppo.py``) solve this row.
+at 1M. All three seeds on this machine (2026-11-25, ``python bench/ladder.py --rows hopper --algos a2c --seeds
+0,1,2``, 770–930 s each two at a time): best 568 / 1447 / 1108, hold-out of that checkpoint on 50 fresh episodes
+417 / 1449 / 1112 — seed 0 stays at 140–570 all run. The 2026-11-24 run of seed 0 above came from another session's
+machine (a different floating-point path: the code's A2C is unchanged since — the first 80k env steps of seed 0
+evaluate identically under that day's commit 8f2067e and now); Hopper A2C is that sensitive. ACER
+(``hopper_acer.py``), IMPALA (``hopper_impala.py``) and PPO (``hopper_ppo.py``) solve this row.
 """
 main_config = dict(
     exp_name='hopper_a2c',
