@@ -157,10 +157,9 @@ class EvalHistory:
             return True
         return self.eval_freq > 0 and train_iter - self.last_eval_iter >= self.eval_freq
 
-    def record(self, train_iter: int, env_step: int, mean: float, score: Optional[float] = None) -> bool:
-        """An evaluation's mean return (logged to tensorboard) and its ``eval_score`` (default: the mean); True when
-        the score is the best so far."""
-        score = mean if score is None else score
+    def record(self, train_iter: int, env_step: int, mean: float, score: float) -> bool:
+        """An evaluation's mean return (logged to tensorboard) and its ``eval_score``; True when the score is the best
+        so far."""
         self.last_return = mean
         self.last_eval_iter = train_iter
         if self.tb_logger is not None:
