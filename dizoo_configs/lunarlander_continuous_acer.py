@@ -10,7 +10,10 @@ observation normalization (``model.obs_norm``: without it ACER had no way to sca
 
 MEASURED (2026-11-26, ``python bench/ladder.py --rows lunarlander_continuous --algos acer --seeds 0,1,2``, ~185 s
 each two at a time): 210 crossed and confirmed on 50 fresh episodes (213 / 220 / 215) at 453k / 496k / 494k env
-steps; hold-out of that checkpoint on 50 other fresh episodes 220 / 219 / 217 (std 18–24: no crashed landings).
+steps; hold-out of that checkpoint on 50 other fresh episodes 220 / 219 / 217 (std 18–24: no crashed landings). Two
+more seeds (``acframe -c lunarlander_continuous_acer.py -s S``): 210 confirmed at 611k / 730k env steps (seed 4's
+first crossing, at 410k, was refuted by its confirmation: 197), hold-out 200 / 210 (std 67 / 35) — 5/5 solved, the
+hold-outs of the last two with less margin.
 Trained on for the whole 1M (``env.stop_value=None``), the three seeds stay at 222–230 / 207–239 / 181–231 from
 ~500k, best-checkpoint hold-outs 234 / 244 / 221.
 
