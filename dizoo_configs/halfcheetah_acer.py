@@ -13,7 +13,7 @@ MEASURED (2026-11-24, ``python bench/ladder.py --rows halfcheetah --algos acer -
 (3470 / 3633 / 3318) on 3/3 seeds at 169k / 970k / 251k env steps (41 / 226 / 61 s; seed 1 confirmed 2988 at 889k
 first); hold-out of the best checkpoint on 50 other episodes 3444 / 3579 / 3309. Seed 0 over the whole 1M budget
 (``env.stop_value=None``, 243 s): 2066 at 89k, 3459 at 169k, 4898 at 330k, 6168 at 572k, best 7128 at 973k, 7117
-at 1M — above PPO's 6812 (``halfcheetah_ppo.py``, same seed) and the ~5,900 of SB3's PPO at 1M.
+at 1M — above PPO's 6812 (``halfcheetah_ppo.py``, same seed) and SB3's PPO side by side (seed 0: 6907).
 """
 main_config = dict(
     exp_name='halfcheetah_acer',
