@@ -23,7 +23,10 @@ observation normalization (best −44); no reward normalization (best 38). With 
 1, 204 on seed 2, 114 at 1M); gradient norm 1 (hold-out 209 on seed 1; best 207 / 208 on seeds 0 / 2); gamma 0.99
 (best 188); batches of 4, 16 updates per collection at Adam 6e-4 (≥ 195 from 311k, hold-out 201); batches of 1, 64
 updates per collection (best 184); 20-episode evaluations choosing the best checkpoint (seed 1: best 213 at 1M,
-hold-out 185). Before 2026-11-25: 32-step unrolls, batches of 8, 4 updates per collection, rewards × 0.1, gamma 0.99,
+hold-out 185); on seeds 3 / 4, the entropy bonus at 0.002 (best 196 / 230, 131 / 161 at 1M), the std starting at
+0.5 (best 182 / 159) and an unbounded mean (``model.mu_bound=0``, as PPO's: the sampled policy then lands more often,
+but the greedy one does not — best 203 / 196). The std stays near 1 all run (entropy 2.7–2.8), as in PPO's. Before
+2026-11-25: 32-step unrolls, batches of 8, 4 updates per collection, rewards × 0.1, gamma 0.99,
 lambda 0.95, std 0.5, no entropy bonus: hovers, best −51 on seed 0; the discrete lander's exact settings (32-step
 unrolls, batches of 16, 16 updates per collection): best 205 / 117 / 177 on seeds 0 / 1 / 2. With 128-step unrolls
 and lambda 0.98: batches of 4 and 16 updates per collection, best 177; batches of 8, each unroll trained on 8 times,
