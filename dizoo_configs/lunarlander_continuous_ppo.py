@@ -8,8 +8,9 @@ Measured (2026-11-23, seeds 0 1 2, ``python bench/ladder.py --rows lunarlander_c
 and 2 had earlier crossings the 50-episode confirmation rejected); hold-out of 50 fresh episodes of the best
 checkpoint 212 / 221 / 216 (std about 80-100: a few crashed landings); 103 / 191 / 216 s on the shared machine.
 Trained for the whole 1M (2026-11-26, ``acframe -c lunarlander_continuous_ppo.py -s S env.stop_value=None``): best
-265 / 265 / 275, hold-out 265 / 253 / 267 — as SB3's PPO with the same settings side by side (seed 0: best 274,
-hold-out 260; ``python bench/ladder.py --rows lunarlander_continuous --algos none --sb3 ppo --seeds 0``).
+265 / 265 / 275, hold-out 265 / 253 / 267 — as SB3's PPO with the same settings side by side (seeds 0–2: best
+274 / 271 / 272, hold-out 260 / 258 / 267; ``python bench/ladder.py --rows lunarlander_continuous --algos none --sb3
+ppo --seeds 0,1,2``).
 """
 main_config = dict(
     exp_name='lunarlander_continuous_ppo',
