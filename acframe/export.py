@@ -45,7 +45,7 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
                 __import__(module)
             except ImportError as exc:
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
-    loaded = load_policy(target, config, overrides)
+    loaded = load_policy(target, config, list(overrides or ()) + ['policy.cuda=False'])  # a CPU model is traced
     actor = loaded.actor.cpu().eval().requires_grad_(False)  # an exported model is for inference only
     space = loaded.observation_space
     spaces = space.spaces if isinstance(space, gym.spaces.Dict) else None  # a Dict observation: a dict input

@@ -18,6 +18,7 @@
 """
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
@@ -27,6 +28,8 @@ import torch
 import torch.nn as nn
 
 from .runs import RunArtifacts, load_model_weights, locate_run
+
+logger = logging.getLogger('acframe')
 
 
 class DeterministicActor(nn.Module):
@@ -63,6 +66,10 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
     from .worker import load_checkpoint
 
     cfg = artifacts.cfg
+    if cfg.policy.get('cuda') and not torch.cuda.is_available():
+        # a run trained on a GPU acts on a machine without one: its checkpoints hold CPU tensors
+        logger.info("acframe: note: the run trained with policy.cuda=True; no CUDA here: acting on the CPU")
+        cfg.policy.cuda = False
     if force_deterministic and 'deterministic' in cfg.policy.eval:
         cfg.policy.eval.deterministic = True
     set_torch_threads(cfg.policy.learn.torch_threads)

@@ -65,7 +65,9 @@ def to_plain_data(obj: Any) -> Any:
     import numpy as np
     import torch
 
-    if obj is None or isinstance(obj, (bool, int, float, str, bytes, torch.Tensor)):
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()  # a checkpoint of a run on a GPU loads on any machine (a no-op for CPU tensors)
+    if obj is None or isinstance(obj, (bool, int, float, str, bytes)):
         return obj
     if isinstance(obj, np.ndarray):
         if obj.dtype.hasobject:
@@ -140,11 +142,14 @@ def skip_dynamo_import() -> None:
 
 
 def capture_rng_states() -> dict:
-    """The global RNG states a run draws from (torch CPU, numpy, Python), for checkpoints."""
+    """The global RNG states a run draws from (torch CPU, numpy, Python; CUDA's where it was used), for checkpoints."""
     import numpy as np
     import torch
 
-    return {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate()}
+    states = {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # policy.cuda: collect/eval sample on the GPU
+        states['torch_cuda'] = torch.cuda.get_rng_state_all()
+    return states
 
 
 def restore_rng_states(states: dict) -> None:
@@ -154,6 +159,8 @@ def restore_rng_states(states: dict) -> None:
     torch.set_rng_state(states['torch'])
     np.random.set_state(states['numpy'])
     random.setstate(states['python'])
+    if states.get('torch_cuda') is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states['torch_cuda'])
 
 
 def buffer_checkpoint(buffer: Any, save_contents: bool) -> dict:

@@ -18,7 +18,12 @@ shared: its speed drifts) and the ratios use their mean. Every env episode is cu
 so an evaluation (one episode) costs little; this changes no throughput. One torch thread per process
 (``--threads N``: N per pipeline process, e.g. 2 to let the serial pipeline's network use the second core).
 
-    python bench/bench_pixels.py [--encoder config|shallow|nature_cnn|impala_resnet] [--steps 6400] [--manager sync|envpool] [--threads 1]
+    python bench/bench_pixels.py [--encoder config|shallow|nature_cnn|impala_resnet] [--steps 6400] [--manager sync|envpool] [--threads 1] [--cuda]
+
+``--cuda`` puts the learner on the GPU (``policy.cuda=True``; the actors and the bare loop stay on the CPU).
+
+``--ingest N`` instead times what the parallel learner does with each segment before its update (receive it from
+an actor process, unpack, push into the FIFO buffer, sample a batch, pin it): ms per segment of 32 Pong unrolls.
 
 ``--learner-step shallow,nature_cnn,impala_resnet`` instead times one IMPALA learner update of the config's batch
 (32 unrolls x 21 uint8 frames of 4x84x84; forward, backward, RMSprop step) per network: the minimum of ``--repeats``.
@@ -31,8 +36,12 @@ import os
 import tempfile
 import time
 
+from typing import Any, Dict
+
 import numpy as np
 import torch
+
+from acframe.data.tree import leaves
 
 
 #: the networks ``--encoder`` may name instead of the config's: (encoder, encoder_channels, encoder_hidden_size_list)
@@ -44,7 +53,10 @@ def overrides(args: argparse.Namespace) -> list:
     out = [f'env.collector_env_num={args.envs}', f'env.max_episode_steps={args.episode_steps}',
            'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.stop_value=None',
            'policy.eval.evaluator.eval_freq=0', f'env.manager={args.manager}',
-           'policy.learn.learner.save_ckpt_freq=0', f'policy.learn.torch_threads={args.threads}']
+           'policy.learn.learner.save_ckpt_freq=0', f'policy.learn.torch_threads={args.threads}',
+           f'policy.cuda={args.cuda}']
+    if args.envs > 32:  # n_sample counts unrolls across all the envs: at least one from each
+        out.append(f'policy.collect.n_sample={args.envs}')
     if args.encoder != 'config':
         encoder, channels, hidden = NETWORKS[args.encoder]
         out += [f'policy.model.encoder={encoder}', f'policy.model.encoder_channels={channels}',
@@ -126,12 +138,75 @@ def learner_step(args: argparse.Namespace, network: str) -> float:
         'action': torch.randint(0, 6, (steps, batch), generator=generator), 'logit': torch.zeros(steps, batch, 6),
         'reward': torch.zeros(steps, batch), 'terminated': torch.zeros(steps, batch, dtype=torch.bool),
         'truncated': torch.zeros(steps, batch, dtype=torch.bool)})
+    if args.cuda:
+        policy.learn_mode.forward(data)  # the first update on a GPU pays for its kernels' set-up: not counted
     best = float('inf')
     for _ in range(args.repeats):
         start = time.perf_counter()
-        policy.learn_mode.forward(data)
+        policy.learn_mode.forward(data)  # from the CPU batch, through pinned memory (what a pipeline's learner does)
+        if args.cuda:
+            torch.cuda.synchronize()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def _segment_sender(conn: Any, segments: int, unrolls: int, unroll_len: int) -> None:
+    """An actor's side of ``--ingest``: random Pong-shaped segments, one episode end each, packed as actors pack."""
+    from acframe.data import make_tree
+    from acframe.entry.parallel.messages import tree_to_numpy
+
+    torch.set_num_threads(1)
+    frames = torch.randint(0, 256, (unrolls, unroll_len + 1, 4, 84, 84), dtype=torch.uint8)
+    final = torch.zeros((unrolls, unroll_len, 4, 84, 84), dtype=torch.uint8)
+    final[0, unroll_len // 2] = frames[0, 0]
+    done = torch.zeros((unrolls, unroll_len), dtype=torch.bool)
+    segment = tree_to_numpy(make_tree({
+        'obs': frames, 'final_obs': final, 'action': torch.zeros((unrolls, unroll_len), dtype=torch.int64),
+        'logit': torch.zeros((unrolls, unroll_len, 6)), 'reward': torch.zeros((unrolls, unroll_len)),
+        'terminated': done, 'truncated': done.clone()}))
+    for _ in range(segments):
+        conn.send(segment)
+    conn.close()
+
+
+def ingest(args: argparse.Namespace) -> Dict[str, float]:
+    """Milliseconds the parallel learner spends per segment of ``batch_size`` Pong unrolls before its update:
+    receiving it from an actor process over a pipe, unpacking it, pushing it into the FIFO replay buffer,
+    sampling a batch, copying the batch to pinned memory (``--cuda``; else a plain copy). Mean of ``--ingest``
+    segments after two warm-ups."""
+    import multiprocessing as mp
+
+    from acframe.config import compile_config
+    from acframe.data.buffer import ReplayBuffer
+    from acframe.entry.parallel.messages import numpy_to_tree
+
+    cfg = compile_config(args.config, overrides=overrides(args), seed=0)
+    unrolls, unroll_len = int(cfg.policy.learn.batch_size), int(cfg.policy.unroll_len)
+    ours, theirs = mp.Pipe()
+    sender = mp.get_context('spawn').Process(target=_segment_sender, args=(theirs, args.ingest + 2, unrolls, unroll_len))
+    sender.start()
+    buffer = ReplayBuffer(2 * unrolls, max_use=1)
+    totals = dict.fromkeys(('receive', 'unpack', 'push', 'sample', 'pin'), 0.0)
+    for i in range(args.ingest + 2):
+        t0 = time.perf_counter()
+        message = ours.recv()
+        t1 = time.perf_counter()
+        samples = numpy_to_tree(message)
+        t2 = time.perf_counter()
+        buffer.push(samples)
+        t3 = time.perf_counter()
+        batch = buffer.sample(unrolls)
+        t4 = time.perf_counter()
+        for _, leaf in leaves(batch):
+            leaf.pin_memory() if args.cuda else leaf.clone()
+        t5 = time.perf_counter()
+        if i >= 2:
+            for key, seconds in zip(totals, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+                totals[key] += seconds
+    sender.join(timeout=60)
+    result = {key: round(1000 * value / args.ingest, 1) for key, value in totals.items()}
+    result['total'] = round(sum(result.values()), 1)
+    return result
 
 
 def main() -> None:
@@ -149,23 +224,32 @@ def main() -> None:
     parser.add_argument('--modes', default='serial,parallel')
     parser.add_argument('--learner-step', default='', help='networks to time one learner update of, comma-separated')
     parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--cuda', action='store_true', help='the learner on the GPU (policy.cuda=True); actors stay on the CPU')
     parser.add_argument('--threads', type=int, default=1,
                         help="torch threads of each pipeline process (policy.learn.torch_threads); the bare loop has one")
+    parser.add_argument('--ingest', type=int, default=0,
+                        help="instead: ms per segment of the parallel learner's receive/unpack/push/sample/pin (N segments)")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.ingest:
+        print(json.dumps({'config': args.config, 'ingest_ms_per_segment': ingest(args),
+                          'load_avg_1min': round(os.getloadavg()[0], 1)}))
+        return
     if args.learner_step:
         times = {net: round(learner_step(args, net), 3) for net in args.learner_step.split(',')}
-        print(json.dumps({'config': args.config, 'learner_step_s': times, 'load_avg_1min': round(os.getloadavg()[0], 1)}))
+        print(json.dumps({'config': args.config, 'learner_step_s': times, 'cuda': args.cuda,
+                          'device': torch.cuda.get_device_name() if args.cuda else 'cpu',
+                          'load_avg_1min': round(os.getloadavg()[0], 1)}))
         return
     load_start = os.getloadavg()[0]
     bare_before = bare_loop(args)
     runs = {}
-    for mode in args.modes.split(','):
+    for mode in filter(None, args.modes.split(',')):  # --modes '': the bare loop alone
         pipeline(args, mode, args.steps // 2)  # warm-up, not counted: the first run of a process pays one-time costs
         runs[mode] = (pipeline(args, mode, args.steps), pipeline(args, mode, 3 * args.steps))
     bare_after = bare_loop(args)
     bare = (bare_before + bare_after) / 2
-    result = {'config': args.config, 'encoder': args.encoder, 'envs': args.envs, 'manager': args.manager,
+    result = {'config': args.config, 'encoder': args.encoder, 'envs': args.envs, 'manager': args.manager, 'cuda': args.cuda,
               'torch_threads': args.threads, 'actors': parallel_actor_num(args),
               'load_avg_1min': [round(load_start, 1), round(os.getloadavg()[0], 1)],
               'bare_loop_steps_per_s': [round(bare_before, 1), round(bare_after, 1)]}

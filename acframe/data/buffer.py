@@ -38,6 +38,7 @@ class ReplayBuffer:
         self._rng = np.random.default_rng(seed)
         self.pushed = 0
         self.sampled = 0
+        self.evicted_unused = 0  # samples overwritten (or never stored) before they were ever sampled
 
     @classmethod
     def check_learn_config(cls, buffer_cfg: Any, learn_cfg: Any) -> None:
@@ -64,16 +65,25 @@ class ReplayBuffer:
             return
         if n > self.capacity:  # only the newest fit
             samples = samples[n - self.capacity:]
+            self.evicted_unused += n - self.capacity
             n = self.capacity
         if self._storage is None:
             self._storage = tree_map(lambda x: torch.zeros((self.capacity,) + tuple(x.shape[1:]), dtype=x.dtype), samples)
         index = (self._next + np.arange(n)) % self.capacity
-        index_t = torch.from_numpy(index)
-        self._storage[index_t] = samples
+        self.evicted_unused += int((self._valid[index] & (self._use[index] == 0)).sum())
+        _write_ring(self._storage, samples, self._next)
         self._use[index] = 0
         self._valid[index] = True
         self._next = int((self._next + n) % self.capacity)
         self.pushed += n
+
+    def room(self, upto: int) -> int:
+        """How many samples (at most ``upto``) a push takes now without overwriting one never sampled: the ring's
+        next slots up to the first that holds an unused sample."""
+        span = min(int(upto), self.capacity)
+        slots = (self._next + np.arange(span)) % self.capacity
+        unused = np.flatnonzero(self._valid[slots] & (self._use[slots] == 0))
+        return int(unused[0]) if len(unused) else span
 
     def sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
         """``batch_size`` distinct samples as a time-major batch ``(T, batch_size, ...)``, or None if too few."""
@@ -82,7 +92,8 @@ class ReplayBuffer:
             return None
         index = self._rng.choice(valid, size=batch_size, replace=False)
         index.sort()
-        batch = self._storage[torch.from_numpy(index)]
+        index_t = torch.from_numpy(index)
+        batch = tree_map(lambda x: torch.index_select(x, 0, index_t), self._storage)  # 8x a tree's x[index] on images
         self._use[index] += 1
         self._valid[index[self._use[index] >= self.max_use]] = False
         self.sampled += batch_size
@@ -96,6 +107,7 @@ class ReplayBuffer:
             'storage': None if self._storage is None else to_dict(self._storage),
             'use': self._use.copy(), 'valid': self._valid.copy(), 'next': self._next,
             'rng': self._rng.bit_generator.state, 'pushed': self.pushed, 'sampled': self.sampled,
+            'evicted_unused': self.evicted_unused,
         }
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
@@ -103,6 +115,7 @@ class ReplayBuffer:
         self._use, self._valid, self._next = state['use'].copy(), state['valid'].copy(), int(state['next'])
         self._rng.bit_generator.state = state['rng']
         self.pushed, self.sampled = state['pushed'], state['sampled']
+        self.evicted_unused = int(state.get('evicted_unused', 0))  # absent from older checkpoints
 
     def rng_state(self) -> Dict[str, Any]:
         return self._rng.bit_generator.state
@@ -115,3 +128,17 @@ def _leading(tree: ttorch.Tensor) -> int:
     for _, leaf in leaves(tree):
         return int(leaf.shape[0])
     return 0
+
+
+def _write_ring(storage: ttorch.Tensor, samples: ttorch.Tensor, start: int) -> None:
+    """``storage[start:start + n] = samples`` around the ring (at most two slice copies per leaf: a memcpy, where
+    an index tensor's scatter copies image samples several times slower)."""
+    capacity = _leading(storage)
+    source = dict(leaves(samples))
+    for key, dst in leaves(storage):
+        src = source[key]
+        n = int(src.shape[0])
+        first = min(n, capacity - start)
+        dst[start:start + first].copy_(src[:first])
+        if first < n:
+            dst[:n - first].copy_(src[first:])

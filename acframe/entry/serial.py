@@ -14,6 +14,7 @@ import torch
 
 from ..config.compile import ConfigInput
 from ..data import make_tree, to_dict
+from ..data.tree import to_device
 from ..envs import make_env_manager
 from ..envs.randomization import DomainRandomizer
 from ..errors import ConfigError
@@ -110,7 +111,8 @@ class SerialRun(RunBase):
                                   "they continue from a reset")
         self.pending_updates = int(state.get('pending_updates', 0))
         if state.get('pending_batch') is not None:
-            self.pending_batch = make_tree(state['pending_batch'])
+            # checkpoints hold CPU tensors: a rollout's plan goes back to the learner's device (policy.cuda)
+            self.pending_batch = to_device(make_tree(state['pending_batch']), self.policy.device)
         self.rollout_step = int(state.get('rollout_step', 0))
 
     # ---- loop pieces -------------------------------------------------------------------------------

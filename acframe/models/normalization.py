@@ -141,7 +141,8 @@ class RewardNormalizer:
 
     @torch.no_grad()
     def __call__(self, reward: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
-        returns, self.returns = running_discounted_returns(reward, done, self.returns, self.gamma)
+        # the statistics live on the CPU whatever the reward's device (policy.cuda): a checkpoint's state reads anywhere
+        returns, self.returns = running_discounted_returns(reward.cpu(), done.cpu(), self.returns, self.gamma)
         self.return_rms.update(returns)
         return scale_by_return_std(reward, self.return_rms, self.clip, self.eps)
 

@@ -69,10 +69,12 @@ class StateDependentNoise:
 
     def state_dict(self) -> Dict[str, Any]:
         """The current matrices and where the redraw schedule stands (plain data, for an exact resume)."""
-        return {'weights': None if self.weights is None else self.weights.clone(), 'steps': self._steps}
+        return {'weights': None if self.weights is None else self.weights.cpu().clone(), 'steps': self._steps}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        self.weights, self._steps = state['weights'], int(state['steps'])
+        weights = state['weights']  # saved on the CPU (checkpoints are): back to the model's device
+        self.weights = None if weights is None else weights.to(self._model.sde_log_std.device)
+        self._steps = int(state['steps'])
 
     def __call__(self, latent: torch.Tensor) -> torch.Tensor:
         """The noise ``ε`` ``(N, D)`` for the latent features ``(N, L)`` of the envs' current observations."""

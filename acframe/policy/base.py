@@ -211,6 +211,11 @@ class Policy:
     def model(self) -> nn.Module:
         return self._model
 
+    @property
+    def device(self) -> torch.device:
+        """Where the model and the learn mode's tensors live: ``cuda`` with ``policy.cuda``, else ``cpu``."""
+        return self._device
+
     def get_weights(self) -> Dict[str, torch.Tensor]:
         """The model's weights (shared by every mode in one process)."""
         return self._model.state_dict()

@@ -126,7 +126,7 @@ class IMPALAPolicy(Policy):
         the std of the discounted returns ``G_t`` (``norm_return``, from the actors) of every batch trained on so far."""
         if self._return_rms is None:
             return self._scaled_reward(batch.reward)
-        self._return_rms.update(batch.norm_return)
+        self._return_rms.update(batch.norm_return.cpu())  # CPU statistics, as RewardNormalizer's (policy.cuda)
         return scale_by_return_std(batch.reward, self._return_rms, self._cfg.learn.reward_norm_clip)
 
     def _learn_statistics(self) -> Dict[str, Any]:

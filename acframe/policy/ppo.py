@@ -158,9 +158,9 @@ class PPOPolicy(Policy):
             'rollout': {k: rollout[k] for k in ('obs', 'action', 'terminated', 'truncated', 'final_obs')},
             'reward': reward,
             'log_prob_old': log_prob_old,
-            'value_old': torch.empty(steps, num_envs),
-            'advantage': torch.empty(steps, num_envs),
-            'value_target': torch.empty(steps, num_envs),
+            'value_old': reward.new_empty(steps, num_envs),  # on the learner's device, as the rollout
+            'advantage': reward.new_empty(steps, num_envs),
+            'value_target': reward.new_empty(steps, num_envs),
             'order': torch.stack([torch.randperm(steps * num_envs) for _ in range(self._cfg.learn.epoch_per_collect)]),
         }
         self._fill_targets(plan, output['value'])

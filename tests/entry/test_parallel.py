@@ -27,6 +27,7 @@ from acframe.entry.parallel.shared_weights import SharedWeights
 from acframe.envs.gym_env import make_gym_env
 from acframe.policy.impala import IMPALAPolicy
 from acframe.worker import LearnerHook
+from acframe.data.tree import leaves as tree_leaves
 
 #: the env seed that makes ``flaky_cartpole`` raise: the first env of actor 0's first incarnation (seed 0)
 FLAKY_SEED = 0
@@ -629,6 +630,29 @@ def test_segment_messages_keep_uint8_images_across_a_pickle():
     assert back.obs.dtype == torch.uint8 and torch.equal(back.obs, images)
 
 
+def test_final_observations_travel_as_the_rows_where_an_episode_ended_and_come_back_bit_exact():
+    """``final_obs`` (N, T, ...) is zero but where an episode ended: only those rows cross (half an Atari segment's
+    bytes otherwise); every other leaf, and every bit of the kept rows (-0.0 too), is as it was."""
+    import pickle
+
+    from acframe.data import make_tree
+    from acframe.entry.parallel.messages import numpy_to_tree, tree_to_numpy
+
+    frames = torch.randint(0, 256, (8, 21, 4, 84, 84), dtype=torch.uint8)
+    final = torch.zeros(8, 20, 4, 84, 84, dtype=torch.uint8)
+    final[3, 7] = frames[3, 7]  # one episode ended in this segment
+    vector_final = torch.zeros(8, 20, 3)
+    vector_final[5, 19] = torch.tensor([-0.0, 0.0, 2.5])
+    tree = make_tree({'obs': frames, 'final_obs': final, 'reward': torch.zeros(8, 20),
+                      'truncated': torch.zeros(8, 20, dtype=torch.bool), 'dict': {'final_obs': {'vector': vector_final}}})
+    packed = pickle.dumps(tree_to_numpy(tree), protocol=pickle.HIGHEST_PROTOCOL)
+    assert len(packed) < frames.numel() + 2 * final[3, 7].numel()  # the frames and the one final frame
+    back = numpy_to_tree(pickle.loads(packed))
+    for (key, want), (_, got) in zip(sorted(tree_leaves(tree)), sorted(tree_leaves(back))):
+        assert got.dtype == want.dtype and got.shape == want.shape and torch.equal(got, want), key
+    assert torch.signbit(back.dict.final_obs.vector[5, 19, 0])  # bit-exact: the sign of zero survives
+
+
 @MODEL_REGISTRY.register('dict_dtype_vac')
 class DictDtypeVAC(Uint8OnlyVAC):
     """VAC that refuses a Dict observation whose image is not uint8 or whose vector is not float32 (every process)."""
@@ -709,3 +733,31 @@ def test_workers_of_a_learner_with_several_torch_threads_are_spawned_and_start(t
     done = subprocess.run([sys.executable, 'two_threads.py'], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert 'env_steps 640' in done.stdout
+
+
+class SlowLearner(LearnerHook):
+    """Makes every update take ``seconds`` longer: a learner slower than its actors."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def after_iter(self, learner, info):
+        time.sleep(self.seconds)
+
+
+def test_a_learner_slower_than_its_actors_trains_on_everything_they_collect(tmp_path):
+    """IMPALA's FIFO setting (each unroll trained on once, a buffer of one batch): the actors wait for the learner
+    (one segment taken per update once it is behind) instead of the buffer overwriting unrolls never trained on.
+    Before this, a learner on a GPU machine with 15 actors took in every waiting segment whenever its buffer ran
+    dry and trained on 13% of what they collected."""
+    main, create = cartpole()
+    main['env']['stop_value'] = None
+    main['policy']['learn'] = dict(update_per_collect=1, batch_size=8)
+    main['policy']['other'] = dict(replay_buffer=dict(replay_buffer_size=8, max_use=1))
+    exp_dir = tmp_path / 'slow'
+    parallel_pipeline((main, create), exp_dir=str(exp_dir), backend='local', max_env_step=4000, progress=False,
+                      learner_hooks=[SlowLearner(0.03)])
+    summary = read_summary(exp_dir)
+    assert summary['samples_evicted_unused'] == 0, summary
+    segment_steps = 8 * 16  # n_sample unrolls of 16 steps; samples_trained counts env steps (T·B per update)
+    assert summary['samples_trained'] >= summary['env_steps'] - 2 * segment_steps, summary  # all but the last

@@ -97,8 +97,9 @@ class Backend:
         """The learner's weights (``weights_fn()``) are now ``version``."""
         raise NotImplementedError
 
-    def receive(self, timeout: float) -> List[SegmentMessage]:
-        """The segments that arrived, waiting up to ``timeout`` seconds for the first one."""
+    def receive(self, timeout: float, max_segments: Optional[int] = None) -> List[SegmentMessage]:
+        """The segments that arrived (at most ``max_segments``; the rest stay with their actors, which wait),
+        waiting up to ``timeout`` seconds for the first one."""
         raise NotImplementedError
 
     def may_train(self, next_version: int) -> bool:

@@ -45,7 +45,7 @@ class InlineBackend(Backend):
         for source in self.sources:
             source.set(weights, version)
 
-    def receive(self, timeout: float) -> List[SegmentMessage]:
+    def receive(self, timeout: float, max_segments: Optional[int] = None) -> List[SegmentMessage]:
         if self.sync:
             due = [i for i in range(self.actor_num) if self._collected_version[i] < self.version]
         else:

@@ -192,6 +192,7 @@ class LocalBackend(Backend):
         self._eval_pending: Optional[EvalRequest] = None
         self._stopping = False
         self.pids: List[int] = []
+        self._first_read = 0  # receive(max_segments=...) starts at a rotating actor: each is served in turn
 
     # ---- processes ---------------------------------------------------------------------------------
     def _daemonic(self) -> bool:
@@ -263,11 +264,11 @@ class LocalBackend(Backend):
         return f"actor {self.actors.index(child)}"
 
     @staticmethod
-    def _read(child: _Child) -> List[Any]:
-        """Every message waiting on the child's pipe; a closed pipe ends the list with None."""
+    def _read(child: _Child, limit: Optional[int] = None) -> List[Any]:
+        """The messages waiting on the child's pipe (at most ``limit``); a closed pipe ends the list with None."""
         items: List[Any] = []
         try:
-            while child.conn.poll():
+            while (limit is None or len(items) < limit) and child.conn.poll():
                 items.append(child.conn.recv())
         except (EOFError, OSError):
             items.append(None)
@@ -292,7 +293,7 @@ class LocalBackend(Backend):
         except (BrokenPipeError, OSError):
             pass  # a dead actor: the next receive notices it (and returns its grants to the budget)
 
-    def receive(self, timeout: float) -> List[SegmentMessage]:
+    def receive(self, timeout: float, max_segments: Optional[int] = None) -> List[SegmentMessage]:
         children = [c for c in self.actors if c is not None]
         if self.evaluator is not None:
             children.append(self.evaluator)
@@ -302,10 +303,17 @@ class LocalBackend(Backend):
             return []
         ready = set(wait([c.conn for c in children] + [c.process.sentinel for c in children], timeout=timeout))
         messages: List[SegmentMessage] = []
-        for actor_id, child in enumerate(self.actors):
+        order = [(self._first_read + k) % len(self.actors) for k in range(len(self.actors))]
+        if max_segments is not None:
+            self._first_read = (self._first_read + 1) % len(self.actors)
+        for actor_id in order:
+            child = self.actors[actor_id]
             if child is None or (child.conn not in ready and child.process.sentinel not in ready):
                 continue
-            segments, lost = self._drain(child)
+            quota = None if max_segments is None else max_segments - len(messages)
+            if quota is not None and quota <= 0:
+                break  # the other actors' segments wait on their pipes (and the actors with them)
+            segments, lost = self._drain(child, quota)
             for item in segments:
                 messages.append(item)
                 self.budget.received(actor_id, item.env_steps)
@@ -317,10 +325,13 @@ class LocalBackend(Backend):
             self._evaluator_events()
         return messages
 
-    def _drain(self, child: Any) -> Tuple[List[Any], bool]:
-        """The payloads a child sent (segments or eval results), and whether it is lost (error, closed, dead)."""
+    def _drain(self, child: Any, limit: Optional[int] = None) -> Tuple[List[Any], bool]:
+        """The payloads a child sent (segments or eval results; at most ``limit`` messages read), and whether it
+        is lost (error, closed; dead with nothing left to read)."""
         payloads, closed = [], False
-        for item in self._read(child):
+        items = self._read(child, limit)
+        unread = limit is not None and len(items) >= limit  # more may wait: a dead child's last segments too
+        for item in items:
             if isinstance(item, WorkerError):
                 child.error = item
             elif isinstance(item, WorkerReady):
@@ -329,7 +340,7 @@ class LocalBackend(Backend):
                 closed = True
             else:
                 payloads.append(item)
-        return payloads, closed or child.error is not None or not child.process.is_alive()
+        return payloads, closed or child.error is not None or (not unread and not child.process.is_alive())
 
     def _lost_reason(self, child: Any) -> str:
         self._reap(child)

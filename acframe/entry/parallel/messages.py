@@ -21,16 +21,49 @@ from ...data.tree import is_leaf
 VERSION_KEY = 'behaviour_version'
 
 
+#: sample keys whose ``(N, T, ...)`` leaves are zero but for a few rows — an episode's final observation exists
+#: only at the step it ended — and travel as those rows alone (for Atari frames, half a segment's bytes)
+SPARSE_ROW_KEYS = ('final_obs',)
+_ROWS = '__rows__'
+
+
 def tree_to_numpy(tree: ttorch.Tensor) -> Dict[str, Any]:
-    """A nested dict of numpy arrays holding the tree's leaves."""
-    return {k: (v.numpy() if is_leaf(v) else tree_to_numpy(v)) for k, v in tree.items()}
+    """A nested dict of numpy arrays holding the tree's leaves (``SPARSE_ROW_KEYS`` as their non-zero rows)."""
+    def convert(node: ttorch.Tensor, sparse: bool) -> Dict[str, Any]:
+        return {k: ((_pack_rows(v.numpy()) if sparse or k in SPARSE_ROW_KEYS else v.numpy()) if is_leaf(v)
+                    else convert(v, sparse or k in SPARSE_ROW_KEYS)) for k, v in node.items()}
+    return convert(tree, False)
+
+
+def _pack_rows(x: np.ndarray) -> Dict[str, Any]:
+    """``(N, T, ...)`` as its rows ``[n, t]`` holding any non-zero byte (bit-exact: -0.0 is kept), their flat
+    indices and the shape."""
+    x = np.ascontiguousarray(x)
+    rows = _rows(x)
+    kept = np.flatnonzero(rows.view(np.uint8).any(axis=1))
+    return {_ROWS: kept, 'values': rows[kept], 'shape': x.shape, 'dtype': x.dtype.str}
+
+
+def _unpack_rows(packed: Dict[str, Any]) -> np.ndarray:
+    out = np.zeros(packed['shape'], dtype=np.dtype(packed['dtype']))
+    _rows(out)[packed[_ROWS]] = packed['values']
+    return out
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    """A contiguous ``(N, T, ...)`` array as a ``(N·T, ...)`` view of rows (an empty one too)."""
+    lead = int(np.prod(x.shape[:2])) if x.ndim >= 2 else x.size
+    return x.reshape(lead, int(np.prod(x.shape[2:])) if x.ndim > 2 else 1)
 
 
 def numpy_to_tree(nested: Dict[str, Any]) -> ttorch.Tensor:
     """The inverse of ``tree_to_numpy`` (arrays are shared, or copied when read-only, as Ray's are)."""
+    def leaf(v: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(v if v.flags.writeable else v.copy())
+
     def convert(node: Dict[str, Any]) -> Dict[str, Any]:
-        return {k: (convert(v) if isinstance(v, dict) else torch.from_numpy(v if v.flags.writeable else v.copy()))
-                for k, v in node.items()}
+        return {k: (leaf(_unpack_rows(v)) if isinstance(v, dict) and _ROWS in v else convert(v) if isinstance(v, dict)
+                    else leaf(v)) for k, v in node.items()}
     # built from a storage: ttorch.Tensor(dict) formats every leaf as text on the way (milliseconds per tree)
     return ttorch.Tensor(create_storage(convert(nested)))
 

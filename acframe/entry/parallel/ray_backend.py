@@ -292,7 +292,7 @@ class RayBackend(Backend):
         oldest = min(version for _, version in self._inflight.values())
         return next_version - oldest <= self.max_lag
 
-    def receive(self, timeout: float) -> List[SegmentMessage]:
+    def receive(self, timeout: float, max_segments: Optional[int] = None) -> List[SegmentMessage]:
         refs = list(self._inflight) + ([self._eval_ref] if self._eval_ref is not None else [])
         if not refs:
             if timeout > 0:
@@ -303,10 +303,14 @@ class RayBackend(Backend):
             more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
             ready += more
         messages: List[SegmentMessage] = []
+        taken = 0
         for ref in ready:
             if self._eval_ref is not None and ref == self._eval_ref:
                 self._evaluator_done()
                 continue
+            if max_segments is not None and taken >= max_segments:
+                continue  # stays in flight: its actor gets no new work until the segment is taken
+            taken += 1
             actor_id, version = self._inflight.pop(ref)
             self._busy[actor_id] = False
             answer = self._get(ref)

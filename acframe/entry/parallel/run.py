@@ -213,6 +213,7 @@ class ParallelRun(RunBase):
         self.evals = EvalHistory(cfg.policy.eval.evaluator.eval_freq)
         self.steps_per_update = resolve_steps_per_update(cfg)
         self.segment_steps = env_steps_per_collection(cfg)
+        self.segment_samples = 0  # the most train samples one segment brought (receive_limit)
         self._env_step = 0
         self.eval_pending: Optional[EvalRequest] = None
         self.startup_s = 0.0
@@ -276,16 +277,30 @@ class ParallelRun(RunBase):
                 self.recent_returns.append(ret)
                 self.tb.add_scalar('collector/episode_return', ret, self.env_step)
             samples = numpy_to_tree(message.samples)
+            self.segment_samples = max(self.segment_samples, _leading(message.samples))
             if self.buffer is not None and not self.sync:
                 self.buffer.push(samples)
             else:
                 kept.append(samples)
         return kept
 
-    def wait(self, timeout: float = IDLE_WAIT_S) -> List[ttorch.Tensor]:
-        """Idle until data arrives (at most ``timeout``); the time counts as learner idle time."""
+    def receive_limit(self, at_least_one: bool) -> Optional[int]:
+        """How many segments the replay buffer takes now without overwriting a sample never trained on (a FIFO
+        buffer of one batch, as IMPALA's queue, fills with every segment); None: no limit (no buffer that
+        says)."""
+        room = getattr(self.buffer, 'room', None)
+        if room is None:
+            return None
+        if not self.segment_samples:
+            return 1  # the first segment tells how many samples a segment brings
+        fits = room(4 * self.segment_samples) // self.segment_samples
+        return max(fits, 1) if at_least_one else fits
+
+    def wait(self, timeout: float = IDLE_WAIT_S, max_segments: Optional[int] = None) -> List[ttorch.Tensor]:
+        """Idle until data arrives (at most ``timeout``; at most ``max_segments`` taken); the time counts as
+        learner idle time."""
         start = time.perf_counter()
-        messages = self.backend.receive(timeout)
+        messages = self.backend.receive(timeout, max_segments)
         self.stats.idle_s += time.perf_counter() - start
         return self.take(messages)
 
@@ -413,6 +428,8 @@ class ParallelRun(RunBase):
             'worker_failures': list(self.backend.failures),
             'segments': int(self.stats.segments),
             'discarded_segments': int(self.stats.discarded_segments),
+            # train samples the replay buffer overwrote before they were ever trained on (the actors outran it)
+            'samples_evicted_unused': int(getattr(self.buffer, 'evicted_unused', 0)),
         }
 
     def _result_line(self, summary: Dict[str, Any]) -> str:
@@ -441,14 +458,18 @@ def async_loop(run: ParallelRun) -> None:
     batch_size = run.cfg.policy.learn.batch_size
     while True:
         if not run.learner_behind():
-            run.take(run.backend.receive(0.0))
+            limit = run.receive_limit(at_least_one=False)
+            if limit != 0:
+                run.take(run.backend.receive(0.0, limit))
         if run.handle_evals() or not run.budget_left():
             return
         if run.eval_due():
             run.request_eval()
         batch = run.buffer.sample(batch_size) if run.backend.may_train(run.learner.train_iter + 1) else None
         if batch is None:
-            run.wait()
+            # behind: one segment more, not every waiting one — a learner slower than its actors then trains on
+            # all they collect, and they wait (IMPALA's bounded queue), instead of the buffer overwriting unused data
+            run.wait(max_segments=1 if run.learner_behind() else run.receive_limit(at_least_one=True))
             continue
         run.train(batch)
         run.publish()
@@ -493,3 +514,10 @@ def sync_loop(run: ParallelRun) -> None:
         run.publish()
         run.learner.end_round()
         run.report()
+
+
+def _leading(nested: Dict[str, Any]) -> int:
+    """The leading (sample) dimension of a segment's item-major numpy samples."""
+    for value in nested.values():
+        return _leading(value) if isinstance(value, dict) else int(value.shape[0])
+    return 0
