@@ -68,7 +68,7 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
     cfg = artifacts.cfg
     if cfg.policy.get('cuda') and not torch.cuda.is_available():
         # a run trained on a GPU acts on a machine without one: its checkpoints hold CPU tensors
-        logger.info("acframe: note: the run trained with policy.cuda=True; no CUDA here: acting on the CPU")
+        logger.warning("acframe: note: the run trained with policy.cuda=True; no CUDA here: acting on the CPU")
         cfg.policy.cuda = False
     if force_deterministic and 'deterministic' in cfg.policy.eval:
         cfg.policy.eval.deterministic = True

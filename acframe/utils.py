@@ -160,7 +160,8 @@ def restore_rng_states(states: dict) -> None:
     np.random.set_state(states['numpy'])
     random.setstate(states['python'])
     if states.get('torch_cuda') is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states['torch_cuda'])
+        for device, state in enumerate(states['torch_cuda'][:torch.cuda.device_count()]):  # fewer GPUs here: theirs
+            torch.cuda.set_rng_state(state, device)
 
 
 def buffer_checkpoint(buffer: Any, save_contents: bool) -> dict:

@@ -10,7 +10,7 @@ update on it takes ~19x longer here (4.45 s vs 0.24 s, docs/benchmarks.md); choo
 (``policy.model.encoder=impala_resnet policy.model.encoder_channels=None policy.cuda=True``).
 Budget: 10M env steps (40M frames). Score: not yet measured (a Pong run needs hours of learner time;
 see docs/pixels.md). On an H200 machine with 16 cores (``-m parallel env.manager=envpool policy.cuda=True
-parallel.actor_num=15``) it ran at 4,786 env steps/s (19.1k frames/s) training on everything collected
+parallel.actor_num=15``) it ran at 4,786 env steps/s (19.1k frames/s; 17.8k counting start-up) training on everything collected
 (docs/benchmarks.md). Also faster: EnvPool (``env.manager=envpool``) and the parallel pipeline (``-m parallel``).
 """
 main_config = dict(

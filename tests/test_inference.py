@@ -88,7 +88,7 @@ def test_act_takes_a_dict_observation_or_a_batch_of_one_and_names_what_is_wrong(
         policy.act(obs['image'])
 
 
-def test_a_run_trained_on_a_gpu_acts_and_exports_where_there_is_none(trained_run, tmp_path):
+def test_a_run_trained_on_a_gpu_acts_and_exports_where_there_is_none(trained_run, tmp_path, caplog):
     """policy.cuda=True in a run's config: without CUDA, load_policy, -m eval and -m export run on the CPU (the
     checkpoints hold CPU tensors); with CUDA, load_policy acts on the GPU — the same actions either way."""
     import shutil
@@ -102,6 +102,9 @@ def test_a_run_trained_on_a_gpu_acts_and_exports_where_there_is_none(trained_run
     (gpu_run / 'config.json').write_text(json.dumps(config))
     batch = np.stack([gym.spaces.Box(-1, 1, (4,)).sample() for _ in range(16)]).astype(np.float32)
     assert np.array_equal(acframe.load_policy(gpu_run).act(batch), acframe.load_policy(trained_run).act(batch))
+    import torch
+    if not torch.cuda.is_available():
+        assert any('no CUDA here: acting on the CPU' in r.getMessage() for r in caplog.records)
     assert evaluate_run(str(gpu_run))['returns'] == evaluate_run(str(trained_run))['returns']
     export_policy(str(gpu_run), str(tmp_path / 'actor.pt'))
     assert (tmp_path / 'actor.pt').stat().st_size > 0

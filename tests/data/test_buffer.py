@@ -60,6 +60,50 @@ def test_fifo_capacity_drops_the_oldest_first():
     assert stored_ids(buffer) == {13, 14, 15, 16}
 
 
+def test_a_push_wraps_around_the_ring_and_every_leaf_lands_in_its_slot():
+    buffer = ReplayBuffer(replay_buffer_size=5, max_use=100)
+    buffer.push(samples(0, 4))
+    buffer.push(samples(4, 3))  # slots 4, 0, 1
+    assert stored_ids(buffer) == {2, 3, 4, 5, 6}
+    storage_ids = buffer._storage.reward[:, 0].long().tolist()
+    assert storage_ids == [5, 6, 2, 3, 4]
+    for key in ('obs', 'action', 'reward'):
+        assert buffer._storage[key].reshape(5, -1).float().eq(torch.tensor(storage_ids).float()[:, None]).all(), key
+    assert buffer._storage.stats.logit[:, 0, 0].long().tolist() == storage_ids
+
+
+def test_evicted_unused_counts_the_samples_overwritten_before_they_were_ever_sampled():
+    buffer = ReplayBuffer(replay_buffer_size=4, max_use=1)
+    buffer.push(samples(0, 4))
+    assert buffer.room(10) == 0  # every slot holds a sample never trained on
+    buffer.sample(2)
+    assert len(buffer) == 2  # two trained on, two never
+    buffer.push(samples(4, 4))  # overwrites all four: the two never sampled are lost
+    assert buffer.evicted_unused == 2
+    buffer.push(samples(8, 6))  # more than fit: the two oldest of these never reach the ring
+    assert buffer.evicted_unused == 2 + 4 + 2
+
+
+def test_room_is_the_ring_s_next_slots_up_to_the_first_sample_never_trained_on():
+    buffer = ReplayBuffer(replay_buffer_size=6, max_use=1, seed=0)
+    assert buffer.room(4) == 4 and buffer.room(100) == 6  # empty: as much as asked, at most the capacity
+    buffer.push(samples(0, 3))  # slots 0-2 unused; the next push writes at slot 3
+    assert buffer.room(100) == 3  # slots 3, 4, 5 are free; slot 0 holds an unused sample
+    while buffer.sample(1) is not None:  # train on everything, oldest or not
+        pass
+    assert buffer.room(100) == 6 and buffer.evicted_unused == 0
+
+
+def test_a_state_saved_before_evicted_unused_existed_loads():
+    buffer = ReplayBuffer(replay_buffer_size=4, max_use=1)
+    buffer.push(samples(0, 2))
+    state = buffer.state_dict()
+    del state['evicted_unused']
+    restored = ReplayBuffer(replay_buffer_size=4, max_use=1)
+    restored.load_state_dict(state)
+    assert restored.evicted_unused == 0 and len(restored) == 2
+
+
 def test_a_sample_is_dropped_after_max_use_samplings():
     buffer = ReplayBuffer(replay_buffer_size=8, max_use=2)
     buffer.push(samples(0, 3))

@@ -761,3 +761,25 @@ def test_a_learner_slower_than_its_actors_trains_on_everything_they_collect(tmp_
     assert summary['samples_evicted_unused'] == 0, summary
     segment_steps = 8 * 16  # n_sample unrolls of 16 steps; samples_trained counts env steps (T·B per update)
     assert summary['samples_trained'] >= summary['env_steps'] - 2 * segment_steps, summary  # all but the last
+
+
+def test_the_receive_limit_applies_to_a_once_only_buffer_of_actors_that_wait_and_to_nothing_else():
+    """``ParallelRun.receive_limit``: segments that fit unused in a ``max_use=1`` buffer; none for a replay buffer
+    (``max_use`` > 1: ``env_steps_per_update`` alone sets its ratio) or for actors that run free (0)."""
+    from types import SimpleNamespace
+
+    from acframe.data import make_tree
+    from acframe.data.buffer import ReplayBuffer
+    from acframe.entry.parallel.run import ParallelRun
+
+    def limit(max_use, steps_per_update=640.0, segment_samples=32, at_least_one=False, pushed=0):
+        buffer = ReplayBuffer(replay_buffer_size=64, max_use=max_use)
+        if pushed:
+            buffer.push(make_tree({'reward': torch.zeros(pushed, 20)}))
+        run = SimpleNamespace(buffer=buffer, steps_per_update=steps_per_update, segment_samples=segment_samples)
+        return ParallelRun.receive_limit(run, at_least_one)
+
+    assert limit(1) == 2 and limit(1, pushed=32) == 1 and limit(1, pushed=64) == 0
+    assert limit(1, pushed=64, at_least_one=True) == 1  # no batch to train on: one more, whatever it costs
+    assert limit(1, segment_samples=0) == 1  # before the first segment: one, to learn a segment's size
+    assert limit(16, pushed=64) is None and limit(1, steps_per_update=0.0, pushed=64) is None

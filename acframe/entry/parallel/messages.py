@@ -24,7 +24,7 @@ VERSION_KEY = 'behaviour_version'
 #: sample keys whose ``(N, T, ...)`` leaves are zero but for a few rows — an episode's final observation exists
 #: only at the step it ended — and travel as those rows alone (for Atari frames, half a segment's bytes)
 SPARSE_ROW_KEYS = ('final_obs',)
-_ROWS = '__rows__'
+ROWS_KEY = '__rows__'  # marks a leaf packed as its non-zero rows
 
 
 def tree_to_numpy(tree: ttorch.Tensor) -> Dict[str, Any]:
@@ -38,15 +38,16 @@ def tree_to_numpy(tree: ttorch.Tensor) -> Dict[str, Any]:
 def _pack_rows(x: np.ndarray) -> Dict[str, Any]:
     """``(N, T, ...)`` as its rows ``[n, t]`` holding any non-zero byte (bit-exact: -0.0 is kept), their flat
     indices and the shape."""
+    shape = x.shape
     x = np.ascontiguousarray(x)
     rows = _rows(x)
     kept = np.flatnonzero(rows.view(np.uint8).any(axis=1))
-    return {_ROWS: kept, 'values': rows[kept], 'shape': x.shape, 'dtype': x.dtype.str}
+    return {ROWS_KEY: kept, 'values': rows[kept], 'shape': shape, 'dtype': x.dtype.str}
 
 
 def _unpack_rows(packed: Dict[str, Any]) -> np.ndarray:
     out = np.zeros(packed['shape'], dtype=np.dtype(packed['dtype']))
-    _rows(out)[packed[_ROWS]] = packed['values']
+    _rows(out)[packed[ROWS_KEY]] = packed['values']
     return out
 
 
@@ -62,7 +63,7 @@ def numpy_to_tree(nested: Dict[str, Any]) -> ttorch.Tensor:
         return torch.from_numpy(v if v.flags.writeable else v.copy())
 
     def convert(node: Dict[str, Any]) -> Dict[str, Any]:
-        return {k: (leaf(_unpack_rows(v)) if isinstance(v, dict) and _ROWS in v else convert(v) if isinstance(v, dict)
+        return {k: (leaf(_unpack_rows(v)) if isinstance(v, dict) and ROWS_KEY in v else convert(v) if isinstance(v, dict)
                     else leaf(v)) for k, v in node.items()}
     # built from a storage: ttorch.Tensor(dict) formats every leaf as text on the way (milliseconds per tree)
     return ttorch.Tensor(create_storage(convert(nested)))

@@ -26,7 +26,8 @@ from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearL
 from ..budget import check_start
 from ..run_base import RunBase, build_buffer, check_no_replay
 from .backend import Backend, EnvStepBudget
-from .messages import VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree, weights_to_numpy
+from .messages import (ROWS_KEY, VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree,
+                       weights_to_numpy)
 
 BACKENDS = ('local', 'ray', 'inline')
 #: seconds the learner waits for data when it has nothing to train on
@@ -285,11 +286,12 @@ class ParallelRun(RunBase):
         return kept
 
     def receive_limit(self, at_least_one: bool) -> Optional[int]:
-        """How many segments the replay buffer takes now without overwriting a sample never trained on (a FIFO
-        buffer of one batch, as IMPALA's queue, fills with every segment); None: no limit (no buffer that
-        says)."""
+        """How many segments a buffer whose samples are trained on once (``max_use=1``: IMPALA's queue) takes now
+        without overwriting a sample never trained on; None: no limit — a replay buffer (``max_use`` > 1, its
+        replay ratio set by ``parallel.env_steps_per_update`` alone), or actors that run free
+        (``env_steps_per_update=0``)."""
         room = getattr(self.buffer, 'room', None)
-        if room is None:
+        if room is None or getattr(self.buffer, 'max_use', None) != 1 or not self.steps_per_update:
             return None
         if not self.segment_samples:
             return 1  # the first segment tells how many samples a segment brings
@@ -517,7 +519,9 @@ def sync_loop(run: ParallelRun) -> None:
 
 
 def _leading(nested: Dict[str, Any]) -> int:
-    """The leading (sample) dimension of a segment's item-major numpy samples."""
+    """The leading (sample) dimension of a segment's item-major numpy samples (as ``tree_to_numpy`` packs them)."""
     for value in nested.values():
-        return _leading(value) if isinstance(value, dict) else int(value.shape[0])
+        if isinstance(value, dict):
+            return int(value['shape'][0]) if ROWS_KEY in value else _leading(value)
+        return int(value.shape[0])
     return 0
