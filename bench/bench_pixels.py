@@ -57,6 +57,7 @@ def overrides(args: argparse.Namespace) -> list:
            f'policy.cuda={args.cuda}']
     if args.envs > 32:  # n_sample counts unrolls across all the envs: at least one from each
         out.append(f'policy.collect.n_sample={args.envs}')
+    out += list(args.override)
     if args.encoder != 'config':
         encoder, channels, hidden = NETWORKS[args.encoder]
         out += [f'policy.model.encoder={encoder}', f'policy.model.encoder_channels={channels}',
@@ -224,6 +225,8 @@ def main() -> None:
     parser.add_argument('--modes', default='serial,parallel')
     parser.add_argument('--learner-step', default='', help='networks to time one learner update of, comma-separated')
     parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--override', action='append', default=[], metavar='KEY=VALUE',
+                        help='a config override for every run (repeatable), e.g. policy.learn.learner_thread=True')
     parser.add_argument('--cuda', action='store_true', help='the learner on the GPU (policy.cuda=True); actors stay on the CPU')
     parser.add_argument('--threads', type=int, default=1,
                         help="torch threads of each pipeline process (policy.learn.torch_threads); the bare loop has one")

@@ -22,6 +22,9 @@ main_config = dict(
         unroll_len=20,
         model=dict(encoder='impala_resnet', encoder_hidden_size_list=[256], activation='relu'),
         learn=dict(
+            # the serial pipeline learns in a second thread while the collector collects the next segment (both
+            # cores busy on a small machine; one more round of policy lag, which V-trace corrects)
+            learner_thread=True,
             update_per_collect=1,
             batch_size=32,
             optim='rmsprop',

@@ -15,7 +15,11 @@ and a constant rate (the config until 2026-11-24) seed 0's best was 1098; withou
 constant rate, 3053 once, then down to −151 at 1M. Tried on seed 1 (2026-11-25): the std starting at 0.5, ~900 by
 260k (stopped there); the RL Zoo's gSDE recipe for the PyBullet cheetah, as ``lunarlander_continuous_a2c.py`` runs
 it (4 envs × 8 steps, gSDE with log-std −2, lambda 0.9, value weight 0.4, RMSprop 9.6e-4 decayed, reward
-normalization), best 1569 at 880k. ACER (``halfcheetah_acer.py``), IMPALA and PPO solve this row.
+normalization), best 1569 at 880k. More envs per update (2026-11-26, the same 5 steps per env, the decay over the same 1M
+steps): 4 envs (``env.collector_env_num=4 policy.collect.n_sample=20 policy.learn.lr_decay_iters=50000``) lifts seed 1
+(best 4568, hold-out 4620) and keeps seed 0 (best 3847) but seed 2 then stays at ~1500 (best 1528); 2 envs: seed 1
+best 3784, seed 2 best 1778; 8 envs: seeds 1 / 2 best 1250 / 1393. Which seed runs on its back changes with the
+setting; none tried lands all three. SB3's A2C side by side (seed 0): best 2916, hold-out 2949. ACER (``halfcheetah_acer.py``), IMPALA and PPO solve this row.
 """
 main_config = dict(
     exp_name='halfcheetah_a2c',

@@ -28,6 +28,9 @@ main_config = dict(
         # the shallow network (see above): 2 conv layers of the Nature CNN's shape with 16 and 32 channels, then 256
         model=dict(encoder='nature_cnn', encoder_channels=[16, 32], encoder_hidden_size_list=[256], activation='relu'),
         learn=dict(
+            # the serial pipeline learns in a second thread while the collector collects the next segment (both
+            # cores busy on a small machine; one more round of policy lag, which V-trace corrects)
+            learner_thread=True,
             update_per_collect=1,
             batch_size=32,
             optim='rmsprop',

@@ -7,6 +7,8 @@ the experiment folder, progress line, checkpoints, resume, evaluation bookkeepin
 """
 from __future__ import annotations
 
+import copy
+import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -56,7 +58,11 @@ class SerialRun(RunBase):
             self.evaluator_env = self.randomizer.make_evaluator_env(cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
         self.policy = create_policy(cfg, self.collector_env.observation_space, self.collector_env.action_space,
                                     model=self._model)
-        self.collector = SampleCollector(self.collector_env, self.policy.collect_mode, cfg.policy.collect.n_sample)
+        # policy.learn.learner_thread: the collector acts with its own copy of the weights (sync_actor)
+        self.actor_policy = self.policy if not cfg.policy.learn.get('learner_thread') else create_policy(
+            cfg, self.collector_env.observation_space, self.collector_env.action_space, enable_field=('collect',),
+            model=copy.deepcopy(self._model) if self._model is not None else None)
+        self.collector = SampleCollector(self.collector_env, self.actor_policy.collect_mode, cfg.policy.collect.n_sample)
         self.evaluator = Evaluator(self.evaluator_env, self.policy.eval_mode, cfg.env.n_evaluator_episode,
                                    cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, None,
                                    n_confirm_episode=cfg.env.n_confirm_episode)
@@ -138,6 +144,11 @@ class SerialRun(RunBase):
             self.collector_env = self.randomizer.after_collect(self.collector, self.env_step)
         return segment
 
+    def sync_actor(self) -> None:
+        """Give the collector's copy of the weights the learner's (``policy.learn.learner_thread``; else one model)."""
+        if self.actor_policy is not self.policy:
+            self.actor_policy.load_weights(self.policy.get_weights())
+
     def maybe_evaluate(self, force: bool = False) -> bool:
         """Evaluate when due; True when the stop value is reached."""
         if not force and not self.evaluator.should_eval(self.learner.train_iter):
@@ -218,11 +229,16 @@ def serial_pipeline(
     """
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
                                      'serial', accept_config_change)
-    if policy_class(cfg).on_policy:
+    cls = policy_class(cfg)
+    if cls.on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: it cannot learn from replayed data; "
                           f"use serial_pipeline_onpolicy (CLI: -m serial_onpolicy)")
-    return run_serial(_off_policy_loop, cfg, exp_dir, resume is not None, progress, learner_hooks, model,
-                      use_buffer=True, mode='serial', config_changes=changes)
+    threaded = bool(cfg.policy.learn.get('learner_thread'))
+    if threaded and cls.learn_draws_random:
+        raise ConfigError(f"policy.learn.learner_thread: policy '{cfg.policy.type}' draws random numbers in its updates, "
+                          f"which a second thread would interleave with the collector's; set policy.learn.learner_thread=False")
+    return run_serial(_threaded_off_policy_loop if threaded else _off_policy_loop, cfg, exp_dir, resume is not None,
+                      progress, learner_hooks, model, use_buffer=True, mode='serial', config_changes=changes)
 
 
 def _off_policy_loop(run: SerialRun) -> None:
@@ -245,5 +261,66 @@ def _off_policy_loop(run: SerialRun) -> None:
                 break
             run.learner.train(batch)
             run.pending_updates -= 1
+        run.learner.end_round()
+        run.show_progress()
+
+
+#: seconds one round's updates may take in the learner thread before the run fails naming it
+LEARNER_THREAD_TIMEOUT_S = 900.0
+
+
+class _LearnerThread(threading.Thread):
+    """One round's updates on batches drawn before it started, beside the collector (``learner_thread``)."""
+
+    def __init__(self, learner: Learner, batches: List[Any]) -> None:
+        super().__init__(name='acframe-learner', daemon=True)
+        self.learner, self.batches, self.error = learner, batches, None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            for batch in self.batches:
+                self.learner.train(batch)
+        except BaseException as exc:  # raised again in the main thread by finish()
+            self.error = exc
+
+    def finish(self) -> None:
+        self.join(LEARNER_THREAD_TIMEOUT_S)
+        if self.is_alive():
+            raise RuntimeError(f"the learner thread did not finish {len(self.batches)} updates within "
+                               f"{LEARNER_THREAD_TIMEOUT_S:.0f} s (policy.learn.learner_thread)")
+        if self.error is not None:
+            raise self.error
+
+
+def _threaded_off_policy_loop(run: SerialRun) -> None:
+    """``policy.learn.learner_thread``: a round's ``update_per_collect`` updates run in a second thread on batches
+    drawn before its segment is collected, while the collector — its own copy of the weights — collects that
+    segment; the collector gets the new weights when both are done. Torch's kernels and the envs' C code release
+    the GIL, so on two cores learning and collection overlap. The data lags one round more than in
+    ``_off_policy_loop`` (a segment is first trained on in the round after it was collected); the run is as
+    deterministic, since the update draws no random numbers (``Policy.learn_draws_random``)."""
+    cfg = run.cfg
+    update_per_collect, batch_size = cfg.policy.learn.update_per_collect, cfg.policy.learn.batch_size
+    run.sync_actor()
+    while True:
+        if run.done():
+            break
+        updates = run.pending_updates or update_per_collect
+        batches: List[Any] = []
+        while len(batches) < updates and run.learner.train_iter + len(batches) < cfg.max_train_iter:
+            batch = run.buffer.sample(batch_size)
+            if batch is None:  # too few samples, or the buffer's replay schedule is done
+                break
+            batches.append(batch)
+        learner = _LearnerThread(run.learner, batches)
+        try:
+            segment = run.collect()
+        finally:  # Ctrl-C or an env error: the round's updates end before the run writes its checkpoint
+            learner.finish()
+        run.pending_updates = 0
+        if not run.last_segment_cut:  # the budget's last steps: shorter than the buffer's segments, not stored
+            run.buffer.push(run.actor_policy.collect_mode.get_train_sample(segment))
+        run.sync_actor()
         run.learner.end_round()
         run.show_progress()

@@ -48,6 +48,9 @@ def serial_pipeline_onpolicy(
     if not policy_class(cfg).on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is off-policy: train it with serial_pipeline (CLI: -m serial)")
     check_no_replay(cfg)
+    if cfg.policy.learn.get('learner_thread'):
+        raise ConfigError("policy.learn.learner_thread: an on-policy policy learns each rollout with the weights that "
+                          "collected it, so it cannot learn beside the collector; set policy.learn.learner_thread=False")
     return run_serial(_on_policy_loop, cfg, exp_dir, resume is not None, progress, learner_hooks, model,
                       use_buffer=False, mode='serial_onpolicy', config_changes=changes)
 

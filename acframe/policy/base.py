@@ -77,6 +77,9 @@ class Policy:
     supported_action_spaces: Tuple[str, ...] = ('discrete',)
     #: True when the policy can only learn from data collected with its current weights
     on_policy: bool = False
+    #: False when ``_forward_learn`` draws no random numbers: its updates may then run in a thread beside the
+    #: collector's sampling (``policy.learn.learner_thread``) and stay deterministic
+    learn_draws_random: bool = True
     #: modes a policy of this class can build
     modes: Tuple[str, ...] = ('learn', 'collect', 'eval')
     #: the default collect forward keeps the actor's distribution statistics in the segment (the behaviour policy

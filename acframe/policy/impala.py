@@ -29,6 +29,7 @@ class IMPALAPolicy(Policy):
 
     supported_action_spaces = ('discrete', 'continuous')
     on_policy = False
+    learn_draws_random = False  # V-trace and its losses are deterministic functions of the batch
 
     config = dict(
         # (int > 0) Length T of the unrolls the learner trains on; one unroll is one sample of collect.n_sample.

@@ -370,3 +370,72 @@ def test_learns_from_a_dict_observation_mixing_an_image_and_a_vector(tmp_path):
     assert total / 4 > 11  # above what either key alone allows
     batch = {k: np.stack([v, v]) for k, v in obs.items()}
     assert loaded.act(batch).shape == (2,)
+
+
+# ---- policy.learn.learner_thread: learning beside the collector ---------------------------------------
+def test_with_a_learner_thread_the_run_is_deterministic_and_trains_a_round_behind(tmp_path):
+    """Each round's updates run in a second thread on batches drawn before its segment was collected: the same
+    seed gives the same losses; the data lag one round more than in the plain loop, so the losses differ."""
+    threaded = ['policy.learn.learner_thread=True']
+    _, first = train(tmp_path, 'a', overrides=threaded, max_env_step=2000)
+    policy, again = train(tmp_path, 'b', overrides=threaded, max_env_step=2000)
+    plain_policy, plain = train(tmp_path, 'plain', max_env_step=2000)
+    assert first.losses() == again.losses() and len(first.losses()) > 20
+    assert first.losses() != plain.losses()
+    assert policy.summary['env_steps'] == plain_policy.summary['env_steps']
+
+
+def test_with_a_learner_thread_impala_solves_cartpole(tmp_path):
+    """Seeds 0 / 1 / 2 (2026-11-26) solved CartPole-v0 at 7.9k / 19.5k / 10.5k env steps of the 150k budget."""
+    exp_dir = tmp_path / 'threaded'
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '-s', '0', '-q',
+                          '--exp-dir', str(exp_dir), '--max-env-step', str(CARTPOLE_BUDGET), 'env.env_id=CartPole-v0',
+                          'env.stop_value=195', 'policy.learn.learner_thread=True'],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads((exp_dir / 'summary.json').read_text())
+    assert summary['solved'] and summary['env_steps'] < CARTPOLE_BUDGET, summary
+
+
+class FailsAtIter(LearnerHook):
+    def __init__(self, at: int) -> None:
+        self.at = at
+
+    def after_iter(self, learner, info):
+        if learner.train_iter == self.at:
+            raise RuntimeError(f'failed at iteration {self.at}')
+
+
+def test_an_error_in_the_learner_thread_ends_the_run_with_that_error(tmp_path):
+    with pytest.raises(RuntimeError, match='failed at iteration 7'):
+        train(tmp_path, 'fails', overrides=['policy.learn.learner_thread=True'], extra_hooks=[FailsAtIter(7)],
+              max_env_step=5000)
+    assert (tmp_path / 'fails' / 'ckpt' / 'ckpt_latest.pth').exists()  # the run still wrote its final state
+
+
+@pytest.mark.parametrize('config, message', [
+    ('cartpole_acer.py', "policy 'acer' draws random numbers in its updates"),
+    ('cartpole_a2c.py', 'an on-policy policy learns each rollout with the weights that collected it'),
+])
+def test_a_learner_thread_is_refused_where_it_would_break_determinism_or_on_policy_learning(tmp_path, capsys, config, message):
+    from acframe.cli import main as cli_main
+
+    assert cli_main(['-c', config, '--exp-dir', str(tmp_path / 'refused'), 'policy.learn.learner_thread=True']) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / 'refused').exists()  # a failed start writes nothing
+
+
+def test_a_run_with_a_learner_thread_resumes_as_if_never_stopped(tmp_path):
+    """Stopped at a round's end (24 is a multiple of update_per_collect=4), the collector's weights are the
+    learner's: a resumed run (its buffer in the checkpoint) continues exactly. (A budget that stops a round
+    part-way is not resumed exactly: the collector acted on weights the checkpoint does not hold.)"""
+    threaded = ['policy.learn.learner_thread=True', 'policy.other.replay_buffer.save_in_checkpoint=True']
+    whole, whole_infos = train(tmp_path, 'whole', overrides=threaded, max_train_iter=48)
+    train(tmp_path, 'run', overrides=threaded, max_train_iter=24)
+    resumed_infos = InfoRecorder()
+    resumed = serial_pipeline(resume=str(tmp_path / 'run'), max_train_iter=48, progress=False,
+                              learner_hooks=[resumed_infos])
+    assert resumed.summary['train_iters'] == whole.summary['train_iters'] == 48
+    assert resumed_infos.losses() == whole_infos.losses()[24:]
+    for key, value in whole.get_weights().items():
+        assert torch.equal(resumed.get_weights()[key], value), key
