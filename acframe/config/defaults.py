@@ -101,7 +101,7 @@ POLICY_COMMON = dict(
         ),
         # (int in [0, 256]) Torch intra-op threads for learning and collection; 0 picks a value for small networks.
         torch_threads=0,
-        # (bool) Serial off-policy pipeline: learn in a second thread while the collector collects the next segment (its own copy of the weights, refreshed after each round: one round of lag, deterministic); for policies whose update draws no random numbers (IMPALA).
+        # (bool) Serial off-policy pipeline: learn in a second thread while the collector collects the next segment (its own CPU copy of the weights, refreshed after each round: one round of lag, deterministic); for policies whose update draws no random numbers (IMPALA); the parallel pipeline, whose learner is already apart, ignores it.
         learner_thread=False,
         # (str in {'error', 'skip_update'}) NaN/inf in a loss or gradient: 'error' stops the run naming the source; 'skip_update' drops that update with a warning.
         on_nonfinite='error',

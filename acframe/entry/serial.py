@@ -21,7 +21,7 @@ from ..envs import make_env_manager
 from ..envs.randomization import DomainRandomizer
 from ..errors import ConfigError
 from ..policy import create_policy, policy_class
-from ..signals import sigterm_as_interrupt
+from ..signals import interrupts_deferred, sigterm_as_interrupt
 from ..worker import (CheckpointHook, Evaluator, Learner, LearnerHook, LinearLRDecayHook, LogHook, SampleCollector)
 
 from .evaluate import EVAL_SEED_OFFSET
@@ -58,10 +58,18 @@ class SerialRun(RunBase):
             self.evaluator_env = self.randomizer.make_evaluator_env(cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
         self.policy = create_policy(cfg, self.collector_env.observation_space, self.collector_env.action_space,
                                     model=self._model)
-        # policy.learn.learner_thread: the collector acts with its own copy of the weights (sync_actor)
-        self.actor_policy = self.policy if not cfg.policy.learn.get('learner_thread') else create_policy(
-            cfg, self.collector_env.observation_space, self.collector_env.action_space, enable_field=('collect',),
-            model=copy.deepcopy(self._model) if self._model is not None else None)
+        # policy.learn.learner_thread: the collector acts with its own copy of the weights (sync_actor), on the CPU
+        # (as the parallel actors: a GPU's one stream would serialize its steps behind the learner's kernels)
+        self.actor_policy = self.policy
+        if cfg.policy.learn.get('learner_thread'):
+            actor_cfg = copy.deepcopy(cfg)
+            actor_cfg.policy.cuda = False
+            self.actor_policy = create_policy(actor_cfg, self.collector_env.observation_space,
+                                              self.collector_env.action_space, enable_field=('collect',),
+                                              model=copy.deepcopy(self._model).cpu() if self._model is not None else None)
+        #: the learner iteration the collector logs against: None, the learner's own; while a learner thread
+        #: trains, the iteration at the round's start (so the logs do not depend on the threads' timing)
+        self.collect_iter: Optional[int] = None
         self.collector = SampleCollector(self.collector_env, self.actor_policy.collect_mode, cfg.policy.collect.n_sample)
         self.evaluator = Evaluator(self.evaluator_env, self.policy.eval_mode, cfg.env.n_evaluator_episode,
                                    cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, None,
@@ -136,10 +144,11 @@ class SerialRun(RunBase):
         self.recent_returns.extend(stats['returns'])
         self._unlogged_returns += stats['returns']
         # one tensorboard point per log period (a point per episode costs more than the episode)
-        if self._unlogged_returns and self.learner.train_iter - self._returns_logged_at >= self.cfg.policy.learn.learner.log_freq:
+        train_iter = self.learner.train_iter if self.collect_iter is None else self.collect_iter
+        if self._unlogged_returns and train_iter - self._returns_logged_at >= self.cfg.policy.learn.learner.log_freq:
             self.tb.add_scalar('collector/episode_return_mean', float(np.mean(self._unlogged_returns)), self.env_step)
             self.tb.add_scalar('collector/episodes', len(self._unlogged_returns), self.env_step)
-            self._unlogged_returns, self._returns_logged_at = [], self.learner.train_iter
+            self._unlogged_returns, self._returns_logged_at = [], train_iter
         if self.randomizer is not None:  # re-draws the env parameters when due
             self.collector_env = self.randomizer.after_collect(self.collector, self.env_step)
         return segment
@@ -275,7 +284,6 @@ class _LearnerThread(threading.Thread):
     def __init__(self, learner: Learner, batches: List[Any]) -> None:
         super().__init__(name='acframe-learner', daemon=True)
         self.learner, self.batches, self.error = learner, batches, None
-        self.start()
 
     def run(self) -> None:
         try:
@@ -285,10 +293,15 @@ class _LearnerThread(threading.Thread):
             self.error = exc
 
     def finish(self) -> None:
-        self.join(LEARNER_THREAD_TIMEOUT_S)
-        if self.is_alive():
-            raise RuntimeError(f"the learner thread did not finish {len(self.batches)} updates within "
-                               f"{LEARNER_THREAD_TIMEOUT_S:.0f} s (policy.learn.learner_thread)")
+        """Wait for the round's updates (a Ctrl-C or SIGTERM meanwhile is raised once they are done, so the run's
+        final checkpoint holds a learner at rest), then raise the thread's error, if any."""
+        if self.ident is None:  # never started
+            return
+        with interrupts_deferred():
+            self.join(LEARNER_THREAD_TIMEOUT_S)
+            if self.is_alive():
+                raise RuntimeError(f"the learner thread did not finish {len(self.batches)} updates within "
+                                   f"{LEARNER_THREAD_TIMEOUT_S:.0f} s (policy.learn.learner_thread)")
         if self.error is not None:
             raise self.error
 
@@ -314,10 +327,13 @@ def _threaded_off_policy_loop(run: SerialRun) -> None:
                 break
             batches.append(batch)
         learner = _LearnerThread(run.learner, batches)
+        run.collect_iter = run.learner.train_iter  # the collector's logging must not race the thread's counter
         try:
+            learner.start()
             segment = run.collect()
         finally:  # Ctrl-C or an env error: the round's updates end before the run writes its checkpoint
             learner.finish()
+            run.collect_iter = None
         run.pending_updates = 0
         if not run.last_segment_cut:  # the budget's last steps: shorter than the buffer's segments, not stored
             run.buffer.push(run.actor_policy.collect_mode.get_train_sample(segment))

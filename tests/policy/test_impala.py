@@ -3,6 +3,7 @@ import io
 import json
 import subprocess
 import sys
+import time
 
 import gymnasium as gym
 import numpy as np
@@ -410,7 +411,37 @@ def test_an_error_in_the_learner_thread_ends_the_run_with_that_error(tmp_path):
     with pytest.raises(RuntimeError, match='failed at iteration 7'):
         train(tmp_path, 'fails', overrides=['policy.learn.learner_thread=True'], extra_hooks=[FailsAtIter(7)],
               max_env_step=5000)
-    assert (tmp_path / 'fails' / 'ckpt' / 'ckpt_latest.pth').exists()  # the run still wrote its final state
+
+
+class SlowCounting(LearnerHook):
+    """Makes each update slow (the collector then waits on the learner thread) and counts the updates made."""
+
+    def __init__(self) -> None:
+        self.iters = 0
+
+    def after_iter(self, learner, info):
+        time.sleep(0.03)
+        self.iters = learner.train_iter
+
+
+def test_ctrl_c_while_the_learner_thread_trains_lets_its_round_finish_before_the_final_checkpoint(tmp_path):
+    import os
+    import signal
+    import threading
+
+    hook = SlowCounting()
+    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train(tmp_path, 'run', overrides=['policy.learn.learner_thread=True'], extra_hooks=[hook],
+                  max_env_step=10 ** 6)
+    finally:
+        timer.cancel()
+    summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
+    state = load_checkpoint(str(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth'))
+    assert summary['interrupted'] and summary['train_iters'] == hook.iters > 0
+    assert state['train_iter'] == hook.iters  # no update was made after the checkpoint was taken
 
 
 @pytest.mark.parametrize('config, message', [
