@@ -19,7 +19,8 @@ normalization), best 1569 at 880k. More envs per update (2026-11-26, the same 5 
 steps): 4 envs (``env.collector_env_num=4 policy.collect.n_sample=20 policy.learn.lr_decay_iters=50000``) lifts seed 1
 (best 4568, hold-out 4620) and keeps seed 0 (best 3847) but seed 2 then stays at ~1500 (best 1528); 2 envs: seed 1
 best 3784, seed 2 best 1778; 8 envs: seeds 1 / 2 best 1250 / 1393. Which seed runs on its back changes with the
-setting; none tried lands all three. SB3's A2C side by side (seed 0): best 2916, hold-out 2949. ACER (``halfcheetah_acer.py``), IMPALA and PPO solve this row.
+setting; none tried lands all three. SB3's A2C with the RL Zoo's settings, side by side (seeds 0 / 1 / 2): best
+2916 / 2274 / 853, hold-out 2949 / 2198 / 790 — 3000 on no seed. ACER (``halfcheetah_acer.py``), IMPALA and PPO solve this row.
 """
 main_config = dict(
     exp_name='halfcheetah_a2c',
