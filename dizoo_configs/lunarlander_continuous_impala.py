@@ -25,7 +25,9 @@ observation normalization (best −44); no reward normalization (best 38). With 
 updates per collection (best 184); 20-episode evaluations choosing the best checkpoint (seed 1: best 213 at 1M,
 hold-out 185); on seeds 3 / 4, the entropy bonus at 0.002 (best 196 / 230, 131 / 161 at 1M), the std starting at
 0.5 (best 182 / 159) and an unbounded mean (``model.mu_bound=0``, as PPO's: the sampled policy then lands more often,
-but the greedy one does not — best 203 / 196). The std stays near 1 all run (entropy 2.7–2.8), as in PPO's. Before
+but the greedy one does not — best 203 / 196); on seeds 3 / 4 (2026-11-26): unrolls of 256 (4,096 env steps per
+collection, the decay over 7,812 iterations) best 187 / 209; gSDE exploration (``model.use_sde=True
+collect.sde_sample_freq=8``) hovers, best 3 / −3; value weight 1, best 192 / 226. The std stays near 1 all run (entropy 2.7–2.8), as in PPO's. Before
 2026-11-25: 32-step unrolls, batches of 8, 4 updates per collection, rewards × 0.1, gamma 0.99,
 lambda 0.95, std 0.5, no entropy bonus: hovers, best −51 on seed 0; the discrete lander's exact settings (32-step
 unrolls, batches of 16, 16 updates per collection): best 205 / 117 / 177 on seeds 0 / 1 / 2. With 128-step unrolls
