@@ -71,7 +71,7 @@ class ReplayBuffer:
             self._storage = tree_map(lambda x: torch.zeros((self.capacity,) + tuple(x.shape[1:]), dtype=x.dtype), samples)
         index = (self._next + np.arange(n)) % self.capacity
         self.evicted_unused += int((self._valid[index] & (self._use[index] == 0)).sum())
-        _write_ring(self._storage, samples, self._next)
+        _write_ring(self._storage, samples, self._next, self.capacity)
         self._use[index] = 0
         self._valid[index] = True
         self._next = int((self._next + n) % self.capacity)
@@ -130,10 +130,9 @@ def _leading(tree: ttorch.Tensor) -> int:
     return 0
 
 
-def _write_ring(storage: ttorch.Tensor, samples: ttorch.Tensor, start: int) -> None:
+def _write_ring(storage: ttorch.Tensor, samples: ttorch.Tensor, start: int, capacity: int) -> None:
     """``storage[start:start + n] = samples`` around the ring (at most two slice copies per leaf: a memcpy, where
     an index tensor's scatter copies image samples several times slower)."""
-    capacity = _leading(storage)
     source = dict(leaves(samples))
     for key, dst in leaves(storage):
         src = source[key]

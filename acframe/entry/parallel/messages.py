@@ -57,14 +57,28 @@ def _rows(x: np.ndarray) -> np.ndarray:
     return x.reshape(lead, int(np.prod(x.shape[2:])) if x.ndim > 2 else 1)
 
 
+def sample_count(nested: Dict[str, Any]) -> int:
+    """The leading (sample) dimension of ``tree_to_numpy``'s item-major samples, without unpacking them."""
+    for value in nested.values():
+        if isinstance(value, dict):
+            return int(value['shape'][0]) if ROWS_KEY in value else sample_count(value)
+        return int(value.shape[0])
+    return 0
+
+
 def numpy_to_tree(nested: Dict[str, Any]) -> ttorch.Tensor:
     """The inverse of ``tree_to_numpy`` (arrays are shared, or copied when read-only, as Ray's are)."""
     def leaf(v: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(v if v.flags.writeable else v.copy())
 
     def convert(node: Dict[str, Any]) -> Dict[str, Any]:
-        return {k: (leaf(_unpack_rows(v)) if isinstance(v, dict) and ROWS_KEY in v else convert(v) if isinstance(v, dict)
-                    else leaf(v)) for k, v in node.items()}
+        out = {}
+        for k, v in node.items():
+            if not isinstance(v, dict):
+                out[k] = leaf(v)
+            else:
+                out[k] = leaf(_unpack_rows(v)) if ROWS_KEY in v else convert(v)
+        return out
     # built from a storage: ttorch.Tensor(dict) formats every leaf as text on the way (milliseconds per tree)
     return ttorch.Tensor(create_storage(convert(nested)))
 

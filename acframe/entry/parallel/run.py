@@ -26,7 +26,7 @@ from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearL
 from ..budget import check_start
 from ..run_base import RunBase, build_buffer, check_no_replay
 from .backend import Backend, EnvStepBudget
-from .messages import (ROWS_KEY, VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree,
+from .messages import (VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree, sample_count,
                        weights_to_numpy)
 
 BACKENDS = ('local', 'ray', 'inline')
@@ -278,7 +278,7 @@ class ParallelRun(RunBase):
                 self.recent_returns.append(ret)
                 self.tb.add_scalar('collector/episode_return', ret, self.env_step)
             samples = numpy_to_tree(message.samples)
-            self.segment_samples = max(self.segment_samples, _leading(message.samples))
+            self.segment_samples = max(self.segment_samples, sample_count(message.samples))
             if self.buffer is not None and not self.sync:
                 self.buffer.push(samples)
             else:
@@ -516,12 +516,3 @@ def sync_loop(run: ParallelRun) -> None:
         run.publish()
         run.learner.end_round()
         run.report()
-
-
-def _leading(nested: Dict[str, Any]) -> int:
-    """The leading (sample) dimension of a segment's item-major numpy samples (as ``tree_to_numpy`` packs them)."""
-    for value in nested.values():
-        if isinstance(value, dict):
-            return int(value['shape'][0]) if ROWS_KEY in value else _leading(value)
-        return int(value.shape[0])
-    return 0
