@@ -33,12 +33,17 @@ main_config = dict(
             learner_thread=True,
             update_per_collect=1,
             batch_size=32,
+            # the paper's losses are sums over the batch's 32 x 20 steps; its RMSprop epsilon and gradient clip are set for them
+            loss_reduction='sum',
             optim='rmsprop',
             learning_rate=0.0006,
+            # decayed linearly to 0 over the budget, as the paper's: 10M env steps / 640 per update
+            lr_decay_iters=15_625,
             rms_alpha=0.99,
             rms_eps=0.01,
             entropy_weight=0.01,
-            value_weight=0.5,
+            # the paper's baseline cost 0.5 times its baseline loss 0.5 * sum (v_s - V)^2
+            value_weight=0.25,
             discount_factor=0.99,
             grad_clip_type='clip_norm',
             grad_clip_value=40.0,

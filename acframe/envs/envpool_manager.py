@@ -118,12 +118,20 @@ class EnvPoolManager(EnvManager):
 
     def _ordered(self, obs: np.ndarray, info: Dict[str, Any]) -> np.ndarray:
         """Observations in env order (EnvPool returns them in the order of ``info['env_id']``)."""
+        return self._ordered_all(info, obs)[0]
+
+    @staticmethod
+    def _ordered_all(info: Dict[str, Any], *arrays: np.ndarray) -> Tuple[np.ndarray, ...]:
+        """Each per-env array of a step in env order (rewards and flags too, not only the observations)."""
         env_id = np.asarray(info['env_id'])
         if (env_id == np.arange(len(env_id))).all():
-            return obs
-        out = np.empty_like(obs)
-        out[env_id] = obs
-        return out
+            return arrays
+        outs = []
+        for array in arrays:
+            out = np.empty_like(array)
+            out[env_id] = array
+            outs.append(out)
+        return tuple(outs)
 
     def step(self, actions: np.ndarray) -> StepResult:
         """Step every env with ``actions`` (B, ...) and return a ``StepResult`` (SAME_STEP autoreset)."""
@@ -133,8 +141,8 @@ class EnvPoolManager(EnvManager):
             obs, reward, terminated, truncated, info = self._venv.step(np.asarray(actions))
         except Exception as exc:
             raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in step: {exc}") from exc
-        obs = self._ordered(obs, info)
-        reward = np.asarray(reward, dtype=np.float32)
+        obs, reward, terminated, truncated = self._ordered_all(info, obs, np.asarray(reward, dtype=np.float32),
+                                                               np.asarray(terminated), np.asarray(truncated))
         self._episode_return += reward
         self._episode_length += 1
         done = terminated | truncated

@@ -5,7 +5,11 @@ Learn: on a replayed batch of unrolls (T, B), evaluate π and V with the current
 ``log ρ_t = log π(a_t|x_t) − log μ(a_t|x_t)``, compute the V-trace targets ``v_s`` and policy-gradient
 advantages (normalised per batch with ``learn.adv_norm``), and minimise
 
-    L = −mean(log π(a_t|x_t) · A^pg_t) + value_weight · mean((v_s − V(x_s))²) − entropy_weight · mean(H[π(·|x_t)]).
+    L = −Σ log π(a_t|x_t) · A^pg_t + value_weight · Σ (v_s − V(x_s))² − entropy_weight · Σ H[π(·|x_t)],
+
+where Σ is the mean over the T·B steps, or their sum with ``learn.loss_reduction='sum'`` — the IMPALA paper's
+losses are sums, so its RMSprop epsilon (0.01) and gradient-norm clip (40) assume sums: on mean losses, whose
+gradients are T·B times smaller, that epsilon dwarfs the root of the squared-gradient average and the steps shrink.
 
 A time-limit truncation is bootstrapped from V(final_obs) evaluated with the current weights
 (``rl_utils.fold_truncation``); a termination has discount 0.
@@ -45,8 +49,8 @@ class IMPALAPolicy(Policy):
             optim='adam',
             # (float in [0, 1]) RMSprop smoothing constant alpha (decay of the squared-gradient average).
             rms_alpha=0.99,
-            # (float > 0) RMSprop epsilon, added to the root of the squared-gradient average (the IMPALA paper's Atari runs: 0.01).
-            rms_eps=0.01,
+            # (float > 0) RMSprop epsilon, added to the root of the squared-gradient average (the IMPALA paper's Atari runs: 0.01, with loss_reduction='sum').
+            rms_eps=0.00001,
             # (float >= 0) Weight of the value loss (the policy loss has weight 1).
             value_weight=0.5,
             # (float >= 0) Weight of the entropy bonus.
@@ -65,6 +69,8 @@ class IMPALAPolicy(Policy):
             rho_pg_clip_ratio=1.0,
             # (bool) Normalise the policy-gradient advantages rho_s (r_s + gamma v_{s+1} - V(x_s)) of each batch to zero mean and unit std.
             adv_norm=False,
+            # (str in {'mean', 'sum'}) How each loss term reduces over the T x B steps of a batch: 'mean' or 'sum' (the IMPALA paper's, for which its rms_eps and grad_clip_value were set).
+            loss_reduction='mean',
             # (str in {'clip_norm', 'clip_value', 'none'} or None) Gradient clipping: 'clip_norm' (global norm), 'clip_value' (elementwise) or 'none'.
             grad_clip_type='clip_norm',
             # (float >= 0) The norm (clip_norm) or absolute value (clip_value) gradients are clipped to (DI-engine's name; formerly clip_value, still read with a warning).
@@ -115,9 +121,10 @@ class IMPALAPolicy(Policy):
         returns = vtrace(log_rhos, discounts, rewards, values[:-1], values[-1], lambda_=learn.lambda_,
                          rho_clip=learn.rho_clip_ratio, c_clip=learn.c_clip_ratio, pg_rho_clip=learn.rho_pg_clip_ratio)
         pg_advantages = normalize_advantages(returns.pg_advantages) if learn.adv_norm else returns.pg_advantages
-        policy_loss = -(target_log_prob * pg_advantages).mean()
-        value_loss = (returns.vs - values[:-1]).pow(2).mean()
-        entropy = target.entropy().mean()
+        reduce = torch.mean if learn.loss_reduction == 'mean' else torch.sum
+        policy_loss = -reduce(target_log_prob * pg_advantages)
+        value_loss = reduce((returns.vs - values[:-1]).pow(2))
+        entropy = reduce(target.entropy())
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
         return self._learn_step(total_loss, policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
                                 mean_rho=log_rhos.exp().mean())

@@ -62,6 +62,34 @@ def test_truncation_flags_final_obs_and_episode_statistics_match_the_gymnasium_m
         assert lengths == gym_lengths and envs == gym_envs and all(r < 0 for r in returns)
 
 
+class _Reversed:
+    """An EnvPool pool whose step answers in reverse env order (EnvPool reports the order in info['env_id'])."""
+
+    def __init__(self, pool):
+        self.pool = pool
+
+    def __getattr__(self, name):
+        return getattr(self.pool, name)
+
+    def step(self, actions):
+        obs, reward, terminated, truncated, info = self.pool.step(actions)
+        info = dict(info, env_id=np.asarray(info['env_id'])[::-1])
+        return obs[::-1], reward[::-1], terminated[::-1], truncated[::-1], info
+
+
+def test_a_step_answered_out_of_env_order_is_put_back_in_order_rewards_and_flags_too():
+    cfg = pendulum_cfg()
+    actions = np.random.default_rng(1).uniform(-2, 2, (2 * LIMIT, 3, 1)).astype(np.float32)
+    with make_env_manager(cfg, 'collector', 3, 0) as plain, make_env_manager(cfg, 'collector', 3, 0) as shuffled:
+        plain.reset(), shuffled.reset()
+        shuffled._venv = _Reversed(shuffled._venv)
+        for action in actions:
+            a, b = plain.step(action), shuffled.step(action)
+            for field in ('obs', 'reward', 'terminated', 'truncated', 'done_index'):
+                np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+        assert plain.pop_finished() == shuffled.pop_finished()
+
+
 def test_atari_through_envpool_has_the_gymnasium_chains_observations():
     pytest.importorskip('ale_py', reason="the gymnasium Atari chain needs the 'atari' extra")
     cfg = compile_config('pong_impala.py', overrides=['env.manager=envpool'])

@@ -202,6 +202,30 @@ def test_adv_norm_normalizes_the_policy_gradient_advantages_of_each_batch():
 
 
 
+def test_loss_reduction_sum_scales_the_losses_and_gradients_of_the_mean_by_the_number_of_steps():
+    """loss_reduction='sum' (the IMPALA paper's losses) is the mean's loss times T*B, so its gradient is T*B times
+    larger: what the paper's RMSprop epsilon (0.01) and gradient clip (40) were set for."""
+    T, B = 5, 3
+
+    def step(reduction):
+        cfg = compile_config('cartpole_impala.py', [f'policy.learn.loss_reduction={reduction}',
+                                                    'policy.learn.grad_clip_value=1000000.0'])
+        torch.manual_seed(0)
+        policy = create_policy(cfg, gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), enable_field=('learn',))
+        gen = torch.Generator().manual_seed(1)
+        batch = make_tree(dict(obs=torch.randn(T + 1, B, 4, generator=gen), action=torch.randint(0, 2, (T, B), generator=gen),
+                               logit=torch.randn(T, B, 2, generator=gen), reward=torch.randn(T, B, generator=gen),
+                               terminated=torch.zeros(T, B, dtype=torch.bool), truncated=torch.zeros(T, B, dtype=torch.bool),
+                               final_obs=torch.zeros(T, B, 4)))
+        return policy.learn_mode.forward(batch)
+
+    mean, total = step('mean'), step('sum')
+    for key in ('policy_loss', 'value_loss', 'entropy', 'total_loss', 'grad_norm'):
+        assert total[key] == pytest.approx(mean[key] * T * B, rel=1e-4), key
+    with pytest.raises(ConfigError, match='loss_reduction'):
+        compile_config('cartpole_impala.py', ['policy.learn.loss_reduction=median'])
+
+
 def pendulum_impala(seed=0, overrides=()):
     cfg = compile_config('pendulum_impala.py', ['policy.unroll_len=4', 'policy.learn.reward_norm=False', *overrides])
     torch.manual_seed(seed)
