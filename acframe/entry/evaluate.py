@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import gymnasium as gym
 
-from ..envs import EnvManager, env_fns
+from ..envs import EnvManager, env_fns, make_env_manager
 from ..envs.randomization import DomainRandomizer, draw_params, randomized_env_fns
 from ..errors import ConfigError
 from ..utils import atomic_write_json, set_global_seed
@@ -66,8 +66,12 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
     """The evaluation envs (nominal or drawn parameters, optionally recording) and the drawn parameters.
 
     Recorded files are ``<video_dir>/<video_prefix>env<i>-episode-<k>.mp4``: episode ``k`` of evaluator env ``i``.
+    A run trained with ``env.manager='envpool'`` is evaluated on EnvPool's envs, as its evaluator was; recording
+    needs gymnasium's envs (EnvPool renders no frames), which for Atari give the same observations.
     """
     num_envs = int(cfg.env.evaluator_env_num)
+    if cfg.env.manager == 'envpool' and video_dir is None and domain_params != 'drawn':
+        return make_env_manager(cfg, 'evaluator', num_envs, seed), None
     seeds = [int(seed) + i for i in range(num_envs)]
     env_cfg = dict(cfg.env)
     if video_dir is not None:
@@ -79,7 +83,7 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
         fns = randomized_env_fns(env_cfg, randomizer.specs, drawn, seeds, 'evaluator')
     else:
         fns = env_fns(env_cfg, seeds, 'evaluator')
-    manager = cfg.env.manager
+    manager = 'sync' if cfg.env.manager == 'envpool' else cfg.env.manager
     if video_dir is not None:
         quota = episode_quota(n_episode, num_envs)
         fns = [partial(recording_env, fn, video_dir, f"{video_prefix}env{i}", quota[i]) for i, fn in enumerate(fns)]

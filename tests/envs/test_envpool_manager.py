@@ -124,3 +124,21 @@ def test_the_parallel_pipeline_runs_envpool_actors_in_spawned_processes(tmp_path
     assert start_method(cfg) == 'spawn'
     policy = parallel_pipeline(cfg, exp_dir=str(tmp_path / 'run'), backend='local', progress=False, max_env_step=640)
     assert policy.summary['env_steps'] >= 640
+
+
+def test_a_run_trained_on_envpool_is_evaluated_on_envpool_from_the_cli(tmp_path):
+    """``-m eval`` builds the run's evaluator envs as its evaluator did (here EnvPool), with the seeds it is given."""
+    import json
+    import subprocess
+    import sys
+
+    run = tmp_path / 'run'
+    subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '-s', '0', '--exp-dir', str(run),
+                    '-q', 'env.manager=envpool', 'max_env_step=2000', 'env.stop_value=None'], check=True, timeout=300)
+    results = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(run), '-s', '7',
+                              '--episodes', '3', '-q'], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        results.append(json.loads((run / 'eval' / 'ckpt_best_seed7.json').read_text()))
+    assert len(results[0]['returns']) == 3 and results[0]['returns'] == results[1]['returns']
