@@ -23,10 +23,13 @@ so an evaluation (one episode) costs little; this changes no throughput. One tor
 ``--cuda`` puts the learner on the GPU (``policy.cuda=True``; the actors and the bare loop stay on the CPU).
 
 ``--ingest N`` instead times what the parallel learner does with each segment before its update (receive it from
-an actor process, unpack, push into the FIFO buffer, sample a batch, pin it): ms per segment of 32 Pong unrolls.
+an actor process, unpack, push into the FIFO buffer, sample a batch, pin it): ms per segment of ``batch_size`` Pong
+unrolls (``pong_impala.py``: 8; the figures in docs/benchmarks.md before 2026-11-26 are for its former 32, which
+``--override policy.learn.batch_size=32 --override policy.collect.n_sample=32`` brings back).
 
 ``--learner-step shallow,nature_cnn,impala_resnet`` instead times one IMPALA learner update of the config's batch
-(32 unrolls x 21 uint8 frames of 4x84x84; forward, backward, RMSprop step) per network: the minimum of ``--repeats``.
+(``batch_size`` unrolls x 21 uint8 frames of 4x84x84; forward, backward, RMSprop step) per network: the minimum of
+``--repeats``.
 """
 from __future__ import annotations
 
@@ -55,8 +58,11 @@ def overrides(args: argparse.Namespace) -> list:
            'policy.eval.evaluator.eval_freq=0', f'env.manager={args.manager}',
            'policy.learn.learner.save_ckpt_freq=0', f'policy.learn.torch_threads={args.threads}',
            f'policy.cuda={args.cuda}']
-    if args.envs > 32:  # n_sample counts unrolls across all the envs: at least one from each
-        out.append(f'policy.collect.n_sample={args.envs}')
+    from acframe.config import compile_config
+
+    n_sample = int(compile_config(args.config).policy.collect.n_sample)
+    if n_sample % args.envs:  # n_sample counts unrolls across all the envs: a multiple of the envs
+        out.append(f'policy.collect.n_sample={args.envs * max(1, n_sample // args.envs)}')
     out += list(args.override)
     if args.encoder != 'config':
         encoder, channels, hidden = NETWORKS[args.encoder]
