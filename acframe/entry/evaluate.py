@@ -70,7 +70,7 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
     needs gymnasium's envs (EnvPool renders no frames), which for Atari give the same observations.
     """
     num_envs = int(cfg.env.evaluator_env_num)
-    if cfg.env.manager == 'envpool' and video_dir is None and domain_params != 'drawn':
+    if cfg.env.manager == 'envpool' and video_dir is None:  # (EnvPool runs have no domain randomization)
         return make_env_manager(cfg, 'evaluator', num_envs, seed), None
     seeds = [int(seed) + i for i in range(num_envs)]
     env_cfg = dict(cfg.env)

@@ -114,15 +114,11 @@ class EnvPoolManager(EnvManager):
             raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in reset: {exc}") from exc
         self._episode_return[:] = 0.0
         self._episode_length[:] = 0
-        return self._ordered(obs, info)
-
-    def _ordered(self, obs: np.ndarray, info: Dict[str, Any]) -> np.ndarray:
-        """Observations in env order (EnvPool returns them in the order of ``info['env_id']``)."""
         return self._ordered_all(info, obs)[0]
 
     @staticmethod
     def _ordered_all(info: Dict[str, Any], *arrays: np.ndarray) -> Tuple[np.ndarray, ...]:
-        """Each per-env array of a step in env order (rewards and flags too, not only the observations)."""
+        """Each per-env array in env order (EnvPool returns them in the order of ``info['env_id']``)."""
         env_id = np.asarray(info['env_id'])
         if (env_id == np.arange(len(env_id))).all():
             return arrays
