@@ -27,6 +27,9 @@ an actor process, unpack, push into the FIFO buffer, sample a batch, pin it): ms
 unrolls (``pong_impala.py``: 8; the figures in docs/benchmarks.md before 2026-11-26 are for its former 32, which
 ``--override policy.learn.batch_size=32 --override policy.collect.n_sample=32`` brings back).
 
+``--actor-alone SECONDS`` instead times one parallel-pipeline actor (``ActorWorker``: ``--envs`` envs, the collect-mode
+network, one torch thread) collecting segments with no learner: the most one actor can give.
+
 ``--learner-step shallow,nature_cnn,impala_resnet`` instead times one IMPALA learner update of the config's batch
 (``batch_size`` unrolls x 21 uint8 frames of 4x84x84; forward, backward, RMSprop step) per network: the minimum of
 ``--repeats``.
@@ -216,6 +219,24 @@ def ingest(args: argparse.Namespace) -> Dict[str, float]:
     return result
 
 
+def actor_alone(args: argparse.Namespace) -> float:
+    """Env steps/s of one parallel-pipeline actor (``ActorWorker``: its envs, its collect-mode network, one torch
+    thread) collecting segments for ``--actor-alone`` seconds with no learner: the most one actor can give."""
+    from acframe.config import compile_config
+    from acframe.entry.parallel.roles import ActorWorker, HandedWeights
+
+    cfg = compile_config(args.config, overrides=overrides(args) + ['parallel.actor_num=1'], seed=0)
+    worker = ActorWorker(cfg, 0, 0, HandedWeights())
+    try:
+        worker.collect()  # the first segment pays the envs' first reset: not counted
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < args.actor_alone:
+            steps += worker.collect().env_steps
+        return steps / (time.perf_counter() - start)
+    finally:
+        worker.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--config', default='pong_impala.py')
@@ -238,8 +259,15 @@ def main() -> None:
                         help="torch threads of each pipeline process (policy.learn.torch_threads); the bare loop has one")
     parser.add_argument('--ingest', type=int, default=0,
                         help="instead: ms per segment of the parallel learner's receive/unpack/push/sample/pin (N segments)")
+    parser.add_argument('--actor-alone', type=float, default=0, metavar='SECONDS',
+                        help="instead: env steps/s of one parallel-pipeline actor collecting alone for SECONDS")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.actor_alone:
+        print(json.dumps({'config': args.config, 'envs': args.envs, 'manager': args.manager,
+                          'actor_alone_steps_per_s': round(actor_alone(args), 1),
+                          'load_avg_1min': round(os.getloadavg()[0], 1)}))
+        return
     if args.ingest:
         print(json.dumps({'config': args.config, 'ingest_ms_per_segment': ingest(args),
                           'load_avg_1min': round(os.getloadavg()[0], 1)}))

@@ -12,12 +12,12 @@ the paper's deep residual network scores higher across Atari (its fig. 4 and tab
 update on it takes ~19x longer here (4.45 s vs 0.24 s, docs/benchmarks.md); choose it where a GPU learns
 (``policy.model.encoder=impala_resnet policy.model.encoder_channels=None policy.cuda=True``).
 Budget: 10M env steps (40M frames). Score measured on the project's 2-core CPU machine (``acframe -c pong_impala.py -s S
-env.manager=envpool``): seeds 0 and 1 solved at 5.12M env steps (20.5M frames) in 53-54 minutes each, 50-episode
-confirmations 20.42 / 20.02, hold-outs of the best checkpoints on 50 more fresh episodes 20.54 / 20.04
-(docs/pixels.md); seed 2 not run yet.
-On an H200 machine with 16 cores (``-m parallel env.manager=envpool policy.cuda=True parallel.actor_num=15``,
-batches of 32 then) it ran at 4,786 env steps/s (19.1k frames/s) training on everything collected
-(docs/benchmarks.md). Also faster: EnvPool (``env.manager=envpool``) and the parallel pipeline (``-m parallel``).
+env.manager=envpool``): seeds 0, 1 and 2 solved at 5.12M / 5.12M / 4.16M env steps (20.5M / 20.5M / 16.6M frames)
+in 54 / 53 / 43 minutes, 50-episode confirmations 20.42 / 20.02 / 20.00, hold-outs of the best checkpoints on 50 more
+fresh episodes 20.54 / 20.04 / 20.00 (docs/pixels.md).
+On an H200 machine with 16 cores (``-m parallel env.manager=envpool policy.cuda=True parallel.actor_num=15``) it ran
+at 8,710 env steps/s (34.8k frames/s) for 5.5 minutes, training on everything collected, and was at -1.5 at 2.56M
+env steps when stopped (docs/pixels.md, docs/benchmarks.md). Also faster: EnvPool (``env.manager=envpool``) and the parallel pipeline (``-m parallel``).
 """
 main_config = dict(
     exp_name='pong_impala',
