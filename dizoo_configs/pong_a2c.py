@@ -6,8 +6,8 @@ actions; the Zoo reports 17.3 on Pong after 10M steps. Stop value 20 (Pong's max
 Budget: 10M env steps (40M frames). Score measured on the project's 2-core CPU machine (``acframe -c pong_a2c.py -s 0
 env.manager=envpool policy.learn.torch_threads=2``, evaluations every 400k env steps): seed 0 solved at 2.4M env
 steps (9.6M frames) in 51 minutes, 50-episode confirmation 20.28, hold-out of the best checkpoint on 50 more fresh
-episodes 20.24; seed 1, stopped at 2.4M for time, 20.50 on 10 fresh episodes from its final checkpoint (not a
-confirmed solve; docs/pixels.md). Seed 2 not measured.
+episodes 20.24; seed 1 solved at 2.4M too (stopped for time just before its 2.4M evaluation and resumed with
+``acframe --resume RUN``: 20.75, confirmation 20.26, hold-out 20.24; docs/pixels.md). Seed 2 not measured.
 """
 main_config = dict(
     exp_name='pong_a2c',
