@@ -6,9 +6,9 @@ linearly to 0 over the budget, entropy 0.01, value 0.5, gradient norm 0.5, GAE l
 actions; the Zoo reports 21.0 on Pong after 10M steps. Stop value 20 (Pong's maximum is 21).
 Budget: 10M env steps (40M frames). Score measured on the project's 2-core CPU machine, seed 0 (``acframe -c
 pong_ppo.py -s 0 env.manager=envpool policy.learn.torch_threads=2``, 440 env steps/s): 4-game greedy evaluations
-18.0 at 0.64M env steps, 20.0 at 1.92M, 20.5 at 2.56M and 2.88M, but the 50-episode confirmations of those fell
-short (19.78 at 1.92M, 15.86 at 2.56M, 13.76 at 2.88M, 15.58 at 3.2M, resumed): not a confirmed solve; stopped at
-3.2M for time (its 2.92M checkpoint: 16.04 greedy, 17.28 sampled, on 25 fresh episodes). Seeds 1 and 2 not measured (docs/pixels.md).
+18.0 at 0.64M env steps, 20.0 at 1.92M, 20.5 at 2.56M, 2.88M and (resumed) 3.2M, but the 50-episode confirmations
+of those fell short (19.78, 15.86, 13.76, 15.58): not a confirmed solve; stopped at 3.2M for time (its 2.92M
+checkpoint: 16.04 greedy, 17.28 sampled, on 25 fresh episodes). Seeds 1 and 2 not measured (docs/pixels.md).
 """
 main_config = dict(
     exp_name='pong_ppo',
