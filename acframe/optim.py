@@ -1,4 +1,5 @@
-"""Adam and RMSprop with the same math as ``torch.optim``'s, minus a start-up cost acframe cannot afford.
+"""Adam and RMSprop with the same math as ``torch.optim``'s, minus a start-up cost acframe cannot afford;
+and RMSprop with TensorFlow 1.x's semantics (``RMSpropTF``), which Atari A2C baselines were tuned with.
 
 ``torch.optim.Adam.step`` imports ``torch._dynamo`` on its first call (to place a graph break for
 ``torch.compile``), and ``Optimizer.zero_grad`` & co. do the same to mark themselves uncompilable: more than
@@ -82,5 +83,40 @@ class RMSprop(torch.optim.Optimizer):
             torch._foreach_addcmul_(square_avgs, grads, grads, 1 - alpha)
             denominators = torch._foreach_sqrt(square_avgs)
             torch._foreach_add_(denominators, group['eps'])
+            torch._foreach_addcdiv_(params, grads, denominators, -group['lr'])
+        return loss
+
+
+class RMSpropTF(torch.optim.Optimizer):
+    """RMSprop as TensorFlow 1.x's ``tf.train.RMSPropOptimizer`` computes it (the optimizer of OpenAI Baselines'
+    A2C and of the RL Zoo's Atari A2C, SB3's ``RMSpropTFLike``): ``v₀ = 1``, ``v ← α v + (1−α) g²``,
+    ``θ ← θ − lr · g / √(v + eps)``.
+
+    Two differences from ``RMSprop``: ``eps`` is added *inside* the root, so with ``eps=1e-5`` the denominator
+    never falls below √1e-5 ≈ 3.2e-3 (PyTorch's RMSprop lets it fall to 1e-5: steps up to ~300× larger where
+    gradients are tiny), and the squared-gradient average starts at ones, so the first steps are small
+    instead of ``lr / √(1−α)``-sized.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-10) -> None:
+        skip_dynamo_import()
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps))
+
+    @torch.no_grad()
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            params, grads, states = _with_grads(self, group, 'square_avg')
+            if not params:
+                continue
+            square_avgs = [s['square_avg'] for s in states]
+            for state, square_avg in zip(states, square_avgs):
+                if float(state['step']) == 1.0:  # first update: TensorFlow starts the average at ones
+                    square_avg.fill_(1.0)
+            alpha = group['alpha']
+            torch._foreach_mul_(square_avgs, alpha)
+            torch._foreach_addcmul_(square_avgs, grads, grads, 1 - alpha)
+            denominators = torch._foreach_add(square_avgs, group['eps'])
+            torch._foreach_sqrt_(denominators)
             torch._foreach_addcdiv_(params, grads, denominators, -group['lr'])
         return loss

@@ -1,13 +1,18 @@
 """A2C on Atari Pong (ALE/Pong-v5, standard preprocessing: 84x84 grey, frame skip 4, 4 stacked frames).
 
 Needs ``pip install 'acframe[atari]'``. Hyper-parameters of the RL Baselines3 Zoo's Atari A2C (16 envs, 5-step
-returns, the Nature CNN, RMSprop lr 7e-4 eps 1e-5, entropy 0.01, value 0.25, gradient norm 0.5), no sticky
-actions; the Zoo reports 17.3 on Pong after 10M steps. Stop value 20 (Pong's maximum is 21).
+returns, the Nature CNN, RMSprop lr 7e-4 eps 1e-5 -- PyTorch's RMSprop, see below -- entropy 0.01, value 0.25,
+gradient norm 0.5), no sticky actions; the Zoo reports 17.3 on Pong after 10M steps. Stop value 20 (Pong's
+maximum is 21).
 Budget: 10M env steps (40M frames). Score measured on the project's 2-core CPU machine (``acframe -c pong_a2c.py -s 0
 env.manager=envpool policy.learn.torch_threads=2``, evaluations every 400k env steps): seed 0 solved at 2.4M env
 steps (9.6M frames) in 51 minutes, 50-episode confirmation 20.28, hold-out of the best checkpoint on 50 more fresh
 episodes 20.24; seed 1 solved at 2.4M too (stopped for time just before its 2.4M evaluation and resumed with
-``acframe --resume RUN``: 20.75, confirmation 20.26, hold-out 20.24; docs/pixels.md). Seed 2 not measured.
+``acframe --resume RUN``: 20.75, confirmation 20.26, hold-out 20.24; docs/pixels.md). Seed 2 never reached 20 on its 4
+evaluation games (17.5-19.75 from 2.8M to 6.4M env steps; its best, 3.6M, scores 20.12 on 50 fresh episodes), then
+the policy collapsed (training return 17 -> -20.8 at ~7.0M).
+The optimizer here is PyTorch's RMSprop (eps outside the root), what all three seeds were measured with; the Zoo's
+is TensorFlow's (SB3's RMSpropTFLike): ``policy.learn.optim=rmsprop_tf``, not yet measured on Pong.
 """
 main_config = dict(
     exp_name='pong_a2c',

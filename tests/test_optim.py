@@ -1,4 +1,5 @@
-"""acframe's Adam and RMSprop make the same updates as torch.optim's, without importing torch._dynamo."""
+"""acframe's Adam and RMSprop make the same updates as torch.optim's, without importing torch._dynamo; its
+RMSpropTF makes TensorFlow 1.x's RMSprop updates."""
 import copy
 import subprocess
 import sys
@@ -6,7 +7,9 @@ import sys
 import pytest
 import torch
 
-from acframe.optim import Adam, RMSprop
+import math
+
+from acframe.optim import Adam, RMSprop, RMSpropTF
 
 
 def _run(optimizer_cls, kwargs, steps=25):
@@ -34,19 +37,50 @@ def test_updates_match_torch_optim(ours, reference, kwargs):
     assert torch.allclose(mine[1], theirs[1], atol=1e-6)
 
 
-def test_state_dict_roundtrip_continues_identically():
+def test_rmsprop_tf_matches_tensorflow_update_element_by_element():
+    """TF 1.x ``ApplyRMSProp`` (no momentum): ms starts at 1, ``ms ← α ms + (1−α) g²``, ``θ ← θ − lr g / √(ms + eps)``;
+    written here per element in plain Python floats."""
+    lr, alpha, eps = 7e-4, 0.99, 1e-5
+    weight, bias, _ = _run(RMSpropTF, dict(lr=lr, alpha=alpha, eps=eps))
+    generator = torch.Generator().manual_seed(0)
+    theta = {'w': torch.randn(5, 3, generator=generator).flatten().tolist(), 'b': torch.randn(3, generator=generator).tolist()}
+    ms = {'w': [1.0] * 15, 'b': [1.0] * 3}
+    for step in range(25):
+        grads = {'w': torch.randn(5, 3, generator=generator).flatten().tolist()}
+        if step % 3:
+            grads['b'] = torch.randn(3, generator=generator).tolist()
+        for name, g in grads.items():
+            for i, gi in enumerate(g):
+                ms[name][i] = alpha * ms[name][i] + (1 - alpha) * gi * gi
+                theta[name][i] -= lr * gi / math.sqrt(ms[name][i] + eps)
+    assert torch.allclose(weight.flatten(), torch.tensor(theta['w']), atol=1e-6)
+    assert torch.allclose(bias, torch.tensor(theta['b']), atol=1e-6)
+
+
+def test_rmsprop_tf_first_step_is_small_where_torch_rmsprop_jumps():
+    """With a tiny gradient, TF's RMSprop moves ~lr·g (ms starts at 1) while PyTorch's moves ~lr/√(1−α)."""
+    for cls, expected in ((RMSpropTF, 7e-4 * 1e-4 / math.sqrt(0.99 + 0.01 * 1e-8 + 1e-5)), (RMSprop, 7e-4 * 1e-4 / (math.sqrt(0.01 * 1e-8) + 1e-5))):
+        p = torch.nn.Parameter(torch.zeros(1, dtype=torch.float64))
+        optimizer = cls([p], lr=7e-4, alpha=0.99, eps=1e-5)
+        p.grad = torch.full((1,), 1e-4, dtype=torch.float64)
+        optimizer.step()
+        assert abs(-p.item() - expected) < 1e-9 * max(1.0, expected)
+    assert 7e-4 * 1e-4 / (math.sqrt(0.01 * 1e-8) + 1e-5) > 100 * 7e-4 * 1e-4
+
+
+@pytest.mark.parametrize('cls', [Adam, RMSprop, RMSpropTF])
+def test_state_dict_roundtrip_continues_identically_for_every_optimizer(cls):
     """A checkpointed optimizer resumes with the same updates (resume relies on it)."""
-    _, _, optimizer = _run(Adam, dict(lr=1e-2))
-    state = copy.deepcopy(optimizer.state_dict())  # as a save and load through a file would give
+    _, _, optimizer = _run(cls, dict(lr=1e-2))
+    state = copy.deepcopy(optimizer.state_dict())
     clone_params = [torch.nn.Parameter(p.detach().clone()) for group in optimizer.param_groups for p in group['params']]
-    clone = Adam(clone_params, lr=1e-2)
+    clone = cls(clone_params, lr=1e-2)
     clone.load_state_dict(state)
-    for params in ([p for g in optimizer.param_groups for p in g['params']], clone_params):
-        for p in params:
-            p.grad = torch.ones_like(p)
+    originals = [p for g in optimizer.param_groups for p in g['params']]
+    for p in originals + clone_params:
+        p.grad = torch.full_like(p, 0.5)
     optimizer.step()
     clone.step()
-    originals = [p for g in optimizer.param_groups for p in g['params']]
     assert all(torch.equal(a, b) for a, b in zip(originals, clone_params))
 
 

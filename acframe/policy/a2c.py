@@ -52,7 +52,7 @@ class A2CPolicy(Policy):
 
     config = dict(
         learn=dict(
-            # (str in {'rmsprop', 'adam'}) Optimizer: 'rmsprop' (A2C's usual choice) or 'adam'.
+            # (str in {'rmsprop', 'rmsprop_tf', 'adam'}) Optimizer: 'rmsprop' (A2C's usual choice), 'rmsprop_tf' (TensorFlow's RMSprop, the RL Zoo's Atari A2C) or 'adam'.
             optim='rmsprop',
             # (float > 0) Step size of the optimizer (of the actor only when critic_learning_rate is set).
             learning_rate=0.0007,
@@ -60,7 +60,7 @@ class A2CPolicy(Policy):
             critic_learning_rate=None,
             # (float in [0, 1]) RMSprop smoothing constant alpha (decay of the squared-gradient average).
             rms_alpha=0.99,
-            # (float > 0) RMSprop epsilon, added to the root of the squared-gradient average.
+            # (float > 0) RMSprop epsilon, added to the root of the squared-gradient average ('rmsprop_tf': under the root).
             rms_eps=0.00001,
             # (float > 0) Adam epsilon.
             adam_eps=0.00000001,

@@ -59,7 +59,7 @@ class ACERPolicy(Policy):
             batch_size=16,
             # (float > 0) Optimizer step size.
             learning_rate=0.0007,
-            # (str in {'adam', 'rmsprop'}) Optimizer: 'adam' or 'rmsprop'.
+            # (str in {'adam', 'rmsprop', 'rmsprop_tf'}) Optimizer: 'adam', 'rmsprop' or 'rmsprop_tf' (TensorFlow's RMSprop).
             optim='adam',
             # (float in [0, 1]) Discount factor gamma.
             discount_factor=0.99,

@@ -31,7 +31,7 @@ from ..models.distributions import make_distribution
 from ..models.sde import StateDependentNoise
 from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation
-from ..optim import Adam, RMSprop
+from ..optim import Adam, RMSprop, RMSpropTF
 from ..utils import nonfinite_tensor_names
 
 
@@ -457,14 +457,17 @@ class Policy:
 
 
 def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch.optim.Optimizer:
-    """Adam or RMSprop from ``policy.learn`` (``optim``, ``learning_rate``, optional ``rms_alpha``/``rms_eps``/``adam_eps``)."""
+    """Adam, RMSprop or TensorFlow-style RMSprop from ``policy.learn`` (``optim``, ``learning_rate``, optional
+    ``rms_alpha``/``rms_eps``/``adam_eps``)."""
     lr = learn_cfg.learning_rate if lr is None else lr
     name = learn_cfg.get('optim', 'adam')
     if name == 'adam':
         return Adam(params, lr=lr, eps=learn_cfg.get('adam_eps', 1e-8))
     if name == 'rmsprop':
         return RMSprop(params, lr=lr, alpha=learn_cfg.get('rms_alpha', 0.99), eps=learn_cfg.get('rms_eps', 1e-5))
-    raise ConfigError(f"policy.learn.optim '{name}' is not 'adam' or 'rmsprop'")
+    if name == 'rmsprop_tf':
+        return RMSpropTF(params, lr=lr, alpha=learn_cfg.get('rms_alpha', 0.99), eps=learn_cfg.get('rms_eps', 1e-5))
+    raise ConfigError(f"policy.learn.optim '{name}' is not 'adam', 'rmsprop' or 'rmsprop_tf'")
 
 
 def fit_message(exc: BaseException) -> str:

@@ -45,11 +45,11 @@ class IMPALAPolicy(Policy):
             batch_size=16,
             # (float > 0) Optimizer step size.
             learning_rate=0.0005,
-            # (str in {'adam', 'rmsprop'}) Optimizer: 'adam' or 'rmsprop'.
+            # (str in {'adam', 'rmsprop', 'rmsprop_tf'}) Optimizer: 'adam', 'rmsprop' or 'rmsprop_tf' (TensorFlow's RMSprop).
             optim='adam',
             # (float in [0, 1]) RMSprop smoothing constant alpha (decay of the squared-gradient average).
             rms_alpha=0.99,
-            # (float > 0) RMSprop epsilon, added to the root of the squared-gradient average (the IMPALA paper's Atari runs: 0.01, with loss_reduction='sum').
+            # (float > 0) RMSprop epsilon, added to the root of the squared-gradient average ('rmsprop_tf': under the root) (the IMPALA paper's Atari runs: 0.01, with loss_reduction='sum').
             rms_eps=0.00001,
             # (float >= 0) Weight of the value loss (the policy loss has weight 1).
             value_weight=0.5,

@@ -62,7 +62,7 @@ class PPOPolicy(Policy):
             epoch_per_collect=10,
             # (int >= 1) Transitions per minibatch; each minibatch is one gradient step (one learner iteration).
             batch_size=64,
-            # (str in {'adam', 'rmsprop'}) Optimizer: 'adam' (PPO's usual choice) or 'rmsprop'.
+            # (str in {'adam', 'rmsprop', 'rmsprop_tf'}) Optimizer: 'adam' (PPO's usual choice), 'rmsprop' or 'rmsprop_tf' (TensorFlow's RMSprop).
             optim='adam',
             # (float > 0) Step size of the optimizer.
             learning_rate=0.0003,

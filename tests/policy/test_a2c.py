@@ -14,7 +14,7 @@ from acframe.config import compile_config
 from acframe.data import make_tree
 from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
 from acframe.errors import ConfigError, UnsupportedSpaceError
-from acframe.optim import Adam, RMSprop
+from acframe.optim import Adam, RMSprop, RMSpropTF
 from acframe.policy import create_policy
 from acframe.worker import Learner, LinearLRDecayHook
 
@@ -143,6 +143,12 @@ def test_rmsprop_uses_the_a2c_defaults():
     group = optimizer.param_groups[0]
     assert (group['lr'], group['alpha'], group['eps']) == (0.0007, 0.99, 1e-5)
     assert isinstance(make_policy(learn=dict(optim='adam')).learn_mode.optimizers()[0], Adam)
+
+
+def test_rmsprop_tf_is_the_tensorflow_rmsprop_with_the_configured_alpha_and_eps():
+    optimizer = make_policy(learn=dict(optim='rmsprop_tf', rms_eps=0.001)).learn_mode.optimizers()[0]
+    assert isinstance(optimizer, RMSpropTF)
+    assert (optimizer.param_groups[0]['alpha'], optimizer.param_groups[0]['eps']) == (0.99, 0.001)
 
 
 def test_linear_lr_decay_reaches_zero_at_the_configured_iteration():
