@@ -66,9 +66,19 @@ class Adam(torch.optim.Optimizer):
 class RMSprop(torch.optim.Optimizer):
     """RMSprop (Tieleman & Hinton 2012): ``v ← α v + (1−α) g²``, ``θ ← θ − lr · g / (√v + eps)``."""
 
+    #: the squared-gradient average before the first update
+    initial_square_avg = 0.0
+
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8) -> None:
         skip_dynamo_import()
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps))
+
+    @staticmethod
+    def denominators(square_avgs: List[torch.Tensor], eps: float) -> List[torch.Tensor]:
+        """``√v + eps``, per parameter."""
+        denominators = torch._foreach_sqrt(square_avgs)
+        torch._foreach_add_(denominators, eps)
+        return denominators
 
     @torch.no_grad()
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
@@ -78,16 +88,18 @@ class RMSprop(torch.optim.Optimizer):
             if not params:
                 continue
             square_avgs = [s['square_avg'] for s in states]
+            if self.initial_square_avg:
+                for state, square_avg in zip(states, square_avgs):
+                    if float(state['step']) == 1.0:  # the parameter's first update
+                        square_avg.fill_(self.initial_square_avg)
             alpha = group['alpha']
             torch._foreach_mul_(square_avgs, alpha)
             torch._foreach_addcmul_(square_avgs, grads, grads, 1 - alpha)
-            denominators = torch._foreach_sqrt(square_avgs)
-            torch._foreach_add_(denominators, group['eps'])
-            torch._foreach_addcdiv_(params, grads, denominators, -group['lr'])
+            torch._foreach_addcdiv_(params, grads, self.denominators(square_avgs, group['eps']), -group['lr'])
         return loss
 
 
-class RMSpropTF(torch.optim.Optimizer):
+class RMSpropTF(RMSprop):
     """RMSprop as TensorFlow 1.x's ``tf.train.RMSPropOptimizer`` computes it (the optimizer of OpenAI Baselines'
     A2C and of the RL Zoo's Atari A2C, SB3's ``RMSpropTFLike``): ``v₀ = 1``, ``v ← α v + (1−α) g²``,
     ``θ ← θ − lr · g / √(v + eps)``.
@@ -98,25 +110,11 @@ class RMSpropTF(torch.optim.Optimizer):
     instead of ``lr / √(1−α)``-sized.
     """
 
-    def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-10) -> None:
-        skip_dynamo_import()
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps))
+    initial_square_avg = 1.0
 
-    @torch.no_grad()
-    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        loss = closure() if closure is not None else None
-        for group in self.param_groups:
-            params, grads, states = _with_grads(self, group, 'square_avg')
-            if not params:
-                continue
-            square_avgs = [s['square_avg'] for s in states]
-            for state, square_avg in zip(states, square_avgs):
-                if float(state['step']) == 1.0:  # first update: TensorFlow starts the average at ones
-                    square_avg.fill_(1.0)
-            alpha = group['alpha']
-            torch._foreach_mul_(square_avgs, alpha)
-            torch._foreach_addcmul_(square_avgs, grads, grads, 1 - alpha)
-            denominators = torch._foreach_add(square_avgs, group['eps'])
-            torch._foreach_sqrt_(denominators)
-            torch._foreach_addcdiv_(params, grads, denominators, -group['lr'])
-        return loss
+    @staticmethod
+    def denominators(square_avgs: List[torch.Tensor], eps: float) -> List[torch.Tensor]:
+        """``√(v + eps)``, per parameter."""
+        denominators = torch._foreach_add(square_avgs, eps)
+        torch._foreach_sqrt_(denominators)
+        return denominators
