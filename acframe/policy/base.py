@@ -463,10 +463,9 @@ def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch
     name = learn_cfg.get('optim', 'adam')
     if name == 'adam':
         return Adam(params, lr=lr, eps=learn_cfg.get('adam_eps', 1e-8))
-    if name == 'rmsprop':
-        return RMSprop(params, lr=lr, alpha=learn_cfg.get('rms_alpha', 0.99), eps=learn_cfg.get('rms_eps', 1e-5))
-    if name == 'rmsprop_tf':
-        return RMSpropTF(params, lr=lr, alpha=learn_cfg.get('rms_alpha', 0.99), eps=learn_cfg.get('rms_eps', 1e-5))
+    rmsprop = {'rmsprop': RMSprop, 'rmsprop_tf': RMSpropTF}.get(name)
+    if rmsprop is not None:
+        return rmsprop(params, lr=lr, alpha=learn_cfg.get('rms_alpha', 0.99), eps=learn_cfg.get('rms_eps', 1e-5))
     raise ConfigError(f"policy.learn.optim '{name}' is not 'adam', 'rmsprop' or 'rmsprop_tf'")
 
 
