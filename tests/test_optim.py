@@ -1,13 +1,12 @@
 """acframe's Adam and RMSprop make the same updates as torch.optim's, without importing torch._dynamo; its
 RMSpropTF makes TensorFlow 1.x's RMSprop updates."""
 import copy
+import math
 import subprocess
 import sys
 
 import pytest
 import torch
-
-import math
 
 from acframe.optim import Adam, RMSprop, RMSpropTF
 
