@@ -12,7 +12,8 @@ episodes 20.24; seed 1 solved at 2.4M too (stopped for time just before its 2.4M
 evaluation games (17.5-19.75 from 2.8M to 6.4M env steps; its best, 3.6M, scores 20.12 on 50 fresh episodes), then
 the policy collapsed (training return 17 -> -20.8 at ~7.0M).
 The optimizer here is PyTorch's RMSprop (eps outside the root), what all three seeds were measured with; the Zoo's
-is TensorFlow's (SB3's RMSpropTFLike): ``policy.learn.optim=rmsprop_tf``, not yet measured on Pong.
+is TensorFlow's (SB3's RMSpropTFLike): ``policy.learn.optim=rmsprop_tf``, measured on Pong only in part: seeds 2 and 0
+still at -21 on every evaluation at 2.0M and 2.4M env steps (stopped there; docs/pixels.md).
 """
 main_config = dict(
     exp_name='pong_a2c',
