@@ -8,7 +8,9 @@ Budget: 10M env steps (40M frames). Score measured on the project's 2-core CPU m
 pong_ppo.py -s 0 env.manager=envpool policy.learn.torch_threads=2``, 440 env steps/s): 4-game greedy evaluations
 18.0 at 0.64M env steps, 20.0 at 1.92M, 20.5 at 2.56M, 2.88M and (resumed) 3.2M, but the 50-episode confirmations
 of those fell short (19.78, 15.86, 13.76, 15.58): not a confirmed solve; stopped at 3.2M for time (its 2.92M
-checkpoint: 16.04 greedy, 17.28 sampled, on 25 fresh episodes). Seeds 1 and 2 not measured (docs/pixels.md).
+checkpoint: 16.04 greedy, 17.28 sampled, on 25 fresh episodes). Seed 1 (570 env steps/s): 19.75 on 4 games at 1.28M,
+19.25-19.75 at every evaluation to 3.2M, never 20; its best checkpoint 19.76 +- 0.43 greedy on 50 fresh episodes
+(15.96 sampled); stopped at 3.24M for time. Seed 2 not measured (docs/pixels.md).
 """
 main_config = dict(
     exp_name='pong_ppo',
