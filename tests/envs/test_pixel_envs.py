@@ -79,7 +79,7 @@ def test_atari_config_errors_name_the_key():
 @pytest.mark.parametrize('config', ['pong_impala.py', 'breakout_impala.py', 'pong_a2c.py', 'pong_ppo.py'])
 def test_the_atari_configs_compile_with_the_atari_chain_and_an_image_encoder(config):
     cfg = compile_config(config)
-    assert cfg.env.atari.enable and cfg.env.env_id.startswith('ALE/') and cfg.env.stop_value >= 20
+    assert cfg.env.atari.enable and cfg.env.env_id.startswith('ALE/') and cfg.env.stop_value >= 19.5  # a score near Pong's 21 or above
     assert cfg.policy.model.encoder in ('nature_cnn', 'impala_resnet')
 
 
