@@ -291,8 +291,9 @@ class RunBase:
             f"[eval] env_step {env_step} iter {train_iter}: return {mean:.2f} ± {std:.2f} "
             f"(best {self.evals.best_return:.2f}, stop {self.cfg.env.stop_value})")
         if confirm is not None:
+            verdict = 'solved' if confirm['solved'] else 'not confirmed, training on'
             self.progress.message(f"[eval] confirmation on {confirm['episodes']} fresh episodes: return {confirm['mean']:.2f} "
-                                  f"± {confirm['std']:.2f} -> {'solved' if confirm['solved'] else 'not confirmed, training on'}")
+                                  f"± {confirm['std']:.2f} (min {confirm['min']:.2f}, max {confirm['max']:.2f}) -> {verdict}")
         if solved:
             self.solved = True
         self.learner.after_eval(train_iter, env_step, mean, self.evals.best_return, solved)

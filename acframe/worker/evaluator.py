@@ -109,12 +109,14 @@ class Evaluator:
                 'confirm': confirm}
 
     def confirm(self, train_iter: int, env_step: int, eval_mean: float) -> Dict[str, Any]:
-        """``n_confirm_episode`` fresh episodes of the current weights; solved when their mean reaches the stop value."""
+        """``n_confirm_episode`` fresh episodes of the current weights; solved when their mean reaches the stop value.
+        The record keeps the worst and best episode too: a policy that loses a few starts outright shows there."""
         seeds = [seed + CONFIRM_SEED_OFFSET for seed in self.env.seeds]
         returns, _ = self.run_episodes(self.n_confirm_episode, seeds)
         mean = float(np.mean(returns))
         record = {'train_iter': int(train_iter), 'env_step': int(env_step), 'eval_mean': float(eval_mean),
-                  'mean': mean, 'std': float(np.std(returns)), 'episodes': len(returns),
+                  'mean': mean, 'std': float(np.std(returns)), 'min': float(np.min(returns)),
+                  'max': float(np.max(returns)), 'episodes': len(returns),
                   'solved': bool(mean >= self.stop_value)}
         self.history.record_confirmation(record)
         return record

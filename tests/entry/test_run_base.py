@@ -47,7 +47,7 @@ def test_an_evaluation_that_reaches_the_stop_value_is_confirmed_in_both_pipeline
     serial_pipeline_onpolicy(cfg, exp_dir=str(tmp_path / 's'), max_env_step=2000, progress=True)
     parallel_pipeline(cfg, exp_dir=str(tmp_path / 'p'), max_env_step=2000, backend='inline', progress=True)
     out = capsys.readouterr().out
-    assert out.count('[eval] confirmation on 3 fresh episodes') == 2
+    assert out.count('[eval] confirmation on 3 fresh episodes') == 2 and out.count('(min ') == 2
     for name in ('s', 'p'):
         summary = read_summary(tmp_path / name)
         assert summary['solved'], name  # the first evaluation (of the weights at iter 0), confirmed

@@ -118,6 +118,17 @@ def test_a_lucky_evaluation_that_the_confirmation_refutes_does_not_become_the_be
     assert confirmed['solved'] and saved == [4.5, pytest.approx(9.4)] and evaluator.best_return == pytest.approx(9.4)
 
 
+def test_a_confirmation_records_its_worst_and_best_episode():
+    """A policy that wins most starts and loses a few outright (greedy Pong does) shows it in the record, not only
+    in a large std: 4 x 21 and 2 x -21 mean 7.0, min -21, max 21."""
+    evaluator = ScriptedEvaluator([[21.0] * 4, [21.0] * 4 + [-21.0] * 2], n_episode=4, stop_value=20.0,
+                                  n_confirm_episode=6)
+    result = evaluator.evaluate(0, 0)
+    assert not result['solved']
+    assert (result['confirm']['mean'], result['confirm']['min'], result['confirm']['max']) == (7.0, -21.0, 21.0)
+    assert evaluator.confirmations == [result['confirm']]
+
+
 def test_n_confirm_episode_zero_trusts_the_evaluation_alone(tmp_path):
     summary = run(tmp_path, 'test_seed_bandit', env=dict(stop_value=5, n_confirm_episode=0,
                                                          env_kwargs=dict(lucky_below=100_000 + CONFIRM_SEED_OFFSET)))
