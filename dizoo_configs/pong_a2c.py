@@ -10,7 +10,10 @@ steps (9.6M frames) in 51 minutes, 50-episode confirmation 20.28, hold-out of th
 episodes 20.24; seed 1 solved at 2.4M too (stopped for time just before its 2.4M evaluation and resumed with
 ``acframe --resume RUN``: 20.75, confirmation 20.26, hold-out 20.24; docs/pixels.md). Seed 2 never reached 20 on its 4
 evaluation games (17.5-19.75 from 2.8M to 6.4M env steps; its best, 3.6M, scores 20.12 on 50 fresh episodes), then
-the policy collapsed (training return 17 -> -20.8 at ~7.0M).
+the policy collapsed (training return 17 -> -20.8 at ~7.0M). Seed 2 again, fresh, with ``env.stop_value=19.5``
+(evaluations every 800k env steps, 1,100 env steps/s): -19.5 at 0.8M and +0.25 at 1.6M (as before), 18.25 at 2.4M,
+19.75 at 3.2M, whose confirmation scored 19.20 +- 1.52 (not 19.5); stopped there for time (hold-out of that
+checkpoint: 19.46 +- 1.30 on 50 fresh episodes), so 19.5 is not shown on seed 2 either and the stop value stays 20.
 The optimizer here is PyTorch's RMSprop (eps outside the root), what all three seeds were measured with; the Zoo's
 is TensorFlow's (SB3's RMSpropTFLike): ``policy.learn.optim=rmsprop_tf``, measured on Pong only in part: seeds 2 and 0
 still at -21 on every evaluation at 2.0M and 2.4M env steps (stopped there; docs/pixels.md).
