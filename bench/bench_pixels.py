@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import tempfile
 import time
 
@@ -106,16 +107,20 @@ def pipeline(args: argparse.Namespace, mode: str, steps: int) -> dict:
     from acframe.entry import serial_pipeline
     from acframe.entry.parallel import parallel_pipeline
 
-    exp_dir = os.path.join(tempfile.mkdtemp(prefix='acframe_bench_pixels_'), mode)
+    scratch = tempfile.mkdtemp(prefix='acframe_bench_pixels_')
+    exp_dir = os.path.join(scratch, mode)
     start = time.perf_counter()
-    if mode == 'serial':
-        policy = serial_pipeline(args.config, seed=0, overrides=overrides(args), exp_dir=exp_dir,
-                                 max_env_step=steps, progress=False)
-    else:
-        actors = [f'parallel.actor_num={args.actors}'] if args.actors else []  # none given: the config's (one per core)
-        policy = parallel_pipeline(args.config, seed=0, overrides=overrides(args) + actors,
-                                   exp_dir=exp_dir, backend='local', max_env_step=steps, progress=False)
-    wall = time.perf_counter() - start
+    try:
+        if mode == 'serial':
+            policy = serial_pipeline(args.config, seed=0, overrides=overrides(args), exp_dir=exp_dir,
+                                     max_env_step=steps, progress=False)
+        else:
+            actors = [f'parallel.actor_num={args.actors}'] if args.actors else []  # none given: the config's (one per core)
+            policy = parallel_pipeline(args.config, seed=0, overrides=overrides(args) + actors,
+                                       exp_dir=exp_dir, backend='local', max_env_step=steps, progress=False)
+        wall = time.perf_counter() - start
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     summary = policy.summary
     return {'env_steps': summary['env_steps'], 'train_iters': summary['train_iters'], 'wall_s': wall}
 

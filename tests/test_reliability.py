@@ -1,5 +1,9 @@
 """Every bad input of the reliability catalogue ends in one clear line (exit 2) and writes nothing; the
 injected faults not covered by test_failure_semantics.py are survived. docs/reliability.md counts them."""
+import glob
+import os
+import tempfile
+
 import pytest
 
 from fixtures.reliability import bad_inputs, run_fault, run_input
@@ -18,6 +22,16 @@ def test_every_bad_input_is_one_clear_line_and_writes_nothing():
         if outcome.kind != 'clear':
             failures.append(f"{case.name}: {outcome.kind}: {outcome.detail}")
     assert not failures, '\n'.join(failures)
+
+
+def test_trying_a_bad_input_or_a_fault_leaves_no_folder_behind():
+    def scratch():
+        return set(glob.glob(os.path.join(tempfile.gettempdir(), 'acframe_bad_input_*'))
+                   + glob.glob(os.path.join(tempfile.gettempdir(), 'acframe_fault_*')))
+    before = scratch()
+    run_input(CASES[0], timeout_s=60)
+    run_fault('lock file left by a dead process')
+    assert scratch() == before
 
 
 # (the other faults have their own tests in test_failure_semantics.py; bench/reliability.py runs them all)
