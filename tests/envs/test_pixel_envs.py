@@ -76,11 +76,19 @@ def test_atari_config_errors_name_the_key():
         build_env(atari_env_cfg(env_id='CartPole-v1'), 0, 0, 'collector')
 
 
-@pytest.mark.parametrize('config', ['pong_impala.py', 'breakout_impala.py', 'pong_a2c.py', 'pong_ppo.py'])
+@pytest.mark.parametrize('config', ['pong_impala.py', 'breakout_impala.py', 'pong_a2c.py', 'pong_ppo.py',
+                                    'breakout_a2c.py'])
 def test_the_atari_configs_compile_with_the_atari_chain_and_an_image_encoder(config):
     cfg = compile_config(config)
     assert cfg.env.atari.enable and cfg.env.env_id.startswith('ALE/') and cfg.env.stop_value >= 19.5  # a score near Pong's 21 or above
     assert cfg.policy.model.encoder in ('nature_cnn', 'impala_resnet')
+
+
+@pytest.mark.parametrize('config', ['breakout_impala.py', 'breakout_a2c.py'])
+def test_the_breakout_configs_score_whole_games_with_sampled_actions(config):
+    """Training episodes start with fire_reset's FIRE, so a greedy policy need never press FIRE after a lost life of a
+    whole game (docs/pixels.md): Breakout is evaluated with sampled actions, as the RL Zoo scores Atari."""
+    assert compile_config(config).policy.eval.deterministic is False
 
 
 def test_pong_config_compiles_with_its_atari_keys_and_builds_a_uint8_manager():
