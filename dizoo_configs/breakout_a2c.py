@@ -7,8 +7,8 @@ Evaluated with sampled actions, as ``breakout_impala.py``: training episodes sta
 so a greedy policy need never press FIRE after a lost life of a whole game (docs/pixels.md).
 Budget: 10M env steps (40M frames). Stop value 250: the value all three seeds reach.
 Score measured on the project's 2-core CPU machine (``acframe -c breakout_a2c.py -s <seed> env.manager=envpool
-policy.learn.torch_threads=1``, mostly two runs side by side, ~800 env steps/s each; evaluations every 400k env steps on 4
-games, a score at the stop value confirmed on 50 fresh ones; hold-out: ``acframe -m eval --load
+policy.learn.torch_threads=1``, mostly two runs side by side, ~800 env steps/s each; evaluations every 400k env
+steps on 4 games, a score at the stop value confirmed on 50 fresh ones; hold-out: ``acframe -m eval --load
 RUN/ckpt/ckpt_best.pth -s 300000 --episodes 50``): seed 0 solved at 6.4M env steps (4 games 284.75, confirmed 310.68
 +- 80.69, hold-out 296.38 +- 92.29; 8,456 s of training), seed 1 at 5.2M (325.0, confirmed 282.74 +- 88.69, hold-out
 286.46 +- 88.53; 6,949 s), seed 2 at 5.2M (327.75, confirmed 296.96 +- 95.63, hold-out 282.00 +- 112.41; 6,604 s).
