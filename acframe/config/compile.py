@@ -11,7 +11,6 @@ import ast
 import copy
 import difflib
 import os
-import pprint
 import runpy
 import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -351,6 +350,13 @@ def _all_comments(policy_comments: Dict[str, str]) -> Dict[str, str]:
     return comments
 
 
+def config_comments(cfg: Dict[str, Any]) -> Dict[str, str]:
+    """The declaration and comment of every key a compiled config of ``cfg['policy']['type']`` has a default for,
+    by dotted path (``{'policy.learn.learning_rate': '(float > 0) ...'}``)."""
+    _, policy_comments = policy_defaults(cfg['policy']['type'])
+    return _all_comments(policy_comments)
+
+
 def to_plain(obj: Any) -> Any:
     """EasyDict/tuples -> plain dicts/lists, for printing and saving."""
     if isinstance(obj, dict):
@@ -361,18 +367,9 @@ def to_plain(obj: Any) -> Any:
 
 
 def save_config(cfg: dict, path: Union[str, os.PathLike]) -> None:
-    """Write ``cfg`` as a loadable config file (``main_config`` + ``create_config``), atomically."""
+    """Write ``cfg`` as a loadable config file (``main_config`` + ``create_config``), atomically, each key under
+    its declaration and one-line comment."""
     from ..utils import atomic_write_text
-    main = to_plain(cfg)
-    create = dict(
-        env=dict(type=main['env']['type']),
-        env_manager=dict(type=main['env']['manager']),
-        policy=dict(type=main['policy']['type']),
-        import_names=main.get('import_names', []),
-    )
-    text = (
-        "# Compiled by acframe: every key with its final value. Re-run with: acframe -c <this file>\n"
-        f"main_config = {pprint.pformat(main, indent=1, width=110, sort_dicts=False)}\n\n"
-        f"create_config = {pprint.pformat(create, indent=1, width=110, sort_dicts=False)}\n"
-    )
-    atomic_write_text(path, text)
+    from .run_folder import config_py_text
+    atomic_write_text(path, config_py_text(cfg, note='Compiled by acframe: every key with its final value and its '
+                                                     'declaration.\nRe-run with: acframe -c <this file>'))

@@ -66,8 +66,11 @@ def decode(value: Any) -> Any:
 
 
 # ---- a Python literal that round-trips (config.py) ----------------------------------------------------
-def py_literal(value: Any, indent: int = 0) -> str:
-    """``value`` as Python source that evaluates back to it (``float('inf')``, tuples, nested dicts)."""
+def py_literal(value: Any, indent: int = 0, comments: Optional[Dict[str, str]] = None, path: str = '') -> str:
+    """``value`` as Python source that evaluates back to it (``float('inf')``, tuples, nested dicts).
+
+    ``comments`` maps a dotted key path (``policy.learn.learning_rate``) to a one-line comment written above
+    that key; ``path`` is the path of ``value`` itself."""
     pad = ' ' * (indent + 4)
     if isinstance(value, float):
         if math.isnan(value):
@@ -78,7 +81,13 @@ def py_literal(value: Any, indent: int = 0) -> str:
     if isinstance(value, dict):
         if not value:
             return 'dict()' if indent else '{}'
-        items = [f"{pad}{key!r}: {py_literal(v, indent + 4)}," for key, v in value.items()]
+        items = []
+        for key, item in value.items():
+            full = f'{path}.{key}' if path else str(key)
+            comment = (comments or {}).get(full)
+            if comment:
+                items.append(f"{pad}# {' '.join(comment.split())}")
+            items.append(f"{pad}{key!r}: {py_literal(item, indent + 4, comments, full)},")
         return '{\n' + '\n'.join(items) + '\n' + ' ' * indent + '}'
     if isinstance(value, (list, tuple)):
         inner = ', '.join(py_literal(v, indent + 4) for v in value)
@@ -109,11 +118,20 @@ def run_record(cfg: Any, mode: str, changes: Optional[List[Dict[str, Any]]] = No
                       indent=1, sort_keys=False, allow_nan=False) + '\n'
 
 
-def config_py_text(cfg: Any) -> str:
+RUN_CONFIG_NOTE = ("Compiled by acframe: every key with its final value and its declaration, a human-readable copy of "
+                   "config.json.\nRe-run with: acframe -c <this file>   (acframe never reads this file back from a run "
+                   "folder)")
+
+
+def config_py_text(cfg: Any, note: str = RUN_CONFIG_NOTE) -> str:
+    """``cfg`` as a config file ``acframe -c`` runs: ``main_config`` with the declaration and one-line comment of
+    every key it has a default for above that key (``acframe.config.defaults`` and the policy's ``config``), then
+    ``create_config``. ``note`` is the header, one ``#`` line per line."""
+    from .compile import config_comments
     main = _plain(cfg)
-    return ("# Compiled by acframe: every key with its final value, a human-readable copy of config.json.\n"
-            "# Re-run with: acframe -c <this file>   (acframe never reads this file back from a run folder)\n"
-            f"main_config = {py_literal(main)}\n\ncreate_config = {py_literal(create_config_of(main))}\n")
+    header = ''.join(f'# {line}\n' for line in note.splitlines())
+    return (f"{header}main_config = {py_literal(main, comments=config_comments(main))}\n\n"
+            f"create_config = {py_literal(create_config_of(main))}\n")
 
 
 def save_run_config(cfg: Any, exp_dir: str, mode: str, changes: Optional[List[Dict[str, Any]]] = None) -> None:

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from acframe.config import compile_config, load_config_file, save_config
-from acframe.config.compile import parse_override, resolve_config_path
+from acframe.config.compile import config_comments, parse_override, resolve_config_path
 from acframe.errors import ConfigError, RegistryError
 
 CREATE = dict(policy=dict(type='impala'))
@@ -180,6 +180,33 @@ def test_saved_config_reloads_to_the_identical_config(tmp_path):
     assert create['policy']['type'] == 'impala'
     assert compile_config(str(path)) == cfg
     assert [p.name for p in tmp_path.iterdir()] == ['config.py']  # written atomically: no temporary left
+
+
+def test_a_saved_config_puts_each_keys_declaration_above_it_and_keeps_inf(tmp_path):
+    source = write(tmp_path / 'inf.py', textwrap.dedent("""
+        main_config = dict(env=dict(env_id='CartPole-v1', stop_value=float('inf')))
+        create_config = dict(policy=dict(type='a2c'))
+    """))
+    cfg = compile_config(str(source))
+    saved = tmp_path / 'saved.py'
+    save_config(cfg, saved)
+    assert compile_config(str(saved)) == cfg  # float('inf'), not a bare inf
+    lines = saved.read_text().splitlines()
+    rate = next(i for i, line in enumerate(lines) if line.strip().startswith("'learning_rate':"))
+    assert lines[rate - 1].strip().startswith('# (float > 0)')
+    stop = next(i for i, line in enumerate(lines) if line.strip().startswith("'stop_value':"))
+    assert lines[stop] == "        'stop_value': float('inf'),"
+    assert lines[stop - 1].startswith('        # (float in [-inf, inf] or None) Training stops')
+    comment_lines = {line.strip() for line in lines if line.strip().startswith('#')}
+    leaves = 0
+    for path, comment in config_comments(cfg).items():
+        node = cfg
+        for part in path.split('.'):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None and not isinstance(node, dict):
+            leaves += 1
+            assert '# ' + ' '.join(comment.split()) in comment_lines, path
+    assert leaves > 40
 
 
 def test_config_errors_do_not_import_torch(tmp_path):
