@@ -18,7 +18,7 @@ three were confirmed on 50 games (confirmations 168-311): a run stops at its fir
 IMPALA's best here (``breakout_impala.py``, shallow network): 91.5 at 10M.
 """
 main_config = dict(
-    exp_name='breakout_a2c',
+    exp_name='breakout_a2c',  # the run folder is ./breakout_a2c_seed<seed>
     env=dict(
         env_id='ALE/Breakout-v5',  # the ALE's Breakout, v5 (frame skip in the emulator)
         atari=dict(enable=True, repeat_action_probability=0.0),  # the standard preprocessing; no sticky actions

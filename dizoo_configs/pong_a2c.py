@@ -26,36 +26,37 @@ hold-out 19.90), ~4x the env steps PyTorch's RMSprop took on that seed (seed 2 w
 there; docs/pixels.md).
 """
 main_config = dict(
-    exp_name='pong_a2c',
+    exp_name='pong_a2c',  # the run folder is ./pong_a2c_seed<seed>
     env=dict(
-        env_id='ALE/Pong-v5',
+        env_id='ALE/Pong-v5',  # the ALE's Pong, v5 (frame skip in the emulator)
+        # the standard preprocessing (84x84 grey, frame skip 4, 4 frames); no sticky actions
         atari=dict(enable=True, repeat_action_probability=0.0),
-        collector_env_num=16,
-        evaluator_env_num=4,
-        n_evaluator_episode=4,
-        stop_value=19.5,
+        collector_env_num=16,  # the Zoo's 16 envs
+        evaluator_env_num=4,  # evaluation games played at once
+        n_evaluator_episode=4,  # games per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=19.5,  # mean game score that solves it (Pong's maximum is 21): all three measured seeds reach it
     ),
     policy=dict(
-        model=dict(encoder='nature_cnn', encoder_hidden_size_list=[512], activation='relu'),
+        model=dict(encoder='nature_cnn', encoder_hidden_size_list=[512], activation='relu'),  # Mnih et al. 2015
         learn=dict(
-            optim='rmsprop',
-            learning_rate=0.0007,
-            rms_alpha=0.99,
-            rms_eps=0.00001,
-            discount_factor=0.99,
-            gae_lambda=1.0,
-            value_weight=0.25,
-            entropy_weight=0.01,
-            grad_clip_type='clip_norm',
-            grad_clip_value=0.5,
+            optim='rmsprop',  # PyTorch's RMSprop (the Zoo's is TensorFlow's: 'rmsprop_tf', see above)
+            learning_rate=0.0007,  # the Zoo's, constant
+            rms_alpha=0.99,  # RMSprop's smoothing constant
+            rms_eps=0.00001,  # RMSprop's epsilon
+            discount_factor=0.99,  # gamma
+            gae_lambda=1.0,  # plain n-step returns, as A2C
+            value_weight=0.25,  # the Zoo's value-loss coefficient
+            entropy_weight=0.01,  # entropy bonus
+            grad_clip_type='clip_norm',  # clip the global gradient norm
+            grad_clip_value=0.5,  # to 0.5
         ),
         collect=dict(n_sample=80),  # 16 envs x 5 steps
-        eval=dict(evaluator=dict(eval_freq=10_000)),
+        eval=dict(evaluator=dict(eval_freq=10_000)),  # every 10,000 updates = 800k env steps, greedy actions
     ),
-    max_env_step=10_000_000,
+    max_env_step=10_000_000,  # 40M frames, the RL Zoo's budget
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='a2c'),
+    env=dict(type='gym'),  # gymnasium envs (env.manager=envpool runs them on EnvPool)
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='a2c'),  # acframe/policy/a2c.py
 )

@@ -21,52 +21,54 @@ reached 18: 18.92 confirmed on 50 episodes at 4.28M env steps after 531 s of tra
 more 19.12 (docs/pixels.md, docs/benchmarks.md). Also faster: EnvPool (``env.manager=envpool``) and the parallel pipeline (``-m parallel``).
 """
 main_config = dict(
-    exp_name='pong_impala',
+    exp_name='pong_impala',  # the run folder is ./pong_impala_seed<seed>
     env=dict(
-        env_id='ALE/Pong-v5',
+        env_id='ALE/Pong-v5',  # the ALE's Pong, v5 (frame skip in the emulator)
+        # the standard preprocessing (84x84 grey, frame skip 4, 4 frames); no sticky actions
         atari=dict(enable=True, repeat_action_probability=0.0),
-        collector_env_num=8,
-        evaluator_env_num=4,
-        n_evaluator_episode=4,
-        stop_value=20,
+        collector_env_num=8,  # envs stepped together by the collector
+        evaluator_env_num=4,  # evaluation games played at once
+        n_evaluator_episode=4,  # games per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=20,  # mean game score that solves it (Pong's maximum is 21): all three measured seeds reach it
     ),
     policy=dict(
-        unroll_len=20,
+        unroll_len=20,  # the paper's Atari unroll length
         # the shallow network (see above): 2 conv layers of the Nature CNN's shape with 16 and 32 channels, then 256
         model=dict(encoder='nature_cnn', encoder_channels=[16, 32], encoder_hidden_size_list=[256], activation='relu'),
         learn=dict(
             # the serial pipeline learns in a second thread while the collector collects the next segment (both
             # cores busy on a small machine; one more round of policy lag, which V-trace corrects)
             learner_thread=True,
-            update_per_collect=1,
+            update_per_collect=1,  # one update per collection of 8 unrolls
             # 8 unrolls per update, not the paper's 32: four times the updates per env step at the same learner cost
             # per env step (with 32, the policy stayed uniform for 1.5M env steps; with 8 it learns from ~1M)
             batch_size=8,
             # the paper's losses are sums over the batch's steps; its RMSprop epsilon and gradient clip are set for them
             loss_reduction='sum',
-            optim='rmsprop',
-            learning_rate=0.0006,
+            optim='rmsprop',  # the paper's optimizer
+            learning_rate=0.0006,  # the paper's Atari learning rate
             # decayed linearly to 0 over the budget, as the paper's: 10M env steps / 160 per update
             lr_decay_iters=62_500,
-            rms_alpha=0.99,
-            rms_eps=0.01,
-            entropy_weight=0.01,
+            rms_alpha=0.99,  # RMSprop's smoothing constant (the paper's decay)
+            rms_eps=0.01,  # the paper's RMSprop epsilon
+            entropy_weight=0.01,  # the paper's entropy cost
             # the paper's baseline cost 0.5 times its baseline loss 0.5 * sum (v_s - V)^2
             value_weight=0.25,
-            discount_factor=0.99,
-            grad_clip_type='clip_norm',
-            grad_clip_value=40.0,
+            discount_factor=0.99,  # gamma
+            grad_clip_type='clip_norm',  # clip the global gradient norm
+            grad_clip_value=40.0,  # to the paper's 40
         ),
         # 8 unrolls of 20 steps, one per env, per collection: one batch, each unroll trained on once
         collect=dict(n_sample=8),
         # every 2000 updates = 320k env steps
         eval=dict(evaluator=dict(eval_freq=2000)),
+        # a FIFO of two batches; each unroll used once
         other=dict(replay_buffer=dict(replay_buffer_size=16, max_use=1)),
     ),
-    max_env_step=10_000_000,
+    max_env_step=10_000_000,  # 40M frames, the RL Zoo's budget
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='impala'),
+    env=dict(type='gym'),  # gymnasium envs (env.manager=envpool runs them on EnvPool)
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='impala'),  # acframe/policy/impala.py
 )

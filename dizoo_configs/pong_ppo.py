@@ -20,40 +20,41 @@ from 1.92M on, but the confirmations scored -0.02, 8.34 and 14.80 (three times) 
 20.24 +- 0.43 greedy, 18.06 +- 4.06 sampled (docs/pixels.md).
 """
 main_config = dict(
-    exp_name='pong_ppo',
+    exp_name='pong_ppo',  # the run folder is ./pong_ppo_seed<seed>
     env=dict(
-        env_id='ALE/Pong-v5',
+        env_id='ALE/Pong-v5',  # the ALE's Pong, v5 (frame skip in the emulator)
+        # the standard preprocessing (84x84 grey, frame skip 4, 4 frames); no sticky actions
         atari=dict(enable=True, repeat_action_probability=0.0),
-        collector_env_num=8,
-        evaluator_env_num=4,
-        n_evaluator_episode=4,
-        stop_value=19.5,
+        collector_env_num=8,  # the Zoo's 8 envs
+        evaluator_env_num=4,  # evaluation games played at once
+        n_evaluator_episode=4,  # games per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=19.5,  # mean game score that solves it (Pong's maximum is 21): all three measured seeds reach it
     ),
     policy=dict(
-        model=dict(encoder='nature_cnn', encoder_hidden_size_list=[512], activation='relu'),
+        model=dict(encoder='nature_cnn', encoder_hidden_size_list=[512], activation='relu'),  # Mnih et al. 2015
         learn=dict(
-            epoch_per_collect=4,
-            batch_size=256,
-            learning_rate=0.00025,
-            discount_factor=0.99,
-            gae_lambda=0.95,
-            clip_ratio=0.1,
-            value_weight=0.5,
-            entropy_weight=0.01,
-            grad_clip_type='clip_norm',
-            grad_clip_value=0.5,
+            epoch_per_collect=4,  # the Zoo's 4 epochs over each rollout
+            batch_size=256,  # minibatch size: 4 minibatches per epoch
+            learning_rate=0.00025,  # Adam, the Zoo's, decayed below
+            discount_factor=0.99,  # gamma
+            gae_lambda=0.95,  # GAE's lambda
+            clip_ratio=0.1,  # PPO's clip range, decayed below
+            value_weight=0.5,  # value-loss coefficient
+            entropy_weight=0.01,  # entropy bonus
+            grad_clip_type='clip_norm',  # clip the global gradient norm
+            grad_clip_value=0.5,  # to 0.5
             # 10M env steps / 1024 per rollout * 16 gradient steps per rollout: zero at the budget
             lr_decay_iters=156_250,
-            clip_ratio_decay_iters=156_250,
+            clip_ratio_decay_iters=156_250,  # the clip range too, as the Zoo's
         ),
         # transitions per rollout, over all 8 envs (128 steps each)
         collect=dict(n_sample=1024),
-        eval=dict(evaluator=dict(eval_freq=5_000)),
+        eval=dict(evaluator=dict(eval_freq=5_000)),  # every 5000 updates = 320k env steps, greedy actions
     ),
-    max_env_step=10_000_000,
+    max_env_step=10_000_000,  # 40M frames, the RL Zoo's budget
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='ppo'),
+    env=dict(type='gym'),  # gymnasium envs (env.manager=envpool runs them on EnvPool)
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='ppo'),  # acframe/policy/ppo.py
 )

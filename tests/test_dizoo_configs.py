@@ -46,3 +46,47 @@ def test_a_shipped_config_compiles_builds_its_env_and_policy_and_passes_the_star
     assert doc.strip(), f"{name} has no docstring"
     if cfg.env.stop_value is not None:  # a config with a stop value says what it measured reaching it
         assert 'MEASURED' in doc or 'Measured' in doc or 'measured' in doc, f"{name}'s docstring states no measurement"
+
+
+def uncommented_keys(source: str) -> list:
+    """The ``key=`` entries of ``main_config`` and ``create_config`` with no comment on their lines or on a comment
+    line right above them (as ``'<line> <key>'``); a section spanning several lines needs none, its keys do."""
+    import ast
+    import io
+    import tokenize
+    commented = set()  # lines that hold a comment
+    alone = set()  # lines that are only a comment
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            commented.add(token.start[0])
+            if not token.line[:token.start[1]].strip():
+                alone.add(token.start[0])
+    missing = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] in (
+                ['main_config'], ['create_config']):
+            for call in ast.walk(node.value):
+                for keyword in getattr(call, 'keywords', []):
+                    value = keyword.value
+                    if isinstance(value, ast.Call) and value.lineno != value.end_lineno:
+                        continue  # a section over several lines: its keys carry the comments
+                    own = any(line in commented for line in range(keyword.lineno, value.end_lineno + 1))
+                    if not own and keyword.lineno - 1 not in alone:
+                        missing.append(f'{keyword.lineno} {keyword.arg}')
+    return missing
+
+
+#: the configs whose every key says why it has its value (the others are documented by the config reference)
+COMMENTED = ('breakout_a2c.py', 'breakout_impala.py', 'pong_a2c.py', 'pong_impala.py', 'pong_ppo.py')
+
+
+@pytest.mark.parametrize('name', COMMENTED)
+def test_every_key_of_a_shipped_config_carries_a_comment(name):
+    source = open(os.path.join(ROOT, 'dizoo_configs', name)).read()
+    assert uncommented_keys(source) == []
+
+
+def test_the_comment_check_finds_an_uncommented_key():
+    source = ("main_config = dict(\n    a=1,  # why a\n    # why b\n    b=2,\n    c=dict(\n        d=3,\n    ),\n)\n"
+              "create_config = dict(e=4)\n")
+    assert uncommented_keys(source) == ['6 d', '9 e']
