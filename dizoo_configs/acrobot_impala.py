@@ -10,33 +10,36 @@ observation normalization also solved (51k env steps), so these settings, not th
 what turned issue 9's "IMPALA never learns Acrobot" (−500) around.
 """
 main_config = dict(
-    exp_name='acrobot_impala',
+    exp_name='acrobot_impala',  # the run folder is ./acrobot_impala_seed<seed>
     env=dict(
-        env_id='Acrobot-v1',
-        collector_env_num=16,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
-        stop_value=-100,
+        env_id='Acrobot-v1',  # gymnasium's Acrobot, 500-step episodes
+        collector_env_num=16,  # envs stepped together by the collector
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=-100,  # mean return that solves it (the ladder's): all three measured seeds reach it
     ),
     policy=dict(
-        unroll_len=16,
+        unroll_len=16,  # the unrolls V-trace trains on: 16 steps
+        # separate 64x64 tanh actor and critic; observations normalized by their running mean and std
         model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False, obs_norm=True),
         learn=dict(
-            update_per_collect=4,
-            batch_size=16,
-            learning_rate=0.001,
-            entropy_weight=0.001,
-            value_weight=0.5,
-            discount_factor=0.99,
+            update_per_collect=4,  # 4 updates per collection of 16 unrolls
+            batch_size=16,  # unrolls per training batch
+            learning_rate=0.001,  # Adam (IMPALA's default optimizer), constant
+            entropy_weight=0.001,  # a small entropy bonus
+            value_weight=0.5,  # value-loss coefficient
+            discount_factor=0.99,  # gamma
         ),
         collect=dict(n_sample=16),  # unrolls across 16 envs: 16 steps per env
+        # every 100 updates = 25 collections = 6,400 env steps, greedy actions
         eval=dict(evaluator=dict(eval_freq=100)),
+        # a FIFO of up to 1000 unrolls, each trained on at most 4 times
         other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=4)),
     ),
-    max_env_step=500_000,
+    max_env_step=500_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='impala'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='impala'),  # acframe/policy/impala.py
 )

@@ -10,32 +10,33 @@ each; the RL Zoo's A2C: 500 at 500k); hold-out of the best checkpoint on 50 othe
 475, 2026-11-24: 471 / 500 / 490).
 """
 main_config = dict(
-    exp_name='cartpole_a2c',
+    exp_name='cartpole_a2c',  # the run folder is ./cartpole_a2c_seed<seed>
     env=dict(
-        env_id='CartPole-v1',
-        collector_env_num=8,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
+        env_id='CartPole-v1',  # gymnasium's CartPole, 500-step episodes
+        collector_env_num=8,  # envs stepped together by the collector
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        # mean return that solves it (above the ladder's 475, see above): all three measured seeds reach it
         stop_value=490,
     ),
     policy=dict(
-        model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False),
+        model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False),  # separate 64x64 tanh actor and critic
         learn=dict(
-            optim='rmsprop',
-            learning_rate=0.003,
-            discount_factor=0.99,
-            gae_lambda=1.0,
-            value_weight=0.5,
-            entropy_weight=0.0,
-            grad_clip_value=0.5,
+            optim='rmsprop',  # RMSprop (alpha 0.99, eps 1e-5: the defaults), A2C's usual optimizer
+            learning_rate=0.003,  # RMSprop's step size, constant
+            discount_factor=0.99,  # gamma
+            gae_lambda=1.0,  # plain n-step returns, as A2C
+            value_weight=0.5,  # value-loss coefficient
+            entropy_weight=0.0,  # no entropy bonus
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5
         ),
         collect=dict(n_sample=40),  # 8 envs x 5 steps
-        eval=dict(evaluator=dict(eval_freq=10)),
+        eval=dict(evaluator=dict(eval_freq=10)),  # every 10 updates = 400 env steps, greedy actions
     ),
-    max_env_step=100_000,
+    max_env_step=100_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='a2c'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='a2c'),  # acframe/policy/a2c.py
 )

@@ -23,36 +23,36 @@ setting; none tried lands all three. SB3's A2C with the RL Zoo's settings, side 
 2916 / 2274 / 853, hold-out 2949 / 2198 / 790 — 3000 on no seed. ACER (``halfcheetah_acer.py``), IMPALA and PPO solve this row.
 """
 main_config = dict(
-    exp_name='halfcheetah_a2c',
+    exp_name='halfcheetah_a2c',  # the run folder is ./halfcheetah_a2c_seed<seed>
     env=dict(
-        env_id='HalfCheetah-v5',
-        collector_env_num=1,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
+        env_id='HalfCheetah-v5',  # gymnasium's MuJoCo HalfCheetah, 1000-step episodes (the 'mujoco' extra)
+        collector_env_num=1,  # the Zoo's one env
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation
         # 3000 on one seed of three within 1M (see above): the run uses its whole budget
         stop_value=None,
     ),
     policy=dict(
         model=dict(
-            encoder_hidden_size_list=[64, 64],
-            share_encoder=False,
-            activation='tanh',
-            init_sigma=1.0,
-            orthogonal_init=True,
-            obs_norm=True,
+            encoder_hidden_size_list=[64, 64],  # 64x64 bodies
+            share_encoder=False,  # separate actor and critic
+            activation='tanh',  # tanh hidden layers
+            init_sigma=1.0,  # a state-independent std starting at 1 (log-std 0)
+            orthogonal_init=True,  # orthogonal weight init, SB3's
+            obs_norm=True,  # observations normalized by their running mean and std (VecNormalize's)
         ),
         learn=dict(
-            optim='rmsprop',
-            learning_rate=0.0007,
-            rms_alpha=0.99,
-            rms_eps=0.00001,
-            discount_factor=0.99,
-            gae_lambda=1.0,
-            reward_norm=False,
-            value_weight=0.5,
-            entropy_weight=0.0,
-            adv_norm=False,
-            grad_clip_value=0.5,
+            optim='rmsprop',  # RMSprop, the Zoo's
+            learning_rate=0.0007,  # the Zoo's, here decayed below
+            rms_alpha=0.99,  # RMSprop's smoothing constant
+            rms_eps=0.00001,  # RMSprop's epsilon
+            discount_factor=0.99,  # gamma
+            gae_lambda=1.0,  # no GAE: n-step returns, as the Zoo's
+            reward_norm=False,  # no reward normalization, as the Zoo's published HalfCheetah model ran
+            value_weight=0.5,  # value-loss coefficient
+            entropy_weight=0.0,  # no entropy bonus
+            adv_norm=False,  # no advantage normalization, as the Zoo's
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5
             # linear to 0 at 1M env steps (200,000 updates of 5)
             lr_decay_iters=200000,
         ),
@@ -61,10 +61,10 @@ main_config = dict(
         # every 4000 updates (20,000 env steps)
         eval=dict(evaluator=dict(eval_freq=4000)),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='a2c'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='a2c'),  # acframe/policy/a2c.py
 )

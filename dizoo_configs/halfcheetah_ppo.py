@@ -17,44 +17,44 @@ halfcheetah --algos none --sb3 ppo --seeds 0``): best 6907, hold-out 6743, in 1,
 import math
 
 main_config = dict(
-    exp_name='halfcheetah_ppo',
+    exp_name='halfcheetah_ppo',  # the run folder is ./halfcheetah_ppo_seed<seed>
     env=dict(
-        env_id='HalfCheetah-v5',
-        collector_env_num=1,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
-        stop_value=3000,
+        env_id='HalfCheetah-v5',  # gymnasium's MuJoCo HalfCheetah, 1000-step episodes (the 'mujoco' extra)
+        collector_env_num=1,  # the Zoo's one env
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=3000,  # greedy mean return that solves it (the ladder's): all three measured seeds reach it
     ),
     policy=dict(
         model=dict(
-            encoder_hidden_size_list=[256, 256],
-            share_encoder=False,
-            activation='relu',
-            init_sigma=math.exp(-2),
-            orthogonal_init=False,
-            obs_norm=True,
+            encoder_hidden_size_list=[256, 256],  # the Zoo's 256x256 bodies
+            share_encoder=False,  # separate actor and critic
+            activation='relu',  # the Zoo's ReLU
+            init_sigma=math.exp(-2),  # log-std starts at -2, the Zoo's
+            orthogonal_init=False,  # no orthogonal init, as the Zoo's
+            obs_norm=True,  # observations normalized by their running mean and std (VecNormalize's)
         ),
         learn=dict(
-            epoch_per_collect=20,
-            batch_size=64,
-            learning_rate=2.0633e-05,
-            discount_factor=0.98,
-            gae_lambda=0.92,
-            clip_ratio=0.1,
-            value_weight=0.58096,
-            entropy_weight=0.000401762,
-            grad_clip_value=0.8,
-            reward_norm=True,
+            epoch_per_collect=20,  # the Zoo's 20 epochs over each rollout
+            batch_size=64,  # the Zoo's minibatch size: 160 gradient steps per rollout
+            learning_rate=2.0633e-05,  # Adam, the Zoo's, constant
+            discount_factor=0.98,  # the Zoo's gamma
+            gae_lambda=0.92,  # the Zoo's GAE lambda
+            clip_ratio=0.1,  # PPO's clip range, the Zoo's, constant
+            value_weight=0.58096,  # the Zoo's value-loss coefficient
+            entropy_weight=0.000401762,  # the Zoo's entropy bonus
+            grad_clip_value=0.8,  # clip the global gradient norm to the Zoo's 0.8
+            reward_norm=True,  # rewards divided by the running std of the return (VecNormalize's)
         ),
         # one env × 512 steps per rollout
         collect=dict(n_sample=512),
         # every 50 rollouts (25,600 env steps; 160 gradient steps a rollout)
         eval=dict(evaluator=dict(eval_freq=8000)),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='ppo'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='ppo'),  # acframe/policy/ppo.py
 )

@@ -20,46 +20,46 @@ evaluate identically under that day's commit 8f2067e and now); Hopper A2C is tha
 (``hopper_acer.py``), IMPALA (``hopper_impala.py``) and PPO (``hopper_ppo.py``) solve this row.
 """
 main_config = dict(
-    exp_name='hopper_a2c',
+    exp_name='hopper_a2c',  # the run folder is ./hopper_a2c_seed<seed>
     env=dict(
-        env_id='Hopper-v5',
-        collector_env_num=1,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
+        env_id='Hopper-v5',  # gymnasium's MuJoCo Hopper, 1000-step episodes (the 'mujoco' extra)
+        collector_env_num=1,  # the Zoo's one env
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation
         # not reached on 3/3 seeds within 1M (see above): the run uses its whole budget
         stop_value=None,
     ),
     policy=dict(
         model=dict(
-            encoder_hidden_size_list=[64, 64],
-            share_encoder=False,
-            activation='tanh',
-            init_sigma=1.0,
-            orthogonal_init=True,
-            obs_norm=True,
+            encoder_hidden_size_list=[64, 64],  # 64x64 bodies
+            share_encoder=False,  # separate actor and critic
+            activation='tanh',  # tanh hidden layers
+            init_sigma=1.0,  # a state-independent std starting at 1 (log-std 0)
+            orthogonal_init=True,  # orthogonal weight init, SB3's
+            obs_norm=True,  # observations normalized by their running mean and std (VecNormalize's)
         ),
         learn=dict(
-            optim='rmsprop',
-            learning_rate=0.0007,
-            rms_alpha=0.99,
-            rms_eps=0.00001,
-            discount_factor=0.99,
-            gae_lambda=1.0,
-            reward_norm=True,
-            value_weight=0.5,
-            entropy_weight=0.0,
-            adv_norm=False,
-            grad_clip_value=0.5,
+            optim='rmsprop',  # RMSprop, the Zoo's
+            learning_rate=0.0007,  # the Zoo's, constant
+            rms_alpha=0.99,  # RMSprop's smoothing constant
+            rms_eps=0.00001,  # RMSprop's epsilon
+            discount_factor=0.99,  # gamma
+            gae_lambda=1.0,  # no GAE: n-step returns, as the Zoo's
+            reward_norm=True,  # rewards divided by the running std of the return (VecNormalize's)
+            value_weight=0.5,  # value-loss coefficient
+            entropy_weight=0.0,  # no entropy bonus
+            adv_norm=False,  # no advantage normalization, as the Zoo's
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5
         ),
         # one env x 5 steps per update
         collect=dict(n_sample=5),
         # every 4000 updates (20,000 env steps)
         eval=dict(evaluator=dict(eval_freq=4000)),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='a2c'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='a2c'),  # acframe/policy/a2c.py
 )

@@ -23,46 +23,47 @@ twice) seed 0's best was 845. At 0.135 (the RL Zoo's PPO log-std −2 for Hopper
 120k on.
 """
 main_config = dict(
-    exp_name='hopper_impala',
+    exp_name='hopper_impala',  # the run folder is ./hopper_impala_seed<seed>
     env=dict(
-        env_id='Hopper-v5',
-        collector_env_num=16,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
-        stop_value=2000,
+        env_id='Hopper-v5',  # gymnasium's MuJoCo Hopper, 1000-step episodes (the 'mujoco' extra)
+        collector_env_num=16,  # envs stepped together by the collector
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=2000,  # greedy mean return that solves it (the ladder's): all three measured seeds reach it
     ),
     policy=dict(
-        unroll_len=32,
+        unroll_len=32,  # the unrolls V-trace trains on: 32 steps
         model=dict(
-            encoder_hidden_size_list=[64, 64],
-            share_encoder=False,
-            activation='tanh',
-            orthogonal_init=True,
-            init_sigma=1.0,
-            mu_bound=1.0,
-            obs_norm=True,
+            encoder_hidden_size_list=[64, 64],  # 64x64 bodies
+            share_encoder=False,  # separate actor and critic
+            activation='tanh',  # tanh hidden layers
+            orthogonal_init=True,  # orthogonal weight init
+            init_sigma=1.0,  # the Gaussian's std starts at 1: the setting that decides this row (see above)
+            mu_bound=1.0,  # the Gaussian's mean squashed into the action range [-1, 1]
+            obs_norm=True,  # observations normalized by their running mean and std
         ),
         learn=dict(
-            update_per_collect=16,
-            batch_size=8,
-            learning_rate=0.00015,
-            lr_decay_iters=31248,
-            discount_factor=0.99,
-            lambda_=0.95,
-            reward_scale=0.1,
-            value_weight=0.5,
-            entropy_weight=0.0,
-            grad_clip_value=0.5,
+            update_per_collect=16,  # 16 updates per collection of 16 unrolls: each unroll trained on 8 times
+            batch_size=8,  # unrolls per training batch
+            learning_rate=0.00015,  # Adam (IMPALA's default optimizer), decayed below
+            lr_decay_iters=31248,  # linear to 0 at the budget: 1,953 collections of 512 env steps x 16 updates
+            discount_factor=0.99,  # gamma
+            lambda_=0.95,  # V-trace's trace lambda
+            reward_scale=0.1,  # rewards x 0.1
+            value_weight=0.5,  # value-loss coefficient
+            entropy_weight=0.0,  # no entropy bonus
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5
         ),
         collect=dict(n_sample=16),  # unrolls across 16 envs: 32 steps per env, 512 env steps per collection
         # every 640 iterations (20,480 env steps)
         eval=dict(evaluator=dict(eval_freq=640)),
+        # a FIFO of up to 1000 unrolls; each trained on 8 times, then dropped
         other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=8)),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='impala'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='impala'),  # acframe/policy/impala.py
 )

@@ -15,34 +15,36 @@ side (best 158, hold-out 112): docs/algorithms/a2c.md has the settings tried and
 (``lunarlander_ppo.py``), ACER and IMPALA solve it.
 """
 main_config = dict(
-    exp_name='lunarlander_a2c',
+    exp_name='lunarlander_a2c',  # the run folder is ./lunarlander_a2c_seed<seed>
     env=dict(
-        env_id='LunarLander-v3',
-        collector_env_num=10,
-        evaluator_env_num=8,
-        n_evaluator_episode=8,
+        env_id='LunarLander-v3',  # gymnasium's LunarLander, discrete actions (the 'box2d' extra)
+        collector_env_num=10,  # the tutorial's 10 envs
+        evaluator_env_num=8,  # evaluation episodes played at once
+        n_evaluator_episode=8,  # episodes per evaluation
         # 200 on 2/3 seeds within 3M (see above): the run uses its whole budget
         stop_value=None,
     ),
     policy=dict(
+        # separate 64x64 tanh actor and critic (each with its learning rate)
         model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False),
         learn=dict(
-            optim='rmsprop',
-            learning_rate=0.001,
-            critic_learning_rate=0.005,
-            discount_factor=0.999,
-            gae_lambda=0.95,
-            value_weight=0.5,
-            entropy_weight=0.01,
-            grad_clip_value=0.5,
+            optim='rmsprop',  # RMSprop, the tutorial's
+            learning_rate=0.001,  # the actor's step size, constant
+            critic_learning_rate=0.005,  # the critic learns 5x faster, as the tutorial's
+            discount_factor=0.999,  # the tutorial's gamma
+            gae_lambda=0.95,  # the tutorial's GAE lambda
+            value_weight=0.5,  # value-loss coefficient
+            entropy_weight=0.01,  # the tutorial's entropy bonus
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5
         ),
         collect=dict(n_sample=1280),  # 10 envs x 128 steps
+        # every 20 updates = 25,600 env steps, with sampled actions: the greedy lander often hovers (see above)
         eval=dict(deterministic=False, evaluator=dict(eval_freq=20)),
     ),
-    max_env_step=3_000_000,
+    max_env_step=3_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='a2c'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='a2c'),  # acframe/policy/a2c.py
 )

@@ -15,43 +15,45 @@ and seed 0's best 8-episode evaluation in 1M was 211 (hold-out 231). With gamma 
 Without ``obs_norm`` and the decay (the previous version) seed 0's best was 151 at 515k (27 at 1M).
 """
 main_config = dict(
-    exp_name='lunarlander_acer',
+    exp_name='lunarlander_acer',  # the run folder is ./lunarlander_acer_seed<seed>
     env=dict(
-        env_id='LunarLander-v3',
-        collector_env_num=8,
-        evaluator_env_num=8,
-        n_evaluator_episode=8,
-        stop_value=210,
+        env_id='LunarLander-v3',  # gymnasium's LunarLander, discrete actions (the 'box2d' extra)
+        collector_env_num=8,  # envs stepped together by the collector
+        evaluator_env_num=8,  # evaluation episodes played at once
+        n_evaluator_episode=8,  # episodes per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=210,  # greedy mean return that solves it (above the ladder's 200): all three measured seeds reach it
     ),
     policy=dict(
+        # separate 128x128 tanh policy and Q bodies; observations normalized by their running mean and std
         model=dict(encoder_hidden_size_list=[128, 128], obs_norm=True),
         learn=dict(
-            update_per_collect=16,
-            batch_size=32,
-            learning_rate=0.0007,
-            discount_factor=0.995,
-            c_clip_ratio=10.0,
-            value_weight=0.5,
-            entropy_weight=0.01,
-            trust_region=True,
-            trust_region_delta=1.0,
-            trust_region_alpha=0.99,
+            update_per_collect=16,  # at most 16 updates per collection: the on-policy one, then the replays due
+            batch_size=32,  # sub-trajectories per replayed batch
+            learning_rate=0.0007,  # Adam (ACER's default optimizer), decayed below
+            discount_factor=0.995,  # gamma (with 0.99: see above)
+            c_clip_ratio=10.0,  # truncated importance weights c = 10 (the paper's)
+            value_weight=0.5,  # weight of the critic loss
+            entropy_weight=0.01,  # entropy bonus
+            trust_region=True,  # the efficient trust region against the average policy network
+            trust_region_delta=1.0,  # its bound on the linearised KL (the paper's 1)
+            trust_region_alpha=0.99,  # Polyak decay of the average policy network (the paper's 0.99)
             # the 1M-step budget is ~31,000 updates (6,250 collections × 1 + Poisson(4) replays)
             lr_decay_iters=31000,
         ),
         collect=dict(n_sample=8),  # unrolls across 8 envs: T = 20 steps per env
+        # every 1000 updates: ~32k env steps (~5 updates per 160-step collection), greedy actions
         eval=dict(evaluator=dict(eval_freq=1000)),
         other=dict(replay_buffer=dict(
-            replay_buffer_size=100000,
-            unroll_len=20,
-            replay_ratio=4.0,
-            replay_start_size=5000,
+            replay_buffer_size=100000,  # capacity in transitions (whole episodes evicted, oldest first)
+            unroll_len=20,  # 20-step sub-trajectories (the paper's k = 20), also the T of each collection
+            replay_ratio=4.0,  # Poisson(4) replayed batches per collection (the paper's 4)
+            replay_start_size=5000,  # replay from 5,000 stored transitions on
         )),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='acer'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='acer'),  # acframe/policy/acer.py
 )

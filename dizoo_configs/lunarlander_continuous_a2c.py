@@ -16,37 +16,38 @@ The ladder's 200 within 1M is not met (nor by the RL Zoo's A2C: 84 at 5M); PPO
 import math
 
 main_config = dict(
-    exp_name='lunarlander_continuous_a2c',
+    exp_name='lunarlander_continuous_a2c',  # the run folder is ./lunarlander_continuous_a2c_seed<seed>
     env=dict(
-        env_id='LunarLanderContinuous-v3',
-        collector_env_num=4,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
+        env_id='LunarLanderContinuous-v3',  # gymnasium's LunarLander with a 2-dim continuous throttle ('box2d' extra)
+        collector_env_num=4,  # the Zoo's 4 envs
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation
         # not reached within 1M (see above): the run uses its whole budget
         stop_value=None,
     ),
     policy=dict(
         model=dict(
-            encoder_hidden_size_list=[64, 64],
-            share_encoder=False,
-            activation='tanh',
-            init_sigma=math.exp(-2),
-            orthogonal_init=False,
-            use_sde=True,
-            obs_norm=True,
+            encoder_hidden_size_list=[64, 64],  # 64x64 bodies
+            share_encoder=False,  # separate actor and critic
+            activation='tanh',  # tanh hidden layers
+            init_sigma=math.exp(-2),  # gSDE's log-std starts at -2, the Zoo's
+            orthogonal_init=False,  # no orthogonal init, as the Zoo's
+            use_sde=True,  # gSDE: state-dependent exploration noise, the Zoo's
+            obs_norm=True,  # observations normalized by their running mean and std (VecNormalize's)
         ),
         learn=dict(
-            optim='rmsprop',
-            learning_rate=0.0007,
-            rms_alpha=0.99,
-            rms_eps=0.00001,
-            discount_factor=0.99,
-            gae_lambda=0.9,
-            reward_norm=True,
-            value_weight=0.4,
-            entropy_weight=0.0,
-            adv_norm=False,
-            grad_clip_value=0.5,
+            optim='rmsprop',  # RMSprop, the Zoo's
+            learning_rate=0.0007,  # the Zoo's, decayed below
+            rms_alpha=0.99,  # RMSprop's smoothing constant
+            rms_eps=0.00001,  # RMSprop's epsilon
+            discount_factor=0.99,  # gamma
+            gae_lambda=0.9,  # the Zoo's GAE lambda
+            reward_norm=True,  # rewards divided by the running std of the return (VecNormalize's)
+            value_weight=0.4,  # the Zoo's value-loss coefficient
+            entropy_weight=0.0,  # no entropy bonus
+            adv_norm=False,  # no advantage normalization, as the Zoo's
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5
+            # linear to 0 at the budget: 1M env steps / 32 per update (the Zoo decays over its 5M)
             lr_decay_iters=31250,
         ),
         # 4 envs x 8 steps; gSDE's exploration matrices redrawn every 8 steps (at each rollout's start)
@@ -54,10 +55,10 @@ main_config = dict(
         # every 625 updates (20,000 env steps)
         eval=dict(evaluator=dict(eval_freq=625)),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='a2c'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='a2c'),  # acframe/policy/a2c.py
 )

@@ -26,52 +26,52 @@ at 248k, 29 at 1M); delta 0.3 steadied it (best 187 / 220 / 212, hold-out 167 / 
 ``lunarlander_acer.py``).
 """
 main_config = dict(
-    exp_name='lunarlander_continuous_acer',
+    exp_name='lunarlander_continuous_acer',  # the run folder is ./lunarlander_continuous_acer_seed<seed>
     env=dict(
-        env_id='LunarLanderContinuous-v3',
-        collector_env_num=8,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
-        stop_value=210,
+        env_id='LunarLanderContinuous-v3',  # gymnasium's LunarLander with a 2-dim continuous throttle ('box2d' extra)
+        collector_env_num=8,  # envs stepped together by the collector
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=210,  # greedy mean return that solves it (above the ladder's 200): all five measured seeds reach it
     ),
     policy=dict(
         model=dict(
-            encoder_hidden_size_list=[64, 64],
-            advantage_hidden_size_list=[64],
-            share_encoder=False,
-            init_sigma=0.5,
-            mu_bound=1.0,
-            n_action_samples=5,
-            obs_norm=True,
+            encoder_hidden_size_list=[64, 64],  # 64x64 tanh bodies
+            advantage_hidden_size_list=[64],  # the SDN's advantage MLP on [critic feature, action]
+            share_encoder=False,  # separate actor and critic
+            init_sigma=0.5,  # the Gaussian's std starts at 0.5
+            mu_bound=1.0,  # the Gaussian's mean squashed into the action range [-1, 1]
+            n_action_samples=5,  # actions sampled for the SDN's mean advantage
+            obs_norm=True,  # observations normalized by their running mean and std (see above)
         ),
         learn=dict(
-            update_per_collect=5,
-            batch_size=32,
-            learning_rate=0.0005,
-            discount_factor=0.999,
-            reward_scale=0.1,
-            c_clip_ratio=5.0,
-            use_q_opc=True,
-            value_weight=0.5,
-            entropy_weight=0.0,
-            trust_region=True,
-            trust_region_delta=0.3,
-            trust_region_alpha=0.99,
+            update_per_collect=5,  # the on-policy update and at most 4 replays per collection
+            batch_size=32,  # sub-trajectories per replayed batch (32, not 16: see above)
+            learning_rate=0.0005,  # Adam (ACER's default optimizer), constant
+            discount_factor=0.999,  # gamma: the lander's long horizon (0.99: see above)
+            reward_scale=0.1,  # rewards x 0.1
+            c_clip_ratio=5.0,  # truncated importance weights c = 5, the paper's continuous-control recipe
+            use_q_opc=True,  # Q_opc in the policy gradient, the paper's choice for continuous control
+            value_weight=0.5,  # weight of the critic loss
+            entropy_weight=0.0,  # no entropy bonus
+            trust_region=True,  # the efficient trust region against the average policy network
+            trust_region_delta=0.3,  # its bound on the linearised KL: 0.3, not the paper's 1 (see above)
+            trust_region_alpha=0.99,  # Polyak decay of the average policy network (the paper's 0.99)
         ),
         collect=dict(n_sample=8),  # unrolls across 8 envs: T = 20 steps per env, 160 env steps per collection
-        # every 1250 updates (about 50k env steps)
+        # every 1250 updates (about 40k env steps)
         eval=dict(evaluator=dict(eval_freq=1250)),
         other=dict(replay_buffer=dict(
-            replay_buffer_size=200000,
-            unroll_len=20,
-            replay_ratio=4.0,
-            replay_start_size=10000,
+            replay_buffer_size=200000,  # capacity in transitions (whole episodes evicted, oldest first)
+            unroll_len=20,  # 20-step sub-trajectories (the paper's k = 20), also the T of each collection
+            replay_ratio=4.0,  # Poisson(4) replayed batches per collection (the paper's 4)
+            replay_start_size=10000,  # replay from 10,000 stored transitions on
         )),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='acer'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='acer'),  # acframe/policy/acer.py
 )

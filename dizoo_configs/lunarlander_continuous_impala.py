@@ -37,47 +37,48 @@ best 190; the same without the decay, 210 once, −146 to 186; batches of 2 with
 iterations (seeds 0 / 2): best 210 / 203. More reuse lands the lander earlier and then loses it; less climbs slowly.
 """
 main_config = dict(
-    exp_name='lunarlander_continuous_impala',
+    exp_name='lunarlander_continuous_impala',  # the run folder is ./lunarlander_continuous_impala_seed<seed>
     env=dict(
-        env_id='LunarLanderContinuous-v3',
-        collector_env_num=16,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
-        stop_value=None,
+        env_id='LunarLanderContinuous-v3',  # gymnasium's LunarLander with a 2-dim continuous throttle ('box2d' extra)
+        collector_env_num=16,  # envs stepped together by the collector
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation
+        stop_value=None,  # none: not every seed reaches the ladder's 200 (see above); the run uses its whole budget
     ),
     policy=dict(
-        unroll_len=128,
+        unroll_len=128,  # the unrolls V-trace trains on: 128 steps, 2,048 env steps per collection
         model=dict(
-            encoder_hidden_size_list=[64, 64],
-            share_encoder=False,
-            activation='tanh',
-            orthogonal_init=True,
-            init_sigma=1.0,
-            mu_bound=1.0,
-            obs_norm=True,
+            encoder_hidden_size_list=[64, 64],  # 64x64 bodies
+            share_encoder=False,  # separate actor and critic
+            activation='tanh',  # tanh hidden layers
+            orthogonal_init=True,  # orthogonal weight init
+            init_sigma=1.0,  # the Gaussian's std starts at 1
+            mu_bound=1.0,  # the Gaussian's mean squashed into the action range [-1, 1]
+            obs_norm=True,  # observations normalized by their running mean and std
         ),
         learn=dict(
-            update_per_collect=32,
-            batch_size=2,
-            learning_rate=0.0003,
-            lr_decay_iters=15625,
-            discount_factor=0.999,
-            lambda_=1.0,
-            reward_norm=True,
-            adv_norm=True,
-            value_weight=0.5,
-            entropy_weight=0.01,
-            grad_clip_value=0.5,
+            update_per_collect=32,  # 32 updates per collection of 16 unrolls: each unroll trained on 4 times
+            batch_size=2,  # unrolls per training batch
+            learning_rate=0.0003,  # Adam (IMPALA's default optimizer), decayed below
+            lr_decay_iters=15625,  # linear to 0 at the budget: 1M env steps / 2,048 per collection x 32 updates
+            discount_factor=0.999,  # gamma, the discrete lander's
+            lambda_=1.0,  # V-trace's trace lambda: the IMPALA paper's 1
+            reward_norm=True,  # rewards divided by the running std of the discounted return
+            adv_norm=True,  # policy-gradient advantages standardized per batch
+            value_weight=0.5,  # value-loss coefficient
+            entropy_weight=0.01,  # entropy bonus
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5
         ),
         collect=dict(n_sample=16),  # unrolls across 16 envs: 128 steps per env, 2,048 env steps per collection
         # every 320 iterations (20,480 env steps)
         eval=dict(evaluator=dict(eval_freq=320)),
+        # a FIFO of up to 1000 unrolls; each trained on 4 times, then dropped
         other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=4)),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='impala'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='impala'),  # acframe/policy/impala.py
 )

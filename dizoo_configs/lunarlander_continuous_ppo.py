@@ -13,36 +13,37 @@ Trained for the whole 1M (2026-11-26, ``acframe -c lunarlander_continuous_ppo.py
 ppo --seeds 0,1,2``).
 """
 main_config = dict(
-    exp_name='lunarlander_continuous_ppo',
+    exp_name='lunarlander_continuous_ppo',  # the run folder is ./lunarlander_continuous_ppo_seed<seed>
     env=dict(
-        env_id='LunarLanderContinuous-v3',
-        collector_env_num=16,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
-        stop_value=200,
+        env_id='LunarLanderContinuous-v3',  # gymnasium's LunarLander with a 2-dim continuous throttle ('box2d' extra)
+        collector_env_num=16,  # the Zoo's 16 envs
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=200,  # greedy mean return that solves it (the ladder's): all three measured seeds reach it
     ),
     policy=dict(
+        # SB3's: separate 64x64 tanh actor and critic, orthogonal init, the Gaussian's std starting at 1
         model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False, init_sigma=1.0),
         learn=dict(
-            epoch_per_collect=4,
-            batch_size=64,
-            learning_rate=0.0003,
-            discount_factor=0.999,
-            gae_lambda=0.98,
-            clip_ratio=0.2,
-            value_weight=0.5,
-            entropy_weight=0.01,
-            grad_clip_value=0.5,
+            epoch_per_collect=4,  # the Zoo's 4 epochs over each rollout
+            batch_size=64,  # the Zoo's minibatch size: 256 minibatches per epoch
+            learning_rate=0.0003,  # Adam, SB3's default, constant
+            discount_factor=0.999,  # the Zoo's gamma
+            gae_lambda=0.98,  # the Zoo's GAE lambda
+            clip_ratio=0.2,  # PPO's clip range, SB3's default, constant
+            value_weight=0.5,  # SB3's default value-loss coefficient
+            entropy_weight=0.01,  # the Zoo's entropy bonus
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5, SB3's default
         ),
         # 16 envs × 1024 steps per rollout
         collect=dict(n_sample=16384),
         # every 2 rollouts (32,768 env steps; 1024 gradient steps a rollout)
         eval=dict(evaluator=dict(eval_freq=2048)),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='ppo'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='ppo'),  # acframe/policy/ppo.py
 )

@@ -20,45 +20,47 @@ Before ``reward_norm`` and ``adv_norm`` (2026-11-23/24) the best in 1M was 25–
 ACER (``lunarlander_acer.py``) solve this row with hold-outs ≥ 200 on 3/3.
 """
 main_config = dict(
-    exp_name='lunarlander_impala',
+    exp_name='lunarlander_impala',  # the run folder is ./lunarlander_impala_seed<seed>
     env=dict(
-        env_id='LunarLander-v3',
-        collector_env_num=16,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
+        env_id='LunarLander-v3',  # gymnasium's LunarLander, discrete actions (the 'box2d' extra)
+        collector_env_num=16,  # envs stepped together by the collector
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=10,  # episodes per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        # greedy mean return that solves it (above the ladder's 200, see above): all three measured seeds reach it
         stop_value=210,
     ),
     policy=dict(
-        unroll_len=32,
+        unroll_len=32,  # the unrolls V-trace trains on: 32 steps
         model=dict(
-            encoder_hidden_size_list=[64, 64],
-            share_encoder=False,
-            activation='tanh',
-            orthogonal_init=True,
-            obs_norm=True,
+            encoder_hidden_size_list=[64, 64],  # 64x64 bodies
+            share_encoder=False,  # separate actor and critic
+            activation='tanh',  # tanh hidden layers
+            orthogonal_init=True,  # orthogonal weight init
+            obs_norm=True,  # observations normalized by their running mean and std
         ),
         learn=dict(
-            update_per_collect=16,
-            batch_size=16,
-            learning_rate=0.0003,
-            lr_decay_iters=31248,
-            discount_factor=0.999,
-            lambda_=0.98,
-            reward_norm=True,
-            adv_norm=True,
-            value_weight=0.5,
-            entropy_weight=0.01,
-            grad_clip_value=0.5,
+            update_per_collect=16,  # 16 updates per collection of 16 unrolls: each unroll trained on 16 times
+            batch_size=16,  # unrolls per training batch
+            learning_rate=0.0003,  # Adam (IMPALA's default optimizer), decayed below
+            lr_decay_iters=31248,  # linear to 0 at the budget: 1,953 collections of 512 env steps x 16 updates
+            discount_factor=0.999,  # gamma, PPO's on this task
+            lambda_=0.98,  # V-trace's trace lambda (PPO's GAE lambda on this task)
+            reward_norm=True,  # rewards divided by the running std of the discounted return
+            adv_norm=True,  # policy-gradient advantages standardized per batch
+            value_weight=0.5,  # value-loss coefficient
+            entropy_weight=0.01,  # entropy bonus
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5
         ),
         collect=dict(n_sample=16),  # unrolls across 16 envs: 32 steps per env, 512 env steps per collection
         # every 640 iterations (20,480 env steps)
         eval=dict(evaluator=dict(eval_freq=640)),
+        # a FIFO of up to 1000 unrolls; each trained on 16 times, then dropped
         other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=16)),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='impala'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='impala'),  # acframe/policy/impala.py
 )

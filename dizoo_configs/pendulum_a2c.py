@@ -20,47 +20,47 @@ solved and confirmed on 50 fresh episodes (−151 / −157 / −163) on 3/3 seed
 import math
 
 main_config = dict(
-    exp_name='pendulum_a2c',
+    exp_name='pendulum_a2c',  # the run folder is ./pendulum_a2c_seed<seed>
     env=dict(
-        env_id='Pendulum-v1',
-        collector_env_num=8,
-        evaluator_env_num=10,
-        n_evaluator_episode=50,
-        stop_value=-200,
+        env_id='Pendulum-v1',  # gymnasium's Pendulum, 200-step episodes, continuous torque
+        collector_env_num=8,  # the Zoo's 8 envs
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=50,  # episodes per evaluation: the return depends strongly on the start angle
+        stop_value=-200,  # mean return that solves it (the ladder's): all three measured seeds reach it
     ),
     policy=dict(
         model=dict(
-            encoder_hidden_size_list=[64, 64],
-            share_encoder=False,
-            activation='tanh',
-            init_sigma=math.exp(-2),
-            orthogonal_init=False,
-            use_sde=True,
-            obs_norm=True,
+            encoder_hidden_size_list=[64, 64],  # 64x64 bodies
+            share_encoder=False,  # separate actor and critic
+            activation='tanh',  # tanh hidden layers
+            init_sigma=math.exp(-2),  # gSDE's log-std starts at -2, the Zoo's
+            orthogonal_init=False,  # no orthogonal init, as the Zoo's
+            use_sde=True,  # gSDE: state-dependent exploration noise, the Zoo's
+            obs_norm=True,  # observations normalized by their running mean and std (VecNormalize's)
         ),
         learn=dict(
-            optim='rmsprop',
-            learning_rate=0.0007,
-            rms_alpha=0.99,
-            rms_eps=0.00001,
-            discount_factor=0.9,
-            gae_lambda=0.9,
-            reward_norm=True,
-            value_weight=0.4,
-            entropy_weight=0.0,
-            adv_norm=False,
-            grad_clip_value=0.5,
-            lr_decay_iters=15625,
+            optim='rmsprop',  # RMSprop, the Zoo's
+            learning_rate=0.0007,  # the Zoo's, decayed below
+            rms_alpha=0.99,  # RMSprop's smoothing constant
+            rms_eps=0.00001,  # RMSprop's epsilon
+            discount_factor=0.9,  # the Zoo's gamma
+            gae_lambda=0.9,  # the Zoo's GAE lambda
+            reward_norm=True,  # rewards divided by the running std of the return (VecNormalize's)
+            value_weight=0.4,  # the Zoo's value-loss coefficient
+            entropy_weight=0.0,  # no entropy bonus
+            adv_norm=False,  # no advantage normalization, as the Zoo's
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5
+            lr_decay_iters=15625,  # linear to 0 at the budget: 1M env steps / 64 per update
         ),
         # 8 envs x 8 steps; gSDE's exploration matrices redrawn every 8 steps (at each rollout's start)
         collect=dict(n_sample=64, sde_sample_freq=8),
         # every 500 updates (32,000 env steps)
         eval=dict(evaluator=dict(eval_freq=500)),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='a2c'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='a2c'),  # acframe/policy/a2c.py
 )

@@ -20,39 +20,40 @@ to 16 times, no gSDE) reached −804 / −300 / −267 in 500k and collapsed on 
 import math
 
 main_config = dict(
-    exp_name='pendulum_impala',
+    exp_name='pendulum_impala',  # the run folder is ./pendulum_impala_seed<seed>
     env=dict(
-        env_id='Pendulum-v1',
-        collector_env_num=8,
-        evaluator_env_num=10,
-        n_evaluator_episode=50,
-        stop_value=-200,
+        env_id='Pendulum-v1',  # gymnasium's Pendulum, 200-step episodes, continuous torque
+        collector_env_num=8,  # 8 envs, as pendulum_a2c.py's
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=50,  # episodes per evaluation: the return depends strongly on the start angle
+        stop_value=-200,  # mean return that solves it (the ladder's): all three measured seeds reach it
     ),
     policy=dict(
-        unroll_len=8,
+        unroll_len=8,  # the unrolls V-trace trains on: 8 steps, as pendulum_a2c.py's rollouts
         model=dict(
-            encoder_hidden_size_list=[64, 64],
-            share_encoder=False,
-            activation='tanh',
-            init_sigma=math.exp(-2),
-            orthogonal_init=False,
-            use_sde=True,
-            obs_norm=True,
+            encoder_hidden_size_list=[64, 64],  # 64x64 bodies
+            share_encoder=False,  # separate actor and critic
+            activation='tanh',  # tanh hidden layers
+            init_sigma=math.exp(-2),  # gSDE's log-std starts at -2, pendulum_a2c.py's
+            orthogonal_init=False,  # no orthogonal init, as pendulum_a2c.py's
+            use_sde=True,  # gSDE: state-dependent exploration noise, pendulum_a2c.py's
+            obs_norm=True,  # observations normalized by their running mean and std (VecNormalize's)
         ),
         learn=dict(
-            update_per_collect=4,
-            batch_size=8,
-            optim='rmsprop',
-            learning_rate=0.0007,
-            rms_alpha=0.99,
-            rms_eps=0.00001,
-            discount_factor=0.9,
-            lambda_=0.9,
+            update_per_collect=4,  # 4 updates per collection of 8 unrolls: each unroll trained on 4 times
+            batch_size=8,  # unrolls per training batch
+            optim='rmsprop',  # RMSprop, as pendulum_a2c.py's
+            learning_rate=0.0007,  # pendulum_a2c.py's, decayed below
+            rms_alpha=0.99,  # RMSprop's smoothing constant
+            rms_eps=0.00001,  # RMSprop's epsilon
+            discount_factor=0.9,  # gamma, pendulum_a2c.py's
+            lambda_=0.9,  # V-trace's trace lambda, pendulum_a2c.py's GAE lambda
+            # rewards divided by the running std of the return (with reward_scale=0.1 seed 0 stayed near -720)
             reward_norm=True,
-            value_weight=0.4,
-            entropy_weight=0.0,
-            grad_clip_value=0.5,
-            lr_decay_iters=62500,
+            value_weight=0.4,  # value-loss coefficient, pendulum_a2c.py's
+            entropy_weight=0.0,  # no entropy bonus
+            grad_clip_value=0.5,  # clip the global gradient norm to 0.5
+            lr_decay_iters=62500,  # linear to 0 at the budget: 15,625 collections of 64 env steps x 4 updates
         ),
         # 8 unrolls across 8 envs: 8 steps per env; gSDE's exploration matrices redrawn every 8 steps
         collect=dict(n_sample=8, sde_sample_freq=8),
@@ -61,10 +62,10 @@ main_config = dict(
         # each unroll trained on 4 times
         other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=4)),
     ),
-    max_env_step=1_000_000,
+    max_env_step=1_000_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='impala'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='impala'),  # acframe/policy/impala.py
 )

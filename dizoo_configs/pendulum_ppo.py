@@ -18,25 +18,26 @@ stop at 98k / 33k (hold-out -165 / -164) and seed 2 never gets there (best -178)
 policy to ship. Without gSDE (the previous version) the best evaluations by 100k were -221 / -234 / -239.
 """
 main_config = dict(
-    exp_name='pendulum_ppo',
+    exp_name='pendulum_ppo',  # the run folder is ./pendulum_ppo_seed<seed>
     env=dict(
-        env_id='Pendulum-v1',
-        collector_env_num=4,
-        evaluator_env_num=10,
-        n_evaluator_episode=50,
-        stop_value=None,
+        env_id='Pendulum-v1',  # gymnasium's Pendulum, 200-step episodes, continuous torque
+        collector_env_num=4,  # the Zoo's 4 envs
+        evaluator_env_num=10,  # evaluation episodes played at once
+        n_evaluator_episode=50,  # episodes per evaluation: with 10, a few fixed start states hold the mean back
+        stop_value=None,  # none: the whole 100k is the policy to ship (see above)
     ),
     policy=dict(
+        # separate 64x64 tanh actor and critic; gSDE exploration, the Zoo's, its noise scale starting at 1
         model=dict(encoder_hidden_size_list=[64, 64], share_encoder=False, init_sigma=1.0, use_sde=True),
         learn=dict(
-            epoch_per_collect=10,
-            batch_size=64,
-            learning_rate=0.001,
-            discount_factor=0.9,
-            gae_lambda=0.95,
-            clip_ratio=0.2,
-            value_weight=0.5,
-            entropy_weight=0.0,
+            epoch_per_collect=10,  # the Zoo's 10 epochs over each rollout
+            batch_size=64,  # the Zoo's minibatch size: 640 gradient steps per rollout
+            learning_rate=0.001,  # Adam, the Zoo's, decayed below
+            discount_factor=0.9,  # the Zoo's gamma
+            gae_lambda=0.95,  # the Zoo's GAE lambda
+            clip_ratio=0.2,  # PPO's clip range, the Zoo's, constant
+            value_weight=0.5,  # value-loss coefficient
+            entropy_weight=0.0,  # the Zoo's: no entropy bonus
             # linear to 0 at 100k env steps: 24.4 rollouts x 640 gradient steps
             lr_decay_iters=15630,
         ),
@@ -45,10 +46,10 @@ main_config = dict(
         # every 2 rollouts (640 gradient steps each)
         eval=dict(evaluator=dict(eval_freq=1280)),
     ),
-    max_env_step=100_000,
+    max_env_step=100_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='gym'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='ppo'),
+    env=dict(type='gym'),  # gymnasium envs
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='ppo'),  # acframe/policy/ppo.py
 )

@@ -8,32 +8,33 @@ Budget 40k env steps; stop value 13 (measured: seeds 0, 1, 2 solved at 17.3k, 18
 10-15 s on one busy core).
 """
 main_config = dict(
-    exp_name='pixel_goal_impala',
+    exp_name='pixel_goal_impala',  # the run folder is ./pixel_goal_impala_seed<seed>
     env=dict(
-        env_id='toy_pixel_goal',
-        collector_env_num=8,
-        evaluator_env_num=4,
-        n_evaluator_episode=8,
-        stop_value=13,
+        env_id='toy_pixel_goal',  # a name only: create_config's env type builds the env
+        collector_env_num=8,  # envs stepped together by the collector
+        evaluator_env_num=4,  # evaluation episodes played at once
+        n_evaluator_episode=8,  # episodes per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=13,  # mean return that solves it (perfect play 16, random about 7): seeds 0, 1, 2 reach it
     ),
     policy=dict(
-        unroll_len=8,
+        unroll_len=8,  # the unrolls V-trace trains on: 8 steps, half a 16-step episode
+        # the image: an IMPALA ResNet section of 8 channels, then a layer of 32; ReLU throughout
         model=dict(encoder='impala_resnet', encoder_channels=[8], encoder_hidden_size_list=[32],
-                   vector_encoder='mlp', vector_hidden_size_list=[32], activation='relu'),
+                   vector_encoder='mlp', vector_hidden_size_list=[32], activation='relu'),  # the target: an MLP of 32
         learn=dict(
-            update_per_collect=2,
-            batch_size=16,
-            learning_rate=0.002,
-            entropy_weight=0.003,
-            discount_factor=0.5,
+            update_per_collect=2,  # 2 updates per collection of 8 unrolls
+            batch_size=16,  # unrolls per training batch
+            learning_rate=0.002,  # Adam (IMPALA's default optimizer), constant
+            entropy_weight=0.003,  # a small entropy bonus
+            discount_factor=0.5,  # gamma: a short horizon (each step's reward scores that step's move)
         ),
         collect=dict(n_sample=8),  # one unroll of 8 steps from each of the 8 envs
-        eval=dict(evaluator=dict(eval_freq=20)),
+        eval=dict(evaluator=dict(eval_freq=20)),  # every 20 updates = 10 collections = 640 env steps, greedy actions
     ),
-    max_env_step=40_000,
+    max_env_step=40_000,  # the training budget in env steps
 )
 create_config = dict(
-    env=dict(type='toy_pixel_goal'),
-    env_manager=dict(type='sync'),
-    policy=dict(type='impala'),
+    env=dict(type='toy_pixel_goal'),  # DotToTargetEnv of acframe/envs/toy.py
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='impala'),  # acframe/policy/impala.py
 )

@@ -76,11 +76,7 @@ def uncommented_keys(source: str) -> list:
     return missing
 
 
-#: the configs whose every key says why it has its value (the others are documented by the config reference)
-COMMENTED = ('breakout_a2c.py', 'breakout_impala.py', 'pong_a2c.py', 'pong_impala.py', 'pong_ppo.py')
-
-
-@pytest.mark.parametrize('name', COMMENTED)
+@pytest.mark.parametrize('name', CONFIGS)
 def test_every_key_of_a_shipped_config_carries_a_comment(name):
     source = open(os.path.join(ROOT, 'dizoo_configs', name)).read()
     assert uncommented_keys(source) == []
