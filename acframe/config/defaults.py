@@ -51,11 +51,11 @@ ENV = dict(
     atari=dict(
         # (bool) Build every env with the Atari chain below (AtariPreprocessing, episodic life, fire reset, reward clip, frame stack).
         enable=False,
-        # (int >= 1) Frames each action is repeated for, by the ALE itself (the v5 frameskip; AtariPreprocessing skips none).
+        # (int >= 1) Frames each action is repeated for (AtariPreprocessing's frame skip; the last two are max-pooled, as EnvPool does).
         frame_skip=4,
         # (float in [0, 1]) Sticky actions: the ALE repeats the previous action with this probability (v5: 0.25; 0 as in the 2015 papers).
         repeat_action_probability=0.25,
-        # (int >= 0) At most this many random no-op actions after a reset (random start states).
+        # (int >= 0) At most this many random no-op frames after a reset (random start states); EnvPool needs >= 1.
         noop_max=30,
         # (int >= 1) Frames are resized to screen_size x screen_size.
         screen_size=84,

@@ -67,7 +67,8 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
 
     Recorded files are ``<video_dir>/<video_prefix>env<i>-episode-<k>.mp4``: episode ``k`` of evaluator env ``i``.
     A run trained with ``env.manager='envpool'`` is evaluated on EnvPool's envs, as its evaluator was; recording
-    needs gymnasium's envs (EnvPool renders no frames), which for Atari give the same observations.
+    needs gymnasium's envs (EnvPool renders no frames), whose Atari chain gives EnvPool's frames
+    (``acframe.envs.atari``).
     """
     num_envs = int(cfg.env.evaluator_env_num)
     if cfg.env.manager == 'envpool' and video_dir is None:  # (EnvPool runs have no domain randomization)

@@ -3,16 +3,22 @@
 With ``env.atari.enable=True`` every env of ``env.env_id`` (an ``ALE/*-v5`` id; ``pip install acframe[atari]``
 brings ale-py, which ships the ROMs, and opencv) is built as
 
-    gymnasium.make(env_id, frameskip=frame_skip, repeat_action_probability=...)   # the ALE repeats each action
-    → AtariPreprocessing(frame_skip=1, noop_max, screen_size, grayscale)         # no-op starts, max-pool, resize
+    gymnasium.make(env_id, frameskip=1, repeat_action_probability=...)   # one emulator frame per ALE step
+    → AtariPreprocessing(frame_skip, noop_max, screen_size, grayscale)    # no-op starts; each action repeated
+                                                                          # frame_skip frames, the last two max-pooled
     → EpisodicLife           (training envs, episodic_life)  a lost life ends the training episode, the game goes on
     → FireReset              (fire_reset, games with FIRE)  press FIRE to start a game / after a lost life
     → ClipReward             (training envs, clip_reward)    rewards clipped to their sign
     → FrameStackObservation(frame_stack)                     uint8 (frame_stack, screen_size, screen_size)
 
-as in Mnih et al. 2015 and the IMPALA/A2C baselines (v5 ids skip frames in the emulator, so
-``AtariPreprocessing`` must not skip again: frame_skip=1 there). The evaluator's envs play whole games with
-the game's own scores (no EpisodicLife, no ClipReward): evaluation returns and ``stop_value`` are game scores.
+as in Mnih et al. 2015 and the IMPALA/A2C baselines, and as EnvPool builds its Atari envs
+(``env.manager='envpool'``): the frames of the two agree pixel for pixel on the same actions (no-op starts and
+FIRE aside, which each draws its own way), so a policy trained on one plays on the other. The max-pool over the
+last two frames of each skip is what the papers do against sprites drawn on alternate frames, and it shows a
+moving ball twice: a ``v5`` id's own frame skip (in the emulator) keeps only the last frame, which a policy
+trained on EnvPool's frames does not play well (Breakout: ~18 instead of ~300). The evaluator's envs play whole
+games with the game's own scores (no EpisodicLife, no ClipReward): evaluation returns and ``stop_value`` are game
+scores.
 """
 from __future__ import annotations
 
@@ -34,14 +40,15 @@ def register_ale() -> None:
 
 
 def atari_make_kwargs(atari: Dict[str, Any], env_id: str) -> Dict[str, Any]:
-    """The ``gymnasium.make`` keywords the chain needs: the ALE's own frame skip and sticky actions."""
+    """The ``gymnasium.make`` keywords the chain needs: no frame skip in the emulator (``AtariPreprocessing`` skips
+    and max-pools) and the sticky actions."""
     if not str(env_id).startswith('ALE/'):
         raise ConfigError(f"env.atari.enable is True but env.env_id '{env_id}' is not an ALE env; "
                           f"use an 'ALE/<Game>-v5' env_id or set env.atari.enable=False")
     frame_skip = int(atari.get('frame_skip', 4))
     if frame_skip < 1:
         raise ConfigError(f"env.atari.frame_skip = {frame_skip} must be >= 1")
-    return {'frameskip': frame_skip, 'repeat_action_probability': float(atari.get('repeat_action_probability', 0.25))}
+    return {'frameskip': 1, 'repeat_action_probability': float(atari.get('repeat_action_probability', 0.25))}
 
 
 class EpisodicLife(gym.Wrapper):
@@ -101,7 +108,8 @@ def wrap_atari(env: gym.Env, atari: Dict[str, Any], training: bool) -> gym.Env:
     frame_stack = int(atari.get('frame_stack', 4))
     if frame_stack < 1:
         raise ConfigError(f"env.atari.frame_stack = {frame_stack} must be >= 1")
-    env = gym.wrappers.AtariPreprocessing(env, noop_max=int(atari.get('noop_max', 30)), frame_skip=1,
+    env = gym.wrappers.AtariPreprocessing(env, noop_max=int(atari.get('noop_max', 30)),
+                                          frame_skip=int(atari.get('frame_skip', 4)),
                                           screen_size=int(atari.get('screen_size', 84)),
                                           grayscale_obs=bool(atari.get('grayscale', True)), scale_obs=False)
     if training and atari.get('episodic_life', True):

@@ -7,7 +7,8 @@ the contract of :class:`acframe.envs.EnvManager`, so the workers cannot tell the
 * **seeding**: env ``i`` is seeded with ``seeds[i]`` (EnvPool's ``env_seed``); ``reset`` rebuilds the pool with
   its seeds, so every reset with the same seeds replays the same episodes (EnvPool cannot reseed a live pool).
   EnvPool's own random generators differ from gymnasium's: the same seed gives the same observations across
-  EnvPool runs, not the same as a gymnasium env's.
+  EnvPool runs, not the same as a gymnasium env's (Atari frames agree pixel for pixel with the gymnasium chain's
+  where nothing is drawn at random: ``acframe.envs.atari``).
 * **SAME_STEP autoreset**: EnvPool resets a finished env on the *next* step; here the finished envs are reset
   at once (``reset(env_id)``), the step returns their first observations and ``final_obs`` their last ones.
 * **truncation**: ``truncated`` only where not ``terminated``; ``env.max_episode_steps`` is EnvPool's
@@ -46,6 +47,9 @@ def envpool_task(env_cfg: Dict[str, Any], role: str) -> Tuple[str, Dict[str, Any
         if atari is None:
             raise ConfigError(f"env.manager 'envpool' runs {env_id} with its Atari preprocessing: set env.atari.enable=True")
         env_id = env_id[len('ALE/'):]
+        if int(atari.get('noop_max', 30)) < 1:  # EnvPool draws 1..noop_max no-op frames; 0 crashes it
+            raise ConfigError(f"env.atari.noop_max = {atari.get('noop_max')}: EnvPool takes 1 to noop_max no-op frames "
+                              f"after a reset and needs noop_max >= 1; set it to 1 or more, or use env.manager 'sync'")
         training = role != 'evaluator'
         kwargs.update(frame_skip=int(atari.get('frame_skip', 4)), noop_max=int(atari.get('noop_max', 30)),
                       img_height=int(atari.get('screen_size', 84)), img_width=int(atari.get('screen_size', 84)),

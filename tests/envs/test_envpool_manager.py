@@ -1,8 +1,8 @@
 """Specification of the EnvPool env manager (``env.manager='envpool'``) against the gymnasium managers.
 
 EnvPool's random generators are its own, so the same seed gives the same observations across EnvPool runs
-(not the same as gymnasium's); truncation flags, SAME_STEP resets, final observations, episode statistics,
-spaces and dtypes are the gymnasium managers'.
+(not the same as gymnasium's, except for Atari frames where nothing is drawn at random); truncation flags,
+SAME_STEP resets, final observations, episode statistics, spaces and dtypes are the gymnasium managers'.
 """
 import numpy as np
 import pytest
@@ -90,7 +90,7 @@ def test_a_step_answered_out_of_env_order_is_put_back_in_order_rewards_and_flags
         assert plain.pop_finished() == shuffled.pop_finished()
 
 
-def test_atari_through_envpool_has_the_gymnasium_chains_observations():
+def test_atari_through_envpool_has_the_gymnasium_chains_spaces_and_dtypes():
     pytest.importorskip('ale_py', reason="the gymnasium Atari chain needs the 'atari' extra")
     cfg = compile_config('pong_impala.py', overrides=['env.manager=envpool'])
     with make_env_manager(cfg, 'collector', 2, 0) as pool, make_env_manager(cfg, 'collector', 2, 0, 'sync') as gym_env:
@@ -100,6 +100,36 @@ def test_atari_through_envpool_has_the_gymnasium_chains_observations():
         step = pool.step(np.zeros(2, dtype=np.int64))
         assert step.obs.dtype == np.uint8 and step.reward.dtype == np.float32
     assert pool.task_id == 'Pong-v5'
+
+
+@pytest.mark.parametrize('env_id', ['ALE/Breakout-v5', 'ALE/Pong-v5'])
+def test_atari_frames_are_envpools_pixel_for_pixel_on_the_same_actions(env_id):
+    """Same preprocessing both ways: each action repeated for 4 frames, the last two max-pooled, resized to 84x84
+    grey, 4 stacked. One no-op frame after the reset and no FIRE on reset (the two draw those their own ways)."""
+    pytest.importorskip('ale_py', reason="the gymnasium Atari chain needs the 'atari' extra")
+    main = dict(env=dict(env_id=env_id, atari=dict(enable=True, repeat_action_probability=0.0, noop_max=1,
+                                                       fire_reset=False)))
+    cfg = compile_config((main, dict(policy=dict(type='a2c'))), seed=0)
+    with make_env_manager(cfg, 'evaluator', 2, 0, 'envpool') as pool, \
+            make_env_manager(cfg, 'evaluator', 2, 0, 'sync') as gym_env:
+        np.testing.assert_array_equal(pool.reset(), gym_env.reset())
+        actions = np.random.default_rng(0).integers(pool.action_space.n, size=(150, 2))
+        moving = 0
+        for step, action in enumerate(actions):
+            a, b = pool.step(action), gym_env.step(action)
+            if len(a.done_index) or len(b.done_index):  # (a whole game: not over in 150 steps of these games)
+                break
+            np.testing.assert_array_equal(a.obs, b.obs, err_msg=f'step {step}')
+            np.testing.assert_array_equal(a.reward, b.reward)
+            moving += int((a.obs[:, -1] != a.obs[:, -2]).any())
+        assert step == len(actions) - 1 and moving > 100  # the frames moved, and all of them agreed
+
+
+def test_envpool_atari_needs_a_no_op_frame_after_reset():
+    pytest.importorskip('ale_py', reason="the gymnasium Atari chain needs the 'atari' extra")
+    cfg = compile_config('pong_impala.py', overrides=['env.manager=envpool', 'env.atari.noop_max=0'])
+    with pytest.raises(ConfigError, match=r"env.atari.noop_max = 0: EnvPool .* needs noop_max >= 1"):
+        make_env_manager(cfg, 'collector', 2, 0)
 
 
 def test_what_envpool_cannot_run_is_a_clear_error():

@@ -49,8 +49,10 @@ def test_atari_chain_gives_stacked_grey_uint8_frames_and_evaluates_whole_unclipp
     assert 'AtariPreprocessing' in names
     eval_names = [type(w).__name__ for w in _wrappers(evaluate)]
     assert 'ClipReward' not in eval_names and 'EpisodicLife' not in eval_names and 'FireReset' in eval_names
-    assert train.unwrapped._frameskip == 4  # the ALE skips frames, AtariPreprocessing does not skip again
-    assert next(w for w in _wrappers(train) if type(w).__name__ == 'AtariPreprocessing').frame_skip == 1
+    # AtariPreprocessing repeats each action for 4 frames and max-pools the last two (EnvPool's frames); the ALE
+    # steps one frame at a time (a v5 id's own frame skip keeps only the last frame)
+    assert train.unwrapped._frameskip == 1
+    assert next(w for w in _wrappers(train) if type(w).__name__ == 'AtariPreprocessing').frame_skip == 4
 
 
 def test_a_lost_life_ends_a_training_episode_but_not_the_game():
