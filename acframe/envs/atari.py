@@ -45,9 +45,6 @@ def atari_make_kwargs(atari: Dict[str, Any], env_id: str) -> Dict[str, Any]:
     if not str(env_id).startswith('ALE/'):
         raise ConfigError(f"env.atari.enable is True but env.env_id '{env_id}' is not an ALE env; "
                           f"use an 'ALE/<Game>-v5' env_id or set env.atari.enable=False")
-    frame_skip = int(atari.get('frame_skip', 4))
-    if frame_skip < 1:
-        raise ConfigError(f"env.atari.frame_skip = {frame_skip} must be >= 1")
     return {'frameskip': 1, 'repeat_action_probability': float(atari.get('repeat_action_probability', 0.25))}
 
 
@@ -108,8 +105,10 @@ def wrap_atari(env: gym.Env, atari: Dict[str, Any], training: bool) -> gym.Env:
     frame_stack = int(atari.get('frame_stack', 4))
     if frame_stack < 1:
         raise ConfigError(f"env.atari.frame_stack = {frame_stack} must be >= 1")
-    env = gym.wrappers.AtariPreprocessing(env, noop_max=int(atari.get('noop_max', 30)),
-                                          frame_skip=int(atari.get('frame_skip', 4)),
+    frame_skip = int(atari.get('frame_skip', 4))
+    if frame_skip < 1:
+        raise ConfigError(f"env.atari.frame_skip = {frame_skip} must be >= 1")
+    env = gym.wrappers.AtariPreprocessing(env, noop_max=int(atari.get('noop_max', 30)), frame_skip=frame_skip,
                                           screen_size=int(atari.get('screen_size', 84)),
                                           grayscale_obs=bool(atari.get('grayscale', True)), scale_obs=False)
     if training and atari.get('episodic_life', True):
