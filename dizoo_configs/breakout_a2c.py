@@ -3,8 +3,7 @@
 Needs ``pip install 'acframe[atari]'``. The settings of ``pong_a2c.py``: the RL Baselines3 Zoo's Atari A2C (16 envs,
 5-step returns, the Nature CNN [512], PyTorch's RMSprop lr 7e-4 eps 1e-5, entropy 0.01, value 0.25, gradient norm
 0.5), no sticky actions, episodic life and FIRE on reset; the Zoo reports 279.8 on Breakout after 10M steps.
-Evaluated with sampled actions, as ``breakout_impala.py``: training episodes start with the FIRE of ``fire_reset``,
-so a greedy policy need never press FIRE after a lost life of a whole game (docs/pixels.md).
+Evaluated on whole games with sampled actions, as the RL Zoo scores Atari (docs/pixels.md).
 Budget: 10M env steps (40M frames). Stop value 250: the value all three seeds reach.
 Score measured on the project's 2-core CPU machine (``acframe -c breakout_a2c.py -s <seed> env.manager=envpool
 policy.learn.torch_threads=1``, mostly two runs side by side, ~800 env steps/s each; evaluations every 400k env
@@ -16,11 +15,13 @@ The Zoo's 279.8 at 10M is below all three hold-outs. On the way the 4-game evalu
 checkpoints 400k env steps apart (seed 2: 303.25 at 3.6M, 182.25 at 4.4M), and of the eight 4-game scores above 250
 three were confirmed on 50 games (confirmations 168-311): a run stops at its first confirmed evaluation, not its best.
 IMPALA's best here (``breakout_impala.py``, shallow network): 91.5 at 10M.
+These runs trained on EnvPool before 2026-11-27, when each of its training episodes was a fresh game's
+first life (docs/pixels.md, the EnvPool manager); the fixed manager trains on whole games' lives.
 """
 main_config = dict(
     exp_name='breakout_a2c',  # the run folder is ./breakout_a2c_seed<seed>
     env=dict(
-        env_id='ALE/Breakout-v5',  # the ALE's Breakout, v5 (frame skip in the emulator)
+        env_id='ALE/Breakout-v5',  # the ALE's Breakout, v5 (env.atari skips frames, not the emulator)
         atari=dict(enable=True, repeat_action_probability=0.0),  # the standard preprocessing; no sticky actions
         collector_env_num=16,  # the Zoo's 16 envs
         evaluator_env_num=4,  # evaluation games played at once

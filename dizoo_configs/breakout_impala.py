@@ -13,11 +13,13 @@ CPU machine with ``env.manager=envpool``, 50 fresh games of the last checkpoint
 never reached; the stop value is now 50, which both reach. Seed 2 ran with stop value 50: solved at 4.8M env steps
 (2,314 s; 64 on 4 games, confirmed 56.7 +- 20.5 on 50, hold-out of that checkpoint 49.7 +- 21.6 on 50 more).
 The RL Zoo's A2C and PPO report 279 and 398 at 10M steps.
+These runs trained on EnvPool before 2026-11-27, when each of its training episodes was a fresh game's
+first life (docs/pixels.md, the EnvPool manager); the fixed manager trains on whole games' lives.
 """
 main_config = dict(
     exp_name='breakout_impala',  # the run folder is ./breakout_impala_seed<seed>
     env=dict(
-        env_id='ALE/Breakout-v5',  # the ALE's Breakout, v5 (frame skip in the emulator)
+        env_id='ALE/Breakout-v5',  # the ALE's Breakout, v5 (env.atari skips frames, not the emulator)
         # the standard preprocessing (84x84 grey, frame skip 4, 4 frames); no sticky actions
         atari=dict(enable=True, repeat_action_probability=0.0),
         collector_env_num=8,  # envs stepped together by the collector
@@ -54,9 +56,7 @@ main_config = dict(
         ),
         # 8 unrolls of 20 steps, one per env, per collection: one batch, each unroll trained on once
         collect=dict(n_sample=8),
-        # every 2000 updates = 320k env steps; whole games scored with sampled actions, as the RL Zoo scores Atari: a
-        # greedy policy need never press FIRE (every training episode starts with it) and stalls after its first lost
-        # life until the 27,000-step cap
+        # every 2000 updates = 320k env steps; whole games scored with sampled actions, as the RL Zoo scores Atari
         eval=dict(deterministic=False, evaluator=dict(eval_freq=2000)),
         # a FIFO of two batches; each unroll used once
         other=dict(replay_buffer=dict(replay_buffer_size=16, max_use=1)),

@@ -28,7 +28,7 @@ there; docs/pixels.md).
 main_config = dict(
     exp_name='pong_a2c',  # the run folder is ./pong_a2c_seed<seed>
     env=dict(
-        env_id='ALE/Pong-v5',  # the ALE's Pong, v5 (frame skip in the emulator)
+        env_id='ALE/Pong-v5',  # the ALE's Pong, v5 (env.atari skips frames, not the emulator)
         # the standard preprocessing (84x84 grey, frame skip 4, 4 frames); no sticky actions
         atari=dict(enable=True, repeat_action_probability=0.0),
         collector_env_num=16,  # the Zoo's 16 envs

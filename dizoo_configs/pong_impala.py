@@ -23,7 +23,7 @@ more 19.12 (docs/pixels.md, docs/benchmarks.md). Also faster: EnvPool (``env.man
 main_config = dict(
     exp_name='pong_impala',  # the run folder is ./pong_impala_seed<seed>
     env=dict(
-        env_id='ALE/Pong-v5',  # the ALE's Pong, v5 (frame skip in the emulator)
+        env_id='ALE/Pong-v5',  # the ALE's Pong, v5 (env.atari skips frames, not the emulator)
         # the standard preprocessing (84x84 grey, frame skip 4, 4 frames); no sticky actions
         atari=dict(enable=True, repeat_action_probability=0.0),
         collector_env_num=8,  # envs stepped together by the collector

@@ -22,7 +22,7 @@ from 1.92M on, but the confirmations scored -0.02, 8.34 and 14.80 (three times) 
 main_config = dict(
     exp_name='pong_ppo',  # the run folder is ./pong_ppo_seed<seed>
     env=dict(
-        env_id='ALE/Pong-v5',  # the ALE's Pong, v5 (frame skip in the emulator)
+        env_id='ALE/Pong-v5',  # the ALE's Pong, v5 (env.atari skips frames, not the emulator)
         # the standard preprocessing (84x84 grey, frame skip 4, 4 frames); no sticky actions
         atari=dict(enable=True, repeat_action_probability=0.0),
         collector_env_num=8,  # the Zoo's 8 envs

@@ -7,7 +7,7 @@ brings ale-py, which ships the ROMs, and opencv) is built as
     → AtariPreprocessing(frame_skip, noop_max, screen_size, grayscale)    # no-op starts; each action repeated
                                                                           # frame_skip frames, the last two max-pooled
     → EpisodicLife           (training envs, episodic_life)  a lost life ends the training episode, the game goes on
-    → FireReset              (fire_reset, games with FIRE)  press FIRE to start a game / after a lost life
+    → FireReset              (fire_reset, games with FIRE)  press FIRE to start a game and after each lost life
     → ClipReward             (training envs, clip_reward)    rewards clipped to their sign
     → FrameStackObservation(frame_stack)                     uint8 (frame_stack, screen_size, screen_size)
 
@@ -18,7 +18,8 @@ last two frames of each skip is what the papers do against sprites drawn on alte
 moving ball twice: a ``v5`` id's own frame skip (in the emulator) keeps only the last frame, which a policy
 trained on EnvPool's frames does not play well (Breakout: ~18 instead of ~300). The evaluator's envs play whole
 games with the game's own scores (no EpisodicLife, no ClipReward): evaluation returns and ``stop_value`` are game
-scores.
+scores; FIRE is pressed after each lost life there as at a training env's reset, so a greedy policy, which was
+never asked to serve, does not stand still (the RL Zoo's and CleanRL's evaluations do the same).
 """
 from __future__ import annotations
 
@@ -79,10 +80,35 @@ class EpisodicLife(gym.Wrapper):
 
 
 class FireReset(gym.Wrapper):
-    """Press FIRE (then UP, as the baselines do) after a reset: games like Breakout wait for it to start."""
+    """Press FIRE (then UP, as the baselines do) after a reset: games like Breakout wait for it to start. A lost
+    life that does not end the episode (the evaluator's whole games) is followed by the same presses, as a
+    training env's reset after its lost life is (EpisodicLife below ends its episode there): a policy never has to
+    learn to serve, in training or in evaluation."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self._lives = 0
 
     def reset(self, **kwargs: Any) -> Tuple[Any, dict]:
         self.env.reset(**kwargs)
+        obs, info = self._serve(**kwargs)
+        self._lives = self.env.unwrapped.ale.lives()
+        return obs, info
+
+    def step(self, action: Any) -> Tuple[Any, float, bool, bool, dict]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        lives = self.env.unwrapped.ale.lives()
+        if lives < self._lives and not (terminated or truncated):
+            for serve in (1, 2):
+                obs, served, terminated, truncated, info = self.env.step(serve)
+                reward += served
+                if terminated or truncated:
+                    break
+            lives = self.env.unwrapped.ale.lives()
+        self._lives = lives
+        return obs, reward, terminated, truncated, info
+
+    def _serve(self, **kwargs: Any) -> Tuple[Any, dict]:
         for action in (1, 2):
             obs, _, terminated, truncated, info = self.env.step(action)
             if terminated or truncated:

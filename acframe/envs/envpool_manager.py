@@ -9,8 +9,15 @@ the contract of :class:`acframe.envs.EnvManager`, so the workers cannot tell the
   EnvPool's own random generators differ from gymnasium's: the same seed gives the same observations across
   EnvPool runs, not the same as a gymnasium env's (Atari frames agree pixel for pixel with the gymnasium chain's
   where nothing is drawn at random: ``acframe.envs.atari``).
-* **SAME_STEP autoreset**: EnvPool resets a finished env on the *next* step; here the finished envs are reset
-  at once (``reset(env_id)``), the step returns their first observations and ``final_obs`` their last ones.
+* **SAME_STEP autoreset**: EnvPool resets a finished env on the *next* step; here the finished envs are stepped
+  again at once (``step(actions, env_id)``, the action ignored), the step returns their first observations and
+  ``final_obs`` their last ones. That is EnvPool's own autoreset, which an Atari training env with
+  ``episodic_life`` answers by going on with the same game after a lost life (its no-op frames, then FIRE);
+  ``reset(env_id)`` would start a new game instead, so every training episode would be a fresh game's first life.
+* **whole Atari games with FIRE after a lost life** (evaluator envs, ``env.atari.fire_reset``): the pool is built
+  with ``episodic_life`` and a lost life that does not end the game is answered here with EnvPool's autoreset
+  (no-op frames, FIRE) inside the same episode, as the training envs see it; the episode ends when the game
+  does (``info['terminated']``) or is truncated. The gymnasium chain's ``FireReset`` presses FIRE there too.
 * **truncation**: ``truncated`` only where not ``terminated``; ``env.max_episode_steps`` is EnvPool's
   ``max_episode_steps``.
 * **episode statistics**: returns and lengths accumulated from the rewards, as the gymnasium managers do
@@ -51,12 +58,14 @@ def envpool_task(env_cfg: Dict[str, Any], role: str) -> Tuple[str, Dict[str, Any
             raise ConfigError(f"env.atari.noop_max = {atari.get('noop_max')}: EnvPool takes 1 to noop_max no-op frames "
                               f"after a reset and needs noop_max >= 1; set it to 1 or more, or use env.manager 'sync'")
         training = role != 'evaluator'
+        fire_reset = bool(atari.get('fire_reset', True))
         kwargs.update(frame_skip=int(atari.get('frame_skip', 4)), noop_max=int(atari.get('noop_max', 30)),
                       img_height=int(atari.get('screen_size', 84)), img_width=int(atari.get('screen_size', 84)),
                       gray_scale=bool(atari.get('grayscale', True)), stack_num=int(atari.get('frame_stack', 4)),
-                      episodic_life=training and bool(atari.get('episodic_life', True)),
+                      # evaluator envs: lives are joined back into whole games by the manager (whole_games)
+                      episodic_life=bool(atari.get('episodic_life', True)) if training else fire_reset,
                       reward_clip=training and bool(atari.get('clip_reward', True)),
-                      use_fire_reset=bool(atari.get('fire_reset', True)),
+                      use_fire_reset=fire_reset,
                       repeat_action_probability=float(atari.get('repeat_action_probability', 0.25)))
     elif atari is not None:
         raise ConfigError(f"env.atari.enable is True but env.env_id '{env_id}' is not an 'ALE/<Game>-v5' id")
@@ -95,6 +104,10 @@ class EnvPoolManager(EnvManager):
         if isinstance(self._venv.observation_space, gym.spaces.Dict):
             raise ConfigError(f"env.manager 'envpool': {self.task_id} has Dict observations; use env.manager 'sync' or 'async'")
         self._init_bookkeeping(self._venv.observation_space, self._venv.action_space)
+        # an evaluator's lost life is not the end of its episode (module docstring: whole Atari games)
+        self._whole_games = role == 'evaluator' and bool(self._kwargs.get('episodic_life'))
+        # any action: EnvPool ignores it when the step resets the env
+        self._reset_actions = np.zeros((self.num_envs,) + tuple(self.action_space.shape), dtype=self.action_space.dtype)
 
     def _make(self, seeds: Sequence[int]) -> Any:
         try:
@@ -137,27 +150,47 @@ class EnvPoolManager(EnvManager):
         """Step every env with ``actions`` (B, ...) and return a ``StepResult`` (SAME_STEP autoreset)."""
         if self._clip is not None:
             actions = np.clip(actions, self._clip[0], self._clip[1]).astype(self.action_space.dtype, copy=False)
-        try:
-            obs, reward, terminated, truncated, info = self._venv.step(np.asarray(actions))
-        except Exception as exc:
-            raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in step: {exc}") from exc
-        obs, reward, terminated, truncated = self._ordered_all(info, obs, np.asarray(reward, dtype=np.float32),
-                                                               np.asarray(terminated), np.asarray(truncated))
-        self._episode_return += reward
-        self._episode_length += 1
+        obs, reward, terminated, truncated, info = self._pool_step(np.asarray(actions), None)
         done = terminated | truncated
         if not done.any():
+            self._episode_return += reward
+            self._episode_length += 1
             return StepResult(obs, reward, terminated, truncated, _EMPTY_INDEX, None)
-        done_index = np.flatnonzero(done)
-        final_obs = obs[done_index].copy()
-        try:
-            reset_obs, reset_info = self._venv.reset(done_index.astype(np.int32))
-        except Exception as exc:
-            raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in reset: {exc}") from exc
+        index = np.flatnonzero(done)
+        final_obs = obs[index].copy()
+        reset_obs, reset_reward, _, _, reset_info = self._pool_step(self._reset_actions[:len(index)], index)
         obs = obs.copy()
-        obs[np.asarray(reset_info['env_id'])] = reset_obs
-        self._record_finished(done_index)
-        return StepResult(obs, reward, terminated, truncated & ~terminated, done_index, final_obs)
+        obs[index] = reset_obs
+        if self._whole_games:  # a lost life the game goes on after: FIRE was pressed, the episode goes on
+            game_over = np.asarray(self._ordered_all(info, np.asarray(info['terminated']))[0], dtype=bool)
+            life_lost = terminated & ~game_over & ~truncated
+            goes_on = life_lost[index]
+            reward = reward.copy()
+            reward[index[goes_on]] += reset_reward[goes_on]  # (EnvPool's reset scores nothing; kept if it did)
+            terminated = terminated & ~life_lost
+            index, final_obs = index[~goes_on], final_obs[~goes_on]
+        self._episode_return += reward
+        self._episode_length += 1
+        if len(index) == 0:
+            return StepResult(obs, reward, terminated, truncated, _EMPTY_INDEX, None)
+        self._record_finished(index)
+        return StepResult(obs, reward, terminated, truncated & ~terminated, index, final_obs)
+
+    def _pool_step(self, actions: np.ndarray, env_id: Optional[np.ndarray]) -> Tuple[np.ndarray, ...]:
+        """EnvPool's step of all envs (``env_id`` None) or of ``env_id``'s, each array in ``env_id``'s order."""
+        try:
+            if env_id is None:
+                obs, reward, terminated, truncated, info = self._venv.step(actions)
+            else:
+                obs, reward, terminated, truncated, info = self._venv.step(actions, env_id.astype(np.int32))
+        except Exception as exc:
+            raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in step: {exc}") from exc
+        arrays = (obs, np.asarray(reward, dtype=np.float32), np.asarray(terminated), np.asarray(truncated))
+        if env_id is None:
+            return (*self._ordered_all(info, *arrays), info)
+        position = {int(e): i for i, e in enumerate(np.asarray(info['env_id']))}
+        order = np.array([position[int(e)] for e in env_id])
+        return (*(array[order] for array in arrays), info)
 
     # ---- resume: EnvPool's env state is not data; a resumed run resets these envs ------------------
     def state_dict(self) -> Dict[str, Any]:

@@ -71,8 +71,8 @@ class _Reversed:
     def __getattr__(self, name):
         return getattr(self.pool, name)
 
-    def step(self, actions):
-        obs, reward, terminated, truncated, info = self.pool.step(actions)
+    def step(self, actions, env_id=None):
+        obs, reward, terminated, truncated, info = self.pool.step(actions, env_id)
         info = dict(info, env_id=np.asarray(info['env_id'])[::-1])
         return obs[::-1], reward[::-1], terminated[::-1], truncated[::-1], info
 
@@ -123,6 +123,50 @@ def test_atari_frames_are_envpools_pixel_for_pixel_on_the_same_actions(env_id):
             np.testing.assert_array_equal(a.reward, b.reward)
             moving += int((a.obs[:, -1] != a.obs[:, -2]).any())
         assert step == len(actions) - 1 and moving > 100  # the frames moved, and all of them agreed
+
+
+def breakout_cfg(**atari):
+    main = dict(env=dict(env_id='ALE/Breakout-v5', atari=dict(enable=True, repeat_action_probability=0.0, noop_max=1,
+                                                              **atari)))
+    return compile_config((main, dict(policy=dict(type='a2c'))), seed=0)
+
+
+@pytest.mark.parametrize('manager', ['envpool', 'sync'])
+def test_a_lost_life_ends_a_training_episode_and_the_next_one_goes_on_with_the_same_game(manager):
+    """Breakout with NOOP: the served ball is missed every time. Each lost life ends a training episode; the next
+    episode continues that game (its first frame shows one life fewer) until the fifth ends it and a new game
+    starts with the first frame of the first one (EnvPool's reset(env_id) would start a new game every time)."""
+    pytest.importorskip('ale_py', reason="the gymnasium Atari chain needs the 'atari' extra")
+    with make_env_manager(breakout_cfg(), 'collector', 2, 0, manager) as env:
+        first = env.reset()
+        starts = []
+        for _ in range(2000):
+            step = env.step(np.zeros(2, dtype=np.int64))
+            if len(step.done_index):
+                assert step.terminated.all() and not step.truncated.any()
+                starts.append([np.array_equal(step.obs[i], first[i]) for i in range(2)])
+                if len(starts) == 6:
+                    break
+        assert starts == [[False] * 2] * 4 + [[True] * 2] + [[False] * 2]
+        assert len(env.pop_finished()[0]) == 12  # twelve training episodes: lives, not games
+
+
+@pytest.mark.parametrize('manager', ['envpool', 'sync'])
+def test_an_evaluators_whole_game_serves_after_each_lost_life_and_ends_with_the_game(manager):
+    """A policy that never presses FIRE (NOOP) still plays its five lives to the end of the game in an evaluator
+    env: FIRE follows each lost life, as it follows a training env's reset. Without it the game stands still."""
+    pytest.importorskip('ale_py', reason="the gymnasium Atari chain needs the 'atari' extra")
+    with make_env_manager(breakout_cfg(), 'evaluator', 2, 0, manager) as env:
+        first = env.reset()
+        for t in range(2000):
+            step = env.step(np.zeros(2, dtype=np.int64))
+            if len(step.done_index):
+                break
+        assert step.done_index.tolist() == [0, 1] and step.terminated.all() and not step.truncated.any()
+        returns, lengths, _ = env.pop_finished()
+        assert lengths == [t + 1] * 2 and t > 100  # five lives of ~24 steps or more, one episode
+        np.testing.assert_array_equal(step.obs, first)  # the next game starts
+        np.testing.assert_array_equal(step.final_obs[:, :-1], step.final_obs[:, 1:])  # ended on a still screen
 
 
 def test_envpool_atari_needs_a_no_op_frame_after_reset():

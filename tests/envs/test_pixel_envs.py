@@ -88,8 +88,8 @@ def test_the_atari_configs_compile_with_the_atari_chain_and_an_image_encoder(con
 
 @pytest.mark.parametrize('config', ['breakout_impala.py', 'breakout_a2c.py'])
 def test_the_breakout_configs_score_whole_games_with_sampled_actions(config):
-    """Training episodes start with fire_reset's FIRE, so a greedy policy need never press FIRE after a lost life of a
-    whole game (docs/pixels.md): Breakout is evaluated with sampled actions, as the RL Zoo scores Atari."""
+    """Breakout is scored on whole games with sampled actions, as the RL Zoo scores Atari (its measured scores are
+    those of sampled actions; FIRE follows each lost life either way: tests/envs/test_envpool_manager.py)."""
     assert compile_config(config).policy.eval.deterministic is False
 
 
