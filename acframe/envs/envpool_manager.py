@@ -158,7 +158,7 @@ class EnvPoolManager(EnvManager):
             return StepResult(obs, reward, terminated, truncated, _EMPTY_INDEX, None)
         index = np.flatnonzero(done)
         final_obs = obs[index].copy()
-        reset_obs, reset_reward, _, _, reset_info = self._pool_step(self._reset_actions[:len(index)], index)
+        reset_obs, reset_reward, _, _, _ = self._pool_step(self._reset_actions[:len(index)], index)
         obs = obs.copy()
         obs[index] = reset_obs
         if self._whole_games:  # a lost life the game goes on after: FIRE was pressed, the episode goes on
