@@ -85,6 +85,8 @@ class FireReset(gym.Wrapper):
     training env's reset after its lost life is (EpisodicLife below ends its episode there): a policy never has to
     learn to serve, in training or in evaluation."""
 
+    SERVE = (1, 2)  # FIRE, then UP
+
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self._lives = 0
@@ -99,7 +101,7 @@ class FireReset(gym.Wrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         lives = self.env.unwrapped.ale.lives()
         if lives < self._lives and not (terminated or truncated):
-            for serve in (1, 2):
+            for serve in self.SERVE:
                 obs, served, terminated, truncated, info = self.env.step(serve)
                 reward += served
                 if terminated or truncated:
@@ -109,7 +111,7 @@ class FireReset(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
     def _serve(self, **kwargs: Any) -> Tuple[Any, dict]:
-        for action in (1, 2):
+        for action in self.SERVE:
             obs, _, terminated, truncated, info = self.env.step(action)
             if terminated or truncated:
                 obs, info = self.env.reset(**kwargs)

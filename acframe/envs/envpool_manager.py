@@ -98,6 +98,7 @@ class EnvPoolManager(EnvManager):
                               f"see envpool.list_all_envs(), or use env.manager 'sync' or 'async'")
         self.seeds = [int(s) for s in seeds]
         self.num_envs = len(self.seeds)
+        self._every_env = np.arange(self.num_envs)  # env order
         self._venv = self._make(self.seeds)
         self._fresh_seeds: Optional[List[int]] = list(self.seeds)  # the seeds of a pool not stepped yet
         import gymnasium as gym
@@ -131,20 +132,18 @@ class EnvPoolManager(EnvManager):
             raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in reset: {exc}") from exc
         self._episode_return[:] = 0.0
         self._episode_length[:] = 0
-        return self._ordered_all(info, obs)[0]
+        return self._in_order(info, None, obs)[0]
 
-    @staticmethod
-    def _ordered_all(info: Dict[str, Any], *arrays: np.ndarray) -> Tuple[np.ndarray, ...]:
-        """Each per-env array in env order (EnvPool returns them in the order of ``info['env_id']``)."""
-        env_id = np.asarray(info['env_id'])
-        if (env_id == np.arange(len(env_id))).all():
+    def _in_order(self, info: Dict[str, Any], env_id: Optional[np.ndarray], *arrays: np.ndarray) -> Tuple[np.ndarray, ...]:
+        """Each array of an EnvPool answer (in the order of ``info['env_id']``) in ``env_id``'s order (None: all
+        envs, in env order)."""
+        answered = np.asarray(info['env_id'])
+        wanted = self._every_env if env_id is None else env_id
+        if np.array_equal(answered, wanted):
             return arrays
-        outs = []
-        for array in arrays:
-            out = np.empty_like(array)
-            out[env_id] = array
-            outs.append(out)
-        return tuple(outs)
+        row = np.empty(self.num_envs, dtype=np.intp)
+        row[answered] = np.arange(len(answered))
+        return tuple(array[row[wanted]] for array in arrays)
 
     def step(self, actions: np.ndarray) -> StepResult:
         """Step every env with ``actions`` (B, ...) and return a ``StepResult`` (SAME_STEP autoreset)."""
@@ -162,7 +161,7 @@ class EnvPoolManager(EnvManager):
         obs = obs.copy()
         obs[index] = reset_obs
         if self._whole_games:  # a lost life the game goes on after: FIRE was pressed, the episode goes on
-            game_over = np.asarray(self._ordered_all(info, np.asarray(info['terminated']))[0], dtype=bool)
+            game_over = self._in_order(info, None, np.asarray(info['terminated'], dtype=bool))[0]
             life_lost = terminated & ~game_over & ~truncated
             goes_on = life_lost[index]
             reward = reward.copy()
@@ -186,11 +185,7 @@ class EnvPoolManager(EnvManager):
         except Exception as exc:
             raise EnvError(f"EnvPool {self.task_id} raised {type(exc).__name__} in step: {exc}") from exc
         arrays = (obs, np.asarray(reward, dtype=np.float32), np.asarray(terminated), np.asarray(truncated))
-        if env_id is None:
-            return (*self._ordered_all(info, *arrays), info)
-        position = {int(e): i for i, e in enumerate(np.asarray(info['env_id']))}
-        order = np.array([position[int(e)] for e in env_id])
-        return (*(array[order] for array in arrays), info)
+        return (*self._in_order(info, env_id, *arrays), info)
 
     # ---- resume: EnvPool's env state is not data; a resumed run resets these envs ------------------
     def state_dict(self) -> Dict[str, Any]:
