@@ -5,16 +5,13 @@ et al. 2018, table G.1) with its shallow network, unrolls of 20, RMSprop (lr 6e-
 0.01, baseline 0.5, summed losses, reward clipping, no sticky actions, episodic life and FIRE on reset, and batches
 of 8 unrolls instead of 32. The paper's deep network: ``policy.model.encoder=impala_resnet
 policy.model.encoder_channels=None`` (~19x the update cost on a CPU).
-Evaluated with sampled actions (see ``eval`` below). Budget: 10M env steps (40M frames). Score measured on the 2-core
-CPU machine with ``env.manager=envpool``, 50 fresh games of the last checkpoint
-(``acframe -m eval --load RUN/ckpt/ckpt_latest.pth -s 30000<seed> --episodes 50``): seed 0 91.5 +- 42.4 (7,007 s;
-4-game evaluations 41 at 3.2M env steps, 91 at 6.1M, 131 at 8.6M, 86.5 at 10M), seed 1 60.8 +- 20.5 (4,687 s;
-4-game evaluations 30.5 at 3.2M, 59 at 6.1M, 69.8 at 9.0M, 59.5 at 10M). Both ran with stop value 80, which seed 1
-never reached; the stop value is now 50, which both reach. Seed 2 ran with stop value 50: solved at 4.8M env steps
-(2,314 s; 64 on 4 games, confirmed 56.7 +- 20.5 on 50, hold-out of that checkpoint 49.7 +- 21.6 on 50 more).
-The RL Zoo's A2C and PPO report 279 and 398 at 10M steps.
-These runs trained on EnvPool before 2026-11-27, when each of its training episodes was a fresh game's
-first life (docs/pixels.md, the EnvPool manager); the fixed manager trains on whole games' lives.
+Evaluated on whole games with sampled actions (see ``eval`` below). Budget: 10M env steps (40M frames). Stop value
+50, measured on the 2-core CPU machine with ``env.manager=envpool policy.learn.torch_threads=1``, two runs side by
+side at ~1,300 env steps/s each (2026-11-27): seeds 0 / 1 / 2 solved at 2.88M / 3.52M / 2.88M env steps in 2,218 /
+2,741 / 1,884 s, confirmed 56.5 / 53.8 / 64.4 on 50 fresh games; hold-outs of the best checkpoints
+(``acframe -m eval --load RUN/ckpt/ckpt_best.pth -s 30000<seed> --episodes 50 env.manager=envpool``) 55.2 / 52.0 /
+65.1. Over the whole budget (an earlier EnvPool manager that trained on each game's first life only) seeds 0 and 1
+scored 91.5 and 60.8 on 50 games (docs/pixels.md). The RL Zoo's A2C and PPO report 279.8 and 398.0 at 10M steps.
 """
 main_config = dict(
     exp_name='breakout_impala',  # the run folder is ./breakout_impala_seed<seed>
