@@ -17,17 +17,39 @@ class Terminated(KeyboardInterrupt):
 
 
 class _Deferral:
-    """Main-thread state of ``interrupts_deferred``: how deep the blocks nest and the interrupt held back."""
+    """Main-thread state of the handlers: how deep the ``interrupts_deferred`` blocks nest, the interrupt held back,
+    and the last one raised (until the run's interrupt path has it: ``raise_swallowed_interrupt``)."""
 
     depth = 0
     pending: Optional[BaseException] = None
+    raised: Optional[BaseException] = None
 
 
 def _interrupt(exc: BaseException) -> None:
     if _Deferral.depth:
         _Deferral.pending = _Deferral.pending or exc
         return
+    _Deferral.raised = exc
     raise exc
+
+
+def raise_swallowed_interrupt() -> None:
+    """Raise again an interrupt a handler raised that never reached the run's interrupt path.
+
+    A handler runs wherever the main thread is, and Python swallows (prints as "Exception ignored") an exception
+    raised inside a ``__del__``, a weakref callback or a generator the garbage collector closes: such a Ctrl-C or
+    SIGTERM would be lost and the run would go on. The pipelines' loops call this once per turn
+    (``RunBase.budget_left``); the interrupt path clears it (``interrupt_handled``).
+    """
+    exc = _Deferral.raised
+    if exc is not None:
+        _Deferral.raised = None
+        raise exc
+
+
+def interrupt_handled() -> None:
+    """The run's interrupt path has the interrupt: nothing is left to raise again."""
+    _Deferral.raised = None
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
@@ -70,6 +92,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    interrupt_handled()  # one raised before the block (a run before this one, in the same process) is not this one's
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     previous_int = signal.getsignal(signal.SIGINT)
     if previous_int is signal.default_int_handler:  # Ctrl-C as before, but deferrable
@@ -77,6 +100,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
+        interrupt_handled()
         signal.signal(signal.SIGTERM, previous)
         if previous_int is signal.default_int_handler:
             signal.signal(signal.SIGINT, previous_int)

@@ -6,7 +6,8 @@ import time
 import pytest
 
 from acframe.logs import RunWriter, read_scalars
-from acframe.signals import Terminated, interrupts_deferred, sigterm_as_interrupt
+from acframe.signals import (Terminated, interrupt_handled, interrupts_deferred, raise_swallowed_interrupt,
+                             sigterm_as_interrupt)
 
 
 def test_sigterm_inside_the_block_raises_terminated_once_and_the_old_handler_comes_back():
@@ -77,3 +78,37 @@ def test_the_run_writer_logs_scalars_and_a_wedged_writer_cannot_hang_close(tmp_p
     assert time.monotonic() - started < 5
     assert 'did not close within 0.5 s' in capsys.readouterr().err
     real_close()
+
+
+class _InterruptedWhileFinalized:
+    """An object whose finalizer is running when the signal's handler runs: Python swallows what ``__del__`` raises."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), self.signum)
+        time.sleep(0.05)  # the handler runs here, and its exception is printed as "Exception ignored"
+
+
+@pytest.mark.parametrize('signum, raised', [(signal.SIGTERM, Terminated), (signal.SIGINT, KeyboardInterrupt)])
+def test_an_interrupt_python_swallowed_is_raised_again_at_the_next_check(signum, raised):
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(raised):
+            with sigterm_as_interrupt():
+                _InterruptedWhileFinalized(signum)  # finalized at once: the interrupt does not reach this block
+                raise_swallowed_interrupt()  # a pipeline's loop checks once per turn
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+def test_nothing_is_raised_again_once_the_interrupt_path_has_it():
+    with sigterm_as_interrupt():
+        with pytest.raises(Terminated):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        interrupt_handled()  # what RunBase.drive does with the interrupt it catches
+        raise_swallowed_interrupt()  # nothing
+    with sigterm_as_interrupt():  # nor in a later block of the same process
+        raise_swallowed_interrupt()

@@ -32,7 +32,7 @@ from ..errors import CheckpointError, ConfigError
 from ..plot import write_run_curves
 from ..registry import BUFFER_REGISTRY
 from ..logs import RunWriter
-from ..signals import Terminated, sigterm_as_interrupt
+from ..signals import Terminated, interrupt_handled, raise_swallowed_interrupt, sigterm_as_interrupt
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
                      set_global_seed, set_torch_threads)
 from ..worker import load_checkpoint
@@ -277,6 +277,9 @@ class RunBase:
 
     # ---- budgets and evaluations -------------------------------------------------------------------
     def budget_left(self) -> bool:
+        """True while the budget lasts; every pipeline's loop asks once per turn, so it also raises a Ctrl-C or
+        SIGTERM that Python swallowed on its way (``acframe.signals.raise_swallowed_interrupt``)."""
+        raise_swallowed_interrupt()
         return self.env_step < self.cfg.max_env_step and self.learner.train_iter < self.cfg.max_train_iter
 
     def save_best(self, value: float, weights: Dict[str, torch.Tensor], train_iter: int, env_step: int) -> None:
@@ -323,6 +326,7 @@ class RunBase:
             try:
                 loop(self)
             except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``Terminated``)
+                interrupt_handled()
                 interrupt = exc
                 self.interrupted = True
                 what = 'terminated (SIGTERM)' if isinstance(exc, Terminated) else 'interrupted'
