@@ -92,7 +92,6 @@ def sigterm_as_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    interrupt_handled()  # one raised before the block (a run before this one, in the same process) is not this one's
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     previous_int = signal.getsignal(signal.SIGINT)
     if previous_int is signal.default_int_handler:  # Ctrl-C as before, but deferrable
@@ -100,7 +99,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        interrupt_handled()
+        interrupt_handled()  # nothing is left to raise after the block
         signal.signal(signal.SIGTERM, previous)
         if previous_int is signal.default_int_handler:
             signal.signal(signal.SIGINT, previous_int)

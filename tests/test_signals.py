@@ -112,3 +112,13 @@ def test_nothing_is_raised_again_once_the_interrupt_path_has_it():
         raise_swallowed_interrupt()  # nothing
     with sigterm_as_interrupt():  # nor in a later block of the same process
         raise_swallowed_interrupt()
+
+
+def test_an_interrupt_swallowed_during_a_runs_start_up_is_raised_inside_its_training_block():
+    """The pipelines enter the block for start-up and again for training (``RunBase.drive``): entering the inner
+    block keeps what start-up swallowed."""
+    with pytest.raises(Terminated):
+        with sigterm_as_interrupt():  # start-up
+            _InterruptedWhileFinalized(signal.SIGTERM)
+            with sigterm_as_interrupt():  # training
+                raise_swallowed_interrupt()

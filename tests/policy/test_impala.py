@@ -1,6 +1,8 @@
 """Specification of ``acframe.policy.impala``: checkpoints, determinism, exact resume, and that IMPALA learns."""
 import io
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -438,33 +440,27 @@ def test_an_error_in_the_learner_thread_ends_the_run_with_that_error(tmp_path):
 
 
 class SlowCounting(LearnerHook):
-    """Makes each update slow (the collector then waits on the learner thread) and counts the updates made."""
+    """Makes each update slow (the collector then waits on the learner thread), counts the updates made, and sends
+    this process a Ctrl-C after update ``interrupt_at`` (from the learner thread: the main thread is then collecting
+    or waiting for the round)."""
 
-    def __init__(self) -> None:
-        self.iters = 0
+    def __init__(self, interrupt_at: int) -> None:
+        self.iters, self.interrupt_at = 0, interrupt_at
 
     def after_iter(self, learner, info):
         time.sleep(0.03)
         self.iters = learner.train_iter
+        if self.iters == self.interrupt_at:
+            os.kill(os.getpid(), signal.SIGINT)
 
 
 def test_ctrl_c_while_the_learner_thread_trains_lets_its_round_finish_before_the_final_checkpoint(tmp_path):
-    import os
-    import signal
-    import threading
-
-    hook = SlowCounting()
-    timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):  # a lost Ctrl-C ends the run at its budget (~1 min): the test fails
-            train(tmp_path, 'run', overrides=['policy.learn.learner_thread=True'], extra_hooks=[hook],
-                  max_env_step=30_000)
-    finally:
-        timer.cancel()
+    hook = SlowCounting(interrupt_at=6)  # mid-round: update_per_collect is 4
+    with pytest.raises(KeyboardInterrupt):  # a lost Ctrl-C ends the run at its budget (~1 min): the test fails
+        train(tmp_path, 'run', overrides=['policy.learn.learner_thread=True'], extra_hooks=[hook], max_env_step=30_000)
     summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
     state = load_checkpoint(str(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth'))
-    assert summary['interrupted'] and summary['train_iters'] == hook.iters > 0
+    assert summary['interrupted'] and summary['train_iters'] == hook.iters == 8  # the round of updates 5-8 finished
     assert state['train_iter'] == hook.iters  # no update was made after the checkpoint was taken
 
 
