@@ -6,20 +6,16 @@ Needs ``pip install 'acframe[atari]'``. The settings of ``pong_a2c.py``: the RL 
 Evaluated on whole games with sampled actions, as the RL Zoo scores Atari (docs/pixels.md).
 Budget: 10M env steps (40M frames). Stop value 250: the value all three seeds reach.
 Score measured on the project's 2-core CPU machine (``acframe -c breakout_a2c.py -s <seed> env.manager=envpool
-policy.learn.torch_threads=1``, mostly two runs side by side, ~800 env steps/s each; evaluations every 400k env
+policy.learn.torch_threads=1``, side by side with another training, 550-800 env steps/s; evaluations every 400k env
 steps on 4 games, a score at the stop value confirmed on 50 fresh ones; hold-out: ``acframe -m eval --load
-RUN/ckpt/ckpt_best.pth -s 300000 --episodes 50``): seed 0 solved at 6.4M env steps (4 games 284.75, confirmed 310.68
-+- 80.69, hold-out 296.38 +- 92.29; 8,456 s of training), seed 1 at 5.2M (325.0, confirmed 282.74 +- 88.69, hold-out
-286.46 +- 88.53; 6,949 s), seed 2 at 5.2M (327.75, confirmed 296.96 +- 95.63, hold-out 282.00 +- 112.41; 6,604 s).
-The Zoo's 279.8 at 10M is below all three hold-outs. On the way the 4-game evaluations swing by 100 and more between
-checkpoints 400k env steps apart (seed 2: 303.25 at 3.6M, 182.25 at 4.4M), and of the eight 4-game scores above 250
-three were confirmed on 50 games (confirmations 168-311): a run stops at its first confirmed evaluation, not its best.
-IMPALA's best here (``breakout_impala.py``, shallow network): 91.5 at 10M.
-These runs trained on EnvPool before 2026-11-27, when each of its training episodes was a fresh game's
-first life (docs/pixels.md, the EnvPool manager); the fixed manager trains on whole games' lives.
-On the fixed manager (same command, 2026-11-27, side by side with a PPO run) seed 0 solved at 2.8M env steps
-instead of 6.4M (4 games 255.5, confirmed 286.66 +- 95.10 on 50, hold-out 291.94 +- 99.94; 5,171 s of training);
-seeds 1 and 2 not yet rerun.
+RUN/ckpt/ckpt_best.pth -s 30000<seed> --episodes 50 env.manager=envpool``), 2026-11-27: seed 0 solved at 2.8M env
+steps (4 games 255.5, confirmed 286.66 +- 95.10, hold-out 291.94 +- 99.94; 5,171 s of training), seed 1 at 2.8M
+(315.0, confirmed 285.88 +- 115.72, hold-out 299.76 +- 100.57; 3,836 s), seed 2 at 2.4M (293.5, confirmed 270.18 +-
+106.56, hold-out 240.58 +- 103.47; 3,094 s). The 4-game evaluations swing by 100 and more between checkpoints 400k
+env steps apart, and a run stops at its first confirmed evaluation, so its hold-out sits near the stop value (50
+games give the mean to +-15 here). Before the EnvPool manager's fix of 2026-11-27 (each training episode a fresh
+game's first life) the three seeds needed 6.4M / 5.2M / 5.2M env steps (hold-outs 296.38 / 286.46 / 282.00;
+docs/pixels.md). IMPALA here (``breakout_impala.py``, shallow network): 50 by 3.52M env steps, 91.5 at 10M.
 """
 main_config = dict(
     exp_name='breakout_a2c',  # the run folder is ./breakout_a2c_seed<seed>

@@ -454,14 +454,31 @@ class SlowCounting(LearnerHook):
             os.kill(os.getpid(), signal.SIGINT)
 
 
+CTRL_C_RUN = """
+import pathlib, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a shell
+sys.path.insert(0, sys.argv[1])
+from test_impala import SlowCounting, train
+hook = SlowCounting(interrupt_at=6)  # mid-round: update_per_collect is 4
+try:  # a lost Ctrl-C ends the run at its budget (~1 min): the test fails
+    train(pathlib.Path(sys.argv[2]), 'run', overrides=['policy.learn.learner_thread=True'], extra_hooks=[hook],
+          max_env_step=30_000)
+except KeyboardInterrupt:
+    print('interrupted after update', hook.iters)
+"""
+
+
 def test_ctrl_c_while_the_learner_thread_trains_lets_its_round_finish_before_the_final_checkpoint(tmp_path):
-    hook = SlowCounting(interrupt_at=6)  # mid-round: update_per_collect is 4
-    with pytest.raises(KeyboardInterrupt):  # a lost Ctrl-C ends the run at its budget (~1 min): the test fails
-        train(tmp_path, 'run', overrides=['policy.learn.learner_thread=True'], extra_hooks=[hook], max_env_step=30_000)
+    """In a process of its own, as a user's run: in the full test session a Ctrl-C sent to the pytest process after
+    the whole suite before it was sometimes never delivered to the run (not investigated yet)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    done = subprocess.run([sys.executable, '-c', CTRL_C_RUN, here, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'interrupted after update 8' in done.stdout  # the round of updates 5-8 finished, no update after
     summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
     state = load_checkpoint(str(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth'))
-    assert summary['interrupted'] and summary['train_iters'] == hook.iters == 8  # the round of updates 5-8 finished
-    assert state['train_iter'] == hook.iters  # no update was made after the checkpoint was taken
+    assert summary['interrupted'] and summary['train_iters'] == state['train_iter'] == 8
 
 
 @pytest.mark.parametrize('config, message', [
