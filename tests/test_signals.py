@@ -91,6 +91,7 @@ class _InterruptedWhileFinalized:
         time.sleep(0.05)  # the handler runs here, and its exception is printed as "Exception ignored"
 
 
+@pytest.mark.filterwarnings('ignore::pytest.PytestUnraisableExceptionWarning')  # the swallowed interrupt, printed
 @pytest.mark.parametrize('signum, raised', [(signal.SIGTERM, Terminated), (signal.SIGINT, KeyboardInterrupt)])
 def test_an_interrupt_python_swallowed_is_raised_again_at_the_next_check(signum, raised):
     inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -114,6 +115,7 @@ def test_nothing_is_raised_again_once_the_interrupt_path_has_it():
         raise_swallowed_interrupt()
 
 
+@pytest.mark.filterwarnings('ignore::pytest.PytestUnraisableExceptionWarning')  # the swallowed interrupt, printed
 def test_an_interrupt_swallowed_during_a_runs_start_up_is_raised_inside_its_training_block():
     """The pipelines enter the block for start-up and again for training (``RunBase.drive``): entering the inner
     block keeps what start-up swallowed."""
