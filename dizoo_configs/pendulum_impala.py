@@ -4,18 +4,23 @@ The settings of ``pendulum_a2c.py`` (the RL Zoo's A2C for Pendulum) as IMPALA ru
 unrolls, batches of 8 unrolls, 4 updates per collection (each unroll trained on 4 times, then dropped), V-trace with
 gamma 0.9 and lambda 0.9, RMSprop (alpha 0.99, eps 1e-5) at 7e-4 decayed linearly to 0 over the 1M-step budget
 (62,500 iterations), value weight 0.4, no entropy bonus, gradient norm 0.5, separate 64×64 tanh actor and critic,
-gSDE (log-std initialised at −2, the exploration matrices redrawn every 8 steps), observation normalization and
+gSDE (log-std initialised at −1, the exploration matrices redrawn every 8 steps), observation normalization and
 reward normalization by the running return std (``learn.reward_norm``). Evaluations average 50 episodes
 (Pendulum's return depends strongly on the start angle).
 
-MEASURED (2026-11-25, ``python bench/ladder.py --rows pendulum --algos impala --seeds S`` for S = 0, 1, 2, one torch
-thread, two runs side by side): solved and confirmed on 50 fresh episodes (−171 / −155 / −172) at 176k / 96k / 96k
-env steps (129 / 73 / 72 s); hold-out of the solving checkpoint on 50 other episodes −188 / −174 / −181.
-Each unroll trained on once (1 update per collection) solved seeds 1 and 2 at 320k / 448k but seed 0 stayed at
-−720 (it never swung up from every start); twice (2 updates) solved seed 0 at 448k; RMSprop at 1e-3 once
-per unroll did not solve seed 0 in 1M (best −209). With ``reward_scale=0.1`` instead of ``reward_norm`` seed 0 stayed
-near −720 as well. The previous config (Adam 1e-3, bounded mean, 8 updates per collection, each unroll replayed up
-to 16 times, no gSDE) reached −804 / −300 / −267 in 500k and collapsed on two seeds.
+MEASURED (2026-11-27, on a Sapphire Rapids CPU, ``python bench/ladder.py --rows pendulum --algos impala --seeds
+0,1,2``, one torch thread, seeds one after the other beside one other run): solved and confirmed on 50 fresh episodes
+(−177 / −198 / −174) at 104k / 72k / 144k env steps (47 / 34 / 67 s); hold-out of the solving checkpoint on 50 other
+episodes −162 / −189 / −148. Eight seeds of the test's 150k-step run (``tests/policy/test_impala.py``) end at −195 to
+−310 from −1156 to −1380.
+With gSDE's log-std at −2 (pendulum_a2c.py's; measured 2026-11-25 on another CPU: solved at 176k / 96k / 96k) the
+same seeds on this CPU took 512k (seed 0) and 250k+ (seed 2, still at −884 when stopped): they sat at the random
+policy's ~−1200 for 200k steps before the swing-up began. Each unroll trained on once (1 update per collection, log-std
+−2) solved seeds 1 and 2 at 320k / 448k but seed 0 stayed at −720 (it never swung up from every start); twice (2
+updates) solved seed 0 at 448k; RMSprop at 1e-3 once per unroll did not solve seed 0 in 1M (best −209). With
+``reward_scale=0.1`` instead of ``reward_norm`` seed 0 stayed near −720 as well. The previous config (Adam 1e-3,
+bounded mean, 8 updates per collection, each unroll replayed up to 16 times, no gSDE) reached −804 / −300 / −267 in
+500k and collapsed on two seeds.
 """
 import math
 
@@ -34,7 +39,7 @@ main_config = dict(
             encoder_hidden_size_list=[64, 64],  # 64x64 bodies
             share_encoder=False,  # separate actor and critic
             activation='tanh',  # tanh hidden layers
-            init_sigma=math.exp(-2),  # gSDE's log-std starts at -2, pendulum_a2c.py's
+            init_sigma=math.exp(-1),  # gSDE's log-std starts at -1 (at pendulum_a2c.py's -2 the swing-up starts late)
             orthogonal_init=False,  # no orthogonal init, as pendulum_a2c.py's
             use_sde=True,  # gSDE: state-dependent exploration noise, pendulum_a2c.py's
             obs_norm=True,  # observations normalized by their running mean and std (VecNormalize's)
