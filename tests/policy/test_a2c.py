@@ -230,10 +230,11 @@ def test_image_observations_need_an_image_encoder_and_other_shapes_are_a_clear_e
 
 def test_cartpole_reaches_its_stop_value_within_the_step_budget(tmp_path):
     """The shipped config solves CartPole-v1 (deterministic 10-episode mean >= its stop value 490, confirmed on 50
-    fresh episodes) at seed 0 within 10k env steps (3.2k when measured)."""
-    policy = serial_pipeline_onpolicy('cartpole_a2c.py', seed=0, max_env_step=10_000,
+    fresh episodes) within 30k env steps. Seeds 0-7 solved at 3.2k, 1.6k, 10.4k, 3.2k, 6.4k, 4.0k, 2.4k and 9.2k
+    (2026-11-27): the budget is three times the slowest, since another CPU can put seed 0 on any of those paths."""
+    policy = serial_pipeline_onpolicy('cartpole_a2c.py', seed=0, max_env_step=30_000,
                                       exp_dir=str(tmp_path / 'cartpole'), progress=False)
-    assert policy.summary['solved'] and policy.summary['env_steps'] <= 10_000
+    assert policy.summary['solved'] and policy.summary['env_steps'] <= 30_000
     assert policy.summary['best_eval_return'] >= 490
 
 

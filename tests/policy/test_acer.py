@@ -226,8 +226,10 @@ def test_the_pipeline_decays_the_learning_rate_to_zero_at_lr_decay_iters(tmp_pat
 
 
 def test_solves_cartpole_within_budget(tmp_path):
-    """cartpole_acer.py on the 500-step CartPole-v1 to 475 (CartPole-v0's 195 an untrained arg-max policy may reach)."""
-    policy = serial_pipeline('cartpole_acer.py', seed=0, max_env_step=10_000, exp_dir=str(tmp_path / 'cartpole'),
+    """cartpole_acer.py on the 500-step CartPole-v1 to 475 (CartPole-v0's 195 an untrained arg-max policy may reach).
+    Seeds 0-11 solved at 4.1k, 1.4k, 1.7k, 1.5k, 39.1k, 1.1k, 56.7k, 16.0k, 2.8k, 1.3k, 11.0k and 8.7k env steps
+    (2026-11-27): a third of them past 10k, so the budget covers the slowest with room; seed 0 stops at 4.1k."""
+    policy = serial_pipeline('cartpole_acer.py', seed=0, max_env_step=100_000, exp_dir=str(tmp_path / 'cartpole'),
                              overrides=['env.env_id=CartPole-v1', 'env.stop_value=475'], progress=False)
     assert policy.summary['solved'], policy.summary
 

@@ -253,9 +253,10 @@ def test_the_cli_trains_ppo_serially_and_in_the_parallel_pipeline_and_evaluates_
 
 
 def test_cartpole_reaches_its_stop_value_within_the_step_budget(tmp_path):
-    """The shipped config solves CartPole-v1 (deterministic 10-episode mean >= 475) within 30k env steps
-    (seed 0 needs 10.2k; seeds 1 and 2 11.5k and 23k: see the config's docstring)."""
-    policy = serial_pipeline_onpolicy('cartpole_ppo.py', seed=0, max_env_step=30_000,
+    """The shipped config solves CartPole-v1 (deterministic 10-episode mean >= 475) within 60k env steps: seeds 0-2
+    needed 10.2k / 11.5k / 23k on one CPU (the config's docstring), 16.6k / 11.5k / 20.5k on another (seeds 3-5:
+    15.4k / 17.9k / 15.4k, 2026-11-27); the budget is over twice the slowest."""
+    policy = serial_pipeline_onpolicy('cartpole_ppo.py', seed=0, max_env_step=60_000,
                                       exp_dir=str(tmp_path / 'cartpole'), progress=False)
     assert policy.summary['solved'] and policy.summary['best_eval_return'] >= 475, policy.summary
 
