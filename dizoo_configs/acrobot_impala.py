@@ -1,13 +1,18 @@
 """IMPALA on Acrobot-v1 (500-step episodes, -1 per step until the tip swings above the bar): stop value -100.
 
-16 envs × 16-step unrolls, separate actor and critic networks, Adam 1e-3, a small entropy bonus (0.001), each
-unroll replayed at most 4 times, observation normalization. Measured with
-``python bench/ladder.py --rows acrobot --algos impala --seeds 0,1,2`` (deterministic 10-episode evaluations):
-solved and confirmed on 50 fresh episodes on 3/3 seeds at 147k / 51k / 58k env steps (RL Zoo's A2C: −83 at
-500k); hold-out of the best checkpoint on 50 other episodes −85 / −86 / −87. Seed 0 had two evaluations at
-−96.5 and −91.5 that the confirmation did not accept (−103, −105) before the one it did (−79 → −83). Seed 0 without
-observation normalization also solved (51k env steps), so these settings, not the normalization alone, are
-what turned issue 9's "IMPALA never learns Acrobot" (−500) around.
+16 envs × 16-step unrolls, separate actor and critic networks, Adam 1e-3, a small entropy bonus (0.001), each unroll
+replayed at most 4 times, observation normalization, rewards divided by the running std of the return
+(``learn.reward_norm``). MEASURED (2026-11-27, a Sapphire Rapids CPU) with ``python bench/ladder.py --rows acrobot
+--algos impala --seeds 0,1,2`` (deterministic 10-episode evaluations): solved and confirmed on 50 fresh episodes on
+3/3 seeds at 32k / 38k / 19k env steps (−95.6 / −91.4 / −87.7; RL Zoo's A2C: −83 at 500k); hold-out of the best
+checkpoint on 50 other episodes −91 / −94 / −85 (the earlier config, solving later, −85 / −86 / −87). Seeds 0-11
+(``acframe -c acrobot_impala.py -s S``) solved at 12.8k-57.6k env steps.
+Without ``reward_norm`` (the config of 2026-11-24: 147k / 51k / 58k on seeds 0-2 on another CPU) seeds 0-5 on this
+CPU solved at 96k / 77k / 397k / 96k / 256k and seed 5 not at all (best −281 in 500k): in those runs every training
+episode timed out at −500 from ~16k env steps on, the value settled on a constant and nothing was left to learn
+from (the entropy bonus at 0.01 instead: 6/6 seeds, but one at 403k). Seed 0 without observation normalization
+also solved (51k env steps, 2026-11-24), so these settings, not the normalization alone, are what turned issue 9's
+"IMPALA never learns Acrobot" (−500) around.
 """
 main_config = dict(
     exp_name='acrobot_impala',  # the run folder is ./acrobot_impala_seed<seed>
@@ -29,6 +34,8 @@ main_config = dict(
             entropy_weight=0.001,  # a small entropy bonus
             value_weight=0.5,  # value-loss coefficient
             discount_factor=0.99,  # gamma
+            reward_norm=True,  # rewards divided by the running std of the return (VecNormalize's; without it 1 seed
+            # of 6 never left -500 in 500k)
         ),
         collect=dict(n_sample=16),  # unrolls across 16 envs: 16 steps per env
         # every 100 updates = 25 collections = 6,400 env steps, greedy actions
