@@ -13,6 +13,10 @@ v1's ACER: 185). With stop value 220 the same settings solved seeds 1 and 2 (at 
 and seed 0's best 8-episode evaluation in 1M was 211 (hold-out 231). With gamma 0.99: 220 on seeds 0 and 2 (772k /
 513k), seed 1's best 182, hold-outs 217 / 190 / 235; seed 0 over the whole budget evaluated 241–260 from 772k on.
 Without ``obs_norm`` and the decay (the previous version) seed 0's best was 151 at 515k (27 at 1M).
+NOT ROBUST (2026-11-27, a Sapphire Rapids CPU): with one torch thread seeds 0 and 1 solved exactly as above (963k /
+381k, confirmed 222 / 218), but seed 2 run with ``policy.learn.torch_threads=2`` (another floating-point path) did
+not reach 210 in its 1M (best evaluation 200.3, its confirmation 166) — and seed 0 solves with 37k env steps to
+spare: a setting that holds 210 on every path is still to be found.
 """
 main_config = dict(
     exp_name='lunarlander_acer',  # the run folder is ./lunarlander_acer_seed<seed>
