@@ -1,12 +1,12 @@
 """The ``acframe`` command: train, resume, evaluate, plot, export or list.
 
     acframe -c cartpole_impala.py [-s SEED] [--exp-dir DIR] [--max-env-step N] [--max-train-iter N] [key.path=value ...]
-    acframe --resume DIR [-c CONFIG --accept-config-change]
-    acframe -m eval --load RUN_DIR_OR_CKPT [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
+    acframe --resume DIR [-c CONFIG --accept-config-change] [--import MODULE]
+    acframe -m eval --load RUN_DIR_OR_CKPT [--import MODULE] [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
     acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png] [--x env_steps|wall_s]
-    acframe -m export --load RUN_DIR_OR_CKPT --out FILE.pt|FILE.onnx
+    acframe -m export --load RUN_DIR_OR_CKPT [--import MODULE] --out FILE.pt|FILE.onnx
     acframe -m tune -c CONFIG --trials N [--budget ENV_STEPS] [--space SPACE.py] [--study-dir DIR] [--seeds 0,1]
-    acframe -m tune --resume STUDY_DIR [--trials N]
+    acframe -m tune --resume STUDY_DIR [--trials N] [--import MODULE]
     acframe --list
 
 DI-engine's spellings of the flags are accepted too (``-m serial_onpolicy``, ``--env-step 1e5``, ``--train-iter``,
@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="continue the run in DIR from its latest checkpoint, with the config in DIR/config.json "
                              "(read as data, never executed) and the run's recorded mode; with -m tune: continue the study "
                              "in the study folder DIR")
+    parser.add_argument('--import', dest='imports', action='append', default=None, metavar='MODULE[,MODULE]',
+                        help="modules to import (their @REGISTRY.register run), added to import_names; with --resume, "
+                             "-m eval/export and -m tune --resume, the modules a run or study folder's import_names "
+                             "lists must be named here (a folder never decides what code runs)")
     parser.add_argument('--accept-config-change', action='store_true',
                         help='with --resume: continue with a -c config, -s seed or overrides that change keys of the run '
                              '(refused otherwise, naming the keys; budgets may always change)')
@@ -128,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         print(_list())
         return 0
     _resolve_ding_flags(args)
+    args.imports = _module_names(args.imports)
     if args.mode == 'tune':
         from .tune.cli import run_tune
 
@@ -172,9 +177,10 @@ def run(args: argparse.Namespace) -> int:
     if config_path is None:
         from .config.run_folder import load_run_config
 
-        cfg = load_run_config(args.resume, extra, seed=args.seed)
+        cfg = load_run_config(args.resume, extra, seed=args.seed, imports=args.imports)
     else:
-        cfg = compile_config(config_path, extra, seed=args.seed)
+        cfg = compile_config(config_path, extra + [('import_names', args.imports)] if args.imports else extra,
+                             seed=args.seed)
     progress = not args.quiet
     mode = recorded_mode or args.mode
     common = dict(exp_dir=args.exp_dir, resume=args.resume, progress=progress,
@@ -194,6 +200,20 @@ def run(args: argparse.Namespace) -> int:
         from .entry.serial import serial_pipeline as pipeline
     pipeline(cfg, **common)
     return 0
+
+
+def _module_names(given: Optional[List[str]]) -> List[str]:
+    """``--import a,b --import c`` as ``['a', 'b', 'c']``; a name that is not a dotted module name is refused."""
+    import re
+
+    from .errors import ConfigError
+
+    names = [part.strip() for item in given or () for part in item.split(',') if part.strip()]
+    for name in names:
+        if not re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*', name) or len(name) > 200:
+            raise ConfigError(f"--import {name[:80]!r} is not a module name; give dotted Python module names, "
+                              f"e.g. --import my_package.my_envs")
+    return names
 
 
 def _resolve_ding_flags(args: argparse.Namespace) -> None:

@@ -34,8 +34,10 @@ def export_format(out: str) -> str:
     return FORMATS[ext]
 
 
-def export_policy(target: str, out: str, config: Optional[Any] = None, overrides: Sequence[str] = ()) -> Dict[str, Any]:
-    """Write the run's deterministic actor to ``out`` (format from its suffix); returns what was written."""
+def export_policy(target: str, out: str, config: Optional[Any] = None, overrides: Sequence[str] = (),
+                  imports: Sequence[str] = ()) -> Dict[str, Any]:
+    """Write the run's deterministic actor to ``out`` (format from its suffix); returns what was written.
+    ``imports``: modules named for the run folder's ``import_names`` (``--import``)."""
     from .inference import load_policy
 
     fmt = export_format(out)
@@ -45,7 +47,8 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
                 __import__(module)
             except ImportError as exc:
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
-    loaded = load_policy(target, config, list(overrides or ()) + ['policy.cuda=False'])  # a CPU model is traced
+    loaded = load_policy(target, config, list(overrides or ()) + ['policy.cuda=False'],  # a CPU model is traced
+                         imports=imports)
     actor = loaded.actor.cpu().eval().requires_grad_(False)  # an exported model is for inference only
     space = loaded.observation_space
     spaces = space.spaces if isinstance(space, gym.spaces.Dict) else None  # a Dict observation: a dict input

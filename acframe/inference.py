@@ -180,12 +180,15 @@ class LoadedPolicy:
 
 
 def load_policy(target: Union[str, os.PathLike], config: Optional[Any] = None,
-                overrides: Sequence[str] = ()) -> LoadedPolicy:
+                overrides: Sequence[str] = (), imports: Sequence[str] = ()) -> LoadedPolicy:
     """A trained policy from a run folder (its best checkpoint, else its latest) or a ``.pth`` checkpoint.
 
     Args:
         target: a run folder, or a ``.pth`` file (inside ``RUN_DIR/ckpt/``, or anywhere with ``config``).
         config: the config (a path or dizoo_configs name) when the checkpoint is not in a run folder.
         overrides: ``'key.path=value'`` strings applied to the config (e.g. ``'policy.cuda=False'``).
+        imports: modules to import for the run folder's ``import_names`` (its custom envs or policies), as
+            ``--import`` does; modules the calling script imported already need not be named. A folder never
+            decides what is imported.
     """
-    return LoadedPolicy(locate_run(target, config, overrides, what='load_policy'))
+    return LoadedPolicy(locate_run(target, config, overrides, what='load_policy', imports=imports))

@@ -51,12 +51,17 @@ class RunCurves(NamedTuple):
     curves: Dict[str, Dict[str, Curve]]
 
 
-def _config_identity(run_dir: str) -> Tuple[str, str]:
-    """(a key equal for runs of the same config, a label) from the run's compiled config."""
-    from .config.run_folder import load_run_config
+#: the longest legend label drawn (an exp_name is a folder name, at most 235 bytes)
+LABEL_MAX = 60
 
-    cfg = dict(load_run_config(run_dir))
-    label = str(cfg.get('exp_name') or os.path.basename(os.path.abspath(run_dir)))
+
+def _config_identity(run_dir: str) -> Tuple[str, str]:
+    """(a key equal for runs of the same config, a label) from the run's compiled config, as stored: plotting
+    compiles nothing and imports nothing."""
+    from .config.run_folder import read_run_record
+
+    cfg = dict(read_run_record(run_dir)['config'])
+    label = str(cfg.get('exp_name') or os.path.basename(os.path.abspath(run_dir)))[:LABEL_MAX]
     for key in ('seed', 'exp_name'):
         cfg.pop(key, None)
     return json.dumps(cfg, sort_keys=True, default=str), label
@@ -64,6 +69,10 @@ def _config_identity(run_dir: str) -> Tuple[str, str]:
 
 def load_run_curves(run_dir: str) -> RunCurves:
     """The eval-return, training-return, loss and entropy curves of one run folder."""
+    from .entry.run_folder import check_folder_is_data
+
+    if os.path.isdir(run_dir):
+        check_folder_is_data(run_dir)
     if not os.path.isdir(os.path.join(run_dir, 'log')):
         raise ConfigError(f"{run_dir}: not a run folder (no log/); pass folders written by acframe training runs")
     key, label = _config_identity(run_dir)

@@ -13,14 +13,29 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
+import sys
 from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 
 from .errors import RegistryError
 
 
-def import_names(names: Iterable[str]) -> None:
-    """Import the modules named in ``create_config.*.import_names`` so their decorators register."""
+def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None:
+    """Import the modules named in ``create_config.*.import_names`` so their decorators register.
+
+    ``refuse_under``: folders (a run or study folder being read) no module may come from, whatever ``sys.path``
+    holds; each module's location is found without running any code (``module_locations``) before it is imported.
+    """
+    roots = [os.path.realpath(root) for root in refuse_under]
     for name in names or ():
+        if roots:
+            for place in module_locations(name):
+                real = os.path.realpath(place)
+                inside = next((root for root in roots if os.path.commonpath([real, root]) == root), None)
+                if inside is not None:
+                    raise RegistryError(f"import_names: module '{name}' would be imported from {place}, inside the "
+                                        f"folder {inside} being read; acframe never imports code from a run or study "
+                                        f"folder: install the module or put it on PYTHONPATH outside that folder")
         try:
             importlib.import_module(name)
         except ImportError as exc:
@@ -32,9 +47,45 @@ def import_names(names: Iterable[str]) -> None:
             raise RegistryError(f"import_names: importing '{name}' raised {describe_raised(exc)}") from exc
 
 
-def closest(name: str, candidates: Iterable[str]) -> Optional[str]:
-    """The candidate most similar to ``name``, or None when nothing is close."""
-    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.5)
+def module_locations(name: str) -> List[str]:
+    """The files and folders the module ``name`` (and each package above it) would be imported from, found with
+    ``sys.path``'s finder without importing anything (no package's ``__init__`` runs); [] for what is imported
+    already or found by another finder (built-in, frozen, an installed package's own finder)."""
+    from importlib.machinery import PathFinder
+
+    places: List[str] = []
+    search: Optional[List[str]] = None  # None: sys.path
+    parts = name.split('.')
+    for i in range(len(parts)):
+        full = '.'.join(parts[:i + 1])
+        module = sys.modules.get(full)
+        if module is not None:
+            search = list(getattr(module, '__path__', None) or [])
+            continue
+        spec = PathFinder.find_spec(full, search)
+        if spec is None:
+            break
+        if spec.origin and spec.has_location:
+            places.append(spec.origin)
+        search = list(spec.submodule_search_locations or [])
+        places += search
+        if not search:
+            break
+    return places
+
+
+#: names longer than this are not fuzzy-matched (difflib is quadratic in their length: a 100,000-character name
+#: from a crafted file would take minutes), and candidates longer than it are skipped
+MATCH_MAX_LEN = 200
+
+
+def closest(name: str, candidates: Iterable[str], cutoff: float = 0.5) -> Optional[str]:
+    """The candidate most similar to ``name``, or None when nothing is close (or ``name`` is too long to compare)."""
+    name = str(name)
+    if len(name) > MATCH_MAX_LEN:
+        return None
+    matches = difflib.get_close_matches(name, [str(c) for c in candidates if len(str(c)) <= MATCH_MAX_LEN],
+                                        n=1, cutoff=cutoff)
     return matches[0] if matches else None
 
 

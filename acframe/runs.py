@@ -52,12 +52,17 @@ def pick_checkpoint(run_dir: str) -> str:
 
 
 def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
-               overrides: Sequence[Any] = (), seed: Optional[int] = None, what: str = '--load') -> RunArtifacts:
+               overrides: Sequence[Any] = (), seed: Optional[int] = None, what: str = '--load',
+               imports: Sequence[str] = ()) -> RunArtifacts:
     """Resolve ``target`` (a run folder or a ``.pth`` file) into its folder, checkpoint and compiled config.
 
     The config is ``config`` when given (a path or dizoo_configs name, as ``-c``), else the run folder's
-    ``config.json``; ``overrides`` (``'key.path=value'``) and ``seed`` are applied on top and validated.
+    ``config.json``; ``overrides`` (``'key.path=value'``) and ``seed`` are applied on top and validated. The
+    folder's ``import_names`` are imported only when named in ``imports`` (``--import``) or imported already
+    (``config.run_folder.check_stored_imports``); a folder holding a link or special file is refused.
     """
+    from .entry.run_folder import check_folder_is_data
+
     from .config import compile_config
 
     target = os.fspath(target)
@@ -75,12 +80,14 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
         checkpoint = pick_checkpoint(run_dir)
     else:
         checkpoint = target
+    if run_dir is not None:
+        check_folder_is_data(run_dir)
     if config is not None:
         cfg = compile_config(config, list(overrides), seed=seed)
     elif run_dir is not None:
         from .config.run_folder import load_run_config
 
-        cfg = load_run_config(run_dir, list(overrides), seed=seed)  # config.json: data, never executed
+        cfg = load_run_config(run_dir, list(overrides), seed=seed, imports=imports)  # config.json: data, never executed
     else:
         raise ConfigError(f"{what} {target}: this checkpoint is not in a run folder's {CKPT_DIR}/; "
                           f"name its config with -c CONFIG")
@@ -92,6 +99,12 @@ def load_model_weights(policy: Any, state: Dict[str, Any], path: str) -> None:
     weights = state['policy'].get('model') if isinstance(state.get('policy'), dict) else None
     if not isinstance(weights, dict):
         raise CheckpointError(f"checkpoint '{path}' has no model weights (its 'policy.model' entry is not a dict)")
+    from .utils import nonfinite_tensor_names
+
+    bad = nonfinite_tensor_names(weights)
+    if bad:  # as training refuses them: a policy of NaN weights acts, evaluates and exports as garbage
+        raise CheckpointError(f"checkpoint '{path}': the weights {', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''} "
+                              f"hold NaN/inf; use an earlier checkpoint of the run")
     try:
         policy.load_weights(weights)  # a one-line CheckpointError saying what does not fit
     except CheckpointError as exc:

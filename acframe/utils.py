@@ -5,7 +5,7 @@ import json
 import os
 import random
 import tempfile
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 PathLike = Union[str, os.PathLike]
 
@@ -90,13 +90,54 @@ def from_plain_data(obj: Any) -> Any:
 
     if isinstance(obj, dict):
         if _NDARRAY in obj:
-            return np.frombuffer(obj[_NDARRAY], dtype=np.dtype(obj['dtype'])).reshape(obj['shape']).copy()
+            return _ndarray_of(obj)
         return {key: from_plain_data(value) for key, value in obj.items()}
     if isinstance(obj, tuple):
         return tuple(from_plain_data(v) for v in obj)
     if isinstance(obj, list):
         return [from_plain_data(v) for v in obj]
     return obj
+
+
+def _ndarray_of(record: dict) -> Any:
+    """The numpy array of a ``to_plain_data`` record, checked before anything is allocated: a numeric dtype and a
+    shape whose size is exactly the bytes stored (a crafted record is a ``ValueError`` saying what is wrong)."""
+    import numpy as np
+
+    data, dtype, shape = record.get(_NDARRAY), record.get('dtype'), record.get('shape')
+    if not isinstance(data, bytes) or not isinstance(dtype, str) or not isinstance(shape, (list, tuple)) or \
+            not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise ValueError("an array record is malformed (bytes, a dtype string and a shape of sizes are expected)")
+    try:
+        dtype = np.dtype(dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"an array has an unknown dtype {dtype[:40]!r}") from exc
+    if dtype.kind not in 'biufc' or dtype.hasobject or dtype.fields is not None:
+        raise ValueError(f"an array has dtype {dtype}: only numeric and bool arrays are data")
+    count = 1
+    for n in shape:
+        count *= n
+    if count * dtype.itemsize != len(data):
+        raise ValueError(f"an array of shape {tuple(shape)[:8]} and dtype {dtype} needs {count * dtype.itemsize} bytes "
+                         f"but {len(data)} are stored")
+    return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+
+def available_memory() -> Optional[int]:
+    """Bytes of memory available now (psutil when installed, else MemAvailable of /proc/meminfo); None if unknown."""
+    try:
+        import psutil
+        return int(psutil.virtual_memory().available)
+    except ImportError:
+        pass
+    try:
+        with open('/proc/meminfo') as f:
+            for line in f:
+                if line.startswith('MemAvailable:'):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def set_global_seed(seed: int) -> None:
@@ -152,10 +193,36 @@ def capture_rng_states() -> dict:
     return states
 
 
-def restore_rng_states(states: dict) -> None:
+def check_rng_states(states: Any) -> None:
+    """A ``ValueError`` saying which of ``capture_rng_states``' entries is malformed (a checkpoint is data someone
+    may have crafted); each is tried on a scratch generator, so nothing global is touched."""
     import numpy as np
     import torch
 
+    if not isinstance(states, dict) or not {'torch', 'numpy', 'python'} <= set(states):
+        raise ValueError("its RNG states are missing (a dict with torch, numpy and python entries is expected)")
+    expected = torch.get_rng_state()
+    state = states['torch']
+    if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8 or state.shape != expected.shape:
+        raise ValueError(f"its torch RNG state is not a uint8 tensor of shape {tuple(expected.shape)}")
+    for name, scratch in (('numpy', np.random.RandomState().set_state), ('python', random.Random().setstate)):
+        try:
+            scratch(states[name])
+        except (TypeError, ValueError, IndexError, OverflowError) as exc:
+            raise ValueError(f"its {name} RNG state is malformed ({type(exc).__name__}: {str(exc)[:120]})") from exc
+    cuda = states.get('torch_cuda')
+    if cuda is not None and not (isinstance(cuda, (list, tuple)) and all(
+            isinstance(t, torch.Tensor) and t.dtype == torch.uint8 and t.dim() == 1 for t in cuda)):
+        raise ValueError("its CUDA RNG states are not a list of uint8 tensors")
+
+
+def restore_rng_states(states: dict) -> None:
+    """Set the global RNG states ``capture_rng_states`` returned; a ``ValueError`` before anything is set when one
+    is malformed."""
+    import numpy as np
+    import torch
+
+    check_rng_states(states)
     torch.set_rng_state(states['torch'])
     np.random.set_state(states['numpy'])
     random.setstate(states['python'])

@@ -4,7 +4,7 @@ A fence's info string says what to do with a block (plain ``python`` / ``bash`` 
 
 * ```` ```python runnable ```` — run as a script (in its own interpreter: every block carries its imports);
 * ```` ```python runnable file=NAME ```` / ```` append=NAME ```` — write / append the block to ``NAME`` (a module
-  the later blocks import, or a config file);
+  the later blocks import, or a config file; ``NAME`` may be in a subfolder);
 * ```` ```bash runnable ```` — run with ``bash -e``, the ``acframe`` command of this interpreter on ``PATH``.
 
 The blocks of one page run in order in one fresh folder; each page has its own.
@@ -50,7 +50,9 @@ def test_runnable_blocks_run_as_written(page, tmp_path):
     for index, (language, options, code) in enumerate(runnable_blocks(os.path.join(ROOT, page))):
         where = f"{page}, runnable block {index + 1}"
         if 'file' in options or 'append' in options:
-            with open(tmp_path / options.get('file', options.get('append')), 'w' if 'file' in options else 'a') as f:
+            target = tmp_path / options.get('file', options.get('append'))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, 'w' if 'file' in options else 'a') as f:
                 f.write(code)
             continue
         if language == 'python':

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import difflib
 import os
 import runpy
 import warnings
@@ -18,11 +17,12 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from easydict import EasyDict
 
 from ..errors import ConfigError, ConfigWarning, describe_raised
-from ..registry import POLICY_REGISTRY, import_names
+from ..registry import POLICY_REGISTRY, closest, import_names
 from . import defaults as D
 from .ding_compat import leaf_paths, translate_ding_config, translate_override
 from .introspect import loaded_class_config, static_class_config
 from .rules import check_config
+from .run_folder import check_exp_name, named_imports
 
 ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], List[dict], dict]
 
@@ -73,8 +73,8 @@ def resolve_config_path(name: str) -> str:
                 if os.path.isfile(full):
                     return full
             known = sorted(f for f in os.listdir(folder) if f.endswith('.py') and not f.startswith('_'))
-            hint = difflib.get_close_matches(candidates[-1], known, n=1)
-            extra = f" Did you mean '{hint[0]}'?" if hint else ""
+            hint = closest(candidates[-1], known, cutoff=0.6)
+            extra = f" Did you mean '{hint}'?" if hint else ""
             raise ConfigError(f"config file '{name}' not found here nor in dizoo_configs.{extra} Known configs: {', '.join(known)}")
     raise ConfigError(f"config file '{name}' not found; give a path to a Python config file")
 
@@ -144,10 +144,10 @@ def deep_merge(base: dict, update: dict, path: str = '', strict: bool = True, ro
 
 def unknown_key_message(full: str, key: str, siblings: dict, parent: str, root: Optional[dict] = None) -> str:
     """Name the unknown key and the closest valid one: a sibling, else the same name elsewhere in ``root``."""
-    hint = difflib.get_close_matches(str(key), [str(k) for k in siblings], n=1, cutoff=0.6)
+    hint = closest(key, siblings, cutoff=0.6)
     prefix = f"{parent}." if parent else ""
     if hint:
-        return f"unknown config key '{full}'; did you mean '{prefix}{hint[0]}'?"
+        return f"unknown config key '{full}'; did you mean '{prefix}{hint}'?"
     elsewhere = _closest_path(str(key), root) if root is not None else None
     if elsewhere:
         return f"unknown config key '{full}'; did you mean '{elsewhere}'?"
@@ -169,8 +169,8 @@ def _closest_path(key: str, root: dict) -> Optional[str]:
     by_last = {}
     for path in paths:
         by_last.setdefault(path.rsplit('.', 1)[-1], path)
-    hint = difflib.get_close_matches(key, list(by_last), n=1, cutoff=0.8)
-    return by_last[hint[0]] if hint else None
+    hint = closest(key, by_last, cutoff=0.8)
+    return by_last[hint] if hint else None
 
 
 def parse_override(text: str) -> Tuple[str, Any]:
@@ -230,12 +230,14 @@ def compile_config(
     cfg: ConfigInput,
     overrides: Optional[Sequence[Union[str, Tuple[str, Any]]]] = None,
     seed: Optional[int] = None,
+    refuse_imports_under: Sequence[str] = (),
 ) -> EasyDict:
     """Merge defaults ← config ← overrides into one validated ``EasyDict``.
 
     ``cfg`` is a config file path (or dizoo_configs name), a ``(main_config, create_config)`` pair (a tuple or,
     as DI-engine scripts pass it, a list), or an already-compiled config. DI-engine's spellings are translated
     first (``ding_compat.translate_ding_config``). ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
+    ``refuse_imports_under``: folders no ``import_names`` module may be imported from (a run or study folder read as data).
     """
     if isinstance(cfg, (str, os.PathLike)):
         main, create = load_config_file(cfg)
@@ -262,8 +264,9 @@ def compile_config(
         if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n for n in names):
             raise ConfigError(f"config key '{where}' = {names!r} must be a list of module names (strings), "
                               f"e.g. ['my_package.my_envs']")
-    import_list = list(extra_imports) + list(main.get('import_names', []) or [])
-    import_names(import_list)
+    # an import_names= override adds its modules (imported here, before the policy's name is looked up)
+    import_list = list(extra_imports) + list(main.get('import_names', []) or []) + named_imports((), overrides)
+    import_names(import_list, refuse_under=refuse_imports_under)
     POLICY_REGISTRY._lookup(policy_type)  # a clear error for an unknown name, before anything else
 
     result = default_config(policy_type)
@@ -285,11 +288,13 @@ def compile_config(
     result['import_names'] = sorted(set(import_list))
     file_env_id = result['env']['env_id']
     apply_overrides(result, overrides)
+    result['import_names'] = sorted(set(import_list))
     warn_inherited_stop_value(file_env_id, result, overrides)
     if seed is not None:
         result['seed'] = int(seed)
     _check_plain_data(result, '')
     check_config(result, reference, comments)  # every key against the rule declared above its default
+    check_exp_name(result['exp_name'])
     check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
     return EasyDict(result)
 

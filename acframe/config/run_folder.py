@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from easydict import EasyDict
 
@@ -22,8 +22,22 @@ from ..utils import atomic_write_text
 CONFIG_JSON = 'config.json'
 CONFIG_PY = 'config.py'
 FORMAT = 1
-#: keys a resumed run may change without ``--accept-config-change``: budgets and where the run lives
-RESUME_FREE_KEYS = ('max_env_step', 'max_train_iter', 'exp_name')
+#: keys a resumed run may change without ``--accept-config-change``: budgets, where the run lives, and what is
+#: imported (modules that register names; the run's own numbers do not depend on them)
+RESUME_FREE_KEYS = ('max_env_step', 'max_train_iter', 'exp_name', 'import_names')
+
+
+#: the longest file name most filesystems take (bytes)
+NAME_MAX = 255
+
+
+def check_exp_name(name: Any) -> None:
+    """``exp_name`` is a folder name, never a path (``--exp-dir`` is where a user picks any path)."""
+    if not isinstance(name, str) or not name or name in ('.', '..') or '/' in name or '\\' in name or '\0' in name:
+        raise ConfigError(f"config key 'exp_name' = {name[:80]!r} must be a plain folder name (no '/', not '.' or '..'); "
+                          f"to put the run elsewhere pass --exp-dir PATH")
+    if len(name.encode()) > NAME_MAX - 20:
+        raise ConfigError(f"config key 'exp_name' is {len(name)} characters long; keep it under {NAME_MAX - 20}")
 
 
 # ---- exact JSON --------------------------------------------------------------------------------------
@@ -141,36 +155,126 @@ def save_run_config(cfg: Any, exp_dir: str, mode: str, changes: Optional[List[Di
         atomic_write_text(os.path.join(exp_dir, CONFIG_PY), config_py_text(cfg))
 
 
+#: limits on JSON read from a run or study folder (data someone may have crafted): bytes, nesting, string length
+JSON_MAX_BYTES = 16 * 2 ** 20
+JSON_MAX_DEPTH = 32
+JSON_MAX_STRING = 4096
+
+
+def read_data_json(path: str, damaged: str = 'the run folder is damaged') -> Any:
+    """The JSON value in ``path``, read as untrusted data: a regular file (not a link, FIFO or device: nothing
+    blocks), at most ``JSON_MAX_BYTES``, nested at most ``JSON_MAX_DEPTH`` levels, no string over
+    ``JSON_MAX_STRING`` characters; anything else is a ``ConfigError`` naming the file and what is wrong."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
+    except OSError as exc:
+        raise ConfigError(f"{path} cannot be read ({exc.strerror or exc}; a link or special file is refused); "
+                          f"{damaged}") from exc
+    with os.fdopen(fd, 'rb') as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{path} is not a regular file; {damaged}")
+        if info.st_size > JSON_MAX_BYTES:
+            raise ConfigError(f"{path} is {info.st_size} bytes, over the {JSON_MAX_BYTES} bytes acframe reads; {damaged}")
+        raw = f.read(JSON_MAX_BYTES + 1)
+    try:
+        value = json.loads(raw.decode('utf-8'))
+    except RecursionError as exc:
+        raise ConfigError(f"{path} is nested deeper than acframe reads (over {JSON_MAX_DEPTH} levels); {damaged}") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not readable JSON ({str(exc)[:200]}); {damaged}") from exc
+    problem = _json_shape_problem(value)
+    if problem:
+        raise ConfigError(f"{path}: {problem}; {damaged}")
+    return value
+
+
+def _json_shape_problem(value: Any) -> Optional[str]:
+    """What breaks the limits in a decoded JSON value (checked without recursion), or None."""
+    stack = [(value, 1, '')]
+    while stack:
+        node, depth, where = stack.pop()
+        if depth > JSON_MAX_DEPTH:
+            return f"nested deeper than {JSON_MAX_DEPTH} levels (at {where[:120] or 'the top'})"
+        if isinstance(node, str) and len(node) > JSON_MAX_STRING:
+            return f"a string of {len(node)} characters at {where[:120] or 'the top'} (at most {JSON_MAX_STRING})"
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if len(key) > JSON_MAX_STRING:
+                    return f"a key of {len(key)} characters under {where[:120] or 'the top'} (at most {JSON_MAX_STRING})"
+                stack.append((item, depth + 1, f"{where}.{key}" if where else key))
+        elif isinstance(node, list):
+            stack.extend((item, depth + 1, f"{where}[{i}]") for i, item in enumerate(node))
+    return None
+
+
 def read_run_record(run_dir: str) -> Dict[str, Any]:
     """``config.json`` of ``run_dir`` decoded: ``{'mode', 'config' (EasyDict), 'changes'}``."""
     path = os.path.join(run_dir, CONFIG_JSON)
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         hint = (" (it has a config.py: a run of an older acframe; pass that file with -c only if you trust it)"
                 if os.path.isfile(os.path.join(run_dir, CONFIG_PY)) else "")
         raise ConfigError(f"{run_dir}: no {CONFIG_JSON} there; pass the experiment folder of an acframe run{hint}")
-    try:
-        with open(path, encoding='utf-8') as f:
-            record = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not readable JSON ({exc}); the run folder is damaged") from exc
+    record = read_data_json(path)
     if not isinstance(record, dict) or record.get('format') != FORMAT or not isinstance(record.get('config'), dict):
         raise ConfigError(f"{path} is not an acframe run record (format {FORMAT}); pass the folder of an acframe run")
     config = decode(record['config'])
     for section in ('env', 'policy'):
         if not isinstance(config.get(section), dict) or 'type' not in config[section]:
             raise ConfigError(f"{path}: config.{section}.type is missing; the run folder is damaged")
-    return {'mode': str(record.get('mode', 'serial')), 'config': config, 'changes': list(record.get('changes') or [])}
+    changes = record.get('changes') or []
+    mode = record.get('mode', 'serial')
+    if not isinstance(changes, list) or not isinstance(mode, str):
+        raise ConfigError(f"{path}: 'mode' must be a string and 'changes' a list; the run folder is damaged")
+    return {'mode': mode, 'config': config, 'changes': list(changes)}
 
 
-def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = None) -> EasyDict:
+def named_imports(imports: Sequence[str] = (), overrides: Any = None) -> List[str]:
+    """The modules a user named: ``imports`` (``--import``) and an ``import_names=[...]`` override."""
+    from .compile import parse_override
+
+    named = list(imports or ())
+    for item in overrides or ():
+        key, value = parse_override(item) if isinstance(item, str) else item
+        if key == 'import_names' and isinstance(value, (list, tuple)):
+            named += [str(name) for name in value]
+    return named
+
+
+def check_stored_imports(stored: Any, named: Sequence[str], path: str, flag: str = '--import') -> List[str]:
+    """The modules to import for a config read from ``path`` (a run or study folder's file): those it lists must
+    each be named by the user (``named``) or be imported already; otherwise a ``ConfigError`` naming them and
+    ``flag``. A folder never decides what code runs."""
+    import sys
+
+    if not isinstance(stored, (list, tuple)) or not all(isinstance(n, str) for n in stored):
+        raise ConfigError(f"{path}: import_names must be a list of module names; the folder is damaged")
+    unnamed = [name for name in stored if name not in named and name not in sys.modules]
+    if unnamed:
+        shown = ','.join(name[:80] for name in unnamed[:5])
+        raise ConfigError(f"{path} lists import_names {shown} that you did not name; acframe imports only modules named "
+                          f"on the command line: add {flag} {shown} if you trust them (never code inside the folder)")
+    return sorted(set(stored) | set(named))
+
+
+def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = None,
+                    imports: Sequence[str] = ()) -> EasyDict:
     """The compiled config of the run in ``run_dir`` (from ``config.json``; nothing is executed).
 
     The stored config is compiled again (defaults ← stored ← ``overrides``), so it is validated like any other.
+    Its ``import_names`` are imported only when the user named them (``imports``, or an ``import_names=``
+    override; see ``check_stored_imports``), and never from inside ``run_dir``.
     """
     from .compile import compile_config
 
     main = read_run_record(run_dir)['config']
-    return compile_config((main, create_config_of(main)), overrides, seed=seed)
+    named = named_imports(imports, overrides)
+    main['import_names'] = check_stored_imports(main.get('import_names') or [], named,
+                                                os.path.join(run_dir, CONFIG_JSON))
+    # a compiled config (a dict, not a (main, create) pair): acframe's keys already, no DI-engine translation
+    return compile_config(main, overrides, seed=seed, refuse_imports_under=(run_dir,))
 
 
 def config_differences(old: Any, new: Any, path: str = '') -> List[str]:

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..policy import env_steps_per_collection, policy_class
 from ..registry import BUFFER_REGISTRY
+from ..utils import available_memory
 
 PIPELINES = ('serial', 'serial_onpolicy', 'parallel')
 #: bytes per step besides observations and the policy's statistics: reward (4), terminated and truncated (2),
@@ -125,23 +126,6 @@ def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool =
 
 
 # ---- memory ---------------------------------------------------------------------------------------------
-def available_memory() -> Optional[int]:
-    """Bytes of memory available now (psutil when installed, else MemAvailable of /proc/meminfo); None if unknown."""
-    try:
-        import psutil
-        return int(psutil.virtual_memory().available)
-    except ImportError:
-        pass
-    try:
-        with open('/proc/meminfo') as f:
-            for line in f:
-                if line.startswith('MemAvailable:'):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
 def observation_bytes(space: Any) -> int:
     """Bytes one observation takes in a segment or buffer: uint8 images as uint8, everything else float32."""
     from ..envs import obs_storage_dtype

@@ -115,8 +115,9 @@ def default_result_path(run_dir: Optional[str], checkpoint: str, seed: int) -> s
 
 def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[Any] = (), seed: Optional[int] = None,
                  episodes: Optional[int] = None, video_dir: Optional[str] = None, domain_params: Optional[str] = None,
-                 out: Optional[str] = None) -> Dict[str, Any]:
+                 out: Optional[str] = None, imports: Sequence[str] = ()) -> Dict[str, Any]:
     """Evaluate a run folder or checkpoint; write and return the result (see the module docstring).
+    ``imports``: modules named for the run folder's ``import_names`` (``--import``).
 
     The result holds ``mean``, ``std``, ``min``, ``max``, ``episodes``, ``returns``, ``lengths``, the
     checkpoint and its ``train_iter`` / ``env_step``, the ``seed``, ``domain_params`` (and ``drawn_params``),
@@ -128,7 +129,7 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
 
     if episodes is not None and episodes <= 0:
         raise ConfigError(f"--episodes {episodes}: evaluate at least 1 episode")
-    artifacts = locate_run(target, config, overrides, seed)
+    artifacts = locate_run(target, config, overrides, seed, imports=imports)
     cfg = artifacts.cfg
     domain_params = resolve_domain_params(cfg, domain_params)
     n_episode = int(episodes or cfg.env.n_evaluator_episode)

@@ -33,10 +33,10 @@ from ..plot import write_run_curves
 from ..registry import BUFFER_REGISTRY
 from ..logs import RunWriter
 from ..signals import Terminated, interrupt_handled, raise_swallowed_interrupt, sigterm_as_interrupt
-from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, restore_buffer, restore_rng_states,
-                     set_global_seed, set_torch_threads)
+from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
+                     restore_rng_states, set_global_seed, set_torch_threads)
 from ..worker import load_checkpoint
-from .run_folder import RunLock, create_exp_dir, plan_exp_dir
+from .run_folder import RunLock, check_folder_is_data, create_exp_dir, plan_exp_dir
 
 #: the CLI flag of each pipeline mode (named when a folder is resumed with the wrong one)
 MODE_FLAGS = {'parallel': '-m parallel', 'serial_onpolicy': '-m serial_onpolicy', 'serial': '-m serial'}
@@ -112,8 +112,10 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
         flag = MODE_FLAGS.get(record['mode'], record['mode'])
         raise ConfigError(f"--resume {resume}: that folder holds a {record['mode']} run; resume it with {flag} "
                           f"(or without -m: acframe reads the mode from the folder)")
-    stored = load_run_config(resume)
+    # the folder's import_names are imported only where the user named them (here: the given config's own
+    # import_names, an import_names= override, or modules the calling script imported already)
     cfg = load_run_config(resume, extra, seed) if input_cfg is None else compile_config(input_cfg, extra, seed=seed)
+    stored = load_run_config(resume, imports=cfg.import_names)
     changed = config_differences(stored, cfg)
     if changed and not accept_config_change:
         shown = ', '.join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else '')
@@ -207,6 +209,8 @@ class RunBase:
         """
         cfg = self.cfg
         self.exp_dir = plan_exp_dir(cfg, exp_dir, resume)
+        if os.path.isdir(self.exp_dir):  # a folder being resumed (or reused): no planted link or FIFO in it
+            check_folder_is_data(self.exp_dir)
         self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
@@ -264,16 +268,23 @@ class RunBase:
         """Continue from the checkpoint at ``path``; a ``CheckpointError`` naming it when it does not fit."""
         state = load_checkpoint(path)
         try:
+            check_rng_states(state.get('rng'))  # before anything is set
             self.learner.load_checkpoint_state(state)
+            self._restore_extra(state)
+            if state.get('evaluator'):
+                self.evals.load_state_dict(state['evaluator'])
+            restore_buffer(self.buffer, state)
+            restore_rng_states(state['rng'])
+            self.wall_before = float(state.get('wall_s', 0.0))
+            self.recent_returns.extend(float(r) for r in state.get('recent_returns', []))
         except CheckpointError as exc:
             raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
-        self._restore_extra(state)
-        if state.get('evaluator'):
-            self.evals.load_state_dict(state['evaluator'])
-        restore_buffer(self.buffer, state)
-        restore_rng_states(state['rng'])
-        self.wall_before = state.get('wall_s', 0.0)
-        self.recent_returns.extend(state.get('recent_returns', []))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as exc:
+            # a checkpoint is data someone may have edited: whatever does not fit is one line naming the file
+            what = f"its entry {exc.args[0]!r} is missing" if isinstance(exc, KeyError) else \
+                f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
+            raise CheckpointError(f"checkpoint '{path}' does not fit this run ({what}); resume from a checkpoint "
+                                  f"this run wrote") from exc
 
     # ---- budgets and evaluations -------------------------------------------------------------------
     def budget_left(self) -> bool:

@@ -15,19 +15,10 @@ import socket
 import time
 from typing import Any, Optional
 
+from ..config.run_folder import NAME_MAX as _NAME_MAX, check_exp_name
 from ..errors import ConfigError
 
 LOCK_NAME = '.acframe.lock'
-_NAME_MAX = 255
-
-
-def check_exp_name(name: Any) -> None:
-    """``exp_name`` is a folder name, never a path (``--exp-dir`` is where a user picks any path)."""
-    if not isinstance(name, str) or not name or name in ('.', '..') or '/' in name or '\\' in name or '\0' in name:
-        raise ConfigError(f"config key 'exp_name' = {name!r} must be a plain folder name (no '/', not '.' or '..'); "
-                          f"to put the run elsewhere pass --exp-dir PATH")
-    if len(name.encode()) > _NAME_MAX - 20:
-        raise ConfigError(f"config key 'exp_name' is {len(name)} characters long; keep it under {_NAME_MAX - 20}")
 
 
 def _check_path(path: str, flag: str) -> None:
@@ -84,14 +75,56 @@ def create_exp_dir(exp_dir: str) -> None:
         raise ConfigError(f"cannot create the experiment folder {exp_dir}: {exc.strerror}; pass another --exp-dir") from exc
 
 
+#: the most entries ``check_folder_is_data`` walks (a run folder holds tens: checkpoints, event files, results)
+FOLDER_MAX_ENTRIES = 100_000
+
+
+def check_folder_is_data(folder: str, what: str = 'run folder') -> None:
+    """Every entry under ``folder`` is a plain file or folder: a symbolic link (which would send acframe's writes,
+    or reads, outside the folder), a FIFO (a read that never returns), a socket or a device planted there is a
+    ``ConfigError`` naming it. Walked without following links; ``folder`` itself is the path the user gave."""
+    import stat
+
+    seen = 0
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError as exc:
+            raise ConfigError(f"{what} {folder}: cannot list {current} ({exc.strerror or exc})") from exc
+        for entry in entries:
+            seen += 1
+            if seen > FOLDER_MAX_ENTRIES:
+                raise ConfigError(f"{what} {folder} holds over {FOLDER_MAX_ENTRIES} files; that is not an acframe folder")
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                pending.append(entry.path)
+            elif not stat.S_ISREG(mode):
+                kind = 'a symbolic link' if stat.S_ISLNK(mode) else 'a special file (FIFO, socket or device)'
+                raise ConfigError(f"{what} {folder}: {entry.path} is {kind}; acframe reads and writes only plain files "
+                                  f"in a {what} — remove it (a folder from elsewhere may have been tampered with)")
+
+
 class RunLock:
     """Holds ``exp_dir/.acframe.lock`` for the life of a run; ``release()`` (or process exit) frees it."""
 
     def __init__(self, exp_dir: str) -> None:
         import fcntl
 
+        import stat
+
         self.path = os.path.join(exp_dir, LOCK_NAME)
-        self._fd: Optional[int] = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:  # never through a planted link, and never blocking on a planted FIFO
+            self._fd: Optional[int] = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        except OSError as exc:
+            why = 'it is a symbolic link' if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+            raise ConfigError(f"cannot open the lock file {self.path}: {why}; remove it (acframe writes only plain "
+                              f"files in a run folder)") from exc
+        if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+            os.close(self._fd)
+            self._fd = None
+            raise ConfigError(f"the lock file {self.path} is not a plain file; remove it")
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:

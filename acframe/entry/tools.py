@@ -11,7 +11,7 @@ def _refuse(args: argparse.Namespace, allowed: set) -> None:
     given = {'--episodes': args.episodes, '--video': args.video, '--domain-params': args.domain_params,
              '--resume': args.resume, '--exp-dir': args.exp_dir, '--max-env-step': args.max_env_step,
              '--max-train-iter': args.max_train_iter, '--load': args.load, '-c': args.config, '-s': args.seed,
-             '--exp-name': getattr(args, 'exp_name', None)}
+             '--exp-name': getattr(args, 'exp_name', None), '--import': args.imports or None}
     for flag, value in given.items():
         if value is not None and flag not in allowed:
             raise ConfigError(f"{flag} does not apply to -m {args.mode}; leave it out")
@@ -36,13 +36,13 @@ def run_tool(args: argparse.Namespace) -> str:
     if args.mode == 'export':
         from ..export import export_policy, result_line
 
-        _refuse(args, {'--load', '-c'})
+        _refuse(args, {'--load', '-c', '--import'})
         if args.out is None:
             raise ConfigError("-m export needs --out FILE.pt (TorchScript) or --out FILE.onnx (ONNX)")
-        return result_line(export_policy(args.load, args.out, args.config, args.overrides))
+        return result_line(export_policy(args.load, args.out, args.config, args.overrides, imports=args.imports))
     from .evaluate import evaluate_run, result_line
 
-    _refuse(args, {'--load', '-c', '-s', '--episodes', '--video', '--domain-params'})
+    _refuse(args, {'--load', '-c', '-s', '--episodes', '--video', '--domain-params', '--import'})
     report = evaluate_run(args.load, args.config, args.overrides, args.seed, args.episodes, args.video,
-                          args.domain_params, args.out)
+                          args.domain_params, args.out, imports=args.imports)
     return result_line(report)

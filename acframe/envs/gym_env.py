@@ -1,6 +1,7 @@
 """Env factories: any gymnasium id, registered short names, and the wrappers acframe applies."""
 from __future__ import annotations
 
+import re
 import traceback
 from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -25,7 +26,14 @@ SHORT_NAMES: Dict[str, str] = {
 
 
 def resolve_env_id(env_id: str) -> str:
-    """A gymnasium id for ``env_id``, which may be a short name; a clear error when it is neither."""
+    """A gymnasium id for ``env_id``, which may be a short name; a clear error when it is neither.
+
+    gymnasium's ``'module:EnvId'`` form (which imports ``module``) is refused: a config may come from a run folder,
+    and what acframe imports is named by the user (``import_names``, ``--import``), never by the data it reads."""
+    if ':' in env_id:
+        raise ConfigError(f"env.env_id '{env_id[:100]}' names a module to import ('module:EnvId'); acframe imports only "
+                          f"modules you name: list the module in import_names (or pass --import MODULE) and give "
+                          f"the id alone, e.g. env.env_id='{env_id.split(':')[-1][:60]}'")
     if env_id in SHORT_NAMES:
         return SHORT_NAMES[env_id]
     if env_id.startswith('ALE/') and env_id not in gym.registry:
@@ -33,7 +41,7 @@ def resolve_env_id(env_id: str) -> str:
         register_ale()
     if env_id in gym.registry:
         return env_id
-    if env_id.startswith('LunarLander'):
+    if re.fullmatch(r'LunarLander(Continuous)?-v\d+', env_id):
         return env_id  # registered by gymnasium, needs box2d: gym.make says so
     known = list(SHORT_NAMES) + list(gym.registry)
     hint = closest(env_id, known)

@@ -24,7 +24,6 @@ and saved, with every earlier draw, in ``<exp_dir>/domain_randomization.json`` (
 """
 from __future__ import annotations
 
-import difflib
 import math
 import os
 from functools import partial
@@ -34,6 +33,7 @@ import gymnasium as gym
 import numpy as np
 
 from ..errors import ConfigError
+from ..registry import closest
 from .gym_env import build_env, env_fns
 from .manager import EnvManager
 
@@ -104,8 +104,8 @@ def parse_params(params: Dict[str, Any]) -> List[ParamSpec]:
         allowed = set(keys['required']) | set(keys['optional']) | {'dist', 'via'}
         for key in spec:
             if key not in allowed:
-                hint = difflib.get_close_matches(str(key), sorted(allowed), n=1)
-                extra = f"; did you mean '{where}.{hint[0]}'?" if hint else f"; {dist} takes {', '.join(sorted(allowed))}"
+                hint = closest(key, sorted(allowed), cutoff=0.6)
+                extra = f"; did you mean '{where}.{hint}'?" if hint else f"; {dist} takes {', '.join(sorted(allowed))}"
                 raise ConfigError(f"unknown config key '{where}.{key}'{extra}")
         for key in keys['required']:
             if key not in spec:

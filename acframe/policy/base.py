@@ -19,7 +19,7 @@ import copy
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -199,16 +199,41 @@ class Policy:
         model_cls = MODEL_REGISTRY.get(name)
         params = inspect.signature(model_cls.__init__).parameters
         if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
-            import difflib
+            from ..registry import closest
             for key in kwargs:
                 if key not in params:
-                    hint = difflib.get_close_matches(key, list(params), n=1)
-                    extra_hint = f"; did you mean 'policy.model.{hint[0]}'?" if hint else f"; valid keys: {', '.join(p for p in params if p != 'self')}"
+                    hint = closest(key, params, cutoff=0.6)
+                    extra_hint = f"; did you mean 'policy.model.{hint}'?" if hint else f"; valid keys: {', '.join(p for p in params if p != 'self')}"
                     raise ConfigError(f"unknown config key 'policy.model.{key}' for model '{name}'{extra_hint}")
+        self._check_model_memory(name, lambda: model_cls(**kwargs))
         try:
             return model_cls(**kwargs)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"policy.model: cannot build model '{name}': {exc}") from exc
+
+    def _check_model_memory(self, name: str, build: Callable[[], nn.Module]) -> None:
+        """``ConfigError`` when the model ``build`` makes would not fit in the memory available: it is built once on
+        the meta device (shapes only, nothing allocated) and its weights counted — times 4 with a learn mode
+        (gradients and Adam's two moments), as buffers are checked (``entry.budget``). A model that cannot be
+        built on the meta device is not estimated."""
+        from ..utils import available_memory
+
+        try:
+            with torch.device('meta'):
+                shapes = build()
+            tensors = list(shapes.parameters()) + list(shapes.buffers())
+            size, count = sum(t.numel() * t.element_size() for t in tensors), sum(t.numel() for t in tensors)
+        except Exception:  # a user's model that meta tensors cannot build: built for real, unestimated
+            return
+        need = size * (4 if 'learn' in self._enable_field else 1)
+        if self._device.type == 'cuda':
+            free = torch.cuda.mem_get_info(self._device)[0]
+        else:
+            free = available_memory()
+        if free is not None and need > free:
+            gib = lambda n: f"{n / 2 ** 30:.1f} GiB"  # noqa: E731
+            raise ConfigError(f"policy.model: model '{name}' has {count:,} weights ({gib(size)}; about {gib(need)} "
+                              f"to train) but {gib(free)} of memory is available; make policy.model's layers smaller")
 
     @property
     def model(self) -> nn.Module:

@@ -23,7 +23,7 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
          use_default_space: Optional[bool] = None, pruner: Optional[str] = None, startup_trials: Optional[int] = None,
          warmup_reports: Optional[int] = None, reports: Optional[int] = None, sampler_seed: Optional[int] = None,
          first_values: Sequence[Mapping[str, Any]] = (), echo: Optional[Callable[[str], None]] = print,
-         progress: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
+         progress: Optional[Callable[[str], None]] = None, imports: Sequence[str] = ()) -> Dict[str, Any]:
     """Run (or continue) a study; returns ``{'study_dir', 'trials': {complete, pruned, failed}, 'best'}``.
 
     Args:
@@ -44,6 +44,8 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
         first_values: ``{key path: value}`` sets a new study tries right after trial 0 (the config's own values).
         echo: where the one line per trial goes (None: silent).
         progress: where one line per evaluation of the running trial goes (None: not shown).
+        imports: with ``resume``, the modules named for the study's ``import_names`` (``--import``): a study
+            folder never decides what is imported.
     """
     from .space import read_space_file
     from .study import Study, check_settings, check_trial_configs
@@ -65,8 +67,9 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
         if first_values:
             raise ConfigError("first_values are queued when a study starts; a resumed study keeps its queue")
         study_dir = str(resume)
-        settings = _resumed_settings(study_dir, config, overrides, trials, given, space_args)
+        settings = _resumed_settings(study_dir, config, overrides, trials, given, space_args, imports)
     else:
+        overrides = list(overrides) + ([('import_names', list(imports))] if imports else [])
         settings, study_dir = _new_settings(config, overrides, trials, given, space_args, study_dir)
     for values in first_values:
         unknown = sorted(set(values) - set(settings['space']))
@@ -103,15 +106,24 @@ def _new_settings(config: Any, overrides: Sequence[Any], trials: Optional[int], 
 
 
 def _resumed_settings(study_dir: str, config: Any, overrides: Sequence[Any], trials: Optional[int],
-                      given: Dict[str, Any], space_args: tuple) -> Dict[str, Any]:
-    """The settings of the study in ``study_dir``; a config, space or setting given that differs is refused."""
+                      given: Dict[str, Any], space_args: tuple, imports: Sequence[str] = ()) -> Dict[str, Any]:
+    """The settings of the study in ``study_dir``; a config, space or setting given that differs is refused.
+    The study's ``import_names`` are imported only when named (``imports``, or an ``import_names=`` override),
+    never from inside the study folder."""
+    import os
+
     from ..config import compile_config
     from ..config.compile import to_plain
-    from ..config.run_folder import config_differences
+    from ..config.run_folder import check_stored_imports, config_differences, named_imports
+    from ..registry import import_names
     from .space import build_space
-    from .study import FIXED_SETTINGS, read_settings
+    from .study import FIXED_SETTINGS, SETTINGS_JSON, read_settings
 
     settings = read_settings(study_dir)
+    named = named_imports(imports, overrides)
+    base_imports = check_stored_imports(settings['base_config'].get('import_names') or [], named,
+                                        os.path.join(study_dir, SETTINGS_JSON))
+    import_names(base_imports, refuse_under=(study_dir,))
     if config is not None or overrides:
         new = to_plain(compile_config(config if config is not None else _stored_input(settings['base_config']),
                                       list(overrides)))

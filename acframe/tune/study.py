@@ -26,7 +26,7 @@ import time
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 from ..config.run_folder import create_config_of, decode, encode, py_literal
-from ..entry.run_folder import RunLock
+from ..entry.run_folder import RunLock, check_folder_is_data
 from ..errors import AcframeError, ConfigError
 from ..signals import Terminated, sigterm_as_interrupt
 from ..utils import atomic_write_text
@@ -93,6 +93,7 @@ class Study:
             os.makedirs(study_dir, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"--study-dir {study_dir}: cannot create it ({exc.strerror or exc}); pass another folder") from exc
+        check_folder_is_data(study_dir, 'study folder')
         self.lock = RunLock(study_dir)
         try:
             if not resume:
@@ -100,7 +101,7 @@ class Study:
             storage = f"sqlite:///{os.path.abspath(os.path.join(study_dir, STUDY_DB))}"
             done = 0
             if resume:
-                done = len(self.optuna.load_study(study_name=STUDY_NAME, storage=storage).trials)
+                done = len(self._load_study(storage).trials)
             # seeded by the number of trials already asked: a resumed study does not repeat the first draws
             sampler = self.optuna.samplers.TPESampler(seed=settings['sampler_seed'] + done)
             self.study = self.optuna.create_study(study_name=STUDY_NAME, storage=storage, direction='maximize',
@@ -117,6 +118,17 @@ class Study:
         except BaseException:
             self.lock.release()
             raise
+
+    def _load_study(self, storage: str) -> Any:
+        """The stored study; a ``study.db`` that is not an Optuna SQLite database is one line naming it."""
+        path = os.path.join(self.dir, STUDY_DB)
+        check_database(path)
+        try:
+            return self.optuna.load_study(study_name=STUDY_NAME, storage=storage)
+        except Exception as exc:  # optuna/sqlalchemy raise many kinds for a damaged or foreign database
+            raise ConfigError(f"{path} is not a readable acframe study ({type(exc).__name__}: "
+                              f"{str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ''}); "
+                              f"the study folder is damaged") from exc
 
     # ---- the loop -----------------------------------------------------------------------------------------
     def finished(self) -> int:
@@ -297,26 +309,49 @@ def write_settings(study_dir: str, settings: Mapping[str, Any]) -> None:
                       json.dumps({'format': FORMAT, **data}, indent=1, allow_nan=False) + '\n')
 
 
+#: the type of each setting in ``tune.json`` (checked on --resume: the file is data someone may have edited)
+SETTING_TYPES = {'budget': int, 'seeds': list, 'pruner': str, 'startup_trials': int, 'warmup_reports': int,
+                 'reports': int, 'sampler_seed': int, 'trials': int}
+
+
 def read_settings(study_dir: str) -> Dict[str, Any]:
-    """``tune.json`` of a study folder, decoded (data, never executed)."""
+    """``tune.json`` of a study folder, decoded (data, never executed) and its settings' types checked."""
+    from ..config.run_folder import read_data_json
+
     path = os.path.join(study_dir, SETTINGS_JSON)
-    if not os.path.isfile(path) or not os.path.isfile(os.path.join(study_dir, STUDY_DB)):
+    if not os.path.lexists(path) or not os.path.lexists(os.path.join(study_dir, STUDY_DB)):
         raise ConfigError(f"--resume {study_dir}: no {SETTINGS_JSON} and {STUDY_DB} there; pass the --study-dir of an "
                           f"earlier acframe -m tune")
-    try:
-        with open(path, encoding='utf-8') as f:
-            data = json.load(f)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} is not readable JSON ({exc}); the study folder is damaged") from exc
+    data = read_data_json(path, 'the study folder is damaged')
+    check_database(os.path.join(study_dir, STUDY_DB))
     if not isinstance(data, dict) or data.get('format') != FORMAT or not isinstance(data.get('base_config'), dict):
         raise ConfigError(f"{path} is not an acframe tuning record (format {FORMAT}); the study folder is damaged")
     data.pop('format')
     missing = [key for key in FIXED_SETTINGS + ('trials',) if key not in data]
     if missing or not isinstance(data['space'], dict):
         raise ConfigError(f"{path} lacks {', '.join(missing) or 'a space object'}; the study folder is damaged")
+    for key, kind in SETTING_TYPES.items():
+        value = data[key]
+        if not isinstance(value, kind) or isinstance(value, bool) or \
+                (key == 'seeds' and not all(isinstance(s, int) and not isinstance(s, bool) for s in value)):
+            raise ConfigError(f"{path}: '{key}' = {str(value)[:60]} is not {'a list of whole numbers' if kind is list else 'a ' + kind.__name__}; "
+                              f"the study folder is damaged")
     data['base_config'] = decode(data['base_config'])
     data['space'] = {key: normalize_spec(key, spec, path) for key, spec in data['space'].items()}
     return data
+
+
+def check_database(path: str) -> None:
+    """``ConfigError`` unless ``path`` is a plain file that starts as an SQLite database does."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise ConfigError(f"{path} cannot be read ({exc.strerror or exc}); the study folder is damaged") from exc
+    with os.fdopen(fd, 'rb') as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode) or f.read(16) != b'SQLite format 3\x00':
+            raise ConfigError(f"{path} is not an SQLite database; the study folder is damaged")
 
 
 def holds_study(study_dir: str) -> bool:

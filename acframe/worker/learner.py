@@ -183,8 +183,10 @@ def load_checkpoint(path: str) -> Dict[str, Any]:
     """Read a checkpoint; ``CheckpointError`` naming the file when it is missing or unreadable."""
     import torch
 
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise CheckpointError(f"checkpoint '{path}' does not exist; pass the path of a .pth file written by acframe (exp_dir/ckpt/)")
+    if not os.path.isfile(path):  # a FIFO or device would be read forever
+        raise CheckpointError(f"checkpoint '{path}' is not a plain file; pass the path of a .pth file written by acframe")
     try:  # data only: a checkpoint is something people download and share, it must never run code
         state = torch.load(path, map_location='cpu', weights_only=True)
     except pickle.UnpicklingError as exc:
@@ -197,7 +199,10 @@ def load_checkpoint(path: str) -> Dict[str, Any]:
         raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({type(exc).__name__}: {_last_line(exc)})") from exc
     if not isinstance(state, dict) or not isinstance(state.get('policy'), dict):
         raise CheckpointError(f"checkpoint '{path}' was not written by acframe (no 'policy' dict entry)")
-    return from_plain_data(state)
+    try:
+        return from_plain_data(state)
+    except ValueError as exc:  # a crafted array record: checked before anything is allocated
+        raise CheckpointError(f"checkpoint '{path}' is malformed: {exc}; use a checkpoint written by acframe") from exc
 
 
 def _last_line(exc: BaseException) -> str:
