@@ -108,3 +108,47 @@ def test_a_run_trained_on_a_gpu_acts_and_exports_where_there_is_none(trained_run
     assert evaluate_run(str(gpu_run))['returns'] == evaluate_run(str(trained_run))['returns']
     export_policy(str(gpu_run), str(tmp_path / 'actor.pt'))
     assert (tmp_path / 'actor.pt').stat().st_size > 0
+
+
+def test_load_policy_refuses_nan_weights_in_one_line_as_training_does(trained_run, tmp_path):
+    import shutil
+
+    import torch
+
+    from acframe.errors import CheckpointError
+
+    run = tmp_path / 'run'
+    shutil.copytree(trained_run, run)
+    path = run / 'ckpt' / 'ckpt_best.pth'
+    state = torch.load(path, weights_only=True)
+    next(v for v in state['policy']['model'].values() if v.is_floating_point()).view(-1)[0] = float('nan')
+    torch.save(state, path)
+    with pytest.raises(CheckpointError, match='hold NaN/inf') as info:
+        acframe.load_policy(run)
+    assert '\n' not in str(info.value)
+
+
+def test_a_run_whose_config_imports_a_module_resumes_and_evaluates_only_with_it_named(tmp_path):
+    """--import names the module a run folder's config lists; without it the run is refused in one line naming it."""
+    import os
+    import subprocess
+    import sys
+
+    code = tmp_path / 'my_code'
+    code.mkdir()
+    (code / 'my_marker_module.py').write_text("MARK = 1\n")
+    env = dict(os.environ, PYTHONPATH=str(code))
+    acframe_cli = [sys.executable, '-m', 'acframe.cli']
+
+    def run(*args):
+        return subprocess.run([*acframe_cli, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    done = run('-c', 'cartpole_a2c.py', '--exp-dir', 'run', '--max-env-step', '400', '-q', '--import', 'my_marker_module')
+    assert done.returncode == 0, done.stderr
+    assert json.load(open(tmp_path / 'run' / 'config.json'))['config']['import_names'] == ['my_marker_module']
+    for args in (['--resume', 'run', '--max-env-step', '800', '-q'], ['-m', 'eval', '--load', 'run', '--episodes', '1']):
+        refused = run(*args)
+        assert refused.returncode == 2 and refused.stderr.count('\n') == 1, refused.stderr
+        assert 'my_marker_module' in refused.stderr and '--import' in refused.stderr
+        named = run(*args, '--import', 'my_marker_module')
+        assert named.returncode == 0, named.stderr

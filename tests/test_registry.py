@@ -117,3 +117,32 @@ def test_import_names_imports_a_user_module_that_registers_itself(tmp_path, monk
 def test_import_names_with_a_missing_module_names_it():
     with pytest.raises(RegistryError, match="cannot import module 'no_such_acframe_plugin'"):
         import_names(['no_such_acframe_plugin'])
+
+
+def test_a_module_inside_a_refused_folder_is_never_imported_whatever_sys_path_holds(tmp_path, monkeypatch):
+    """The working folder on sys.path makes a run folder in it a namespace package; its modules are located
+    without running anything and refused, and a package's __init__ inside it does not run either."""
+    run = tmp_path / 'somerun'
+    (run / 'pkg').mkdir(parents=True)
+    (run / 'evil.py').write_text("open('MARKER', 'w').write('x')\n")
+    (run / 'pkg' / '__init__.py').write_text("open('MARKER', 'w').write('x')\n")
+    (run / 'pkg' / 'mod.py').write_text("open('MARKER', 'w').write('x')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ('somerun.evil', 'somerun.pkg', 'somerun.pkg.mod'):
+        with pytest.raises(RegistryError, match='never imports code from a run'):
+            import_names([name], refuse_under=[str(run)])
+        assert name not in sys.modules
+    assert not (tmp_path / 'MARKER').exists()
+    import_names(['json'], refuse_under=[str(run)])  # what lies elsewhere imports as before
+
+
+def test_fuzzy_matching_skips_names_too_long_to_compare_quickly():
+    import time
+
+    from acframe.registry import closest
+
+    assert closest('impal', ['impala', 'a2c']) == 'impala'
+    start = time.perf_counter()
+    assert closest('x' * 100_000, ['impala', 'a2c', 'y' * 100_000]) is None
+    assert time.perf_counter() - start < 1.0
