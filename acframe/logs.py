@@ -43,14 +43,39 @@ class RunWriter:
         return deferred
 
     def close(self) -> None:
-        """Flush and close; a logger thread that does not finish within ``close_timeout_s`` is left behind (a daemon)."""
-        closer = threading.Thread(target=self._writer.close, name='acframe-tensorboard-close', daemon=True)
+        """Flush and close; a logger thread that does not finish within ``close_timeout_s`` is left behind (a daemon).
+        Events that cannot be written (a full disk) are dropped with one warning line."""
+        failed: List[BaseException] = []
+        closer = threading.Thread(target=self._close, args=(failed,), name='acframe-tensorboard-close', daemon=True)
         with interrupts_deferred():
             closer.start()
             closer.join(self.close_timeout_s)
         if closer.is_alive():
             print(f"[acframe] warning: the tensorboard writer of {self.log_dir} did not close within "
                   f"{self.close_timeout_s:g} s; its last events may be missing", file=sys.stderr)
+        elif failed:
+            print(f"acframe: warning: the last tensorboard events of {self.log_dir} were not written: "
+                  f"{getattr(failed[0], 'strerror', None) or failed[0]}", file=sys.stderr)
+
+    def _close(self, failed: List[BaseException]) -> None:
+        """Close the writer; when its files cannot be written (``OSError``: a full disk), stop its logger threads and
+        mark them closed, so that neither tensorboardX's atexit hook nor its threads try again with a traceback."""
+        writers = list((self._writer.all_writers or {}).values())
+        try:
+            self._writer.close()
+        except OSError as exc:
+            failed.append(exc)
+            for file_writer in writers:
+                events = file_writer.event_writer
+                if getattr(events, '_closed', True):
+                    continue
+                for step in (lambda: events._worker.stop(), lambda: events._ev_writer.close(),
+                             lambda: events._event_queue.close()):
+                    try:
+                        step()
+                    except Exception:  # noqa: BLE001 - the disk is full: give up on these events, quietly
+                        pass
+                events._closed = True
 
 
 class Scalar(NamedTuple):

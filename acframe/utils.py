@@ -48,11 +48,43 @@ def atomic_write_json(path: PathLike, obj: Any) -> None:
 
 
 def atomic_torch_save(obj: Any, path: PathLike) -> None:
-    """``torch.save`` of ``to_plain_data(obj)`` through a temporary file (readable with ``weights_only=True``)."""
+    """``torch.save`` of ``to_plain_data(obj)`` through a temporary file (readable with ``weights_only=True``).
+
+    A write that fails for want of room — a full disk, or a file-size limit (``ulimit -f``) — is an ``OSError``
+    (``ENOSPC``/``EFBIG``) like any other file write: torch's zip writer reports it as a ``RuntimeError``
+    (``[enforce fail at inline_container.cc] unexpected pos ...``, ``basic_ios::clear: iostream error``)."""
     import torch
 
     data = to_plain_data(obj)
-    _atomic(path, lambda tmp: torch.save(data, tmp))
+
+    def save(tmp: str) -> None:
+        try:
+            torch.save(data, tmp)
+        except RuntimeError as exc:
+            raise _write_failure(tmp, exc) from exc
+    _atomic(path, save)
+
+
+def _write_failure(path: str, exc: BaseException) -> OSError:
+    """The ``OSError`` behind a failed write of ``path``: no space left on its filesystem, or the file-size limit."""
+    import errno
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = 0
+    if limit != resource.RLIM_INFINITY and size >= limit - 4096:
+        return OSError(errno.EFBIG, f"File too large (the file-size limit, ulimit -f, is {limit} bytes)")
+    try:
+        stats = os.statvfs(os.path.dirname(os.path.abspath(path)))
+        full = stats.f_bavail * stats.f_frsize < 1 << 20
+    except OSError:
+        full = False
+    if full:
+        return OSError(errno.ENOSPC, 'No space left on device')
+    return OSError(errno.EIO, f"the write failed ({str(exc).strip().splitlines()[0][:160]})")
 
 
 _NDARRAY = '__ndarray__'
