@@ -2,6 +2,7 @@
 
     acframe -c cartpole_impala.py [-s SEED] [--exp-dir DIR] [--max-env-step N] [--max-train-iter N] [key.path=value ...]
     acframe --resume DIR [-c CONFIG --accept-config-change] [--import MODULE]
+    acframe -c CONFIG --init-from RUN_DIR_OR_CKPT          (a new run from given weights)
     acframe -m eval --load RUN_DIR_OR_CKPT [--import MODULE] [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
     acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png] [--x env_steps|wall_s]
     acframe -m export --load RUN_DIR_OR_CKPT [--import MODULE] --out FILE.pt|FILE.onnx
@@ -88,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="modules to import (their @REGISTRY.register run), added to import_names; with --resume, "
                              "-m eval/export and -m tune --resume, the modules a run or study folder's import_names "
                              "lists must be named here (a folder never decides what code runs)")
+    parser.add_argument('--init-from', default=None, metavar='CKPT_OR_RUN_DIR',
+                        help="start a new run from the model weights of a checkpoint (.pth) or a run folder (its best "
+                             "checkpoint, else its latest), with a fresh optimizer and counters (sets init_from)")
     parser.add_argument('--accept-config-change', action='store_true',
                         help='with --resume: continue with a -c config, -s seed or overrides that change keys of the run '
                              '(refused otherwise, naming the keys; budgets may always change)')
@@ -168,11 +172,16 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--backend and --ray-address choose how the parallel pipeline runs; add -m parallel")
     if args.load is not None:
         raise ConfigError("--load evaluates or exports a finished run with -m eval / -m export; to continue training use --resume DIR")
+    if args.init_from is not None and args.resume is not None:
+        raise ConfigError("--init-from starts a new run from given weights; --resume continues a run from its own "
+                          "checkpoint: use one of them")
     extra: List = list(args.overrides)
     if args.max_env_step is not None:
         extra.append(('max_env_step', args.max_env_step))
     if args.max_train_iter is not None:
         extra.append(('max_train_iter', args.max_train_iter))
+    if args.init_from is not None:
+        extra.append(('init_from', args.init_from))
     # validate before anything heavy is imported: typos answer fast
     if config_path is None:
         from .config.run_folder import load_run_config

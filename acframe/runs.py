@@ -9,7 +9,7 @@ run folder two levels up. A checkpoint elsewhere needs its config named (``-c CO
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, NamedTuple, Optional, Sequence, Union
+from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .errors import CheckpointError, ConfigError
 
@@ -96,6 +96,31 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
 
 def load_model_weights(policy: Any, state: Dict[str, Any], path: str) -> None:
     """Load the model weights of checkpoint ``state`` (read from ``path``) into ``policy``; a clear error on mismatch."""
+    weights = model_weights_of(state, path)
+    try:
+        policy.load_weights(weights)  # a one-line CheckpointError saying what does not fit
+    except CheckpointError as exc:
+        raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
+
+
+def initial_weights(target: str) -> Tuple[str, Dict[str, Any]]:
+    """``(checkpoint path, model weights)`` a new run starts from (``init_from``): a ``.pth`` file, or a run folder's
+    best checkpoint (else its latest); read as data and checked like any checkpoint."""
+    from .entry.run_folder import check_folder_is_data
+    from .worker import load_checkpoint
+
+    target = os.fspath(target)
+    if not os.path.exists(target):
+        raise ConfigError(f"init_from {target}: no such file or folder; pass a .pth checkpoint or a run folder")
+    if os.path.isdir(target):
+        check_folder_is_data(target)
+        target = pick_checkpoint(target)
+    return target, model_weights_of(load_checkpoint(target), target)
+
+
+def model_weights_of(state: Dict[str, Any], path: str) -> Dict[str, Any]:
+    """The model weights of checkpoint ``state`` (read from ``path``): a dict of finite tensors, or a one-line
+    ``CheckpointError``."""
     weights = state['policy'].get('model') if isinstance(state.get('policy'), dict) else None
     if not isinstance(weights, dict):
         raise CheckpointError(f"checkpoint '{path}' has no model weights (its 'policy.model' entry is not a dict)")
@@ -105,7 +130,4 @@ def load_model_weights(policy: Any, state: Dict[str, Any], path: str) -> None:
     if bad:  # as training refuses them: a policy of NaN weights acts, evaluates and exports as garbage
         raise CheckpointError(f"checkpoint '{path}': the weights {', '.join(bad[:4])}{' ...' if len(bad) > 4 else ''} "
                               f"hold NaN/inf; use an earlier checkpoint of the run")
-    try:
-        policy.load_weights(weights)  # a one-line CheckpointError saying what does not fit
-    except CheckpointError as exc:
-        raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
+    return weights

@@ -16,6 +16,8 @@ TOP_LEVEL = dict(
     seed=0,
     # (list) Modules imported before the config is compiled, so their @REGISTRY.register decorators run (also create_config.import_names).
     import_names=[],
+    # (str or None) A checkpoint (.pth, or a run folder: its best checkpoint, else its latest) whose model weights a new run starts from; optimizer, counters and envs start fresh (--init-from sets it; --resume ignores it).
+    init_from=None,
 )
 
 ENV = dict(

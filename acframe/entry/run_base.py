@@ -31,6 +31,7 @@ from ..config.run_folder import config_differences, load_run_config, read_run_re
 from ..errors import CheckpointError, ConfigError
 from ..plot import write_run_curves
 from ..registry import BUFFER_REGISTRY
+from ..runs import initial_weights
 from ..logs import RunWriter
 from ..signals import Terminated, interrupt_handled, raise_swallowed_interrupt, sigterm_as_interrupt
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
@@ -214,8 +215,16 @@ class RunBase:
         self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
+        #: model weights a new run starts from (``init_from``); None when resuming (the checkpoint decides)
+        self.init_weights: Optional[Dict[str, Any]] = None
+        init_from = None
+        if cfg.get('init_from') and not resume:
+            init_from, self.init_weights = initial_weights(cfg.init_from)
         try:
-            self._build()
+            try:
+                self._build()
+            except CheckpointError as exc:  # the weights to start from do not fit this config's model
+                raise (CheckpointError(f"init_from {init_from}: {exc}") if init_from is not None else exc) from exc
             if resume:
                 self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
             self.policy.check_finite('the start of the run' if not resume else 'the checkpoint to resume')
@@ -235,6 +244,9 @@ class RunBase:
                 self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, "
                                       f"train iter {self.learner.train_iter}")
             else:  # resumable from its first moments
+                if init_from is not None:
+                    self.progress.message(f"[acframe] starting from the model weights of {init_from} "
+                                          f"(optimizer, counters and envs fresh)")
                 self.learner.save_checkpoint('ckpt_latest.pth')
         except BaseException:
             self.close()
@@ -267,6 +279,10 @@ class RunBase:
     def restore(self, path: str) -> None:
         """Continue from the checkpoint at ``path``; a ``CheckpointError`` naming it when it does not fit."""
         state = load_checkpoint(path)
+        if 'rng' not in state and 'eval_return' in state:  # ckpt_best.pth copied over ckpt_latest.pth
+            raise CheckpointError(f"checkpoint '{path}' holds only a policy's weights (a best checkpoint), not a run "
+                                  f"to continue; start a new run from those weights with -c CONFIG --init-from "
+                                  f"{path} (the config key init_from)")
         try:
             check_rng_states(state.get('rng'))  # before anything is set
             self.learner.load_checkpoint_state(state)

@@ -57,7 +57,7 @@ class SerialRun(RunBase):
             self.collector_env = self.randomizer.make_collector_env()
             self.evaluator_env = self.randomizer.make_evaluator_env(cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
         self.policy = create_policy(cfg, self.collector_env.observation_space, self.collector_env.action_space,
-                                    model=self._model)
+                                    model=self._model, init_weights=self.init_weights)
         # policy.learn.learner_thread: the collector acts with its own copy of the weights (sync_actor), on the CPU
         # (as the parallel actors: a GPU's one stream would serialize its steps behind the learner's kernels)
         self.actor_policy = self.policy
@@ -66,7 +66,8 @@ class SerialRun(RunBase):
             actor_cfg.policy.cuda = False
             self.actor_policy = create_policy(actor_cfg, self.collector_env.observation_space,
                                               self.collector_env.action_space, enable_field=('collect',),
-                                              model=copy.deepcopy(self._model).cpu() if self._model is not None else None)
+                                              model=copy.deepcopy(self._model).cpu() if self._model is not None else None,
+                                              init_weights=self.init_weights)
         #: the learner iteration the collector logs against: None, the learner's own; while a learner thread
         #: trains, the iteration at the round's start (so the logs do not depend on the threads' timing)
         self.collect_iter: Optional[int] = None

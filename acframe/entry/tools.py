@@ -11,7 +11,8 @@ def _refuse(args: argparse.Namespace, allowed: set) -> None:
     given = {'--episodes': args.episodes, '--video': args.video, '--domain-params': args.domain_params,
              '--resume': args.resume, '--exp-dir': args.exp_dir, '--max-env-step': args.max_env_step,
              '--max-train-iter': args.max_train_iter, '--load': args.load, '-c': args.config, '-s': args.seed,
-             '--exp-name': getattr(args, 'exp_name', None), '--import': args.imports or None}
+             '--exp-name': getattr(args, 'exp_name', None), '--import': args.imports or None,
+             '--init-from': args.init_from}
     for flag, value in given.items():
         if value is not None and flag not in allowed:
             raise ConfigError(f"{flag} does not apply to -m {args.mode}; leave it out")

@@ -113,7 +113,8 @@ class Policy:
         return [LearnNeed(size * unroll, 'budget', f"policy.learn.batch_size={size} {unit} need", 'gradient steps',
                           'lower policy.learn.batch_size')]
 
-    def __init__(self, cfg: Any, model: Optional[nn.Module] = None, enable_field: Sequence[str] = ('learn', 'collect', 'eval')) -> None:
+    def __init__(self, cfg: Any, model: Optional[nn.Module] = None, enable_field: Sequence[str] = ('learn', 'collect', 'eval'),
+                 init_weights: Optional[Dict[str, torch.Tensor]] = None) -> None:
         self._cfg = cfg
         self._enable_field = tuple(enable_field)
         for field in self._enable_field:
@@ -130,6 +131,8 @@ class Policy:
         if cfg.get('cuda') and not torch.cuda.is_available():
             raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
         self._model = (model if model is not None else self._create_model()).to(self._device)
+        if init_weights is not None:  # before the modes are set up: what they derive from the model (ACER's average
+            self.load_weights(init_weights)  # network, an optimizer's parameters) starts from these weights
         self._nvec = self._multi_discrete_nvec()
         # eval mode: the most likely action (True) or a sampled one, where the policy has policy.eval.deterministic
         self._deterministic_eval = bool(cfg.get('eval', {}).get('deterministic', True))

@@ -52,7 +52,7 @@ def run_tune(args: argparse.Namespace) -> str:
     given = {'-s': args.seed, '--exp-dir': args.exp_dir, '--max-env-step': args.max_env_step,
              '--max-train-iter': args.max_train_iter, '--load': args.load, '--episodes': args.episodes,
              '--video': args.video, '--domain-params': args.domain_params, '--out': args.out,
-             '--ray-address': args.ray_address}
+             '--ray-address': args.ray_address, '--init-from': args.init_from}
     instead = {'-s': ' (use --seeds)', '--exp-dir': ' (use --study-dir)', '--max-env-step': ' (use --budget)'}
     for flag, value in given.items():
         if value is not None:
