@@ -275,14 +275,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     except AcframeError as exc:
         if args.debug:
             raise
-        print(f"acframe: error: {one_line(exc)}", file=sys.stderr)
+        _say(f"acframe: error: {one_line(exc)}")
         return 2
     except KeyboardInterrupt as exc:
-        from .signals import Terminated
+        from .signals import Terminated, describe_interrupt
 
-        terminated = isinstance(exc, Terminated)
-        print(f"acframe: {'terminated (SIGTERM)' if terminated else 'interrupted'}", file=sys.stderr)
-        return 143 if terminated else 130
+        _say(f"acframe: {describe_interrupt(exc)}")
+        return exc.exit_code if isinstance(exc, Terminated) else 130
+
+
+def _say(line: str) -> None:
+    """The closing line on stderr, if there still is one (a closed terminal: the exit status says it)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def one_line(exc: BaseException) -> str:

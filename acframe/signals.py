@@ -1,8 +1,10 @@
-"""SIGTERM handled like Ctrl-C: ``docker stop``, Slurm pre-emption, systemd and ``timeout`` send SIGTERM.
+"""SIGTERM, SIGHUP and SIGQUIT handled like Ctrl-C: ``docker stop``, Slurm pre-emption, systemd and ``timeout``
+send SIGTERM; a closed terminal or a dropped ssh session sends SIGHUP; Ctrl-\\ sends SIGQUIT.
 
-Inside ``sigterm_as_interrupt()`` a SIGTERM raises ``Terminated`` (a ``KeyboardInterrupt``) in the main
+Inside ``sigterm_as_interrupt()`` each of them raises ``Terminated`` (a ``KeyboardInterrupt``) in the main
 thread, so the code that already finishes a run on Ctrl-C — final checkpoint, ``summary.json``, workers
-stopped — runs for SIGTERM too. The CLI exits 143 (128 + SIGTERM) for it, 130 for Ctrl-C.
+stopped — runs for them too. The CLI exits 128 + the signal's number (143 for SIGTERM, 129 for SIGHUP), 130 for
+Ctrl-C.
 """
 from __future__ import annotations
 
@@ -12,8 +14,29 @@ import threading
 from typing import Iterator, Optional
 
 
+#: the signals that end a run as SIGTERM does (the final checkpoint and summary are written)
+TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
 class Terminated(KeyboardInterrupt):
-    """The process received SIGTERM."""
+    """The process received SIGTERM (or SIGHUP, SIGQUIT: ``signum``)."""
+
+    def __init__(self, message: str = '', signum: int = signal.SIGTERM) -> None:
+        super().__init__(message)
+        self.signum = int(signum)
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def describe_interrupt(exc: BaseException) -> str:
+    """``'terminated (SIGHUP)'`` for a ``Terminated``, ``'interrupted'`` for a Ctrl-C."""
+    return f"terminated ({exc.signal_name})" if isinstance(exc, Terminated) else 'interrupted'
 
 
 class _Deferral:
@@ -53,8 +76,9 @@ def interrupt_handled() -> None:
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second SIGTERM must not cut the final checkpoint short
-    _interrupt(Terminated(f"received signal {signum} (SIGTERM)"))
+    for terminating in TERMINATING:  # once: a second signal must not cut the final checkpoint short
+        signal.signal(terminating, signal.SIG_IGN)
+    _interrupt(Terminated(f"received signal {signum} ({signal.Signals(signum).name})", signum))
 
 
 def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
@@ -84,15 +108,15 @@ def interrupts_deferred() -> Iterator[None]:
 
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """Within the block, the first SIGTERM raises ``Terminated`` (later ones are ignored until the block ends, so the
-    interrupt path can write the final checkpoint); the previous handler is restored afterwards.
+    """Within the block, the first SIGTERM, SIGHUP or SIGQUIT raises ``Terminated`` (later ones are ignored until the
+    block ends, so the interrupt path can write the final checkpoint); the previous handlers are restored afterwards.
 
     Only the main thread can install handlers: elsewhere (a script's worker thread) this does nothing.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous = {terminating: signal.signal(terminating, _raise_terminated) for terminating in TERMINATING}
     previous_int = signal.getsignal(signal.SIGINT)
     if previous_int is signal.default_int_handler:  # Ctrl-C as before, but deferrable
         signal.signal(signal.SIGINT, _raise_keyboard_interrupt)
@@ -100,6 +124,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         interrupt_handled()  # nothing is left to raise after the block
-        signal.signal(signal.SIGTERM, previous)
+        for terminating, handler in previous.items():
+            signal.signal(terminating, handler)
         if previous_int is signal.default_int_handler:
             signal.signal(signal.SIGINT, previous_int)

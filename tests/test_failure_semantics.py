@@ -240,7 +240,10 @@ def test_max_env_step_stops_within_one_step_per_env(tmp_path, config):
 
 
 # ---- signals ----------------------------------------------------------------------------------------------
-def test_sigterm_writes_the_final_checkpoint_and_summary_and_exits_143(tmp_path):
+@pytest.mark.parametrize('sig, console_gone', [(signal.SIGTERM, False), (signal.SIGHUP, True), (signal.SIGQUIT, False)])
+def test_sigterm_sighup_and_sigquit_write_the_final_checkpoint_and_summary(tmp_path, sig, console_gone):
+    """SIGHUP comes when the terminal closes: the console is gone too (its pipes closed here), and the run still
+    writes its final checkpoint and summary and exits 128 + the signal's number."""
     exp_dir = tmp_path / 'exp'
     proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir),
                              'env.stop_value=1e9', 'policy.learn.learner.save_ckpt_freq=0'],
@@ -249,9 +252,17 @@ def test_sigterm_writes_the_final_checkpoint_and_summary_and_exits_143(tmp_path)
     while not (exp_dir / 'log').exists() and time.time() < deadline:
         time.sleep(0.1)
     time.sleep(1.0)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err
+    if console_gone:
+        proc.stdout.close()
+        proc.stderr.close()
+    proc.send_signal(sig)
+    if console_gone:
+        proc.wait(timeout=60)
+        err = ''
+    else:
+        _, err = proc.communicate(timeout=60)
+        assert err.strip().splitlines()[-1] == f'acframe: terminated ({signal.Signals(sig).name})', err
+    assert proc.returncode == 128 + sig, err
     summary = json.loads((exp_dir / 'summary.json').read_text())
     assert summary['interrupted'] and summary['env_steps'] > 0
     state = torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=True)

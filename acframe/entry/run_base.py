@@ -33,7 +33,7 @@ from ..plot import write_run_curves
 from ..registry import BUFFER_REGISTRY
 from ..runs import initial_weights
 from ..logs import RunWriter
-from ..signals import Terminated, interrupt_handled, raise_swallowed_interrupt, sigterm_as_interrupt
+from ..signals import describe_interrupt, interrupt_handled, raise_swallowed_interrupt, sigterm_as_interrupt
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
 from ..worker import load_checkpoint
@@ -44,7 +44,10 @@ MODE_FLAGS = {'parallel': '-m parallel', 'serial_onpolicy': '-m serial_onpolicy'
 
 
 class Progress:
-    """One live progress line (rewritten in place on a terminal, printed every few seconds otherwise)."""
+    """One live progress line (rewritten in place on a terminal, printed every few seconds otherwise).
+
+    A console that went away (the terminal closed: writes fail with EIO or EPIPE) silences it; the run goes on to
+    its final checkpoint and summary."""
 
     def __init__(self, enabled: bool = True, interval: float = 2.0) -> None:
         self.enabled = enabled
@@ -52,6 +55,7 @@ class Progress:
         self.interval = interval if not self.tty else 0.2
         self._last = 0.0
         self._width = 0
+        self._gone = False
 
     def update(self, text: str, force: bool = False) -> None:
         if not self.enabled:
@@ -61,11 +65,10 @@ class Progress:
             return
         self._last = now
         if self.tty:
-            sys.stdout.write('\r' + text.ljust(self._width))
+            self._write('\r' + text.ljust(self._width))
             self._width = len(text)
         else:
-            sys.stdout.write(text + '\n')
-        sys.stdout.flush()
+            self._write(text + '\n')
 
     def message(self, text: str) -> None:
         if not self.enabled:
@@ -75,15 +78,22 @@ class Progress:
     def result(self, text: str) -> None:
         """A line printed even when the progress line is off (``-q``): the final result."""
         if self.tty and self._width:
-            sys.stdout.write('\r' + ' ' * self._width + '\r')
+            self._write('\r' + ' ' * self._width + '\r')
             self._width = 0
-        sys.stdout.write(text + '\n')
-        sys.stdout.flush()
+        self._write(text + '\n')
 
     def close(self) -> None:
         if self.enabled and self.tty and self._width:
-            sys.stdout.write('\n')
+            self._write('\n')
+
+    def _write(self, text: str) -> None:
+        if self._gone:
+            return
+        try:
+            sys.stdout.write(text)
             sys.stdout.flush()
+        except (OSError, ValueError):  # the console is gone (EIO, EPIPE; a closed stream is a ValueError)
+            self._gone = True
 
 
 def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], overrides: Optional[Sequence[str]],
@@ -356,7 +366,7 @@ class RunBase:
                 interrupt_handled()
                 interrupt = exc
                 self.interrupted = True
-                what = 'terminated (SIGTERM)' if isinstance(exc, Terminated) else 'interrupted'
+                what = describe_interrupt(exc)
                 self.progress.message(f'[acframe] {what}: {self._stopping_note()}writing the final checkpoint and summary')
             except BaseException:
                 try:

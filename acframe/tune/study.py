@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 from ..config.run_folder import create_config_of, decode, encode, py_literal
 from ..entry.run_folder import RunLock, check_folder_is_data
 from ..errors import AcframeError, ConfigError
-from ..signals import Terminated, sigterm_as_interrupt
+from ..signals import describe_interrupt, sigterm_as_interrupt
 from ..utils import atomic_write_text
 from .space import Space, baseline_values, check_space, decode_params, fixed_params, normalize_spec, suggest
 from .trial import Pruned, trial_config, train_runs
@@ -198,8 +198,10 @@ class Study:
         """Record the running trial as interrupted and queue its values again; a second signal waits for this."""
         import signal
 
-        what = 'terminated (SIGTERM)' if isinstance(exc, Terminated) else 'interrupted'
-        previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        what = describe_interrupt(exc)
+        from ..signals import TERMINATING
+
+        previous = {terminating: signal.signal(terminating, signal.SIG_IGN) for terminating in TERMINATING}
         try:
             if trial is not None:
                 trial.set_user_attr('interrupted', True)
@@ -208,7 +210,8 @@ class Study:
                 self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
             self.write_outputs()
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for terminating, handler in previous.items():
+                signal.signal(terminating, handler)
         number = f"trial {trial.number}" if trial is not None else 'the study'
         print(f"[tune] {what}: {number} recorded as interrupted (it runs again first); "
                   f"continue with acframe -m tune --resume {self.dir}", flush=True)

@@ -76,8 +76,10 @@ class _Child:
 
 
 def _child_setup(name: str) -> None:
-    """Name the process (``ps -o comm``), ignore Ctrl-C, turn SIGTERM into SystemExit, die with the learner."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """Name the process (``ps -o comm``), ignore Ctrl-C and what a closed terminal or Ctrl-\\ sends the whole process
+    group (SIGHUP, SIGQUIT: the learner stops its children), turn SIGTERM into SystemExit, die with the learner."""
+    for ignored in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(ignored, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     if sys.platform.startswith('linux'):
         try:
