@@ -269,6 +269,20 @@ def test_sigterm_sighup_and_sigquit_write_the_final_checkpoint_and_summary(tmp_p
     assert state['env_step'] == summary['env_steps']
 
 
+@pytest.mark.parametrize('manager', ['sync', 'async'])
+def test_an_env_whose_close_hangs_does_not_keep_a_finished_run_alive(tmp_path, manager):
+    config = faulty_config(tmp_path, 'hang_close' if manager == 'sync' else 'hang_close_in_subprocess', at_step=10 ** 9)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', str(config), '--exp-dir', str(tmp_path / 'run'),
+                           '--max-env-step', '200', '-q', 'env.step_timeout_s=2', f'env.manager={manager}'],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=HERE))
+    assert done.returncode == 0, done.stderr
+    assert time.perf_counter() - start < 60
+    assert "close() did not return within 2 s" in done.stderr
+    assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= 200
+
+
 def test_a_run_is_resumable_from_its_first_moments(tmp_path):
     from acframe.entry.serial import SerialRun
     cfg = compile_config('cartpole_impala.py', TINY[1:])

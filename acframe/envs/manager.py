@@ -19,6 +19,7 @@ from __future__ import annotations
 import multiprocessing
 import re
 import signal
+import sys
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
@@ -34,6 +35,8 @@ from .obs import ObsArray, stack_obs
 
 #: what ``env.on_step_timeout`` may be
 ON_STEP_TIMEOUT = ('error', 'restart')
+#: how long closing envs may take when env.step_timeout_s is None (nothing waits forever)
+CLOSE_TIMEOUT_S = 60.0
 
 
 class StepResult(NamedTuple):
@@ -260,18 +263,68 @@ class EnvManager:
             pass
 
     def close(self) -> None:
+        """Close the envs; an env whose ``close()`` does not return within ``env.step_timeout_s`` (60 s when None) is
+        left behind with one warning (in-process envs: in a daemon thread; subprocesses: killed), so a finished run
+        never waits on it."""
         if not self._closed:
             self._closed = True
             if self._alarm is not None:
                 self._alarm.release()
+            timeout = self.step_timeout_s if self.step_timeout_s is not None else CLOSE_TIMEOUT_S
             try:
                 if self.manager == 'async':
-                    self._venv.close(timeout=self.step_timeout_s)
+                    self._close_subprocesses(timeout)
                 else:
-                    self._venv.close()
+                    self._close_in_thread(timeout)
             except Exception:  # closing after a crashed subprocess must not hide the original error
                 self._closed = False
                 self._kill()
+
+    def _close_subprocesses(self, timeout: float) -> None:
+        """gymnasium's ``AsyncVectorEnv.close`` waits for every env's ``close()`` answer without a limit: ask them
+        all, wait ``timeout`` in total, and kill the subprocesses of a close that hangs (one warning)."""
+        venv = self._venv
+        if venv._state != AsyncState.DEFAULT:  # a call still pending: gymnasium's own close times it out
+            venv.close(timeout=timeout)
+            return
+        pipes = [pipe for pipe in venv.parent_pipes if pipe is not None and not pipe.closed]
+        for pipe in pipes:
+            pipe.send(('close', None))
+        deadline = time.monotonic() + timeout
+        hung = False
+        for pipe in pipes:  # a worker answers, then closes its env and exits
+            hung = hung or not pipe.poll(max(0.0, deadline - time.monotonic()))
+            if not hung:
+                pipe.recv()
+        for process in venv.processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+            hung = hung or process.is_alive()
+        if hung:
+            print(f"acframe: warning: the {self.role or 'env manager'} envs' close() did not return within {timeout:g} s "
+                  f"(env.step_timeout_s); their subprocesses were killed", file=sys.stderr, flush=True)
+            self._closed = False
+            self._kill()
+            return
+        for pipe in pipes:
+            pipe.close()
+        venv.closed = True
+
+    def _close_in_thread(self, timeout: float) -> None:
+        failed: List[BaseException] = []
+
+        def close() -> None:
+            try:
+                self._venv.close()
+            except Exception as exc:  # noqa: BLE001 - reported below, like the original close did not
+                failed.append(exc)
+        closer = threading.Thread(target=close, name='acframe-env-close', daemon=True)
+        closer.start()
+        closer.join(timeout)
+        if closer.is_alive():
+            print(f"acframe: warning: the {self.role or 'env manager'} envs' close() did not return within {timeout:g} s "
+                  f"(env.step_timeout_s); left behind", file=sys.stderr, flush=True)
+        elif failed:
+            raise failed[0]
 
     def __enter__(self) -> 'EnvManager':
         return self
