@@ -20,6 +20,7 @@ def create_policy(cfg: Any, observation_space: Any = None, action_space: Any = N
                   enable_field: Sequence[str] = ('learn', 'collect', 'eval'), model: Optional[Any] = None) -> Policy:
     """Build ``cfg.policy.type`` for an env with these spaces (fills ``cfg.policy.model``'s shapes)."""
     cls = policy_class(cfg)
+    cls.check_run_config(cfg)
     if observation_space is not None:
         fill_model_spaces(cfg, observation_space, action_space, cls)
     return cls(cfg.policy, model=model, enable_field=enable_field)
