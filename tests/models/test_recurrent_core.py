@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from acframe.models import VAC
+from acframe.models import recurrent
 from acframe.models.recurrent import RecurrentCore
 
 T, B, D, H = 11, 4, 5, 8
@@ -24,9 +25,16 @@ def stepped(core, x, state, starts):
     return torch.stack(outs), torch.stack(after)
 
 
+@pytest.fixture(params=['stretches', 'packed'])
+def path(request, monkeypatch):
+    """Both ways ``unroll`` runs a sequence with episode starts inside it."""
+    monkeypatch.setattr(recurrent, 'STRETCH_LIMIT', 10_000 if request.param == 'stretches' else 0)
+    return request.param
+
+
 @pytest.mark.parametrize('kind, layers', [('lstm', 1), ('lstm', 2), ('gru', 1), ('gru', 3)])
 @pytest.mark.parametrize('p_start', [0.0, 0.25, 1.0])
-def test_unroll_equals_stepping_with_resets_at_episode_starts(kind, layers, p_start):
+def test_unroll_equals_stepping_with_resets_at_episode_starts(kind, layers, p_start, path):
     torch.manual_seed(0)
     core = RecurrentCore(D, kind, H, layers).double()
     x = torch.randn(T, B, D, dtype=torch.double)
@@ -35,7 +43,7 @@ def test_unroll_equals_stepping_with_resets_at_episode_starts(kind, layers, p_st
     starts[3, 1] = p_start > 0  # a start inside the sequence (with p_start > 0)
     out, ends = core.unroll(x, state, starts)
     ref_out, ref_after = stepped(core, x, state, starts)
-    assert torch.allclose(out, ref_out, atol=1e-12)
+    assert torch.allclose(out, ref_out, atol=1e-12)  # (float64: the fused cells and the module agree to rounding)
     # ``ends`` holds the state after each fragment's last step (the next step starts an episode, or the end)
     last = torch.zeros(T, B, dtype=torch.bool)
     last[-1] = True
@@ -44,7 +52,7 @@ def test_unroll_equals_stepping_with_resets_at_episode_starts(kind, layers, p_st
     assert (ends[~last] == 0).all()
 
 
-def test_the_state_given_matters_until_the_first_episode_start():
+def test_the_state_given_matters_until_the_first_episode_start(path):
     torch.manual_seed(0)
     core = RecurrentCore(D, 'lstm', H)
     x = torch.randn(T, B, D)
@@ -56,7 +64,7 @@ def test_the_state_given_matters_until_the_first_episode_start():
     assert torch.equal(a[6:], b[6:])  # ... and none after it
 
 
-def test_gradients_flow_through_the_packed_unroll_as_through_stepping():
+def test_gradients_flow_through_the_unroll_as_through_stepping(path):
     torch.manual_seed(0)
     core = RecurrentCore(D, 'lstm', H).double()
     x = torch.randn(T, B, D, dtype=torch.double)
