@@ -220,7 +220,7 @@ class VAC(nn.Module):
         assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
         steps, batch = starts.shape
         feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
-        feature, ends = self.core.unroll(feature.view(steps, batch, -1), state, starts)
+        feature, ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts)
         feature = feature.reshape(steps * batch, -1)
         out = self._actor_from_feature(feature)
         out['value'] = self.critic_head(feature).squeeze(-1)
@@ -230,9 +230,9 @@ class VAC(nn.Module):
     def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
                 state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         if mode == 'compute_actor':
-            return self.compute_actor(obs) if state is None else self.compute_actor(obs, state)
+            return self.compute_actor(obs, state)
         if mode == 'compute_critic':
-            return self.compute_critic(obs) if state is None else self.compute_critic(obs, state)
+            return self.compute_critic(obs, state)
         if mode == 'compute_actor_critic':
-            return self.compute_actor_critic(obs) if state is None else self.compute_actor_critic(obs, state)
+            return self.compute_actor_critic(obs, state)
         raise ValueError(f"VAC.forward: unknown mode '{mode}'; use compute_actor, compute_critic or compute_actor_critic")

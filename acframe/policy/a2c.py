@@ -24,6 +24,9 @@ that collected it), then
   where Σ is the mean (or the sum, ``loss_reduction='sum'``) over the T·B steps, with RMSprop or Adam,
   the gradient clipped by its global norm.
 
+Memory (``policy.model.rnn``): π and V are recomputed over the segment from the state stored at its first step,
+the state zeroed where an episode starts inside it (``Policy._evaluate_rollout``; docs/recurrent.md).
+
 Actions: Discrete (categorical), Box (diagonal Gaussian: the env manager clips the action to the space's
 bounds, the loss uses the unclipped sample) and MultiDiscrete (one categorical per dimension, log-probs
 summed). Dict observations are flattened by the env layer (``env.obs_keys``).

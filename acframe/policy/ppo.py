@@ -28,6 +28,11 @@ every epoch after the first recomputes ``Â_t``, ``R_t`` and ``V_old`` with the 
 Schedules: ``lr_decay_iters`` decays the learning rate and ``clip_ratio_decay_iters`` the clip ratio ε linearly
 to 0 at that many gradient steps (SB3/RL-Zoo's ``lin_`` schedules, set to the budget's gradient steps).
 
+Memory (``policy.model.rnn``): prepare unrolls the rollout from the state stored at its first step (the state zeroed
+where an episode starts, ``Policy._evaluate_rollout``); each env's ``T`` steps are cut into sequences of ``seq_len``
+steps and a minibatch is ``batch_size / seq_len`` whole sequences ``(seq_len, n, ...)``, each recomputed from the state
+the actors stored at its first step (docs/recurrent.md).
+
 Actions: Discrete (categorical), Box (diagonal Gaussian with a state-independent log-std, as SB3; the env
 manager clips the action to the space's bounds, the loss uses the unclipped sample) and MultiDiscrete (one
 categorical per dimension, log-probs summed). Dict observations are flattened by the env layer (``env.obs_keys``).
