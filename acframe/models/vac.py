@@ -229,10 +229,12 @@ class VAC(nn.Module):
 
     def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
                 state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        # the state only when given: a subclass may override compute_* with the feed-forward signature (obs only)
+        args = (obs,) if state is None else (obs, state)
         if mode == 'compute_actor':
-            return self.compute_actor(obs, state)
+            return self.compute_actor(*args)
         if mode == 'compute_critic':
-            return self.compute_critic(obs, state)
+            return self.compute_critic(*args)
         if mode == 'compute_actor_critic':
-            return self.compute_actor_critic(obs, state)
+            return self.compute_actor_critic(*args)
         raise ValueError(f"VAC.forward: unknown mode '{mode}'; use compute_actor, compute_critic or compute_actor_critic")
