@@ -191,7 +191,8 @@ class PPOPolicy(Policy):
 
     def _prepare_rollout(self, rollout: ttorch.Tensor) -> ttorch.Tensor:
         """The plan of one rollout: the rollout, ``log π_old``, ``V_old``, ``Â_t``, ``R_t`` (``(T, B)`` each) and the
-        epochs' random orders of its ``T·B`` transitions (``(epoch_per_collect, T·B)``)."""
+        epochs' random orders of its ``T·B`` transitions (``(epoch_per_collect, T·B)``; with a recurrent model, of its
+        ``T / seq_len · B`` sequences)."""
         steps, num_envs = rollout.reward.shape
         # the observation statistics stay those the rollout was collected with until its last gradient step
         # (``_minibatches``): log π_old is then the behaviour policy's, and every epoch sees the same inputs
