@@ -49,6 +49,9 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
     loaded = load_policy(target, config, list(overrides or ()) + ['policy.cuda=False'],  # a CPU model is traced
                          imports=imports)
+    if getattr(loaded.policy.model, 'recurrent', False):  # a trace would bake the state in as a constant
+        raise ConfigError(f"{target}: the policy is recurrent (policy.model.rnn); exporting one step with the state in "
+                          f"and out is not built yet: act with acframe.load_policy (act, reset) instead")
     actor = loaded.actor.cpu().eval().requires_grad_(False)  # an exported model is for inference only
     space = loaded.observation_space
     spaces = space.spaces if isinstance(space, gym.spaces.Dict) else None  # a Dict observation: a dict input

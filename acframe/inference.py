@@ -13,7 +13,8 @@
         obs, reward, terminated, truncated, _ = env.step(policy.act(obs))
         done = terminated or truncated
 
-``act`` takes one observation or a batch (numpy in, numpy out). Whatever the model does to observations
+``act`` takes one observation or a batch (numpy in, numpy out). A recurrent policy (``policy.model.rnn``) carries
+its state from call to call: call ``policy.reset()`` whenever an episode starts. Whatever the model does to observations
 (e.g. normalization kept in its state) happens inside its forward, so nothing is applied here.
 """
 from __future__ import annotations
@@ -172,6 +173,13 @@ class LoadedPolicy:
         return result[0] if single else result
 
     __call__ = act
+
+    def reset(self) -> None:
+        """Start new episodes: a recurrent policy (``policy.model.rnn``) forgets its state. ``act`` keeps one state per
+        env of the batch it is given (one observation: one env), carried from call to call, so call ``reset()`` at
+        every episode start, and before acting on another number of envs; a feed-forward policy has nothing to reset."""
+        self.policy.eval_mode.reset()
+        self.policy.collect_mode.reset()
 
     def __repr__(self) -> str:
         return (f"LoadedPolicy({self.cfg.policy.type} on {self.cfg.env.env_id}, checkpoint "

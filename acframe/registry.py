@@ -197,3 +197,4 @@ ENV_REGISTRY.register_lazy("toy_multidiscrete", "acframe.envs.toy:make_toy_multi
 ENV_REGISTRY.register_lazy("toy_dict", "acframe.envs.toy:make_toy_dict")
 ENV_REGISTRY.register_lazy("toy_pixel_dot", "acframe.envs.toy:make_toy_pixel_dot")
 ENV_REGISTRY.register_lazy("toy_pixel_goal", "acframe.envs.toy:make_toy_pixel_goal")
+ENV_REGISTRY.register_lazy("toy_cue_memory", "acframe.envs.toy:make_toy_cue_memory")

@@ -124,7 +124,7 @@ def deep_merge(base: dict, update: dict, path: str = '', strict: bool = True, ro
     """
     if not isinstance(update, dict):
         raise ConfigError(f"config key '{path}' must be a dict, got {type(update).__name__} {update!r}")
-    free_form = strict and len(base) == 0
+    free_form = strict and (len(base) == 0 or path in FREE_FORM_WITH_DECLARED_KEYS)
     root = base if root is None else root
     for key, value in update.items():
         full = f"{path}.{key}" if path else str(key)
@@ -221,7 +221,16 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
         node[last] = value
 
 
+#: free-form mappings where a policy may declare some keys (``policy.model.rnn``): the declared keys are checked,
+#: any other key is passed through (to the model)
+FREE_FORM_WITH_DECLARED_KEYS = ('policy.model',)
+#: declared sections inside a free-form mapping: strict again (a typo is an error)
+_DECLARED_IN_FREE_FORM = ('policy.model.rnn',)
+
+
 def _is_free_form(path: str) -> bool:
+    if path in _DECLARED_IN_FREE_FORM or path.startswith(tuple(f + '.' for f in _DECLARED_IN_FREE_FORM)):
+        return False
     free = ('env.env_kwargs', 'policy.model', 'env.domain_randomization.params')
     return path in free or path.startswith(tuple(f + '.' for f in free))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import traceback
 from collections import OrderedDict
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import gymnasium as gym
 import numpy as np
@@ -24,6 +24,13 @@ SHORT_NAMES: Dict[str, str] = {
     'lunarlander_continuous': 'LunarLanderContinuous-v3',
 }
 
+#: partially observed variants, ``short name: (gymnasium id, indices of the observation entries kept)``: the
+#: standard no-velocity tasks of recurrent RL (sb3-contrib / RL Zoo's CartPoleNoVel): the velocities are removed,
+#: so a policy must infer them from the history of its observations (``policy.model.rnn``)
+NO_VELOCITY: Dict[str, Tuple[str, Tuple[int, ...]]] = {
+    'cartpole_novel': ('CartPole-v1', (0, 2)),  # cart position, pole angle (cart and pole velocities removed)
+}
+
 
 def resolve_env_id(env_id: str) -> str:
     """A gymnasium id for ``env_id``, which may be a short name; a clear error when it is neither.
@@ -36,6 +43,8 @@ def resolve_env_id(env_id: str) -> str:
                           f"the id alone, e.g. env.env_id='{env_id.split(':')[-1][:60]}'")
     if env_id in SHORT_NAMES:
         return SHORT_NAMES[env_id]
+    if env_id in NO_VELOCITY:
+        return NO_VELOCITY[env_id][0]
     if env_id.startswith('ALE/') and env_id not in gym.registry:
         from .atari import register_ale
         register_ale()
@@ -43,30 +52,47 @@ def resolve_env_id(env_id: str) -> str:
         return env_id
     if re.fullmatch(r'LunarLander(Continuous)?-v\d+', env_id):
         return env_id  # registered by gymnasium, needs box2d: gym.make says so
-    known = list(SHORT_NAMES) + list(gym.registry)
+    known = list(SHORT_NAMES) + list(NO_VELOCITY) + list(gym.registry)
     hint = closest(env_id, known)
     did_you_mean = f" Did you mean '{hint}'?" if hint else ""
     raise ConfigError(
         f"env.env_id '{env_id}' is neither a gymnasium id nor a short name.{did_you_mean} "
-        f"Short names: {', '.join(SHORT_NAMES)}"
+        f"Short names: {', '.join(list(SHORT_NAMES) + list(NO_VELOCITY))}"
     )
 
 
 def make_gym_env(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
-    """``gymnasium.make(env.env_id, **env.env_kwargs)`` with ``max_episode_steps`` applied."""
+    """``gymnasium.make(env.env_id, **env.env_kwargs)`` with ``max_episode_steps`` applied; a ``NO_VELOCITY`` name
+    keeps only its observation entries (``KeepObservationEntries``)."""
     env_id = resolve_env_id(env_cfg['env_id'])
+    keep = NO_VELOCITY.get(env_cfg['env_id'], (None, None))[1]
     kwargs = dict(env_cfg.get('env_kwargs') or {})
     kwargs.update(overrides)
     if env_cfg.get('max_episode_steps'):
         kwargs['max_episode_steps'] = env_cfg['max_episode_steps']
     try:
-        return gym.make(env_id, **kwargs)
+        env = gym.make(env_id, **kwargs)
+        return env if keep is None else KeepObservationEntries(env, keep)
     except gym.error.DependencyNotInstalled as exc:
         raise ConfigError(f"env.env_id '{env_id}' needs an extra dependency: {exc}") from exc
     except TypeError as exc:
         raise ConfigError(f"env.env_kwargs for '{env_id}' were rejected: {exc}") from exc
     except gym.error.Error as exc:  # deprecated/unregistered versions, bad registrations
         raise ConfigError(f"env.env_id '{env_id}': {str(exc).strip().splitlines()[0]}") from exc
+
+
+class KeepObservationEntries(gym.ObservationWrapper):
+    """A 1-D Box observation reduced to the entries at ``indices`` (e.g. CartPole without its velocities)."""
+
+    def __init__(self, env: gym.Env, indices: Sequence[int]) -> None:
+        super().__init__(env)
+        self._indices = np.asarray(indices, dtype=np.int64)
+        space = env.observation_space
+        self.observation_space = gym.spaces.Box(space.low[self._indices], space.high[self._indices],
+                                                dtype=space.dtype)
+
+    def observation(self, observation: np.ndarray) -> np.ndarray:
+        return observation[self._indices]
 
 
 class FlattenDictObservation(gym.ObservationWrapper):

@@ -19,7 +19,13 @@
   target (Manhattan distance); reaching the target draws a new one. Random play scores about 0.4 per step,
   either key alone at most about 0.5 (measured: ``tests/envs/test_pixel_envs.py``), perfect play 1.
 
-Episodes are truncated (never terminated) after ``episode_len`` steps (``env.max_episode_steps`` overrides
+* ``toy_cue_memory`` (``CueMemoryEnv``): a memory task. The first observation shows a cue (one of ``n_cues``,
+  one-hot); the next ``delay - 1`` observations show nothing (zeros); the observation after ``delay`` steps raises
+  a ``go`` flag, and the action taken then is rewarded 1 when it names the cue (every other action of the episode is free and
+  unrewarded), which ends the episode (terminated). What pays at the end was seen only at the start: a feed-forward
+  policy cannot do better than chance (``1 / n_cues`` per episode), a policy with memory (``policy.model.rnn``) 1.
+
+The other envs' episodes are truncated (never terminated) after ``episode_len`` steps (``env.max_episode_steps`` overrides
 it). All are registered in ``ENV_REGISTRY``: use ``create_config.env.type='toy_multidiscrete'`` and pass
 constructor arguments in ``env.env_kwargs``.
 """
@@ -213,6 +219,46 @@ class DotToTargetEnv(gym.Env):
         return {'image': image, 'target': (self._target / (self.size - 1)).astype(np.float32)}
 
 
+class CueMemoryEnv(gym.Env):
+    """A cue on the first step decides which action pays at the last (``delay + 1`` steps); see the module docstring.
+
+    Observation ``(n_cues + 1,)`` float32: the cue one-hot (first step only) and the ``go`` flag (last step only).
+    """
+
+    metadata: Dict[str, Any] = {'render_modes': []}
+
+    def __init__(self, n_cues: int = 2, delay: int = 4) -> None:
+        if int(n_cues) < 2:
+            raise ConfigError(f"env.env_kwargs.n_cues = {n_cues} must be >= 2 (one cue is no memory task)")
+        if int(delay) < 0:
+            raise ConfigError(f"env.env_kwargs.delay = {delay} must be >= 0")
+        self.n_cues, self.delay = int(n_cues), int(delay)
+        self.action_space = gym.spaces.Discrete(self.n_cues)
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (self.n_cues + 1,), dtype=np.float32)
+        self._cue = 0
+        self._t = 0
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> Tuple[Any, dict]:
+        super().reset(seed=seed)
+        self._t = 0
+        self._cue = int(self.np_random.integers(self.n_cues))
+        obs = np.zeros(self.n_cues + 1, dtype=np.float32)
+        obs[self._cue] = 1.0
+        if self.delay == 0:  # the cue and the go flag at once: no memory needed
+            obs[-1] = 1.0
+        return obs, {}
+
+    def step(self, action: Any) -> Tuple[Any, float, bool, bool, dict]:
+        decision = self._t == self.delay
+        self._t += 1
+        obs = np.zeros(self.n_cues + 1, dtype=np.float32)
+        if decision:
+            return obs, float(int(action) == self._cue), True, False, {}
+        if self._t == self.delay:
+            obs[-1] = 1.0
+        return obs, 0.0, False, False, {}
+
+
 def _make(cls: type, env_cfg: Dict[str, Any], overrides: Dict[str, Any]) -> gym.Env:
     kwargs = dict(env_cfg.get('env_kwargs') or {})
     kwargs.update(overrides)
@@ -252,3 +298,14 @@ def make_toy_pixel_dot(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
 def make_toy_pixel_goal(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
     """ENV_REGISTRY factory of ``DotToTargetEnv`` (constructor arguments from ``env.env_kwargs``)."""
     return _make(DotToTargetEnv, env_cfg, overrides)
+
+
+@ENV_REGISTRY.register('toy_cue_memory')
+def make_toy_cue_memory(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
+    """ENV_REGISTRY factory of ``CueMemoryEnv`` (``n_cues``, ``delay`` from ``env.env_kwargs``)."""
+    kwargs = dict(env_cfg.get('env_kwargs') or {})
+    kwargs.update(overrides)
+    try:
+        return CueMemoryEnv(**kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"env.env_kwargs for CueMemoryEnv were rejected: {exc}") from exc

@@ -11,6 +11,7 @@ from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
 from .normalization import ObsNormalizer, normalize_obs, obs_normalizer
+from .recurrent import RecurrentCore
 from .sde import sde_std
 
 ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
@@ -47,6 +48,10 @@ class VAC(nn.Module):
             ``sigma = sde_std(phi(s), sde_log_std)`` with ``phi`` the actor's last hidden features (without
             gradient) and ``sde_log_std`` an ``(L, D)`` parameter initialised to ``log(init_sigma)``; the actor's
             output adds ``'sde_latent'`` (``phi(s)``), from which the collect mode draws the noise. Replaces sigma_type.
+        rnn: a recurrent core between the (shared) encoder and the heads, ``dict(type='lstm'|'gru', hidden_size,
+            num_layers)`` (``models.recurrent``; other keys, e.g. the learner's ``seq_len``, are not the model's);
+            None or ``type=None``: feed-forward. The ``compute_*`` methods then take and return the state
+            (``state=`` in, ``'state'`` out) and ``unroll`` runs a sequence; see docs/recurrent.md.
 
     ``forward(obs, mode)`` with mode ``'compute_actor'`` returns ``{'logit'}`` or ``{'mu', 'sigma'}``;
     ``'compute_critic'`` returns ``{'value'}`` of shape ``(B,)``; ``'compute_actor_critic'`` returns both.
@@ -73,6 +78,7 @@ class VAC(nn.Module):
         vector_encoder: str = 'mlp',
         vector_hidden_size_list: Sequence[int] = (64,),
         use_sde: bool = False,
+        rnn: Optional[Mapping[str, Any]] = None,
     ) -> None:
         super().__init__()
         if action_space not in ACTION_SPACES:
@@ -92,6 +98,12 @@ class VAC(nn.Module):
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
+        self.core: Optional[RecurrentCore] = None
+        if rnn is not None and rnn.get('type') is not None:
+            if not share_encoder:
+                raise ValueError("policy.model.rnn needs one encoder for actor and critic: set policy.model.share_encoder=True")
+            self.core = RecurrentCore(feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
+            feature = self.core.hidden_size  # the heads read the core's output
         # heads: [hidden layer +] linear output; the hidden part is kept apart for the conditioned sigma head
         self.actor_hidden = mlp(feature, [actor_head_hidden_size] if actor_head_hidden_size else [], activation)
         self.actor_out = nn.Linear(actor_head_hidden_size or feature, out_size)
@@ -124,9 +136,35 @@ class VAC(nn.Module):
             init_orthogonal(self.critic_head, math.sqrt(2), last_gain=1.0)
         use_channels_last(self)
 
-    def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+    @property
+    def recurrent(self) -> bool:
+        """True when the model has a recurrent core (``rnn``): its forwards then carry a state."""
+        return self.core is not None
+
+    def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
+        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)``."""
+        assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
+        return self.core.initial_state(batch, device if device is not None else self.actor_out.weight.device)
+
+    def _features(self, encoder: nn.Module, obs: torch.Tensor, state: Optional[torch.Tensor],
+                  out: Dict[str, torch.Tensor]) -> torch.Tensor:
+        """``encoder(obs)``, through one step of the core when the model is recurrent (the next state into ``out``)."""
+        feature = encoder(obs)
+        if self.core is None:
+            return feature
+        if state is None:
+            raise ValueError("a recurrent VAC (policy.model.rnn) needs its state: pass state=")
+        feature, out['state'] = self.core.step(feature, state)
+        return feature
+
+    def compute_actor(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
-        return self._actor_from_feature(self.actor_encoder(obs))
+        if self.core is None:
+            return self._actor_from_feature(self.actor_encoder(obs))
+        extra: Dict[str, torch.Tensor] = {}
+        out = self._actor_from_feature(self._features(self.actor_encoder, obs, state, extra))
+        out.update(extra)
+        return out
 
     def _actor_from_feature(self, feature: torch.Tensor) -> Dict[str, torch.Tensor]:
         hidden = self.actor_hidden(feature)
@@ -144,23 +182,59 @@ class VAC(nn.Module):
             sigma = self.log_sigma_head(hidden).clamp(-20.0, 2.0).exp()
         return {'mu': mu, 'sigma': sigma}
 
-    def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+    def compute_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
-        return {'value': self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
+        if self.core is None:
+            return {'value': self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
+        out: Dict[str, torch.Tensor] = {}
+        out['value'] = self.critic_head(self._features(self.critic_encoder, obs, state, out)).squeeze(-1)
+        return out
 
-    def compute_actor_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+    def compute_actor_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
+        if self.core is not None:
+            extra: Dict[str, torch.Tensor] = {}
+            feature = self._features(self.actor_encoder, obs, state, extra)
+            out = self._actor_from_feature(feature)
+            out['value'] = self.critic_head(feature).squeeze(-1)
+            out.update(extra)
+            return out
         actor_feature = self.actor_encoder(obs)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
         out = self._actor_from_feature(actor_feature)
         out['value'] = self.critic_head(critic_feature).squeeze(-1)
         return out
 
-    def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic') -> Dict[str, torch.Tensor]:
+    def unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """Actor and critic over a time-major sequence (the learner's recompute; recurrent models only).
+
+        Args:
+            obs: observations ``(T*B, *obs_shape)``, time-major flattened (a dict per key for Dict observations).
+            state: the state before step 0, ``(B, R, H)``.
+            starts: ``(T, B)`` bool, True where an episode starts (the state is zeroed before that step).
+
+        Returns:
+            ``compute_actor_critic``'s outputs ``(T*B, ...)`` and ``'ends'`` ``(T*B, R, H)``: the state after every
+            step that ends a fragment (``RecurrentCore.unroll``), zeros elsewhere.
+        """
+        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
+        steps, batch = starts.shape
+        feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
+        feature, ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts)
+        feature = feature.reshape(steps * batch, -1)
+        out = self._actor_from_feature(feature)
+        out['value'] = self.critic_head(feature).squeeze(-1)
+        out['ends'] = ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
+        return out
+
+    def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
+                state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        # the state only when given: a subclass may override compute_* with the feed-forward signature (obs only)
+        args = (obs,) if state is None else (obs, state)
         if mode == 'compute_actor':
-            return self.compute_actor(obs)
+            return self.compute_actor(*args)
         if mode == 'compute_critic':
-            return self.compute_critic(obs)
+            return self.compute_critic(*args)
         if mode == 'compute_actor_critic':
-            return self.compute_actor_critic(obs)
+            return self.compute_actor_critic(*args)
         raise ValueError(f"VAC.forward: unknown mode '{mode}'; use compute_actor, compute_critic or compute_actor_critic")

@@ -22,6 +22,7 @@ def create_policy(cfg: Any, observation_space: Any = None, action_space: Any = N
     """Build ``cfg.policy.type`` for an env with these spaces (fills ``cfg.policy.model``'s shapes); ``init_weights``:
     model weights it starts from (``init_from``), loaded before its modes are set up."""
     cls = policy_class(cfg)
+    cls.check_run_config(cfg)
     if observation_space is not None:
         fill_model_spaces(cfg, observation_space, action_space, cls)
     return cls(cfg.policy, model=model, enable_field=enable_field, init_weights=init_weights)

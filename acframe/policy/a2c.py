@@ -24,13 +24,16 @@ that collected it), then
   where Σ is the mean (or the sum, ``loss_reduction='sum'``) over the T·B steps, with RMSprop or Adam,
   the gradient clipped by its global norm.
 
+Memory (``policy.model.rnn``): π and V are recomputed over the segment from the state stored at its first step,
+the state zeroed where an episode starts inside it (``Policy._evaluate_rollout``; docs/recurrent.md).
+
 Actions: Discrete (categorical), Box (diagonal Gaussian: the env manager clips the action to the space's
 bounds, the loss uses the unclipped sample) and MultiDiscrete (one categorical per dimension, log-probs
 summed). Dict observations are flattened by the env layer (``env.obs_keys``).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
@@ -49,8 +52,21 @@ class A2CPolicy(Policy):
     supported_action_spaces = ('discrete', 'continuous', 'multi_discrete')
     on_policy = True
     collect_stats = False
+    supports_rnn = True
 
     config = dict(
+        # (dict) Keyword arguments of the model (VAC: encoder_hidden_size_list, activation, obs_norm, ...; free-form but for rnn); obs_shape, action_shape and action_space are filled from the env when absent.
+        model=dict(
+            # (dict) A recurrent core (LSTM/GRU); the learner recomputes each rollout from the state stored at its first step.
+            rnn=dict(
+        # (str in {'lstm', 'gru'} or None) Recurrent core between the encoder and the heads, one hidden state per env carried across steps and reset where an episode starts (docs/recurrent.md); None: feed-forward.
+        type=None,
+        # (int in [1, 4096]) Units of each recurrent layer (the heads read its output).
+        hidden_size=64,
+        # (int in [1, 16]) Stacked recurrent layers.
+        num_layers=1,
+            ),
+        ),
         learn=dict(
             # (str in {'rmsprop', 'rmsprop_tf', 'adam'}) Optimizer: 'rmsprop' (A2C's usual choice), 'rmsprop_tf' (TensorFlow's RMSprop, the RL Zoo's Atari A2C) or 'adam'.
             optim='rmsprop',
@@ -129,11 +145,13 @@ class A2CPolicy(Policy):
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
-        output = self._evaluate(batch.obs)  # (T+1, B, ...), with the observation statistics it was collected with
+        # (T+1, B, ...), with the observation statistics it was collected with; a recurrent model (policy.model.rnn)
+        # recomputes the sequence from the state stored at the segment's first step
+        output = self._evaluate_rollout(batch)
         values = output['value']
         dist = self._distribution(output, drop_last=True)
 
-        returns, advantages = self._targets(batch, values.detach())
+        returns, advantages = self._targets(batch, values.detach(), output.get('ends'))
         if learn.adv_norm:
             advantages = normalize_advantages(advantages)
         reduce = torch.mean if learn.loss_reduction == 'mean' else torch.sum
@@ -149,8 +167,10 @@ class A2CPolicy(Policy):
             info['critic_lr'] = self._optimizer.param_groups[1]['lr']
         return info
 
-    def _targets(self, batch: ttorch.Tensor, values: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        """``(returns R_t, advantages A_t)``, both ``(T, B)`` without gradient; ``values`` is ``(T+1, B)``.
+    def _targets(self, batch: ttorch.Tensor, values: torch.Tensor,
+                 ends: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+        """``(returns R_t, advantages A_t)``, both ``(T, B)`` without gradient; ``values`` is ``(T+1, B)``; ``ends``
+        the recurrent states a truncated episode's final observation is valued from (recurrent models only).
 
         ``values[-1]`` = V(x_T) bootstraps the segment end; a step that ended its episode has discount 0
         (the next entry is already a new episode), and a truncated one has γ·V(final_obs) folded into its reward.
@@ -160,7 +180,8 @@ class A2CPolicy(Policy):
             reward = self._scaled_reward(batch.reward)
             if self._reward_normalizer is not None:
                 reward = self._reward_normalizer(reward, batch.terminated | batch.truncated)
-            rewards = self._bootstrap_truncation(reward, batch.truncated, batch.final_obs)
+            rewards = self._bootstrap_truncation(reward, batch.truncated, batch.final_obs,
+                                                 None if ends is None else ends[:-1].detach())
             lambda_ = float(self._cfg.learn.gae_lambda)
             if lambda_ == 1.0:
                 returns = nstep_return(rewards, discounts, values[-1])

@@ -85,6 +85,9 @@ class Policy:
     #: the default collect forward keeps the actor's distribution statistics in the segment (the behaviour policy
     #: an off-policy correction needs); False keeps only the action (an on-policy learner recomputes them)
     collect_stats: bool = True
+    #: True when the learn mode recomputes sequences from the segments' stored recurrent states, so the model may
+    #: have a recurrent core (``policy.model.rnn``); other policies refuse one (``check_recurrent``)
+    supports_rnn: bool = False
 
     @classmethod
     def default_config(cls) -> Dict[str, Any]:
@@ -113,6 +116,13 @@ class Policy:
         return [LearnNeed(size * unroll, 'budget', f"policy.learn.batch_size={size} {unit} need", 'gradient steps',
                           'lower policy.learn.batch_size')]
 
+    @classmethod
+    def check_run_config(cls, cfg: Any) -> None:
+        """Refuse, with a one-line ``ConfigError``, what this policy cannot do with the whole compiled ``cfg`` (its
+        env and collection sizes included); called by ``create_policy`` before anything is built. Default: a
+        recurrent core (``policy.model.rnn``) only where the policy supports one (``check_recurrent``)."""
+        check_recurrent(cfg.policy, cls)
+
     def __init__(self, cfg: Any, model: Optional[nn.Module] = None, enable_field: Sequence[str] = ('learn', 'collect', 'eval'),
                  init_weights: Optional[Dict[str, torch.Tensor]] = None) -> None:
         self._cfg = cfg
@@ -127,6 +137,7 @@ class Policy:
                 f"it supports {', '.join(self.supported_action_spaces)}"
             )
         self._action_space = action_space
+        check_recurrent(cfg, type(self))
         self._device = torch.device('cuda' if cfg.get('cuda') else 'cpu')
         if cfg.get('cuda') and not torch.cuda.is_available():
             raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
@@ -138,6 +149,10 @@ class Policy:
         self._deterministic_eval = bool(cfg.get('eval', {}).get('deterministic', True))
         self._on_gpu = self._device.type != 'cpu'
         self._sde_noise = self._make_sde_noise() if 'collect' in self._enable_field else None
+        # recurrent models (policy.model.rnn): one hidden state per env in the collect and in the eval mode
+        self._recurrent = bool(getattr(self._model, 'recurrent', False))
+        self._collect_states = EnvStates(self._model) if self._recurrent else None
+        self._eval_states = EnvStates(self._model) if self._recurrent else None
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
 
@@ -201,6 +216,13 @@ class Policy:
         name = self._cfg.model.get('type', name)
         model_cls = MODEL_REGISTRY.get(name)
         params = inspect.signature(model_cls.__init__).parameters
+        if 'rnn' in kwargs and not rnn_type(kwargs['rnn']) and 'rnn' not in params:
+            kwargs.pop('rnn')  # the declared default (feed-forward) of a policy whose model has no recurrent core
+        elif 'rnn' in kwargs and 'rnn' not in params and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            raise ConfigError(f"policy.model.rnn: model '{name}' has no recurrent core; use the 'vac' model or set "
+                              f"policy.model.rnn.type=None")
+        if isinstance(kwargs.get('rnn'), Mapping):
+            kwargs['rnn'] = {k: kwargs['rnn'][k] for k in RNN_MODEL_KEYS if k in kwargs['rnn']}
         if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
             from ..registry import closest
             for key in kwargs:
@@ -277,13 +299,14 @@ class Policy:
                      get_train_sample=self._get_train_sample,
                      load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg,
                      unroll_len=self.train_sample_len(self._cfg), state_dict=self._state_dict_collect,
-                     load_state_dict=self._load_state_dict_collect)
+                     load_state_dict=self._load_state_dict_collect, episode_start=self._episode_start_collect)
 
     @property
     def eval_mode(self) -> _Mode:
         self._require('eval')
         return _Mode('eval', forward=self._eval_on_device if self._on_gpu else self._forward_eval,
-                     load_weights=self.load_weights, policy_cfg=self._cfg)
+                     load_weights=self.load_weights, policy_cfg=self._cfg, reset=self._reset_eval,
+                     episode_start=self._episode_start_eval)
 
     # ---- policy.cuda: the model on the GPU, data from and to the CPU workers ------------------------
     def _learn_on_device(self, batch: Any) -> Dict[str, float]:
@@ -375,6 +398,28 @@ class Policy:
         output = self._model(flatten_lead(obs, lead_dims), mode='compute_actor_critic')
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
+    def _evaluate_rollout(self, rollout: Any) -> Dict[str, torch.Tensor]:
+        """``compute_actor_critic`` on a collected segment's ``T + 1`` observations, ``(T+1, B, ...)`` each.
+
+        Feed-forward: ``_evaluate(rollout.obs)``. Recurrent (``policy.model.rnn``): the sequence is recomputed
+        from the state stored at the segment's first step (``rollout.rnn_state[0]``), the state zeroed before every
+        step the collector flagged as an episode start (``rollout.episode_start``) and before the bootstrap
+        observation when the last step ended its episode; ``'ends'`` ``(T+1, B, R, H)`` then holds the state after
+        every step that ends an episode fragment (to value a truncated episode's final observation).
+        """
+        if not self._recurrent:
+            return self._evaluate(rollout.obs)
+        done = rollout.terminated | rollout.truncated
+        starts = torch.cat([torch.zeros_like(done[:1]), rollout.episode_start[1:].to(torch.bool), done[-1:]])
+        return self._evaluate_unroll(rollout.obs, rollout.rnn_state[0], starts)
+
+    def _evaluate_unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """A recurrent model's outputs on observations ``(T, B, *obs_shape)`` from ``state`` ``(B, R, H)``, the state
+        zeroed before every step where ``starts`` ``(T, B)`` is True; every output ``(T, B, ...)`` (``VAC.unroll``)."""
+        lead = lead_shape(obs, 2)
+        output = self._model.unroll(flatten_lead(obs, 2), state, starts)
+        return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
+
     def _distribution(self, output: Dict[str, torch.Tensor], drop_last: bool = False) -> Any:
         """The action distribution of the actor's statistics in ``output`` (without the last step: ``drop_last``,
         for the bootstrap observation of a ``(T+1, B)`` segment)."""
@@ -413,18 +458,23 @@ class Policy:
         if normalizer is not None:
             normalizer.update(obs[:-1])
 
-    def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor) -> torch.Tensor:
+    def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor,
+                              ends: Optional[torch.Tensor] = None) -> torch.Tensor:
         """Fold ``gamma * V(final_obs)``, with the current weights and no gradient, into the reward of every
         truncated step (``rl_utils.fold_truncation``; the caller gives those steps discount 0).
 
         ``reward``/``truncated`` are ``(T, B)``, ``final_obs`` ``(T, B, obs)``; gamma is ``policy.learn.discount_factor``
-        and V the model's ``compute_critic``.
+        and V the model's ``compute_critic``; a recurrent model continues from ``ends`` ``(T, B, R, H)``, the state
+        after each step that ends an episode fragment (``_evaluate_rollout``'s ``'ends'``).
         """
         if not truncated.any():
             return reward
         final_values = torch.zeros_like(reward)
         with torch.no_grad():
-            final_values[truncated] = self._model.compute_critic(final_obs[truncated])['value']
+            if ends is None:
+                final_values[truncated] = self._model.compute_critic(final_obs[truncated])['value']
+            else:
+                final_values[truncated] = self._model.compute_critic(final_obs[truncated], ends[truncated])['value']
         return fold_truncation(reward, truncated.float(), final_values, self._cfg.learn.discount_factor)
 
     # ---- collect -----------------------------------------------------------------------------------
@@ -444,7 +494,13 @@ class Policy:
 
     def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         """Default: an ``action`` sampled from the actor's distribution, with its statistics when ``collect_stats``.
-        With gSDE the sample is ``mu + phi(s)ᵀ W`` with the env's current exploration matrix ``W``."""
+        With gSDE the sample is ``mu + phi(s)ᵀ W`` with the env's current exploration matrix ``W``.
+
+        A recurrent model acts from each env's state and keeps the next one; the outputs add ``rnn_state``
+        ``(B, R, H)`` (the state this step acted from, already zeroed where an episode starts) and ``episode_start``
+        ``(B,)`` (the envs that start an episode at this step), so the segment carries both."""
+        if self._recurrent:
+            return self._forward_collect_recurrent(obs)
         output = self._model.compute_actor(obs)
         latent = output.pop('sde_latent', None)
         if latent is None:
@@ -456,22 +512,51 @@ class Policy:
         output['action'] = action
         return output
 
+    def _forward_collect_recurrent(self, obs: Any) -> Dict[str, torch.Tensor]:
+        """``_forward_collect`` of a recurrent model (see there)."""
+        state, start = self._collect_states.get(_batch_size(obs))
+        output = self._model.compute_actor(obs, state)
+        self._collect_states.advance(output.pop('state'))
+        latent = output.pop('sde_latent', None)
+        if latent is None:
+            action = make_distribution(output, self._action_space, self._nvec).sample()
+        else:
+            action = output['mu'] + self._sde_noise(latent)
+        result = output if self.collect_stats else {}
+        result.update(action=action, rnn_state=state, episode_start=start)
+        return result
+
     def _get_train_sample(self, segment: Any) -> Any:
         """Turn a collected time-major segment into what the buffer/learner takes (default: the segment)."""
         return segment
 
     def _reset_collect(self) -> None:
+        """Every collector env was reset: gSDE draws new matrices, a recurrent model starts from zero states."""
         if self._sde_noise is not None:
             self._sde_noise.reset()
+        if self._collect_states is not None:
+            self._collect_states.reset()
+
+    def _episode_start_collect(self, env_ids: Sequence[int]) -> None:
+        """The collector's notice that envs ``env_ids`` start an episode at their next observation (they ended one
+        and were reset): a recurrent model zeroes their states; a feed-forward one has nothing to do."""
+        if self._collect_states is not None:
+            self._collect_states.begin(env_ids)
 
     def _state_dict_collect(self) -> Dict[str, Any]:
         """What the collect mode carries between env steps that an exact resume needs (plain data): the gSDE
-        exploration matrices when the model explores with gSDE; override to add your own."""
-        return {'sde_noise': self._sde_noise.state_dict()} if self._sde_noise is not None else {}
+        exploration matrices when the model explores with gSDE, each env's recurrent state with a recurrent model;
+        override to add your own."""
+        state: Dict[str, Any] = {'sde_noise': self._sde_noise.state_dict()} if self._sde_noise is not None else {}
+        if self._collect_states is not None:
+            state['rnn'] = self._collect_states.state_dict()
+        return state
 
     def _load_state_dict_collect(self, state: Dict[str, Any]) -> None:
         if self._sde_noise is not None and state.get('sde_noise') is not None:
             self._sde_noise.load_state_dict(state['sde_noise'])
+        if self._collect_states is not None and state.get('rnn') is not None:
+            self._collect_states.load_state_dict(state['rnn'])
 
     # ---- eval --------------------------------------------------------------------------------------
     def _init_eval(self) -> None:
@@ -479,9 +564,99 @@ class Policy:
 
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         """Default: the mode of the actor's distribution (greedy / mean action), or a sample when
-        ``policy.eval.deterministic`` is False."""
-        dist = make_distribution(self._model.compute_actor(obs), self._action_space, self._nvec)
+        ``policy.eval.deterministic`` is False; a recurrent model acts from each env's eval state."""
+        if self._recurrent:
+            state, _ = self._eval_states.get(_batch_size(obs))
+            output = self._model.compute_actor(obs, state)
+            self._eval_states.advance(output.pop('state'))
+        else:
+            output = self._model.compute_actor(obs)
+        dist = make_distribution(output, self._action_space, self._nvec)
         return {'action': dist.mode() if self._deterministic_eval else dist.sample()}
+
+    def _reset_eval(self) -> None:
+        """Every eval env was reset (a new evaluation): a recurrent model starts from zero states."""
+        if self._eval_states is not None:
+            self._eval_states.reset()
+
+    def _episode_start_eval(self, env_ids: Sequence[int]) -> None:
+        """Eval envs ``env_ids`` start an episode at their next observation: their recurrent states are zeroed."""
+        if self._eval_states is not None:
+            self._eval_states.begin(env_ids)
+
+
+#: the keys of ``policy.model.rnn`` the model takes (the rest, e.g. PPO's ``seq_len``, are the learn mode's)
+RNN_MODEL_KEYS = ('type', 'hidden_size', 'num_layers')
+
+
+def rnn_type(rnn: Any) -> Optional[str]:
+    """The recurrent core ``policy.model.rnn`` asks for (``'lstm'``/``'gru'``), or None (feed-forward)."""
+    return rnn.get('type') if isinstance(rnn, Mapping) else None
+
+
+def check_recurrent(cfg: Any, policy_cls: type) -> None:
+    """A ``ConfigError`` (one line) when ``policy.model.rnn`` asks for a recurrent core that ``policy_cls`` cannot
+    learn with yet (``cfg`` is ``cfg.policy``)."""
+    kind = rnn_type(cfg.get('model', {}).get('rnn'))
+    if kind and not policy_cls.supports_rnn:
+        raise ConfigError(f"policy.model.rnn.type='{kind}': policy '{cfg.get('type', policy_cls.__name__)}' has no "
+                          f"recurrent form yet (ppo and a2c in the serial pipeline have); remove policy.model.rnn or "
+                          f"use policy ppo or a2c")
+
+
+class EnvStates:
+    """The recurrent state of each of a mode's envs ``(B, R, H)`` and which of them start an episode at their next
+    step ``(B,)``; created (zeros, every env starting) at the first step, so a mode serves any number of envs."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self._model = model
+        self.state: Optional[torch.Tensor] = None
+        self.start: Optional[torch.Tensor] = None
+
+    def get(self, batch: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        """``(state (B, R, H), start (B,) bool)`` of this step; ``ValueError`` when the number of envs changed."""
+        if self.state is None:
+            self.state = self._model.initial_state(batch)
+            self.start = torch.ones(batch, dtype=torch.bool, device=self.state.device)
+        elif self.state.shape[0] != batch:
+            raise ValueError(f"the recurrent policy holds states for {self.state.shape[0]} envs but got a batch of "
+                             f"{batch} observations; reset() it before acting on another number of envs")
+        return self.state, self.start
+
+    def advance(self, state: torch.Tensor) -> None:
+        """After a step: the next states; no env starts an episode any more until ``begin``."""
+        self.state = state
+        self.start = torch.zeros_like(self.start)
+
+    def begin(self, env_ids: Sequence[int]) -> None:
+        """Envs ``env_ids`` start an episode at their next step: their states are zeroed (out of place: the last
+        state may be an inference tensor, or already stored in a segment)."""
+        if self.state is None or len(env_ids) == 0:
+            return
+        mask = torch.zeros(self.state.shape[0], dtype=torch.bool, device=self.state.device)
+        mask[torch.as_tensor(np.asarray(env_ids), dtype=torch.long, device=self.state.device)] = True
+        self.state = torch.where(mask.view(-1, 1, 1), torch.zeros_like(self.state), self.state)
+        self.start = self.start | mask
+
+    def reset(self) -> None:
+        """Every env starts an episode (the states are made again at the next step)."""
+        self.state = self.start = None
+
+    def state_dict(self) -> Dict[str, Any]:
+        return {'state': None if self.state is None else self.state.detach().cpu().clone(),
+                'start': None if self.start is None else self.start.detach().cpu().clone()}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        device = next(self._model.parameters()).device
+        self.state = None if state.get('state') is None else state['state'].to(device).clone()
+        self.start = None if state.get('start') is None else state['start'].to(device).clone()
+
+
+def _batch_size(obs: Any) -> int:
+    """The number of observations of a batch (a tensor, or a dict of tensors per key)."""
+    if isinstance(obs, Mapping):
+        return int(next(iter(obs.values())).shape[0])
+    return int(obs.shape[0])
 
 
 def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch.optim.Optimizer:

@@ -28,6 +28,11 @@ every epoch after the first recomputes ``Â_t``, ``R_t`` and ``V_old`` with the 
 Schedules: ``lr_decay_iters`` decays the learning rate and ``clip_ratio_decay_iters`` the clip ratio ε linearly
 to 0 at that many gradient steps (SB3/RL-Zoo's ``lin_`` schedules, set to the budget's gradient steps).
 
+Memory (``policy.model.rnn``): prepare unrolls the rollout from the state stored at its first step (the state zeroed
+where an episode starts, ``Policy._evaluate_rollout``); each env's ``T`` steps are cut into sequences of ``seq_len``
+steps and a minibatch is ``batch_size / seq_len`` whole sequences ``(seq_len, n, ...)``, each recomputed from the state
+the actors stored at its first step (docs/recurrent.md).
+
 Actions: Discrete (categorical), Box (diagonal Gaussian with a state-independent log-std, as SB3; the env
 manager clips the action to the space's bounds, the loss uses the unclipped sample) and MultiDiscrete (one
 categorical per dimension, log-probs summed). Dict observations are flattened by the env layer (``env.obs_keys``).
@@ -40,6 +45,8 @@ from typing import Any, Dict, Iterator, List
 import torch
 
 from ..data import flatten_lead, make_tree, ttorch
+from ..data.tree import is_leaf, tree_map
+from ..errors import ConfigError
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, normalize_advantages, ppo_policy_loss, ppo_value_loss
@@ -53,8 +60,23 @@ class PPOPolicy(Policy):
     supported_action_spaces = ('discrete', 'continuous', 'multi_discrete')
     on_policy = True
     collect_stats = False
+    supports_rnn = True
 
     config = dict(
+        # (dict) Keyword arguments of the model (VAC: encoder_hidden_size_list, activation, obs_norm, ...; free-form but for rnn); obs_shape, action_shape and action_space are filled from the env when absent.
+        model=dict(
+            # (dict) A recurrent core (LSTM/GRU); minibatches are whole sequences recomputed from their stored start states.
+            rnn=dict(
+                # (str in {'lstm', 'gru'} or None) Recurrent core between the encoder and the heads, one hidden state per env carried across steps and reset where an episode starts (docs/recurrent.md); None: feed-forward.
+                type=None,
+                # (int in [1, 4096]) Units of each recurrent layer (the heads read its output).
+                hidden_size=64,
+                # (int in [1, 16]) Stacked recurrent layers.
+                num_layers=1,
+                # (int >= 0) Steps of one training sequence: each env's T rollout steps are cut into T / seq_len sequences, each recomputed from the state stored at its first step (a divisor of T, and batch_size a multiple of it); 0: whole rollout columns (T steps).
+                seq_len=0,
+            ),
+        ),
         # (bool) Recompute the advantages and value targets with the current weights before every epoch after the first.
         recompute_adv=False,
         learn=dict(
@@ -125,6 +147,31 @@ class PPOPolicy(Policy):
                           'minibatches of that size (each would be the whole rollout)',
                           'lower policy.learn.batch_size or raise policy.collect.n_sample')]
 
+    @classmethod
+    def check_run_config(cls, cfg: Any) -> None:
+        """A recurrent PPO's sequences must tile the rollout (``seq_len`` divides ``T``) and its minibatches hold whole
+        sequences (``batch_size`` a multiple of the sequence length)."""
+        super().check_run_config(cfg)
+        rnn = cfg.policy.model.get('rnn') or {}
+        if not rnn.get('type'):
+            return
+        steps = int(cfg.policy.collect.n_sample) // int(cfg.env.collector_env_num)
+        length = int(rnn.get('seq_len') or steps)
+        if steps % length:
+            raise ConfigError(f"policy.model.rnn.seq_len={length} does not divide the {steps} steps each env collects per "
+                              f"rollout (policy.collect.n_sample / env.collector_env_num); choose a divisor of {steps} "
+                              f"or 0 (whole rollouts)")
+        if int(cfg.policy.learn.batch_size) % length:
+            raise ConfigError(f"policy.learn.batch_size={cfg.policy.learn.batch_size} is not a multiple of the sequence "
+                              f"length {length} (policy.model.rnn.seq_len, or the steps per env of a rollout when 0): "
+                              f"minibatches hold whole sequences; set batch_size to a multiple of {length}")
+
+    def _seq_len(self, steps: int) -> int:
+        """Steps of a training sequence in a rollout of ``steps`` steps per env: ``rnn.seq_len`` (0: ``steps``). A
+        rollout it does not tile (the last, cut rollout of a budget) is learned in whole columns."""
+        length = int(self._cfg.model.rnn.get('seq_len') or steps)
+        return length if steps % length == 0 else steps
+
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         learn = self._cfg.learn  # its values were checked by compile_config against the declarations in config
@@ -144,34 +191,44 @@ class PPOPolicy(Policy):
 
     def _prepare_rollout(self, rollout: ttorch.Tensor) -> ttorch.Tensor:
         """The plan of one rollout: the rollout, ``log π_old``, ``V_old``, ``Â_t``, ``R_t`` (``(T, B)`` each) and the
-        epochs' random orders of its ``T·B`` transitions (``(epoch_per_collect, T·B)``)."""
+        epochs' random orders of its ``T·B`` transitions (``(epoch_per_collect, T·B)``; with a recurrent model, of its
+        ``T / seq_len · B`` sequences)."""
         steps, num_envs = rollout.reward.shape
         # the observation statistics stay those the rollout was collected with until its last gradient step
         # (``_minibatches``): log π_old is then the behaviour policy's, and every epoch sees the same inputs
         with torch.no_grad():
-            output = self._evaluate(rollout.obs)  # (T+1, B, ...)
+            output = self._evaluate_rollout(rollout)  # (T+1, B, ...); recurrent: from the stored first state
             log_prob_old = self._distribution(output, drop_last=True).log_prob(rollout.action)
             reward = self._scaled_reward(rollout.reward)
             if self._reward_normalizer is not None:  # once per rollout: recompute_adv reuses these rewards
                 reward = self._reward_normalizer(reward, rollout.terminated | rollout.truncated)
+        keys = ('obs', 'action', 'terminated', 'truncated', 'final_obs')
+        # a recurrent model's minibatches are sequences: the plan orders sequences, not transitions
+        units = steps * num_envs
+        if self._recurrent:
+            keys += ('rnn_state', 'episode_start')
+            units = steps // self._seq_len(steps) * num_envs
         plan = {
-            'rollout': {k: rollout[k] for k in ('obs', 'action', 'terminated', 'truncated', 'final_obs')},
+            'rollout': {k: rollout[k] for k in keys},
             'reward': reward,
             'log_prob_old': log_prob_old,
             'value_old': reward.new_empty(steps, num_envs),  # on the learner's device, as the rollout
             'advantage': reward.new_empty(steps, num_envs),
             'value_target': reward.new_empty(steps, num_envs),
-            'order': torch.stack([torch.randperm(steps * num_envs) for _ in range(self._cfg.learn.epoch_per_collect)]),
+            'order': torch.stack([torch.randperm(units) for _ in range(self._cfg.learn.epoch_per_collect)]),
         }
-        self._fill_targets(plan, output['value'])
+        self._fill_targets(plan, output)
         return make_tree(plan)
 
-    def _fill_targets(self, plan: Any, values: torch.Tensor) -> None:
-        """Write ``V_old``, the GAE advantages and the value targets of ``values`` ``(T+1, B)`` into the plan."""
+    def _fill_targets(self, plan: Any, output: Dict[str, torch.Tensor]) -> None:
+        """Write ``V_old``, the GAE advantages and the value targets of ``output['value']`` ``(T+1, B)`` into the plan
+        (a recurrent model values truncated episodes' final observations from ``output['ends']``)."""
         rollout = plan['rollout']
+        values, ends = output['value'], output.get('ends')
         with torch.no_grad():
             discounts = self._discounts(rollout['terminated'], rollout['truncated'])
-            rewards = self._bootstrap_truncation(plan['reward'], rollout['truncated'], rollout['final_obs'])
+            rewards = self._bootstrap_truncation(plan['reward'], rollout['truncated'], rollout['final_obs'],
+                                                 None if ends is None else ends[:-1])
             advantages = gae(rewards, values[:-1], values[-1], discounts, float(self._cfg.learn.gae_lambda))
             plan['value_old'].copy_(values[:-1])
             plan['advantage'].copy_(advantages)
@@ -179,6 +236,9 @@ class PPOPolicy(Policy):
 
     def _minibatches(self, plan: ttorch.Tensor, start: int = 0) -> Iterator[ttorch.Tensor]:
         """``epoch_per_collect`` passes over the rollout in the plan's orders, ``batch_size`` transitions a step."""
+        if self._recurrent:
+            yield from self._sequence_minibatches(plan, start)
+            return
         learn = self._cfg.learn
         rollout = plan.rollout
         steps, num_envs = plan.reward.shape
@@ -192,7 +252,7 @@ class PPOPolicy(Policy):
             epoch, index = divmod(step, per_epoch)
             if index == 0 and epoch > 0 and self._cfg.recompute_adv:
                 with torch.no_grad():
-                    self._fill_targets(plan, self._evaluate(rollout.obs)['value'])
+                    self._fill_targets(plan, self._evaluate(rollout.obs))
             idx = plan.order[epoch, index * learn.batch_size:(index + 1) * learn.batch_size]
             yield make_tree({
                 'obs': flatten_lead(rollout.obs[:-1], 2)[idx],  # (per key for a Dict observation)
@@ -207,13 +267,56 @@ class PPOPolicy(Policy):
         # a small σ, a shift of the inputs is a shift of μ by several σ: huge ratios, clipped or exploding steps)
         self._update_obs_norm(rollout.obs)
 
+    def _sequence_minibatches(self, plan: ttorch.Tensor, start: int = 0) -> Iterator[ttorch.Tensor]:
+        """``_minibatches`` of a recurrent model: each env's ``T`` steps are cut into sequences of ``L = seq_len``
+        steps (sequence ``k·B + b`` is steps ``[kL, (k+1)L)`` of env ``b``); a minibatch is ``batch_size / L`` whole
+        sequences in the plan's order, time-major ``(L, n, ...)``, with each sequence's stored start state
+        ``rnn_state`` ``(n, R, H)`` and its episode starts ``(L, n)`` (the first row False: the stored state is already
+        zeroed where an episode starts there)."""
+        learn = self._cfg.learn
+        rollout = plan.rollout
+        steps, num_envs = plan.reward.shape
+        length = self._seq_len(steps)
+        chunks = steps // length
+        per_batch = max(1, learn.batch_size // length)
+        per_epoch = math.ceil(chunks * num_envs / per_batch)
+
+        def seqs(x: torch.Tensor) -> torch.Tensor:  # (T, B, ...) -> (L, chunks*B, ...)
+            rest = tuple(x.shape[2:])
+            return x.reshape((chunks, length, num_envs) + rest).transpose(0, 1).reshape((length, chunks * num_envs) + rest)
+
+        first_states = rollout.rnn_state[::length].reshape((chunks * num_envs,) + tuple(rollout.rnn_state.shape[2:]))
+        for step in range(start, int(plan.order.shape[0]) * per_epoch):
+            epoch, index = divmod(step, per_epoch)
+            if index == 0 and epoch > 0 and self._cfg.recompute_adv:
+                with torch.no_grad():
+                    self._fill_targets(plan, self._evaluate_rollout(rollout))
+            idx = plan.order[epoch, index * per_batch:(index + 1) * per_batch]
+            starts = seqs(rollout.episode_start)[:, idx].clone()
+            starts[0] = False
+            obs = rollout.obs[:-1]
+            yield make_tree({
+                'obs': seqs(obs)[:, idx] if is_leaf(obs) else tree_map(lambda x: seqs(x)[:, idx], obs),
+                'action': seqs(rollout.action)[:, idx],
+                'log_prob_old': seqs(plan.log_prob_old)[:, idx],
+                'value_old': seqs(plan.value_old)[:, idx],
+                'advantage': seqs(plan.advantage)[:, idx],
+                'value_target': seqs(plan.value_target)[:, idx],
+                'rnn_state': first_states[idx],
+                'episode_start': starts,
+            })
+        self._update_obs_norm(rollout.obs)
+
     def _batch_samples(self, batch: ttorch.Tensor) -> int:
         return int(batch.advantage.numel())
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         """One gradient step on one minibatch of transitions."""
         learn = self._cfg.learn
-        output = self._evaluate(batch.obs, 1)  # (N, ...)
+        if self._recurrent:  # whole sequences (L, n, ...) from their stored start states
+            output = self._evaluate_unroll(batch.obs, batch.rnn_state, batch.episode_start)
+        else:
+            output = self._evaluate(batch.obs, 1)  # (N, ...)
         values = output['value']
         dist = self._distribution(output)
         log_prob = dist.log_prob(batch.action)

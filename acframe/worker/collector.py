@@ -38,8 +38,13 @@ class SampleCollector:
 
     Segment leaves: ``obs (T+1, B, obs)``, ``action``, ``reward (T, B)``, ``terminated``/``truncated``
     ``(T, B)`` bool, ``final_obs (T, B, obs)`` (the last observation of an episode that ended at that step,
-    zeros elsewhere) and every tensor the policy's ``collect_mode.forward`` returned (``(T, B, ...)``). For a
-    Dict observation ``obs`` and ``final_obs`` are subtrees with one leaf per key (``obs.image``, ``obs.target``).
+    zeros elsewhere) and every tensor the policy's ``collect_mode.forward`` returned (``(T, B, ...)``; a recurrent
+    policy's ``rnn_state`` and ``episode_start`` among them). For a Dict observation ``obs`` and ``final_obs`` are
+    subtrees with one leaf per key (``obs.image``, ``obs.target``).
+
+    Episode starts: ``reset`` tells the collect mode (its ``reset``) that every env starts an episode; after a step
+    where envs ended an episode (and were reset, gymnasium's ``SAME_STEP`` autoreset) the collect mode's
+    ``episode_start(env_ids)`` names them, when the mode has one.
     """
 
     def __init__(self, env: EnvManager, policy: Any, n_sample: int) -> None:
@@ -53,6 +58,7 @@ class SampleCollector:
         self._episode_lengths: List[int] = []
 
     def reset(self) -> None:
+        """Reset every env; the collect mode's ``reset`` learns that every env starts an episode."""
         self._obs = self.env.reset()
         self.policy.reset()
 
@@ -72,6 +78,9 @@ class SampleCollector:
         final_obs = obs_buffer((steps,), obs_np, zeros=True)
         outputs: Dict[str, List[torch.Tensor]] = {}
         forward, env_step = self.policy.forward, self.env.step
+        # the collect mode's notice of the envs that start an episode at their next observation (a recurrent
+        # policy zeroes their states; a feed-forward one ignores it)
+        episode_start = getattr(self.policy, 'episode_start', None)
         with torch.inference_mode():
             for t in range(steps):
                 put_obs(obs_buf, t, obs_np)
@@ -86,6 +95,8 @@ class SampleCollector:
                 truncated[t] = result.truncated
                 if len(result.done_index):
                     put_obs(final_obs, (t, result.done_index), result.final_obs)
+                    if episode_start is not None:
+                        episode_start(result.done_index)
                 obs_np = result.obs
         put_obs(obs_buf, steps, obs_np)
         with torch.inference_mode(False):  # the segment is ordinary data the learner may use under autograd

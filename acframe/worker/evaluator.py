@@ -75,11 +75,18 @@ class Evaluator:
         returns, lengths = [], []
         obs = self.env.reset(seeds)
         self.env.pop_finished()
+        # episode starts reach the eval mode (a recurrent policy resets its states; a feed-forward one has no reset)
+        reset, episode_start = getattr(self.policy, 'reset', None), getattr(self.policy, 'episode_start', None)
+        if reset is not None:
+            reset()
         done_count = np.zeros(num_envs, dtype=np.int64)
         with torch.inference_mode():
             while (done_count < quota).any():
                 action = self.policy.forward(obs_to_tensor(obs))['action']
-                obs = self.env.step(action.numpy()).obs
+                result = self.env.step(action.numpy())
+                obs = result.obs
+                if episode_start is not None and len(result.done_index):
+                    episode_start(result.done_index)
                 for ret, length, index in zip(*self.env.pop_finished()):
                     if done_count[index] < quota[index]:
                         returns.append(ret)

@@ -1,0 +1,92 @@
+"""The cost of a recurrent core (``policy.model.rnn``): collection rate and PPO update time, recurrent against
+feed-forward, on the same envs, rollout and minibatch sizes.
+
+* collection: ``SampleCollector.collect`` env-steps/s of PPO's collect mode on ``cartpole_novel`` (8 envs, 32 steps
+  per env a rollout), the feed-forward model against the same model with an LSTM after its encoder;
+* update: the seconds of one PPO gradient step (``learn_mode.forward`` on one minibatch) and of ``prepare`` (the
+  rollout's unroll for log pi_old, V_old and GAE), with episode starts inside the sequences as collected.
+
+    python bench/bench_recurrent.py [--repeats 5] [--hidden 64] [--seq-len 0]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any, Dict, Optional
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from acframe.config import compile_config  # noqa: E402
+from acframe.envs import make_env_manager  # noqa: E402
+from acframe.policy import create_policy  # noqa: E402
+from acframe.utils import set_torch_threads  # noqa: E402
+from acframe.worker import SampleCollector  # noqa: E402
+
+ENVS, STEPS = 8, 32
+
+
+def build(rnn: Optional[str], hidden: int, seq_len: int, batch_size: int) -> Any:
+    model = dict(encoder_hidden_size_list=[64], share_encoder=True, actor_head_hidden_size=64, critic_head_hidden_size=64,
+                 rnn=dict(type=rnn, hidden_size=hidden, seq_len=seq_len))
+    main = dict(env=dict(env_id='cartpole_novel', collector_env_num=ENVS),
+                policy=dict(model=model, collect=dict(n_sample=ENVS * STEPS), learn=dict(batch_size=batch_size)))
+    cfg = compile_config((main, dict(policy=dict(type='ppo'))), seed=0)
+    env = make_env_manager(cfg, 'collector', ENVS, cfg.seed)
+    torch.manual_seed(0)
+    return env, create_policy(cfg, env.observation_space, env.action_space)
+
+
+def measure(rnn: Optional[str], hidden: int, seq_len: int, batch_size: int, rollouts: int) -> Dict[str, float]:
+    env, policy = build(rnn, hidden, seq_len, batch_size)
+    collector = SampleCollector(env, policy.collect_mode, ENVS * STEPS)
+    collector.collect()  # warm-up
+    start = time.perf_counter()
+    segments = [collector.collect() for _ in range(rollouts)]
+    collect_rate = rollouts * ENVS * STEPS / (time.perf_counter() - start)
+    env.close()
+    learn = policy.learn_mode
+    prepare_s, step_s = [], []
+    for segment in segments:
+        t0 = time.perf_counter()
+        plan = learn.prepare(segment)
+        prepare_s.append(time.perf_counter() - t0)
+        batches = learn.minibatches(plan)
+        for batch in batches:
+            t0 = time.perf_counter()
+            learn.forward(batch)
+            step_s.append(time.perf_counter() - t0)
+    starts = sum(int(s.episode_start[1:].sum()) for s in segments) if rnn else 0
+    return {'collect_steps_per_s': collect_rate, 'prepare_ms': 1e3 * statistics.median(prepare_s),
+            'grad_step_ms': 1e3 * statistics.median(step_s), 'episode_starts_inside_per_rollout': starts / len(segments)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--repeats', type=int, default=5, help='repeats of each measurement (the median is reported)')
+    parser.add_argument('--rollouts', type=int, default=20, help='rollouts collected and learned per repeat')
+    parser.add_argument('--hidden', type=int, default=64, help='units of the LSTM')
+    parser.add_argument('--seq-len', type=int, default=0, help='policy.model.rnn.seq_len (0: whole rollout columns)')
+    parser.add_argument('--batch-size', type=int, default=256, help='policy.learn.batch_size (transitions)')
+    args = parser.parse_args()
+    set_torch_threads(1)
+    report: Dict[str, Any] = {'envs': ENVS, 'steps_per_env': STEPS, 'batch_size': args.batch_size,
+                              'seq_len': args.seq_len, 'hidden': args.hidden, 'threads': torch.get_num_threads()}
+    for name, rnn in (('feed_forward', None), ('lstm', 'lstm'), ('gru', 'gru')):
+        runs = [measure(rnn, args.hidden, args.seq_len, args.batch_size, args.rollouts) for _ in range(args.repeats)]
+        report[name] = {key: round(statistics.median(r[key] for r in runs), 3) for key in runs[0]}
+    for name in ('lstm', 'gru'):
+        report[f'{name}_vs_feed_forward'] = {
+            'collect_rate': round(report[name]['collect_steps_per_s'] / report['feed_forward']['collect_steps_per_s'], 3),
+            'grad_step_time': round(report[name]['grad_step_ms'] / report['feed_forward']['grad_step_ms'], 3),
+            'prepare_time': round(report[name]['prepare_ms'] / report['feed_forward']['prepare_ms'], 3)}
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,117 @@
+"""Specification of ``acframe.models.recurrent.RecurrentCore`` and of the recurrent VAC (``policy.model.rnn``).
+
+The learner's ``unroll`` (one call over a sequence, episode fragments packed) must give what the actors' ``step``
+gives step by step, with the state zeroed before every step that starts an episode.
+"""
+import pytest
+import torch
+
+from acframe.models import VAC
+from acframe.models import recurrent
+from acframe.models.recurrent import RecurrentCore
+
+T, B, D, H = 11, 4, 5, 8
+
+
+def stepped(core, x, state, starts):
+    """The reference: ``step`` once per time step, the state zeroed where an episode starts; the state after every
+    step."""
+    outs, after = [], []
+    for t in range(x.shape[0]):
+        state = torch.where(starts[t].view(-1, 1, 1), torch.zeros_like(state), state)
+        out, state = core.step(x[t], state)
+        outs.append(out)
+        after.append(state)
+    return torch.stack(outs), torch.stack(after)
+
+
+@pytest.fixture(params=['stretches', 'packed'])
+def path(request, monkeypatch):
+    """Both ways ``unroll`` runs a sequence with episode starts inside it."""
+    monkeypatch.setattr(recurrent, 'STRETCH_LIMIT', 10_000 if request.param == 'stretches' else 0)
+    return request.param
+
+
+@pytest.mark.parametrize('kind, layers', [('lstm', 1), ('lstm', 2), ('gru', 1), ('gru', 3)])
+@pytest.mark.parametrize('p_start', [0.0, 0.25, 1.0])
+def test_unroll_equals_stepping_with_resets_at_episode_starts(kind, layers, p_start, path):
+    torch.manual_seed(0)
+    core = RecurrentCore(D, kind, H, layers).double()
+    x = torch.randn(T, B, D, dtype=torch.double)
+    state = torch.randn(B, core.state_rows, H, dtype=torch.double)
+    starts = torch.rand(T, B) < p_start
+    starts[3, 1] = p_start > 0  # a start inside the sequence (with p_start > 0)
+    out, ends = core.unroll(x, state, starts)
+    ref_out, ref_after = stepped(core, x, state, starts)
+    assert torch.allclose(out, ref_out, atol=1e-12)  # (float64: the fused cells and the module agree to rounding)
+    # ``ends`` holds the state after each fragment's last step (the next step starts an episode, or the end)
+    last = torch.zeros(T, B, dtype=torch.bool)
+    last[-1] = True
+    last[:-1] = starts[1:]
+    assert torch.allclose(ends[last], ref_after[last], atol=1e-12)
+    assert (ends[~last] == 0).all()
+
+
+def test_the_state_given_matters_until_the_first_episode_start(path):
+    torch.manual_seed(0)
+    core = RecurrentCore(D, 'lstm', H)
+    x = torch.randn(T, B, D)
+    starts = torch.zeros(T, B, dtype=torch.bool)
+    starts[6] = True
+    a, _ = core.unroll(x, torch.randn(B, 2, H), starts)
+    b, _ = core.unroll(x, torch.zeros(B, 2, H), starts)
+    assert (a[:6] - b[:6]).abs().max() > 1e-3  # the start state reaches every step before the reset ...
+    assert torch.equal(a[6:], b[6:])  # ... and none after it
+
+
+def test_gradients_flow_through_the_unroll_as_through_stepping(path):
+    torch.manual_seed(0)
+    core = RecurrentCore(D, 'lstm', H).double()
+    x = torch.randn(T, B, D, dtype=torch.double)
+    state = torch.randn(B, 2, H, dtype=torch.double)
+    starts = torch.rand(T, B) < 0.3
+    starts[2, 0] = True
+    grads = []
+    for run in (lambda: core.unroll(x, state, starts)[0], lambda: stepped(core, x, state, starts)[0]):
+        core.zero_grad()
+        run().pow(2).sum().backward()
+        grads.append(torch.cat([p.grad.flatten() for p in core.parameters()]))
+    assert torch.allclose(grads[0], grads[1], atol=1e-10)
+
+
+def test_a_vac_without_rnn_is_the_feed_forward_vac_bit_for_bit():
+    obs = torch.randn(7, 4)
+    torch.manual_seed(3)
+    plain = VAC(4, 2)
+    torch.manual_seed(3)
+    off = VAC(4, 2, rnn=dict(type=None, hidden_size=32, num_layers=2))
+    assert off.core is None and not off.recurrent
+    for key, value in plain.state_dict().items():
+        assert torch.equal(value, off.state_dict()[key])
+    assert torch.equal(plain(obs)['logit'], off(obs)['logit']) and torch.equal(plain(obs)['value'], off(obs)['value'])
+
+
+@pytest.mark.parametrize('action_space, shape', [('discrete', 3), ('continuous', 2)])
+def test_a_recurrent_vac_steps_as_it_unrolls(action_space, shape):
+    torch.manual_seed(0)
+    model = VAC(4, shape, action_space, encoder_hidden_size_list=[16], rnn=dict(type='gru', hidden_size=8))
+    obs = torch.randn(T, B, 4)
+    starts = torch.zeros(T, B, dtype=torch.bool)
+    starts[0] = starts[4, 2] = True
+    state = model.initial_state(B)
+    out = model.unroll(obs.view(T * B, 4), state, starts)
+    key = 'logit' if action_space == 'discrete' else 'mu'
+    for t in range(T):
+        state = torch.where(starts[t].view(-1, 1, 1), torch.zeros_like(state), state)
+        step = model.compute_actor_critic(obs[t], state)
+        assert torch.allclose(out[key].view(T, B, -1)[t], step[key], atol=1e-6)
+        assert torch.allclose(out['value'].view(T, B)[t], step['value'], atol=1e-6)
+        state = step['state']
+
+
+def test_a_recurrent_vac_needs_its_state_and_a_shared_encoder():
+    model = VAC(4, 2, rnn=dict(type='lstm'))
+    with pytest.raises(ValueError, match='needs its state'):
+        model.compute_actor(torch.randn(3, 4))
+    with pytest.raises(ValueError, match='share_encoder=True'):
+        VAC(4, 2, share_encoder=False, rnn=dict(type='lstm'))
