@@ -277,11 +277,22 @@ def main(argv: Optional[List[str]] = None) -> int:
             raise
         _say(f"acframe: error: {one_line(exc)}")
         return 2
+    except (MemoryError, RuntimeError) as exc:
+        if args.debug or not is_out_of_memory(exc):
+            raise
+        _say(f"acframe: error: out of memory ({one_line(exc)[:160]}); lower the replay buffer "
+             f"(policy.other.replay_buffer.replay_buffer_size), the model or the envs, or raise the memory limit")
+        return 2
     except KeyboardInterrupt as exc:
         from .signals import Terminated, describe_interrupt
 
         _say(f"acframe: {describe_interrupt(exc)}")
         return exc.exit_code if isinstance(exc, Terminated) else 130
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """A ``MemoryError``, or the ``RuntimeError`` torch's CPU allocator raises when an allocation is refused."""
+    return isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or 'CUDA out of memory' in str(exc)
 
 
 def _say(line: str) -> None:

@@ -13,16 +13,20 @@ from typing import Optional, Sequence, Tuple
 _LIBRARY_DIRS = (os.path.dirname(os.path.abspath(os.__file__)) + os.sep,)  # the standard library
 
 
-def innermost_user_frame(frames: Sequence[Tuple[str, int, str]]) -> str:
-    """``file:line in function`` of the innermost of ``(file, line, function)`` frames that is user code: not
-    acframe's, not the standard library's, not an installed package's (the place to look when an env, a config
-    file or an ``import_names`` module raised); the innermost frame when none is."""
+def _is_user_file(path: str) -> bool:
+    """Whether ``path`` is user code: not acframe's, not the standard library's, not an installed package's."""
     import acframe
 
     own = os.path.dirname(os.path.abspath(acframe.__file__)) + os.sep
+    full = os.path.abspath(path)
+    return not (full.startswith(own) or full.startswith(_LIBRARY_DIRS) or 'site-packages' in full or path.startswith('<'))
+
+
+def innermost_user_frame(frames: Sequence[Tuple[str, int, str]]) -> str:
+    """``file:line in function`` of the innermost of ``(file, line, function)`` frames that is user code (the place
+    to look when an env, a config file or an ``import_names`` module raised); the innermost frame when none is."""
     for path, line, name in reversed(frames):
-        full = os.path.abspath(path)
-        if not (full.startswith(own) or full.startswith(_LIBRARY_DIRS) or 'site-packages' in full or path.startswith('<')):
+        if _is_user_file(path):
             return f"{path}:{line} in {name}"
     return f"{frames[-1][0]}:{frames[-1][1]} in {frames[-1][2]}" if frames else 'unknown location'
 
@@ -71,6 +75,20 @@ class EnvError(AcframeError, RuntimeError):
 
 class NonFiniteError(AcframeError, ArithmeticError):
     """NaN or inf where numbers must be finite: env data, a loss, a gradient, the weights, a config value."""
+
+
+class PolicyError(AcframeError, RuntimeError):
+    """A user's policy plugin (or model) raised while acframe ran it."""
+
+
+def user_code_error(exc: BaseException, what: str) -> Optional['PolicyError']:
+    """A one-line ``PolicyError`` for ``exc`` when user code raised it (a frame of its traceback is user code: a
+    plugin's ``_forward_learn``, say), naming that file and line; None when only acframe and the libraries it uses
+    are in the traceback (an acframe bug: its traceback is the report)."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
+    if isinstance(exc, AcframeError) or not any(_is_user_file(f.filename) for f in frames):
+        return None
+    return PolicyError(f"{what} raised {describe_raised(exc)}")
 
 
 class EnvTimeoutError(EnvError):

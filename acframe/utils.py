@@ -156,7 +156,16 @@ def _ndarray_of(record: dict) -> Any:
 
 
 def available_memory() -> Optional[int]:
-    """Bytes of memory available now (psutil when installed, else MemAvailable of /proc/meminfo); None if unknown."""
+    """Bytes of memory available now (psutil when installed, else MemAvailable of /proc/meminfo), and no more than
+    the room left under this process's address-space limit (``ulimit -v``, RLIMIT_AS); None if unknown."""
+    free = _system_available_memory()
+    room = _address_space_room()
+    if room is None:
+        return free
+    return room if free is None else min(free, room)
+
+
+def _system_available_memory() -> Optional[int]:
     try:
         import psutil
         return int(psutil.virtual_memory().available)
@@ -167,6 +176,23 @@ def available_memory() -> Optional[int]:
             for line in f:
                 if line.startswith('MemAvailable:'):
                     return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _address_space_room() -> Optional[int]:
+    """Bytes this process may still map under RLIMIT_AS (None: no limit, or not known)."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open('/proc/self/status') as f:
+            for line in f:
+                if line.startswith('VmSize:'):
+                    return max(0, limit - int(line.split()[1]) * 1024)
     except (OSError, ValueError, IndexError):
         pass
     return None

@@ -339,3 +339,59 @@ def test_a_file_size_limit_is_one_line_naming_the_checkpoint(tmp_path):
     assert 'File too large' in _one_error_line_keeping_the_previous_checkpoint(done, tmp_path / 'run')
 
 
+
+
+def _run_user_code(tmp_path, module: str, config: str):
+    (tmp_path / 'user_code').mkdir()
+    (tmp_path / 'user_code' / 'my_plugin.py').write_text(module)
+    (tmp_path / 'cfg.py').write_text(config)
+    return subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cfg.py', '-q', '--exp-dir', 'run'], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(tmp_path / 'user_code')))
+
+
+def test_a_user_policy_whose_learn_raises_is_one_line_naming_its_file_and_line(tmp_path):
+    done = _run_user_code(tmp_path, (
+        "from acframe import POLICY_REGISTRY\n"
+        "from acframe.policy.a2c import A2CPolicy\n\n\n"
+        "@POLICY_REGISTRY.register('broken_a2c')\n"
+        "class BrokenA2C(A2CPolicy):\n"
+        "    def _forward_learn(self, batch):\n"
+        "        raise ValueError('my loss is broken')\n"),
+        "main_config = dict(max_env_step=400, env=dict(collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1))\n"
+        "create_config = dict(policy=dict(type='broken_a2c'), import_names=['my_plugin'])\n")
+    assert done.returncode == 2 and done.stderr.count('\n') == 1 and 'Traceback' not in done.stderr, done.stderr
+    assert "learn mode raised ValueError: my loss is broken" in done.stderr
+    assert f"{tmp_path / 'user_code' / 'my_plugin.py'}:8 in _forward_learn" in done.stderr
+
+
+def test_an_env_whose_box_has_low_above_high_is_one_line_naming_its_file_and_line(tmp_path):
+    done = _run_user_code(tmp_path, (
+        "import gymnasium as gym\nimport numpy as np\n\n\n"
+        "class BadBox(gym.Env):\n"
+        "    def __init__(self):\n"
+        "        self.observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)\n"
+        "        self.action_space = gym.spaces.Box(np.ones(1, np.float32), -np.ones(1, np.float32))\n\n\n"
+        "gym.register('BadBox-v0', entry_point=BadBox, max_episode_steps=10)\n"),
+        "main_config = dict(env=dict(env_id='BadBox-v0'), max_env_step=200)\n"
+        "create_config = dict(policy=dict(type='ppo'), import_names=['my_plugin'])\n")
+    assert done.returncode == 2 and done.stderr.count('\n') == 1 and 'Traceback' not in done.stderr, done.stderr
+    assert 'collector env 0 (seed 0) raised ValueError in construction: Box all low values' in done.stderr
+    assert f"{tmp_path / 'user_code' / 'my_plugin.py'}:8 in __init__" in done.stderr
+    assert not (tmp_path / 'run').exists()
+
+
+@pytest.mark.parametrize('override, fragment', [
+    ('policy.other.replay_buffer.replay_buffer_size=20000000', 'lower replay_buffer_size'),
+    ('policy.model.encoder_hidden_size_list=[20000,20000]', "make policy.model's layers smaller")])
+def test_a_memory_limit_is_checked_before_the_buffer_or_model_is_allocated(tmp_path, override, fragment):
+    """Under ``ulimit -v`` (RLIMIT_AS) the memory available is the room left under the limit: a buffer or model
+    that would not fit is one line before anything is allocated or written (it was an allocator traceback)."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2 ** 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', 'run', '-q',
+                           override], cwd=tmp_path, capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    assert one_line_error(done.returncode, done.stderr) and fragment in done.stderr, done.stderr
+    assert not (tmp_path / 'run').exists()

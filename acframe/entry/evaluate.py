@@ -12,6 +12,7 @@ evaluator env with its own drawn parameters (default: as the run evaluated, ``ap
 from __future__ import annotations
 
 import os
+import time
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -115,9 +116,10 @@ def default_result_path(run_dir: Optional[str], checkpoint: str, seed: int) -> s
 
 def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[Any] = (), seed: Optional[int] = None,
                  episodes: Optional[int] = None, video_dir: Optional[str] = None, domain_params: Optional[str] = None,
-                 out: Optional[str] = None, imports: Sequence[str] = ()) -> Dict[str, Any]:
+                 out: Optional[str] = None, imports: Sequence[str] = (), progress: bool = False) -> Dict[str, Any]:
     """Evaluate a run folder or checkpoint; write and return the result (see the module docstring).
-    ``imports``: modules named for the run folder's ``import_names`` (``--import``).
+    ``imports``: modules named for the run folder's ``import_names`` (``--import``); ``progress``: a line every
+    few seconds with the episodes done and the time left at that pace (``-m eval`` without ``-q``).
 
     The result holds ``mean``, ``std``, ``min``, ``max``, ``episodes``, ``returns``, ``lengths``, the
     checkpoint and its ``train_iter`` / ``env_step``, the ``seed``, ``domain_params`` (and ``drawn_params``),
@@ -142,7 +144,10 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
         # the eval mode as the run evaluated (greedy, or sampling where policy.eval.deterministic=False)
         policy = build_inference_policy(artifacts, env.observation_space, env.action_space, state=state,
                                         force_deterministic=False)
-        result = Evaluator(env, policy.eval_mode, n_episode, cfg.env.stop_value, 0).evaluate()
+        evaluator = Evaluator(env, policy.eval_mode, n_episode, cfg.env.stop_value, 0)
+        if progress:
+            evaluator.progress = EpisodeProgress()
+        result = evaluator.evaluate()
     finally:
         env.close()  # also finishes the last recording
     returns = [float(r) for r in result['returns']]
@@ -160,6 +165,34 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     report['result_file'] = os.path.abspath(path)
     atomic_write_json(path, report)
     return report
+
+
+class EpisodeProgress:
+    """``[eval] 120/1000 episodes in 30 s, about 3.7 min left`` on stdout, at most every ``interval_s`` seconds."""
+
+    def __init__(self, interval_s: float = 5.0) -> None:
+        self.start = time.monotonic()
+        self.interval_s = interval_s
+        self._last = self.start
+
+    def __call__(self, done: int, wanted: int) -> None:
+        now = time.monotonic()
+        if now - self._last < self.interval_s or done >= wanted:
+            return
+        self._last = now
+        elapsed = now - self.start
+        left = elapsed / max(done, 1) * (wanted - done)
+        try:
+            print(f"[eval] {done}/{wanted} episodes in {_duration(elapsed)}, about {_duration(left)} left", flush=True)
+        except (OSError, ValueError):  # the console is gone
+            pass
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (('days', 86400), ('h', 3600), ('min', 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
 
 
 def result_line(report: Dict[str, Any]) -> str:

@@ -45,5 +45,5 @@ def run_tool(args: argparse.Namespace) -> str:
 
     _refuse(args, {'--load', '-c', '-s', '--episodes', '--video', '--domain-params', '--import'})
     report = evaluate_run(args.load, args.config, args.overrides, args.seed, args.episodes, args.video,
-                          args.domain_params, args.out, imports=args.imports)
+                          args.domain_params, args.out, imports=args.imports, progress=not args.quiet)
     return result_line(report)

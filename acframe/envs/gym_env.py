@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import gymnasium as gym
 import numpy as np
 
-from ..errors import ConfigError, EnvError, describe_raised
+from ..errors import AcframeError, ConfigError, EnvError, describe_raised
 from ..registry import closest
 
 #: short names accepted for ``env.env_id``
@@ -213,7 +213,12 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
     atari = atari_config(env_cfg)
     if atari is not None:
         overrides = {**atari_make_kwargs(atari, env_cfg['env_id']), **overrides}
-    env = factory(env_cfg, **overrides)
+    try:
+        env = factory(env_cfg, **overrides)
+    except AcframeError:
+        raise
+    except Exception as exc:  # the user's env (or factory) raised while it was built: one line naming it
+        raise EnvError(f"{role} env {index} (seed {seed}) raised {describe_raised(exc, 'construction')}") from exc
     if atari is not None:
         env = wrap_atari(env, atari, training=role != 'evaluator')
     env = cap_episodes(env, env_cfg, role)

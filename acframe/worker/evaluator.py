@@ -34,6 +34,8 @@ class Evaluator:
         self.n_confirm_episode = int(n_confirm_episode)
         self.stop_value = stop_value
         self.history = EvalHistory(eval_freq, tb_logger)
+        #: called as ``progress(episodes_done, episodes_wanted)`` whenever episodes finish (``-m eval``'s progress line)
+        self.progress: Optional[Callable[[int, int], None]] = None
 
     # what the evaluations found so far (``history``; a parallel learner keeps its own ``EvalHistory``)
     @property
@@ -87,11 +89,14 @@ class Evaluator:
                 obs = result.obs
                 if episode_start is not None and len(result.done_index):
                     episode_start(result.done_index)
-                for ret, length, index in zip(*self.env.pop_finished()):
+                finished = self.env.pop_finished()
+                for ret, length, index in zip(*finished):
                     if done_count[index] < quota[index]:
                         returns.append(ret)
                         lengths.append(length)
                     done_count[index] += 1
+                if self.progress is not None and len(finished[0]):
+                    self.progress(len(returns), n_episode)
         return returns, lengths
 
     def evaluate(self, train_iter: int = 0, env_step: int = 0,

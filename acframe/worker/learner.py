@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional
 
-from ..errors import CheckpointError, NonFiniteError
+from ..errors import CheckpointError, NonFiniteError, user_code_error
 from ..utils import atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
 
@@ -113,8 +113,15 @@ class Learner:
         self.train_iter = 0
 
     def train(self, batch: Any) -> Dict[str, float]:
-        """One update on ``batch``; returns the policy's info dict."""
-        info = self.policy.forward(batch)
+        """One update on ``batch``; returns the policy's info dict. A user's policy plugin that raises is one line
+        naming its file and line (``PolicyError``; ``--debug`` shows the traceback)."""
+        try:
+            info = self.policy.forward(batch)
+        except Exception as exc:
+            error = user_code_error(exc, "the policy's learn mode")
+            if error is None:
+                raise
+            raise error from exc
         self.train_iter += 1
         for hook in self.hooks:
             hook.after_iter(self, info)
@@ -129,7 +136,13 @@ class Learner:
         batches = self.policy.minibatches(plan, start)
         step = start
         while max_train_iter is None or self.train_iter < max_train_iter:
-            batch = next(batches, None)
+            try:
+                batch = next(batches, None)
+            except Exception as exc:
+                error = user_code_error(exc, "the policy's minibatches")
+                if error is None:
+                    raise
+                raise error from exc
             if batch is None:
                 return None
             self.train(batch)

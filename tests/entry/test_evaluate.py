@@ -111,3 +111,21 @@ def test_bad_eval_input_exits_2_with_one_line(args, message, trained_run, tmp_pa
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli([str(trained_run) if a == 'TRAINED' else a for a in args], capsys)
     assert code == 2 and err.count('\n') == 1 and message in err, err
+
+
+def test_a_long_evaluation_shows_its_progress_and_the_time_left(trained_run):
+    """-m eval of a billion episodes says within seconds how far it is and how long the rest will take."""
+    import re
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(trained_run),
+                             '--episodes', '1000000000', '--out', str(trained_run.parent / 'long.json')],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()  # the first progress line comes after ~5 s
+        assert re.fullmatch(r'\[eval\] \d+/1000000000 episodes in \d+ s, about [\d.]+ (days|h|min) left\n', line), line
+    finally:
+        proc.kill()
+        proc.communicate()
