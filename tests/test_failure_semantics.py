@@ -395,3 +395,23 @@ def test_a_memory_limit_is_checked_before_the_buffer_or_model_is_allocated(tmp_p
                            override], cwd=tmp_path, capture_output=True, text=True, timeout=120, preexec_fn=limit)
     assert one_line_error(done.returncode, done.stderr) and fragment in done.stderr, done.stderr
     assert not (tmp_path / 'run').exists()
+
+
+def test_a_run_folder_moved_mid_run_is_one_line_and_no_stub_is_left(tmp_path):
+    """Renaming the folder of a running run: the next checkpoint is one line naming it; nothing recreates the old
+    path as a stub (a checkpoint and a summary without config.json), and the moved folder resumes."""
+    proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', 'run',
+                             'env.stop_value=1e9', 'policy.learn.learner.save_ckpt_freq=20', '-q'],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not (tmp_path / 'run' / 'log').exists() and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    (tmp_path / 'run').rename(tmp_path / 'moved')
+    _, err = proc.communicate(timeout=120)
+    lines = [line for line in err.strip().splitlines() if not line.startswith('acframe: warning: ')]
+    assert proc.returncode == 2 and len(lines) == 1 and 'is gone' in lines[0], err
+    assert not (tmp_path / 'run').exists()
+    again = subprocess.run([sys.executable, '-m', 'acframe.cli', '--resume', 'moved', '--max-env-step', '3000', '-q'],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr

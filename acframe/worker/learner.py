@@ -173,6 +173,9 @@ class Learner:
         if self.exp_dir is None:
             raise CheckpointError("this learner has no experiment folder to save checkpoints in")
         path = os.path.join(self.exp_dir, 'ckpt', name)
+        if not os.path.isdir(os.path.dirname(path)):  # never recreate a folder that went away as a stub
+            raise CheckpointError(f"the run folder {self.exp_dir} (its ckpt/) is gone: it was moved or deleted while "
+                                  f"the run went on; {path} was not written — resume from wherever the folder went")
         state = state if state is not None else self.checkpoint_state()
         bad = nonfinite_tensor_names(state.get('policy'))
         if bad:
