@@ -75,6 +75,34 @@ def interrupt_handled() -> None:
     _Deferral.raised = None
 
 
+class _Continues:
+    """How many times this process was continued (SIGCONT) since ``watch_continues`` was first called."""
+
+    count = 0
+    installed = False
+    previous: object = None
+
+
+def _on_continue(signum: int, frame: object) -> None:
+    _Continues.count += 1
+    if callable(_Continues.previous):
+        _Continues.previous(signum, frame)
+
+
+def watch_continues() -> None:
+    """Count SIGCONTs (from the main thread; once per process), so a watchdog can tell a slow env from a process
+    that was stopped (SIGSTOP, Ctrl-Z, a suspended laptop or VM) and continued: time spent stopped is not the env's."""
+    if _Continues.installed or threading.current_thread() is not threading.main_thread():
+        return
+    _Continues.previous = signal.signal(signal.SIGCONT, _on_continue)
+    _Continues.installed = True
+
+
+def continues() -> int:
+    """The SIGCONTs counted so far (``watch_continues``)."""
+    return _Continues.count
+
+
 def _raise_terminated(signum: int, frame: object) -> None:
     for terminating in TERMINATING:  # once: a second signal must not cut the final checkpoint short
         signal.signal(terminating, signal.SIG_IGN)

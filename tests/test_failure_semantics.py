@@ -415,3 +415,28 @@ def test_a_run_folder_moved_mid_run_is_one_line_and_no_stub_is_left(tmp_path):
     again = subprocess.run([sys.executable, '-m', 'acframe.cli', '--resume', 'moved', '--max-env-step', '3000', '-q'],
                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.parametrize('pipeline', ['serial, async envs', 'parallel, sync envs'])
+def test_a_run_stopped_and_continued_is_not_killed_by_the_step_watchdog(tmp_path, pipeline):
+    """SIGSTOP to the whole run (Ctrl-Z, a suspended laptop or VM) for longer than env.step_timeout_s, then SIGCONT:
+    the time stopped is not an env's, so the run goes on (it was killed, blaming a healthy env). The env is slow
+    (0.1 s a step), so the run is waiting on a step when it is stopped: the async manager's wait in the serial
+    pipeline, the SIGALRM watchdog of a parallel actor's in-process envs."""
+    config = faulty_config(tmp_path, 'slow', at_step=0)
+    args = ['-c', str(config), '--exp-dir', str(tmp_path / 'run'), '-q', '--max-env-step', '160',
+            'env.step_timeout_s=1']
+    args += ['env.manager=async'] if pipeline.startswith('serial') else ['-m', 'parallel', 'parallel.actor_num=1']
+    proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', *args], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, PYTHONPATH=HERE))
+    deadline = time.time() + 60
+    while not (tmp_path / 'run' / 'log').exists() and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGSTOP)
+    time.sleep(2.5)
+    os.killpg(proc.pid, signal.SIGCONT)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= 160

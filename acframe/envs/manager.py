@@ -30,6 +30,7 @@ from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 
 from ..errors import ConfigError, EnvError, EnvTimeoutError, innermost_user_frame
+from ..signals import continues, watch_continues
 from . import snapshot
 from .obs import ObsArray, stack_obs
 
@@ -65,6 +66,8 @@ class EnvManager:
         self.role = role
         self.step_timeout_s = None if step_timeout_s is None else float(step_timeout_s)
         self._closed = True  # until built: nothing to close
+        if self.step_timeout_s is not None:
+            watch_continues()  # the watchdog does not count the time the process was stopped
         self._alarm: Optional[_SyncAlarm] = None
         if manager == 'sync':
             self._venv = SyncVectorEnv(list(env_fns), autoreset_mode=AutoresetMode.SAME_STEP)
@@ -192,7 +195,15 @@ class EnvManager:
         """
         try:
             send()
-            return wait(self.step_timeout_s)
+            pending = self._venv._state
+            while True:
+                continued = continues()
+                try:
+                    return wait(self.step_timeout_s)
+                except multiprocessing.TimeoutError:
+                    if continues() == continued:
+                        raise
+                    self._venv._state = pending  # the process was stopped meanwhile: that time was not the env's
         except _WorkerRaised as failure:
             error: EnvError = self._raised_error(what, failure)
         except multiprocessing.TimeoutError:
@@ -392,6 +403,10 @@ def user_location(trace: str) -> str:
 
 
 # ---- sync envs: SIGALRM ------------------------------------------------------------------------------
+#: how long after its alarm the watchdog looks again for a SIGCONT before it blames the env
+CONFIRM_S = 0.05
+
+
 class _SyncAlarm:
     """Interrupts an in-process env step/reset that takes longer than ``seconds`` with ``EnvTimeoutError``.
 
@@ -401,6 +416,7 @@ class _SyncAlarm:
 
     def __init__(self, seconds: float, role: str, seeds: Sequence[int]) -> None:
         self.seconds, self.role, self.seeds = seconds, role, list(seeds)
+        self._continued, self._confirming = 0, False
         self._previous: Any = None
         self._installed = False
 
@@ -419,6 +435,7 @@ class _SyncAlarm:
             self._installed = False
 
     def __enter__(self) -> None:
+        self._continued, self._confirming = continues(), False
         signal.setitimer(signal.ITIMER_REAL, self.seconds)
 
     def __exit__(self, *exc: object) -> None:
@@ -426,6 +443,16 @@ class _SyncAlarm:
 
     def _ring(self, signum: int, frame: Any) -> None:
         from .gym_env import GuardedEnv
+
+        if continues() != self._continued:  # the process was stopped and continued meanwhile: wait again
+            self._continued, self._confirming = continues(), False
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            return
+        if not self._confirming:  # an alarm that came due while the process was stopped rings first, before the
+            self._confirming = True  # SIGCONT handler has counted (handlers run in signal-number order): look again
+            signal.setitimer(signal.ITIMER_REAL, CONFIRM_S)  # a moment later
+            return
+        self._confirming = False
 
         what, env = 'step', None
         while frame is not None:
