@@ -112,6 +112,18 @@ class Learner:
         self.state_provider = state_provider
         self.train_iter = 0
 
+    @property
+    def exp_dir(self) -> Optional[str]:
+        """Where checkpoints go (``exp_dir/ckpt/``). A folder that existed when it was set and is gone when a
+        checkpoint is due (moved or deleted mid-run) is an error, never recreated as a stub; one that did not exist
+        yet (a pipeline composed by hand) is created by the first checkpoint."""
+        return self._exp_dir
+
+    @exp_dir.setter
+    def exp_dir(self, folder: Optional[str]) -> None:
+        self._exp_dir = folder
+        self._folder_existed = folder is not None and os.path.isdir(folder)
+
     def train(self, batch: Any) -> Dict[str, float]:
         """One update on ``batch``; returns the policy's info dict. A user's policy plugin that raises is one line
         naming its file and line (``PolicyError``; ``--debug`` shows the traceback)."""
@@ -173,9 +185,9 @@ class Learner:
         if self.exp_dir is None:
             raise CheckpointError("this learner has no experiment folder to save checkpoints in")
         path = os.path.join(self.exp_dir, 'ckpt', name)
-        if not os.path.isdir(os.path.dirname(path)):  # never recreate a folder that went away as a stub
-            raise CheckpointError(f"the run folder {self.exp_dir} (its ckpt/) is gone: it was moved or deleted while "
-                                  f"the run went on; {path} was not written — resume from wherever the folder went")
+        if self._folder_existed and not os.path.isdir(self.exp_dir):  # never recreate a run folder that went away
+            raise CheckpointError(f"the run folder {self.exp_dir} is gone: it was moved or deleted while the run went "
+                                  f"on; {path} was not written — resume from wherever the folder went")
         state = state if state is not None else self.checkpoint_state()
         bad = nonfinite_tensor_names(state.get('policy'))
         if bad:
