@@ -6,11 +6,8 @@ import os
 import time
 from typing import IO, Optional
 
-from ..logs import RunWriter
+from ..logs import JSONL_FILE, RunWriter
 from .base import LoggerBackend, LoggerRun
-
-#: the JSON-lines backend's file, under the run's ``log/``
-JSONL_FILE = 'scalars.jsonl'
 
 
 class TensorBoardLogger(LoggerBackend):
@@ -73,17 +70,3 @@ def _cut_torn_line(path: str) -> None:
         cut = tail.rfind(b'\n')
         f.truncate(size - back + cut + 1 if cut >= 0 else (0 if back == size else size))
 
-
-def read_jsonl_scalars(path: str) -> list:
-    """The ``Scalar``s of a ``scalars.jsonl`` in write order (a line that is not a full object ends the file)."""
-    from ..logs import Scalar
-
-    scalars = []
-    with open(path, encoding='utf-8') as f:
-        for line in f:
-            try:
-                record = json.loads(line)
-                scalars.append(Scalar(record['tag'], int(record['step']), float(record['value']), float(record['wall_time'])))
-            except (ValueError, KeyError, TypeError):
-                break
-    return scalars
