@@ -36,7 +36,8 @@ class LearnerHook:
 
 
 class LogHook(LearnerHook):
-    """Every ``freq`` iterations: the mean of each monitored variable to tensorboardX (and the console)."""
+    """Every ``freq`` iterations: the mean of each monitored variable to the run's logger (``tb_logger``: anything with
+    tensorboardX's ``add_scalar``, the run base's ``RunLogger``) and the console."""
 
     def __init__(self, freq: int, tb_logger: Any = None, echo: Optional[Callable[[str], None]] = None) -> None:
         self.freq, self.tb_logger, self.echo = freq, tb_logger, echo
