@@ -237,3 +237,27 @@ def test_jsonl_appends_and_cuts_a_line_a_killed_run_left_half_written(tmp_path):
     second.log_scalar('a', 2.0, 2, 101.0)
     second.close()
     assert [(s.tag, s.step, s.value) for s in read_scalars(log_dir)] == [('a', 1, 1.0), ('a', 2, 2.0)]
+
+
+def test_a_run_logged_to_jsonl_alone_still_plots_and_imports_no_tracker(tmp_path):
+    """Without the tensorboard backend ``-m plot`` (and the curves drawn at the end) read ``log/scalars.jsonl``; a
+    run that names neither W&B nor MLflow never imports them (they cost a second of start-up)."""
+    import subprocess
+    import sys
+
+    exp_dir = tmp_path / 'jsonl_only'
+    overrides = SMALL + ["logger.backends=['jsonl']"]
+    code = ("import sys; from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy; "
+            f"serial_pipeline_onpolicy('cartpole_a2c.py', overrides={overrides!r}, "
+            f"exp_dir={str(exp_dir)!r}, max_env_step=1280, progress=False); "
+            "print(sorted(m for m in ('wandb', 'mlflow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == '[]'
+    assert not list((exp_dir / 'log').glob('events.out.tfevents.*'))
+    assert len(read_scalars(str(exp_dir / 'log'))) > 10 and (exp_dir / 'curves.png').is_file()
+    os.remove(exp_dir / 'curves.png')
+    plot = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'plot', str(exp_dir), '--out',
+                           str(tmp_path / 'plot.png')], capture_output=True, text=True, timeout=120)
+    assert plot.returncode == 0, plot.stderr
+    assert (tmp_path / 'plot.png').stat().st_size > 1000
