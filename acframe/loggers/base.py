@@ -205,6 +205,22 @@ def open_loggers(cfg: Any, exp_dir: str, resume: bool) -> RunLogger:
     return logger
 
 
+def can_write(path: str, folder: bool = True) -> bool:
+    """``path`` (a folder, or a file when ``folder`` is False) can be written, or created: its nearest existing
+    ancestor is a folder this process may write in."""
+    path = os.path.abspath(path)
+    if os.path.exists(path):
+        if folder:
+            return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
+        return os.path.isfile(path) and os.access(path, os.W_OK) and os.access(os.path.dirname(path), os.W_OK)
+    parent = os.path.dirname(path)
+    while not os.path.exists(parent):
+        if os.path.dirname(parent) == parent:
+            return False
+        parent = os.path.dirname(parent)
+    return os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK)
+
+
 def flat_config(cfg: Any, prefix: str = '') -> Dict[str, Any]:
     """The config as ``{'policy.learn.learning_rate': 0.001, ...}`` (lists as their JSON text): hyperparameters
     for trackers whose parameters are flat."""

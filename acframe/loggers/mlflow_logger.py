@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional
 from urllib.parse import unquote, urlparse
 
 from ..errors import ConfigError
-from .base import LoggerBackend, LoggerRun, flat_config
+from .base import LoggerBackend, LoggerRun, can_write, flat_config
 
 #: seconds between batches sent to the tracking server (and the batch size MLflow accepts at most)
 SEND_EVERY_S = 5.0
@@ -119,13 +119,13 @@ def check_tracking_uri(uri: Optional[str]) -> None:
             raise ConfigError(f"{where} = {uri!r} is an MLflow file store, which this MLflow refuses unless "
                               f"MLFLOW_ALLOW_FILE_STORE=true is set; set it, or use a SQLite store "
                               f"(e.g. sqlite:////tmp/mlflow.db)")
-        if not _can_write(path, folder=True):
+        if not can_write(path, folder=True):
             raise ConfigError(f"{where} = {uri!r}: the folder {path} cannot be written; name a folder you can write, "
                               f"e.g. file:///tmp/mlruns")
     elif parsed.scheme == 'sqlite':
         path = unquote(parsed.path)
         path = path[1:] if path.startswith('//') else path  # sqlite:////abs/file.db
-        if path and not _can_write(path, folder=False):
+        if path and not can_write(path, folder=False):
             raise ConfigError(f"{where} = {uri!r}: the database file {path} cannot be written; name a file in a folder "
                               f"you can write, e.g. sqlite:////tmp/mlflow.db")
 
@@ -137,18 +137,3 @@ def _file_store_allowed() -> bool:
     except ImportError:
         return True
     return bool(MLFLOW_ALLOW_FILE_STORE.get())
-
-
-def _can_write(path: str, folder: bool) -> bool:
-    """``path`` (a folder, or a file when ``folder`` is False) can be written or created."""
-    path = os.path.abspath(path)
-    if os.path.exists(path):
-        if folder:
-            return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
-        return os.path.isfile(path) and os.access(path, os.W_OK) and os.access(os.path.dirname(path), os.W_OK)
-    parent = os.path.dirname(path)
-    while not os.path.exists(parent):
-        if os.path.dirname(parent) == parent:
-            return False
-        parent = os.path.dirname(parent)
-    return os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK)

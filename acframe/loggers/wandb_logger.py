@@ -12,7 +12,7 @@ import uuid
 from typing import Any, Dict, Optional, Set
 
 from ..errors import ConfigError
-from .base import LoggerBackend, LoggerRun
+from .base import LoggerBackend, LoggerRun, can_write
 
 #: the W&B metric every scalar is plotted against: its acframe step (env steps or train iterations, by tag)
 STEP_KEY = 'step'
@@ -29,7 +29,7 @@ class WandbLogger(LoggerBackend):
     def check(cls, cfg: Any) -> None:
         super().check(cfg)
         folder = cfg.logger.wandb.dir
-        if folder is not None and not _writable_folder(folder):
+        if folder is not None and not can_write(folder):
             raise ConfigError(f"logger.wandb.dir = {folder!r} cannot be written; name a folder you can write "
                               f"(outside the run folder) or None (WANDB_DIR, else the current folder)")
 
@@ -64,13 +64,3 @@ class WandbLogger(LoggerBackend):
     def close(self) -> None:
         self._run.finish()
 
-
-def _writable_folder(folder: str) -> bool:
-    """``folder`` exists and can be written, or can be created (its nearest existing parent can be written)."""
-    path = os.path.abspath(folder)
-    while not os.path.exists(path):
-        parent = os.path.dirname(path)
-        if parent == path:
-            return False
-        path = parent
-    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
