@@ -115,10 +115,12 @@ def cli(user_module, *args, prelude=''):
     return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
 
 
-def test_a_user_backend_and_hook_from_the_cli_and_a_failing_backend_dropped(tmp_path, user_module):
+@pytest.mark.parametrize('mode', [[], ['-m', 'parallel', '--backend', 'inline', 'parallel.actor_num=2']],
+                         ids=['serial_onpolicy', 'parallel'])
+def test_a_user_backend_and_hook_from_the_cli_and_a_failing_backend_dropped(tmp_path, user_module, mode):
     cfg = write_config(tmp_path, ['tensorboard', 'unreachable_seam', 'csv_seam'])
     run = tmp_path / 'run'
-    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '1600', '-q')
+    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '1600', '-q', *mode)
     assert out.returncode == 0, out.stderr
     warnings = [line for line in out.stderr.splitlines() if line.startswith('acframe: warning:')]
     assert len(warnings) == 1 and "logger backend 'unreachable_seam' failed (ConnectionError" in warnings[0]
