@@ -34,6 +34,9 @@ setup(
         "bench": ["stable-baselines3>=2.9", "matplotlib", "gymnasium[box2d]"],
         # acframe -m tune: Optuna's samplers, pruners and SQLite storage (docs/tuning.md)
         "tune": ["optuna"],
+        # logger.backends=['wandb'] / ['mlflow']: Weights & Biases and MLflow tracking (docs/logging.md)
+        "wandb": ["wandb"],
+        "mlflow": ["mlflow"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

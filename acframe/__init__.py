@@ -5,7 +5,8 @@ policies and workers are imported on first use (``acframe.serial_pipeline`` etc.
 """
 from .errors import (AcframeError, CheckpointError, ConfigError, EnvError, NonFiniteError, RegistryError,
                      UnsupportedSpaceError)
-from .registry import BUFFER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY, Registry
+from .registry import (BUFFER_REGISTRY, ENV_REGISTRY, HOOK_REGISTRY, LOGGER_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY,
+                       Registry)
 
 __version__ = '0.1.0'
 
@@ -28,6 +29,8 @@ _LAZY = {
     'evaluate_run': 'acframe.entry.evaluate',
     'plot_runs': 'acframe.plot',
     'export_policy': 'acframe.export',
+    'LoggerBackend': 'acframe.loggers',
+    'LearnerHook': 'acframe.worker',
 }
 
 
@@ -42,4 +45,5 @@ def __getattr__(name: str):
 
 
 __all__ = ['AcframeError', 'CheckpointError', 'ConfigError', 'EnvError', 'NonFiniteError', 'RegistryError', 'UnsupportedSpaceError',
-           'BUFFER_REGISTRY', 'ENV_REGISTRY', 'MODEL_REGISTRY', 'POLICY_REGISTRY', 'Registry', *_LAZY]
+           'BUFFER_REGISTRY', 'ENV_REGISTRY', 'HOOK_REGISTRY', 'LOGGER_REGISTRY', 'MODEL_REGISTRY', 'POLICY_REGISTRY', 'Registry',
+           *_LAZY]

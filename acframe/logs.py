@@ -1,19 +1,26 @@
-"""A run's tensorboardX logs: the writer a run logs through, and reading the scalars of its event files back.
+"""A run's tensorboardX logs: the writer a run logs through, and reading the scalars of its event files (or of its
+``scalars.jsonl``) back.
 
 An event file is a sequence of TFRecords (u64 length, u32 crc of the length, the ``Event`` protobuf, u32 crc
 of the payload); tensorboardX ships the ``Event`` protobuf class, so this reader needs nothing else.
 """
 from __future__ import annotations
 
+import json
 import os
 import struct
 import sys
 import threading
+import time
 from collections import defaultdict
 from typing import Any, Dict, List, NamedTuple
 
 from .errors import ConfigError
 from .signals import interrupts_deferred
+
+
+#: the ``jsonl`` logger backend's file, under the run's ``log/``
+JSONL_FILE = 'scalars.jsonl'
 
 
 class RunWriter:
@@ -27,8 +34,8 @@ class RunWriter:
     def __init__(self, log_dir: str, close_timeout_s: float = 30.0) -> None:
         from tensorboardX import SummaryWriter
 
-        with interrupts_deferred():
-            self._writer = SummaryWriter(log_dir)
+        with interrupts_deferred():  # the suffix: a run resumed within the second of its last start gets a new file
+            self._writer = SummaryWriter(log_dir, filename_suffix=f'.{time.time_ns()}')
         self.log_dir = log_dir
         self.close_timeout_s = close_timeout_s
 
@@ -108,14 +115,33 @@ def read_event_file(path: str) -> List[Scalar]:
     return scalars
 
 
+def read_jsonl_scalars(path: str) -> List[Scalar]:
+    """The scalars of a ``scalars.jsonl`` (the ``jsonl`` logger backend) in write order; a line that is not a whole
+    record (a run still writing) ends the file."""
+    scalars: List[Scalar] = []
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+                scalars.append(Scalar(str(record['tag']), int(record['step']), float(record['value']),
+                                      float(record['wall_time'])))
+            except (ValueError, KeyError, TypeError):
+                break
+    return scalars
+
+
 def read_scalars(log_dir: str) -> List[Scalar]:
-    """Every scalar of the event files in ``log_dir`` (files in name order, i.e. a resumed run's in time order)."""
+    """Every scalar of the event files in ``log_dir`` (files in name order, i.e. a resumed run's in time order); a
+    run logged without the tensorboard backend is read from its ``scalars.jsonl``."""
     if not os.path.isdir(log_dir):
         raise ConfigError(f"{log_dir}: no such log folder; pass a run folder written by acframe (it holds log/)")
+    names = sorted(os.listdir(log_dir))
+    events = [name for name in names if name.startswith('events.out.tfevents.')]
+    if not events and JSONL_FILE in names:
+        return read_jsonl_scalars(os.path.join(log_dir, JSONL_FILE))
     scalars: List[Scalar] = []
-    for name in sorted(os.listdir(log_dir)):
-        if name.startswith('events.out.tfevents.'):
-            scalars += read_event_file(os.path.join(log_dir, name))
+    for name in events:
+        scalars += read_event_file(os.path.join(log_dir, name))
     return scalars
 
 

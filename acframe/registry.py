@@ -1,4 +1,4 @@
-"""Registries: find policies, models, envs and buffers by name.
+"""Registries: find policies, models, envs, buffers, logger backends and learner hooks by name.
 
 A ``Registry`` maps a name to a class (or factory).  Built-in entries are registered *lazily* as
 ``"module:attribute"`` strings, so looking a name up (or listing the names) does not import torch;
@@ -181,6 +181,8 @@ POLICY_REGISTRY = Registry("policy")
 MODEL_REGISTRY = Registry("model")
 ENV_REGISTRY = Registry("env")
 BUFFER_REGISTRY = Registry("buffer")
+LOGGER_REGISTRY = Registry("logger")
+HOOK_REGISTRY = Registry("hook")
 
 # built-in entries, imported on first use
 POLICY_REGISTRY.register_lazy("impala", "acframe.policy.impala:IMPALAPolicy")
@@ -198,3 +200,8 @@ ENV_REGISTRY.register_lazy("toy_dict", "acframe.envs.toy:make_toy_dict")
 ENV_REGISTRY.register_lazy("toy_pixel_dot", "acframe.envs.toy:make_toy_pixel_dot")
 ENV_REGISTRY.register_lazy("toy_pixel_goal", "acframe.envs.toy:make_toy_pixel_goal")
 ENV_REGISTRY.register_lazy("toy_cue_memory", "acframe.envs.toy:make_toy_cue_memory")
+LOGGER_REGISTRY.register_lazy("tensorboard", "acframe.loggers.files:TensorBoardLogger")
+LOGGER_REGISTRY.register_lazy("jsonl", "acframe.loggers.files:JsonlLogger")
+LOGGER_REGISTRY.register_lazy("wandb", "acframe.loggers.wandb_logger:WandbLogger")
+LOGGER_REGISTRY.register_lazy("mlflow", "acframe.loggers.mlflow_logger:MLflowLogger")
+HOOK_REGISTRY.register_lazy("linear_lr_decay", "acframe.worker.learner:LinearLRDecayHook")

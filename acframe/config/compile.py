@@ -110,6 +110,7 @@ def default_config(policy_type: str) -> dict:
     cfg = copy.deepcopy(D.TOP_LEVEL)
     cfg['env'] = copy.deepcopy(D.ENV)
     cfg['parallel'] = copy.deepcopy(D.PARALLEL)
+    cfg['logger'] = copy.deepcopy(D.LOGGER)
     cfg['policy'] = policy
     cfg['import_names'] = []
     return cfg
@@ -231,7 +232,7 @@ _DECLARED_IN_FREE_FORM = ('policy.model.rnn',)
 def _is_free_form(path: str) -> bool:
     if path in _DECLARED_IN_FREE_FORM or path.startswith(tuple(f + '.' for f in _DECLARED_IN_FREE_FORM)):
         return False
-    free = ('env.env_kwargs', 'policy.model', 'env.domain_randomization.params')
+    free = ('env.env_kwargs', 'policy.model', 'env.domain_randomization.params', 'logger.options')
     return path in free or path.startswith(tuple(f + '.' for f in free))
 
 
@@ -357,7 +358,8 @@ def check_n_sample(n_sample: Any, num_envs: Any) -> None:
 def _all_comments(policy_comments: Dict[str, str]) -> Dict[str, str]:
     from .introspect import module_dict_config
     comments: Dict[str, str] = {}
-    for name, prefix in (('TOP_LEVEL', ''), ('ENV', 'env.'), ('POLICY_COMMON', 'policy.'), ('PARALLEL', 'parallel.')):
+    for name, prefix in (('TOP_LEVEL', ''), ('ENV', 'env.'), ('POLICY_COMMON', 'policy.'), ('PARALLEL', 'parallel.'),
+                         ('LOGGER', 'logger.')):
         _, found = module_dict_config('acframe.config.defaults', name)
         comments.update({prefix + k: v for k, v in found.items()})
     comments.update({'policy.' + k: v for k, v in policy_comments.items()})

@@ -100,6 +100,8 @@ POLICY_COMMON = dict(
             save_ckpt_freq=1000,
             # (float >= 0) Also write it when this many seconds passed since the last one (0: off): a killed run loses at most this much.
             save_ckpt_every_s=300.0,
+            # (list) Extra learner hooks by registered name (HOOK_REGISTRY), or dict(type=name, **kwargs) with keyword arguments, run after the built-in ones in this order.
+            hooks=[],
         ),
         # (int in [0, 256]) Torch intra-op threads for learning and collection; 0 picks a value for small networks.
         torch_threads=0,
@@ -153,6 +155,41 @@ PARALLEL = dict(
     actor_num_cpus=1.0,
     # (float >= 0) CPUs the Ray backend reserves for the evaluator.
     evaluator_num_cpus=1.0,
+)
+
+LOGGER = dict(
+    # (list) Backends every scalar of the run goes to, by registered name: 'tensorboard' (log/ event files, read by -m plot), 'jsonl' (log/scalars.jsonl), 'wandb' (extra 'wandb'), 'mlflow' (extra 'mlflow'), or a user's own (@LOGGER_REGISTRY.register, module in import_names).
+    backends=['tensorboard'],
+    jsonl=dict(
+        # (float >= 0) Flush log/scalars.jsonl to disk at most this many seconds after a write (0: after every scalar); it is always flushed at the end.
+        flush_every_s=2.0,
+    ),
+    wandb=dict(
+        # (str) W&B project the run is logged to.
+        project='acframe',
+        # (str or None) W&B entity (user or team); None: the account's default.
+        entity=None,
+        # (str or None) W&B run name; None: the run folder's name.
+        name=None,
+        # (str or None) W&B group of the run; None: no group.
+        group=None,
+        # (list) W&B tags of the run.
+        tags=[],
+        # (str in {'online', 'offline', 'disabled'} or None) W&B mode; None: the WANDB_MODE environment variable, else 'online'. The API key comes from wandb login or WANDB_API_KEY, never from the config.
+        mode=None,
+        # (str or None) Folder W&B keeps its local files in (its wandb/ subfolder); None: WANDB_DIR, else the current folder. Not inside the run folder (W&B writes symbolic links).
+        dir=None,
+    ),
+    mlflow=dict(
+        # (str or None) MLflow tracking URI: sqlite:////abs/file.db, http(s)://host, file:///abs/folder or a folder path (file stores need MLFLOW_ALLOW_FILE_STORE=true on MLflow 3); None: MLFLOW_TRACKING_URI, else MLflow's default. Credentials go in MLFLOW_TRACKING_USERNAME/PASSWORD/TOKEN, never in the URI.
+        tracking_uri=None,
+        # (str or None) MLflow experiment the run is logged under (created when missing); None: the config's exp_name.
+        experiment_name=None,
+        # (str or None) MLflow run name; None: the run folder's name.
+        run_name=None,
+    ),
+    # (dict) Options of user backends by registered name (free-form: backend 'mine' reads run.cfg.logger.options.get('mine', {})).
+    options=dict(),
 )
 
 CREATE = dict(

@@ -104,6 +104,7 @@ def render_common() -> str:
              'under [algorithms/](algorithms/).', '']
     sections = [('Top level', 'TOP_LEVEL', ''), ('`env`', 'ENV', 'env.'),
                 ('`parallel` (the parallel pipeline, see [parallel.md](parallel.md))', 'PARALLEL', 'parallel.'),
+                ('`logger` (where scalars go, see [logging.md](logging.md))', 'LOGGER', 'logger.'),
                 ('`policy` (common to every policy)', 'POLICY_COMMON', 'policy.'),
                 ('`create_config`', 'CREATE', 'create_config.')]
     for title, name, prefix in sections:

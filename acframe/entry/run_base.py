@@ -4,8 +4,10 @@ The serial pipelines (``serial.SerialRun``: off-policy and on-policy loops) and 
 (``parallel.run.ParallelRun``) differ only in how they collect and train. Everything else is here, once:
 
 * the config of a pipeline call (``compile_run_config``: a fresh run, or ``--resume`` with the folder's config);
-* start-up: build and check everything first, then create and lock the experiment folder, record the config,
-  open tensorboard and write the first checkpoint (a failed start writes nothing);
+* start-up: build and check everything first (the logger backends too), then create and lock the experiment
+  folder, record the config, open the loggers and write the first checkpoint (a failed start writes nothing);
+* logging: ``self.logger`` (``acframe.loggers.RunLogger``) hands every scalar of the run to each backend of
+  ``logger.backends``; the workers log through it;
 * checkpoint state and restore (counters, evaluation history, replay buffer, RNG states, wall time);
 * budgets (``max_env_step``, ``max_train_iter``);
 * evaluation bookkeeping (``EvalHistory``: best and last return, confirmations; the best checkpoint; solved);
@@ -32,11 +34,11 @@ from ..errors import CheckpointError, ConfigError
 from ..plot import write_run_curves
 from ..registry import BUFFER_REGISTRY
 from ..runs import initial_weights
-from ..logs import RunWriter
+from ..loggers import RunLogger, check_loggers, open_loggers
 from ..signals import describe_interrupt, interrupt_handled, raise_swallowed_interrupt, sigterm_as_interrupt
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
-from ..worker import load_checkpoint
+from ..worker import hooks_from_config, load_checkpoint
 from .run_folder import RunLock, check_folder_is_data, create_exp_dir, plan_exp_dir
 
 #: the CLI flag of each pipeline mode (named when a folder is resumed with the wrong one)
@@ -155,7 +157,7 @@ def build_buffer(cfg: Any) -> Any:
 
 
 class RunBase:
-    """The experiment folder, tensorboard, progress line, checkpoints, budgets, evaluations and summary of a run.
+    """The experiment folder, loggers, progress line, checkpoints, budgets, evaluations and summary of a run.
 
     A subclass calls ``_start`` from its ``__init__`` once its own attributes are set, and drives its loop with
     ``drive``. ``self.evals`` is the run's ``EvalHistory``; ``self.buffer`` its replay buffer (None without).
@@ -166,7 +168,8 @@ class RunBase:
         self.cfg = cfg
         self.mode = mode
         self.progress = Progress(progress)
-        self.tb: Any = None
+        #: every scalar of the run goes through it (None until the folder is open, and after close)
+        self.logger: Optional[RunLogger] = None
         self.lock: Optional[RunLock] = None
         self.buffer: Any = None
         self.recent_returns: deque = deque(maxlen=20)
@@ -202,7 +205,7 @@ class RunBase:
                 f"{summary['best_eval_return']} -> {self.exp_dir}")
 
     def _final_report(self) -> None:
-        """Last measurements, written before tensorboard closes."""
+        """Last measurements, written before the loggers close."""
 
     def _stop_workers(self) -> None:
         """Stop whatever runs beside this process (the parallel pipeline's actors and evaluator)."""
@@ -223,6 +226,8 @@ class RunBase:
         if os.path.isdir(self.exp_dir):  # a folder being resumed (or reused): no planted link or FIFO in it
             check_folder_is_data(self.exp_dir)
         self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
+        check_loggers(cfg)  # an unknown backend, a missing extra, a destination that cannot be written
+        config_hooks = hooks_from_config(cfg.policy.learn.learner.get('hooks', []))
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
         #: model weights a new run starts from (``init_from``); None when resuming (the checkpoint decides)
@@ -235,6 +240,7 @@ class RunBase:
                 self._build()
             except CheckpointError as exc:  # the weights to start from do not fit this config's model
                 raise (CheckpointError(f"init_from {init_from}: {exc}") if init_from is not None else exc) from exc
+            self.learner.hooks += config_hooks  # policy.learn.learner.hooks: after the pipeline's own
             if resume:
                 self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
             self.policy.check_finite('the start of the run' if not resume else 'the checkpoint to resume')
@@ -247,8 +253,8 @@ class RunBase:
                 changes.append({'train_iter': int(self.learner.train_iter), 'env_step': int(self.env_step),
                                 'keys': list(config_changes)})
             save_run_config(cfg, self.exp_dir, self.mode, changes)
-            self.tb = RunWriter(os.path.join(self.exp_dir, 'log'))
-            self.evals.tb_logger = self.log_hook.tb_logger = self.tb
+            self.logger = open_loggers(cfg, self.exp_dir, resume)
+            self.evals.tb_logger = self.log_hook.tb_logger = self.logger
             self._opened()
             if resume:
                 self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, "
@@ -263,7 +269,7 @@ class RunBase:
             raise
 
     def _opened(self) -> None:
-        """Called once the folder is locked and tensorboard open."""
+        """Called once the folder is locked and the loggers open."""
 
     def warn(self, text: str) -> None:
         """A warning on the console, also with the progress line off."""
@@ -426,11 +432,11 @@ class RunBase:
         return summary
 
     def close(self) -> None:
-        """Close the progress line, tensorboard and what ``_build`` opened; release the folder's lock."""
+        """Close the progress line, the loggers and what ``_build`` opened; release the folder's lock."""
         self.progress.close()
-        if self.tb is not None:
-            self.tb.close()
-            self.tb = None
+        if self.logger is not None:
+            self.logger.close()
+            self.logger = None
         try:
             self._close_workers()
         finally:

@@ -100,7 +100,7 @@ class SerialRun(RunBase):
 
     def _opened(self) -> None:
         if self.randomizer is not None:
-            self.randomizer.attach(self.exp_dir, self.tb, self.progress.message)
+            self.randomizer.attach(self.exp_dir, self.logger, self.progress.message)
 
     # ---- state -------------------------------------------------------------------------------------
     @property
@@ -147,8 +147,8 @@ class SerialRun(RunBase):
         # one tensorboard point per log period (a point per episode costs more than the episode)
         train_iter = self.learner.train_iter if self.collect_iter is None else self.collect_iter
         if self._unlogged_returns and train_iter - self._returns_logged_at >= self.cfg.policy.learn.learner.log_freq:
-            self.tb.add_scalar('collector/episode_return_mean', float(np.mean(self._unlogged_returns)), self.env_step)
-            self.tb.add_scalar('collector/episodes', len(self._unlogged_returns), self.env_step)
+            self.logger.add_scalar('collector/episode_return_mean', float(np.mean(self._unlogged_returns)), self.env_step)
+            self.logger.add_scalar('collector/episodes', len(self._unlogged_returns), self.env_step)
             self._unlogged_returns, self._returns_logged_at = [], train_iter
         if self.randomizer is not None:  # re-draws the env parameters when due
             self.collector_env = self.randomizer.after_collect(self.collector, self.env_step)

@@ -36,7 +36,8 @@ class LearnerHook:
 
 
 class LogHook(LearnerHook):
-    """Every ``freq`` iterations: the mean of each monitored variable to tensorboardX (and the console)."""
+    """Every ``freq`` iterations: the mean of each monitored variable to the run's logger (``tb_logger``: anything with
+    tensorboardX's ``add_scalar``, the run base's ``RunLogger``) and the console."""
 
     def __init__(self, freq: int, tb_logger: Any = None, echo: Optional[Callable[[str], None]] = None) -> None:
         self.freq, self.tb_logger, self.echo = freq, tb_logger, echo
@@ -236,3 +237,37 @@ def load_checkpoint(path: str) -> Dict[str, Any]:
 def _last_line(exc: BaseException) -> str:
     lines = [line for line in str(exc).splitlines() if line.strip() and not line.startswith('Check the documentation')]
     return lines[-1].strip()[:200] if lines else type(exc).__name__
+
+
+def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks') -> List[LearnerHook]:
+    """The learner hooks a config names (``policy.learn.learner.hooks``): each entry a ``HOOK_REGISTRY`` name, or
+    ``dict(type=name, **kwargs)``; a ``ConfigError`` naming the entry when one is not a registered ``LearnerHook``
+    or its keyword arguments do not fit."""
+    from ..errors import ConfigError, RegistryError, describe_raised
+    from ..registry import HOOK_REGISTRY
+
+    if not isinstance(entries, (list, tuple)):
+        raise ConfigError(f"config key '{key}' = {entries!r} must be a list of hook names or dict(type=name, ...)")
+    hooks: List[LearnerHook] = []
+    for i, entry in enumerate(entries):
+        where = f"{key}[{i}]"
+        kwargs = dict(entry) if isinstance(entry, dict) else {}
+        name = kwargs.pop('type', None) if isinstance(entry, dict) else entry
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"config key '{where}' = {entry!r} must be a registered hook name or dict(type=name, "
+                              f"**kwargs), e.g. 'linear_lr_decay' or dict(type='linear_lr_decay', decay_iters=1000)")
+        try:
+            cls = HOOK_REGISTRY.get(name)
+        except RegistryError as exc:
+            raise ConfigError(f"config key '{where}': {exc}") from exc
+        if not (isinstance(cls, type) and issubclass(cls, LearnerHook)):
+            raise ConfigError(f"config key '{where}': hook '{name}' is {cls!r}, not a LearnerHook subclass; register "
+                              f"a class deriving from acframe.worker.LearnerHook")
+        try:
+            hooks.append(cls(**kwargs))
+        except TypeError as exc:
+            raise ConfigError(f"config key '{where}': hook '{name}' does not take these arguments ({exc}); "
+                              f"fix the keys of dict(type='{name}', ...)") from exc
+        except Exception as exc:  # noqa: BLE001 - user code: say what it raised
+            raise ConfigError(f"config key '{where}': building hook '{name}' raised {describe_raised(exc)}") from exc
+    return hooks

@@ -280,7 +280,7 @@ class ParallelRun(RunBase):
             self.stats.on_segment(message)
             for ret in message.episode_returns:
                 self.recent_returns.append(ret)
-                self.tb.add_scalar('collector/episode_return', ret, self.env_step)
+                self.logger.add_scalar('collector/episode_return', ret, self.env_step)
             samples = numpy_to_tree(message.samples)
             self.segment_samples = max(self.segment_samples, sample_count(message.samples))
             if self.buffer is not None and not self.sync:
@@ -376,12 +376,12 @@ class ParallelRun(RunBase):
         self._last_report = now
         rates = self.stats.rates()
         step = self.env_step
-        self.tb.add_scalar('parallel/env_steps_per_s', rates['env_steps_per_s'], step)
+        self.logger.add_scalar('parallel/env_steps_per_s', rates['env_steps_per_s'], step)
         for actor_id, rate in enumerate(rates['env_steps_per_s_per_actor']):
-            self.tb.add_scalar(f'parallel/actor{actor_id}_env_steps_per_s', rate, step)
-        self.tb.add_scalar('parallel/learner_samples_per_s', rates['learner_samples_per_s'], step)
-        self.tb.add_scalar('parallel/learner_idle_fraction', rates['learner_idle_fraction'], step)
-        self.tb.add_scalar('parallel/actor_restarts', self.backend.restarts, step)
+            self.logger.add_scalar(f'parallel/actor{actor_id}_env_steps_per_s', rate, step)
+        self.logger.add_scalar('parallel/learner_samples_per_s', rates['learner_samples_per_s'], step)
+        self.logger.add_scalar('parallel/learner_idle_fraction', rates['learner_idle_fraction'], step)
+        self.logger.add_scalar('parallel/actor_restarts', self.backend.restarts, step)
         lag = f"{rates['policy_lag_mean']:.1f}" if rates['policy_lag_mean'] is not None else '-'
         per_actor = '/'.join(f"{r:,.0f}" for r in rates['env_steps_per_s_per_actor'])
         self.progress.update(

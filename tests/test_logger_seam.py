@@ -1,0 +1,176 @@
+"""The seams for loggers and hooks: a user's backend and hook, in the user's own module, named in a config file and
+run by the CLI — no core edit, no monkeypatching.
+
+The module (written below into a temp folder on ``PYTHONPATH``, listed in ``import_names``) registers a CSV logger
+backend with its own options (``logger.options``), a backend that fails mid-run (a tracker that became unreachable),
+a backend whose package is missing, and a learner hook with keyword arguments from the config. Bad input — an
+unknown backend, a missing extra (W&B itself, made unimportable), an MLflow store that cannot be written, an unknown
+hook — is one line, exit 2, and no run folder.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from acframe.logs import read_scalars
+
+USER_MODULE = '''
+import json
+import os
+
+from acframe import HOOK_REGISTRY, LOGGER_REGISTRY
+from acframe.loggers import LoggerBackend
+from acframe.worker import LearnerHook
+
+
+@LOGGER_REGISTRY.register('csv_seam')
+class CsvLogger(LoggerBackend):
+    """tag,step,value lines in a file of the run's log folder named by logger.options.csv_seam.file."""
+
+    def __init__(self, run):
+        super().__init__(run)
+        self.file = open(os.path.join(run.log_dir, run.cfg.logger.options.csv_seam.file), 'a')
+
+    def log_scalar(self, tag, value, step, wall_time):
+        self.file.write(f"{tag},{step},{value!r}\\n")
+
+    def close(self):
+        self.file.close()
+
+
+@LOGGER_REGISTRY.register('unreachable_seam')
+class Unreachable(LoggerBackend):
+    """A tracker that goes away after two scalars."""
+
+    def __init__(self, run):
+        super().__init__(run)
+        self.sent = 0
+
+    def log_scalar(self, tag, value, step, wall_time):
+        if self.sent == 2:
+            raise ConnectionError('tracker unreachable')
+        self.sent += 1
+
+
+@LOGGER_REGISTRY.register('needs_extra_seam')
+class NeedsExtra(LoggerBackend):
+    requires = 'acframe_seam_missing_package'
+    extra = 'seamextra'
+
+    def log_scalar(self, tag, value, step, wall_time):
+        pass
+
+
+@HOOK_REGISTRY.register('eval_recorder_seam')
+class EvalRecorder(LearnerHook):
+    """Each evaluation, with the updates seen since the run (re)started, as a JSON line in the run folder."""
+
+    def __init__(self, file):
+        self.file, self.updates = file, 0
+
+    def after_iter(self, learner, info):
+        self.updates += 1
+
+    def after_eval(self, learner, result):
+        with open(os.path.join(learner.exp_dir, self.file), 'a') as f:
+            f.write(json.dumps({**result, 'updates_seen': self.updates}) + '\\n')
+'''
+
+CONFIG = '''
+from dizoo_configs.cartpole_a2c import main_config, create_config
+
+main_config['exp_name'] = 'logger_seam'
+main_config['env'].update(collector_env_num=4, evaluator_env_num=2, n_evaluator_episode=2, n_confirm_episode=0,
+                          stop_value=10000)
+main_config['policy'].setdefault('eval', {})['evaluator'] = dict(eval_freq=10)
+main_config['policy'].setdefault('learn', {})['learner'] = dict(
+    log_freq=5, hooks=[dict(type='eval_recorder_seam', file='evals.jsonl')])
+main_config['logger'] = dict(backends=BACKENDS, options=dict(csv_seam=dict(file='scalars.csv')))
+main_config['import_names'] = ['user_trackers']
+'''
+
+
+@pytest.fixture
+def user_module(tmp_path):
+    folder = tmp_path / 'user_code'
+    folder.mkdir()
+    (folder / 'user_trackers.py').write_text(USER_MODULE)
+    return folder
+
+
+def write_config(tmp_path, backends, name='cfg.py'):
+    path = tmp_path / name
+    path.write_text(CONFIG.replace('BACKENDS', repr(backends)))
+    return path
+
+
+def cli(user_module, *args, prelude=''):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(user_module), os.environ.get('PYTHONPATH', '')]))
+    command = [sys.executable, '-c', f"{prelude}import sys; from acframe.cli import main; sys.exit(main(sys.argv[1:]))",
+               *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+
+
+@pytest.mark.parametrize('mode', [[], ['-m', 'parallel', '--backend', 'inline', 'parallel.actor_num=2']],
+                         ids=['serial_onpolicy', 'parallel'])
+def test_a_user_backend_and_hook_from_the_cli_and_a_failing_backend_dropped(tmp_path, user_module, mode):
+    cfg = write_config(tmp_path, ['tensorboard', 'unreachable_seam', 'csv_seam'])
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '1600', '-q', *mode)
+    assert out.returncode == 0, out.stderr
+    warnings = [line for line in out.stderr.splitlines() if line.startswith('acframe: warning:')]
+    assert len(warnings) == 1 and "logger backend 'unreachable_seam' failed (ConnectionError" in warnings[0]
+    # the user's backend got every scalar TensorBoard got, and training went on to its budget
+    expected = sorted((s.tag, s.step, float(np.float32(s.value))) for s in read_scalars(str(run / 'log')))
+    with open(run / 'log' / 'scalars.csv') as f:
+        rows = [line.rsplit(',', 2) for line in f.read().splitlines()]
+    assert sorted((tag, int(step), float(np.float32(float(value)))) for tag, step, value in rows) == expected
+    assert len(expected) > 20
+    with open(run / 'summary.json') as f:
+        assert json.load(f)['env_steps'] == 1600
+    # the user's hook ran at every evaluation, built with its keyword argument from the config
+    with open(run / 'evals.jsonl') as f:
+        evals = [json.loads(line) for line in f]
+    by_iter = [s for s in read_scalars(str(run / 'log')) if s.tag == 'evaluator/return_mean_by_iter']
+    assert [e['train_iter'] for e in evals] == [s.step for s in by_iter] and len(evals) >= 3
+    assert [e['return_mean'] for e in evals] == pytest.approx([s.value for s in by_iter], rel=1e-6)
+    assert evals[-1]['updates_seen'] == evals[-1]['train_iter']
+
+
+@pytest.mark.parametrize('backends, overrides, message', [
+    (['tensorbord'], [], "unknown logger 'tensorbord'. Did you mean 'tensorboard'?"),
+    (['tensorboard', 'needs_extra_seam'], [], "pip install 'acframe[seamextra]'"),
+    (['tensorboard'], ["policy.learn.learner.hooks=['no_such_hook']"], "unknown hook 'no_such_hook'"),
+    (['tensorboard', 'mlflow'], ['logger.mlflow.tracking_uri=sqlite:///{file}/sub/mlflow.db'], 'cannot be written'),
+    (['tensorboard', 'mlflow'], ['logger.mlflow.tracking_uri=https://me:hunter2@mlflow.example.com'],
+     'MLFLOW_TRACKING_PASSWORD'),
+])
+def test_bad_logger_input_is_one_line_exit_2_and_nothing_written(tmp_path, user_module, backends, overrides, message):
+    if 'mlflow' in backends:
+        pytest.importorskip('mlflow')
+    a_file = tmp_path / 'a_file'
+    a_file.write_text('')
+    cfg = write_config(tmp_path, backends)
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '1600', '-q',
+              *[o.format(file=a_file) for o in overrides])
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('acframe: error: ') and message in lines[0], out.stderr
+    assert not run.exists()
+
+
+def test_wandb_not_installed_names_the_extra(tmp_path, user_module):
+    cfg = write_config(tmp_path, ['tensorboard', 'wandb'])
+    run = tmp_path / 'run'
+    # sys.modules[name] = None is how Python marks a module that cannot be imported
+    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '1600', '-q',
+              prelude="import sys; sys.modules['wandb'] = None; ")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "wandb is not installed; pip install 'acframe[wandb]'" in lines[0], out.stderr
+    assert not run.exists()
