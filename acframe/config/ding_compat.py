@@ -170,11 +170,14 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
         return main, create  # compile_config says what is missing
     valid = leaf_paths(defaults_of(policy_type))
     _translate_env(main, create, from_dizoo)
+    _check_reward_model(main, create)
     _check_multi_gpu(main)
     _translate_activation(main)
     if from_dizoo:
         _cuda_if_available(main)
         _translate_image_encoder(main)
+        _translate_exp_name(main)
+    _translate_lr_scheduler(main, policy_type, defaults_of)
     _translate_buffer(main, create, valid)
     _check_on_policy(main, policy_type, valid)
     _translate_renamed(main, valid)
@@ -301,6 +304,73 @@ def _translate_mujoco(main: dict, env_main: dict) -> None:
         _pop(main, 'policy.model.obs_shape')
         logger.warning("acframe: note: policy.model.obs_shape=%d is %s's; %s observes %d values (no contact forces "
                        "of the world body): the model is built for %d", sizes[0], env_id, new, sizes[1], sizes[1])
+
+
+def _check_reward_model(main: dict, create: dict) -> None:
+    """DI-engine's reward models (GCL, TREX, RND, ICM ...: ``reward_model`` in either config) are not in acframe."""
+    for where, tree in (('create_config.reward_model', create), ('reward_model', main)):
+        value = tree.get('reward_model')
+        if value is not None:
+            kind = value.get('type') if isinstance(value, dict) else None
+            raise ConfigError(f"config key '{where}'{f' (type {kind!r})' if kind else ''} is one of DI-engine's reward models "
+                              f"(GCL, TREX, RND, ICM ...), which acframe does not have; remove reward_model from both "
+                              f"configs to train on the env's own rewards")
+
+
+def _translate_exp_name(main: dict) -> None:
+    """DI-engine's ``exp_name`` is a path (``'impala_log/pong_impala_seed0'``); acframe's is a folder name: the last
+    part of the path, with a note naming ``--exp-dir`` for DI-engine's place."""
+    name = main.get('exp_name')
+    if not isinstance(name, str) or '/' not in name or name.startswith('/'):
+        return
+    last = name.rstrip('/').rsplit('/', 1)[-1]
+    if last in ('', '.', '..'):
+        return  # check_exp_name says what is wrong
+    main['exp_name'] = last
+    logger.warning("acframe: note: exp_name '%s' is a path in DI-engine; acframe's exp_name is a folder name: '%s' "
+                   "(pass --exp-dir %s to run where DI-engine does)", name, last, name)
+
+
+def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[[str], dict]) -> None:
+    """DI-engine's PPO ``learn.lr_scheduler=dict(epoch_num, min_lr_lambda=0)`` decays the learning rate linearly to 0
+    over ``epoch_num`` collections (one step per collection); acframe's ``learn.lr_decay_iters`` decays it to 0 over
+    that many gradient steps: ``epoch_num`` x ``epoch_per_collect`` x ceil(``n_sample`` / ``batch_size``)."""
+    value = _get(main, 'policy.learn.lr_scheduler')
+    if value is _MISSING:
+        return
+    if value is None:  # DI-engine's default: no scheduler
+        _pop(main, 'policy.learn.lr_scheduler')
+        return
+    defaults = defaults_of(policy_type)
+    if policy_type != 'ppo' or _get(defaults, 'policy.learn.lr_decay_iters') is _MISSING:
+        return  # not DI-engine's PPO key here: compile_config names it as unknown
+    epochs, floor = (value.get('epoch_num'), value.get('min_lr_lambda', 0)) if isinstance(value, dict) else (None, None)
+    if (not isinstance(value, dict) or set(value) - {'epoch_num', 'min_lr_lambda'} or isinstance(epochs, bool)
+            or not isinstance(epochs, int) or epochs < 1):
+        raise ConfigError(f"config key 'policy.learn.lr_scheduler' = {value!r} must be dict(epoch_num=N, "
+                          f"min_lr_lambda=0) (DI-engine's linear decay over N collections)")
+    if floor != 0:
+        raise ConfigError(f"config key 'policy.learn.lr_scheduler.min_lr_lambda' = {floor!r}: acframe decays the "
+                          f"learning rate to 0 (policy.learn.lr_decay_iters); set min_lr_lambda=0 or remove lr_scheduler")
+
+    def setting(path: str) -> Any:
+        given = _get(main, path)
+        return _get(defaults, path) if given is _MISSING else given
+
+    sizes = [setting(p) for p in ('policy.learn.epoch_per_collect', 'policy.collect.n_sample', 'policy.learn.batch_size')]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes):
+        return  # compile_config names the bad size; lr_scheduler is then an unknown key
+    epoch_per_collect, n_sample, batch_size = sizes
+    iters = epochs * epoch_per_collect * -(-n_sample // batch_size)
+    current = _get(main, 'policy.learn.lr_decay_iters')
+    if current is not _MISSING and current != iters:
+        raise ConfigError(f"config keys 'policy.learn.lr_scheduler' ({epochs} collections = {iters} gradient steps) and "
+                          f"'policy.learn.lr_decay_iters' ({current!r}) differ; keep one")
+    _set(main, 'policy.learn.lr_decay_iters', iters)
+    _pop(main, 'policy.learn.lr_scheduler')
+    logger.warning("acframe: note: policy.learn.lr_scheduler (linear to 0 over %d collections) is "
+                   "policy.learn.lr_decay_iters=%d (%d epochs x %d minibatches per collection), decayed per gradient step",
+                   epochs, iters, epoch_per_collect, -(-n_sample // batch_size))
 
 
 def _check_multi_gpu(main: dict) -> None:

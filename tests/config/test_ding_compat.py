@@ -604,3 +604,39 @@ def test_policy_on_policy_that_agrees_is_accepted_and_dropped(policy_type, value
     cfg = compile_config((dict(policy=dict(on_policy=value)), dict(policy=dict(type=policy_type))),
                          [f'policy.on_policy={value}'])
     assert 'on_policy' not in cfg.policy  # the policy class says it (Policy.on_policy); the config does not
+
+
+def test_di_engines_ppo_lr_scheduler_is_acframes_linear_decay_in_gradient_steps(caplog):
+    cfg = compile_config(ding_pair('ppo', learn=dict(epoch_per_collect=10, batch_size=128,
+                                                     lr_scheduler=dict(epoch_num=1500, min_lr_lambda=0)),
+                                   collect=dict(n_sample=3200)))
+    assert cfg.policy.learn.lr_decay_iters == 1500 * 10 * 25 and 'lr_scheduler' not in cfg.policy.learn
+    assert any('policy.learn.lr_decay_iters=375000 (10 epochs x 25 minibatches per collection)' in m
+               for m in warnings_of(caplog))
+    assert compile_config(ding_pair('ppo', learn=dict(lr_scheduler=None))).policy.learn.lr_decay_iters == 0
+
+
+@pytest.mark.parametrize('scheduler, message', [
+    (dict(epoch_num=100, min_lr_lambda=0.1), r"'policy.learn.lr_scheduler.min_lr_lambda' = 0.1: acframe decays the "
+                                             r"learning rate to 0"),
+    (dict(epochs=100), r"'policy.learn.lr_scheduler' = \{'epochs': 100\} must be dict\(epoch_num=N, min_lr_lambda=0\)"),
+])
+def test_an_lr_scheduler_acframe_cannot_follow_is_one_line(scheduler, message):
+    with pytest.raises(ConfigError, match=message):
+        compile_config(ding_pair('ppo', learn=dict(lr_scheduler=scheduler)))
+
+
+def test_a_di_engine_exp_name_path_becomes_its_last_part_with_a_note(caplog):
+    main, create = ding_pair('impala')
+    main['exp_name'] = 'impala_log/lunarlander_impala_seed0'
+    assert compile_config((main, create)).exp_name == 'lunarlander_impala_seed0'
+    assert any('--exp-dir impala_log/lunarlander_impala_seed0' in m for m in warnings_of(caplog))
+
+
+@pytest.mark.parametrize('where', ['create', 'main'])
+def test_di_engines_reward_models_are_refused_in_one_line(where):
+    main, create = ding_pair('ppo')
+    (create if where == 'create' else main)['reward_model'] = dict(type='trex', min_snippet_length=30)
+    with pytest.raises(ConfigError, match=r"\(type 'trex'\) is one of DI-engine's reward models .* which acframe does "
+                                          r"not have; remove reward_model"):
+        compile_config((main, create))
