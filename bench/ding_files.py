@@ -20,10 +20,11 @@ Each file is run in its own subprocess (``--timeout`` seconds):
   (the traceback's last line; ``--verbose`` prints the whole traceback);
 * **run** (unless ``--compile-only``): ``acframe -c FILE --max-env-step N -q`` with tiny overrides that shorten the
   run but change nothing the file decides (``RUN_OVERRIDES``: one evaluation episode of at most 200 steps, in-process
-  envs, no confirmation episodes); the file's own ``n_sample``, envs, model and learning settings are used, so a run
-  is one collection and one learning pass. The budget is ``--max-env-step`` (1: one collection); where acframe
-  refuses it because the learner could not make one update with it, the run is repeated (at most twice) with the
-  smallest budget the refusal names. Exit 0 is *ran*, exit 2 (one ``acframe: error:`` line) *refused*, anything
+  envs, no confirmation episodes); the file's envs, model and learning settings are used. The budget is
+  ``--max-env-step`` (default 1): an on-policy run then collects one step of each collector env and learns on that
+  (cut) rollout; where acframe refuses the budget because the learner could not make one update with it (off-policy
+  runs), the run is repeated (at most twice) with the smallest budget the refusal names. A run that exits 0 shows
+  the env steps and gradient steps of its summary.json. Exit 0 is *ran*, exit 2 (one ``acframe: error:`` line) *refused*, anything
   else (or the timeout) *failed*.
 
 One line per file, then the counts; ``--markdown`` prints the table docs/from_di_engine.md holds.
@@ -77,6 +78,12 @@ try:
             max_env_step = found.group(1)
         if code == 0:
             out.update(outcome='ran')
+            try:
+                with open(exp_dir + f'_{attempt}/summary.json') as f:
+                    summary = json.load(f)
+                out['line'] = f"{summary.get('env_steps')} env steps, {summary.get('train_iters')} gradient steps"
+            except (OSError, ValueError):
+                pass
         elif code == 2:
             out.update(outcome='refused', line=next((l for l in reversed(lines) if l.startswith('acframe: error:')), lines[-1] if lines else ''))
         else:

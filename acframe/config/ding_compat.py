@@ -240,9 +240,16 @@ def _translate_env(main: dict, create: dict, from_dizoo: bool) -> None:
         (_translate_atari if env_type == 'atari' else _translate_mujoco)(main, env_main)
     elif from_dizoo and isinstance(env_type, str) and env_type not in _registered_envs():
         raise ConfigError(f"create_config.env.type '{env_type}' is a DI-engine env that acframe does not map (it maps "
-                          f"{', '.join(DING_ENV_TYPES)}); set create_config.env.type='gym' and env.env_id to a gymnasium id")
+                          f"{', '.join([*DING_ENV_TYPES, *DING_ENV_ID_TYPES])}); set create_config.env.type='gym' and "
+                          f"env.env_id to a gymnasium id")
     if isinstance(env_main.get('manager'), dict):  # DI-engine's manager settings; acframe's env.manager is a name
         env_main['_ding_manager'] = env_main.pop('manager')
+    for key, acframe_key in (('norm_obs', 'policy.model.obs_norm=True'), ('norm_reward', 'policy.learn.reward_norm=True')):
+        value = env_main.get(key)
+        if isinstance(value, dict) and value.get('use_norm'):  # use_norm=False is dropped with the unused keys
+            raise ConfigError(f"config key 'env.{key}.use_norm' = True is DI-engine's env wrapper; acframe normalizes "
+                              f"inside the policy (saved with it): set {acframe_key} (where the policy has it) and "
+                              f"env.{key}.use_norm=False")
     if env_main.get('rew_clip') is True:
         logger.warning("acframe: note: env.rew_clip=True (DI-engine's BipedalWalker env raises the -100 fall penalty to "
                        "-10) is not applied: acframe keeps gymnasium's rewards, so returns of episodes that fall differ by 90")

@@ -4,6 +4,7 @@ still fail. The files in ``ding_configs/`` are DI-engine 0.5.x's, with its struc
 import json
 import logging
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -639,4 +640,19 @@ def test_di_engines_reward_models_are_refused_in_one_line(where):
     (create if where == 'create' else main)['reward_model'] = dict(type='trex', min_snippet_length=30)
     with pytest.raises(ConfigError, match=r"\(type 'trex'\) is one of DI-engine's reward models .* which acframe does "
                                           r"not have; remove reward_model"):
+        compile_config((main, create))
+
+
+def test_the_unmapped_env_type_line_lists_atari_and_mujoco_too():
+    with pytest.raises(ConfigError, match=r"\(it maps cartpole, .*, mountain_car, atari, mujoco\)"):
+        compile_config(ding_pair('ppo', env_type='rocket'))
+
+
+@pytest.mark.parametrize('key, fix', [('norm_obs', 'policy.model.obs_norm=True'),
+                                      ('norm_reward', 'policy.learn.reward_norm=True')])
+def test_di_engines_env_normalization_on_is_refused_naming_acframes_key(key, fix):
+    main, create = mujoco_pair()
+    main['env'][key] = dict(use_norm=True)
+    with pytest.raises(ConfigError, match=rf"'env.{key}.use_norm' = True is DI-engine's env wrapper; .*set "
+                                          rf"{re.escape(fix)}"):
         compile_config((main, create))
