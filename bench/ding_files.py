@@ -183,6 +183,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             exp_dir = os.path.join(tmp, 'runs', f'{i:03d}')
             os.makedirs(os.path.dirname(exp_dir), exist_ok=True)
             result = run_one(os.path.join(tmp, 'files', name), exp_dir, args)
+            if result.get('line'):  # the file's path in the wheel, not in this run's temporary folder
+                result['line'] = result['line'].replace(os.path.join(tmp, 'files') + os.sep, '')
             results[name] = result
             budget = f" (max_env_step={result['max_env_step']})" if result.get('max_env_step', 1) > 1 else ''
             print(f"{result['outcome']:8s} {result['seconds']:6.1f}s  {name[len('dizoo/'):]}{budget}"
