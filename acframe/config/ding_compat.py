@@ -7,6 +7,15 @@ keys before ``compile_config`` merges and validates the result; everything else 
   becomes ``type='gym'`` with the gymnasium id (``DING_ENV_TYPES``) unless the file names ``env.env_id``;
   Box2D ids of gym's ``-v2`` become gymnasium's ``-v3`` (one note); ``create_config.env.import_names`` are
   imported, except DI-engine's own ``dizoo.*`` modules, which acframe does not need (one note).
+* **Atari and MuJoCo** (``DING_ENV_ID_TYPES``): ``type='atari'`` with gym's ``<Game>NoFrameskip-v4`` is
+  ``ALE/<Game>-v5`` through ``env.atari`` with DI-engine's ``wrap_deepmind`` settings (no sticky actions, its
+  ``frame_stack``); ``type='mujoco'`` ids ``-v2/-v3/-v4`` are gymnasium's ``-v5`` (a v3 ``obs_shape`` that v5 changed
+  is left to the env); a 3-dim ``obs_shape`` with DI-engine's ConvEncoder sizes is acframe's ``nature_cnn``. One note each.
+* **objects and schedules**: a ``torch.nn`` activation module is read as its name (``DING_ACTIVATIONS``), PPO's
+  ``learn.lr_scheduler`` as ``learn.lr_decay_iters`` in gradient steps, an ``exp_name`` path as its last part.
+* **refused in one line**: ``multi_gpu=True`` (no data-parallel learners yet, issue 44), ``reward_model`` (GCL, TREX,
+  RND ...), ``env.norm_obs/norm_reward.use_norm=True`` (acframe normalizes inside the policy); ``env.rew_clip=True``
+  is accepted with a note saying it is not applied.
 * **buffers**: ``replay_buffer.type='naive'`` (in ``create_config`` or ``policy.other``) is the policy's own
   default buffer (IMPALA's ``fifo``, ACER's ``episodic``).
 * **aliases** (``ALIASES``): keys that mean the same thing under another name or place move to acframe's key;

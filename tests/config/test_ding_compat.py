@@ -656,3 +656,42 @@ def test_di_engines_env_normalization_on_is_refused_naming_acframes_key(key, fix
     with pytest.raises(ConfigError, match=rf"'env.{key}.use_norm' = True is DI-engine's env wrapper; .*set "
                                           rf"{re.escape(fix)}"):
         compile_config((main, create))
+
+
+def test_a_di_engine_atari_ppo_file_runs_under_the_cli_and_its_run_folder_holds_data(tmp_path, capsys):
+    """A tiny run of a DI-engine-shaped Pong PPO file (cuda=True, activation=nn.ReLU()): the ALE env, the conv
+    model and the learner are built from it, and the run folder's config holds the activation's name."""
+    pytest.importorskip('ale_py')
+    import torch.nn as nn
+    main, create = atari_pair(encoder_hidden_size_list=[16, 16, 32], activation=nn.ReLU())
+    main['policy'].update(cuda=True, recompute_adv=True, action_space='discrete',
+                          learn=dict(epoch_per_collect=1, batch_size=8, value_norm=True),
+                          collect=dict(n_sample=16, unroll_len=1, discount_factor=0.99, gae_lambda=0.95))
+    path = tmp_path / 'pong_ppo_config.py'
+    path.write_text('from easydict import EasyDict\nimport torch.nn as nn\n'
+                    f'main_config = EasyDict({main!r})\ncreate_config = EasyDict({create!r})\n'.replace('ReLU()', 'nn.ReLU()'))
+    exp_dir = tmp_path / 'run'
+    code = cli_main(['-c', str(path), '--env-step', '16', '--exp-dir', str(exp_dir), '-q', 'env.max_episode_steps=50'])
+    assert code == 0, capsys.readouterr().err
+    summary = json.loads((exp_dir / 'summary.json').read_text())
+    assert summary['env_steps'] >= 16 and summary['train_iters'] >= 1
+    saved = json.loads((exp_dir / 'config.json').read_text())['config']
+    assert saved['env']['env_id'] == 'ALE/Pong-v5' and saved['policy']['model']['activation'] == 'relu'
+
+
+def test_a_di_engine_mujoco_ppo_file_runs_under_the_cli(tmp_path, capsys):
+    pytest.importorskip('mujoco')
+    main, create = mujoco_pair('Hopper-v3', obs_shape=11, action_shape=3, encoder_hidden_size_list=[16, 16])
+    main['policy'].update(learn=dict(epoch_per_collect=1, batch_size=8, lr_scheduler=dict(epoch_num=10, min_lr_lambda=0)),
+                          collect=dict(n_sample=16, unroll_len=1))
+    code = cli_main(['-c', str(write_config(tmp_path, main, create)), '--env-step', '16', '--exp-dir',
+                     str(tmp_path / 'run'), '-q', 'env.max_episode_steps=50'])
+    assert code == 0, capsys.readouterr().err
+    saved = json.loads((tmp_path / 'run' / 'config.json').read_text())['config']
+    assert saved['env']['env_id'] == 'Hopper-v5' and saved['policy']['learn']['lr_decay_iters'] == 10 * 1 * 2
+
+
+def write_config(folder, main, create):
+    path = folder / 'ding_config.py'
+    path.write_text(f'main_config = {main!r}\ncreate_config = {create!r}\n')
+    return path
