@@ -7,6 +7,15 @@ keys before ``compile_config`` merges and validates the result; everything else 
   becomes ``type='gym'`` with the gymnasium id (``DING_ENV_TYPES``) unless the file names ``env.env_id``;
   Box2D ids of gym's ``-v2`` become gymnasium's ``-v3`` (one note); ``create_config.env.import_names`` are
   imported, except DI-engine's own ``dizoo.*`` modules, which acframe does not need (one note).
+* **Atari and MuJoCo** (``DING_ENV_ID_TYPES``): ``type='atari'`` with gym's ``<Game>NoFrameskip-v4`` is
+  ``ALE/<Game>-v5`` through ``env.atari`` with DI-engine's ``wrap_deepmind`` settings (no sticky actions, its
+  ``frame_stack``); ``type='mujoco'`` ids ``-v2/-v3/-v4`` are gymnasium's ``-v5`` (a v3 ``obs_shape`` that v5 changed
+  is left to the env); a 3-dim ``obs_shape`` with DI-engine's ConvEncoder sizes is acframe's ``nature_cnn``. One note each.
+* **objects and schedules**: a ``torch.nn`` activation module is read as its name (``DING_ACTIVATIONS``), PPO's
+  ``learn.lr_scheduler`` as ``learn.lr_decay_iters`` in gradient steps, an ``exp_name`` path as its last part.
+* **refused in one line**: ``multi_gpu=True`` (no data-parallel learners yet, issue 44), ``reward_model`` (GCL, TREX,
+  RND ...), ``env.norm_obs/norm_reward.use_norm=True`` (acframe normalizes inside the policy); ``env.rew_clip=True``
+  is accepted with a note saying it is not applied.
 * **buffers**: ``replay_buffer.type='naive'`` (in ``create_config`` or ``policy.other``) is the policy's own
   default buffer (IMPALA's ``fifo``, ACER's ``episodic``).
 * **aliases** (``ALIASES``): keys that mean the same thing under another name or place move to acframe's key;
@@ -44,6 +53,23 @@ DING_ENV_TYPES: Dict[str, str] = {
     'acrobot': 'Acrobot-v1',
     'mountain_car': 'MountainCar-v0',
 }
+#: DI-engine's env types whose file names the id (``env.env_id``): type -> how acframe builds it (see _translate_env)
+DING_ENV_ID_TYPES: Dict[str, str] = {
+    # '<Game>NoFrameskip-v4' -> 'ALE/<Game>-v5' with env.atari: DI-engine's wrap_deepmind chain (30 no-ops, 4 frames
+    # max-pooled, life loss and reward clipping in training envs, FIRE, 84x84 grey, frame_stack), no sticky actions
+    'atari': 'ALE/<Game>-v5 with env.atari (the DeepMind preprocessing)',
+    # gym's MuJoCo ids ('HalfCheetah-v3') -> gymnasium's '-v5' (the same task; mujoco-py's v2/v3 do not run here)
+    'mujoco': 'gymnasium MuJoCo -v5',
+}
+#: gym's Atari ids DI-engine's atari env reads (no frame skip in the emulator: its MaxAndSkip wrapper skips 4)
+_ATARI_NOFRAMESKIP = re.compile(r'^(?P<game>[A-Za-z]+)NoFrameskip-v(?P<version>[04])$')
+#: gym's MuJoCo ids (mujoco-py's -v2/-v3, the mujoco bindings' -v4) that gymnasium 1.x runs as -v5
+_MUJOCO_OLD = re.compile(r'^(Ant|HalfCheetah|Hopper|Walker2d|Humanoid|HumanoidStandup|Swimmer|Reacher|Pusher|'
+                         r'InvertedPendulum|InvertedDoublePendulum)-v[234]$')
+#: MuJoCo tasks whose -v5 observation is smaller than gym's -v3 (v5 leaves out the world body's contact forces)
+_MUJOCO_V5_OBS = {'Ant': (111, 105), 'Humanoid': (376, 348), 'HumanoidStandup': (376, 348)}
+#: a torch.nn activation module (class or instance) given in a DI-engine file -> acframe's activation name
+DING_ACTIVATIONS: Dict[str, str] = {'Tanh': 'tanh', 'ReLU': 'relu', 'ELU': 'elu'}
 #: gym's Box2D ids that gymnasium 1.x renamed to -v3 (DI-engine's files name the -v2 ones)
 _BOX2D_V2 = re.compile(r'^(LunarLander|LunarLanderContinuous|BipedalWalker|BipedalWalkerHardcore|CarRacing)-v2$')
 #: DI-engine's env managers -> acframe's ``env.manager``
@@ -90,6 +116,10 @@ DING_KEYS: Tuple[str, ...] = (
     # is the manager's name, set by create_config.env_manager.type)
     'env.act_scale', 'env.replay_path', 'env.norm_obs', 'env.norm_reward', 'env.use_act_scale',
     'env.continuous', 'env.save_replay_gif', 'env.replay_path_gif', 'env.frame_stack', 'env.is_train',
+    # DI-engine's BipedalWalker env raises the -100 fall penalty to -10 (a note says so when it is True)
+    'env.rew_clip',
+    # DI-engine's data-parallel learners (True is refused: _check_multi_gpu)
+    'policy.multi_gpu',
     # policy-level switches of DI-engine's implementations
     'policy.nstep', 'policy.discount_factor', 'policy.random_collect_size', 'policy.priority', 'policy.priority_IS_weight',
     'policy.transition_with_policy_data', 'policy.traj_len_inf', 'policy.multi_agent', 'policy.load_path',
@@ -105,6 +135,9 @@ DING_KEYS: Tuple[str, ...] = (
     'policy.eval.evaluator.render', 'policy.other.eps', 'policy.other.replay_buffer.max_use',
     'policy.other.replay_buffer.periodic_thruput_seconds', 'policy.other.replay_buffer.monitor',
     'policy.other.replay_buffer.deepcopy', 'policy.other.replay_buffer.enable_track_used_data',
+    # read only by DI-engine's DequeBuffer (its atari_impala_main.py), not by its serial pipeline; acframe's unrolls are
+    # cut at unroll_len boundaries, as sliced=True samples them
+    'policy.other.replay_buffer.sliced',
     # model: DI-engine's head depth, normalisation and sigma/bound options
     'policy.model.actor_head_layer_num', 'policy.model.critic_head_layer_num', 'policy.model.norm_type',
     'policy.learn.nstep', 'policy.learn.nstep_return', 'policy.learn.resume_training',
@@ -146,8 +179,14 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
         return main, create  # compile_config says what is missing
     valid = leaf_paths(defaults_of(policy_type))
     _translate_env(main, create, from_dizoo)
+    _check_reward_model(main, create)
+    _check_multi_gpu(main)
+    _translate_activation(main)
     if from_dizoo:
         _cuda_if_available(main)
+        _translate_image_encoder(main)
+        _translate_exp_name(main)
+    _translate_lr_scheduler(main, policy_type, defaults_of)
     _translate_buffer(main, create, valid)
     _check_on_policy(main, policy_type, valid)
     _translate_renamed(main, valid)
@@ -205,11 +244,24 @@ def _translate_env(main: dict, create: dict, from_dizoo: bool) -> None:
     if isinstance(env_type, str) and env_type in DING_ENV_TYPES:
         create_env['type'] = 'gym'
         env_main.setdefault('env_id', DING_ENV_TYPES[env_type])
+    elif isinstance(env_type, str) and env_type in DING_ENV_ID_TYPES:
+        create_env['type'] = 'gym'
+        (_translate_atari if env_type == 'atari' else _translate_mujoco)(main, env_main)
     elif from_dizoo and isinstance(env_type, str) and env_type not in _registered_envs():
         raise ConfigError(f"create_config.env.type '{env_type}' is a DI-engine env that acframe does not map (it maps "
-                          f"{', '.join(DING_ENV_TYPES)}); set create_config.env.type='gym' and env.env_id to a gymnasium id")
+                          f"{', '.join([*DING_ENV_TYPES, *DING_ENV_ID_TYPES])}); set create_config.env.type='gym' and "
+                          f"env.env_id to a gymnasium id")
     if isinstance(env_main.get('manager'), dict):  # DI-engine's manager settings; acframe's env.manager is a name
         env_main['_ding_manager'] = env_main.pop('manager')
+    for key, acframe_key in (('norm_obs', 'policy.model.obs_norm=True'), ('norm_reward', 'policy.learn.reward_norm=True')):
+        value = env_main.get(key)
+        if isinstance(value, dict) and value.get('use_norm'):  # use_norm=False is dropped with the unused keys
+            raise ConfigError(f"config key 'env.{key}.use_norm' = True is DI-engine's env wrapper; acframe normalizes "
+                              f"inside the policy (saved with it): set {acframe_key} (where the policy has it) and "
+                              f"env.{key}.use_norm=False")
+    if env_main.get('rew_clip') is True:
+        logger.warning("acframe: note: env.rew_clip=True (DI-engine's BipedalWalker env raises the -100 fall penalty to "
+                       "-10) is not applied: acframe keeps gymnasium's rewards, so returns of episodes that fall differ by 90")
     env_id = env_main.get('env_id')
     if isinstance(env_id, str) and _BOX2D_V2.match(env_id):
         new = env_id[:-1] + '3'
@@ -219,6 +271,180 @@ def _translate_env(main: dict, create: dict, from_dizoo: bool) -> None:
     manager = create.get('env_manager')
     if isinstance(manager, dict) and isinstance(manager.get('type'), str) and manager['type'] in DING_ENV_MANAGERS:
         manager['type'] = DING_ENV_MANAGERS[manager['type']]
+
+
+def _translate_atari(main: dict, env_main: dict) -> None:
+    """DI-engine's ``type='atari'``: gym's ``<Game>NoFrameskip-v4`` through its ``wrap_deepmind`` chain is acframe's
+    ``ALE/<Game>-v5`` through ``env.atari`` with the same settings (keys the file sets under ``env.atari`` win)."""
+    env_id = env_main.get('env_id')
+    found = _ATARI_NOFRAMESKIP.match(env_id) if isinstance(env_id, str) else None
+    if found is None:
+        raise ConfigError(f"env.env_id {env_id!r} with create_config.env.type='atari': acframe maps DI-engine's "
+                          f"'<Game>NoFrameskip-v4' ids (e.g. 'PongNoFrameskip-v4'); name one, or set "
+                          f"create_config.env.type='gym', env.env_id='ALE/<Game>-v5' and env.atari.enable=True")
+    frame_stack = env_main.pop('frame_stack', 4)
+    if isinstance(frame_stack, bool) or not isinstance(frame_stack, int) or frame_stack < 1:
+        raise ConfigError(f"config key 'env.frame_stack' = {frame_stack!r} must be an int >= 1 (frames stacked per "
+                          f"observation)")
+    atari = env_main.setdefault('atari', {})
+    if not isinstance(atari, dict):
+        raise ConfigError(f"config key 'env.atari' must be a dict (a section of keys), got {atari!r}")
+    sticky = 0.0 if found.group('version') == '4' else 0.25  # gym's -v0 ids repeat the last action with p=0.25
+    for key, value in (('enable', True), ('frame_skip', 4), ('repeat_action_probability', sticky), ('noop_max', 30),
+                       ('screen_size', 84), ('grayscale', True), ('frame_stack', frame_stack), ('episodic_life', True),
+                       ('fire_reset', True), ('clip_reward', True)):
+        atari.setdefault(key, value)
+    new = f"ALE/{found.group('game')}-v5"
+    env_main['env_id'] = new
+    logger.warning("acframe: note: env.env_id '%s' (DI-engine's atari env) is '%s' with env.atari: 4 frames max-pooled "
+                   "per step, no sticky actions%s, %d stacked 84x84 grey frames, life loss and reward clipping in training",
+                   env_id, new, '' if sticky == 0 else ' (p=0.25, as gym\'s -v0)', atari['frame_stack'])
+
+
+def _translate_mujoco(main: dict, env_main: dict) -> None:
+    """DI-engine's ``type='mujoco'``: gym's ``<Task>-v2/v3`` ids are gymnasium's ``-v5`` (one note); a model
+    ``obs_shape`` of a v3 task whose v5 observation is smaller (Ant, Humanoid) is left to the env (one note)."""
+    env_id = env_main.get('env_id')
+    if not isinstance(env_id, str) or not _MUJOCO_OLD.match(env_id):
+        if isinstance(env_id, str) and env_id.endswith('-v5'):
+            return
+        raise ConfigError(f"env.env_id {env_id!r} with create_config.env.type='mujoco': acframe maps gym's MuJoCo ids "
+                          f"('HalfCheetah-v3', 'Hopper-v2', ...) to gymnasium's -v5; name one of those or a '-v5' id")
+    task = env_id.rsplit('-', 1)[0]
+    new = f'{task}-v5'
+    env_main['env_id'] = new
+    logger.warning("acframe: note: env.env_id '%s' is gym's (mujoco-py); gymnasium 1.x has '%s' (the same task), "
+                   "used instead", env_id, new)
+    sizes = _MUJOCO_V5_OBS.get(task)
+    if sizes is not None and _get(main, 'policy.model.obs_shape') in (sizes[0], [sizes[0]], (sizes[0],)):
+        _pop(main, 'policy.model.obs_shape')
+        logger.warning("acframe: note: policy.model.obs_shape=%d is %s's; %s observes %d values (no contact forces "
+                       "of the world body): the model is built for %d", sizes[0], env_id, new, sizes[1], sizes[1])
+
+
+def _check_reward_model(main: dict, create: dict) -> None:
+    """DI-engine's reward models (GCL, TREX, RND, ICM ...: ``reward_model`` in either config) are not in acframe."""
+    for where, tree in (('create_config.reward_model', create), ('reward_model', main)):
+        value = tree.get('reward_model')
+        if value is not None:
+            kind = value.get('type') if isinstance(value, dict) else None
+            raise ConfigError(f"config key '{where}'{f' (type {kind!r})' if kind else ''} is one of DI-engine's reward models "
+                              f"(GCL, TREX, RND, ICM ...), which acframe does not have; remove reward_model from both "
+                              f"configs to train on the env's own rewards")
+
+
+def _translate_exp_name(main: dict) -> None:
+    """DI-engine's ``exp_name`` is a path (``'impala_log/pong_impala_seed0'``); acframe's is a folder name: the last
+    part of the path, with a note naming ``--exp-dir`` for DI-engine's place."""
+    name = main.get('exp_name')
+    if not isinstance(name, str) or '/' not in name or name.startswith('/'):
+        return
+    last = name.rstrip('/').rsplit('/', 1)[-1]
+    if last in ('', '.', '..'):
+        return  # check_exp_name says what is wrong
+    main['exp_name'] = last
+    logger.warning("acframe: note: exp_name '%s' is a path in DI-engine; acframe's exp_name is a folder name: '%s' "
+                   "(pass --exp-dir %s to run where DI-engine does)", name, last, name)
+
+
+def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[[str], dict]) -> None:
+    """DI-engine's PPO ``learn.lr_scheduler=dict(epoch_num, min_lr_lambda=0)`` decays the learning rate linearly to 0
+    over ``epoch_num`` collections (one step per collection); acframe's ``learn.lr_decay_iters`` decays it to 0 over
+    that many gradient steps: ``epoch_num`` x ``epoch_per_collect`` x ceil(``n_sample`` / ``batch_size``)."""
+    value = _get(main, 'policy.learn.lr_scheduler')
+    if value is _MISSING:
+        return
+    if value is None:  # DI-engine's default: no scheduler
+        _pop(main, 'policy.learn.lr_scheduler')
+        return
+    defaults = defaults_of(policy_type)
+    if policy_type != 'ppo' or _get(defaults, 'policy.learn.lr_decay_iters') is _MISSING:
+        return  # not DI-engine's PPO key here: compile_config names it as unknown
+    epochs, floor = (value.get('epoch_num'), value.get('min_lr_lambda', 0)) if isinstance(value, dict) else (None, None)
+    if (not isinstance(value, dict) or set(value) - {'epoch_num', 'min_lr_lambda'} or isinstance(epochs, bool)
+            or not isinstance(epochs, int) or epochs < 1):
+        raise ConfigError(f"config key 'policy.learn.lr_scheduler' = {value!r} must be dict(epoch_num=N, "
+                          f"min_lr_lambda=0) (DI-engine's linear decay over N collections)")
+    if floor != 0:
+        raise ConfigError(f"config key 'policy.learn.lr_scheduler.min_lr_lambda' = {floor!r}: acframe decays the "
+                          f"learning rate to 0 (policy.learn.lr_decay_iters); set min_lr_lambda=0 or remove lr_scheduler")
+
+    def setting(path: str) -> Any:
+        given = _get(main, path)
+        return _get(defaults, path) if given is _MISSING else given
+
+    sizes = [setting(p) for p in ('policy.learn.epoch_per_collect', 'policy.collect.n_sample', 'policy.learn.batch_size')]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes):
+        return  # compile_config names the bad size; lr_scheduler is then an unknown key
+    epoch_per_collect, n_sample, batch_size = sizes
+    iters = epochs * epoch_per_collect * -(-n_sample // batch_size)
+    current = _get(main, 'policy.learn.lr_decay_iters')
+    if current is not _MISSING and current != iters:
+        raise ConfigError(f"config keys 'policy.learn.lr_scheduler' ({epochs} collections = {iters} gradient steps) and "
+                          f"'policy.learn.lr_decay_iters' ({current!r}) differ; keep one")
+    _set(main, 'policy.learn.lr_decay_iters', iters)
+    _pop(main, 'policy.learn.lr_scheduler')
+    logger.warning("acframe: note: policy.learn.lr_scheduler (linear to 0 over %d collections) is "
+                   "policy.learn.lr_decay_iters=%d (%d epochs x %d minibatches per collection), decayed per gradient step",
+                   epochs, iters, epoch_per_collect, -(-n_sample // batch_size))
+
+
+def _check_multi_gpu(main: dict) -> None:
+    """DI-engine's ``multi_gpu=True`` asks for its data-parallel learners, which acframe does not have yet."""
+    for key in ('policy.multi_gpu', 'policy.learn.multi_gpu'):
+        value = _get(main, key)
+        if value is not _MISSING and value not in (False, None):
+            raise ConfigError(f"config key '{key}' = {value!r} asks for DI-engine's data-parallel learners, which "
+                              f"acframe does not have yet (issue 44); set {key}=False to train with one learner")
+
+
+def _translate_activation(main: dict) -> None:
+    """A ``torch.nn`` activation module (class or instance) under ``policy.model`` -> acframe's activation name,
+    so that the compiled config (and the run folder's config.json) holds the name, never the object."""
+    model = _get(main, 'policy.model')
+    if not isinstance(model, dict):
+        return
+    for key, value in list(model.items()):
+        if 'activation' not in key or isinstance(value, (str, type(None))):
+            continue
+        cls = value if isinstance(value, type) else type(value)
+        module = getattr(cls, '__module__', '') or ''
+        if not module.startswith('torch.nn'):
+            continue  # not a torch.nn module: compile_config says what is wrong with it
+        name = DING_ACTIVATIONS.get(cls.__name__)
+        if name is not None and not isinstance(value, type) and repr(value) != repr(cls()):
+            name = None  # an instance with its own parameters (ELU(alpha=0.5)) is not acframe's activation
+        if name is None:
+            shown = cls.__name__ if isinstance(value, type) else repr(value)
+            raise ConfigError(f"config key 'policy.model.{key}' = torch.nn {shown}: acframe's models take "
+                              f"{', '.join(repr(v) for v in DING_ACTIVATIONS.values())} ({', '.join(f'nn.{k}()' for k in DING_ACTIVATIONS)}); "
+                              f"set policy.model.{key} to one of those names")
+        model[key] = name
+        logger.warning("acframe: note: policy.model.%s = torch.nn %s is read as %r (the config holds the name)",
+                       key, cls.__name__ + ('' if isinstance(value, type) else '()'), name)
+
+
+def _translate_image_encoder(main: dict) -> None:
+    """DI-engine's VAC encodes a 3-dim ``obs_shape`` with its ConvEncoder: 3 conv layers (8x8/4, 4x4/2, 3x3/1, ReLU;
+    channels ``encoder_hidden_size_list[:3]``) and a linear layer of ``encoder_hidden_size_list[-1]`` units. That is
+    acframe's ``nature_cnn`` encoder with those channels and one hidden layer (``encoder_hidden_size_list[-1:]``)."""
+    model = _get(main, 'policy.model')
+    if not isinstance(model, dict) or 'encoder' in model or model.get('impala_cnn_encoder'):
+        return
+    shape = model.get('obs_shape')
+    if not (isinstance(shape, (list, tuple)) and len(shape) == 3):
+        return
+    hidden = model.get('encoder_hidden_size_list', [128, 128, 64])  # DI-engine VAC's default
+    if not isinstance(hidden, (list, tuple)) or len(hidden) not in (3, 4):
+        raise ConfigError(f"config key 'policy.model.encoder_hidden_size_list' = {hidden!r}: for image observations "
+                          f"DI-engine builds 3 conv layers and a linear layer from 3 or 4 sizes (more add residual "
+                          f"blocks, which acframe does not build); give 3 or 4 sizes, or set policy.model.encoder")
+    model['encoder'] = 'nature_cnn'
+    model['encoder_channels'] = list(hidden[:3])
+    model['encoder_hidden_size_list'] = [hidden[-1]]
+    logger.warning("acframe: note: policy.model.encoder_hidden_size_list=%s for %s images is DI-engine's conv encoder: "
+                   "acframe's nature_cnn with encoder_channels=%s and encoder_hidden_size_list=%s",
+                   list(hidden), 'x'.join(str(v) for v in shape), list(hidden[:3]), [hidden[-1]])
 
 
 def _translate_buffer(main: dict, create: dict, valid: Dict[str, Any]) -> None:

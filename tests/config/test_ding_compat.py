@@ -4,6 +4,7 @@ still fail. The files in ``ding_configs/`` are DI-engine 0.5.x's, with its struc
 import json
 import logging
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -288,8 +289,165 @@ def test_an_env_id_in_the_file_wins_and_v2_box2d_ids_become_v3_with_a_note(caplo
 
 
 def test_an_unmapped_di_engine_env_type_is_an_error_not_cartpole():
-    with pytest.raises(ConfigError, match=r"create_config.env.type 'atari' is a DI-engine env that acframe does not map"):
-        compile_config(ding_pair('impala', env_type='atari'))
+    with pytest.raises(ConfigError, match=r"create_config.env.type 'procgen' is a DI-engine env that acframe does not map"):
+        compile_config(ding_pair('impala', env_type='procgen'))
+
+
+# ---- DI-engine's Atari, MuJoCo and BipedalWalker files (issue 47) ------------------------------------------
+def atari_pair(policy_type='ppo', env_id='PongNoFrameskip-v4', frame_stack=4, **model):
+    """The shape of DI-engine 0.5.3's dizoo/atari/config/serial/pong/pong_*_config.py."""
+    main, create = ding_pair(policy_type, env_type='atari',
+                             model=dict(obs_shape=[frame_stack, 84, 84], action_shape=6, **model))
+    main['env'].update(env_id=env_id, frame_stack=frame_stack, stop_value=20)
+    create['env']['import_names'] = ['dizoo.atari.envs.atari_env']
+    return main, create
+
+
+def test_a_di_engine_atari_file_is_the_ale_v5_game_with_its_deepmind_preprocessing(caplog):
+    cfg = compile_config(atari_pair(frame_stack=3, encoder_hidden_size_list=[64, 64, 128]))
+    assert cfg.env.type == 'gym' and cfg.env.env_id == 'ALE/Pong-v5'
+    atari = cfg.env.atari
+    # DI-engine's wrap_deepmind: NoopReset(30), MaxAndSkip(4), EpisodicLife and ClipReward in training, FireReset,
+    # WarpFrame 84x84 grey, FrameStack(frame_stack); gym's NoFrameskip-v4 has no sticky actions
+    assert (atari.enable, atari.frame_skip, atari.repeat_action_probability, atari.noop_max, atari.screen_size,
+            atari.grayscale, atari.frame_stack, atari.episodic_life, atari.fire_reset, atari.clip_reward) == \
+        (True, 4, 0.0, 30, 84, True, 3, True, True, True)
+    assert 'frame_stack' not in cfg.env
+    # DI-engine's ConvEncoder: 3 conv layers of the Nature CNN's shape, then a linear layer of the last size
+    assert (cfg.policy.model.encoder, cfg.policy.model.encoder_channels, cfg.policy.model.encoder_hidden_size_list) == \
+        ('nature_cnn', [64, 64, 128], [128])
+    notes = warnings_of(caplog)
+    assert sum("'PongNoFrameskip-v4' (DI-engine's atari env) is 'ALE/Pong-v5'" in m for m in notes) == 1
+    assert sum("DI-engine's conv encoder" in m for m in notes) == 1
+    assert all('\n' not in m for m in notes)
+
+
+def test_a_di_engine_atari_model_builds_on_the_env_acframe_makes():
+    pytest.importorskip('ale_py')
+    policy = build(compile_config(atari_pair(encoder_hidden_size_list=[32, 64, 64, 128])))
+    assert policy.model is not None  # obs_shape [4, 84, 84] and action_shape 6 fit ALE/Pong-v5 through env.atari
+
+
+def test_gym_v0_atari_ids_keep_their_sticky_actions_and_acframe_keys_under_env_atari_win():
+    main, create = atari_pair(env_id='QbertNoFrameskip-v0')
+    main['env']['atari'] = dict(noop_max=10)
+    cfg = compile_config((main, create))
+    assert cfg.env.env_id == 'ALE/Qbert-v5' and cfg.env.atari.repeat_action_probability == 0.25
+    assert cfg.env.atari.noop_max == 10
+
+
+@pytest.mark.parametrize('env_id, frame_stack, model, message', [
+    ('ALE/Pong-v5', 4, {}, r"env.env_id 'ALE/Pong-v5' with create_config.env.type='atari': acframe maps DI-engine's "
+                           r"'<Game>NoFrameskip-v4' ids"),
+    ('PongDeterministic-v4', 4, {}, r"'<Game>NoFrameskip-v4'"),
+    ('PongNoFrameskip-v4', 0, {}, r"'env.frame_stack' = 0 must be an int >= 1"),
+    ('PongNoFrameskip-v4', 4, dict(encoder_hidden_size_list=[32, 64, 64, 64, 128]),
+     r"'policy.model.encoder_hidden_size_list' = \[32, 64, 64, 64, 128\]: for image observations DI-engine builds"),
+])
+def test_what_acframe_cannot_take_from_an_atari_file_is_one_line(env_id, frame_stack, model, message):
+    with pytest.raises(ConfigError, match=message) as info:
+        compile_config(atari_pair(env_id=env_id, frame_stack=frame_stack, **model))
+    assert '\n' not in str(info.value)
+
+
+def mujoco_pair(env_id='HalfCheetah-v3', **model):
+    """The shape of DI-engine 0.5.3's dizoo/mujoco/config/*_onppo_config.py."""
+    main, create = ding_pair('ppo', env_type='mujoco', model=dict(action_space='continuous', **model))
+    main['env'].update(env_id=env_id, norm_obs=dict(use_norm=False), norm_reward=dict(use_norm=False))
+    create['env']['import_names'] = ['dizoo.mujoco.envs.mujoco_env']
+    return main, create
+
+
+def test_a_di_engine_mujoco_file_runs_gymnasiums_v5_task_with_a_note(caplog):
+    cfg = compile_config(mujoco_pair(obs_shape=17, action_shape=6))
+    assert cfg.env.type == 'gym' and cfg.env.env_id == 'HalfCheetah-v5' and cfg.policy.model.obs_shape == 17
+    assert sum("'HalfCheetah-v3' is gym's (mujoco-py); gymnasium 1.x has 'HalfCheetah-v5'" in m
+               for m in warnings_of(caplog)) == 1
+    assert 'env.norm_obs' in next(m for m in warnings_of(caplog) if 'no use for' in m)
+
+
+def test_a_v3_obs_shape_that_v5_changed_is_left_to_the_env_with_a_note(caplog):
+    cfg = compile_config(mujoco_pair('Ant-v3', obs_shape=111, action_shape=8))
+    assert cfg.env.env_id == 'Ant-v5' and 'obs_shape' not in cfg.policy.model  # filled from the env
+    assert any("policy.model.obs_shape=111 is Ant-v3's; Ant-v5 observes 105 values" in m for m in warnings_of(caplog))
+
+
+def test_the_v5_ant_observes_what_the_note_says():
+    pytest.importorskip('mujoco')
+    env = gym.make('Ant-v5')
+    try:
+        assert env.observation_space.shape == (105,)
+    finally:
+        env.close()
+
+
+def test_a_mujoco_id_acframe_does_not_know_is_one_line():
+    with pytest.raises(ConfigError, match=r"env.env_id 'Hoppr-v3' with create_config.env.type='mujoco'"):
+        compile_config(mujoco_pair('Hoppr-v3'))
+
+
+def test_a_di_engine_bipedalwalker_file_accepts_rew_clip_with_a_note(caplog):
+    main, create = ding_pair('ppo', env_type='bipedalwalker', model=dict(obs_shape=24, action_shape=4,
+                                                                       action_space='continuous'))
+    main['env'].update(env_id='BipedalWalker-v3', act_scale=True, rew_clip=True)
+    cfg = compile_config((main, create))
+    assert cfg.env.env_id == 'BipedalWalker-v3' and 'rew_clip' not in cfg.env
+    notes = warnings_of(caplog)
+    assert sum('env.rew_clip=True' in m and 'not applied' in m for m in notes) == 1
+    assert 'env.rew_clip' in next(m for m in notes if 'no use for' in m)
+
+
+def test_a_torch_nn_activation_is_read_as_its_name_and_saved_as_data(caplog, tmp_path):
+    import torch.nn as nn
+
+    from acframe.config import save_config
+    for given, want in ((nn.Tanh(), 'tanh'), (nn.ReLU, 'relu'), (nn.ELU(), 'elu')):
+        cfg = compile_config(ding_pair('ppo', env_type='pendulum', model=dict(activation=given)))
+        assert cfg.policy.model.activation == want
+    assert any("policy.model.activation = torch.nn Tanh() is read as 'tanh'" in m for m in warnings_of(caplog))
+    save_config(cfg, str(tmp_path / 'config.py'))
+    assert "'elu'" in (tmp_path / 'config.py').read_text()
+    assert build(cfg).model is not None
+
+
+@pytest.mark.parametrize('activation', ['GELU()', 'ELU(alpha=0.5)', 'LeakyReLU'])
+def test_a_torch_nn_activation_acframe_does_not_have_is_one_line(activation):
+    import torch.nn as nn
+    given = eval(f'nn.{activation}')
+    with pytest.raises(ConfigError, match=r"config key 'policy.model.activation' = torch.nn .*: acframe's models take "
+                                          r"'tanh', 'relu', 'elu'") as info:
+        compile_config(ding_pair('ppo', model=dict(activation=given)))
+    assert '\n' not in str(info.value)
+
+
+def test_sliced_of_di_engines_impala_buffer_is_accepted_with_the_unused_keys(caplog):
+    cfg = compile_config(ding_pair('impala', env_type='lunarlander',
+                                   other=dict(replay_buffer=dict(replay_buffer_size=1000, sliced=True))))
+    assert cfg.policy.other.replay_buffer.replay_buffer_size == 1000 and 'sliced' not in cfg.policy.other.replay_buffer
+    assert 'policy.other.replay_buffer.sliced' in next(m for m in warnings_of(caplog) if 'no use for' in m)
+
+
+@pytest.mark.parametrize('sections', [dict(multi_gpu=True), dict(learn=dict(multi_gpu=True))])
+def test_multi_gpu_true_is_refused_naming_the_missing_feature(sections):
+    key = 'policy.multi_gpu' if 'multi_gpu' in sections else 'policy.learn.multi_gpu'
+    with pytest.raises(ConfigError, match=rf"config key '{key}' = True asks for DI-engine's data-parallel learners, "
+                                          rf"which acframe does not have yet \(issue 44\); set {key}=False"):
+        compile_config(ding_pair('ppo', **sections))
+
+
+def test_multi_gpu_false_is_accepted_with_the_unused_keys(caplog):
+    cfg = compile_config(ding_pair('ppo', multi_gpu=False))
+    assert 'multi_gpu' not in cfg.policy
+    assert 'policy.multi_gpu' in next(m for m in warnings_of(caplog) if 'no use for' in m)
+
+
+def test_cuda_true_in_a_di_engine_atari_file_falls_back_to_the_cpu(caplog):
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip('CUDA is available here: the file keeps cuda=True')
+    main, create = atari_pair()
+    main['policy']['cuda'] = True
+    assert compile_config((main, create)).policy.cuda is False
 
 
 def test_non_dizoo_import_names_are_still_imported():
@@ -447,3 +605,93 @@ def test_policy_on_policy_that_agrees_is_accepted_and_dropped(policy_type, value
     cfg = compile_config((dict(policy=dict(on_policy=value)), dict(policy=dict(type=policy_type))),
                          [f'policy.on_policy={value}'])
     assert 'on_policy' not in cfg.policy  # the policy class says it (Policy.on_policy); the config does not
+
+
+def test_di_engines_ppo_lr_scheduler_is_acframes_linear_decay_in_gradient_steps(caplog):
+    cfg = compile_config(ding_pair('ppo', learn=dict(epoch_per_collect=10, batch_size=128,
+                                                     lr_scheduler=dict(epoch_num=1500, min_lr_lambda=0)),
+                                   collect=dict(n_sample=3200)))
+    assert cfg.policy.learn.lr_decay_iters == 1500 * 10 * 25 and 'lr_scheduler' not in cfg.policy.learn
+    assert any('policy.learn.lr_decay_iters=375000 (10 epochs x 25 minibatches per collection)' in m
+               for m in warnings_of(caplog))
+    assert compile_config(ding_pair('ppo', learn=dict(lr_scheduler=None))).policy.learn.lr_decay_iters == 0
+
+
+@pytest.mark.parametrize('scheduler, message', [
+    (dict(epoch_num=100, min_lr_lambda=0.1), r"'policy.learn.lr_scheduler.min_lr_lambda' = 0.1: acframe decays the "
+                                             r"learning rate to 0"),
+    (dict(epochs=100), r"'policy.learn.lr_scheduler' = \{'epochs': 100\} must be dict\(epoch_num=N, min_lr_lambda=0\)"),
+])
+def test_an_lr_scheduler_acframe_cannot_follow_is_one_line(scheduler, message):
+    with pytest.raises(ConfigError, match=message):
+        compile_config(ding_pair('ppo', learn=dict(lr_scheduler=scheduler)))
+
+
+def test_a_di_engine_exp_name_path_becomes_its_last_part_with_a_note(caplog):
+    main, create = ding_pair('impala')
+    main['exp_name'] = 'impala_log/lunarlander_impala_seed0'
+    assert compile_config((main, create)).exp_name == 'lunarlander_impala_seed0'
+    assert any('--exp-dir impala_log/lunarlander_impala_seed0' in m for m in warnings_of(caplog))
+
+
+@pytest.mark.parametrize('where', ['create', 'main'])
+def test_di_engines_reward_models_are_refused_in_one_line(where):
+    main, create = ding_pair('ppo')
+    (create if where == 'create' else main)['reward_model'] = dict(type='trex', min_snippet_length=30)
+    with pytest.raises(ConfigError, match=r"\(type 'trex'\) is one of DI-engine's reward models .* which acframe does "
+                                          r"not have; remove reward_model"):
+        compile_config((main, create))
+
+
+def test_the_unmapped_env_type_line_lists_atari_and_mujoco_too():
+    with pytest.raises(ConfigError, match=r"\(it maps cartpole, .*, mountain_car, atari, mujoco\)"):
+        compile_config(ding_pair('ppo', env_type='rocket'))
+
+
+@pytest.mark.parametrize('key, fix', [('norm_obs', 'policy.model.obs_norm=True'),
+                                      ('norm_reward', 'policy.learn.reward_norm=True')])
+def test_di_engines_env_normalization_on_is_refused_naming_acframes_key(key, fix):
+    main, create = mujoco_pair()
+    main['env'][key] = dict(use_norm=True)
+    with pytest.raises(ConfigError, match=rf"'env.{key}.use_norm' = True is DI-engine's env wrapper; .*set "
+                                          rf"{re.escape(fix)}"):
+        compile_config((main, create))
+
+
+def test_a_di_engine_atari_ppo_file_runs_under_the_cli_and_its_run_folder_holds_data(tmp_path, capsys):
+    """A tiny run of a DI-engine-shaped Pong PPO file (cuda=True, activation=nn.ReLU()): the ALE env, the conv
+    model and the learner are built from it, and the run folder's config holds the activation's name."""
+    pytest.importorskip('ale_py')
+    import torch.nn as nn
+    main, create = atari_pair(encoder_hidden_size_list=[16, 16, 32], activation=nn.ReLU())
+    main['policy'].update(cuda=True, recompute_adv=True, action_space='discrete',
+                          learn=dict(epoch_per_collect=1, batch_size=8, value_norm=True),
+                          collect=dict(n_sample=16, unroll_len=1, discount_factor=0.99, gae_lambda=0.95))
+    path = tmp_path / 'pong_ppo_config.py'
+    path.write_text('from easydict import EasyDict\nimport torch.nn as nn\n'
+                    f'main_config = EasyDict({main!r})\ncreate_config = EasyDict({create!r})\n'.replace('ReLU()', 'nn.ReLU()'))
+    exp_dir = tmp_path / 'run'
+    code = cli_main(['-c', str(path), '--env-step', '16', '--exp-dir', str(exp_dir), '-q', 'env.max_episode_steps=50'])
+    assert code == 0, capsys.readouterr().err
+    summary = json.loads((exp_dir / 'summary.json').read_text())
+    assert summary['env_steps'] >= 16 and summary['train_iters'] >= 1
+    saved = json.loads((exp_dir / 'config.json').read_text())['config']
+    assert saved['env']['env_id'] == 'ALE/Pong-v5' and saved['policy']['model']['activation'] == 'relu'
+
+
+def test_a_di_engine_mujoco_ppo_file_runs_under_the_cli(tmp_path, capsys):
+    pytest.importorskip('mujoco')
+    main, create = mujoco_pair('Hopper-v3', obs_shape=11, action_shape=3, encoder_hidden_size_list=[16, 16])
+    main['policy'].update(learn=dict(epoch_per_collect=1, batch_size=8, lr_scheduler=dict(epoch_num=10, min_lr_lambda=0)),
+                          collect=dict(n_sample=16, unroll_len=1))
+    code = cli_main(['-c', str(write_config(tmp_path, main, create)), '--env-step', '16', '--exp-dir',
+                     str(tmp_path / 'run'), '-q', 'env.max_episode_steps=50'])
+    assert code == 0, capsys.readouterr().err
+    saved = json.loads((tmp_path / 'run' / 'config.json').read_text())['config']
+    assert saved['env']['env_id'] == 'Hopper-v5' and saved['policy']['learn']['lr_decay_iters'] == 10 * 1 * 2
+
+
+def write_config(folder, main, create):
+    path = folder / 'ding_config.py'
+    path.write_text(f'main_config = {main!r}\ncreate_config = {create!r}\n')
+    return path
