@@ -218,8 +218,8 @@ def run_cli(args, capsys):
 BAD = [
     (['-c', 'cartpole_impala.py', "policy.model.rnn={'type': 'lstm'}"], "policy 'impala' has no recurrent form yet"),
     (['-c', 'cartpole_acer.py', "policy.model.rnn={'type': 'gru'}"], "policy 'acer' has no recurrent form yet"),
-    (['-c', 'cartpole_ppo.py', '-m', 'parallel', '--backend', 'inline', 'policy.model.share_encoder=True',
-      'policy.model.rnn.type=lstm'], 'the parallel pipeline has no recurrent actors yet'),
+    (['-c', 'cartpole_acer.py', '-m', 'parallel', '--backend', 'inline', "policy.model.rnn={'type': 'gru'}"],
+     "policy 'acer' has no recurrent form yet"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn.type=lstm'], 'share_encoder=True'),
     (['-c', 'cartpole_ppo.py', 'policy.model.share_encoder=True', 'policy.model.rnn.type=lstm',
       'policy.model.rnn.seq_len=5'], 'policy.model.rnn.seq_len=5 does not divide the 32 steps'),
