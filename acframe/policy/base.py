@@ -618,8 +618,8 @@ def check_recurrent(cfg: Any, policy_cls: type) -> None:
     kind = rnn_type(cfg.get('model', {}).get('rnn'))
     if kind and not policy_cls.supports_rnn:
         raise ConfigError(f"policy.model.rnn.type='{kind}': policy '{cfg.get('type', policy_cls.__name__)}' has no "
-                          f"recurrent form yet (ppo and a2c have); remove policy.model.rnn or "
-                          f"use policy ppo or a2c")
+                          f"recurrent form yet (ppo, a2c and impala have); remove policy.model.rnn or "
+                          f"use policy ppo, a2c or impala")
 
 
 class EnvStates:

@@ -182,3 +182,45 @@ def test_the_cue_task_is_solved_by_parallel_actors(tmp_path):
                       progress=False)
     summary = read_summary(str(exp_dir))
     assert summary['solved'] and summary['confirmations'][-1]['mean'] == 1.0, summary
+
+
+def test_impala_actors_unrolls_keep_their_first_state_and_the_learner_recomputes_them():
+    """An IMPALA actor's message (pickled): unrolls with the state at their first step; through the replay buffer the
+    learner's recompute gives the actor's statistics (V-trace's ratios are 1 with the acting weights)."""
+    from acframe.data.buffer import ReplayBuffer
+
+    main, create = recurrent_config('impala', 'gru')
+    main['policy'].update(unroll_len=10, collect=dict(n_sample=ENVS * 2), learn=dict(batch_size=ENVS * 2))
+    cfg = compile_config((main, create), seed=0)
+    env = make_env_manager(cfg, 'collector', ENVS, cfg.seed)
+    torch.manual_seed(0)
+    learner = create_policy(cfg, env.observation_space, env.action_space, enable_field=('learn',))
+    env.close()
+    source = HandedWeights()
+    source.set(learner.learn_mode.get_weights(), 0)
+    actor = ActorWorker(cfg, 0, 0, source)
+    try:
+        actor.collect(3)
+        message = pickle.loads(pickle.dumps(actor.collect()))
+    finally:
+        actor.close()
+    buffer = ReplayBuffer(100)
+    buffer.push(numpy_to_tree(message.samples))
+    batch = buffer.sample(ENVS * 2)
+    batch = type(batch)({k: v for k, v in batch.items() if k != VERSION_KEY})
+    assert tuple(batch.rnn_state.shape[:2]) == (1, ENVS * 2) and batch.episode_start[1:].any()
+    with torch.no_grad():
+        out = learner._evaluate_rollout(batch)
+    torch.testing.assert_close(out['logit'][:-1], batch.logit, rtol=0, atol=1e-5)
+    assert abs(learner.learn_mode.forward(batch)['mean_rho'] - 1.0) < 1e-5
+
+
+@pytest.mark.parametrize('backend', ['inline', 'local'])
+def test_a_recurrent_impala_run_trains_asynchronously(tmp_path, backend):
+    main, create = recurrent_config('impala', 'lstm')
+    main['policy'].update(unroll_len=10, collect=dict(n_sample=ENVS * 2), learn=dict(batch_size=4))
+    exp_dir = str(tmp_path / backend)
+    policy = parallel_pipeline((main, create), seed=0, exp_dir=exp_dir, backend=backend, max_train_iter=30,
+                               progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['sync_mode'] == 'async' and summary['train_iters'] == 30 and policy.model.core is not None
