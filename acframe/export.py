@@ -11,20 +11,33 @@ model does to observations (normalization kept in its state) is part of it.
 
 A Dict observation (an image with vectors) is a dict of batches: TorchScript takes the dict
 (``model({'image': ..., 'target': ...})``), ONNX has one input per key, named by it.
+
+A recurrent policy (``policy.model.rnn``) is exported as one step with its state in and out:
+``model(obs, state) -> (action, next_state)`` (TorchScript); ONNX inputs ``obs`` (or one per key) and ``state``,
+outputs ``action`` and ``state_out``. ``state`` is float32 ``(B, R, H)``: ``R = num_layers`` for a GRU,
+``2·num_layers`` for an LSTM (its ``h`` rows, then its ``c`` rows), ``H = hidden_size``; zeros at an episode's first
+step, then the ``next_state`` of the env's previous step — what ``load_policy(...).act(obs, state)`` computes.
+
+Before anything is written, the traced model is run beside ``load_policy`` over an episode of the run's env (at most
+``CHECK_STEPS`` steps, the state fed back): an export that would act otherwise (an eval mode that keeps state of its
+own, which a trace bakes in as a constant) is refused in one line.
 """
 from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import gymnasium as gym
+import numpy as np
 import torch
 
 from .errors import ConfigError
 from .utils import atomic_write_with
 
 FORMATS = {'.pt': 'torchscript', '.onnx': 'onnx'}
+#: env steps of the episode on which the traced model must act as ``load_policy`` before it is written
+CHECK_STEPS = 200
 
 
 def export_format(out: str) -> str:
@@ -49,24 +62,63 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
     loaded = load_policy(target, config, list(overrides or ()) + ['policy.cuda=False'],  # a CPU model is traced
                          imports=imports)
-    if getattr(loaded.policy.model, 'recurrent', False):  # a trace would bake the state in as a constant
-        raise ConfigError(f"{target}: the policy is recurrent (policy.model.rnn); exporting one step with the state in "
-                          f"and out is not built yet: act with acframe.load_policy (act, reset) instead")
-    actor = loaded.actor.cpu().eval().requires_grad_(False)  # an exported model is for inference only
+    recurrent = loaded.recurrent  # one step with the state in and out (a trace of act(obs) would bake it in)
+    actor = (loaded.step_actor if recurrent else loaded.actor).cpu().eval().requires_grad_(False)  # inference only
     space = loaded.observation_space
     spaces = space.spaces if isinstance(space, gym.spaces.Dict) else None  # a Dict observation: a dict input
     example = ({k: _example(s) for k, s in spaces.items()} if spaces is not None else _example(space))
+    inputs = (example, torch.as_tensor(loaded.initial_state(2))) if recurrent else (example,)
     with torch.no_grad():
+        with warnings.catch_warnings():  # torch 2.13 marks torch.jit deprecated; TorchScript is still what we write
+            warnings.simplefilter('ignore', DeprecationWarning)
+            traced = torch.jit.trace(actor, inputs, check_trace=False, strict=spaces is None)
+        check_over_an_episode(traced, loaded, target)
         if fmt == 'torchscript':
-            with warnings.catch_warnings():  # torch 2.13 marks torch.jit deprecated; TorchScript is still what we write
+            with warnings.catch_warnings():
                 warnings.simplefilter('ignore', DeprecationWarning)
-                traced = torch.jit.trace(actor, (example,), check_trace=False, strict=spaces is None)
                 atomic_write_with(out, lambda tmp: torch.jit.save(traced, tmp))
         else:
-            atomic_write_with(out, lambda tmp: _export_onnx(actor, example, tmp))
+            atomic_write_with(out, lambda tmp: _export_onnx(actor, inputs, tmp))
     obs_shape = ({k: list(s.shape) for k, s in spaces.items()} if spaces is not None else list(space.shape))
-    return {'file': os.path.abspath(out), 'format': fmt, 'checkpoint': os.path.abspath(loaded.checkpoint),
+    info = {'file': os.path.abspath(out), 'format': fmt, 'checkpoint': os.path.abspath(loaded.checkpoint),
             'obs_shape': obs_shape, 'action_space': str(loaded.action_space)}
+    if recurrent:
+        info['state_shape'] = ['B'] + list(loaded.initial_state().shape)
+    return info
+
+
+def check_over_an_episode(model: Any, loaded: Any, target: str, steps: int = CHECK_STEPS) -> None:
+    """A ``ConfigError`` unless ``model`` (an exported step: ``obs → action``, or ``(obs, state) → (action, state)``
+    for a recurrent policy, the state fed back) gives ``loaded.act``'s actions (``reset()`` at the start) at every
+    step of an episode of the run's env, at most ``steps`` steps (discrete actions equal, continuous to 1e-5)."""
+    from .envs import build_env  # one env as the policy saw it (inference.env_spaces)
+
+    env = build_env(dict(loaded.cfg.env), 0, int(loaded.cfg.seed) + 12345, 'inference')
+    try:
+        obs, _ = env.reset(seed=int(loaded.cfg.seed) + 12345)
+        loaded.reset()
+        state = torch.as_tensor(loaded.initial_state(1)) if loaded.recurrent else None
+        for step in range(steps):
+            expected = loaded.act(obs)
+            batch, _ = loaded._as_batch(obs)
+            if state is None:
+                exported = model(batch)
+            else:
+                exported, state = model(batch, state)
+            exported = exported[0].numpy()
+            same = (np.array_equal(exported, expected) if exported.dtype.kind in 'iub'
+                    else np.allclose(exported, expected, rtol=1e-5, atol=1e-6))
+            if not same:
+                raise ConfigError(f"{target}: the exported model acts otherwise than load_policy at step {step} of an "
+                                  f"episode of {loaded.cfg.env.env_id} ({exported.tolist()} vs {expected.tolist()}): the "
+                                  f"policy's eval mode keeps state that a trace cannot carry; act with "
+                                  f"acframe.load_policy (act, reset) instead; nothing written")
+            obs, _, terminated, truncated, _ = env.step(expected)
+            if terminated or truncated:
+                break
+    finally:
+        env.close()
+        loaded.reset()
 
 
 def _example(space: Any) -> torch.Tensor:
@@ -76,9 +128,10 @@ def _example(space: Any) -> torch.Tensor:
     return torch.as_tensor(space.sample()[None].repeat(2, axis=0), dtype=observation_dtype(space))
 
 
-def _export_onnx(actor: torch.nn.Module, example: Any, path: str) -> None:
+def _export_onnx(actor: torch.nn.Module, inputs: Tuple[Any, ...], path: str) -> None:
     import logging
 
+    example = inputs[0]
     batch = torch.export.Dim('batch', min=1)
     registration = logging.getLogger('torch.onnx._internal.exporter._registration')  # "torchvision is not installed"
     level = registration.level
@@ -86,7 +139,18 @@ def _export_onnx(actor: torch.nn.Module, example: Any, path: str) -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', FutureWarning)
-            if isinstance(example, dict):  # a Dict observation: one input per key, named by it
+            if len(inputs) == 2:  # a recurrent step: the state in and out
+                state_dims = {0: batch}
+                if isinstance(example, dict):
+                    program = torch.onnx.export(
+                        actor, (), kwargs={'obs': example, 'state': inputs[1]}, dynamo=True,
+                        input_names=list(example) + ['state'], output_names=['action', 'state_out'], verbose=False,
+                        dynamic_shapes={'obs': {k: {0: batch} for k in example}, 'state': state_dims})
+                else:
+                    program = torch.onnx.export(actor, inputs, dynamo=True, input_names=['obs', 'state'],
+                                                output_names=['action', 'state_out'],
+                                                dynamic_shapes=({0: batch}, state_dims), verbose=False)
+            elif isinstance(example, dict):  # a Dict observation: one input per key, named by it
                 program = torch.onnx.export(actor, (), kwargs={'obs': example}, dynamo=True, input_names=list(example),
                                             output_names=['action'], verbose=False,  # (a dict in args means kwargs)
                                             dynamic_shapes={'obs': {k: {0: batch} for k in example}})
@@ -101,5 +165,6 @@ def _export_onnx(actor: torch.nn.Module, example: Any, path: str) -> None:
 def result_line(info: Dict[str, Any]) -> str:
     shape = info['obs_shape']
     shape = {k: tuple(v) for k, v in shape.items()} if isinstance(shape, dict) else tuple(shape)
-    return (f"[export] {info['format']} model of {os.path.basename(info['checkpoint'])}: obs {shape} "
+    state = f", state {tuple(info['state_shape'])} in and out" if 'state_shape' in info else ''
+    return (f"[export] {info['format']} model of {os.path.basename(info['checkpoint'])}: obs {shape}{state} "
             f"-> action in {info['action_space']} -> {info['file']}")

@@ -14,8 +14,11 @@
         done = terminated or truncated
 
 ``act`` takes one observation or a batch (numpy in, numpy out). A recurrent policy (``policy.model.rnn``) carries
-its state from call to call: call ``policy.reset()`` whenever an episode starts. Whatever the model does to observations
-(e.g. normalization kept in its state) happens inside its forward, so nothing is applied here.
+its state from call to call: call ``policy.reset()`` whenever an episode starts. The explicit form keeps nothing:
+``action, state = policy.act(obs, state)`` from ``state = policy.initial_state(B)`` (zeros: put zeros back in the
+rows of envs that start an episode), for any policy (a feed-forward one hands its empty state back). Whatever the
+model does to observations (e.g. normalization kept in its state) happens inside its forward, so nothing is applied
+here.
 """
 from __future__ import annotations
 
@@ -50,10 +53,32 @@ class DeterministicActor(nn.Module):
             self.register_buffer('high', torch.as_tensor(action_space.high, dtype=torch.float32))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        action = self._forward_eval(obs)['action']
+        return self.clipped(self._forward_eval(obs)['action'])
+
+    def clipped(self, action: torch.Tensor) -> torch.Tensor:
+        """``action`` clipped to a Box action space's bounds (other spaces: as it is)."""
         if self.clip:
             action = torch.maximum(torch.minimum(action, self.high), self.low)
         return action
+
+
+class RecurrentActor(DeterministicActor):
+    """One step of a recurrent policy's eval mode from explicit states, keeping nothing:
+    ``(obs (B, *obs_shape), state (B, R, H)) → (action, next state (B, R, H))``.
+
+    ``state`` is zeros ``(B, R, H)`` at an episode's first step (``R = num_layers`` for a GRU, ``2·num_layers`` for an
+    LSTM: its ``h`` rows then its ``c`` rows; ``H = hidden_size``); feeding ``next state`` back at the env's next step
+    gives the actions of ``LoadedPolicy.act`` with ``reset()`` at every episode start. What ``act(obs, state)`` runs
+    and what ``acframe -m export`` traces for a recurrent run.
+    """
+
+    def __init__(self, policy: Any, action_space: gym.Space) -> None:
+        super().__init__(policy, action_space)
+        self._step = policy.eval_mode.step
+
+    def forward(self, obs: torch.Tensor, state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:  # type: ignore[override]
+        output = self._step(obs, state)
+        return self.clipped(output['action']), output['state']
 
 
 def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space, action_space: gym.Space,
@@ -120,7 +145,8 @@ class LoadedPolicy:
 
     Attributes: ``cfg`` (the run's compiled config), ``run_dir`` (None for a loose checkpoint),
     ``checkpoint`` (the file the weights came from), ``observation_space``, ``action_space``, ``policy``
-    (the acframe ``Policy``) and ``actor`` (the ``DeterministicActor`` module).
+    (the acframe ``Policy``), ``actor`` (the ``DeterministicActor`` module), ``recurrent`` (whether the model has a
+    recurrent core) and ``step_actor`` (its ``RecurrentActor``, None for a feed-forward policy).
     """
 
     def __init__(self, artifacts: RunArtifacts) -> None:
@@ -130,6 +156,8 @@ class LoadedPolicy:
         self.observation_space, self.action_space = env_spaces(self.cfg)
         self.policy = build_inference_policy(artifacts, self.observation_space, self.action_space, ('eval', 'collect'))
         self.actor = DeterministicActor(self.policy, self.action_space)
+        self.recurrent = bool(getattr(self.policy.eval_mode, 'recurrent', False))
+        self.step_actor = RecurrentActor(self.policy, self.action_space) if self.recurrent else None
         self._device = next(self.policy.model.parameters()).device
         self._obs_keys = list(self.cfg.env.obs_keys) if self.cfg.env.get('obs_keys') else None
 
@@ -153,12 +181,21 @@ class LoadedPolicy:
         batch, single = _batch_of(obs, self.observation_space, 'an observation')
         return batch.to(self._device), single
 
-    def act(self, obs: Any, deterministic: bool = True) -> np.ndarray:
+    def act(self, obs: Any, state: Optional[np.ndarray] = None,
+            deterministic: bool = True) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]:
         """The action for ``obs`` (one observation → one action, a batch ``(B, ...)`` → ``(B, ...)`` actions).
 
         ``deterministic=True`` takes the eval mode's greedy/mean action; False samples like the collector.
         Box actions are clipped to the action space, discrete actions are int64.
+
+        With ``state`` (the explicit form, e.g. for many envs of your own): returns ``(action, next state)`` and keeps
+        nothing; ``state`` is ``(B, R, H)`` for a batch, ``(R, H)`` for one observation, from ``initial_state`` (zeros
+        at an episode's first step). Without it, a recurrent policy acts from the states it keeps (``reset()``).
         """
+        if isinstance(state, bool):
+            raise TypeError("act(obs, state): pass deterministic by keyword (act(obs, deterministic=False))")
+        if state is not None:
+            return self._act_from(obs, state, deterministic)
         batch, single = self._as_batch(obs)
         with torch.inference_mode():
             if deterministic:
@@ -174,6 +211,37 @@ class LoadedPolicy:
 
     __call__ = act
 
+    def initial_state(self, batch: Optional[int] = None) -> np.ndarray:
+        """The state at an episode's first step for ``act(obs, state)``: zeros ``(batch, R, H)`` float32, ``(R, H)``
+        for one observation (``batch=None``); ``R`` is ``num_layers`` (GRU) or ``2·num_layers`` (LSTM: ``h`` rows, then
+        ``c``), ``H`` the ``hidden_size``. A feed-forward policy's state is empty: ``(batch, 0, 0)``."""
+        if self.recurrent:
+            zeros = self.policy.model.initial_state(1 if batch is None else int(batch), torch.device('cpu')).numpy()
+        else:
+            zeros = np.zeros((1 if batch is None else int(batch), 0, 0), dtype=np.float32)
+        return zeros[0] if batch is None else zeros
+
+    def _act_from(self, obs: Any, state: Any, deterministic: bool) -> Tuple[np.ndarray, np.ndarray]:
+        """``act(obs, state)``: the action and the next state; nothing kept."""
+        batch, single = self._as_batch(obs)
+        size = _batch_size(batch)
+        expected = self.initial_state(size)
+        states = np.asarray(state, dtype=np.float32)
+        states = states[None] if single and states.ndim == expected.ndim - 1 else states
+        if states.shape != expected.shape:
+            shape = expected.shape[1:] if single else expected.shape
+            raise ValueError(f"act(obs, state): the state of {'one observation' if single else f'{size} observations'} "
+                             f"has shape {shape}, got {np.shape(state)}; start from initial_state()")
+        if not self.recurrent:
+            return self.act(obs, deterministic=deterministic), np.array(state, dtype=np.float32)
+        with torch.inference_mode():
+            output = self.policy.eval_mode.step(batch, torch.as_tensor(states).to(self._device), deterministic)
+        result = self.actor.clipped(output['action']).cpu().numpy()
+        if not isinstance(self.action_space, gym.spaces.Box):
+            result = result.astype(np.int64, copy=False)
+        next_state = output['state'].cpu().numpy()
+        return (result[0], next_state[0]) if single else (result, next_state)
+
     def reset(self) -> None:
         """Start new episodes: a recurrent policy (``policy.model.rnn``) forgets its state. ``act`` keeps one state per
         env of the batch it is given (one observation: one env), carried from call to call, so call ``reset()`` at
@@ -185,6 +253,10 @@ class LoadedPolicy:
         return (f"LoadedPolicy({self.cfg.policy.type} on {self.cfg.env.env_id}, checkpoint "
                 f"'{self.checkpoint}', obs {getattr(self.observation_space, 'shape', None) or self.observation_space}, "
                 f"actions {self.action_space})")
+
+
+def _batch_size(batch: Any) -> int:
+    return int(next(iter(batch.values())).shape[0]) if isinstance(batch, Mapping) else int(batch.shape[0])
 
 
 def load_policy(target: Union[str, os.PathLike], config: Optional[Any] = None,

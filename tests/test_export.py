@@ -6,7 +6,9 @@ import pytest
 import torch
 
 import acframe
+from acframe import POLICY_REGISTRY
 from acframe.cli import main
+from acframe.policy.a2c import A2CPolicy
 
 
 def random_observations(policy, n=100):
@@ -96,3 +98,176 @@ def test_a_dict_observation_model_exports_with_one_input_per_key(pixel_goal_run,
     session = ort.InferenceSession(str(tmp_path / 'goal.onnx'), providers=['CPUExecutionProvider'])
     assert [i.name for i in session.get_inputs()] == ['image', 'target']
     np.testing.assert_array_equal(session.run(['action'], obs)[0], expected)
+
+
+# ---- whole episodes: the exported step, the state fed back, acts as load_policy (issue 47 item 4) ----------------
+RECURRENT = ['env.env_id=cartpole_novel', 'env.collector_env_num=2', 'env.evaluator_env_num=1',
+             'env.n_evaluator_episode=1', 'env.stop_value=None', 'policy.model.share_encoder=True',
+             'policy.model.rnn.hidden_size=16', 'policy.collect.n_sample=32', 'policy.eval.evaluator.eval_freq=1000']
+
+
+@pytest.fixture(scope='module')
+def lstm_run(tmp_path_factory):
+    """Six updates of A2C with an LSTM on CartPole without velocities (a discrete recurrent policy)."""
+    run_dir = tmp_path_factory.mktemp('lstm') / 'run'
+    assert main(['-c', 'cartpole_a2c.py', '--exp-dir', str(run_dir), '--max-train-iter', '6', '-q',
+                 'policy.model.rnn.type=lstm', *RECURRENT]) == 0
+    return run_dir
+
+
+@pytest.fixture(scope='module')
+def gru_pendulum_run(tmp_path_factory):
+    """Two updates of Pendulum A2C with a 2-layer GRU: continuous actions, clipped, from a state of 2 rows."""
+    run_dir = tmp_path_factory.mktemp('gru') / 'run'
+    assert main(['-c', 'pendulum_a2c.py', '--exp-dir', str(run_dir), '--max-train-iter', '2', '-q',
+                 'env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
+                 'policy.model.init_sigma=3.0', 'policy.model.share_encoder=True', 'policy.model.rnn.type=gru',
+                 'policy.model.rnn.hidden_size=8', 'policy.model.rnn.num_layers=2']) == 0
+    return run_dir
+
+
+def play_episodes(policy, exported_step, episodes=3, max_steps=150):
+    """Whole episodes of the run's env acted by ``policy.act`` (``reset()`` at each start); at every step the
+    exported step (``obs`` batch of one → action, or ``(obs, state) → (action, state)`` with the state fed back,
+    zeros at the start) and the explicit form ``policy.act(obs, state)`` must give the same action. Returns the
+    number of steps compared and how many of them had a state that differs from zeros."""
+    from acframe.envs import build_env
+
+    env = build_env(dict(policy.cfg.env), 0, 100, 'inference')
+    compared = nonzero = 0
+    for episode in range(episodes):
+        obs, _ = env.reset(seed=100 + episode)
+        policy.reset()
+        state = policy.initial_state(1)  # the exported step's state, (1, R, H)
+        own = policy.initial_state()     # the explicit form's state for one observation, (R, H)
+        for _ in range(max_steps):
+            expected = policy.act(obs)
+            action, own = policy.act(obs, own)
+            exported, state = exported_step(obs[None].astype(np.float32), state)
+            if expected.dtype == np.int64:
+                assert exported[0] == expected == action
+            else:
+                np.testing.assert_allclose(exported[0], expected, rtol=1e-5, atol=1e-6)
+                np.testing.assert_array_equal(action, expected)
+            np.testing.assert_allclose(state[0], own, rtol=1e-5, atol=1e-6)
+            compared += 1
+            nonzero += bool(np.abs(own).sum() > 0)
+            obs, _, terminated, truncated, _ = env.step(expected)
+            if terminated or truncated:
+                break
+    env.close()
+    return compared, nonzero
+
+
+def torchscript_step(path):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', DeprecationWarning)
+        model = torch.jit.load(str(path))
+
+    def step(obs, state):
+        if state.shape[1:] == (0, 0):  # a feed-forward export: obs -> action
+            return model(torch.from_numpy(obs)).numpy(), state
+        action, state = model(torch.from_numpy(obs), torch.from_numpy(state))
+        return action.numpy(), state.numpy()
+    return step
+
+
+@pytest.mark.parametrize('run, rows', [('lstm_run', 2), ('gru_pendulum_run', 2), ('trained_run', 0),
+                                       ('pendulum_run', 0)])
+def test_the_exported_step_acts_as_load_policy_over_whole_episodes(run, rows, request, tmp_path, capsys):
+    """Recurrent and feed-forward runs: TorchScript, the state fed back from step to step, equals load_policy's
+    stateful act (reset at every episode start) and its explicit form act(obs, state), step by step."""
+    run_dir = request.getfixturevalue(run)
+    out = tmp_path / 'policy.pt'
+    assert main(['-m', 'export', '--load', str(run_dir), '--out', str(out)]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    policy = acframe.load_policy(run_dir)
+    assert policy.initial_state().shape[0] == rows
+    if rows:
+        assert f"state ('B', {rows}, {policy.initial_state().shape[1]}) in and out" in line
+        assert policy.initial_state(3).shape == (3, rows, policy.initial_state().shape[1])
+        assert not policy.initial_state(3).any()
+    compared, nonzero = play_episodes(policy, torchscript_step(out))
+    assert compared >= 20
+    assert (nonzero > 0) == bool(rows)  # a recurrent run's state moves; a feed-forward one's is empty
+
+
+def test_the_explicit_batch_form_keeps_one_state_per_env(lstm_run):
+    """act(obs (B, ...), state (B, R, H)) over 3 envs, a row zeroed where its env starts an episode, equals the same
+    form one env at a time (itself checked against the stateful act above); the explicit form keeps nothing."""
+    from acframe.envs import build_env
+
+    policy = acframe.load_policy(lstm_run)
+    envs = [build_env(dict(policy.cfg.env), i, 7, 'inference') for i in range(3)]
+    obs = np.stack([env.reset(seed=7 + i)[0] for i, env in enumerate(envs)])
+    batch_state = policy.initial_state(3)
+    singles = [policy.initial_state() for _ in envs]
+    starts = 0
+    for _ in range(120):
+        actions, batch_state = policy.act(obs, batch_state)
+        for i, env in enumerate(envs):
+            action, singles[i] = policy.act(obs[i], singles[i])
+            assert action == actions[i]
+            np.testing.assert_allclose(batch_state[i], singles[i], rtol=1e-5, atol=1e-6)
+            obs[i], _, terminated, truncated, _ = env.step(actions[i])
+            if terminated or truncated:
+                obs[i] = env.reset()[0]
+                batch_state[i] = 0.0  # a new episode starts from zeros
+                singles[i] = policy.initial_state()
+                starts += 1
+    assert starts > 0
+    with pytest.raises(ValueError, match='initial_state'):
+        policy.act(obs, policy.initial_state(2))
+    with pytest.raises(TypeError, match='by keyword'):
+        policy.act(obs, False)
+
+
+def test_onnx_export_of_a_recurrent_step_acts_as_load_policy_over_whole_episodes(lstm_run, gru_pendulum_run, tmp_path):
+    pytest.importorskip('onnxscript', reason='ONNX export needs the onnx extra (pip install acframe[onnx])')
+    ort = pytest.importorskip('onnxruntime', reason='running the ONNX model needs the onnx extra (onnxruntime)')
+    for run_dir in (lstm_run, gru_pendulum_run):
+        out = tmp_path / f'{run_dir.parent.name}.onnx'
+        assert main(['-m', 'export', '--load', str(run_dir), '--out', str(out), '-q']) == 0
+        session = ort.InferenceSession(str(out), providers=['CPUExecutionProvider'])
+        assert [i.name for i in session.get_inputs()] == ['obs', 'state']
+        assert [o.name for o in session.get_outputs()] == ['action', 'state_out']
+
+        def step(obs, state):
+            return tuple(session.run(['action', 'state_out'], {'obs': obs, 'state': state}))
+        compared, nonzero = play_episodes(acframe.load_policy(run_dir), step)
+        assert compared >= 20 and nonzero > 0
+
+
+class StatefulEvalA2C(A2CPolicy):
+    """A user's plugin whose eval mode keeps state of its own (not ``policy.model.rnn``): it alternates its actions
+    from step to step. A trace bakes the counter in as a constant, so its export would act otherwise."""
+
+    def _reset_eval(self) -> None:
+        self._steps = 0
+
+    def _forward_eval(self, obs):
+        self._steps = getattr(self, '_steps', 0) + 1
+        logit = self._model.compute_actor(obs)['logit']
+        return {'action': torch.full(logit.shape[:1], self._steps % 2, dtype=torch.long)}
+
+
+def test_an_eval_mode_with_state_of_its_own_is_refused_and_nothing_is_written(tmp_path, capsys):
+    from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
+
+    if 'stateful_eval_a2c_test' not in POLICY_REGISTRY:
+        POLICY_REGISTRY.register('stateful_eval_a2c_test')(StatefulEvalA2C)
+    run_dir = tmp_path / 'run'
+    main_cfg = dict(env=dict(env_id='CartPole-v1', collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1,
+                             stop_value=None), policy=dict(collect=dict(n_sample=16)))
+    serial_pipeline_onpolicy((main_cfg, dict(env=dict(type='gym'), policy=dict(type='stateful_eval_a2c_test'))),
+                             seed=0, max_train_iter=1, exp_dir=str(run_dir), progress=False)
+    try:
+        import onnxscript  # noqa: F401
+        outs = (tmp_path / 'policy.pt', tmp_path / 'policy.onnx')
+    except ImportError:  # (ONNX export needs the onnx extra)
+        outs = (tmp_path / 'policy.pt',)
+    for out in outs:
+        code = main(['-m', 'export', '--load', str(run_dir), '--out', str(out)])
+        err = capsys.readouterr().err
+        assert code == 2 and 'acts otherwise than load_policy at step 1' in err and err.count('\n') == 1, err
+        assert not out.exists() and not list(tmp_path.glob('policy*'))

@@ -306,7 +306,8 @@ class Policy:
         self._require('eval')
         return _Mode('eval', forward=self._eval_on_device if self._on_gpu else self._forward_eval,
                      load_weights=self.load_weights, policy_cfg=self._cfg, reset=self._reset_eval,
-                     episode_start=self._episode_start_eval)
+                     episode_start=self._episode_start_eval, recurrent=self._recurrent,
+                     step=self._eval_step_on_device if self._on_gpu else self._forward_eval_step)
 
     # ---- policy.cuda: the model on the GPU, data from and to the CPU workers ------------------------
     def _learn_on_device(self, batch: Any) -> Dict[str, float]:
@@ -322,6 +323,11 @@ class Policy:
 
     def _eval_on_device(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
         return {k: v.cpu() for k, v in self._forward_eval(to_device(obs, self._device)).items()}
+
+    def _eval_step_on_device(self, obs: Any, state: torch.Tensor,
+                             deterministic: Optional[bool] = None) -> Dict[str, torch.Tensor]:
+        return {k: v.cpu() for k, v in self._forward_eval_step(to_device(obs, self._device), state.to(self._device),
+                                                              deterministic).items()}
 
     def _require(self, field: str) -> None:
         if field not in self._enable_field:
@@ -567,12 +573,24 @@ class Policy:
         ``policy.eval.deterministic`` is False; a recurrent model acts from each env's eval state."""
         if self._recurrent:
             state, _ = self._eval_states.get(_batch_size(obs))
-            output = self._model.compute_actor(obs, state)
+            output = self._forward_eval_step(obs, state)
             self._eval_states.advance(output.pop('state'))
-        else:
-            output = self._model.compute_actor(obs)
+            return output
+        output = self._model.compute_actor(obs)
         dist = make_distribution(output, self._action_space, self._nvec)
         return {'action': dist.mode() if self._deterministic_eval else dist.sample()}
+
+    def _forward_eval_step(self, obs: Any, state: torch.Tensor,
+                           deterministic: Optional[bool] = None) -> Dict[str, torch.Tensor]:
+        """One eval step of a recurrent model from explicit states, keeping nothing: ``obs`` ``(B, ...)`` and
+        ``state`` ``(B, R, H)`` (zeros where an episode starts) → ``{'action', 'state'}`` (the next state). What the
+        eval mode's ``forward`` runs from its own states, ``load_policy``'s ``act(obs, state)`` and ``-m export``.
+        ``deterministic``: the mode of the distribution or a sample (None: ``policy.eval.deterministic``)."""
+        output = self._model.compute_actor(obs, state)
+        next_state = output.pop('state')
+        dist = make_distribution(output, self._action_space, self._nvec)
+        greedy = self._deterministic_eval if deterministic is None else deterministic
+        return {'action': dist.mode() if greedy else dist.sample(), 'state': next_state}
 
     def _reset_eval(self) -> None:
         """Every eval env was reset (a new evaluation): a recurrent model starts from zero states."""
@@ -600,8 +618,8 @@ def check_recurrent(cfg: Any, policy_cls: type) -> None:
     kind = rnn_type(cfg.get('model', {}).get('rnn'))
     if kind and not policy_cls.supports_rnn:
         raise ConfigError(f"policy.model.rnn.type='{kind}': policy '{cfg.get('type', policy_cls.__name__)}' has no "
-                          f"recurrent form yet (ppo and a2c in the serial pipeline have); remove policy.model.rnn or "
-                          f"use policy ppo or a2c")
+                          f"recurrent form yet (ppo, a2c and impala have); remove policy.model.rnn or "
+                          f"use policy ppo, a2c or impala")
 
 
 class EnvStates:

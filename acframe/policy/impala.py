@@ -13,6 +13,11 @@ gradients are T·B times smaller, that epsilon dwarfs the root of the squared-gr
 
 A time-limit truncation is bootstrapped from V(final_obs) evaluated with the current weights
 (``rl_utils.fold_truncation``); a termination has discount 0.
+
+Memory (``policy.model.rnn``): as the IMPALA paper's LSTM agent, each replayed unroll carries the actor's state at
+its first step (``rnn_state`` ``(1, B, R, H)`` in a batch) and its episode starts (``episode_start`` ``(T, B)``); the
+learner recomputes π and V over the unroll's ``T + 1`` observations from that state with the current weights, the
+state zeroed before every step that starts an episode (``Policy._evaluate_rollout``). V-trace on top is unchanged.
 """
 from __future__ import annotations
 
@@ -34,10 +39,23 @@ class IMPALAPolicy(Policy):
     supported_action_spaces = ('discrete', 'continuous')
     on_policy = False
     learn_draws_random = False  # V-trace and its losses are deterministic functions of the batch
+    supports_rnn = True  # each unroll carries its first state; the learner recomputes the unroll from it
 
     config = dict(
         # (int > 0) Length T of the unrolls the learner trains on; one unroll is one sample of collect.n_sample.
         unroll_len=16,
+        # (dict) Keyword arguments of the model (VAC: encoder_hidden_size_list, activation, obs_norm, ...; free-form but for rnn); obs_shape, action_shape and action_space are filled from the env when absent.
+        model=dict(
+            # (dict) A recurrent core (LSTM/GRU); each replayed unroll keeps the state at its first step, from which the learner recomputes it (the IMPALA paper's).
+            rnn=dict(
+        # (str in {'lstm', 'gru'} or None) Recurrent core between the encoder and the heads, one hidden state per env carried across steps and reset where an episode starts (docs/recurrent.md); None: feed-forward.
+        type=None,
+        # (int in [1, 4096]) Units of each recurrent layer (the heads read its output).
+        hidden_size=64,
+        # (int in [1, 16]) Stacked recurrent layers.
+        num_layers=1,
+            ),
+        ),
         learn=dict(
             # (int > 0) Learner iterations after each collection.
             update_per_collect=4,
@@ -108,7 +126,8 @@ class IMPALAPolicy(Policy):
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
         self._update_obs_norm(batch.obs)  # replayed unrolls count once per use: replay-weighted statistics
-        output = self._evaluate(batch.obs)  # (T+1, B, ...)
+        output = self._evaluate_rollout(batch)  # (T+1, B, ...); recurrent: from the unroll's stored first state
+        ends = output.get('ends')  # (recurrent) the states a truncated episode's final observation is valued from
         values = output['value']
         target = self._distribution(output, drop_last=True)
         behaviour = self._distribution(batch)  # μ: the statistics the actor stored
@@ -117,7 +136,8 @@ class IMPALAPolicy(Policy):
         with torch.no_grad():
             log_rhos = target_log_prob - behaviour.log_prob(action)
             discounts = self._discounts(batch.terminated, batch.truncated)
-            rewards = self._bootstrap_truncation(self._learn_reward(batch), batch.truncated, batch.final_obs)
+            rewards = self._bootstrap_truncation(self._learn_reward(batch), batch.truncated, batch.final_obs,
+                                                 None if ends is None else ends[:-1].detach())
         returns = vtrace(log_rhos, discounts, rewards, values[:-1], values[-1], lambda_=learn.lambda_,
                          rho_clip=learn.rho_clip_ratio, c_clip=learn.c_clip_ratio, pg_rho_clip=learn.rho_pg_clip_ratio)
         pg_advantages = normalize_advantages(returns.pg_advantages) if learn.adv_norm else returns.pg_advantages
@@ -176,10 +196,14 @@ class IMPALAPolicy(Policy):
     def _get_train_sample(self, segment: ttorch.Tensor) -> ttorch.Tensor:
         """The segment's whole unrolls; the steps of a segment cut by the budget beyond the last whole unroll
         (fewer than ``unroll_len`` per env) are not trained on. With ``reward_norm`` each step also carries
-        ``norm_return``, its env's running discounted return ``G_t`` (continued from the previous segment)."""
+        ``norm_return``, its env's running discounted return ``G_t`` (continued from the previous segment). A recurrent
+        model's unrolls keep their ``episode_start`` flags and the state at their first step only (the paper's)."""
         if self._cfg.learn.reward_norm:
             returns, self._norm_return = running_discounted_returns(
                 segment.reward, segment.terminated | segment.truncated, self._norm_return, float(self._cfg.learn.discount_factor))
             segment = make_tree({**to_dict(segment), 'norm_return': returns.to(torch.float32)})
-        return split_segment(segment, self._cfg.unroll_len, drop_remainder=True)
+        samples = split_segment(segment, self._cfg.unroll_len, drop_remainder=True)
+        if self._recurrent:  # only the state at each unroll's first step is kept: (N, 1, R, H), (1, B, R, H) in a batch
+            samples = make_tree({**to_dict(samples), 'rnn_state': samples.rnn_state[:, :1].clone()})
+        return samples
 

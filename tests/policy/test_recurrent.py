@@ -15,6 +15,8 @@ import torch
 
 from acframe.config import compile_config
 from acframe.envs import make_env_manager
+from acframe.data.buffer import ReplayBuffer
+from acframe.entry.serial import serial_pipeline
 from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
 from acframe.models.distributions import make_distribution
 from acframe.policy import create_policy
@@ -216,10 +218,13 @@ def run_cli(args, capsys):
 
 
 BAD = [
-    (['-c', 'cartpole_impala.py', "policy.model.rnn={'type': 'lstm'}"], "policy 'impala' has no recurrent form yet"),
+    (['-c', 'cartpole_impala.py', "policy.model.rnn={'type': 'lstm'}", 'policy.model.share_encoder=False'],
+     'share_encoder=True'),
+    (['-c', 'cartpole_impala.py', 'policy.model.rnn.type=lstm', 'policy.model.rnn.hiden_size=8'],
+     'policy.model.rnn.hidden_size'),
     (['-c', 'cartpole_acer.py', "policy.model.rnn={'type': 'gru'}"], "policy 'acer' has no recurrent form yet"),
-    (['-c', 'cartpole_ppo.py', '-m', 'parallel', '--backend', 'inline', 'policy.model.share_encoder=True',
-      'policy.model.rnn.type=lstm'], 'the parallel pipeline has no recurrent actors yet'),
+    (['-c', 'cartpole_acer.py', '-m', 'parallel', '--backend', 'inline', "policy.model.rnn={'type': 'gru'}"],
+     "policy 'acer' has no recurrent form yet"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn.type=lstm'], 'share_encoder=True'),
     (['-c', 'cartpole_ppo.py', 'policy.model.share_encoder=True', 'policy.model.rnn.type=lstm',
       'policy.model.rnn.seq_len=5'], 'policy.model.rnn.seq_len=5 does not divide the 32 steps'),
@@ -267,10 +272,7 @@ def test_a_recurrent_run_is_evaluated_and_loaded_for_acting_one_env_at_a_time(tm
         loaded.act(np.zeros((3, 2), dtype=np.float32))
     loaded.reset()
     assert loaded.act(np.zeros((3, 2), dtype=np.float32)).shape == (3,)  # after reset(): states for 3 envs
-    # exporting one recurrent step (state in and out) is not built yet: refused, nothing written
-    code, _, err = run_cli(['-m', 'export', '--load', str(run), '--out', str(tmp_path / 'policy.pt')], capsys)
-    assert code == 2 and 'recurrent' in err and err.count('\n') == 1
-    assert not (tmp_path / 'policy.pt').exists()
+    # (the exported step with the state in and out: tests/test_export.py)
 
 
 def test_the_core_sits_after_a_pixel_and_dict_encoder(tmp_path):
@@ -300,3 +302,73 @@ def test_the_cue_task_is_solved_with_memory_and_not_without(tmp_path):
                                           exp_dir=str(tmp_path / str(kind)), progress=False)
         solved[kind] = policy.summary['solved']
     assert solved == {'gru': True, None: False}
+
+
+# ---- IMPALA: replayed unrolls carry the state at their first step ------------------------------------------------
+def build_impala(kind='lstm', env_id='cartpole_novel', limit=LIMIT, unroll=10):
+    main = dict(env=dict(env_id=env_id, collector_env_num=B, max_episode_steps=limit),
+                policy=dict(unroll_len=unroll, model=dict(encoder_hidden_size_list=[16], share_encoder=True,
+                                                          rnn=dict(RNN, type=kind)),
+                            collect=dict(n_sample=B * 3), learn=dict(batch_size=B * 3)))
+    cfg = compile_config((main, dict(env=dict(type='gym'), policy=dict(type='impala'))), seed=0)
+    env = make_env_manager(cfg, 'collector', B, cfg.seed)
+    torch.manual_seed(0)
+    return cfg, env, create_policy(cfg, env.observation_space, env.action_space)
+
+
+@pytest.mark.parametrize('kind, env_id', [('lstm', 'cartpole_novel'), ('gru', 'Pendulum-v1')])
+def test_impala_recomputes_replayed_unrolls_from_their_first_state(kind, env_id):
+    """Unrolls of 10 steps through the replay buffer: each keeps only its first state ``(1, B, R, H)``; the learner's
+    recompute from it, starts inside masked, gives the actors' statistics (so V-trace's ratios are 1) and values."""
+    _, env, policy = build_impala(kind, env_id, limit=LIMIT if env_id != 'Pendulum-v1' else 7)
+    collector = SampleCollector(env, policy.collect_mode, B * 3)  # 3 unrolls of 10 steps per env
+    collector.collect(5)  # the next segment starts mid-episode
+    segment = collector.collect()
+    env.close()
+    samples = policy.collect_mode.get_train_sample(segment)
+    rows = policy.model.core.state_rows
+    assert tuple(samples.rnn_state.shape) == (B * 3, 1, rows, 16)  # the state at each unroll's first step only
+    buffer = ReplayBuffer(100)
+    buffer.push(samples)
+    batch = buffer.sample(B * 3)  # every unroll, time-major, in the order pushed (the buffer sorts its picks)
+    assert tuple(batch.rnn_state.shape) == (1, B * 3, rows, 16)
+    assert batch.episode_start[1:].any() and batch.truncated.any() and batch.rnn_state.abs().sum() > 0
+    with torch.no_grad():
+        out = policy._evaluate_rollout(batch)
+    for key in stats_keys(policy):
+        torch.testing.assert_close(out[key][:-1], batch[key], rtol=0, atol=1e-5)
+    # the same unrolls stepped one step at a time from the segment's per-step states (the actors' computation)
+    steps = segment.rnn_state.shape[0]
+    with torch.no_grad():
+        stepped = policy.model.compute_critic(segment.obs[:-1].reshape(steps * B, -1),
+                                              segment.rnn_state.reshape(steps * B, rows, 16))['value'].view(steps, B)
+    # unroll k of env b is sample k * B + b (split_segment), its steps k*10 .. k*10+9
+    values = out['value'][:-1].reshape(10, 3, B).permute(1, 0, 2).reshape(30, B)
+    torch.testing.assert_close(values, stepped, rtol=0, atol=1e-5)
+    info = policy.learn_mode.forward(batch)
+    assert abs(info['mean_rho'] - 1.0) < 1e-5  # the learner's π is the actors' μ: the recompute is exact
+
+
+def test_impala_with_a_recurrent_core_resumes_bit_exactly_mid_episode(tmp_path):
+    """Stopped mid-round (13 is odd, update_per_collect=2) and mid-episode; the buffer's unrolls, with their first
+    states, are kept in the checkpoint."""
+    overrides = ['env.env_id=cartpole_novel', 'env.collector_env_num=2', 'env.evaluator_env_num=1',
+                 'env.n_evaluator_episode=1', 'env.stop_value=None', 'policy.model.share_encoder=True',
+                 'policy.model.rnn.type=lstm', 'policy.model.rnn.hidden_size=16', 'policy.collect.n_sample=2',
+                 'policy.learn.batch_size=4', 'policy.learn.update_per_collect=2',
+                 'policy.eval.evaluator.eval_freq=1000', 'policy.other.replay_buffer.save_in_checkpoint=True']
+
+    def train(name, **kwargs):
+        recorder = InfoRecorder()
+        serial_pipeline('cartpole_impala.py', seed=0, overrides=overrides, exp_dir=str(tmp_path / name),
+                        progress=False, learner_hooks=[recorder], **kwargs)
+        return recorder
+    whole = train('whole', max_train_iter=30)
+    first_part = train('part', max_train_iter=13)
+    saved = torch.load(tmp_path / 'part' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    states = [v for k, v in _leaves(saved) if k.endswith('rnn.state')]
+    assert states and states[0].abs().sum() > 0
+    recorder = InfoRecorder()
+    serial_pipeline(None, resume=str(tmp_path / 'part'), max_train_iter=30, progress=False, learner_hooks=[recorder])
+    assert first_part.infos == whole.infos[:13]
+    assert recorder.infos == whole.infos[13:]

@@ -59,6 +59,8 @@ class BoundedLagCollectMode:
     Before every step the newest published version is read; when the weights acting are more than
     ``max_policy_lag`` versions behind it, the newest weights are copied in first. Every step's output gets
     ``behaviour_version`` (B,), the version that chose the action, so the learner can measure its lag.
+    The collector's notices of episode starts reach the collect mode (a recurrent model zeroes those envs' states;
+    new weights leave the states as they are).
     """
 
     def __init__(self, collect_mode: Any, source: WeightsSource, max_policy_lag: int) -> None:
@@ -73,6 +75,7 @@ class BoundedLagCollectMode:
         self.get_train_sample = collect_mode.get_train_sample
         self.policy_cfg = collect_mode.policy_cfg
         self.unroll_len = getattr(collect_mode, 'unroll_len', 1)
+        self.episode_start = getattr(collect_mode, 'episode_start', None)  # (the collector skips None)
 
     def reset(self) -> None:
         self._mode.reset()

@@ -51,10 +51,6 @@ def check_setup(cfg: Any, backend: str, ray_address: Optional[str]) -> bool:
             raise ConfigError(f"policy '{cfg.policy.type}' has no {mode} mode, which the {role} of the parallel "
                               f"pipeline need; its modes are {', '.join(m for m in cls.modes)}")
     # parallel.actor_num and env_steps_per_update were checked by compile_config (their declarations in defaults.py)
-    rnn = cfg.policy.model.get('rnn')
-    if isinstance(rnn, dict) and rnn.get('type'):
-        raise ConfigError(f"policy.model.rnn.type='{rnn['type']}': the parallel pipeline has no recurrent actors yet; "
-                          f"train with -m serial_onpolicy or set policy.model.rnn.type=None")
     if cfg.env.get('domain_randomization', {}).get('enable'):
         raise ConfigError("env.domain_randomization is supported by the serial pipelines only; "
                           "set env.domain_randomization.enable=False or train with -m serial")
