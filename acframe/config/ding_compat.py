@@ -84,6 +84,8 @@ ALIASES: Sequence[Tuple[str, str, Optional[Tuple[str, ...]], Optional[Callable[[
     ('policy.collect.gae_lambda', 'policy.learn.gae_lambda', ('a2c', 'ppo'), None),
     ('policy.learn.normalize_advantage', 'policy.learn.adv_norm', None, None),
     ('policy.action_space', 'policy.model.action_space', None, None),
+    # DI-engine's MuJoCo onppo files repeat the collector env count under collect
+    ('policy.collect.collector_env_num', 'env.collector_env_num', None, None),
     # DI-engine's VAC switch for IMPALA's residual network; acframe chooses the encoder by name (docs/pixels.md)
     ('policy.model.impala_cnn_encoder', 'policy.model.encoder', None, lambda on: 'impala_resnet' if on else 'mlp'),
     ('policy.learn.learning_rate_actor', 'policy.learn.learning_rate', None, None),
@@ -138,8 +140,8 @@ DING_KEYS: Tuple[str, ...] = (
     # read only by DI-engine's DequeBuffer (its atari_impala_main.py), not by its serial pipeline; acframe's unrolls are
     # cut at unroll_len boundaries, as sliced=True samples them
     'policy.other.replay_buffer.sliced',
-    # model: DI-engine's head depth, normalisation and sigma/bound options
-    'policy.model.actor_head_layer_num', 'policy.model.critic_head_layer_num', 'policy.model.norm_type',
+    # model: DI-engine's normalisation and sigma/bound options (its head depth is the vac model's *_head_layer_num)
+    'policy.model.norm_type',
     'policy.learn.nstep', 'policy.learn.nstep_return', 'policy.learn.resume_training',
     'policy.model.fixed_sigma_value', 'policy.model.bound_type',
     # create_config: DI-engine's worker types (acframe has one of each)
@@ -147,7 +149,7 @@ DING_KEYS: Tuple[str, ...] = (
 )
 #: model keys of DI-engine's models that a policy's acframe model does not take (their heads are linear)
 DING_MODEL_KEYS_BY_POLICY: Dict[str, Tuple[str, ...]] = {
-    'acer': ('actor_head_hidden_size', 'critic_head_hidden_size'),
+    'acer': ('actor_head_hidden_size', 'critic_head_hidden_size', 'actor_head_layer_num', 'critic_head_layer_num'),
 }
 _MISSING = object()
 
@@ -191,6 +193,8 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     _check_on_policy(main, policy_type, valid)
     _translate_renamed(main, valid)
     _translate_keys(main, policy_type, valid)
+    if from_dizoo:
+        _round_n_sample(main, defaults_of(policy_type))
     unused += _drop_unused(main, policy_type, valid)
     if unused:
         logger.warning("acframe: warning: DI-engine keys acframe has no use for, ignored: %s "
@@ -345,6 +349,22 @@ def _translate_exp_name(main: dict) -> None:
     main['exp_name'] = last
     logger.warning("acframe: note: exp_name '%s' is a path in DI-engine; acframe's exp_name is a folder name: '%s' "
                    "(pass --exp-dir %s to run where DI-engine does)", name, last, name)
+
+
+def _round_n_sample(main: dict, defaults: dict) -> None:
+    """DI-engine collects ``n_sample`` in all over its collector envs, whatever their number; acframe's collector
+    steps every env alike, so ``n_sample`` must be a multiple of ``env.collector_env_num``: round it up, with a note
+    (a DI-engine file's 2048 samples over 10 envs become 2050)."""
+    n_sample = _get(main, 'policy.collect.n_sample')
+    envs = _get(main, 'env.collector_env_num')
+    if envs is _MISSING:
+        envs = defaults['env']['collector_env_num']
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (n_sample, envs)) or n_sample % envs == 0:
+        return  # absent, already a multiple, or a bad value that compile_config names
+    rounded = -(-n_sample // envs) * envs
+    _set(main, 'policy.collect.n_sample', rounded)
+    logger.warning("acframe: note: policy.collect.n_sample %d is not a multiple of the %d collector envs (acframe steps "
+                   "every env alike): %d samples are collected each time", n_sample, envs, rounded)
 
 
 def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[[str], dict]) -> None:
@@ -562,18 +582,19 @@ def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None
 
 
 def _translate_head_layers(main: dict) -> None:
-    """DI-engine's ``*_head_layer_num``: 0 is a linear head (acframe's ``*_head_hidden_size=0``), 1 one hidden layer
-    of ``*_head_hidden_size`` units (acframe's meaning of a size > 0); deeper heads acframe does not build."""
+    """DI-engine's ``*_head_layer_num``: 0 is a linear head (acframe's ``*_head_hidden_size=0``), N >= 1 is N hidden
+    layers of ``*_head_hidden_size`` units (the ``vac`` model's ``*_head_layer_num``; 1 is its default)."""
     for head in ('actor', 'critic'):
         layers = _get(main, f'policy.model.{head}_head_layer_num')
         if layers is _MISSING:
             continue
-        if layers not in (0, 1) or isinstance(layers, bool):
-            raise ConfigError(f"config key 'policy.model.{head}_head_layer_num' = {layers!r}: acframe's heads have one "
-                              f"hidden layer (policy.model.{head}_head_hidden_size > 0) or none (0); set 0 or 1")
+        if isinstance(layers, bool) or not isinstance(layers, int) or layers < 0:
+            raise ConfigError(f"config key 'policy.model.{head}_head_layer_num' = {layers!r} must be a whole number "
+                              f">= 0 (the hidden layers of the head)")
         if layers == 0:
             _set(main, f'policy.model.{head}_head_hidden_size', 0)
-        _pop(main, f'policy.model.{head}_head_layer_num')
+        if layers <= 1:
+            _pop(main, f'policy.model.{head}_head_layer_num')
 
 
 def _drop_unused(main: dict, policy_type: str, valid: Dict[str, Any]) -> List[str]:

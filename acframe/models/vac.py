@@ -33,6 +33,8 @@ class VAC(nn.Module):
         vector_hidden_size_list: Dict observations: hidden sizes of the ``'mlp'`` vector encoder.
         share_encoder: one encoder for actor and critic (True) or separate actor and critic bodies (False).
         actor_head_hidden_size / critic_head_hidden_size: a hidden layer in each head (0: a linear head).
+        actor_head_layer_num / critic_head_layer_num: how many such hidden layers each head has (DI-engine's
+            ``*_head_layer_num``; 1 by default; unused with a linear head).
         activation: ``'tanh'`` or ``'relu'``.
         sigma_type: ``'independent'`` (a learned log-std per dim) or ``'conditioned'`` (a head on the encoder).
         init_sigma: initial std of the Gaussian.
@@ -66,6 +68,8 @@ class VAC(nn.Module):
         share_encoder: bool = True,
         actor_head_hidden_size: int = 0,
         critic_head_hidden_size: int = 0,
+        actor_head_layer_num: int = 1,
+        critic_head_layer_num: int = 1,
         activation: str = 'tanh',
         sigma_type: str = 'independent',
         init_sigma: float = 1.0,
@@ -105,9 +109,15 @@ class VAC(nn.Module):
             self.core = RecurrentCore(feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
             feature = self.core.hidden_size  # the heads read the core's output
         # heads: [hidden layer +] linear output; the hidden part is kept apart for the conditioned sigma head
-        self.actor_hidden = mlp(feature, [actor_head_hidden_size] if actor_head_hidden_size else [], activation)
+        for name, layers in (('actor_head_layer_num', actor_head_layer_num), ('critic_head_layer_num', critic_head_layer_num)):
+            if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
+                raise ValueError(f"policy.model.{name} = {layers!r} must be a whole number >= 1 (the hidden layers of "
+                                 f"the head; a linear head is *_head_hidden_size=0)")
+        self.actor_hidden = mlp(feature, [actor_head_hidden_size] * actor_head_layer_num if actor_head_hidden_size else [],
+                                activation)
         self.actor_out = nn.Linear(actor_head_hidden_size or feature, out_size)
-        self.critic_head = mlp(feature, [critic_head_hidden_size] if critic_head_hidden_size else [], activation)
+        self.critic_head = mlp(feature, [critic_head_hidden_size] * critic_head_layer_num if critic_head_hidden_size else [],
+                               activation)
         self.critic_head.append(nn.Linear(critic_head_hidden_size or feature, 1))
         if not actor_head_hidden_size:  # skip an empty module call per forward (the collector's hot path)
             self.actor_hidden = nn.Identity()

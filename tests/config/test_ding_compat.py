@@ -232,7 +232,7 @@ def test_gamma_under_collect_is_unused_for_off_policy_policies(caplog):
      r"'policy.collect.gae_lambda' \(0.95\) and 'policy.learn.gae_lambda' \(0.9\) mean the same thing"),
     (dict(learn=dict(learning_rate=0.001, learning_rate_actor=0.002)), r"'policy.learn.learning_rate_actor'"),
     (dict(collect=dict(unroll_len=4)), r"policy 'a2c' trains on single transitions .* takes only 1"),
-    (dict(model=dict(actor_head_layer_num=2)), r"acframe's heads have one hidden layer"),
+    (dict(model=dict(actor_head_layer_num=-1)), r"actor_head_layer_num' = -1 must be a whole number >= 0"),
 ])
 def test_contradicting_or_impossible_values_are_one_clear_error(sections, message):
     with pytest.raises(ConfigError, match=message):
@@ -252,6 +252,21 @@ def test_a2c_takes_unroll_len_one_and_di_engine_head_keys(caplog):
     assert cfg.policy.model.critic_head_hidden_size == 32  # the same key in acframe's VAC
     assert cfg.policy.model.actor_head_hidden_size == 0 and 'actor_head_layer_num' not in cfg.policy.model
     assert not [m for m in warnings_of(caplog) if 'no use for' in m]
+
+
+def test_a_di_engine_head_of_several_layers_is_built_as_deep():
+    """DI-engine's Atari IMPALA and MuJoCo onppo files ask for 2-3 hidden layers per head: the vac model builds them."""
+    import gymnasium as gym
+    import torch
+
+    from acframe.policy import create_policy
+
+    cfg = compile_config(ding_pair('a2c', model=dict(actor_head_hidden_size=32, actor_head_layer_num=3,
+                                                     critic_head_hidden_size=16, critic_head_layer_num=2)))
+    assert (cfg.policy.model.actor_head_layer_num, cfg.policy.model.critic_head_layer_num) == (3, 2)
+    model = create_policy(cfg, gym.spaces.Box(-1.0, 1.0, (4,)), gym.spaces.Discrete(2)).model
+    assert [m.out_features for m in model.actor_hidden if isinstance(m, torch.nn.Linear)] == [32, 32, 32]
+    assert [m.out_features for m in model.critic_head if isinstance(m, torch.nn.Linear)] == [16, 16, 1]
 
 
 def test_acers_linear_heads_make_di_engine_head_sizes_unused(caplog):
@@ -695,3 +710,20 @@ def write_config(folder, main, create):
     path = folder / 'ding_config.py'
     path.write_text(f'main_config = {main!r}\ncreate_config = {create!r}\n')
     return path
+
+
+def test_a_dizoo_file_s_n_sample_is_rounded_up_to_a_multiple_of_its_collector_envs(tmp_path, caplog):
+    """DI-engine collects n_sample in all, however many envs; its MuJoCo onppo files also repeat collector_env_num
+    under policy.collect: 2048 samples over 10 envs become 2050, with a note."""
+    path = tmp_path / 'dizoo' / 'mujoco' / 'config' / 'hopper_onppo_config.py'
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        "from easydict import EasyDict\n"
+        "main_config = EasyDict(dict(exp_name='hopper_onppo_seed0',\n"
+        "    env=dict(env_id='CartPole-v1', collector_env_num=10, evaluator_env_num=1, n_evaluator_episode=1),\n"
+        "    policy=dict(collect=dict(n_sample=2048, collector_env_num=10))))\n"
+        "create_config = EasyDict(dict(env=dict(type='cartpole', import_names=['dizoo.classic_control.cartpole.envs']),\n"
+        "    env_manager=dict(type='base'), policy=dict(type='ppo')))\n")
+    cfg = compile_config(str(path))
+    assert cfg.policy.collect.n_sample == 2050 and cfg.env.collector_env_num == 10
+    assert any('2050 samples are collected each time' in m for m in warnings_of(caplog))
