@@ -32,6 +32,14 @@ def cli(args, capsys):
     return code, out, err
 
 
+def wait_until_training(run_dir, settle_s: float = 1.0):
+    """Wait (at most 60 s) for a run started in a subprocess to open its log folder, then ``settle_s`` more."""
+    deadline = time.time() + 60
+    while not (run_dir / 'log').exists() and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(settle_s)
+
+
 def one_line_error(code, err):
     return code == 2 and err.startswith('acframe: error: ') and err.count('\n') == 1
 
@@ -248,10 +256,7 @@ def test_sigterm_sighup_and_sigquit_write_the_final_checkpoint_and_summary(tmp_p
     proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir),
                              'env.stop_value=1e9', 'policy.learn.learner.save_ckpt_freq=0'],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not (exp_dir / 'log').exists() and time.time() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.0)
+    wait_until_training(exp_dir)
     if console_gone:
         proc.stdout.close()
         proc.stderr.close()
@@ -403,10 +408,7 @@ def test_a_run_folder_moved_mid_run_is_one_line_and_no_stub_is_left(tmp_path):
     proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', 'run',
                              'env.stop_value=1e9', 'policy.learn.learner.save_ckpt_freq=20', '-q'],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not (tmp_path / 'run' / 'log').exists() and time.time() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.0)
+    wait_until_training(tmp_path / 'run')
     (tmp_path / 'run').rename(tmp_path / 'moved')
     _, err = proc.communicate(timeout=120)
     lines = [line for line in err.strip().splitlines() if not line.startswith('acframe: warning: ')]
@@ -430,10 +432,7 @@ def test_a_run_stopped_and_continued_is_not_killed_by_the_step_watchdog(tmp_path
     proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', *args], cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             env=dict(os.environ, PYTHONPATH=HERE))
-    deadline = time.time() + 60
-    while not (tmp_path / 'run' / 'log').exists() and time.time() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.0)
+    wait_until_training(tmp_path / 'run')
     os.killpg(proc.pid, signal.SIGSTOP)
     time.sleep(2.5)
     os.killpg(proc.pid, signal.SIGCONT)
