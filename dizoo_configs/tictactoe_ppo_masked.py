@@ -2,7 +2,9 @@
 
 The agent (X, first to move) sees the board and the mask of empty cells; its logits of taken cells are masked, so
 it never plays one (the env raises on an illegal move). Solved at a greedy mean return of 0.9 over 100 games.
-Measured: see docs/masks.md (seeds 0 1 2).
+MEASURED (``python bench/bench_masks.py``, seeds 0 1 2, budget 100k): solved and confirmed on 50 fresh games on
+3/3 seeds at 10,240 / 16,384 / 41,984 env steps (sb3-contrib's MaskablePPO with these settings: 17,408 / 12,288 /
+16,384).
 """
 main_config = dict(
     exp_name='tictactoe_ppo_masked',  # the run folder is ./tictactoe_ppo_masked_seed<seed>

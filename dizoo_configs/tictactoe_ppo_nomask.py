@@ -1,7 +1,9 @@
 """PPO on tic-tac-toe without masks (``toy_tictactoe_nomask``): the control of ``tictactoe_ppo_masked.py``.
 
 The same game, settings and budget; the policy sees the board alone and an illegal move ends the game with reward -1.
-It learns measurably worse than the masked run (docs/masks.md): the stop value is the masked config's.
+It learns measurably worse than the masked run early on (docs/masks.md); the stop value is the masked config's.
+MEASURED (``python bench/bench_masks.py``, seeds 0 1 2, budget 100k): greedy return 0.58 +- 0.09 at 4k env steps and
+0.73 +- 0.08 at 8k (masked: 0.78 +- 0.04, 0.85 +- 0.02); solved at 16,384 / 29,696 / 19,456 env steps.
 """
 main_config = dict(
     exp_name='tictactoe_ppo_nomask',  # the run folder is ./tictactoe_ppo_nomask_seed<seed>
