@@ -155,4 +155,6 @@ class InfoActionMask(gym.Wrapper):
 
     def step(self, action: Any) -> Any:
         obs, reward, terminated, truncated, info = self.env.step(action)
+        if (terminated or truncated) and ACTION_MASK_KEY not in info:  # an episode's last observation is not acted on
+            info = {**info, ACTION_MASK_KEY: np.ones(self.observation_space[ACTION_MASK_KEY].shape, np.uint8)}
         return self._obs(obs, info, 'step'), reward, terminated, truncated, info
