@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from ..data import flatten_lead, ttorch
+from ..envs.masks import split_action_mask
 from ..errors import CheckpointError, ConfigError
 from ..models import Categorical, DiagGaussian
 from ..registry import POLICY_REGISTRY
@@ -177,7 +178,9 @@ class ACERPolicy(Policy):
 
     def _discrete_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
         obs = batch.obs
-        out = self._evaluate(obs)  # (T+1, B, ...)
+        out = self._evaluate(obs)  # (T+1, B, ...); the logits of illegal actions masked (docs/masks.md)
+        if split_action_mask(obs)[1] is not None:  # V = Σ π Q over the legal actions (the model's V used all)
+            out['value'] = (F.softmax(out['logit'], dim=-1) * out['q_value']).sum(-1)
         logit, q_values, values = out['logit'][:-1], out['q_value'][:-1], out['value']
         action = batch.action.long()
         log_probs = F.log_softmax(logit, dim=-1)
@@ -185,7 +188,7 @@ class ACERPolicy(Policy):
         with torch.no_grad():
             index = action.unsqueeze(-1)
             rho = (log_probs.gather(-1, index) - behaviour_log_probs.gather(-1, index)).squeeze(-1).exp()
-            average_logit = self._average_model.compute_actor(flatten_lead(obs[:-1], 2))['logit']
+            average_logit = self._compute_actor(flatten_lead(obs[:-1], 2), model=self._average_model)['logit']
         q_taken = q_values.gather(-1, action.unsqueeze(-1)).squeeze(-1)
         q_ret, q_pg = self._targets(batch, rho, q_taken, values[:-1], values[-1], 1)
         policy_loss = acer_policy_loss_discrete(log_probs, behaviour_log_probs.exp(), action, q_values, values[:-1],

@@ -1,0 +1,188 @@
+"""Invalid-action masks on tic-tac-toe (docs/masks.md): acframe's masked PPO and A2C, the unmasked PPO control, and
+sb3-contrib's MaskablePPO, side by side on the same env (``acframe/envs/tictactoe.py``), seeds 0 1 2.
+
+    python bench/bench_masks.py                                   # everything, 3 seeds, 100k-step budgets
+    python bench/bench_masks.py --runs ppo_masked,maskable_ppo --seeds 0
+
+Every acframe run is its shipped config (``dizoo_configs/tictactoe_<run>.py``: greedy evaluation on 100 games every
+1,024 env steps, solved at a mean return of 0.9 confirmed on 50 fresh games) in a fresh ``acframe`` process, one
+torch thread. MaskablePPO (``--peer-python``: an interpreter with sb3-contrib, e.g. /work/peers/bin/python) gets the
+masked PPO config's settings (8 envs x 128 steps, 10 epochs of minibatches of 256, Adam 1e-3, gamma 0.99, GAE 0.95,
+entropy 0.01, clip 0.2, a 64x64 tanh network) and the same evaluation and stop rule: greedy masked actions on 100
+games every 1,024 env steps, solved when their mean reaches 0.9 and 50 fresh games confirm it. Both see the board
+alone; the mask only masks. Reported: env steps to solved (median, and per seed), and the mean greedy return of the
+evaluations at 4k / 8k / 16k env steps. Results go to ``bench/results/masks.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Sequence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RESULTS = os.path.join(HERE, 'results', 'masks.json')
+ACFRAME_RUNS = ('ppo_masked', 'a2c_masked', 'ppo_nomask')
+STOP, EVAL_EVERY, EVAL_GAMES, CONFIRM_GAMES = 0.9, 1024, 100, 50
+MARKS = (4096, 8192, 16384)
+
+
+def run_acframe(name: str, seed: int, budget: int) -> Dict[str, Any]:
+    """One shipped config trained to its stop value or the budget; its summary and evaluation curve."""
+    env = dict(os.environ, OMP_NUM_THREADS='1', PYTHONPATH=ROOT)
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = os.path.join(tmp, 'run')
+        cmd = [sys.executable, '-m', 'acframe.cli', '-c', os.path.join(ROOT, 'dizoo_configs', f'tictactoe_{name}.py'),
+               '-s', str(seed), '--exp-dir', run_dir, '--max-env-step', str(budget), '-q']
+        start = time.time()
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
+        if out.returncode != 0:
+            raise RuntimeError(f"{name} seed {seed} failed: {out.stderr[-2000:]}")
+        with open(os.path.join(run_dir, 'summary.json')) as f:
+            summary = json.load(f)
+        sys.path.insert(0, ROOT)
+        from acframe.logs import read_scalars
+        curve = [(s.step, s.value) for s in read_scalars(os.path.join(run_dir, 'log')) if s.tag == 'evaluator/return_mean']
+    return dict(solved=bool(summary['solved']), env_steps=int(summary['env_steps']), curve=curve,
+                wall_s=round(time.time() - start, 1))
+
+
+def peer_worker(seed: int, budget: int, out: str) -> None:
+    """MaskablePPO on the same env (run by the peer interpreter; acframe is not imported, the env file is loaded)."""
+    import importlib.util
+
+    import gymnasium as gym
+    import numpy as np
+    import torch
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.evaluation import evaluate_policy
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    torch.set_num_threads(1)
+    spec = importlib.util.spec_from_file_location('tictactoe', os.path.join(ROOT, 'acframe', 'envs', 'tictactoe.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    class BoardOnly(gym.ObservationWrapper):
+        """The board as the observation; the mask through ``action_masks()`` (what MaskablePPO reads)."""
+
+        def __init__(self, env: gym.Env) -> None:
+            super().__init__(env)
+            self.observation_space = env.observation_space['board']
+
+        def observation(self, observation: Dict[str, Any]) -> Any:
+            return observation['board']
+
+        def action_masks(self) -> np.ndarray:
+            return self.env.unwrapped.action_masks()
+
+    def make(i: int):
+        def thunk():
+            env = BoardOnly(module.TicTacToeEnv(masked=True))
+            env.reset(seed=seed * 1000 + i)
+            return env
+        return thunk
+
+    venv = DummyVecEnv([make(i) for i in range(8)])
+    eval_env = DummyVecEnv([make(100 + i) for i in range(10)])
+    curve: List[List[float]] = []
+    solved: List[Optional[int]] = [None]
+
+    class Eval(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.num_timesteps % EVAL_EVERY:
+                return True
+            mean, _ = evaluate_policy(self.model, eval_env, n_eval_episodes=EVAL_GAMES, deterministic=True)
+            curve.append([self.num_timesteps, float(mean)])
+            if mean >= STOP:
+                confirm, _ = evaluate_policy(self.model, eval_env, n_eval_episodes=CONFIRM_GAMES, deterministic=True)
+                if confirm >= STOP:
+                    solved[0] = self.num_timesteps
+                    return False
+            return True
+
+    model = MaskablePPO('MlpPolicy', venv, n_steps=128, batch_size=256, n_epochs=10, learning_rate=1e-3, gamma=0.99,
+                        gae_lambda=0.95, ent_coef=0.01, clip_range=0.2, max_grad_norm=0.5, seed=seed, device='cpu',
+                        policy_kwargs=dict(net_arch=[64, 64], activation_fn=torch.nn.Tanh))
+    start = time.time()
+    model.learn(total_timesteps=budget, callback=Eval())
+    with open(out, 'w') as f:
+        json.dump(dict(solved=solved[0] is not None, env_steps=solved[0] or int(model.num_timesteps), curve=curve,
+                       wall_s=round(time.time() - start, 1)), f)
+
+
+def run_peer(python: str, seed: int, budget: int) -> Dict[str, Any]:
+    out = tempfile.mktemp(prefix='masks_peer_', suffix='.json')
+    cmd = [python, os.path.abspath(__file__), '--peer-worker', str(seed), str(budget), out]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS='1'))
+    if proc.returncode != 0:
+        raise RuntimeError(f"MaskablePPO seed {seed} failed: {proc.stderr[-2000:]}")
+    with open(out) as f:
+        result = json.load(f)
+    os.remove(out)
+    return result
+
+
+def at(curve: Sequence[Sequence[float]], step: int) -> Optional[float]:
+    """The evaluation at ``step`` env steps (the last at or before it); None before the first."""
+    values = [v for s, v in curve if s <= step]
+    return values[-1] if values else None
+
+
+def table(results: Dict[str, Dict[str, Any]]) -> str:
+    import numpy as np
+
+    lines = ['| run | solved (mean 0.9 on 100 games, confirmed on 50) | env steps to solved, per seed | median | '
+             + ' | '.join(f'greedy return at {m // 1024}k' for m in MARKS) + ' |',
+             '|---|---|---|---|' + '---|' * len(MARKS)]
+    for name, by_seed in results.items():
+        runs = [by_seed[s] for s in sorted(by_seed)]
+        solved = [r for r in runs if r['solved']]
+        steps = ' / '.join(f"{r['env_steps']:,}" if r['solved'] else f">{r['env_steps']:,}" for r in runs)
+        median = f"{int(np.median([r['env_steps'] for r in runs])):,}" if len(solved) == len(runs) else '—'
+        marks = []
+        for m in MARKS:
+            values = [at(r['curve'], m) for r in runs]
+            values = [v if v is not None else STOP for v in values]  # (a run solved before m: counted at the stop value)
+            marks.append(f"{np.mean(values):.2f} ± {np.std(values):.2f}")
+        lines.append(f"| {name} | {len(solved)}/{len(runs)} | {steps} | {median} | " + ' | '.join(marks) + ' |')
+    return '\n'.join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ['--peer-worker']:
+        peer_worker(int(argv[1]), int(argv[2]), argv[3])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--runs', default=','.join(ACFRAME_RUNS + ('maskable_ppo',)))
+    parser.add_argument('--seeds', default='0,1,2')
+    parser.add_argument('--budget', type=int, default=100_000)
+    parser.add_argument('--peer-python', default='/work/peers/bin/python')
+    args = parser.parse_args(argv)
+    results: Dict[str, Dict[str, Any]] = {}
+    if os.path.exists(RESULTS):
+        with open(RESULTS) as f:
+            results = json.load(f)
+    for name in args.runs.split(','):
+        for seed in [int(s) for s in args.seeds.split(',')]:
+            run = (run_peer(args.peer_python, seed, args.budget) if name == 'maskable_ppo'
+                   else run_acframe(name, seed, args.budget))
+            results.setdefault(name, {})[str(seed)] = run
+            print(f"{name} seed {seed}: {'solved' if run['solved'] else 'not solved'} at {run['env_steps']} env steps "
+                  f"({run['wall_s']} s)", flush=True)
+            os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+            with open(RESULTS, 'w') as f:
+                json.dump(results, f, indent=1)
+    print(table(results))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
