@@ -118,10 +118,11 @@ def buffer_defaults(buffer_type: Any) -> Tuple[dict, Dict[str, str]]:
     if not BUFFER_REGISTRY.is_loaded(buffer_type):
         return static_class_config(BUFFER_REGISTRY.location(buffer_type)) or ({}, {})
     cls = BUFFER_REGISTRY.get(buffer_type)
-    config = getattr(cls, 'config', None)
-    if not isinstance(config, dict):
-        return {}, {}
-    return copy.deepcopy(config), class_comments(cls)
+    config: dict = {}
+    for klass in reversed(getattr(cls, '__mro__', ())):  # a subclass adds its keys to those it inherits
+        if isinstance(vars(klass).get('config'), dict):
+            config.update(copy.deepcopy(vars(klass)['config']))
+    return config, (class_comments(cls) if config else {})
 
 
 def _buffer_type(policy: dict, main: dict, overrides: Optional[Sequence[Any]]) -> Any:
