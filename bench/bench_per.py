@@ -87,6 +87,61 @@ def write_doc(results: Dict[str, Any]) -> None:
         f.write(f'{head}{START}\n{table(results)}\n{END}{tail}')
 
 
+def overhead(capacity: int, batch_size: int, steps: int) -> Dict[str, Any]:
+    """Wall time of one IMPALA replay step (sample a batch of ``batch_size`` unrolls + one learner update, the
+    priorities handed back) from a full ``fifo`` and from a full ``prioritized`` buffer of ``capacity`` CartPole
+    unrolls, interleaved, one torch thread; median ms per step of each and the prioritized one's overhead."""
+    import time
+
+    import gymnasium as gym
+    import numpy as np
+    import torch
+
+    from acframe.config import compile_config
+    from acframe.data import split_segment
+    from acframe.data.prioritized import PrioritizedReplayBuffer
+    from acframe.data.buffer import ReplayBuffer
+    from acframe.policy import create_policy
+    from acframe.worker import Learner
+
+    torch.set_num_threads(1)
+    cfg = compile_config('cartpole_impala.py', [f'policy.learn.batch_size={batch_size}'])
+    policy = create_policy(cfg, gym.spaces.Box(-np.inf, np.inf, (4,), np.float32), gym.spaces.Discrete(2))
+    unroll = int(cfg.policy.unroll_len)
+    gen = torch.Generator().manual_seed(0)
+    buffers = {'fifo': ReplayBuffer(capacity, max_use=10 ** 9), 'prioritized': PrioritizedReplayBuffer(capacity, max_use=10 ** 9)}
+    while len(buffers['fifo']) < capacity:
+        envs = 256
+        obs = torch.randn(unroll + 1, envs, 4, generator=gen)
+        with torch.no_grad():
+            out = policy.collect_mode.forward(obs[:-1].reshape(-1, 4))
+        segment = {k: v.reshape((unroll, envs) + tuple(v.shape[1:])) for k, v in out.items()}
+        segment.update(obs=obs, reward=torch.randn(unroll, envs, generator=gen), final_obs=torch.zeros(unroll, envs, 4),
+                       terminated=torch.zeros(unroll, envs, dtype=torch.bool), truncated=torch.zeros(unroll, envs, dtype=torch.bool))
+        from acframe.data import make_tree
+        samples = split_segment(make_tree(segment), unroll, drop_remainder=True)
+        for buffer in buffers.values():
+            buffer.push(samples)
+    times: Dict[str, List[float]] = {name: [] for name in buffers}
+    sample_update: List[float] = []
+    for i in range(steps):
+        for name, buffer in buffers.items():
+            learner = Learner(policy.learn_mode, buffer=buffer)
+            start = time.perf_counter()
+            batch = buffer.sample(batch_size)
+            learner.train(batch)
+            times[name].append(time.perf_counter() - start)
+        buffer = buffers['prioritized']  # the sum-tree work alone: a draw and a priority update
+        start = time.perf_counter()
+        batch = buffer.sample(batch_size)
+        buffer.update_priority(batch, torch.rand(batch_size))
+        sample_update.append(time.perf_counter() - start)
+    medians = {name: 1000 * statistics.median(t[steps // 10:]) for name, t in times.items()}
+    return dict(capacity=capacity, batch_size=batch_size, steps=steps, step_ms=medians,
+                sample_update_ms=1000 * statistics.median(sample_update[steps // 10:]),
+                overhead=medians['prioritized'] / medians['fifo'] - 1)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--rows', default='cartpole,acrobot')
@@ -95,7 +150,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument('--seeds', default='0,1,2')
     parser.add_argument('--anneal-step', type=int, default=5000, help='sample calls over which beta grows to 1')
     parser.add_argument('--doc-only', action='store_true', help='rewrite the docs table from the recorded results')
+    parser.add_argument('--overhead', metavar='CAPACITY', type=int, nargs='*',
+                        help='instead: time an IMPALA replay step at batch 32 from fifo and prioritized buffers of these capacities')
     args = parser.parse_args(argv)
+    if args.overhead is not None:
+        for capacity in args.overhead or [1000, 100_000]:
+            print(json.dumps(overhead(capacity, 32, 300)), flush=True)
+        return 0
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     results = load()
     if not args.doc_only:

@@ -34,9 +34,9 @@ import torch
 from ..errors import ConfigError, NonFiniteError
 from ..registry import BUFFER_REGISTRY
 from .buffer import ReplayBuffer
-from .episodic_buffer import EpisodicReplayBuffer
-from .sum_tree import MinTree, SumTree
-from .tree import make_tree, to_dict, tree_map, ttorch
+from .episodic_buffer import EpisodicReplayBuffer, _nest
+from .sum_tree import MinTree, SumTree, update_both
+from .tree import leaves, make_tree, to_dict, ttorch
 
 #: the leaves a prioritized batch carries, each (1, B)
 INDEX_KEY, ID_KEY, WEIGHT_KEY = 'replay_index', 'replay_id', 'is_weight'
@@ -95,10 +95,11 @@ class _Priorities:
 
     def set_drawable(self, slots: np.ndarray, drawable: bool) -> None:
         slots = np.asarray(slots, dtype=np.int64)
+        if slots.size == 0:
+            return
         self.drawable[slots] = drawable
         scaled = self.priority[slots] ** self.alpha
-        self.sum_tree.update(slots, scaled if drawable else 0.0)
-        self.min_tree.update(slots, scaled if drawable else np.inf)
+        update_both(self.sum_tree, self.min_tree, slots, scaled if drawable else 0.0, scaled if drawable else np.inf)
 
     def rebuild(self, drawable: np.ndarray) -> None:
         """Exactly the slots in the mask ``drawable`` can be drawn (``O(n)``)."""
@@ -137,8 +138,7 @@ class _Priorities:
         self.priority[slots] = value
         self.max_priority = max(self.max_priority, float(value.max()))
         scaled = value ** self.alpha
-        self.sum_tree.update(slots, scaled)
-        self.min_tree.update(slots, scaled)
+        update_both(self.sum_tree, self.min_tree, slots, scaled, scaled)
 
     def state_dict(self) -> Dict[str, Any]:
         return {'priority': self.priority.copy(), 'serial': self.serial.copy(), 'drawable': self.drawable.copy(),
@@ -152,9 +152,10 @@ class _Priorities:
         self.rebuild(state['drawable'])
 
 
-def _with_priority_leaves(batch: ttorch.Tensor, slots: np.ndarray, serials: np.ndarray,
+def _with_priority_leaves(batch: Dict[str, Any], slots: np.ndarray, serials: np.ndarray,
                           weights: np.ndarray) -> ttorch.Tensor:
-    return make_tree({**to_dict(batch), INDEX_KEY: torch.from_numpy(slots.astype(np.int64))[None],
+    """The tree of a nested dict ``batch`` of time-major leaves plus the three ``(1, B)`` priority leaves."""
+    return make_tree({**batch, INDEX_KEY: torch.from_numpy(slots.astype(np.int64))[None],
                       ID_KEY: torch.from_numpy(serials.astype(np.int64))[None],
                       WEIGHT_KEY: torch.from_numpy(weights)[None]})
 
@@ -213,7 +214,7 @@ class PrioritizedReplayBuffer(ReplayBuffer):
             return None
         slots, weights = self.priorities.draw(batch_size, self._rng)
         index_t = torch.from_numpy(slots)
-        batch = tree_map(lambda x: torch.index_select(x, 0, index_t), self._storage).transpose(0, 1)
+        batch = _nest({key: torch.index_select(x, 0, index_t).transpose(0, 1) for key, x in leaves(self._storage)})
         serials = self.priorities.serial[slots].copy()
         np.add.at(self._use, slots, 1)
         spent = np.unique(slots[self._use[slots] >= self.max_use])
@@ -290,7 +291,7 @@ class PrioritizedEpisodicReplayBuffer(EpisodicReplayBuffer):
             self.priorities.rebuild(mask)
             self._tree_stale = False
         slots, weights = self.priorities.draw(batch_size, self._rng)
-        batch = self.gather_windows(slots)
+        batch = to_dict(self.gather_windows(slots))
         return _with_priority_leaves(batch, slots, self.priorities.serial[slots].copy(), weights)
 
     def update_priority(self, batch: Any, priority: Any) -> None:

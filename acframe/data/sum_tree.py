@@ -45,11 +45,15 @@ class _SegmentTree:
             return
         if index.min() < 0 or index.max() >= self.capacity:
             raise IndexError(f"segment tree index out of range [0, {self.capacity}): {index.min()}..{index.max()}")
-        last = index.size - 1 - np.unique(index[::-1], return_index=True)[1]  # the last occurrence of each index
-        node = index[last] + self._size
-        self._tree[node] = value[last]
-        for _ in range(self._depth):
-            node = np.unique(node // 2)
+        if index.size > 1:
+            unique, first = np.unique(index[::-1], return_index=True)
+            if unique.size < index.size:  # repeated leaves: keep the last value of each
+                last = index.size - 1 - first
+                index, value = index[last], value[last]
+        node = index + self._size
+        self._tree[node] = value
+        for _ in range(self._depth):  # a parent listed twice is written twice with the same value: no dedupe needed
+            node = node >> 1
             self._tree[node] = self._combine(self._tree[2 * node], self._tree[2 * node + 1])
 
     def rebuild(self, values: np.ndarray) -> None:
@@ -82,7 +86,8 @@ class SumTree(_SegmentTree):
         return left + right
 
     def update(self, index: ArrayLike, value: ArrayLike) -> None:
-        if np.any(np.asarray(value) < 0) or not np.all(np.isfinite(value)):
+        low = np.min(value) if np.size(value) else 0.0
+        if not (low >= 0 and np.isfinite(np.max(value) if np.size(value) else 0.0)):
             raise ValueError("a sum tree holds finite non-negative values")
         super().update(index, value)
 
@@ -97,12 +102,13 @@ class SumTree(_SegmentTree):
         past ``total`` by rounding lands on the last positive leaf)."""
         mass = np.array(mass, dtype=np.float64).reshape(-1)
         node = np.ones(mass.shape, dtype=np.int64)
+        tree = self._tree
         for _ in range(self._depth):
-            left = 2 * node
-            left_sum, right_sum = self._tree[left], self._tree[left + 1]
+            left = node << 1
+            left_sum, right_sum = tree[left], tree[left + 1]
             right = (mass >= left_sum) & (right_sum > 0) | (left_sum <= 0)
-            mass = np.where(right, mass - left_sum, mass)
-            node = np.where(right, left + 1, left)
+            mass -= left_sum * right
+            node = left + right
         return node - self._size
 
 
@@ -117,3 +123,29 @@ class MinTree(_SegmentTree):
     @property
     def min(self) -> float:
         return float(self._tree[1])
+
+
+def update_both(sums: SumTree, mins: MinTree, index: ArrayLike, value: ArrayLike, min_value: ArrayLike) -> None:
+    """``sums.update(index, value)`` and ``mins.update(index, min_value)`` in one walk up the shared node path (the
+    two trees of one capacity have the same shape)."""
+    index = np.asarray(index, dtype=np.int64).reshape(-1)
+    if index.size == 0:
+        return
+    value = np.broadcast_to(np.asarray(value, dtype=np.float64), index.shape)
+    min_value = np.broadcast_to(np.asarray(min_value, dtype=np.float64), index.shape)
+    if not (value.min() >= 0 and np.isfinite(value.max())):
+        raise ValueError("a sum tree holds finite non-negative values")
+    if index.min() < 0 or index.max() >= sums.capacity or sums.capacity != mins.capacity:
+        raise IndexError(f"segment tree index out of range [0, {sums.capacity}): {index.min()}..{index.max()}")
+    unique, first = np.unique(index[::-1], return_index=True)
+    if unique.size < index.size:  # repeated leaves: keep the last value of each
+        last = index.size - 1 - first
+        index, value, min_value = index[last], value[last], min_value[last]
+    node = index + sums._size
+    sum_tree, min_tree = sums._tree, mins._tree
+    sum_tree[node], min_tree[node] = value, min_value
+    for _ in range(sums._depth):
+        node = node >> 1
+        left = node << 1
+        sum_tree[node] = sum_tree[left] + sum_tree[left + 1]
+        min_tree[node] = np.minimum(min_tree[left], min_tree[left + 1])

@@ -6,7 +6,7 @@ import torch
 
 from acframe.data import make_tree
 from acframe.data.prioritized import PrioritizedEpisodicReplayBuffer, PrioritizedReplayBuffer
-from acframe.data.sum_tree import MinTree, SumTree
+from acframe.data.sum_tree import MinTree, SumTree, update_both
 from acframe.errors import NonFiniteError
 from acframe.registry import BUFFER_REGISTRY
 from acframe.utils import atomic_torch_save, from_plain_data
@@ -37,6 +37,16 @@ def test_sum_and_min_trees_match_brute_force_under_random_batched_updates(capaci
             assert (values[found] > 0).all()  # never a zero leaf, even at mass == total
     sums.rebuild(values * 2)
     assert sums.total == pytest.approx(2 * values.sum())
+    both_sums, both_mins = SumTree(capacity), MinTree(capacity)  # one walk for both trees: the same trees
+    index = rng.integers(0, capacity, size=8)
+    new = rng.random(8) + 0.1
+    update_both(both_sums, both_mins, index, new, new)
+    sums.rebuild(np.zeros(capacity))
+    mins.rebuild(np.full(capacity, np.inf))
+    sums.update(index, new)
+    mins.update(index, new)
+    np.testing.assert_array_equal(both_sums._tree, sums._tree)
+    np.testing.assert_array_equal(both_mins._tree, mins._tree)
 
 
 def make_unrolls(n: int, start: int = 0, steps: int = 3):
