@@ -8,6 +8,7 @@
   parallel pipeline.
 """
 import copy
+import os
 
 import gymnasium as gym
 import numpy as np
@@ -22,6 +23,7 @@ from acframe.entry.serial import serial_pipeline
 from acframe.policy import create_policy
 from acframe.rl_utils import vtrace
 from acframe.worker import Learner, LearnerHook
+from acframe.worker.learner import load_checkpoint
 
 CARTPOLE = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32), gym.spaces.Discrete(2)
 PENDULUM = gym.spaces.Box(-8.0, 8.0, (3,), np.float32), gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
@@ -154,19 +156,30 @@ class PriorityProbe(LearnerHook):
         self.changed = int((learner.buffer.priorities.drawable & (priority != 1.0)).sum())
 
 
-@pytest.mark.parametrize('pipeline', ['serial', 'parallel'])
-def test_priorities_round_trip_through_the_learner_of_each_pipeline(tmp_path, pipeline):
+@pytest.mark.parametrize('pipeline', ['serial', 'serial_learner_thread', 'parallel'])
+def test_priorities_round_trip_through_the_learner_of_each_pipeline_and_resume(tmp_path, pipeline):
     probe = PriorityProbe()
     overrides = ['policy.other.replay_buffer.type=prioritized', 'policy.other.replay_buffer.anneal_step=10',
                  'env.collector_env_num=2', 'policy.collect.n_sample=2', 'policy.learn.batch_size=4',
                  'policy.other.replay_buffer.save_in_checkpoint=True', 'env.evaluator_env_num=1',
                  'env.n_evaluator_episode=1']
-    if pipeline == 'serial':
-        serial_pipeline('cartpole_impala.py', overrides=overrides, exp_dir=str(tmp_path / 'run'), max_train_iter=12,
-                        progress=False, learner_hooks=[probe])
+    run = str(tmp_path / 'run')
+    if pipeline.startswith('serial'):
+        overrides += ['policy.learn.learner_thread=True'] if pipeline == 'serial_learner_thread' else []
+        serial_pipeline('cartpole_impala.py', overrides=overrides, exp_dir=run, max_train_iter=12, progress=False,
+                        learner_hooks=[probe])
     else:
         parallel_pipeline('cartpole_impala.py', overrides=overrides + ['parallel.actor_num=1'], backend='inline',
-                          exp_dir=str(tmp_path / 'run'), max_train_iter=12, progress=False, learner_hooks=[probe])
+                          exp_dir=run, max_train_iter=12, progress=False, learner_hooks=[probe])
     assert probe.changed > 0
-    state = torch.load(str(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth'), weights_only=True)
-    assert state['buffer']['priorities']['sample_calls'] == 12
+    state = load_checkpoint(os.path.join(run, 'ckpt', 'ckpt_latest.pth'))['buffer']['priorities']
+    assert state['sample_calls'] == 12
+    if pipeline != 'serial':
+        return
+    written = os.stat(os.path.join(run, 'ckpt', 'ckpt_latest.pth')).st_mtime_ns
+    serial_pipeline(None, resume=run, max_train_iter=12, progress=False)  # nothing left to train: restore and save
+    assert os.stat(os.path.join(run, 'ckpt', 'ckpt_latest.pth')).st_mtime_ns > written
+    again = load_checkpoint(os.path.join(run, 'ckpt', 'ckpt_latest.pth'))['buffer']['priorities']
+    for key in ('priority', 'serial', 'drawable'):
+        np.testing.assert_array_equal(again[key], state[key])
+    assert again['sample_calls'] == 12 and again['max_priority'] == state['max_priority']
