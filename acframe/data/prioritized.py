@@ -180,8 +180,32 @@ def _priority_array(priority: Any, size: int) -> np.ndarray:
     return priority
 
 
+class _PriorityFeedback:
+    """What both prioritized buffers share (before the uniform buffer in their bases): the learner's priorities
+    handed back, and the priorities in checkpoints. ``self.priorities`` is the buffer's ``_Priorities``."""
+
+    priorities: _Priorities
+
+    def update_priority(self, batch: Any, priority: Any) -> None:
+        """The learner's new priorities ``(B,)`` for the sequences of ``batch`` (one this buffer drew)."""
+        slots, serials = batch_priority_index(batch)
+        self.priorities.update(slots, serials, _priority_array(priority, len(slots)))
+
+    def state_dict(self) -> Dict[str, Any]:
+        return {**super().state_dict(), 'priorities': self.priorities.state_dict()}  # type: ignore[misc]
+
+    def rng_state(self) -> Dict[str, Any]:
+        """The sampling RNG and beta's annealing progress (kept in every checkpoint, contents saved or not)."""
+        return {**super().rng_state(), 'acframe_sample_calls': self.priorities.sample_calls}  # type: ignore[misc]
+
+    def set_rng_state(self, state: Dict[str, Any]) -> None:
+        state = dict(state)
+        self.priorities.sample_calls = int(state.pop('acframe_sample_calls', self.priorities.sample_calls))
+        super().set_rng_state(state)  # type: ignore[misc]
+
+
 @BUFFER_REGISTRY.register('prioritized')
-class PrioritizedReplayBuffer(ReplayBuffer):
+class PrioritizedReplayBuffer(_PriorityFeedback, ReplayBuffer):
     """The ``fifo`` ring of unrolls, drawn in proportion to priority (see the module docstring).
 
     Draws are with replacement (stratified, one per ``1/batch_size`` of the total priority); each draw counts
@@ -223,17 +247,9 @@ class PrioritizedReplayBuffer(ReplayBuffer):
         self.sampled += batch_size
         return _with_priority_leaves(batch, slots, serials, weights)
 
-    def update_priority(self, batch: Any, priority: Any) -> None:
-        """The learner's new priorities ``(B,)`` for the unrolls of ``batch`` (one this buffer drew)."""
-        slots, serials = batch_priority_index(batch)
-        self.priorities.update(slots, serials, _priority_array(priority, len(slots)))
-
     def clear(self) -> None:
         super().clear()
         self.priorities.rebuild(self._valid)
-
-    def state_dict(self) -> Dict[str, Any]:
-        return {**super().state_dict(), 'priorities': self.priorities.state_dict()}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         super().load_state_dict(state)
@@ -243,18 +259,10 @@ class PrioritizedReplayBuffer(ReplayBuffer):
             self.priorities.priority[:] = 1.0
             self.priorities.rebuild(self._valid)
 
-    def rng_state(self) -> Dict[str, Any]:
-        """The sampling RNG and beta's annealing progress (kept in every checkpoint, contents saved or not)."""
-        return {**super().rng_state(), 'acframe_sample_calls': self.priorities.sample_calls}
-
-    def set_rng_state(self, state: Dict[str, Any]) -> None:
-        state = dict(state)
-        self.priorities.sample_calls = int(state.pop('acframe_sample_calls', self.priorities.sample_calls))
-        super().set_rng_state(state)
 
 
 @BUFFER_REGISTRY.register('episodic_prioritized')
-class PrioritizedEpisodicReplayBuffer(EpisodicReplayBuffer):
+class PrioritizedEpisodicReplayBuffer(_PriorityFeedback, EpisodicReplayBuffer):
     """ACER's ``episodic`` buffer whose replayed windows are drawn in proportion to the priority of their first step
     (see the module docstring); the schedule (fresh segment first, then the replays) is the ``episodic`` one."""
 
@@ -294,17 +302,9 @@ class PrioritizedEpisodicReplayBuffer(EpisodicReplayBuffer):
         batch = to_dict(self.gather_windows(slots))
         return _with_priority_leaves(batch, slots, self.priorities.serial[slots].copy(), weights)
 
-    def update_priority(self, batch: Any, priority: Any) -> None:
-        """The learner's new priorities ``(B,)`` for the windows of ``batch`` (one this buffer drew)."""
-        slots, serials = batch_priority_index(batch)
-        self.priorities.update(slots, serials, _priority_array(priority, len(slots)))
-
     def clear(self) -> None:
         super().clear()
         self._tree_stale = True
-
-    def state_dict(self) -> Dict[str, Any]:
-        return {**super().state_dict(), 'priorities': self.priorities.state_dict()}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         super().load_state_dict(state)
@@ -316,11 +316,3 @@ class PrioritizedEpisodicReplayBuffer(EpisodicReplayBuffer):
                                           old.eps)
             self.priorities.priority[:] = 1.0
         self._tree_stale = True
-
-    def rng_state(self) -> Dict[str, Any]:
-        return {**super().rng_state(), 'acframe_sample_calls': self.priorities.sample_calls}
-
-    def set_rng_state(self, state: Dict[str, Any]) -> None:
-        state = dict(state)
-        self.priorities.sample_calls = int(state.pop('acframe_sample_calls', self.priorities.sample_calls))
-        super().set_rng_state(state)
