@@ -260,7 +260,6 @@ class PrioritizedReplayBuffer(_PriorityFeedback, ReplayBuffer):
             self.priorities.rebuild(self._valid)
 
 
-
 @BUFFER_REGISTRY.register('episodic_prioritized')
 class PrioritizedEpisodicReplayBuffer(_PriorityFeedback, EpisodicReplayBuffer):
     """ACER's ``episodic`` buffer whose replayed windows are drawn in proportion to the priority of their first step
