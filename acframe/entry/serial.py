@@ -88,7 +88,7 @@ class SerialRun(RunBase):
         if decay:
             hooks.append(LinearLRDecayHook(decay))
         hooks += list(self._learner_hooks)
-        self.learner = Learner(self.policy.learn_mode, None, hooks, self.state_provider)
+        self.learner = Learner(self.policy.learn_mode, None, hooks, self.state_provider, buffer=self.buffer)
         # updates still owed to the current round (a budget may end a run mid-round; resume finishes it)
         self.pending_updates = 0
         self.pending_batch = None  # the on-policy loop's prepared rollout while its gradient steps are pending

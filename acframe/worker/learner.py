@@ -102,12 +102,15 @@ class Learner:
     """Trains the policy (learn mode) one batch at a time and owns the checkpoints of the run.
 
     ``state_provider`` returns the rest of the run's state (env steps, RNGs, collector, buffer) to put in
-    checkpoints beside the policy's own state dict.
+    checkpoints beside the policy's own state dict. ``buffer``: the replay buffer the batches come from; when the learn
+    mode returns per-sequence priorities (``info['priority']``, for a batch a prioritized buffer drew) the learner
+    hands them back with ``buffer.update_priority(batch, priority)`` (a buffer without that method ignores them).
     """
 
     def __init__(self, policy: Any, exp_dir: Optional[str] = None, hooks: Optional[List[LearnerHook]] = None,
-                 state_provider: Optional[Callable[[], Dict[str, Any]]] = None) -> None:
+                 state_provider: Optional[Callable[[], Dict[str, Any]]] = None, buffer: Any = None) -> None:
         self.policy = policy
+        self.buffer = buffer
         self.exp_dir = exp_dir
         self.hooks: List[LearnerHook] = list(hooks or [])
         self.state_provider = state_provider
@@ -135,6 +138,9 @@ class Learner:
             if error is None:
                 raise
             raise error from exc
+        priority = info.pop('priority', None)
+        if priority is not None and hasattr(self.buffer, 'update_priority'):
+            self.buffer.update_priority(batch, priority)
         self.train_iter += 1
         for hook in self.hooks:
             hook.after_iter(self, info)

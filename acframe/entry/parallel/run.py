@@ -209,7 +209,7 @@ class ParallelRun(RunBase):
         if cfg.policy.learn.get('lr_decay_iters', 0):
             hooks.append(LinearLRDecayHook(cfg.policy.learn.lr_decay_iters))
         hooks += list(self._learner_hooks)
-        self.learner = Learner(self.learn_mode, None, hooks, self.state_provider)
+        self.learner = Learner(self.learn_mode, None, hooks, self.state_provider, buffer=self.buffer)
         # the evaluator runs elsewhere (a worker of the backend): the learner records what it reports
         self.evals = EvalHistory(cfg.policy.eval.evaluator.eval_freq)
         self.steps_per_update = resolve_steps_per_update(cfg)
