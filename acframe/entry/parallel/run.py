@@ -51,9 +51,6 @@ def check_setup(cfg: Any, backend: str, ray_address: Optional[str]) -> bool:
             raise ConfigError(f"policy '{cfg.policy.type}' has no {mode} mode, which the {role} of the parallel "
                               f"pipeline need; its modes are {', '.join(m for m in cls.modes)}")
     # parallel.actor_num and env_steps_per_update were checked by compile_config (their declarations in defaults.py)
-    if cfg.env.get('domain_randomization', {}).get('enable'):
-        raise ConfigError("env.domain_randomization is supported by the serial pipelines only; "
-                          "set env.domain_randomization.enable=False or train with -m serial")
     mode = cfg.parallel.sync_mode
     if cls.on_policy and mode == 'async':
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: it cannot learn from the stale data of asynchronous "
