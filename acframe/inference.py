@@ -131,13 +131,11 @@ def observation_dtype(space: gym.Space) -> torch.dtype:
 
 def env_spaces(cfg: Any) -> Tuple[gym.Space, gym.Space]:
     """The observation and action spaces of one env of ``cfg.env`` as the policy saw them (nominal parameters)."""
-    from .envs import build_env
+    from .envs import in_process_manager, make_env_manager
 
-    env = build_env(dict(cfg.env), 0, int(cfg.seed), 'inference')
-    try:
+    manager = in_process_manager(cfg.env.manager) or cfg.env.manager  # (EnvPool's run: gymnasium's env, same spaces)
+    with make_env_manager(cfg, 'inference', [int(cfg.seed)], manager=manager) as env:
         return env.observation_space, env.action_space
-    finally:
-        env.close()
 
 
 class LoadedPolicy:

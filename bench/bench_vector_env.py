@@ -37,15 +37,9 @@ def cfg_for(manager: str, num_envs: int):
     return compile_config((main, create))
 
 
-def bare(manager: str, num_envs: int, steps: int, seed: int) -> float:
-    from vector_cartpole import NumpyCartPole
-
-    if manager == 'numpy_cartpole':
-        venv = NumpyCartPole(num_envs)
-    else:
-        venv = gym.vector.SyncVectorEnv([lambda: gym.make('CartPole-v1') for _ in range(num_envs)],
-                                        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
-    venv.reset(seed=[seed + i for i in range(num_envs)])
+def stepped(venv, num_envs: int, steps: int, seed: int) -> float:
+    """env-steps/s of ``venv.step`` with random actions (after a seeded reset); closes ``venv``."""
+    venv.reset(seed=[seed + i for i in range(num_envs)]) if isinstance(venv, gym.vector.VectorEnv) else venv.reset()
     actions = np.random.default_rng(seed).integers(0, 2, size=(64, num_envs))
     iterations = max(1, steps // num_envs)
     start = time.perf_counter()
@@ -56,19 +50,19 @@ def bare(manager: str, num_envs: int, steps: int, seed: int) -> float:
     return iterations * num_envs / elapsed
 
 
+def bare(manager: str, num_envs: int, steps: int, seed: int) -> float:
+    from vector_cartpole import NumpyCartPole
+
+    if manager == 'numpy_cartpole':
+        return stepped(NumpyCartPole(num_envs), num_envs, steps, seed)
+    return stepped(gym.vector.SyncVectorEnv([lambda: gym.make('CartPole-v1') for _ in range(num_envs)],
+                                            autoreset_mode=gym.vector.AutoresetMode.SAME_STEP), num_envs, steps, seed)
+
+
 def managed(manager: str, num_envs: int, steps: int, seed: int) -> float:
     from acframe.envs import make_env_manager
 
-    env = make_env_manager(cfg_for(manager, num_envs), 'collector', num_envs, seed)
-    env.reset()
-    actions = np.random.default_rng(seed).integers(0, 2, size=(64, num_envs))
-    iterations = max(1, steps // num_envs)
-    start = time.perf_counter()
-    for t in range(iterations):
-        env.step(actions[t % 64])
-    elapsed = time.perf_counter() - start
-    env.close()
-    return iterations * num_envs / elapsed
+    return stepped(make_env_manager(cfg_for(manager, num_envs), 'collector', num_envs, seed), num_envs, steps, seed)
 
 
 def collected(manager: str, num_envs: int, steps: int, seed: int) -> float:

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gymnasium as gym
 
-from ..envs import EnvManager, make_env_manager, manager_class
+from ..envs import EnvManager, in_process_manager, make_env_manager
 from ..envs.randomization import DomainRandomizer
 from ..errors import ConfigError
 from ..utils import atomic_write_json, set_global_seed
@@ -66,7 +66,7 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
     the env factory as the run's evaluator built them.
 
     Recorded files are ``<video_dir>/<video_prefix>env<i>-episode-<k>.mp4``: episode ``k`` of evaluator env ``i``,
-    recorded in this process by the manager the run's ``env.manager`` names for it (``video_manager``: EnvPool's
+    recorded in this process by the manager the run's ``env.manager`` names for it (``in_process_manager``: EnvPool's
     envs render no frames, but gymnasium's Atari chain gives EnvPool's frames, ``acframe.envs.atari``).
     """
     num_envs = int(cfg.env.evaluator_env_num)
@@ -74,8 +74,8 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
     drawn = DomainRandomizer(cfg).evaluator_params(num_envs) if domain_params == 'drawn' else None
     if video_dir is None:
         return make_env_manager(cfg, 'evaluator', seeds, params=drawn), drawn
-    manager = manager_class(cfg.env.manager).video_manager
-    if manager is None:
+    manager = in_process_manager(cfg.env.manager)
+    if manager is None:  # (a vectorized env)
         raise ConfigError(f"--video: env.manager '{cfg.env.manager}' steps envs that cannot be recorded one by one; "
                           f"leave --video out")
     # pygame-rendered envs draw rgb_array frames off-screen: no display or sound device is needed (or probed)

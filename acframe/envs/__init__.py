@@ -28,6 +28,13 @@ def manager_class(name: str) -> type:
     return entry
 
 
+def in_process_manager(name: str) -> Optional[str]:
+    """The registered manager that builds env manager ``name``'s envs one by one in this process
+    (``EnvManager.in_process_manager``); None for a vectorized env."""
+    cls = manager_class(name)
+    return None if issubclass(cls, gym.vector.VectorEnv) else cls.in_process_manager
+
+
 def make_env_manager(cfg: Any, role: str, envs: Union[int, Sequence[int]], seed: Optional[int] = None,
                      manager: Optional[str] = None, watch_sync: bool = False, *,
                      params: Optional[Sequence[Dict[str, Any]]] = None,
@@ -62,4 +69,4 @@ def make_env_manager(cfg: Any, role: str, envs: Union[int, Sequence[int]], seed:
 
 __all__ = ['EnvManager', 'SyncEnvManager', 'AsyncEnvManager', 'VectorEnvManager', 'StepResult', 'SHORT_NAMES',
            'FlattenDictObservation', 'build_env', 'env_fns', 'make_gym_env', 'resolve_env_id', 'make_env_manager',
-           'manager_class', 'obs_storage_dtype', 'obs_to_tensor']
+           'manager_class', 'in_process_manager', 'obs_storage_dtype', 'obs_to_tensor']

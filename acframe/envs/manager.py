@@ -60,9 +60,9 @@ class EnvManager:
     kind: str = 'sync'
     #: whether a process that built this manager's kind of envs may be forked (EnvPool's C++ threads may not)
     fork_safe: bool = True
-    #: the registered manager ``-m eval --video`` records this manager's envs with (one that builds each env in
-    #: this process); None: this manager's envs cannot be recorded
-    video_manager: Optional[str] = 'sync'
+    #: the registered manager that builds this manager's envs one by one in this process (``-m eval --video`` records
+    #: them, ``load_policy`` reads their spaces); None: none can (a vectorized env)
+    in_process_manager: Optional[str] = 'sync'
 
     @classmethod
     def from_config(cls, env_cfg: Dict[str, Any], role: str, seeds: Sequence[int],

@@ -29,7 +29,7 @@ class VectorEnvManager(EnvManager):
     """Steps one user ``gymnasium.vector.VectorEnv`` of ``len(seeds)`` envs (see the module docstring)."""
 
     kind = 'vector'
-    video_manager = None
+    in_process_manager = None
 
     @classmethod
     def from_config(cls, env_cfg: Dict[str, Any], role: str, seeds: Sequence[int],

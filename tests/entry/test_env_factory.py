@@ -190,6 +190,13 @@ def test_a_users_vectorized_env_trains_through_the_pipelines(tmp_path, pipeline)
     summary = read_summary(exp_dir)
     assert summary['env_steps'] == 64 * 16 * 4 and summary['train_iters'] == 4
     assert summary['last_eval_return'] is not None and summary['last_eval_return'] >= 8  # whole episodes were played
+    if pipeline == 'serial':  # the finished run: -m eval and load_policy build its envs by the same name
+        from acframe import evaluate_run, load_policy
+        result = evaluate_run(exp_dir, episodes=4)
+        assert result['episodes'] == 4 and min(result['lengths']) >= 8
+        assert load_policy(exp_dir).act(np.zeros(4, np.float32)) in (0, 1)
+        with pytest.raises(ConfigError, match="--video: env.manager 'numpy_cartpole' steps envs that cannot be recorded"):
+            evaluate_run(exp_dir, episodes=2, video_dir=str(tmp_path / 'video'))
 
 
 def test_a_vectorized_env_gets_each_envs_drawn_parameters_from_the_factory():
