@@ -6,6 +6,7 @@ parameters are ``params``), EnvPool and Atari. The manager is the one registered
 under ``env.manager``: an ``EnvManager`` subclass ('sync', 'async', 'envpool', or a user's own), or a
 ``gymnasium.vector.VectorEnv`` subclass (a user's already-vectorized env, stepped by ``VectorEnvManager``).
 """
+from numbers import Integral
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import gymnasium as gym
@@ -47,7 +48,7 @@ def make_env_manager(cfg: Any, role: str, envs: Union[int, Sequence[int]], seed:
     applied to each env as built (``-m eval --video``). Steps and resets are watched by ``env.step_timeout_s``
     (subprocess envs always; in-process envs when ``watch_sync``, as the parallel pipeline's worker processes ask).
     """
-    if isinstance(envs, int):
+    if isinstance(envs, Integral):
         if seed is None:
             raise TypeError("make_env_manager(cfg, role, num_envs, seed): the first seed is missing")
         seeds: List[int] = [int(seed) + i for i in range(envs)]

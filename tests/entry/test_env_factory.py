@@ -212,6 +212,23 @@ def test_a_vectorized_env_gets_each_envs_drawn_parameters_from_the_factory():
         assert result.obs.shape == (3, 4) and result.reward.tolist() == [1.0, 1.0, 1.0]
 
 
+def test_a_vectorized_env_whose_step_hangs_is_caught_by_the_watchdog():
+    """The in-process watchdog of the parallel pipeline's workers (``watch_sync``) covers a vectorized env too."""
+    from vector_cartpole import NumpyCartPole
+
+    class HangingCartPole(NumpyCartPole):
+        def step(self, actions):
+            time.sleep(3600)
+
+    env = VectorEnvManager(HangingCartPole(num_envs=2), [0, 1], role='collector', step_timeout_s=0.3, watch_sync=True)
+    env.reset()
+    start = time.monotonic()
+    with pytest.raises(EnvTimeoutError, match=r"an env \(collector\) did not return from step within env.step_timeout_s=0.3 s"):
+        env.step(np.zeros(2, dtype=np.int64))
+    env.close()
+    assert time.monotonic() - start < 5
+
+
 def test_the_numpy_cartpole_steps_as_gymnasium_cartpole():
     """The example's batched physics against gymnasium's CartPole-v1, from the same states with the same actions."""
     from vector_cartpole import NumpyCartPole
