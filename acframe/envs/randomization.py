@@ -26,7 +26,8 @@ Draw ``k`` of ``n`` envs comes from ``numpy.random.default_rng([seed, role, k])`
 same parameters, every env its own set. Re-drawing closes the collector envs and builds new ones (seeds
 ``seed + k * n + i``). In the parallel pipeline, actor ``a``'s incarnation ``j`` has the env set
 ``k = j * actor_num + a`` (its seeds ``seed + k * n + i``): its envs get draw ``k``, and its ``r``-th re-draw
-(every ``resample_every`` of its own collections) comes from ``default_rng([seed, role, k, r])``, same seeds. Each draw is printed, written to tensorboard (``domain_randomization/<param>/env<i>``)
+(every ``resample_every`` of its own collections) comes from ``default_rng([seed, role, k, r])``, same seeds; the
+learner records each actor's draws as their segments arrive (``note_actor_segment``). Each draw is printed, written to tensorboard (``domain_randomization/<param>/env<i>``)
 and saved, with every earlier draw, in ``<exp_dir>/domain_randomization.json`` (written atomically).
 """
 from __future__ import annotations
@@ -191,6 +192,7 @@ class DomainRandomizer:
         self.num_envs = int(cfg.env.collector_env_num)
         self.actor = actor
         self.watch_sync = watch_sync
+        self._actor_segments: Dict[int, int] = {}  # segments received per parallel actor's env set (learner side)
         self.draw_index = 0
         self.collections = 0
         self.history: List[Dict[str, Any]] = []
@@ -260,6 +262,24 @@ class DomainRandomizer:
         self._report('evaluator', 0, 0, params)
         self._write_json()
         return make_env_manager(self.cfg, 'evaluator', seeds, params=params, watch_sync=self.watch_sync)
+
+    def note_actor_segment(self, actor_id: int, incarnation: int, actor_num: int, env_step: int) -> None:
+        """The parallel learner's record of its actors' draws (the actors report none; draws are pure functions):
+        the first segment of each draw of actor ``actor_id``'s ``incarnation`` (env set ``k``; its ``r``-th re-draw
+        after ``r * resample_every`` segments) adds that draw to the history, reported and saved as the serial
+        pipeline's draws are (role ``actor<id>``)."""
+        k = int(incarnation) * int(actor_num) + int(actor_id)
+        count = self._actor_segments.get(k, 0)
+        self._actor_segments[k] = count + 1
+        if count and not (self.resample_every and count % self.resample_every == 0):
+            return
+        redraw = count // self.resample_every if self.resample_every else 0
+        params = draw_params(self.specs, self.seed, k, self.num_envs, 'collector', redraw=redraw)
+        self.history.append({'actor': int(actor_id), 'incarnation': int(incarnation), 'draw': k, 'redraw': redraw,
+                             'env_step': int(env_step), 'seeds': [self.seed + k * self.num_envs + i for i in range(self.num_envs)],
+                             'params': params})
+        self._report(f'actor{actor_id}', k, env_step, params)
+        self._write_json()
 
     def after_collect(self, collector: Any, env_step: int) -> EnvManager:
         """Count a collection; every ``resample_every`` collections draw anew and rebuild the collector's envs."""

@@ -145,6 +145,23 @@ def test_domain_randomization_trains_in_the_parallel_pipeline_each_actor_with_it
     assert {(100_000, 9.8), (100_001, 9.8)} <= resets  # the evaluator keeps the nominal gravity
     assert all(5.0 <= g <= 15.0 for s, g in resets if s < 100_000)
     assert len(pids) == 3  # two actor processes and the evaluator's
+    with open(exp_dir / 'domain_randomization.json') as f:  # the learner recorded every draw as its segments came
+        recorded = json.load(f)['collector']
+    assert sorted((d['actor'], d['redraw']) for d in recorded) == [(a, r) for a in (0, 1) for r in range(10)]  # 30 each
+    assert all({(s, p['gravity']) for s, p in zip(d['seeds'], d['params'])} <= resets for d in recorded)
+
+
+def test_a_resumed_parallel_run_keeps_its_recorded_draws_and_gives_the_restarted_actors_new_ones(tmp_path):
+    main, create = a2c()
+    randomized(main)
+    exp_dir = str(tmp_path / 'dr_resume')
+    parallel_pipeline((main, create), exp_dir=exp_dir, backend='inline', max_env_step=400, progress=False)
+    parallel_pipeline(None, resume=exp_dir, backend='inline', max_env_step=800, progress=False)
+    with open(os.path.join(exp_dir, 'domain_randomization.json')) as f:
+        recorded = json.load(f)['collector']
+    # first run: env sets 0 and 1; the resumed actors are incarnation 1: env sets 2 and 3, with their own seeds
+    assert [(d['actor'], d['incarnation'], d['draw']) for d in recorded] == [(0, 0, 0), (1, 0, 1), (0, 1, 2), (1, 1, 3)]
+    assert recorded[2]['seeds'] == [8, 9, 10, 11]
 
 
 # ---- the seam: a user's env manager, a user's vectorized env -----------------------------------------------------
