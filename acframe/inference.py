@@ -140,16 +140,14 @@ def observation_dtype(space: gym.Space) -> torch.dtype:
 def env_spaces(cfg: Any) -> Tuple[gym.Space, gym.Space, Any]:
     """The observation and action spaces of one env of ``cfg.env`` as the policy saw them (nominal parameters), and
     its ``FlattenDictObservation`` layer (None without one): what turns the env's own Dict observation into them."""
-    from .envs import FlattenDictObservation, build_env
+    from .envs import FlattenDictObservation, in_process_manager, make_env_manager
 
-    env = build_env(dict(cfg.env), 0, int(cfg.seed), 'inference')
-    try:
-        layer = env
+    manager = in_process_manager(cfg.env.manager) or cfg.env.manager  # (EnvPool's run: gymnasium's env, same spaces)
+    with make_env_manager(cfg, 'inference', [int(cfg.seed)], manager=manager) as env:
+        layer = next(iter(getattr(getattr(env, '_venv', None), 'envs', None) or []), None)
         while isinstance(layer, gym.Wrapper) and not isinstance(layer, FlattenDictObservation):
             layer = layer.env
         return env.observation_space, env.action_space, layer if isinstance(layer, FlattenDictObservation) else None
-    finally:
-        env.close()
 
 
 class LoadedPolicy:

@@ -1,4 +1,4 @@
-"""Registries: find policies, models, envs, buffers, logger backends and learner hooks by name.
+"""Registries: find policies, models, envs, env managers, buffers, logger backends and learner hooks by name.
 
 A ``Registry`` maps a name to a class (or factory).  Built-in entries are registered *lazily* as
 ``"module:attribute"`` strings, so looking a name up (or listing the names) does not import torch;
@@ -180,6 +180,7 @@ class Registry:
 POLICY_REGISTRY = Registry("policy")
 MODEL_REGISTRY = Registry("model")
 ENV_REGISTRY = Registry("env")
+ENV_MANAGER_REGISTRY = Registry("env_manager")
 BUFFER_REGISTRY = Registry("buffer")
 LOGGER_REGISTRY = Registry("logger")
 HOOK_REGISTRY = Registry("hook")
@@ -204,6 +205,9 @@ ENV_REGISTRY.register_lazy("toy_pixel_goal", "acframe.envs.toy:make_toy_pixel_go
 ENV_REGISTRY.register_lazy("toy_cue_memory", "acframe.envs.toy:make_toy_cue_memory")
 ENV_REGISTRY.register_lazy("toy_tictactoe", "acframe.envs.tictactoe:make_tictactoe")
 ENV_REGISTRY.register_lazy("toy_tictactoe_nomask", "acframe.envs.tictactoe:make_tictactoe_nomask")
+ENV_MANAGER_REGISTRY.register_lazy("sync", "acframe.envs.manager:SyncEnvManager")
+ENV_MANAGER_REGISTRY.register_lazy("async", "acframe.envs.manager:AsyncEnvManager")
+ENV_MANAGER_REGISTRY.register_lazy("envpool", "acframe.envs.envpool_manager:EnvPoolManager")
 LOGGER_REGISTRY.register_lazy("tensorboard", "acframe.loggers.files:TensorBoardLogger")
 LOGGER_REGISTRY.register_lazy("jsonl", "acframe.loggers.files:JsonlLogger")
 LOGGER_REGISTRY.register_lazy("wandb", "acframe.loggers.wandb_logger:WandbLogger")

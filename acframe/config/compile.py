@@ -348,7 +348,8 @@ def compile_config(
         result['env']['manager'] = create_full['env_manager']['type']
     manager = result['env']['manager']
     if not isinstance(manager, str):
-        raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async' or 'envpool'")
+        raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async', 'envpool' "
+                          f"or a registered env manager's name")
     result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
     result['import_names'] = sorted(set(import_list))
     file_env_id = result['env']['env_id']
@@ -360,8 +361,21 @@ def compile_config(
     _check_plain_data(result, '')
     check_config(result, reference, comments)  # every key against the rule declared above its default
     check_exp_name(result['exp_name'])
+    check_env_manager(result['env']['manager'])
     check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
     return EasyDict(result)
+
+
+def check_env_manager(name: str) -> None:
+    """``env.manager`` names a registered env manager (``ENV_MANAGER_REGISTRY``; a user's is registered by a module in
+    ``import_names``)."""
+    from ..errors import RegistryError
+    from ..registry import ENV_MANAGER_REGISTRY
+
+    try:
+        ENV_MANAGER_REGISTRY._lookup(name)
+    except RegistryError as exc:
+        raise ConfigError(f"config key 'env.manager': {exc}") from None
 
 
 def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:

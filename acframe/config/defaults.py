@@ -23,7 +23,7 @@ TOP_LEVEL = dict(
 ENV = dict(
     # (str) Registered env factory, set by create_config.env.type; 'gym' makes env.env_id with gymnasium.
     type='gym',
-    # (str in {'sync', 'async', 'envpool'}) Env manager, set by create_config.env_manager.type: 'sync' (in-process), 'async' (subprocesses) or 'envpool' (EnvPool's C++ threads; extra 'envpool').
+    # (str) Registered env manager (ENV_MANAGER_REGISTRY), set by create_config.env_manager.type: 'sync' (in-process), 'async' (subprocesses), 'envpool' (EnvPool's C++ threads; extra 'envpool'), or a user's own (an EnvManager or gymnasium VectorEnv subclass, module in import_names).
     manager='sync',
     # (str) A gymnasium id (e.g. 'CartPole-v1') or a registered short name ('cartpole', 'pendulum', ...).
     env_id='CartPole-v1',
@@ -147,7 +147,7 @@ PARALLEL = dict(
     env_steps_per_update=None,
     # (int >= 0) A dead actor or evaluator is restarted with a warning; the run fails after this many restarts in total.
     max_restarts=10,
-    # (str in {'auto', 'spawn', 'forkserver', 'fork'}) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off, env.manager is not envpool and policy.learn.torch_threads <= 1: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
+    # (str in {'auto', 'spawn', 'forkserver', 'fork'}) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off, the env manager is fork-safe (not envpool) and policy.learn.torch_threads <= 1: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
     start_method='auto',
     # (float > 0) Seconds the actors and the evaluator may take to start (build envs and policy) before the run fails.
     start_timeout=120.0,
@@ -198,7 +198,7 @@ CREATE = dict(
         type='gym',
     ),
     env_manager=dict(
-        # (str) 'sync' steps the envs in this process, 'async' in subprocesses, 'envpool' in EnvPool's C++ threads (extra 'envpool').
+        # (str) 'sync' steps the envs in this process, 'async' in subprocesses, 'envpool' in EnvPool's C++ threads (extra 'envpool'); or a registered env manager's name.
         type='sync',
     ),
     policy=dict(

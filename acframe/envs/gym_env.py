@@ -257,11 +257,58 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
     return GuardedEnv(env, index, seed, role)
 
 
-def env_fns(env_cfg: Dict[str, Any], seeds: List[int], role: str,
-            per_env_overrides: Optional[List[Dict[str, Any]]] = None) -> List[Callable[[], gym.Env]]:
-    """Picklable constructors for ``len(seeds)`` envs (subprocess managers call them in the child)."""
+#: where an env's own parameters are declared (domain randomization): how each reaches the env (``via``)
+PARAMS_PATH = 'env.domain_randomization.params'
+
+
+def param_routes(env_cfg: Dict[str, Any]) -> Dict[str, str]:
+    """``{parameter: 'kwarg' | 'attribute'}``: how each parameter declared in ``env.domain_randomization.params``
+    reaches an env (a parameter declared nowhere is a keyword)."""
+    declared = (env_cfg.get('domain_randomization') or {}).get('params') or {}
+    if not declared:
+        return {}
+    from .randomization import parse_params
+
+    return {spec.name: spec.via for spec in parse_params(dict(declared))}
+
+
+def build_param_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, kwargs: Dict[str, Any],
+                    attributes: Dict[str, Any], wrap: Optional[Callable[[gym.Env, int], gym.Env]] = None) -> gym.Env:
+    """``build_env`` with an env's own parameters: ``kwargs`` passed to the factory, ``attributes`` set on
+    ``env.unwrapped``; then ``wrap(env, index)`` when given."""
+    try:
+        env = build_env(env_cfg, index, seed, role, **kwargs)
+    except ConfigError as exc:
+        if not kwargs:
+            raise
+        raise ConfigError(f"{PARAMS_PATH}: the env rejected the drawn keywords {sorted(kwargs)} ({exc}); "
+                          f"declare a parameter the constructor lacks with via='attribute'") from exc
+    target = env.unwrapped
+    for name, value in attributes.items():
+        if not hasattr(target, name):
+            env.close()
+            raise ConfigError(f"{PARAMS_PATH}.{name}: via='attribute' but {type(target).__name__} has no attribute "
+                              f"'{name}'; pass it as a constructor keyword (via='kwarg') or pick an existing attribute")
+        setattr(target, name, value)
+    return env if wrap is None else wrap(env, index)
+
+
+def env_fns(env_cfg: Dict[str, Any], seeds: Sequence[int], role: str,
+            per_env_overrides: Optional[Sequence[Dict[str, Any]]] = None,
+            params: Optional[Sequence[Dict[str, Any]]] = None, wrap: Optional[Callable[[gym.Env, int], gym.Env]] = None,
+            routes: Optional[Dict[str, str]] = None) -> List[Callable[[], gym.Env]]:
+    """Picklable constructors for ``len(seeds)`` envs (subprocess managers call them in the child): env ``i`` gets the
+    factory keywords ``per_env_overrides[i]`` and its own parameters ``params[i]``, each a keyword or, routed
+    ``'attribute'`` (``routes``, default ``param_routes(env_cfg)``), set on ``env.unwrapped``; ``wrap(env, i)`` last."""
     from functools import partial
 
-    overrides = per_env_overrides or [{} for _ in seeds]
     plain_cfg = {k: v for k, v in dict(env_cfg).items()}
-    return [partial(build_env, plain_cfg, i, seed, role, **overrides[i]) for i, seed in enumerate(seeds)]
+    routes = param_routes(plain_cfg) if routes is None and params is not None else (routes or {})
+    fns = []
+    for i, seed in enumerate(seeds):
+        values = dict(params[i]) if params is not None else {}
+        kwargs = dict(per_env_overrides[i]) if per_env_overrides else {}
+        kwargs.update({k: v for k, v in values.items() if routes.get(k, 'kwarg') == 'kwarg'})
+        attributes = {k: v for k, v in values.items() if routes.get(k) == 'attribute'}
+        fns.append(partial(build_param_env, plain_cfg, i, int(seed), role, kwargs, attributes, wrap))
+    return fns
