@@ -354,6 +354,8 @@ class EnvManager:
         venv.closed = True
 
     def _close_in_thread(self, timeout: float) -> None:
+        if sys.is_finalizing():  # an unclosed manager collected at interpreter exit: no thread can start any more
+            return  # (Thread.start would wait forever); the process is ending and its envs go with it
         failed: List[BaseException] = []
 
         def close() -> None:
