@@ -203,6 +203,7 @@ ENV_REGISTRY.register_lazy("toy_pixel_goal", "acframe.envs.toy:make_toy_pixel_go
 ENV_REGISTRY.register_lazy("toy_cue_memory", "acframe.envs.toy:make_toy_cue_memory")
 ENV_REGISTRY.register_lazy("toy_tictactoe", "acframe.envs.tictactoe:make_tictactoe")
 ENV_REGISTRY.register_lazy("toy_tictactoe_nomask", "acframe.envs.tictactoe:make_tictactoe_nomask")
+ENV_REGISTRY.register_lazy("pettingzoo_classic", "acframe.envs.pettingzoo_env:make_pettingzoo_classic")
 LOGGER_REGISTRY.register_lazy("tensorboard", "acframe.loggers.files:TensorBoardLogger")
 LOGGER_REGISTRY.register_lazy("jsonl", "acframe.loggers.files:JsonlLogger")
 LOGGER_REGISTRY.register_lazy("wandb", "acframe.loggers.wandb_logger:WandbLogger")

@@ -1,20 +1,23 @@
-"""Invalid-action masks on tic-tac-toe (docs/masks.md): acframe's masked PPO and A2C, the unmasked PPO control, and
-sb3-contrib's MaskablePPO, side by side on the same env (``acframe/envs/tictactoe.py``), seeds 0 1 2.
+"""Invalid-action masks on tic-tac-toe and connect four (docs/masks.md): acframe's masked PPO and A2C, the unmasked
+PPO control, and sb3-contrib's MaskablePPO, side by side on the same env (``acframe/envs/tictactoe.py``,
+``acframe/envs/pettingzoo_env.py``), seeds 0 1 2.
 
     python bench/bench_masks.py                                   # 3x3: everything, 3 seeds, 100k-step budgets
     python bench/bench_masks.py --runs ppo_masked,maskable_ppo --seeds 0
     python bench/bench_masks.py --board 5x5                       # 5x5, four in a row: PPO masked / unmasked, MaskablePPO
+    python bench/bench_masks.py --board connect4                  # PettingZoo's connect_four_v3: PPO masked, MaskablePPO
 
 Every acframe run is its shipped config (3x3: ``dizoo_configs/tictactoe_<run>.py``, solved at a greedy mean return
-of 0.9; 5x5: ``dizoo_configs/tictactoe5x5_<run>.py``, 0.95; greedy evaluation on 100 games every 1,024 env steps,
-solved when 50 fresh games confirm the stop value) in a fresh ``acframe`` process, one torch thread, with the
-board's budget. MaskablePPO (``--peer-python``: an interpreter with sb3-contrib, e.g. /work/peers/bin/python) gets
+of 0.9; 5x5: ``dizoo_configs/tictactoe5x5_<run>.py``, 0.95; connect4: ``dizoo_configs/connect_four_<run>.py``,
+0.95, against a random opponent; greedy evaluation on 100 games every 1,024 env steps, solved when 50 fresh games
+confirm the stop value) in a fresh ``acframe`` process, one torch thread, with the board's budget. MaskablePPO (``--peer-python``: an interpreter with sb3-contrib, e.g. /work/peers/bin/python) gets
 the masked PPO config's settings (8 envs x 128 steps, 10 epochs of minibatches of 256, Adam 1e-3, gamma 0.99,
 GAE 0.95, entropy 0.01, clip 0.2, a 64x64 tanh network), the same board and the same evaluation and stop rule:
 greedy masked actions on 100 games every 1,024 env steps, solved when their mean reaches the stop value and 50
 fresh games confirm it. Both see the board alone; the mask only masks. Reported: env steps to solved (median, and
 per seed), and the mean greedy return of the evaluations at the board's marks (3x3: 4k / 8k / 16k env steps; 5x5:
-16k / 32k / 64k). Results go to ``bench/results/masks.json`` (3x3) and ``bench/results/masks_5x5.json``.
+16k / 32k / 64k; connect4: 8k / 16k / 32k). Results go to ``bench/results/masks.json`` (3x3),
+``bench/results/masks_5x5.json`` and ``bench/results/masks_connect4.json``.
 """
 from __future__ import annotations
 
@@ -33,18 +36,23 @@ EVAL_EVERY, EVAL_GAMES, CONFIRM_GAMES = 1024, 100, 50
 #: per board: its configs' prefix, the env's size and win length, the configs' stop value, the budget, the acframe
 #: runs, the env steps the table reports the greedy return at, and the results file
 BOARDS: Dict[str, Dict[str, Any]] = {
-    '3x3': dict(prefix='tictactoe', size=3, win=3, stop=0.9, budget=100_000,
+    '3x3': dict(game='tictactoe', prefix='tictactoe', size=3, win=3, stop=0.9, budget=100_000,
                 runs=('ppo_masked', 'a2c_masked', 'ppo_nomask'), marks=(4096, 8192, 16384),
                 results=os.path.join(HERE, 'results', 'masks.json')),
-    '5x5': dict(prefix='tictactoe5x5', size=5, win=4, stop=0.95, budget=250_000,
+    '5x5': dict(game='tictactoe', prefix='tictactoe5x5', size=5, win=4, stop=0.95, budget=250_000,
                 runs=('ppo_masked', 'ppo_nomask'), marks=(16384, 32768, 65536),
                 results=os.path.join(HERE, 'results', 'masks_5x5.json')),
+    # PettingZoo's connect_four_v3 against a random opponent (needs pettingzoo in both interpreters)
+    'connect4': dict(game='connect_four', prefix='connect_four', stop=0.95, budget=200_000,
+                     runs=('ppo_masked',), marks=(8192, 16384, 32768),
+                     results=os.path.join(HERE, 'results', 'masks_connect4.json')),
 }
 
 
 def run_acframe(prefix: str, name: str, seed: int, budget: int) -> Dict[str, Any]:
     """One shipped config trained to its stop value or the budget; its summary and evaluation curve."""
-    env = dict(os.environ, OMP_NUM_THREADS='1', PYTHONPATH=ROOT)
+    env = dict(os.environ, OMP_NUM_THREADS='1',
+               PYTHONPATH=os.pathsep.join([ROOT] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = os.path.join(tmp, 'run')
         cmd = [sys.executable, '-m', 'acframe.cli', '-c', os.path.join(ROOT, 'dizoo_configs', f'{prefix}_{name}.py'),
@@ -75,27 +83,42 @@ def peer_worker(seed: int, budget: int, out: str, board: str) -> None:
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     torch.set_num_threads(1)
-    size, win, stop = BOARDS[board]['size'], BOARDS[board]['win'], BOARDS[board]['stop']
-    spec = importlib.util.spec_from_file_location('tictactoe', os.path.join(ROOT, 'acframe', 'envs', 'tictactoe.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    stop = BOARDS[board]['stop']
+
+    def load(name: str) -> Any:  # an env module of acframe's, loaded as a file (it needs no acframe import)
+        spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, 'acframe', 'envs', f'{name}.py'))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    if BOARDS[board]['game'] == 'connect_four':
+        from pettingzoo.classic import connect_four_v3
+        single_agent = load('pettingzoo_env').PettingZooSingleAgent
+        new_env, key = lambda: single_agent(connect_four_v3.env(), 'random', 'first'), 'observation'
+    else:
+        tictactoe = load('tictactoe')
+        size, win = BOARDS[board]['size'], BOARDS[board]['win']
+        new_env, key = lambda: tictactoe.TicTacToeEnv(masked=True, size=size, win=win), 'board'
 
     class BoardOnly(gym.ObservationWrapper):
-        """The board as the observation; the mask through ``action_masks()`` (what MaskablePPO reads)."""
+        """The board as the observation; the mask of the latest observation through ``action_masks()`` (what
+        MaskablePPO reads)."""
 
         def __init__(self, env: gym.Env) -> None:
             super().__init__(env)
-            self.observation_space = env.observation_space['board']
+            self.observation_space = env.observation_space[key]
+            self._mask = np.ones(env.action_space.n, dtype=bool)
 
         def observation(self, observation: Dict[str, Any]) -> Any:
-            return observation['board']
+            self._mask = np.asarray(observation['action_mask']) != 0
+            return observation[key]
 
         def action_masks(self) -> np.ndarray:
-            return self.env.unwrapped.action_masks()
+            return self._mask
 
     def make(i: int):
         def thunk():
-            env = BoardOnly(module.TicTacToeEnv(masked=True, size=size, win=win))
+            env = BoardOnly(new_env())
             env.reset(seed=seed * 1000 + i)
             return env
         return thunk
@@ -174,7 +197,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--board', choices=sorted(BOARDS), default='3x3',
-                        help="3x3 (three in a row) or 5x5 (four in a row)")
+                        help="3x3 (three in a row), 5x5 (four in a row) or connect4 (PettingZoo's connect_four_v3)")
     parser.add_argument('--runs', default=None, help="comma-separated runs (default: the board's, and maskable_ppo)")
     parser.add_argument('--seeds', default='0,1,2')
     parser.add_argument('--budget', type=int, default=None, help="env steps per run (default: the board's)")
