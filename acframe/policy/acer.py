@@ -11,8 +11,9 @@ Learn, on a time-major batch ``(T, B)``, with the current network:
    ``Q~(x_t, a'_t)`` with ``a'_t ~ pi`` (continuous, stochastic dueling network);
    ``rho_t = pi(a_t|x_t) / mu(a_t|x_t)``.
 2. Rewards and per-step discounts: ``gamma_t = gamma (1 - (terminated_t | truncated_t))``; a truncated step's
-   reward gets ``gamma V(final_obs_t)`` folded in (current weights, ``rl_utils.fold_truncation``), so
-   ``Q_ret`` bootstraps there from the final observation, not from the next episode.
+   reward gets ``gamma V(final_obs_t)`` folded in (current weights, ``rl_utils.fold_truncation``; with an action
+   mask, ``V = sum_a pi Q`` over the legal actions of the final observation's mask), so ``Q_ret`` bootstraps there
+   from the final observation, not from the next episode.
 3. ``Q_ret`` by Retrace with ``c_t = min(1, rho_t^(1/d))`` (``d = 1`` for discrete actions); optionally
    ``Q_opc`` (all ``c = 1``) in the policy gradient.
 4. Per-step policy loss with the truncated importance weight ``min(c_bar, rho_t)`` and the bias correction
@@ -40,6 +41,7 @@ from ..data.prioritized import PRIORITY_KEY, is_weights
 from ..envs.masks import split_action_mask
 from ..errors import CheckpointError, ConfigError
 from ..models import Categorical, DiagGaussian
+from ..models.distributions import mask_logits
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
                         acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
@@ -208,6 +210,18 @@ class ACERPolicy(Policy):
             'kl': discrete_kl(average_logit.reshape(logit.shape), logit),
             'entropy': Categorical(logit).entropy(),
         }
+
+    def _final_value(self, obs: Any, state: Any = None) -> torch.Tensor:
+        """``V(x) = Σ_a π(a|x) Q(x, a)`` of a truncated episode's final observations ``(N, ...)``, over the legal
+        actions of the mask each one carries (the model's own V, over every action, without a mask; a final
+        observation with no legal action, which is never acted on, falls back to every action)."""
+        plain, mask = split_action_mask(obs)
+        if mask is None or self._action_space != 'discrete':
+            return super()._final_value(obs, state)
+        legal = mask != 0
+        out = self._model(plain, mode='compute_actor_critic')
+        logit = mask_logits(out['logit'], legal | ~legal.any(-1, keepdim=True))
+        return (F.softmax(logit, dim=-1) * out['q_value']).sum(-1)
 
     def _continuous_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
         steps, size = batch.reward.shape

@@ -488,13 +488,15 @@ class Policy:
         if not truncated.any():
             return reward
         final_values = torch.zeros_like(reward)
-        final_obs = split_action_mask(final_obs)[0]  # (the critic does not take an action mask)
         with torch.no_grad():
-            if ends is None:
-                final_values[truncated] = self._model.compute_critic(final_obs[truncated])['value']
-            else:
-                final_values[truncated] = self._model.compute_critic(final_obs[truncated], ends[truncated])['value']
+            final_values[truncated] = self._final_value(final_obs[truncated], None if ends is None else ends[truncated])
         return fold_truncation(reward, truncated.float(), final_values, self._cfg.learn.discount_factor)
+
+    def _final_value(self, obs: Any, state: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """``V`` ``(N,)`` of ``N`` final observations (a recurrent model from ``state`` ``(N, R, H)``): the model's
+        ``compute_critic``, which takes no action mask (ACER overrides it: its ``V = Σ π Q`` is over legal actions)."""
+        obs = split_action_mask(obs)[0]
+        return (self._model.compute_critic(obs) if state is None else self._model.compute_critic(obs, state))['value']
 
     # ---- collect -----------------------------------------------------------------------------------
     def _make_sde_noise(self) -> Optional[StateDependentNoise]:

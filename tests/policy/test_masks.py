@@ -136,6 +136,39 @@ def test_the_mask_changes_the_learn_numbers_of_acer_value_and_ppo_log_probs():
     torch.testing.assert_close(v[:-1, ..., None].squeeze(-1), out['q_value'][:-1, ..., 0])  # V = Q(legal action)
 
 
+def test_acer_bootstraps_a_truncated_episode_from_v_over_the_legal_actions_of_its_final_mask():
+    """ACER folds ``γ V(final_obs)`` into a truncated step's reward; with a mask, ``V = Σ_legal π Q`` with π the
+    softmax over the legal actions only (per element, by hand); a final mask with no legal action uses every action."""
+    box, actions = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32), gym.spaces.Discrete(3)
+    masked_space = gym.spaces.Dict(OrderedDict(obs=box, action_mask=gym.spaces.Box(0, 1, (3,), np.uint8)))
+    policy = create_policy(compile_config('cartpole_acer.py'), masked_space, actions)
+    g = torch.Generator().manual_seed(3)
+    T, B = 5, 4
+    batch = _batch('acer', True, T=T, B=B, seed=3)
+    batch.final_obs.action_mask = torch.stack([random_masks((B, 3), g) for _ in range(T)])
+    batch.final_obs.action_mask[0, 0] = 0  # no legal action: every action
+    batch.truncated = torch.zeros(T, B, dtype=torch.bool)
+    batch.terminated = torch.zeros(T, B, dtype=torch.bool)
+    batch.truncated[0, 0] = batch.truncated[2, 1] = batch.truncated[4, :] = True
+    batch.logit = torch.randn(T, B, 3, generator=g)
+    batch.action = torch.randint(3, (T, B), generator=g)
+    reward, _ = policy._rewards_and_discounts(batch)
+    gamma = float(policy._cfg.learn.discount_factor)
+    with torch.no_grad():
+        out = policy._model(batch.final_obs.obs.reshape(T * B, 4), mode='compute_actor_critic')
+    logits, q = out['logit'].view(T, B, 3), out['q_value'].view(T, B, 3)
+    for t in range(T):
+        for b in range(B):
+            if not batch.truncated[t, b]:
+                assert float(reward[t, b]) == float(batch.reward[t, b])
+                continue
+            legal = [a for a in range(3) if batch.final_obs.action_mask[t, b, a]] or [0, 1, 2]
+            norm = sum(math.exp(float(logits[t, b, a])) for a in legal)
+            v = sum(math.exp(float(logits[t, b, a])) / norm * float(q[t, b, a]) for a in legal)
+            assert float(reward[t, b]) == pytest.approx(float(batch.reward[t, b]) + gamma * v, abs=1e-5)
+    assert not torch.allclose(out['value'].view(T, B)[4], (reward[4] - batch.reward[4]) / gamma)  # not the unmasked V
+
+
 # ---- whole runs: the env raises on an illegal action, so a finished run took none ------------------------------
 TTT = ['env.type=toy_tictactoe', 'env.env_id=toy_tictactoe', 'env.stop_value=None', 'env.collector_env_num=4',
        'env.evaluator_env_num=4', 'env.n_evaluator_episode=8', 'policy.eval.evaluator.eval_freq=5']
