@@ -274,7 +274,7 @@ class DataParallel:
         """One line: which rank died or failed (rank 0 waits a few seconds for its children to say), or the timeout."""
         where = f"at train iter {self.train_iter()}"
         if self.rank == 0:
-            deadline = time.monotonic() + 5.0
+            deadline = time.monotonic() + 3.0
             while time.monotonic() < deadline:
                 gone = [(r, p) for r, p in enumerate(self.children, 1) if p.exitcode is not None]
                 if gone:
@@ -292,6 +292,10 @@ class DataParallel:
                 else:
                     cause = f"data-parallel rank {rank} (pid {process.pid}) exited with status {code}"
                 return f"{cause} ({what} {where}); the run stopped, {self._resume_hint()}"
+            if 'timed out' in str(exc).lower() or 'timeout' in str(exc).lower():
+                late = 'data-parallel rank 1' if self.world == 2 else f"one of data-parallel ranks 1-{self.world - 1}"
+                return (f"{late} did not answer within parallel.collective_timeout_s={self.timeout_s:g} s ({what} "
+                        f"{where}; alive but stopped or stuck); the run stopped, {self._resume_hint()}")
         else:
             if self.parent_pid is not None and os.getppid() != self.parent_pid:
                 return f"data-parallel rank 0 is gone ({what} {where}); rank {self.rank} stopped"
@@ -378,8 +382,11 @@ def _rank_main(rank: int, port: int, parent_pid: int, errors: Any, loop: Callabl
                use_buffer: bool, mode: str) -> None:
     """A rank > 0: build its share of the run and drive the loop in step with rank 0; its errors go back to rank 0
     as one line (``errors``); it writes nothing."""
+    from ..utils import set_torch_threads
     from .serial import SerialRun
 
+    # first: a forked child of a process whose intra-op pool ran hangs at its first multi-threaded op
+    set_torch_threads(cfg.policy.learn.torch_threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches every process: rank 0 stops the group
     _watch_parent(parent_pid)
     group = DataParallel(cfg, rank, port, parent_pid=parent_pid)
@@ -417,8 +424,9 @@ def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[s
     check_data_parallel(cfg)
     world = int(cfg.parallel.learner_num)
     port = free_port()
-    method = 'spawn' if cfg.policy.get('cuda') else 'fork'
-    context = multiprocessing.get_context(method)
+    from .parallel.local import start_method
+
+    context = multiprocessing.get_context(start_method(cfg))  # parallel.start_method: fork on CPU, spawn with CUDA
     errors = context.SimpleQueue()
     children = [context.Process(target=_rank_main, name=f'acframe-rank{rank}',
                                 args=(rank, port, os.getpid(), errors, loop, cfg, exp_dir, resume, tuple(learner_hooks),
