@@ -41,6 +41,7 @@ import torch
 from ..errors import AcframeError, CheckpointError, ConfigError
 from ..signals import interrupt_pending, interrupts_deferred, sigterm_as_interrupt
 from ..worker import Learner, LearnerHook
+from .parallel.local import _exit_reason, start_method
 
 #: checkpoint entries every rank has in common (rank 0's are saved); the rest of a rank's state is its own
 SHARED_STATE = ('policy', 'train_iter', 'env_step', 'evaluator', 'wall_s')
@@ -204,19 +205,19 @@ class DataParallel:
 
     def normalize_advantages(self, advantages: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
         """``rl_utils.normalize_advantages`` over the whole batch, every rank's share: ``(A − mean) / (std + eps)`` with
-        the mean and the unbiased std of all the ranks' elements (two passes, as ``Tensor.std``)."""
+        the mean and the unbiased std of all the ranks' elements, from one all-reduce of their count, sum and sum of
+        squares in float64 (where float32 would lose the std's digits to cancellation)."""
         import torch.distributed as dist
 
         with torch.no_grad():
-            totals = torch.stack([advantages.sum(), advantages.new_tensor(float(advantages.numel()))])
+            values = advantages.detach().double()
+            totals = torch.stack([values.new_tensor(float(values.numel())), values.sum(), values.pow(2).sum()])
             self._collective('the advantage statistics', lambda: dist.all_reduce(totals))
-            count = totals[1]
+            count, total, squares = totals.tolist()
             if count <= 1:
                 return advantages
-            mean = totals[0] / count
-            spread = (advantages - mean).pow(2).sum()
-            self._collective('the advantage statistics', lambda: dist.all_reduce(spread))
-            std = (spread / (count - 1)).sqrt()
+            mean = total / count
+            std = (max(squares - count * mean * mean, 0.0) / (count - 1)) ** 0.5
         return (advantages - mean) / (std + eps)
 
     def _flags(self, values: Sequence[bool], what: str) -> List[bool]:
@@ -284,13 +285,10 @@ class DataParallel:
                 gone = []
             messages = self._child_errors()
             for rank, process in gone:
-                code = process.exitcode
                 if rank in messages:
                     cause = f"data-parallel rank {rank} failed: {messages[rank]}"
-                elif code < 0:
-                    cause = f"data-parallel rank {rank} (pid {process.pid}) died: killed by {signal.Signals(-code).name}"
-                else:
-                    cause = f"data-parallel rank {rank} (pid {process.pid}) exited with status {code}"
+                else:  # 'was killed by SIGKILL', 'exited with code 1'
+                    cause = f"data-parallel rank {rank} (pid {process.pid}) {_exit_reason(process)}"
                 return f"{cause} ({what} {where}); the run stopped, {self._resume_hint()}"
             if 'timed out' in str(exc).lower() or 'timeout' in str(exc).lower():
                 late = 'data-parallel rank 1' if self.world == 2 else f"one of data-parallel ranks 1-{self.world - 1}"
@@ -424,8 +422,6 @@ def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[s
     check_data_parallel(cfg)
     world = int(cfg.parallel.learner_num)
     port = free_port()
-    from .parallel.local import start_method
-
     context = multiprocessing.get_context(start_method(cfg))  # parallel.start_method: fork on CPU, spawn with CUDA
     errors = context.SimpleQueue()
     children = [context.Process(target=_rank_main, name=f'acframe-rank{rank}',

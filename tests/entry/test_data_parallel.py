@@ -196,7 +196,7 @@ def test_a_killed_rank_ends_the_run_at_once_in_one_line_naming_it(tmp_path):
     code, lines, took = _signal_rank_1(tmp_path, signal.SIGKILL, 60)
     assert code == 2 and len(lines) == 1, lines
     assert lines[0].startswith('acframe: error: data-parallel rank 1 (pid '), lines
-    assert 'died: killed by SIGKILL' in lines[0] and '--resume cartpole_a2c_seed0' in lines[0], lines[0]
+    assert 'was killed by SIGKILL' in lines[0] and '--resume cartpole_a2c_seed0' in lines[0], lines[0]
     assert took < 15, took  # at once, not after the collective timeout
 
 
