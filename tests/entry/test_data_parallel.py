@@ -25,6 +25,7 @@ from acframe.config import compile_config
 from acframe.data.tree import tree_map
 from acframe.entry.data_parallel import DataParallel, free_port
 from acframe.entry.run_base import build_buffer
+from acframe.entry.serial import serial_pipeline
 from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
 from acframe.envs import make_env_manager
 from acframe.errors import ConfigError
@@ -148,6 +149,20 @@ def test_two_ranks_end_with_identical_weights_rank_1_writes_nothing_and_resume_c
     assert state['data_parallel']['learner_num'] == 2 and len(state['data_parallel']['ranks']) == 1
     resumed = serial_pipeline_onpolicy(resume=str(tmp_path / 'run'), max_env_step=1536, progress=False)
     assert resumed.summary['env_steps'] == 1536 and resumed.summary['train_iters'] == 120
+
+
+def test_off_policy_ranks_end_with_identical_weights(tmp_path, monkeypatch):
+    """IMPALA through the off-policy loop: each rank replays from its own buffer, all agree on every update."""
+    monkeypatch.chdir(tmp_path)
+    seen = tmp_path / 'seen'
+    seen.mkdir()
+    policy = serial_pipeline('cartpole_impala.py', overrides=TWO, max_env_step=3000, progress=False,
+                             exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))])
+    assert policy.summary['env_steps'] == 3000 and policy.summary['train_iters'] > 0
+    records = [torch.load(seen / f, weights_only=False) for f in sorted(os.listdir(seen))]
+    assert len(records) == 2 and records[0]['train_iter'] == records[1]['train_iter'] == policy.summary['train_iters']
+    for name, value in records[0]['weights'].items():
+        assert torch.equal(value, records[1]['weights'][name]), name
 
 
 def _cli(*args, cwd, timeout=60):
