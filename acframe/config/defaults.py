@@ -155,6 +155,12 @@ PARALLEL = dict(
     actor_num_cpus=1.0,
     # (float >= 0) CPUs the Ray backend reserves for the evaluator.
     evaluator_num_cpus=1.0,
+    # (int in [1, 256]) Data-parallel learners (DDP, serial pipelines; docs/ddp.md): this many rank processes, each collecting with its share of the envs and learning on its share of every batch, gradients all-reduced each step; the batch keys (env.collector_env_num, collect.n_sample, learn.batch_size, replay sizes) stay global and are split evenly; 1: one learner.
+    learner_num=1,
+    # (str in {'auto', 'gloo', 'nccl'}) torch.distributed backend of the data-parallel learners: 'auto' (nccl with policy.cuda, one GPU per rank; else gloo), 'gloo' or 'nccl'.
+    learner_backend='auto',
+    # (float > 0) Seconds a data-parallel collective may wait for the other ranks (rank 0's evaluations included) before the run fails naming the rank; a rank that dies is named at once.
+    collective_timeout_s=600.0,
 )
 
 LOGGER = dict(

@@ -13,9 +13,10 @@ keys before ``compile_config`` merges and validates the result; everything else 
   is left to the env); a 3-dim ``obs_shape`` with DI-engine's ConvEncoder sizes is acframe's ``nature_cnn``. One note each.
 * **objects and schedules**: a ``torch.nn`` activation module is read as its name (``DING_ACTIVATIONS``), PPO's
   ``learn.lr_scheduler`` as ``learn.lr_decay_iters`` in gradient steps, an ``exp_name`` path as its last part.
-* **refused in one line**: ``multi_gpu=True`` (no data-parallel learners yet, issue 44), ``reward_model`` (GCL, TREX,
-  RND ...), ``env.norm_obs/norm_reward.use_norm=True`` (acframe normalizes inside the policy); ``env.rew_clip=True``
-  is accepted with a note saying it is not applied.
+* **refused in one line**: ``multi_gpu=True`` (the number of DI-engine's data-parallel learners is its launcher's:
+  the line names ``parallel.learner_num``), ``reward_model`` (GCL, TREX, RND ...),
+  ``env.norm_obs/norm_reward.use_norm=True`` (acframe normalizes inside the policy); ``env.rew_clip=True`` is
+  accepted with a note saying it is not applied.
 * **buffers**: ``replay_buffer.type='naive'`` (in ``create_config`` or ``policy.other``) is the policy's own
   default buffer (IMPALA's ``fifo``, ACER's ``episodic``). ``priority=True`` (``policy.priority`` or
   ``policy.other.replay_buffer.priority``) makes it prioritized (``PRIORITIZED``: ``fifo`` -> ``prioritized``,
@@ -124,7 +125,7 @@ DING_KEYS: Tuple[str, ...] = (
     'env.continuous', 'env.save_replay_gif', 'env.replay_path_gif', 'env.frame_stack', 'env.is_train',
     # DI-engine's BipedalWalker env raises the -100 fall penalty to -10 (a note says so when it is True)
     'env.rew_clip',
-    # DI-engine's data-parallel learners (True is refused: _check_multi_gpu)
+    # DI-engine's data-parallel learners (True is refused, naming parallel.learner_num: _check_multi_gpu)
     'policy.multi_gpu',
     # policy-level switches of DI-engine's implementations
     'policy.nstep', 'policy.discount_factor', 'policy.random_collect_size',
@@ -416,12 +417,16 @@ def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[
 
 
 def _check_multi_gpu(main: dict) -> None:
-    """DI-engine's ``multi_gpu=True`` asks for its data-parallel learners, which acframe does not have yet."""
+    """DI-engine's ``multi_gpu=True`` asks for its data-parallel learners, as many as its launcher starts
+    (``torch.distributed.launch --nproc_per_node``), each with the file's per-rank batch keys: the file does not say
+    how many, so it is refused, naming acframe's key (``parallel.learner_num``, global batch keys; docs/ddp.md)."""
     for key in ('policy.multi_gpu', 'policy.learn.multi_gpu'):
         value = _get(main, key)
         if value is not _MISSING and value not in (False, None):
-            raise ConfigError(f"config key '{key}' = {value!r} asks for DI-engine's data-parallel learners, which "
-                              f"acframe does not have yet (issue 44); set {key}=False to train with one learner")
+            raise ConfigError(f"config key '{key}' = {value!r} asks for DI-engine's data-parallel learners, whose number "
+                              f"its launcher sets (--nproc_per_node); set {key}=False and parallel.learner_num=N (acframe "
+                              f"starts the N ranks itself; its env.collector_env_num, collect.n_sample and learn.batch_size "
+                              f"are global: N times DI-engine's per-rank values; docs/ddp.md)")
 
 
 def _translate_activation(main: dict) -> None:

@@ -31,7 +31,7 @@ from ..envs.masks import split_action_mask, split_mask_space
 from ..models.distributions import make_distribution, mask_logits
 from ..models.sde import StateDependentNoise
 from ..registry import MODEL_REGISTRY
-from ..rl_utils import fold_truncation
+from ..rl_utils import fold_truncation, normalize_advantages
 from ..optim import Adam, RMSprop, RMSpropTF
 from ..utils import nonfinite_tensor_names
 
@@ -166,6 +166,8 @@ class Policy:
         learn = self._cfg.learn
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        if self._data_parallel is not None:  # parallel.learner_num > 1: every rank steps on the same gradient
+            self._data_parallel.reduce_gradients(params, average=learn.get('loss_reduction', 'mean') != 'sum')
         if 'grad_clip_value' not in learn:
             raise ConfigError(f"policy '{self._cfg.type}' has no policy.learn.grad_clip_value (the gradient clip threshold; "
                               f"its former name was clip_value): declare it in the policy's config")
@@ -183,6 +185,22 @@ class Policy:
         if self.skipped_updates in (1, 10, 100, 1000):
             warnings.warn(f"acframe: {source}; update skipped ({self.skipped_updates} so far; policy.learn.on_nonfinite='skip_update')")
         return grad_norm
+
+    #: the data-parallel group (``parallel.learner_num > 1``, ``entry.data_parallel``) whose ranks all-reduce each
+    #: gradient between ``backward`` and the clip, so one optimizer step on every rank sees the whole batch's gradient
+    _data_parallel: Any = None
+
+    def use_data_parallel(self, group: Any) -> None:
+        """Learn as one rank of ``group`` (``entry.data_parallel.DataParallel``): gradients are all-reduced — averaged
+        when the losses are means, summed with ``learn.loss_reduction='sum'`` — before clipping and the step, and
+        ``_normalize_advantages`` uses the statistics of the whole batch over the ranks."""
+        self._data_parallel = group
+
+    def _normalize_advantages(self, advantages: torch.Tensor) -> torch.Tensor:
+        """``rl_utils.normalize_advantages`` over the whole batch: with data-parallel learners, over every rank's share."""
+        if self._data_parallel is not None:
+            return self._data_parallel.normalize_advantages(advantages)
+        return normalize_advantages(advantages)
 
     def _learn_step(self, total_loss: torch.Tensor, **terms: Any) -> Dict[str, float]:
         """One guarded step of ``self._optimizer`` on ``total_loss`` over ``self._params`` (``_optimizer_step``).

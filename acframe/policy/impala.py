@@ -32,7 +32,7 @@ from ..data import make_tree, split_segment, to_dict, ttorch
 from ..data.prioritized import PRIORITY_KEY, is_weights
 from ..models.normalization import RunningMeanStd, running_discounted_returns, scale_by_return_std
 from ..registry import POLICY_REGISTRY
-from ..rl_utils import normalize_advantages, vtrace
+from ..rl_utils import vtrace
 from .base import LearnNeed, Policy, build_optimizer
 
 
@@ -144,7 +144,7 @@ class IMPALAPolicy(Policy):
                                                  None if ends is None else ends[:-1].detach())
         returns = vtrace(log_rhos, discounts, rewards, values[:-1], values[-1], lambda_=learn.lambda_,
                          rho_clip=learn.rho_clip_ratio, c_clip=learn.c_clip_ratio, pg_rho_clip=learn.rho_pg_clip_ratio)
-        pg_advantages = normalize_advantages(returns.pg_advantages) if learn.adv_norm else returns.pg_advantages
+        pg_advantages = self._normalize_advantages(returns.pg_advantages) if learn.adv_norm else returns.pg_advantages
         reduce = torch.mean if learn.loss_reduction == 'mean' else torch.sum
         weights = is_weights(batch)  # (B,) a prioritized buffer's importance-sampling weights, else None
         weigh = (lambda x: x) if weights is None else (lambda x: x * weights)  # each unroll's terms times its weight

@@ -63,18 +63,23 @@ class LogHook(LearnerHook):
 
 class CheckpointHook(LearnerHook):
     """At the end of a pipeline round, write ``ckpt_latest.pth`` when ``freq`` more iterations or ``every_s``
-    more seconds have passed since the last one (so a killed run loses at most that much)."""
+    more seconds have passed since the last one (so a killed run loses at most that much). ``agree`` (data-parallel
+    learners) turns one rank's verdict into every rank's (True when any rank's is), since each rank has its own clock."""
 
-    def __init__(self, freq: int, every_s: float = 0.0) -> None:
+    def __init__(self, freq: int, every_s: float = 0.0, agree: Optional[Callable[[bool], bool]] = None) -> None:
         self.freq = freq
         self.every_s = float(every_s)
+        self.agree = agree
         self._last_saved = 0
         self._last_saved_at = time.monotonic()
 
     def after_round(self, learner: 'Learner') -> None:
         due_by_iter = self.freq and learner.train_iter // self.freq > self._last_saved // self.freq
         due_by_time = self.every_s > 0 and time.monotonic() - self._last_saved_at >= self.every_s
-        if due_by_iter or due_by_time:
+        due = bool(due_by_iter or due_by_time)
+        if self.agree is not None:
+            due = self.agree(due)
+        if due:
             learner.save_checkpoint('ckpt_latest.pth')
             self._last_saved = learner.train_iter
             self._last_saved_at = time.monotonic()
