@@ -115,6 +115,8 @@ class EnvChecker:
         self.report = CheckReport(name)
         self.rng = np.random.default_rng(self.seed)
         self.env: Any = None
+        #: what building the env raised (the start of a run raises it as it is: the run's own build would)
+        self.build_error: Optional[BaseException] = None
         self._seen: set = set()
 
     # ---- bookkeeping -------------------------------------------------------------------------------
@@ -177,9 +179,11 @@ class EnvChecker:
         try:
             self.env, self.model_space = self.make()
         except AcframeError as exc:
+            self.build_error = exc
             self.fail('build', str(exc).strip().splitlines()[0])
             raise _Stop from exc
         except Exception as exc:
+            self.build_error = exc
             self.fail('build', f"building the env raised {describe_raised(exc)}; fix the env's constructor or "
                                f"env.env_kwargs")
             raise _Stop from exc
@@ -587,6 +591,8 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
         return
     checker = EnvChecker(env_maker(cfg.env, cfg.seed), env_name(cfg), cfg.seed, None)
     report = _run_watched(checker, cfg.env.get('step_timeout_s'))
+    if checker.build_error is not None:  # as the run's own envs would fail to build
+        raise checker.build_error
     fatal = [f for f in report.findings if f.breaks_training]
     if fatal:
         more = f" (and {len(fatal) - 1} more problem(s))" if len(fatal) > 1 else ''
@@ -625,9 +631,14 @@ def _run_watched(checker: EnvChecker, timeout: Optional[float]) -> CheckReport:
 
 
 def _command_env(cfg: Any) -> str:
+    """The arguments of ``acframe -m check-env`` for the env of ``cfg`` (its simple ``env_kwargs`` included)."""
     env_type = cfg.env.get('type', 'gym')
-    imports = ''.join(f" --import {name}" for name in cfg.get('import_names') or [])
-    return (cfg.env.env_id if env_type == 'gym' else env_type) + imports
+    words = [cfg.env.env_id if env_type == 'gym' else env_type]
+    words += [f"--import {name}" for name in cfg.get('import_names') or []]
+    words += [f"env.env_kwargs.{k}={v if isinstance(v, str) else repr(v)}"
+              for k, v in (cfg.env.get('env_kwargs') or {}).items()
+              if isinstance(v, (bool, int, float)) or isinstance(v, str) and v.isidentifier() and len(v) <= 40]
+    return ' '.join(words)
 
 
 # ---- acframe -m check-env ----------------------------------------------------------------------------
@@ -718,6 +729,9 @@ def check_in_child(cfg: Any, seed: int, policies: Optional[Sequence[str]]) -> Ch
 
 
 def _child_main(send: Any, cfg: Any, seed: int, policies: Optional[Sequence[str]]) -> None:
+    import faulthandler
+
+    faulthandler.disable()  # an env that kills this process is reported by the parent, in one line
     try:
         sys.stdin.close()
     except Exception:  # noqa: BLE001
@@ -732,7 +746,7 @@ def _child_main(send: Any, cfg: Any, seed: int, policies: Optional[Sequence[str]
 
 def check_env_command(args: Any) -> int:
     """``acframe -m check-env ENV [--import MODULE] [-s SEED] [key=value ...]`` (or ``-c CONFIG``): one line per
-    problem (with its fix) on stderr and exit 2, or a summary and exit 0."""
+    problem (``acframe: error: ...``, with its fix) on stderr and exit 2, or a summary and exit 0."""
     positional = [a for a in args.overrides if not (isinstance(a, str) and '=' in a)]
     overrides = [a for a in args.overrides if a not in positional]
     if len(positional) > 1:
@@ -745,9 +759,10 @@ def check_env_command(args: Any) -> int:
     if report.ok:
         print(report.summary())
         return 0
+    print(f"check-env {report.env}: {len(report.findings)} problem(s), each on a line of its own with the fix "
+          f"(stderr)", flush=True)
     for finding in report.findings:
-        print(f"acframe: check-env {report.env}: {finding.line()}", file=sys.stderr, flush=True)
-    print(f"check-env {report.env}: {len(report.findings)} problem(s); the lines above say the fix", file=sys.stderr)
+        print(f"acframe: error: check-env {report.env}: {finding.line()}", file=sys.stderr, flush=True)
     return 2
 
 
