@@ -606,28 +606,36 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
 
 
 def _run_watched(checker: EnvChecker, timeout: Optional[float]) -> CheckReport:
-    """``checker.run(full=False)``; with ``timeout`` (``env.step_timeout_s``) in a thread of its own, so that a reset
-    or step that does not return within it is an ``EnvTimeoutError`` (signals and alarms stay the run's)."""
-    if not timeout:
-        return checker.run(full=False)
+    """``checker.run(full=False)``, with each reset and step after the build watched by ``timeout``
+    (``env.step_timeout_s``): one that does not return within it is a finding (``EnvTimeoutError``'s line).
+
+    The watchdog is ``SIGALRM``, used only where it is free: in the main thread, with no timer of the process
+    running and no handler of its own installed (else the check runs unwatched, as sync envs train)."""
     import threading
 
     from ..errors import EnvTimeoutError
 
-    state = {'doing': 'building the env', 'since': time.monotonic()}
+    free = (timeout and hasattr(signal, 'setitimer') and threading.current_thread() is threading.main_thread()
+            and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+            and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None))
+    if not free:
+        return checker.run(full=False)
+    doing = ['building the env']
 
     def watch(what: str) -> None:
-        state['doing'], state['since'] = what, time.monotonic()
+        doing[0] = what
+        signal.setitimer(signal.ITIMER_REAL, float(timeout) if what != 'building the env' else 0.0)
+
+    def ring(signum: int, frame: Any) -> None:
+        raise EnvTimeoutError(f"did not return within env.step_timeout_s={float(timeout):g} s: fix the env or raise "
+                              f"env.step_timeout_s")
     checker.watch = watch
-    thread = threading.Thread(target=checker.run, kwargs=dict(full=False), name='acframe-check-env', daemon=True)
-    thread.start()
-    while thread.is_alive():
-        thread.join(0.05)
-        if state['doing'] != 'building the env' and time.monotonic() - state['since'] > float(timeout):
-            raise EnvTimeoutError(f"env '{checker.report.env}' did not return from {state['doing']} within "
-                                  f"env.step_timeout_s={float(timeout):g} s (the check at the start of the run): fix the "
-                                  f"env or raise env.step_timeout_s")
-    return checker.report
+    previous = signal.signal(signal.SIGALRM, ring)
+    try:
+        return checker.run(full=False)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _command_env(cfg: Any) -> str:

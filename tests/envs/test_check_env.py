@@ -269,3 +269,11 @@ def test_the_start_check_leaves_a_runs_numbers_as_they_were(tmp_path, monkeypatc
     weights = [torch.load(tmp_path / run / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['policy']['model']
                for run in ('checked', 'unchecked')]
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_a_step_that_hangs_at_the_start_is_refused_within_step_timeout_s(tmp_path):
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', 'env.type=faulty', 'env.step_timeout_s=0.5',
+                        "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=hang',
+                        'env.env_kwargs.at_step=2'], tmp_path)
+    assert code == 2 and os.listdir(tmp_path) == []
+    assert 'step 2 (episode 1, step 2): did not return within env.step_timeout_s=0.5 s' in text
