@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                'Trailing key.path=value arguments override config keys, e.g. policy.learn.learning_rate=3e-4. '
                'After training: "-m eval --load RUN_DIR" evaluates a run folder (its best checkpoint, else its latest), '
                '"-m plot RUN_DIR ..." draws learning curves, "-m export --load RUN_DIR --out FILE.pt|.onnx" exports '
-               'the deterministic policy.',
+               'the deterministic policy. Before training on an env of your own: "-m check-env ENV --import MODULE" '
+               'checks it (one line per problem with the fix, exit 2; exit 0 with a summary).',
     )
     parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py); '
                                                'DI-engine config files run unchanged')

@@ -117,6 +117,8 @@ class EnvChecker:
         self.env: Any = None
         #: what building the env raised (the start of a run raises it as it is: the run's own build would)
         self.build_error: Optional[BaseException] = None
+        #: how long the start of a run waits for the env's close()
+        self.close_timeout_s = CALL_TIMEOUT_S
         self._seen: set = set()
 
     # ---- bookkeeping -------------------------------------------------------------------------------
@@ -166,8 +168,9 @@ class EnvChecker:
             else:
                 trace = self._rollout(first, START_STEPS, None)
                 if not trace.ended and self._wrapper_limit() is None:  # look further for a truncation of its own
-                    trace = self._rollout(trace, START_PROBE_STEPS, START_PROBE_S)
-                self._time_limit(trace)
+                    trace = self._probe(trace)
+                if trace is not None:
+                    self._time_limit(trace)
         except _Stop:
             pass
         finally:
@@ -325,6 +328,18 @@ class EnvChecker:
             trace.mask = mask
         return trace
 
+    def _probe(self, trace: '_Trace') -> Optional['_Trace']:
+        """More random steps (``START_PROBE_STEPS``, ``START_PROBE_S``) looking for an episode's end; what goes wrong
+        there is not the start check's to report (the run meets it and reports it naming its own env and seed):
+        None then."""
+        before = len(self.report.findings)
+        try:
+            return self._rollout(trace, START_PROBE_STEPS, START_PROBE_S)
+        except _Stop:
+            return None
+        finally:
+            del self.report.findings[before:]
+
     def _reset_unseeded(self) -> Tuple[Any, Mapping]:
         result = self._call('reset (a new episode)', 'reset', self.env.reset)
         if not (isinstance(result, tuple) and len(result) == 2):
@@ -423,15 +438,31 @@ class EnvChecker:
         if self.env is None:
             return
         self.watch('close')
+        if not full:  # at the start of a run: a close that hangs is left behind (as the run's own envs' close is)
+            self._close_in_thread()
+            return
         try:
             self.env.close()
         except Exception as exc:  # noqa: BLE001
-            if full:
-                self.fail('close', f"the env raised {describe_raised(exc, 'close')}; fix the env's close (training "
-                                   f"reports it at the end of a run)", breaks_training=False)
+            self.fail('close', f"the env raised {describe_raised(exc, 'close')}; fix the env's close (training "
+                               f"reports it at the end of a run)", breaks_training=False)
             return
-        if full:
-            self._passed('close')
+        self._passed('close')
+
+    def _close_in_thread(self) -> None:
+        import threading
+
+        def close() -> None:
+            try:
+                self.env.close()
+            except Exception:  # noqa: BLE001 - the run's own envs' close reports it at its end
+                pass
+        closer = threading.Thread(target=close, name='acframe-check-env-close', daemon=True)
+        closer.start()
+        closer.join(self.close_timeout_s)
+        if closer.is_alive():
+            print(f"acframe: warning: env '{self.report.env}': close() did not return within {self.close_timeout_s:g} s "
+                  f"(env.step_timeout_s) at the check of the start of the run; left behind", file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -590,6 +621,7 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
     if cfg.env.get('manager') == 'envpool':  # EnvPool's envs are its own C++ ones, not the factory's
         return
     checker = EnvChecker(env_maker(cfg.env, cfg.seed), env_name(cfg), cfg.seed, None)
+    checker.close_timeout_s = float(cfg.env.get('step_timeout_s') or CALL_TIMEOUT_S)
     report = _run_watched(checker, cfg.env.get('step_timeout_s'))
     if checker.build_error is not None:  # as the run's own envs would fail to build
         raise checker.build_error
@@ -624,7 +656,7 @@ def _run_watched(checker: EnvChecker, timeout: Optional[float]) -> CheckReport:
 
     def watch(what: str) -> None:
         doing[0] = what
-        signal.setitimer(signal.ITIMER_REAL, float(timeout) if what != 'building the env' else 0.0)
+        signal.setitimer(signal.ITIMER_REAL, float(timeout) if what not in ('building the env', 'close') else 0.0)
 
     def ring(signum: int, frame: Any) -> None:
         raise EnvTimeoutError(f"did not return within env.step_timeout_s={float(timeout):g} s: fix the env or raise "
