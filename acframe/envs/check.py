@@ -416,6 +416,9 @@ class EnvChecker:
         elif trace.truncated:
             self.report.facts['time limit'] = (f"the env truncates its episodes itself (after "
                                                f"{max(trace.lengths)} steps here)")
+        elif len(trace.lengths) >= 5 and len(set(trace.lengths)) == 1:  # a fixed horizon, whatever the actions
+            self.report.facts['time limit'] = (f"every episode ended after {trace.lengths[0]} steps "
+                                               f"({len(trace.lengths)} episodes: a fixed horizon)")
         else:
             ended = (f"{trace.episodes} episode(s) ended, by termination only" if trace.episodes
                      else f"no episode ended in {trace.steps} random steps")

@@ -148,7 +148,7 @@ class MaskedDictEnv(gym.Env):
         return obs, 1.0, False, False, info
 
 
-@pytest.mark.parametrize('env', ['CartPole-v1', 'pendulum', 'toy_multidiscrete', 'toy_dict'])
+@pytest.mark.parametrize('env', ['CartPole-v1', 'pendulum', 'toy_multidiscrete', 'toy_dict', 'toy_cue_memory'])
 def test_good_envs_pass(env):
     cfg, policies = check_env_config(env, None, [], [])
     report = check_env(cfg)
@@ -181,6 +181,17 @@ def test_mask_and_observation_rules():
     assert 'outside observation_space' in message and 'at index 1' in message and not breaks
     space = gym.spaces.Dict({'a': box})
     assert 'keys' in observation_problems({'b': np.zeros(2, np.float32)}, space)[0][0]
+
+
+def test_an_env_that_only_terminates_has_no_time_limit_unless_its_horizon_is_fixed():
+    from gymnasium.envs.classic_control import CartPoleEnv
+
+    def make():  # CartPole without its TimeLimit: random play falls, a good policy balances for ever
+        env = CartPoleEnv()
+        return env, env.observation_space
+    report = EnvChecker(make, 'cartpole without a limit').run()
+    assert [f.check for f in report.findings] == ['time limit']
+    assert 'by termination only' in report.findings[0].message and not report.findings[0].breaks_training
 
 
 def test_discrete_actions_must_start_at_zero():
