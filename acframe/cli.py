@@ -8,6 +8,7 @@
     acframe -m export --load RUN_DIR_OR_CKPT [--import MODULE] --out FILE.pt|FILE.onnx
     acframe -m tune -c CONFIG --trials N [--budget ENV_STEPS] [--space SPACE.py] [--study-dir DIR] [--seeds 0,1]
     acframe -m tune --resume STUDY_DIR [--trials N] [--import MODULE]
+    acframe -m check-env ENV [--import MODULE] [-s SEED] [env.key=value ...]   (or -m check-env -c CONFIG)
     acframe --list
 
 DI-engine's spellings of the flags are accepted too (``-m serial_onpolicy``, ``--env-step 1e5``, ``--train-iter``,
@@ -25,7 +26,7 @@ from typing import List, Optional
 
 from .tune.cli import add_tune_arguments, refuse_tune_flags
 
-MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval', 'plot', 'export', 'tune')
+MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval', 'plot', 'export', 'tune', 'check-env')
 #: the modes that work on finished runs (acframe/entry/tools.py)
 TOOL_MODES = ('eval', 'plot', 'export')
 
@@ -49,14 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
                'Trailing key.path=value arguments override config keys, e.g. policy.learn.learning_rate=3e-4. '
                'After training: "-m eval --load RUN_DIR" evaluates a run folder (its best checkpoint, else its latest), '
                '"-m plot RUN_DIR ..." draws learning curves, "-m export --load RUN_DIR --out FILE.pt|.onnx" exports '
-               'the deterministic policy.',
+               'the deterministic policy. Before training on an env of your own: "-m check-env ENV --import MODULE" '
+               'checks it (one line per problem with the fix, exit 2; exit 0 with a summary).',
     )
     parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py); '
                                                'DI-engine config files run unchanged')
     parser.add_argument('-m', '--mode', default='auto', choices=MODES,
                         help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
                              "parallel; or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
-                             "export (--load RUN_DIR_OR_CKPT --out FILE); or a hyperparameter search: tune (-c CONFIG --trials N)")
+                             "export (--load RUN_DIR_OR_CKPT --out FILE); or a hyperparameter search: tune (-c CONFIG --trials N); "
+                             "or an env before training: check-env ENV [--import MODULE] (a gymnasium id, short name or "
+                             "registered env type; or -c CONFIG): its spaces, reset/step API, seeding, finite values, "
+                             "time limit, action masks and step time, one line per problem with the fix")
     parser.add_argument('-s', '--seed', type=int, action='append', default=None,
                         help='run seed (default: the config\'s seed); one per command')
     parser.add_argument('--exp-dir', default=None, help='experiment folder (default ./<exp_name>_seed<seed>)')
@@ -142,6 +147,10 @@ def run(args: argparse.Namespace) -> int:
         print(run_tune(args))
         return 0
     refuse_tune_flags(args)
+    if args.mode == 'check-env':
+        from .envs.check import check_env_command
+
+        return check_env_command(args)
     if args.mode in TOOL_MODES:
         from .entry.tools import run_tool
 

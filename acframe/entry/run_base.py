@@ -30,6 +30,7 @@ import torch
 from ..config import compile_config
 from ..config.compile import ConfigInput
 from ..config.run_folder import config_differences, load_run_config, read_run_record, save_run_config
+from ..envs.check import check_env_at_start
 from ..errors import CheckpointError, ConfigError
 from ..plot import write_run_curves
 from ..registry import BUFFER_REGISTRY
@@ -230,6 +231,7 @@ class RunBase:
         self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
         check_loggers(cfg)  # an unknown backend, a missing extra, a destination that cannot be written
         config_hooks = hooks_from_config(cfg.policy.learn.learner.get('hooks', []))
+        check_env_at_start(cfg, self.warn)  # an env instance of its own, before anything is seeded
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
         #: model weights a new run starts from (``init_from``); None when resuming (the checkpoint decides)
