@@ -621,9 +621,14 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
     """The cheap checks, on an env instance of its own (the run's envs and RNGs are untouched: call it before the
     run seeds anything): a problem that would break training raises ``EnvError`` (one line, naming
     ``acframe -m check-env`` for every check); an env without a time limit is a warning."""
-    if cfg.env.get('manager') == 'envpool':  # EnvPool's envs are its own C++ ones, not the factory's
-        return
-    checker = EnvChecker(env_maker(cfg.env, cfg.seed), env_name(cfg), cfg.seed, None)
+    from . import manager_class
+    from .manager import EnvManager
+
+    from_config = getattr(manager_class(cfg.env.get('manager', 'sync')), 'from_config', None)
+    if getattr(from_config, '__func__', None) is not EnvManager.from_config.__func__:
+        return  # a manager that builds its envs its own way (EnvPool's, a vectorized env, a user's): not ours to build
+    # built as the collector's first env, so a failure reads as the run's own would
+    checker = EnvChecker(env_maker(cfg.env, cfg.seed, 'collector'), env_name(cfg), cfg.seed, None)
     checker.close_timeout_s = float(cfg.env.get('step_timeout_s') or CALL_TIMEOUT_S)
     report = _run_watched(checker, cfg.env.get('step_timeout_s'))
     if checker.build_error is not None:  # as the run's own envs would fail to build
