@@ -5,8 +5,8 @@
   RMSprop and Adam;
 * two workers both move the shared weights, and each parameter's shared step count is the sum of their steps;
 * a run from the CLI completes (evaluation, checkpoint, summary) and ``--resume`` continues it; SIGTERM writes the
-  final checkpoint and summary (exit 143);
-* a killed worker ends the run with one line naming it;
+  final checkpoint and summary (exit 143), as Ctrl-C does (exit 130);
+* a killed or failing worker ends the run with one line naming it;
 * bad input: one line naming the key, exit 2, nothing written.
 """
 from __future__ import annotations
@@ -149,18 +149,23 @@ def test_cli_run_completes_and_resumes(tmp_path):
     assert second['wall_s'] > first['wall_s']
 
 
-def test_sigterm_writes_the_final_checkpoint(tmp_path):
+@pytest.mark.parametrize('signum, code', [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_sigterm_and_ctrl_c_write_the_final_checkpoint(tmp_path, signum, code):
     folder = str(tmp_path / 'run')
+    # its own process group, as a terminal's job: Ctrl-C reaches every process of it
     proc = _cli('-m', 'async', '-c', 'cartpole_a3c.py', '--exp-dir', folder, '--max-env-step', '10000000',
-                'env.stop_value=None')
+                'env.stop_value=None', start_new_session=True)
     deadline = time.monotonic() + 60
     log = os.path.join(folder, 'ckpt', 'ckpt_latest.pth')
     while not os.path.isfile(log) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1.5)
-    proc.send_signal(signal.SIGTERM)
+    if signum == signal.SIGINT:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err
+    assert proc.returncode == code, err
     summary = _summary(folder)
     assert summary['interrupted'] and summary['env_steps'] > 0
 
@@ -187,6 +192,20 @@ def test_killed_worker_is_one_line(tmp_path):
     assert 'was killed by SIGKILL' in message and '--resume' in message
     assert time.monotonic() - start < 60
     assert not [c for c in multiprocessing.active_children() if c.name.startswith('acframe-async')]
+
+
+def test_failing_worker_is_one_line(tmp_path, monkeypatch):
+    from acframe.entry import async_training
+
+    def fail(run, worker):
+        raise ValueError(f'worker {worker} broke\nsecond line')
+
+    monkeypatch.setattr(async_training, 'worker_loop', fail)  # the forked worker calls the module's worker_loop
+    with pytest.raises(AsyncWorkerError) as info:
+        async_pipeline('cartpole_a3c.py', overrides=['env.stop_value=None'], exp_dir=str(tmp_path / 'run'),
+                       max_env_step=10_000_000, progress=False)
+    message = str(info.value)
+    assert '\n' not in message and message.startswith('async worker 1 failed: worker 1 broke (at train iter ')
 
 
 @pytest.mark.parametrize('args, key', [
