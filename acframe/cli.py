@@ -3,6 +3,7 @@
     acframe -c cartpole_impala.py [-s SEED] [--exp-dir DIR] [--max-env-step N] [--max-train-iter N] [key.path=value ...]
     acframe --resume DIR [-c CONFIG --accept-config-change] [--import MODULE]
     acframe -c CONFIG --init-from RUN_DIR_OR_CKPT          (a new run from given weights)
+    acframe -m async -c cartpole_a3c.py [parallel.async_worker_num=N]   (A3C: N Hogwild workers, docs/ddp.md)
     acframe -m eval --load RUN_DIR_OR_CKPT [--import MODULE] [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
     acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png] [--x env_steps|wall_s]
     acframe -m export --load RUN_DIR_OR_CKPT [--import MODULE] --out FILE.pt|FILE.onnx
@@ -26,7 +27,7 @@ from typing import List, Optional
 
 from .tune.cli import add_tune_arguments, refuse_tune_flags
 
-MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval', 'plot', 'export', 'tune', 'check-env')
+MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'async', 'eval', 'plot', 'export', 'tune', 'check-env')
 #: the modes that work on finished runs (acframe/entry/tools.py)
 TOOL_MODES = ('eval', 'plot', 'export')
 
@@ -57,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                'DI-engine config files run unchanged')
     parser.add_argument('-m', '--mode', default='auto', choices=MODES,
                         help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
-                             "parallel; or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
+                             "parallel (actors + one learner), async (A3C: parallel.async_worker_num Hogwild workers on "
+                             "one shared model, for a2c; docs/ddp.md); or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
                              "export (--load RUN_DIR_OR_CKPT --out FILE); or a hyperparameter search: tune (-c CONFIG --trials N); "
                              "or an env before training: check-env ENV [--import MODULE] (a gymnasium id, short name or "
                              "registered env type; or -c CONFIG): its spaces, reset/step API, seeding, finite values, "
@@ -206,6 +208,11 @@ def run(args: argparse.Namespace) -> int:
         from .entry.parallel import parallel_pipeline
 
         parallel_pipeline(cfg, backend=args.backend, ray_address=args.ray_address, **common)
+        return 0
+    if mode == 'async':
+        from .entry.async_training import async_pipeline
+
+        async_pipeline(cfg, **common)
         return 0
     from .policy import policy_class
 

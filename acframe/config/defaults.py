@@ -161,6 +161,8 @@ PARALLEL = dict(
     learner_backend='auto',
     # (float > 0) Seconds a data-parallel collective may wait for the other ranks (rank 0's evaluations included) before the run fails naming the rank; a rank that dies is named at once.
     collective_timeout_s=600.0,
+    # (int in [1, 256]) Asynchronous training (-m async, A3C; docs/ddp.md): worker processes, each collecting with its own env.collector_env_num envs and applying its own gradients to one shared-memory model and optimizer state without locks; at most one per CPU core.
+    async_worker_num=2,
 )
 
 LOGGER = dict(

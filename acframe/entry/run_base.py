@@ -43,7 +43,7 @@ from ..worker import hooks_from_config, load_checkpoint
 from .run_folder import RunLock, check_folder_is_data, create_exp_dir, plan_exp_dir
 
 #: the CLI flag of each pipeline mode (named when a folder is resumed with the wrong one)
-MODE_FLAGS = {'parallel': '-m parallel', 'serial_onpolicy': '-m serial_onpolicy', 'serial': '-m serial'}
+MODE_FLAGS = {'async': '-m async', 'parallel': '-m parallel', 'serial_onpolicy': '-m serial_onpolicy', 'serial': '-m serial'}
 
 
 class Progress:
