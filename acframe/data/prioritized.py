@@ -99,7 +99,8 @@ class _Priorities:
             return
         self.drawable[slots] = drawable
         scaled = self.priority[slots] ** self.alpha
-        update_both(self.sum_tree, self.min_tree, slots, scaled if drawable else 0.0, scaled if drawable else np.inf)
+        update_both(self.sum_tree, self.min_tree, slots, scaled if drawable else 0.0, scaled if drawable else np.inf,
+                    validate=False)  # stored priorities: finite and positive
 
     def rebuild(self, drawable: np.ndarray) -> None:
         """Exactly the slots in the mask ``drawable`` can be drawn (``O(n)``)."""
@@ -128,17 +129,20 @@ class _Priorities:
 
     def update(self, slots: np.ndarray, serials: np.ndarray, priority: np.ndarray) -> None:
         """``p_i = |priority_i| + eps`` for the slots that still hold the item drawn (same serial)."""
-        if not np.all(np.isfinite(priority)):
+        if not np.isfinite(priority).all():
             raise NonFiniteError("the policy's learn mode returned NaN/inf priorities for the prioritized replay buffer; "
                                  "check the env's rewards/observations and policy.learn.learning_rate")
         current = (self.serial[slots] == serials) & self.drawable[slots]
-        slots, value = slots[current], np.abs(priority[current]) + self.eps
-        if len(slots) == 0:
-            return
+        if not current.all():  # usually every drawn item is still there: no copies then
+            slots, priority = slots[current], priority[current]
+            if len(slots) == 0:
+                return
+        value = np.abs(priority) + self.eps
         self.priority[slots] = value
         self.max_priority = max(self.max_priority, float(value.max()))
         scaled = value ** self.alpha
-        update_both(self.sum_tree, self.min_tree, slots, scaled, scaled)
+        # the slots are this buffer's and the values finite and positive (checked above): no second validation
+        update_both(self.sum_tree, self.min_tree, slots, scaled, scaled, validate=False)
 
     def state_dict(self) -> Dict[str, Any]:
         return {'priority': self.priority.copy(), 'serial': self.serial.copy(), 'drawable': self.drawable.copy(),

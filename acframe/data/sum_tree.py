@@ -8,7 +8,10 @@ them, and ``find`` returns, for a mass ``m`` in ``[0, total)``, the leaf ``i`` w
 the importance-sampling weights are normalised by.
 
 Every operation takes a batch of ``B`` indices (or masses) and runs ``log2(capacity)`` vectorised numpy steps, one
-per tree level: ``O(B log n)``; ``rebuild`` rewrites every leaf at once in ``O(n)``.
+per tree level: ``O(B log n)``; ``rebuild`` rewrites every leaf at once in ``O(n)``. With ``B`` around 32 each numpy
+call costs more than its arithmetic, so the level loops are written with as few calls as possible: node ``k``'s
+children are read through the strided views ``tree[0::2][k]`` and ``tree[1::2][k]`` (no index arithmetic), node
+arrays are shifted in place, and a batch is deduplicated only when it holds a repeat.
 """
 from __future__ import annotations
 
@@ -45,16 +48,14 @@ class _SegmentTree:
             return
         if index.min() < 0 or index.max() >= self.capacity:
             raise IndexError(f"segment tree index out of range [0, {self.capacity}): {index.min()}..{index.max()}")
-        if index.size > 1:
-            unique, first = np.unique(index[::-1], return_index=True)
-            if unique.size < index.size:  # repeated leaves: keep the last value of each
-                last = index.size - 1 - first
-                index, value = index[last], value[last]
+        index, value = _last_of_each(index, value)
         node = index + self._size
-        self._tree[node] = value
+        tree = self._tree
+        tree[node] = value
+        lefts, rights = tree[0::2], tree[1::2]  # node k's children: lefts[k], rights[k]
         for _ in range(self._depth):  # a parent listed twice is written twice with the same value: no dedupe needed
-            node = node >> 1
-            self._tree[node] = self._combine(self._tree[2 * node], self._tree[2 * node + 1])
+            node >>= 1
+            tree[node] = self._combine(lefts[node], rights[node])
 
     def rebuild(self, values: np.ndarray) -> None:
         """Set every leaf at once (``values`` ``(capacity,)``) and recompute the tree, level by level."""
@@ -100,15 +101,17 @@ class SumTree(_SegmentTree):
         """For each mass ``m`` (``(B,)``, in ``[0, total)``) the leaf ``i`` whose prefix-sum interval
         ``[sum_{j<i} p_j, sum_{j<=i} p_j)`` holds ``m``; never a leaf of value 0 while ``total > 0`` (a mass at or
         past ``total`` by rounding lands on the last positive leaf)."""
-        mass = np.array(mass, dtype=np.float64).reshape(-1)
+        mass = np.maximum(np.asarray(mass, dtype=np.float64).reshape(-1), 0.0)  # a fresh array, descended in place
         node = np.ones(mass.shape, dtype=np.int64)
-        tree = self._tree
+        lefts, rights = self._tree[0::2], self._tree[1::2]
         for _ in range(self._depth):
-            left = node << 1
-            left_sum, right_sum = tree[left], tree[left + 1]
-            right = (mass >= left_sum) & (right_sum > 0) | (left_sum <= 0)
+            left_sum = lefts[node]
+            # right when the mass is past the left child and the right child holds mass; a node reached holds mass
+            # (a left sum of 0 sends every m >= 0 right), so no zero leaf is ever reached while total > 0
+            right = (mass >= left_sum) & (rights[node] > 0)
             mass -= left_sum * right
-            node = left + right
+            node <<= 1
+            node += right
         return node - self._size
 
 
@@ -125,27 +128,43 @@ class MinTree(_SegmentTree):
         return float(self._tree[1])
 
 
-def update_both(sums: SumTree, mins: MinTree, index: ArrayLike, value: ArrayLike, min_value: ArrayLike) -> None:
+def _last_of_each(index: np.ndarray, *values: np.ndarray) -> tuple:
+    """``(index, *values)`` with each repeated index kept once, at its last position (as a loop of single writes);
+    unchanged (no copy) when ``index`` has no repeat, the common case, found with one small sort."""
+    if index.size > 1:
+        ordered = np.sort(index)
+        if (ordered[1:] == ordered[:-1]).any():
+            _, first = np.unique(index[::-1], return_index=True)
+            last = index.size - 1 - first
+            return (index[last],) + tuple(v[last] for v in values)
+    return (index,) + values
+
+
+def update_both(sums: SumTree, mins: MinTree, index: ArrayLike, value: ArrayLike, min_value: ArrayLike,
+                validate: bool = True) -> None:
     """``sums.update(index, value)`` and ``mins.update(index, min_value)`` in one walk up the shared node path (the
-    two trees of one capacity have the same shape)."""
+    two trees of one capacity have the same shape). ``validate=False`` skips the range and value checks, for a caller
+    that has made them (``index`` in range, ``value`` finite and non-negative)."""
     index = np.asarray(index, dtype=np.int64).reshape(-1)
     if index.size == 0:
         return
-    value = np.broadcast_to(np.asarray(value, dtype=np.float64), index.shape)
-    min_value = np.broadcast_to(np.asarray(min_value, dtype=np.float64), index.shape)
-    if not (value.min() >= 0 and np.isfinite(value.max())):
-        raise ValueError("a sum tree holds finite non-negative values")
-    if index.min() < 0 or index.max() >= sums.capacity or sums.capacity != mins.capacity:
-        raise IndexError(f"segment tree index out of range [0, {sums.capacity}): {index.min()}..{index.max()}")
-    unique, first = np.unique(index[::-1], return_index=True)
-    if unique.size < index.size:  # repeated leaves: keep the last value of each
-        last = index.size - 1 - first
-        index, value, min_value = index[last], value[last], min_value[last]
+    value, min_value = np.asarray(value, dtype=np.float64), np.asarray(min_value, dtype=np.float64)
+    if value.shape != index.shape:  # a scalar for every index (broadcast_to costs more than the whole write)
+        value = np.broadcast_to(value, index.shape)
+    if min_value.shape != index.shape:
+        min_value = np.broadcast_to(min_value, index.shape)
+    if validate:
+        if not (value.min() >= 0 and np.isfinite(value.max())):
+            raise ValueError("a sum tree holds finite non-negative values")
+        if index.min() < 0 or index.max() >= sums.capacity or sums.capacity != mins.capacity:
+            raise IndexError(f"segment tree index out of range [0, {sums.capacity}): {index.min()}..{index.max()}")
+    index, value, min_value = _last_of_each(index, value, min_value)
     node = index + sums._size
     sum_tree, min_tree = sums._tree, mins._tree
     sum_tree[node], min_tree[node] = value, min_value
+    sum_left, sum_right, min_left, min_right = sum_tree[0::2], sum_tree[1::2], min_tree[0::2], min_tree[1::2]
+    minimum = np.minimum
     for _ in range(sums._depth):
-        node = node >> 1
-        left = node << 1
-        sum_tree[node] = sum_tree[left] + sum_tree[left + 1]
-        min_tree[node] = np.minimum(min_tree[left], min_tree[left + 1])
+        node >>= 1
+        sum_tree[node] = sum_left[node] + sum_right[node]
+        min_tree[node] = minimum(min_left[node], min_right[node])
