@@ -274,6 +274,7 @@ class ParallelRun(RunBase):
         for message in messages:
             self.env_step += message.env_steps
             self.stats.on_segment(message)
+            self.collected(message.env_steps, message.episode_returns, message.episode_lengths)
             for ret in message.episode_returns:
                 self.recent_returns.append(ret)
                 self.logger.add_scalar('collector/episode_return', ret, self.env_step)
@@ -351,7 +352,8 @@ class ParallelRun(RunBase):
                                result.train_iter, result.env_step)
         if result.confirm is not None:
             self.evals.record_confirmation(result.confirm)
-        self.announce_eval(result.train_iter, result.env_step, result.mean, result.std, result.confirm, result.solved)
+        self.announce_eval(result.train_iter, result.env_step, result.mean, result.std, result.confirm, result.solved,
+                           result.returns, result.lengths)
 
     def final_eval(self) -> None:
         """Wait for the evaluation under way, then evaluate the final weights unless that one already did."""
