@@ -158,9 +158,9 @@ class _Priorities:
 
 def _with_priority_leaves(batch: Dict[str, Any], slots: np.ndarray, serials: np.ndarray,
                           weights: np.ndarray) -> ttorch.Tensor:
-    """The tree of a nested dict ``batch`` of time-major leaves plus the three ``(1, B)`` priority leaves."""
-    return make_tree({**batch, INDEX_KEY: torch.from_numpy(slots.astype(np.int64))[None],
-                      ID_KEY: torch.from_numpy(serials.astype(np.int64))[None],
+    """The tree of a nested dict ``batch`` of time-major leaves plus the three ``(1, B)`` priority leaves (sharing
+    memory with the int64 ``slots``, ``serials`` and float32 ``weights``: fresh arrays of this draw)."""
+    return make_tree({**batch, INDEX_KEY: torch.from_numpy(slots)[None], ID_KEY: torch.from_numpy(serials)[None],
                       WEIGHT_KEY: torch.from_numpy(weights)[None]})
 
 
@@ -189,10 +189,20 @@ class _PriorityFeedback:
     handed back, and the priorities in checkpoints. ``self.priorities`` is the buffer's ``_Priorities``."""
 
     priorities: _Priorities
+    #: the last batch drawn: its ``replay_index`` leaf and the slots and serials it holds (the same memory)
+    _drawn: Optional[Tuple[torch.Tensor, np.ndarray, np.ndarray]] = None
+
+    def _drew(self, batch: ttorch.Tensor, slots: np.ndarray, serials: np.ndarray) -> ttorch.Tensor:
+        self._drawn = (batch[INDEX_KEY], slots, serials)
+        return batch
 
     def update_priority(self, batch: Any, priority: Any) -> None:
         """The learner's new priorities ``(B,)`` for the sequences of ``batch`` (one this buffer drew)."""
-        slots, serials = batch_priority_index(batch)
+        drawn, index = self._drawn, batch[INDEX_KEY]
+        if drawn is not None and index is drawn[0]:  # the batch just drawn, as drawn (not a copy on a GPU, not
+            slots, serials = drawn[1], drawn[2]       # one that crossed processes): its arrays, no conversion
+        else:
+            slots, serials = batch_priority_index(batch)
         self.priorities.update(slots, serials, _priority_array(priority, len(slots)))
 
     def state_dict(self) -> Dict[str, Any]:
@@ -243,13 +253,15 @@ class PrioritizedReplayBuffer(_PriorityFeedback, ReplayBuffer):
         slots, weights = self.priorities.draw(batch_size, self._rng)
         index_t = torch.from_numpy(slots)
         batch = _nest({key: torch.index_select(x, 0, index_t).transpose(0, 1) for key, x in leaves(self._storage)})
-        serials = self.priorities.serial[slots].copy()
+        serials = self.priorities.serial[slots]  # a copy (fancy indexing)
         np.add.at(self._use, slots, 1)
-        spent = np.unique(slots[self._use[slots] >= self.max_use])
-        self._valid[spent] = False
-        self.priorities.set_drawable(spent, False)
+        spent = self._use[slots] >= self.max_use
+        if spent.any():
+            spent = np.unique(slots[spent])
+            self._valid[spent] = False
+            self.priorities.set_drawable(spent, False)
         self.sampled += batch_size
-        return _with_priority_leaves(batch, slots, serials, weights)
+        return self._drew(_with_priority_leaves(batch, slots, serials, weights), slots, serials)
 
     def clear(self) -> None:
         super().clear()
@@ -303,7 +315,8 @@ class PrioritizedEpisodicReplayBuffer(_PriorityFeedback, EpisodicReplayBuffer):
             self._tree_stale = False
         slots, weights = self.priorities.draw(batch_size, self._rng)
         batch = to_dict(self.gather_windows(slots))
-        return _with_priority_leaves(batch, slots, self.priorities.serial[slots].copy(), weights)
+        serials = self.priorities.serial[slots]
+        return self._drew(_with_priority_leaves(batch, slots, serials, weights), slots, serials)
 
     def clear(self) -> None:
         super().clear()

@@ -10,8 +10,10 @@ the importance-sampling weights are normalised by.
 Every operation takes a batch of ``B`` indices (or masses) and runs ``log2(capacity)`` vectorised numpy steps, one
 per tree level: ``O(B log n)``; ``rebuild`` rewrites every leaf at once in ``O(n)``. With ``B`` around 32 each numpy
 call costs more than its arithmetic, so the level loops are written with as few calls as possible: node ``k``'s
-children are read through the strided views ``tree[0::2][k]`` and ``tree[1::2][k]`` (no index arithmetic), node
-arrays are shifted in place, and a batch is deduplicated only when it holds a repeat.
+children are read through the strided views ``tree[0::2][k]`` and ``tree[1::2][k]`` (no index arithmetic), or both
+at once as one ``complex128`` (``tree.view(complex128)[k]``: its real part is the left child, its imaginary part the
+right one: the same float64 values), node arrays are shifted in place, and a batch is deduplicated only when it
+holds a repeat.
 """
 from __future__ import annotations
 
@@ -52,10 +54,11 @@ class _SegmentTree:
         node = index + self._size
         tree = self._tree
         tree[node] = value
-        lefts, rights = tree[0::2], tree[1::2]  # node k's children: lefts[k], rights[k]
+        children = tree.view(np.complex128)  # node k's children: children[k].real, children[k].imag
         for _ in range(self._depth):  # a parent listed twice is written twice with the same value: no dedupe needed
             node >>= 1
-            tree[node] = self._combine(lefts[node], rights[node])
+            pair = children[node]
+            tree[node] = self._combine(pair.real, pair.imag)
 
     def rebuild(self, values: np.ndarray) -> None:
         """Set every leaf at once (``values`` ``(capacity,)``) and recompute the tree, level by level."""
@@ -130,8 +133,16 @@ class MinTree(_SegmentTree):
 
 def _last_of_each(index: np.ndarray, *values: np.ndarray) -> tuple:
     """``(index, *values)`` with each repeated index kept once, at its last position (as a loop of single writes);
-    unchanged (no copy) when ``index`` has no repeat, the common case, found with one small sort."""
+    unchanged (no copy) when ``index`` has no repeat. A sorted ``index`` (a prioritized buffer's draws are) is
+    deduplicated by comparing neighbours."""
     if index.size > 1:
+        later = index[1:]
+        if (later >= index[:-1]).all():  # sorted: a repeat is next to itself
+            differs = later != index[:-1]
+            if differs.all():
+                return (index,) + values
+            keep = np.append(differs, True)  # the last of each run of equal indices
+            return (index[keep],) + tuple(v[keep] for v in values)
         ordered = np.sort(index)
         if (ordered[1:] == ordered[:-1]).any():
             _, first = np.unique(index[::-1], return_index=True)
@@ -162,9 +173,11 @@ def update_both(sums: SumTree, mins: MinTree, index: ArrayLike, value: ArrayLike
     node = index + sums._size
     sum_tree, min_tree = sums._tree, mins._tree
     sum_tree[node], min_tree[node] = value, min_value
-    sum_left, sum_right, min_left, min_right = sum_tree[0::2], sum_tree[1::2], min_tree[0::2], min_tree[1::2]
+    sum_children, min_children = sum_tree.view(np.complex128), min_tree.view(np.complex128)  # see the module docstring
     minimum = np.minimum
     for _ in range(sums._depth):
         node >>= 1
-        sum_tree[node] = sum_left[node] + sum_right[node]
-        min_tree[node] = minimum(min_left[node], min_right[node])
+        pair = sum_children[node]
+        sum_tree[node] = pair.real + pair.imag
+        pair = min_children[node]
+        min_tree[node] = minimum(pair.real, pair.imag)
