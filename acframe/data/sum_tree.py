@@ -5,7 +5,8 @@ hold the sums of their children: the total ``sum_i p_i`` is the root, ``update``
 them, and ``find`` returns, for a mass ``m`` in ``[0, total)``, the leaf ``i`` with
 ``sum_{j<i} p_j <= m < sum_{j<=i} p_j`` -- so a uniform ``m`` draws ``i`` with probability ``p_i / total``.
 ``MinTree`` is the same tree with ``min`` (empty leaves hold ``+inf``): the root is the smallest stored value, which
-the importance-sampling weights are normalised by.
+the importance-sampling weights are normalised by. The prioritized buffers read only that root, so they keep it with a
+``MinTracker`` (the same exact minimum, ``O(B)`` per write, see its docstring) and update only the sum tree per step.
 
 Every operation takes a batch of ``B`` indices (or masses) and runs ``log2(capacity)`` vectorised numpy steps, one
 per tree level: ``O(B log n)``; ``rebuild`` rewrites every leaf at once in ``O(n)``. With ``B`` around 32 each numpy
@@ -17,7 +18,7 @@ holds a repeat.
 """
 from __future__ import annotations
 
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 
@@ -50,7 +51,11 @@ class _SegmentTree:
             return
         if index.min() < 0 or index.max() >= self.capacity:
             raise IndexError(f"segment tree index out of range [0, {self.capacity}): {index.min()}..{index.max()}")
-        index, value = _last_of_each(index, value)
+        self.write(*last_of_each(index, value))
+
+    def write(self, index: np.ndarray, value: Union[np.ndarray, float]) -> None:
+        """``update`` without its checks, for a caller that made them: ``index`` ``(B,)`` int64, distinct, in
+        range; ``value`` float64 ``(B,)`` or a scalar, valid for this tree."""
         node = index + self._size
         tree = self._tree
         tree[node] = value
@@ -131,7 +136,50 @@ class MinTree(_SegmentTree):
         return float(self._tree[1])
 
 
-def _last_of_each(index: np.ndarray, *values: np.ndarray) -> tuple:
+class MinTracker:
+    """The exact minimum of ``capacity`` values (empty slots hold ``+inf``) for a caller that reads only the minimum
+    (the importance-sampling weights' normaliser), without a tree: ``write`` is ``O(B)`` -- it keeps the minimum and
+    how many slots hold it -- and only when the last slot holding it is raised or emptied is the minimum looked for
+    again over all values (``O(n)``, once, at the next read). In prioritized replay that slot is the least likely to
+    be drawn, so this is rare; a ``MinTree`` pays ``O(B log n)`` on every write instead. Both give the same minimum,
+    exactly (a minimum does not depend on the order it is taken in)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.values = np.full(int(capacity), np.inf)
+        self._min: Optional[float] = np.inf
+        self._count = int(capacity)
+
+    def write(self, index: np.ndarray, value: np.ndarray) -> None:
+        """Set ``values[index] = value`` (``index`` distinct, ``value`` ``(B,)`` float64, not NaN)."""
+        old = self.values[index]
+        self.values[index] = value
+        low = self._min
+        if low is None or index.size == 0:
+            return
+        new_low = float(value.min())
+        if new_low < low:  # a new minimum: held by these slots only
+            self._min, self._count = new_low, int(np.count_nonzero(value == new_low))
+            return
+        count = self._count - int(np.count_nonzero(old == low)) + (int(np.count_nonzero(value == low)) if new_low == low else 0)
+        if count > 0:
+            self._count = count
+        else:  # the last holder was raised or emptied: found again when next read
+            self._min = None
+
+    def rebuild(self, values: np.ndarray) -> None:
+        """Every value at once (``(capacity,)``)."""
+        self.values = np.array(values, dtype=np.float64)
+        self._min = None
+
+    @property
+    def min(self) -> float:
+        if self._min is None:
+            self._min = float(self.values.min())
+            self._count = int(np.count_nonzero(self.values == self._min))
+        return self._min
+
+
+def last_of_each(index: np.ndarray, *values: np.ndarray) -> tuple:
     """``(index, *values)`` with each repeated index kept once, at its last position (as a loop of single writes);
     unchanged (no copy) when ``index`` has no repeat. A sorted ``index`` (a prioritized buffer's draws are) is
     deduplicated by comparing neighbours."""
@@ -169,7 +217,7 @@ def update_both(sums: SumTree, mins: MinTree, index: ArrayLike, value: ArrayLike
             raise ValueError("a sum tree holds finite non-negative values")
         if index.min() < 0 or index.max() >= sums.capacity or sums.capacity != mins.capacity:
             raise IndexError(f"segment tree index out of range [0, {sums.capacity}): {index.min()}..{index.max()}")
-    index, value, min_value = _last_of_each(index, value, min_value)
+    index, value, min_value = last_of_each(index, value, min_value)
     node = index + sums._size
     sum_tree, min_tree = sums._tree, mins._tree
     sum_tree[node], min_tree[node] = value, min_value
