@@ -109,9 +109,23 @@ class SumTree(_SegmentTree):
         """For each mass ``m`` (``(B,)``, in ``[0, total)``) the leaf ``i`` whose prefix-sum interval
         ``[sum_{j<i} p_j, sum_{j<=i} p_j)`` holds ``m``; never a leaf of value 0 while ``total > 0`` (a mass at or
         past ``total`` by rounding lands on the last positive leaf)."""
-        mass = np.maximum(np.asarray(mass, dtype=np.float64).reshape(-1), 0.0)  # a fresh array, descended in place
+        mass = np.maximum(np.asarray(mass, dtype=np.float64).reshape(-1), 0.0)
+        lefts = self._tree[0::2]
+        # First without looking at the right children: a descent that never enters a subtree of sum 0 takes the same
+        # path as the guarded one below, and one that enters it ends on a leaf of value 0 (by rounding, a mass at
+        # the end of its node) -- only then is the guarded descent needed.
         node = np.ones(mass.shape, dtype=np.int64)
-        lefts, rights = self._tree[0::2], self._tree[1::2]
+        rest = mass.copy()  # descended in place
+        for _ in range(self._depth):
+            left_sum = lefts[node]
+            right = rest >= left_sum
+            rest -= left_sum * right
+            node <<= 1
+            node += right
+        if (self._tree[node] > 0).all():
+            return node - self._size
+        node = np.ones(mass.shape, dtype=np.int64)
+        rights = self._tree[1::2]
         for _ in range(self._depth):
             left_sum = lefts[node]
             # right when the mass is past the left child and the right child holds mass; a node reached holds mass
