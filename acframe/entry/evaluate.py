@@ -165,7 +165,7 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
         'video_dir': os.path.abspath(video_dir) if video_dir is not None else None,
     }
     report['video_uploads'] = []
-    if video_dir is not None and artifacts.run_dir is not None:  # the run's W&B / MLflow runs get the videos
+    if video_dir is not None and artifacts.run_dir is not None and os.path.isdir(video_dir):  # to W&B / MLflow
         from ..loggers import upload_videos
 
         prefix = f"{stem}_seed{cfg.seed}_"
