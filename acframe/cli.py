@@ -10,7 +10,7 @@
     acframe -m tune -c CONFIG --trials N [--budget ENV_STEPS] [--space SPACE.py] [--study-dir DIR] [--seeds 0,1]
     acframe -m tune --resume STUDY_DIR [--trials N] [--import MODULE]
     acframe -m check-env ENV [--import MODULE] [-s SEED] [env.key=value ...]   (or -m check-env -c CONFIG)
-    acframe --list
+    acframe --list [--import MODULE]
 
 DI-engine's spellings of the flags are accepted too (``-m serial_onpolicy``, ``--env-step 1e5``, ``--train-iter``,
 ``--exp-name``, ``--load-path``, ``-e ENV -p POLICY``); see docs/from_di_engine.md.
@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from .tune.cli import add_tune_arguments, refuse_tune_flags
 
@@ -105,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--backend', default='local', choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel)')
     parser.add_argument('--ray-address', default=None, help='Ray cluster address HOST:PORT (--backend ray)')
     add_tune_arguments(parser, _count)
-    parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers and dizoo configs')
+    parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers, loggers, hooks and dizoo '
+                        'configs (with --import MODULE: those it registers too)')
     parser.add_argument('-q', '--quiet', action='store_true', help='only errors and the final result line')
     parser.add_argument('--debug', action='store_true', help='show tracebacks of errors')
     parser.add_argument('-v', '--version', action='store_true', help='print the version and exit')
@@ -113,13 +114,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _list() -> str:
-    from .registry import BUFFER_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
+def _list(imports: Sequence[str] = ()) -> str:
+    from .registry import (BUFFER_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, HOOK_REGISTRY, LOGGER_REGISTRY,
+                           MODEL_REGISTRY, POLICY_REGISTRY, import_names)
     from .envs.gym_env import SHORT_NAMES
     import importlib.util
 
+    import_names(imports)  # --import: the user's registrations are listed too
     lines = []
-    for registry in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY):
+    for registry in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY,
+                     LOGGER_REGISTRY, HOOK_REGISTRY):
         lines.append(f"{registry.plural.replace('_', ' ')}: {', '.join(registry.names())}")
     lines.append(f"env short names: {', '.join(f'{k} ({v})' for k, v in SHORT_NAMES.items())}")
     spec = importlib.util.find_spec('dizoo_configs')
@@ -139,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"acframe {__version__}")
         return 0
     if args.list:
-        print(_list())
+        print(_list(_module_names(args.imports)))
         return 0
     _resolve_ding_flags(args)
     args.imports = _module_names(args.imports)

@@ -113,6 +113,8 @@ POLICY_COMMON = dict(
     collect=dict(
         # (int > 0) Train samples collected per collection across all collector envs, as in DI-engine (a multiple of env.collector_env_num): a sample is one transition, or one unroll of unroll_len steps for policies that train on unrolls; each env steps n_sample / collector_env_num * unroll_len times.
         n_sample=256,
+        # (list) Collector event hooks (acframe.worker.CollectorHook: after_collect) by registered name (HOOK_REGISTRY), or dict(type=name, **kwargs); each sees every collection's env steps and finished episodes.
+        hooks=[],
     ),
     eval=dict(
         # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False); the summary records it.
@@ -120,6 +122,8 @@ POLICY_COMMON = dict(
         evaluator=dict(
             # (int >= 0) Evaluate every this many learner iterations (0 evaluates only at the end of training).
             eval_freq=200,
+            # (list) Evaluator event hooks (acframe.worker.EvaluatorHook: after_evaluate) by registered name (HOOK_REGISTRY), or dict(type=name, **kwargs); each sees every evaluation's result.
+            hooks=[],
         ),
     ),
     other=dict(

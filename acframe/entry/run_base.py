@@ -39,7 +39,7 @@ from ..loggers import RunLogger, check_loggers, open_loggers
 from ..signals import describe_interrupt, interrupt_handled, raise_swallowed_interrupt, sigterm_as_interrupt
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
-from ..worker import hooks_from_config, load_checkpoint
+from ..worker import CollectorHook, EvaluatorHook, hooks_from_config, load_checkpoint
 from .run_folder import RunLock, check_folder_is_data, create_exp_dir, plan_exp_dir
 
 #: the CLI flag of each pipeline mode (named when a folder is resumed with the wrong one)
@@ -174,6 +174,9 @@ class RunBase:
         self.lock: Optional[RunLock] = None
         self.buffer: Any = None
         self.recent_returns: deque = deque(maxlen=20)
+        #: the hooks of policy.collect.hooks and policy.eval.evaluator.hooks (built by _start)
+        self.collector_hooks: List[CollectorHook] = []
+        self.evaluator_hooks: List[EvaluatorHook] = []
         self.solved = False
         self.interrupted = False
         self.wall_before = 0.0
@@ -231,6 +234,9 @@ class RunBase:
         self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
         check_loggers(cfg)  # an unknown backend, a missing extra, a destination that cannot be written
         config_hooks = hooks_from_config(cfg.policy.learn.learner.get('hooks', []))
+        self.collector_hooks = hooks_from_config(cfg.policy.collect.get('hooks', []), 'policy.collect.hooks', CollectorHook)
+        self.evaluator_hooks = hooks_from_config(cfg.policy.eval.evaluator.get('hooks', []), 'policy.eval.evaluator.hooks',
+                                                 EvaluatorHook)
         check_env_at_start(cfg, self.warn)  # an env instance of its own, before anything is seeded
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
@@ -340,9 +346,21 @@ class RunBase:
         self.learner.save_checkpoint('ckpt_best.pth', {'policy': {'model': weights}, 'train_iter': int(train_iter),
                                                        'env_step': int(env_step), 'eval_return': value})
 
+    def collected(self, env_steps: int, returns: Sequence[float], lengths: Sequence[int]) -> None:
+        """A collection (``env_steps`` steps over its envs, the finished episodes' returns and lengths) for the
+        collector hooks; called once ``env_step`` counts it."""
+        if not self.collector_hooks:
+            return
+        result = {'env_step': int(self.env_step), 'env_steps': int(env_steps), 'train_iter': int(self.learner.train_iter),
+                  'episode_returns': [float(r) for r in returns], 'episode_lengths': [int(n) for n in lengths]}
+        for hook in self.collector_hooks:
+            hook.after_collect(result)
+
     def announce_eval(self, train_iter: int, env_step: int, mean: float, std: float,
-                      confirm: Optional[Dict[str, Any]], solved: bool) -> None:
-        """Print an evaluation (and its confirmation run) and hand it to the learner hooks; ``solved`` ends the run."""
+                      confirm: Optional[Dict[str, Any]], solved: bool, returns: Sequence[float] = (),
+                      lengths: Sequence[int] = ()) -> None:
+        """Print an evaluation (and its confirmation run) and hand it to the learner and evaluator hooks (with its
+        episodes' ``returns`` and ``lengths``); ``solved`` ends the run."""
         self.progress.message(
             f"[eval] env_step {env_step} iter {train_iter}: return {mean:.2f} ± {std:.2f} "
             f"(best {self.evals.best_return:.2f}, stop {self.cfg.env.stop_value})")
@@ -353,6 +371,12 @@ class RunBase:
         if solved:
             self.solved = True
         self.learner.after_eval(train_iter, env_step, mean, self.evals.best_return, solved)
+        if self.evaluator_hooks:
+            result = {'train_iter': int(train_iter), 'env_step': int(env_step), 'return_mean': float(mean),
+                      'return_std': float(std), 'returns': [float(r) for r in returns], 'lengths': [int(n) for n in lengths],
+                      'best_return': float(self.evals.best_return), 'solved': bool(solved)}
+            for hook in self.evaluator_hooks:
+                hook.after_evaluate(result)
 
     # ---- progress ----------------------------------------------------------------------------------
     def wall_s(self) -> float:

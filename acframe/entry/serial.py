@@ -163,9 +163,11 @@ class SerialRun(RunBase):
         steps_left = -(-(self.cfg.max_env_step - self.env_step) // num_envs)  # ceil: within one step per env
         steps = min(self.collector.steps_per_env, max(1, steps_left))
         self.last_segment_cut = steps < self.collector.steps_per_env
+        before = self.env_step
         segment = self.collector.collect(steps)
         self._collecting = False
         stats = self.collector.pop_episode_stats()
+        self.collected(self.env_step - before, stats['returns'], stats['lengths'])
         self.recent_returns.extend(stats['returns'])
         self._unlogged_returns += stats['returns']
         # one tensorboard point per log period (a point per episode costs more than the episode)
@@ -190,7 +192,8 @@ class SerialRun(RunBase):
         train_iter, env_step = self.learner.train_iter, self.env_step
         result = self.evaluator.evaluate(
             train_iter, env_step, lambda value: self.save_best(value, self.policy.get_weights(), train_iter, env_step))
-        self.announce_eval(train_iter, env_step, result['mean'], result['std'], result['confirm'], result['solved'])
+        self.announce_eval(train_iter, env_step, result['mean'], result['std'], result['confirm'], result['solved'],
+                           result['returns'], result['lengths'])
         return result['solved']
 
     def done(self) -> bool:
