@@ -649,16 +649,14 @@ def _run_watched(checker: EnvChecker, timeout: Optional[float]) -> CheckReport:
     """``checker.run(full=False)``, with each reset and step after the build watched by ``timeout``
     (``env.step_timeout_s``): one that does not return within it is a finding (``EnvTimeoutError``'s line).
 
-    The watchdog is ``SIGALRM``, used only where it is free: in the main thread, with no timer of the process
-    running and no handler of its own installed (else the check runs unwatched, as sync envs train)."""
+    The watchdog is ``SIGALRM`` in the main thread (anywhere else the check runs unwatched, as in-process envs
+    train): a handler or timer already installed is put aside for the check and restored after it, the timer with
+    the time the check took subtracted, so the check is bounded whatever the process set up before it."""
     import threading
 
     from ..errors import EnvTimeoutError
 
-    free = (timeout and hasattr(signal, 'setitimer') and threading.current_thread() is threading.main_thread()
-            and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-            and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None))
-    if not free:
+    if not (timeout and hasattr(signal, 'setitimer') and threading.current_thread() is threading.main_thread()):
         return checker.run(full=False)
     doing = ['building the env']
 
@@ -670,12 +668,17 @@ def _run_watched(checker: EnvChecker, timeout: Optional[float]) -> CheckReport:
         raise EnvTimeoutError(f"did not return within env.step_timeout_s={float(timeout):g} s: fix the env or raise "
                               f"env.step_timeout_s")
     checker.watch = watch
+    previous_timer = signal.setitimer(signal.ITIMER_REAL, 0.0)  # (seconds left, interval) of a timer already set
     previous = signal.signal(signal.SIGALRM, ring)
+    started = time.monotonic()
     try:
         return checker.run(full=False)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0.0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+        if previous_timer[0] > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(previous_timer[0] - (time.monotonic() - started), 1e-3),
+                             previous_timer[1])
 
 
 def _command_env(cfg: Any) -> str:

@@ -10,6 +10,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 
 import gymnasium as gym
 import numpy as np
@@ -288,3 +289,25 @@ def test_a_step_that_hangs_at_the_start_is_refused_within_step_timeout_s(tmp_pat
                         'env.env_kwargs.at_step=2'], tmp_path)
     assert code == 2 and os.listdir(tmp_path) == []
     assert 'step 2 (episode 1, step 2): did not return within env.step_timeout_s=0.5 s' in text
+
+
+def test_a_hang_at_the_start_is_refused_even_where_the_process_has_its_own_alarm(tmp_path):
+    """A SIGALRM handler and a running timer set before the run (by a caller's own watchdog, or an earlier run in
+    the same process) are put aside for the check and restored after it: the check never runs unwatched."""
+    import signal
+
+    rang = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: rang.append(signum))
+    signal.setitimer(signal.ITIMER_REAL, 60.0)
+    try:
+        start = time.monotonic()
+        code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', 'env.type=faulty', 'env.step_timeout_s=0.5',
+                            "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=hang',
+                            'env.env_kwargs.at_step=2'], tmp_path)
+        assert code == 2 and 'did not return within env.step_timeout_s=0.5 s' in text and time.monotonic() - start < 30
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 20 < left < 60 and not rang  # the caller's timer runs on, its handler is back
+        assert signal.getsignal(signal.SIGALRM) is not None and signal.getsignal(signal.SIGALRM).__name__ == '<lambda>'
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
