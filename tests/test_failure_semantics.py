@@ -439,3 +439,81 @@ def test_a_run_stopped_and_continued_is_not_killed_by_the_step_watchdog(tmp_path
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err
     assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= 160
+
+
+def _child_named(pid: int, name: str, timeout_s: float = 60.0) -> int:
+    """The pid of the child process of ``pid`` whose name (``ps -o comm``) is ``name`` (Linux /proc)."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        for entry in os.listdir('/proc'):
+            try:
+                with open(f'/proc/{entry}/stat') as f:
+                    stat = f.read()
+            except (OSError, ValueError):
+                continue
+            comm = stat[stat.index('(') + 1:stat.rindex(')')]
+            if comm == name and int(stat[stat.rindex(')') + 1:].split()[1]) == pid:
+                return int(entry)
+        time.sleep(0.1)
+    raise AssertionError(f"no child process named {name}")
+
+
+@pytest.mark.parametrize('max_restarts', [1, 0])
+def test_a_parallel_actor_stopped_with_sigstop_is_restarted_or_named(tmp_path, max_restarts):
+    """A real SIGSTOP to one actor process of a sync parallel run (the learner waits for every actor's segment: it
+    waited forever): its heartbeat stops, and within parallel.heartbeat_timeout_s it is killed and restarted (the
+    run finishes), or, with no restarts left, the run ends in one line naming the actor, with its final checkpoint."""
+    proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-m', 'parallel', '-c', 'cartpole_impala.py',
+                             '--exp-dir', 'run', '-q', '--max-env-step', '3000', 'env.stop_value=1e9',
+                             'parallel.actor_num=2', 'parallel.sync_mode=sync', 'parallel.heartbeat_timeout_s=1.5',
+                             f'parallel.max_restarts={max_restarts}', *TINY[1:]],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    actor = _child_named(proc.pid, 'acf-actor-1')
+    wait_until_training(tmp_path / 'run', settle_s=0.5)
+    os.kill(actor, signal.SIGSTOP)
+    stopped_at = time.time()
+    try:
+        _, err = proc.communicate(timeout=90)
+    finally:
+        try:
+            os.kill(actor, signal.SIGKILL)
+        except OSError:
+            pass
+    assert time.time() - stopped_at < 60
+    assert 'Traceback' not in err, err
+    named = f'actor 1 (pid {actor}) was stopped (SIGSTOP'
+    if max_restarts:
+        assert proc.returncode == 0, err
+        assert named in err and 'restarting it (restart 1 of at most 1)' in err, err
+        assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= 3000
+    else:
+        lines = [line for line in err.strip().splitlines() if not line.startswith('acframe: warning: ')]
+        assert proc.returncode == 2 and len(lines) == 1 and named in lines[0], err
+        assert 'parallel.max_restarts' in lines[0]
+
+
+def _with_fixtures():
+    """The environment of a subprocess that imports tests/fixtures, and acframe from where this process does."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [HERE, os.environ.get('PYTHONPATH')])))
+
+
+def test_the_step_watchdog_writes_the_final_checkpoint_before_it_ends_a_stuck_run(tmp_path):
+    """An env whose step really never returns (async manager, env.step_timeout_s=1), no periodic checkpoints: the
+    watchdog ends the run in one line, and the checkpoint holds the progress up to the stuck step (it held only the
+    start), so --resume continues from there."""
+    config = faulty_config(tmp_path, 'hang', at_step=150)
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', str(config), '--exp-dir', 'run', '-q',
+                           '--max-env-step', '100000', 'env.manager=async', 'env.step_timeout_s=1',
+                           'policy.learn.learner.save_ckpt_freq=0'],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_with_fixtures())
+    lines = [line for line in done.stderr.strip().splitlines() if not line.startswith('acframe: warning: ')]
+    assert done.returncode == 2 and len(lines) == 1 and 'env.step_timeout_s=1' in lines[0], done.stderr
+    assert 'the final checkpoint was written first' in lines[0]
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['env_step'] >= 200 and state['train_iter'] > 0, (state['env_step'], state['train_iter'])
+    assert f"env step {state['env_step']}," in lines[0]
+    again = subprocess.run([sys.executable, '-m', 'acframe.cli', '--resume', 'run', '-q', '--import', 'fixtures.faulty_envs',
+                            '--max-env-step', str(state['env_step'] + 20)],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_with_fixtures())
+    assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= state['env_step'] + 20
