@@ -19,6 +19,7 @@ from acframe.cli import main
 from acframe.config import compile_config
 from acframe.config.run_folder import read_run_record, save_run_config
 from acframe.entry.run_folder import RunLock
+from acframe.loggers.files import FileWatch
 from fixtures.reliability import faulty_config as write_faulty_config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -517,3 +518,39 @@ def test_the_step_watchdog_writes_the_final_checkpoint_before_it_ends_a_stuck_ru
                            cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_with_fixtures())
     assert again.returncode == 0, again.stderr
     assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= state['env_step'] + 20
+
+
+def test_log_files_moved_deleted_or_replaced_mid_run_are_reopened_fresh_with_one_warning_each(tmp_path):
+    """Really under a running run: log/scalars.jsonl rotated (renamed to scalars.jsonl.1, and someone else's file put
+    at its name) and the TensorBoard event file deleted. The run goes on, warns once per file, and logs into fresh
+    files: nothing into the file that took the name, nothing into the rotated one after the move was noticed."""
+    proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', 'run', '-q',
+                             'env.stop_value=1e9', "logger.backends=['tensorboard', 'jsonl']",
+                             'logger.jsonl.flush_every_s=0'],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = tmp_path / 'run' / 'log'
+    wait_until_training(tmp_path / 'run', settle_s=1.5)
+    events = [p for p in log.iterdir() if p.name.startswith('events.out.tfevents.')]
+    assert len(events) == 1 and (log / 'scalars.jsonl').stat().st_size > 0
+    (log / 'scalars.jsonl').rename(log / 'scalars.jsonl.1')
+    (log / 'scalars.jsonl').write_text('theirs\n')
+    events[0].unlink()
+    moved_at = time.time()
+    time.sleep(3.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM and 'Traceback' not in err, err
+    warnings = [line for line in err.splitlines() if line.startswith('acframe: warning: the log file')]
+    assert len(warnings) == 2, err
+    assert any('scalars.jsonl was replaced by another file' in w for w in warnings), err
+    assert any(f'{events[0].name} was moved or deleted' in w for w in warnings), err
+    assert (log / 'scalars.jsonl').read_text() == 'theirs\n'
+    from acframe.logs import read_event_file, read_jsonl_scalars, read_scalars
+    rotated = read_jsonl_scalars(log / 'scalars.jsonl.1')
+    fresh_jsonl = [read_jsonl_scalars(p) for p in log.glob('scalars-*.jsonl')]
+    assert len(fresh_jsonl) == 1 and fresh_jsonl[0], list(log.iterdir())
+    assert max(s.wall_time for s in rotated) < moved_at + FileWatch.every_s + 0.5  # noticed within a second
+    assert max(s.wall_time for s in rotated) <= min(s.wall_time for s in fresh_jsonl[0])
+    fresh_events = [p for p in log.iterdir() if p.name.startswith('events.out.tfevents.')]
+    assert len(fresh_events) == 1 and fresh_events[0] != events[0] and read_event_file(fresh_events[0])
+    assert read_scalars(str(log))
