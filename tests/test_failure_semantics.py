@@ -20,7 +20,7 @@ from acframe.config import compile_config
 from acframe.config.run_folder import read_run_record, save_run_config
 from acframe.entry.run_folder import RunLock
 from acframe.loggers.files import FileWatch
-from fixtures.reliability import faulty_config as write_faulty_config
+from fixtures.reliability import child_named, faulty_config as write_faulty_config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY = ['-q', 'env.collector_env_num=2', 'policy.collect.n_sample=2', 'env.evaluator_env_num=1',
@@ -442,23 +442,6 @@ def test_a_run_stopped_and_continued_is_not_killed_by_the_step_watchdog(tmp_path
     assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= 160
 
 
-def _child_named(pid: int, name: str, timeout_s: float = 60.0) -> int:
-    """The pid of the child process of ``pid`` whose name (``ps -o comm``) is ``name`` (Linux /proc)."""
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        for entry in os.listdir('/proc'):
-            try:
-                with open(f'/proc/{entry}/stat') as f:
-                    stat = f.read()
-            except (OSError, ValueError):
-                continue
-            comm = stat[stat.index('(') + 1:stat.rindex(')')]
-            if comm == name and int(stat[stat.rindex(')') + 1:].split()[1]) == pid:
-                return int(entry)
-        time.sleep(0.1)
-    raise AssertionError(f"no child process named {name}")
-
-
 @pytest.mark.parametrize('max_restarts', [1, 0])
 def test_a_parallel_actor_stopped_with_sigstop_is_restarted_or_named(tmp_path, max_restarts):
     """A real SIGSTOP to one actor process of a sync parallel run (the learner waits for every actor's segment: it
@@ -469,7 +452,7 @@ def test_a_parallel_actor_stopped_with_sigstop_is_restarted_or_named(tmp_path, m
                              'parallel.actor_num=2', 'parallel.sync_mode=sync', 'parallel.heartbeat_timeout_s=1.5',
                              f'parallel.max_restarts={max_restarts}', *TINY[1:]],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    actor = _child_named(proc.pid, 'acf-actor-1')
+    actor = child_named(proc.pid, 'acf-actor-1')
     wait_until_training(tmp_path / 'run', settle_s=0.5)
     os.kill(actor, signal.SIGSTOP)
     stopped_at = time.time()
