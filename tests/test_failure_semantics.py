@@ -403,11 +403,14 @@ def test_a_memory_limit_is_checked_before_the_buffer_or_model_is_allocated(tmp_p
     assert not (tmp_path / 'run').exists()
 
 
-def test_a_run_folder_moved_mid_run_is_one_line_and_no_stub_is_left(tmp_path):
+@pytest.mark.parametrize('save_ckpt_freq', [20, 400])
+def test_a_run_folder_moved_mid_run_is_one_line_and_no_stub_is_left(tmp_path, save_ckpt_freq):
     """Renaming the folder of a running run: the next checkpoint is one line naming it; nothing recreates the old
-    path as a stub (a checkpoint and a summary without config.json), and the moved folder resumes."""
+    path as a stub (a checkpoint and a summary without config.json; with checkpoints seconds apart, the log backends
+    notice first: they must not recreate RUN/log either), and the moved folder resumes."""
     proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', 'run',
-                             'env.stop_value=1e9', 'policy.learn.learner.save_ckpt_freq=20', '-q'],
+                             'env.stop_value=1e9', f'policy.learn.learner.save_ckpt_freq={save_ckpt_freq}', '-q',
+                             "logger.backends=['tensorboard', 'jsonl']"],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_until_training(tmp_path / 'run')
     (tmp_path / 'run').rename(tmp_path / 'moved')

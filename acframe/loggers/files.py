@@ -30,11 +30,14 @@ class FileWatch:
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.folder = os.path.dirname(path)
         self._identity = _identity(path)
+        self._folder_identity = _identity(self.folder)
         self._checked = time.monotonic()
 
     def lost(self) -> Optional[str]:
-        """None while the file is ours; else what happened to it, in words."""
+        """None while the file is ours; else what happened to it, in words. Raises ``OSError`` when its folder went
+        away (the run folder moved or deleted): a fresh file there would make a stub of the old path, never done."""
         now = time.monotonic()
         if self._identity is None or now - self._checked < self.every_s:
             return None
@@ -42,6 +45,8 @@ class FileWatch:
         identity = _identity(self.path)
         if identity == self._identity:
             return None
+        if _identity(self.folder) != self._folder_identity:
+            raise OSError(f"the log folder {self.folder} was moved, deleted or replaced while the run wrote it")
         return 'was moved or deleted' if identity is None else 'was replaced by another file'
 
 
@@ -70,7 +75,6 @@ class TensorBoardLogger(LoggerBackend):
             return
         old = self.watch.path
         self.writer.close()  # events handed over before the move was noticed end in the old file
-        os.makedirs(self.run.log_dir, exist_ok=True)
         self.writer = RunWriter(self.run.log_dir)
         self.watch = self._watch()
         _moved_warning(old, what, self.watch.path if self.watch is not None else self.run.log_dir)
@@ -122,7 +126,6 @@ class JsonlLogger(LoggerBackend):
         """A fresh file: ``scalars.jsonl`` again where that name is free, else ``scalars-<time>.jsonl`` (read after it)."""
         old = self.path
         self._file.close()
-        os.makedirs(self.run.log_dir, exist_ok=True)
         for name in (JSONL_FILE, f"{JSONL_FILE[:-len('.jsonl')]}-{time.time_ns()}.jsonl"):
             try:
                 self._file = open(os.path.join(self.run.log_dir, name), 'x', encoding='utf-8')
