@@ -20,7 +20,7 @@ from acframe.config import compile_config
 from acframe.config.run_folder import read_run_record, save_run_config
 from acframe.entry.run_folder import RunLock
 from acframe.loggers.files import FileWatch
-from fixtures.reliability import child_named, faulty_config as write_faulty_config
+from fixtures.reliability import faulty_config as write_faulty_config, stop_an_actor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY = ['-q', 'env.collector_env_num=2', 'policy.collect.n_sample=2', 'env.evaluator_env_num=1',
@@ -449,24 +449,10 @@ def test_a_run_stopped_and_continued_is_not_killed_by_the_step_watchdog(tmp_path
 def test_a_parallel_actor_stopped_with_sigstop_is_restarted_or_named(tmp_path, max_restarts):
     """A real SIGSTOP to one actor process of a sync parallel run (the learner waits for every actor's segment: it
     waited forever): its heartbeat stops, and within parallel.heartbeat_timeout_s it is killed and restarted (the
-    run finishes), or, with no restarts left, the run ends in one line naming the actor, with its final checkpoint."""
-    proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-m', 'parallel', '-c', 'cartpole_impala.py',
-                             '--exp-dir', 'run', '-q', '--max-env-step', '3000', 'env.stop_value=1e9',
-                             'parallel.actor_num=2', 'parallel.sync_mode=sync', 'parallel.heartbeat_timeout_s=1.5',
-                             f'parallel.max_restarts={max_restarts}', *TINY[1:]],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    actor = child_named(proc.pid, 'acf-actor-1')
-    wait_until_training(tmp_path / 'run', settle_s=0.5)
-    os.kill(actor, signal.SIGSTOP)
-    stopped_at = time.time()
-    try:
-        _, err = proc.communicate(timeout=90)
-    finally:
-        try:
-            os.kill(actor, signal.SIGKILL)
-        except OSError:
-            pass
-    assert time.time() - stopped_at < 60
+    run finishes), or, with no restarts left, the run ends in one line naming the actor."""
+    started = time.time()
+    proc, actor, err = stop_an_actor(tmp_path, [f'parallel.max_restarts={max_restarts}'])
+    assert time.time() - started < 60
     assert 'Traceback' not in err, err
     named = f'actor 1 (pid {actor}) was stopped (SIGSTOP'
     if max_restarts:
