@@ -155,6 +155,8 @@ PARALLEL = dict(
     start_method='auto',
     # (float > 0) Seconds the actors and the evaluator may take to start (build envs and policy) before the run fails.
     start_timeout=120.0,
+    # (float > 0 or None) Local backend: an actor or the evaluator that is alive but not running (stopped with SIGSTOP, wedged) and gave no heartbeat for this many seconds is killed and restarted like a dead one (counted in parallel.max_restarts); a slow env or evaluation still beats; None: never checked.
+    heartbeat_timeout_s=60.0,
     # (float >= 0) CPUs the Ray backend reserves for each actor (Ray places actors on nodes by this).
     actor_num_cpus=1.0,
     # (float >= 0) CPUs the Ray backend reserves for the evaluator.

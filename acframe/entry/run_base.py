@@ -31,7 +31,7 @@ from ..config import compile_config
 from ..config.compile import ConfigInput
 from ..config.run_folder import config_differences, load_run_config, read_run_record, save_run_config
 from ..envs.check import check_env_at_start
-from ..errors import CheckpointError, ConfigError
+from ..errors import CheckpointError, ConfigError, EnvTimeoutError
 from ..plot import write_run_curves
 from ..registry import BUFFER_REGISTRY
 from ..runs import initial_weights
@@ -408,12 +408,16 @@ class RunBase:
                 self.interrupted = True
                 what = describe_interrupt(exc)
                 self.progress.message(f'[acframe] {what}: {self._stopping_note()}writing the final checkpoint and summary')
-            except BaseException:
+            except BaseException as exc:
+                error: BaseException = exc
                 try:
                     self._stop_workers()
+                    error = self._checkpoint_stuck_run(exc)
                 finally:
                     self.close()
-                raise
+                if error is exc:
+                    raise
+                raise error from exc
             try:
                 self._stop_workers()
             except BaseException:
@@ -423,6 +427,24 @@ class RunBase:
         if interrupt is not None:
             raise interrupt
         return self.summary
+
+    def _checkpoint_stuck_run(self, exc: BaseException) -> BaseException:
+        """The step watchdog (``env.step_timeout_s``) ended the run: an env is stuck, not the learner, so write the
+        final checkpoint first (``--resume`` then loses nothing) and say so in the error; ``exc`` itself when the
+        error is another, or nothing can be written (a data-parallel rank > 0, a collective that could hang, a full
+        disk: the previous checkpoint stays)."""
+        if not isinstance(exc, EnvTimeoutError) or not self.writes or self.logger is None:
+            return exc
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            return exc
+        try:
+            self.learner.save_checkpoint('ckpt_latest.pth')
+        except Exception:
+            return exc
+        first, _, rest = str(exc).partition('\n')
+        note = (f"{first}; the final checkpoint was written first (env step {self.env_step}, train iter "
+                f"{self.learner.train_iter}): --resume {self.exp_dir} continues from there")
+        return type(exc)(note + (f"\n{rest}" if rest else ''))
 
     def _stopping_note(self) -> str:
         return ''
