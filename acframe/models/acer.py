@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import math
-from typing import Dict, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 import torch
 import torch.nn as nn
@@ -19,6 +19,7 @@ from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
 from .normalization import ObsNormalizer, normalize_obs, obs_normalizer
+from .recurrent import RecurrentCore
 
 
 def _check_space(model: str, action_space: str, expected: str) -> None:
@@ -46,8 +47,12 @@ class ACERDiscrete(nn.Module):
         obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, as ``VAC``'s; the
             learn mode updates it from every batch, replays included, and the average policy network shares it).
         obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
+        rnn: a recurrent core between the (shared) encoder and the heads, ``dict(type='lstm'|'gru', hidden_size,
+            num_layers)`` (``models.recurrent``, as ``VAC``'s; needs ``share_encoder=True``): every ``compute_*`` then
+            takes ``state`` ``(N, R, H)`` and returns the next one as ``'state'``, and ``unroll`` runs a time-major
+            sequence (the learner's recompute); see docs/recurrent.md.
 
-    ``forward(obs, mode)``: ``'compute_actor'`` -> ``{'logit' (N, A)}``; ``'compute_critic'`` ->
+    ``forward(obs, mode, state=None)``: ``'compute_actor'`` -> ``{'logit' (N, A)}``; ``'compute_critic'`` ->
     ``{'q_value' (N, A), 'value' (N,)}``; ``'compute_actor_critic'`` -> all three.
     """
 
@@ -56,7 +61,7 @@ class ACERDiscrete(nn.Module):
                  activation: str = 'tanh', orthogonal_init: bool = True, encoder: str = 'mlp',
                  encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
                  vector_hidden_size_list: Sequence[int] = (64,), obs_norm: bool = False,
-                 obs_norm_clip: float = 10.0) -> None:
+                 obs_norm_clip: float = 10.0, rnn: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__()
         _check_space('acer_q', action_space, 'discrete')
         n_actions = int(action_shape)
@@ -66,6 +71,13 @@ class ACERDiscrete(nn.Module):
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
+        self.core: Optional[RecurrentCore] = None
+        if rnn is not None and rnn.get('type') is not None:
+            if not share_encoder:
+                raise ValueError("policy.model.rnn needs one encoder for the policy and Q heads: set "
+                                 "policy.model.share_encoder=True")
+            self.core = RecurrentCore(feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
+            feature = self.core.hidden_size  # the heads read the core's output
         self.policy_head = nn.Linear(feature, n_actions)
         self.q_head = nn.Linear(feature, n_actions)
         if orthogonal_init:
@@ -76,23 +88,80 @@ class ACERDiscrete(nn.Module):
             init_orthogonal(self.q_head, 1.0)
         use_channels_last(self)
 
-    def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {'logit': self.policy_head(self.actor_encoder(normalize_obs(self.obs_normalizer, obs)))}
+    @property
+    def recurrent(self) -> bool:
+        """True when the model has a recurrent core (``rnn``): its forwards then carry a state."""
+        return self.core is not None
 
-    def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        out = self.compute_actor_critic(obs)
-        return {'q_value': out['q_value'], 'value': out['value']}
+    def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
+        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)``."""
+        assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
+        return self.core.initial_state(batch, device if device is not None else self.q_head.weight.device)
 
-    def compute_actor_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+    def _step(self, obs: torch.Tensor, state: Optional[torch.Tensor], out: Dict[str, torch.Tensor]) -> torch.Tensor:
+        """The shared feature of ``obs``: through one step of the core when recurrent (the next state into ``out``)."""
+        feature = self.actor_encoder(obs)
+        if self.core is None:
+            return feature
+        if state is None:
+            raise ValueError("a recurrent acer_q (policy.model.rnn) needs its state: pass state=")
+        feature, out['state'] = self.core.step(feature, state)
+        return feature
+
+    def compute_actor(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
-        actor_feature = self.actor_encoder(obs)
+        if self.core is None:
+            return {'logit': self.policy_head(self.actor_encoder(obs))}
+        out: Dict[str, torch.Tensor] = {}
+        out['logit'] = self.policy_head(self._step(obs, state, out))
+        return out
+
+    def compute_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        out = self.compute_actor_critic(obs, state)
+        return {k: out[k] for k in ('q_value', 'value', 'state') if k in out}
+
+    def compute_actor_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        obs = normalize_obs(self.obs_normalizer, obs)
+        extra: Dict[str, torch.Tensor] = {}
+        actor_feature = self._step(obs, state, extra)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
+        out = self._heads(actor_feature, critic_feature)
+        out.update(extra)
+        return out
+
+    def _heads(self, actor_feature: torch.Tensor, critic_feature: torch.Tensor) -> Dict[str, torch.Tensor]:
         logit = self.policy_head(actor_feature)
         q_value = self.q_head(critic_feature)
         value = (F.softmax(logit, dim=-1) * q_value).sum(-1)
         return {'logit': logit, 'q_value': q_value, 'value': value}
 
-    def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic') -> Dict[str, torch.Tensor]:
+    def unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """``compute_actor_critic`` over a time-major sequence (the learner's recompute; recurrent models only).
+
+        Args:
+            obs: observations ``(T*B, *obs_shape)``, time-major flattened (a dict per key for Dict observations).
+            state: the state before step 0, ``(B, R, H)``.
+            starts: ``(T, B)`` bool, True where an episode starts (the state is zeroed before that step).
+
+        Returns:
+            ``logit``, ``q_value``, ``value`` ``(T*B, ...)`` and ``'ends'`` ``(T*B, R, H)``: the state after every step
+            that ends a fragment (``RecurrentCore.unroll``), zeros elsewhere.
+        """
+        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
+        steps, batch = starts.shape
+        feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
+        feature, ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts)
+        feature = feature.reshape(steps * batch, -1)
+        out = self._heads(feature, feature)
+        out['ends'] = ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
+        return out
+
+    def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
+                state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        if state is not None:
+            if mode not in ('compute_actor', 'compute_critic', 'compute_actor_critic'):
+                return _dispatch(self, obs, mode)  # its error
+            return getattr(self, mode)(obs, state)
         return _dispatch(self, obs, mode)
 
 
