@@ -193,8 +193,11 @@ class ACERSDN(nn.Module):
         obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, as ``VAC``'s; the
             learn mode updates it from every batch, replays included, and the average policy network shares it).
         obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
+        rnn: a recurrent core between the (shared) encoder and the heads, as ``acer_q``'s (needs
+            ``share_encoder=True``): every ``compute_*`` then takes ``state`` and returns the next one as ``'state'``,
+            and ``unroll`` runs a time-major sequence.
 
-    ``forward(obs, mode, actions=None)``: ``'compute_actor'`` -> ``{'mu', 'sigma'}``; ``'compute_critic'`` ->
+    ``forward(obs, mode, actions=None, state=None)``: ``'compute_actor'`` -> ``{'mu', 'sigma'}``; ``'compute_critic'`` ->
     ``{'value' (N,)}``; ``'compute_actor_critic'`` -> all three, plus ``'q_value' (N, K)`` = ``Q~(x, a_k)``
     when ``actions (N, K, d)`` are given (one set of ``a'_i`` serves all ``K`` actions of a state).
     """
@@ -206,7 +209,7 @@ class ACERSDN(nn.Module):
                  mu_bound: float = 0.0, orthogonal_init: bool = True, encoder: str = 'mlp',
                  encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
                  vector_hidden_size_list: Sequence[int] = (64,), obs_norm: bool = False,
-                 obs_norm_clip: float = 10.0) -> None:
+                 obs_norm_clip: float = 10.0, rnn: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__()
         _check_space('acer_sdn', action_space, 'continuous')
         if sigma_type not in ('independent', 'conditioned'):
@@ -226,6 +229,13 @@ class ACERSDN(nn.Module):
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
+        self.core: Optional[RecurrentCore] = None
+        if rnn is not None and rnn.get('type') is not None:
+            if not share_encoder:
+                raise ValueError("policy.model.rnn needs one encoder for the policy and the critic: set "
+                                 "policy.model.share_encoder=True")
+            self.core = RecurrentCore(feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
+            feature = self.core.hidden_size  # the heads read the core's output
         self.mu_head = nn.Linear(feature, action_dim)
         if sigma_type == 'independent':
             self.log_sigma = nn.Parameter(torch.full((action_dim,), math.log(init_sigma)))
@@ -254,17 +264,62 @@ class ACERSDN(nn.Module):
         log_sigma = self.log_sigma.expand_as(mu) if self.sigma_type == 'independent' else self.log_sigma_head(feature)
         return {'mu': mu, 'sigma': log_sigma.clamp(-20.0, 2.0).exp()}
 
-    def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return self._actor(self.actor_encoder(normalize_obs(self.obs_normalizer, obs)))
+    @property
+    def recurrent(self) -> bool:
+        """True when the model has a recurrent core (``rnn``): its forwards then carry a state."""
+        return self.core is not None
 
-    def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {'value': self.value_head(self.critic_encoder(normalize_obs(self.obs_normalizer, obs))).squeeze(-1)}
+    def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
+        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)``."""
+        assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
+        return self.core.initial_state(batch, device if device is not None else self.value_head.weight.device)
 
-    def compute_actor_critic(self, obs: torch.Tensor, actions: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+    def _step(self, obs: torch.Tensor, state: Optional[torch.Tensor], out: Dict[str, torch.Tensor]) -> torch.Tensor:
+        """The shared feature of ``obs``: through one step of the core when recurrent (the next state into ``out``)."""
+        feature = self.actor_encoder(obs)
+        if self.core is None:
+            return feature
+        if state is None:
+            raise ValueError("a recurrent acer_sdn (policy.model.rnn) needs its state: pass state=")
+        feature, out['state'] = self.core.step(feature, state)
+        return feature
+
+    def compute_actor(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        extra: Dict[str, torch.Tensor] = {}
+        out = self._actor(self._step(normalize_obs(self.obs_normalizer, obs), state, extra))
+        out.update(extra)
+        return out
+
+    def compute_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
-        actor_feature = self.actor_encoder(obs)
+        if self.core is not None:
+            out: Dict[str, torch.Tensor] = {}
+            out['value'] = self.value_head(self._step(obs, state, out)).squeeze(-1)
+            return out
+        return {'value': self.value_head(self.critic_encoder(obs)).squeeze(-1)}
+
+    def unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """The actor and ``V`` over a time-major sequence (the learner's recompute; recurrent models only), as
+        ``acer_q``'s ``unroll``; ``'feature'`` ``(T*B, H)`` is the core's output, for ``sdn_q`` at chosen actions."""
+        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
+        steps, batch = starts.shape
+        feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
+        feature, ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts)
+        feature = feature.reshape(steps * batch, -1)
+        out = self._actor(feature)
+        out['value'] = self.value_head(feature).squeeze(-1)
+        out['feature'] = feature
+        out['ends'] = ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
+        return out
+
+    def compute_actor_critic(self, obs: torch.Tensor, actions: Optional[torch.Tensor] = None,
+                             state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        obs = normalize_obs(self.obs_normalizer, obs)
+        extra: Dict[str, torch.Tensor] = {}
+        actor_feature = self._step(obs, state, extra)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
         out = self._actor(actor_feature)
+        out.update(extra)
         out['value'] = self.value_head(critic_feature).squeeze(-1)
         if actions is not None:
             out['q_value'] = self.sdn_q(critic_feature, out['value'], out['mu'], out['sigma'], actions)
@@ -286,9 +341,11 @@ class ACERSDN(nn.Module):
         return value.unsqueeze(-1) + adv[:, :n_actions] - adv[:, n_actions:].mean(-1, keepdim=True)
 
     def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
-                actions: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+                actions: Optional[torch.Tensor] = None, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         if mode == 'compute_actor_critic':
-            return self.compute_actor_critic(obs, actions)
+            return self.compute_actor_critic(obs, actions, state)
+        if state is not None and mode in ('compute_actor', 'compute_critic'):
+            return getattr(self, mode)(obs, state)
         return _dispatch(self, obs, mode)
 
 

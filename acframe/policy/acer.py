@@ -28,7 +28,7 @@ Learn, on a time-major batch ``(T, B)``, with the current network:
    per-step term of window ``b`` (the trust-region surrogate, entropy, critic) is multiplied by its importance-sampling
    weight ``w_b`` before the means, and the window's new priority is ``mean_t |Q_ret_t - Q(x_t, a_t)|``.
 
-Memory (``policy.model.rnn``, discrete actions: the ``acer_q`` model with an LSTM/GRU core), as ChainerRL's recurrent
+Memory (``policy.model.rnn``: an LSTM/GRU core in ``acer_q`` or ``acer_sdn``), as ChainerRL's recurrent
 ACER and R2D2's stored states: the collect and eval modes keep one state per env (``Policy``'s ``EnvStates``), every
 step of a segment stores the state it acted from (``rnn_state``) and whether an episode starts there
 (``episode_start``), and the episodic buffer keeps both per transition. Every training batch -- the fresh segment and
@@ -68,12 +68,12 @@ class ACERPolicy(Policy):
 
     supported_action_spaces = ('discrete', 'continuous')
     on_policy = False
-    supports_rnn = True  # discrete actions (acer_q): replayed windows are recomputed from their stored first state
+    supports_rnn = True  # acer_q and acer_sdn: every window is recomputed from its stored first state
 
     config = dict(
         # (dict) Keyword arguments of the model (acer_q / acer_sdn: encoder_hidden_size_list, share_encoder, obs_norm, ...; free-form but for rnn); obs_shape, action_shape and action_space are filled from the env when absent.
         model=dict(
-            # (dict) A recurrent core (LSTM/GRU, acer_q only); every window is recomputed from the actors' state stored at its first step, after an optional burn-in (docs/recurrent.md).
+            # (dict) A recurrent core (LSTM/GRU); every window is recomputed from the actors' state stored at its first step, after an optional burn-in (docs/recurrent.md).
             rnn=dict(
                 # (str in {'lstm', 'gru'} or None) Recurrent core between the encoder and the heads, one hidden state per env carried across steps and reset where an episode starts (docs/recurrent.md); None: feed-forward.
                 type=None,
@@ -158,10 +158,14 @@ class ACERPolicy(Policy):
 
     @classmethod
     def check_run_config(cls, cfg: Any) -> None:
-        """A recurrent ACER's burn-in must leave steps to learn from in every window (``burn_in < unroll_len``)."""
+        """A recurrent ACER needs one encoder for its heads (``share_encoder``) and a burn-in that leaves steps to learn
+        from in every window (``burn_in < unroll_len``)."""
         super().check_run_config(cfg)
         rnn = cfg.policy.model.get('rnn') or {}
         burn_in, length = int(rnn.get('burn_in') or 0), int(cfg.policy.other.replay_buffer.unroll_len)
+        if rnn.get('type') and not cfg.policy.model.get('share_encoder', False):
+            raise ConfigError("policy.model.rnn needs one encoder for the policy and the critic (acer_q's and acer_sdn's "
+                              "default is one each): set policy.model.share_encoder=True")
         if rnn.get('type') and burn_in >= length:
             raise ConfigError(f"policy.model.rnn.burn_in={burn_in} leaves no step to learn from in the windows of "
                               f"policy.other.replay_buffer.unroll_len={length} steps; set burn_in below {length}")
@@ -227,7 +231,8 @@ class ACERPolicy(Policy):
         q_ret = retrace(*args, c=truncated_trace(rho, action_dim))
         return q_ret, (q_opc(*args) if self._cfg.learn.use_q_opc else q_ret)
 
-    def _unroll_windows(self, batch: ttorch.Tensor) -> Tuple[ttorch.Tensor, Dict[str, torch.Tensor], torch.Tensor]:
+    def _unroll_windows(self, batch: ttorch.Tensor) -> Tuple[ttorch.Tensor, Dict[str, torch.Tensor],
+                                                             Dict[str, torch.Tensor]]:
         """A recurrent model's outputs on a batch (a fresh segment or replayed windows, ``(T, B)``), recomputed with the
         current weights from the actors' state stored at its first step (``rnn_state[0]``), the state zeroed before
         every step flagged in ``episode_start`` and before the bootstrap observation when the last step ended its
@@ -235,7 +240,8 @@ class ACERPolicy(Policy):
         only warm the state (no gradient) and are dropped from the batch. The average policy network unrolls the
         same steps the same way from the same stored state (its own burn-in included).
 
-        Returns ``(the batch without its burn-in steps, outputs (T-K+1, B, ...) with 'ends', average logits (T-K, B, A))``.
+        Returns ``(the batch without its burn-in steps, outputs (T-K+1, B, ...) with 'ends', the average network's
+        outputs (T-K, B, ...))``.
         """
         done = batch.terminated | batch.truncated
         starts = torch.cat([torch.zeros_like(done[:1]), batch.episode_start[1:].to(torch.bool), done[-1:]])
@@ -250,13 +256,13 @@ class ACERPolicy(Policy):
         out = self._evaluate_unroll(batch.obs, state, starts)
         with torch.no_grad():
             average = self._evaluate_unroll(batch.obs[:-1], average_state, starts[:-1], model=self._average_model)
-        return batch, out, average['logit']
+        return batch, out, average
 
     def _discrete_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
         ends = average_logit = None
         if self._recurrent:  # (T+1, B, ...) from the stored state, the burn-in steps dropped from the batch
-            batch, out, average_logit = self._unroll_windows(batch)
-            ends = out['ends'][:-1].detach()
+            batch, out, average = self._unroll_windows(batch)
+            average_logit, ends = average['logit'], out['ends'][:-1].detach()
         else:
             out = self._evaluate(batch.obs)  # (T+1, B, ...); the logits of illegal actions masked (docs/masks.md)
         obs = batch.obs
@@ -294,18 +300,33 @@ class ACERPolicy(Policy):
         return (F.softmax(logit, dim=-1) * out['q_value']).sum(-1)
 
     def _continuous_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
+        ends = None
+        if self._recurrent:  # (T+1, B, ...) from the stored state, the burn-in steps dropped from the batch
+            batch, unrolled, average = self._unroll_windows(batch)
+            ends = unrolled['ends'][:-1].detach()
         steps, size = batch.reward.shape
         obs = batch.obs
-        flat_obs = flatten_lead(obs[:-1], 2)
         action = batch.action
         dim = action.shape[-1]
-        # Q~ at the taken action and at one action a' ~ pi drawn here (for the bias correction)
-        with torch.no_grad():
-            actor = self._model.compute_actor(flat_obs)
-            sampled = DiagGaussian(actor['mu'], actor['sigma']).sample().reshape(steps, size, dim)
-            bootstrap_value = self._model.compute_critic(obs[-1])['value']
-            average = self._average_model.compute_actor(flat_obs)
-        out = self._model.compute_actor_critic(flat_obs, actions=torch.stack([action, sampled], dim=2).reshape(-1, 2, dim))
+        if self._recurrent:  # the SDN's Q~ at the taken action and at one a' ~ pi, on the core's outputs
+            flat = {k: v[:-1].reshape((steps * size,) + tuple(v.shape[2:])) for k, v in unrolled.items()}
+            with torch.no_grad():
+                sampled = DiagGaussian(flat['mu'].detach(), flat['sigma'].detach()).sample().reshape(steps, size, dim)
+                bootstrap_value = unrolled['value'][-1].detach()
+            out = {'mu': flat['mu'], 'sigma': flat['sigma'], 'value': flat['value'],
+                   'q_value': self._model.sdn_q(flat['feature'], flat['value'], flat['mu'], flat['sigma'],
+                                                torch.stack([action, sampled], dim=2).reshape(-1, 2, dim))}
+            average = {k: average[k].reshape(steps * size, dim) for k in ('mu', 'sigma')}
+        else:
+            flat_obs = flatten_lead(obs[:-1], 2)
+            # Q~ at the taken action and at one action a' ~ pi drawn here (for the bias correction)
+            with torch.no_grad():
+                actor = self._model.compute_actor(flat_obs)
+                sampled = DiagGaussian(actor['mu'], actor['sigma']).sample().reshape(steps, size, dim)
+                bootstrap_value = self._model.compute_critic(obs[-1])['value']
+                average = self._average_model.compute_actor(flat_obs)
+            out = self._model.compute_actor_critic(flat_obs,
+                                                   actions=torch.stack([action, sampled], dim=2).reshape(-1, 2, dim))
         # phi: the distribution statistics (mean, log std) the trust region acts on
         stats = torch.cat([out['mu'], out['sigma'].log()], dim=-1).reshape(steps, size, 2 * dim)
         policy = DiagGaussian(stats[..., :dim], stats[..., dim:].exp())
@@ -316,7 +337,7 @@ class ACERPolicy(Policy):
         with torch.no_grad():
             rho = (log_prob_taken - behaviour.log_prob(action)).exp()
             rho_sampled = (log_prob_sampled - behaviour.log_prob(sampled)).exp()
-        q_ret, q_pg = self._targets(batch, rho, q_taken, values, bootstrap_value, dim)
+        q_ret, q_pg = self._targets(batch, rho, q_taken, values, bootstrap_value, dim, ends)
         policy_loss = acer_policy_loss_continuous(log_prob_taken, log_prob_sampled, rho, rho_sampled,
                                                   q_pg - values.detach(), (q_sampled - values).detach(),
                                                   self._cfg.learn.c_clip_ratio)
