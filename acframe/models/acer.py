@@ -28,8 +28,58 @@ def _check_space(model: str, action_space: str, expected: str) -> None:
                          f"use {'acer_q' if action_space == 'discrete' else 'acer_sdn'} for {action_space} actions")
 
 
+class _RecurrentTrunk:
+    """The optional recurrent core of ACER's models (``policy.model.rnn``) on the shared encoder's output: building
+    it, one step of it (collect/eval) and a time-major unroll of it (the learner)."""
+
+    core: Optional[RecurrentCore]
+    actor_encoder: nn.Module
+    obs_normalizer: Optional[ObsNormalizer]
+
+    def _build_core(self, feature: int, rnn: Optional[Mapping[str, Any]], share_encoder: bool) -> int:
+        """Build ``self.core`` when ``rnn`` asks for one; returns the size of the features the heads read."""
+        self.core = None
+        if rnn is None or rnn.get('type') is None:
+            return feature
+        if not share_encoder:
+            raise ValueError("policy.model.rnn needs one encoder for the policy and the critic: set "
+                             "policy.model.share_encoder=True")
+        self.core = RecurrentCore(feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
+        return self.core.hidden_size
+
+    @property
+    def recurrent(self) -> bool:
+        """True when the model has a recurrent core (``rnn``): its forwards then carry a state."""
+        return self.core is not None
+
+    def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
+        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)``."""
+        assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
+        return self.core.initial_state(batch, device if device is not None else next(self.core.parameters()).device)
+
+    def _step(self, obs: torch.Tensor, state: Optional[torch.Tensor], out: Dict[str, torch.Tensor]) -> torch.Tensor:
+        """The shared feature of (normalized) ``obs``: through one step of the core when recurrent (the next state
+        into ``out``)."""
+        feature = self.actor_encoder(obs)
+        if self.core is None:
+            return feature
+        if state is None:
+            raise ValueError(f"a recurrent {type(self).__name__} (policy.model.rnn) needs its state: pass state=")
+        feature, out['state'] = self.core.step(feature, state)
+        return feature
+
+    def _unroll_features(self, obs: Any, state: torch.Tensor, starts: torch.Tensor):
+        """The core's outputs ``(T*B, H)`` over time-major flattened ``obs`` ``(T*B, ...)`` from ``state`` ``(B, R, H)``,
+        zeroed before every step where ``starts`` ``(T, B)``; and ``ends`` ``(T*B, R, H)`` (``RecurrentCore.unroll``)."""
+        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
+        steps, batch = starts.shape
+        feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
+        feature, ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts)
+        return feature.reshape(steps * batch, -1), ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
+
+
 @MODEL_REGISTRY.register('acer_q')
-class ACERDiscrete(nn.Module):
+class ACERDiscrete(_RecurrentTrunk, nn.Module):
     """Categorical policy and ``Q(x, .)`` heads for discrete actions.
 
     Args:
@@ -71,13 +121,7 @@ class ACERDiscrete(nn.Module):
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
-        self.core: Optional[RecurrentCore] = None
-        if rnn is not None and rnn.get('type') is not None:
-            if not share_encoder:
-                raise ValueError("policy.model.rnn needs one encoder for the policy and Q heads: set "
-                                 "policy.model.share_encoder=True")
-            self.core = RecurrentCore(feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
-            feature = self.core.hidden_size  # the heads read the core's output
+        feature = self._build_core(feature, rnn, share_encoder)  # the heads read the core's output when recurrent
         self.policy_head = nn.Linear(feature, n_actions)
         self.q_head = nn.Linear(feature, n_actions)
         if orthogonal_init:
@@ -87,26 +131,6 @@ class ACERDiscrete(nn.Module):
             init_orthogonal(self.policy_head, 0.01)
             init_orthogonal(self.q_head, 1.0)
         use_channels_last(self)
-
-    @property
-    def recurrent(self) -> bool:
-        """True when the model has a recurrent core (``rnn``): its forwards then carry a state."""
-        return self.core is not None
-
-    def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
-        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)``."""
-        assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
-        return self.core.initial_state(batch, device if device is not None else self.q_head.weight.device)
-
-    def _step(self, obs: torch.Tensor, state: Optional[torch.Tensor], out: Dict[str, torch.Tensor]) -> torch.Tensor:
-        """The shared feature of ``obs``: through one step of the core when recurrent (the next state into ``out``)."""
-        feature = self.actor_encoder(obs)
-        if self.core is None:
-            return feature
-        if state is None:
-            raise ValueError("a recurrent acer_q (policy.model.rnn) needs its state: pass state=")
-        feature, out['state'] = self.core.step(feature, state)
-        return feature
 
     def compute_actor(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
@@ -147,13 +171,9 @@ class ACERDiscrete(nn.Module):
             ``logit``, ``q_value``, ``value`` ``(T*B, ...)`` and ``'ends'`` ``(T*B, R, H)``: the state after every step
             that ends a fragment (``RecurrentCore.unroll``), zeros elsewhere.
         """
-        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
-        steps, batch = starts.shape
-        feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
-        feature, ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts)
-        feature = feature.reshape(steps * batch, -1)
+        feature, ends = self._unroll_features(obs, state, starts)
         out = self._heads(feature, feature)
-        out['ends'] = ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
+        out['ends'] = ends
         return out
 
     def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
@@ -166,7 +186,7 @@ class ACERDiscrete(nn.Module):
 
 
 @MODEL_REGISTRY.register('acer_sdn')
-class ACERSDN(nn.Module):
+class ACERSDN(_RecurrentTrunk, nn.Module):
     """Gaussian policy and stochastic dueling network (SDN) critic for continuous actions.
 
     The critic body feeds a value head ``V(x)`` and an advantage MLP ``A(x, a)`` on ``[feature, a]``;
@@ -229,13 +249,7 @@ class ACERSDN(nn.Module):
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
-        self.core: Optional[RecurrentCore] = None
-        if rnn is not None and rnn.get('type') is not None:
-            if not share_encoder:
-                raise ValueError("policy.model.rnn needs one encoder for the policy and the critic: set "
-                                 "policy.model.share_encoder=True")
-            self.core = RecurrentCore(feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
-            feature = self.core.hidden_size  # the heads read the core's output
+        feature = self._build_core(feature, rnn, share_encoder)  # the heads read the core's output when recurrent
         self.mu_head = nn.Linear(feature, action_dim)
         if sigma_type == 'independent':
             self.log_sigma = nn.Parameter(torch.full((action_dim,), math.log(init_sigma)))
@@ -264,26 +278,6 @@ class ACERSDN(nn.Module):
         log_sigma = self.log_sigma.expand_as(mu) if self.sigma_type == 'independent' else self.log_sigma_head(feature)
         return {'mu': mu, 'sigma': log_sigma.clamp(-20.0, 2.0).exp()}
 
-    @property
-    def recurrent(self) -> bool:
-        """True when the model has a recurrent core (``rnn``): its forwards then carry a state."""
-        return self.core is not None
-
-    def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
-        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)``."""
-        assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
-        return self.core.initial_state(batch, device if device is not None else self.value_head.weight.device)
-
-    def _step(self, obs: torch.Tensor, state: Optional[torch.Tensor], out: Dict[str, torch.Tensor]) -> torch.Tensor:
-        """The shared feature of ``obs``: through one step of the core when recurrent (the next state into ``out``)."""
-        feature = self.actor_encoder(obs)
-        if self.core is None:
-            return feature
-        if state is None:
-            raise ValueError("a recurrent acer_sdn (policy.model.rnn) needs its state: pass state=")
-        feature, out['state'] = self.core.step(feature, state)
-        return feature
-
     def compute_actor(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         extra: Dict[str, torch.Tensor] = {}
         out = self._actor(self._step(normalize_obs(self.obs_normalizer, obs), state, extra))
@@ -301,15 +295,11 @@ class ACERSDN(nn.Module):
     def unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
         """The actor and ``V`` over a time-major sequence (the learner's recompute; recurrent models only), as
         ``acer_q``'s ``unroll``; ``'feature'`` ``(T*B, H)`` is the core's output, for ``sdn_q`` at chosen actions."""
-        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
-        steps, batch = starts.shape
-        feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
-        feature, ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts)
-        feature = feature.reshape(steps * batch, -1)
+        feature, ends = self._unroll_features(obs, state, starts)
         out = self._actor(feature)
         out['value'] = self.value_head(feature).squeeze(-1)
         out['feature'] = feature
-        out['ends'] = ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
+        out['ends'] = ends
         return out
 
     def compute_actor_critic(self, obs: torch.Tensor, actions: Optional[torch.Tensor] = None,
