@@ -116,6 +116,15 @@ def lstm_run(tmp_path_factory):
 
 
 @pytest.fixture(scope='module')
+def acer_lstm_run(tmp_path_factory):
+    """Six updates of ACER (acer_q) with an LSTM on CartPole without velocities."""
+    run_dir = tmp_path_factory.mktemp('acer_lstm') / 'run'
+    assert main(['-c', 'cartpole_acer.py', '--exp-dir', str(run_dir), '--max-train-iter', '6', '-q',
+                 'policy.model.rnn.type=lstm', *RECURRENT]) == 0
+    return run_dir
+
+
+@pytest.fixture(scope='module')
 def gru_pendulum_run(tmp_path_factory):
     """Two updates of Pendulum A2C with a 2-layer GRU: continuous actions, clipped, from a state of 2 rows."""
     run_dir = tmp_path_factory.mktemp('gru') / 'run'
@@ -172,8 +181,8 @@ def torchscript_step(path):
     return step
 
 
-@pytest.mark.parametrize('run, rows', [('lstm_run', 2), ('gru_pendulum_run', 2), ('trained_run', 0),
-                                       ('pendulum_run', 0)])
+@pytest.mark.parametrize('run, rows', [('lstm_run', 2), ('acer_lstm_run', 2), ('gru_pendulum_run', 2),
+                                       ('trained_run', 0), ('pendulum_run', 0)])
 def test_the_exported_step_acts_as_load_policy_over_whole_episodes(run, rows, request, tmp_path, capsys):
     """Recurrent and feed-forward runs: TorchScript, the state fed back from step to step, equals load_policy's
     stateful act (reset at every episode start) and its explicit form act(obs, state), step by step."""

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import math
-from typing import Dict, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 import torch
 import torch.nn as nn
@@ -19,6 +19,7 @@ from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
 from .normalization import ObsNormalizer, normalize_obs, obs_normalizer
+from .recurrent import RecurrentCore
 
 
 def _check_space(model: str, action_space: str, expected: str) -> None:
@@ -27,8 +28,58 @@ def _check_space(model: str, action_space: str, expected: str) -> None:
                          f"use {'acer_q' if action_space == 'discrete' else 'acer_sdn'} for {action_space} actions")
 
 
+class _RecurrentTrunk:
+    """The optional recurrent core of ACER's models (``policy.model.rnn``) on the shared encoder's output: building
+    it, one step of it (collect/eval) and a time-major unroll of it (the learner)."""
+
+    core: Optional[RecurrentCore]
+    actor_encoder: nn.Module
+    obs_normalizer: Optional[ObsNormalizer]
+
+    def _build_core(self, feature: int, rnn: Optional[Mapping[str, Any]], share_encoder: bool) -> int:
+        """Build ``self.core`` when ``rnn`` asks for one; returns the size of the features the heads read."""
+        self.core = None
+        if rnn is None or rnn.get('type') is None:
+            return feature
+        if not share_encoder:
+            raise ValueError("policy.model.rnn needs one encoder for the policy and the critic: set "
+                             "policy.model.share_encoder=True")
+        self.core = RecurrentCore(feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
+        return self.core.hidden_size
+
+    @property
+    def recurrent(self) -> bool:
+        """True when the model has a recurrent core (``rnn``): its forwards then carry a state."""
+        return self.core is not None
+
+    def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
+        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)``."""
+        assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
+        return self.core.initial_state(batch, device if device is not None else next(self.core.parameters()).device)
+
+    def _step(self, obs: torch.Tensor, state: Optional[torch.Tensor], out: Dict[str, torch.Tensor]) -> torch.Tensor:
+        """The shared feature of (normalized) ``obs``: through one step of the core when recurrent (the next state
+        into ``out``)."""
+        feature = self.actor_encoder(obs)
+        if self.core is None:
+            return feature
+        if state is None:
+            raise ValueError(f"a recurrent {type(self).__name__} (policy.model.rnn) needs its state: pass state=")
+        feature, out['state'] = self.core.step(feature, state)
+        return feature
+
+    def _unroll_features(self, obs: Any, state: torch.Tensor, starts: torch.Tensor):
+        """The core's outputs ``(T*B, H)`` over time-major flattened ``obs`` ``(T*B, ...)`` from ``state`` ``(B, R, H)``,
+        zeroed before every step where ``starts`` ``(T, B)``; and ``ends`` ``(T*B, R, H)`` (``RecurrentCore.unroll``)."""
+        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
+        steps, batch = starts.shape
+        feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
+        feature, ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts)
+        return feature.reshape(steps * batch, -1), ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
+
+
 @MODEL_REGISTRY.register('acer_q')
-class ACERDiscrete(nn.Module):
+class ACERDiscrete(_RecurrentTrunk, nn.Module):
     """Categorical policy and ``Q(x, .)`` heads for discrete actions.
 
     Args:
@@ -46,8 +97,12 @@ class ACERDiscrete(nn.Module):
         obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, as ``VAC``'s; the
             learn mode updates it from every batch, replays included, and the average policy network shares it).
         obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
+        rnn: a recurrent core between the (shared) encoder and the heads, ``dict(type='lstm'|'gru', hidden_size,
+            num_layers)`` (``models.recurrent``, as ``VAC``'s; needs ``share_encoder=True``): every ``compute_*`` then
+            takes ``state`` ``(N, R, H)`` and returns the next one as ``'state'``, and ``unroll`` runs a time-major
+            sequence (the learner's recompute); see docs/recurrent.md.
 
-    ``forward(obs, mode)``: ``'compute_actor'`` -> ``{'logit' (N, A)}``; ``'compute_critic'`` ->
+    ``forward(obs, mode, state=None)``: ``'compute_actor'`` -> ``{'logit' (N, A)}``; ``'compute_critic'`` ->
     ``{'q_value' (N, A), 'value' (N,)}``; ``'compute_actor_critic'`` -> all three.
     """
 
@@ -56,7 +111,7 @@ class ACERDiscrete(nn.Module):
                  activation: str = 'tanh', orthogonal_init: bool = True, encoder: str = 'mlp',
                  encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
                  vector_hidden_size_list: Sequence[int] = (64,), obs_norm: bool = False,
-                 obs_norm_clip: float = 10.0) -> None:
+                 obs_norm_clip: float = 10.0, rnn: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__()
         _check_space('acer_q', action_space, 'discrete')
         n_actions = int(action_shape)
@@ -66,6 +121,7 @@ class ACERDiscrete(nn.Module):
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
+        feature = self._build_core(feature, rnn, share_encoder)  # the heads read the core's output when recurrent
         self.policy_head = nn.Linear(feature, n_actions)
         self.q_head = nn.Linear(feature, n_actions)
         if orthogonal_init:
@@ -76,28 +132,61 @@ class ACERDiscrete(nn.Module):
             init_orthogonal(self.q_head, 1.0)
         use_channels_last(self)
 
-    def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {'logit': self.policy_head(self.actor_encoder(normalize_obs(self.obs_normalizer, obs)))}
-
-    def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        out = self.compute_actor_critic(obs)
-        return {'q_value': out['q_value'], 'value': out['value']}
-
-    def compute_actor_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+    def compute_actor(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
-        actor_feature = self.actor_encoder(obs)
+        if self.core is None:
+            return {'logit': self.policy_head(self.actor_encoder(obs))}
+        out: Dict[str, torch.Tensor] = {}
+        out['logit'] = self.policy_head(self._step(obs, state, out))
+        return out
+
+    def compute_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        out = self.compute_actor_critic(obs, state)
+        return {k: out[k] for k in ('q_value', 'value', 'state') if k in out}
+
+    def compute_actor_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        obs = normalize_obs(self.obs_normalizer, obs)
+        extra: Dict[str, torch.Tensor] = {}
+        actor_feature = self._step(obs, state, extra)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
+        out = self._heads(actor_feature, critic_feature)
+        out.update(extra)
+        return out
+
+    def _heads(self, actor_feature: torch.Tensor, critic_feature: torch.Tensor) -> Dict[str, torch.Tensor]:
         logit = self.policy_head(actor_feature)
         q_value = self.q_head(critic_feature)
         value = (F.softmax(logit, dim=-1) * q_value).sum(-1)
         return {'logit': logit, 'q_value': q_value, 'value': value}
 
-    def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic') -> Dict[str, torch.Tensor]:
+    def unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """``compute_actor_critic`` over a time-major sequence (the learner's recompute; recurrent models only).
+
+        Args:
+            obs: observations ``(T*B, *obs_shape)``, time-major flattened (a dict per key for Dict observations).
+            state: the state before step 0, ``(B, R, H)``.
+            starts: ``(T, B)`` bool, True where an episode starts (the state is zeroed before that step).
+
+        Returns:
+            ``logit``, ``q_value``, ``value`` ``(T*B, ...)`` and ``'ends'`` ``(T*B, R, H)``: the state after every step
+            that ends a fragment (``RecurrentCore.unroll``), zeros elsewhere.
+        """
+        feature, ends = self._unroll_features(obs, state, starts)
+        out = self._heads(feature, feature)
+        out['ends'] = ends
+        return out
+
+    def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
+                state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        if state is not None:
+            if mode not in ('compute_actor', 'compute_critic', 'compute_actor_critic'):
+                return _dispatch(self, obs, mode)  # its error
+            return getattr(self, mode)(obs, state)
         return _dispatch(self, obs, mode)
 
 
 @MODEL_REGISTRY.register('acer_sdn')
-class ACERSDN(nn.Module):
+class ACERSDN(_RecurrentTrunk, nn.Module):
     """Gaussian policy and stochastic dueling network (SDN) critic for continuous actions.
 
     The critic body feeds a value head ``V(x)`` and an advantage MLP ``A(x, a)`` on ``[feature, a]``;
@@ -124,8 +213,11 @@ class ACERSDN(nn.Module):
         obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, as ``VAC``'s; the
             learn mode updates it from every batch, replays included, and the average policy network shares it).
         obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
+        rnn: a recurrent core between the (shared) encoder and the heads, as ``acer_q``'s (needs
+            ``share_encoder=True``): every ``compute_*`` then takes ``state`` and returns the next one as ``'state'``,
+            and ``unroll`` runs a time-major sequence.
 
-    ``forward(obs, mode, actions=None)``: ``'compute_actor'`` -> ``{'mu', 'sigma'}``; ``'compute_critic'`` ->
+    ``forward(obs, mode, actions=None, state=None)``: ``'compute_actor'`` -> ``{'mu', 'sigma'}``; ``'compute_critic'`` ->
     ``{'value' (N,)}``; ``'compute_actor_critic'`` -> all three, plus ``'q_value' (N, K)`` = ``Q~(x, a_k)``
     when ``actions (N, K, d)`` are given (one set of ``a'_i`` serves all ``K`` actions of a state).
     """
@@ -137,7 +229,7 @@ class ACERSDN(nn.Module):
                  mu_bound: float = 0.0, orthogonal_init: bool = True, encoder: str = 'mlp',
                  encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
                  vector_hidden_size_list: Sequence[int] = (64,), obs_norm: bool = False,
-                 obs_norm_clip: float = 10.0) -> None:
+                 obs_norm_clip: float = 10.0, rnn: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__()
         _check_space('acer_sdn', action_space, 'continuous')
         if sigma_type not in ('independent', 'conditioned'):
@@ -157,6 +249,7 @@ class ACERSDN(nn.Module):
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
+        feature = self._build_core(feature, rnn, share_encoder)  # the heads read the core's output when recurrent
         self.mu_head = nn.Linear(feature, action_dim)
         if sigma_type == 'independent':
             self.log_sigma = nn.Parameter(torch.full((action_dim,), math.log(init_sigma)))
@@ -185,17 +278,38 @@ class ACERSDN(nn.Module):
         log_sigma = self.log_sigma.expand_as(mu) if self.sigma_type == 'independent' else self.log_sigma_head(feature)
         return {'mu': mu, 'sigma': log_sigma.clamp(-20.0, 2.0).exp()}
 
-    def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return self._actor(self.actor_encoder(normalize_obs(self.obs_normalizer, obs)))
+    def compute_actor(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        extra: Dict[str, torch.Tensor] = {}
+        out = self._actor(self._step(normalize_obs(self.obs_normalizer, obs), state, extra))
+        out.update(extra)
+        return out
 
-    def compute_critic(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {'value': self.value_head(self.critic_encoder(normalize_obs(self.obs_normalizer, obs))).squeeze(-1)}
-
-    def compute_actor_critic(self, obs: torch.Tensor, actions: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+    def compute_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
-        actor_feature = self.actor_encoder(obs)
+        if self.core is not None:
+            out: Dict[str, torch.Tensor] = {}
+            out['value'] = self.value_head(self._step(obs, state, out)).squeeze(-1)
+            return out
+        return {'value': self.value_head(self.critic_encoder(obs)).squeeze(-1)}
+
+    def unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """The actor and ``V`` over a time-major sequence (the learner's recompute; recurrent models only), as
+        ``acer_q``'s ``unroll``; ``'feature'`` ``(T*B, H)`` is the core's output, for ``sdn_q`` at chosen actions."""
+        feature, ends = self._unroll_features(obs, state, starts)
+        out = self._actor(feature)
+        out['value'] = self.value_head(feature).squeeze(-1)
+        out['feature'] = feature
+        out['ends'] = ends
+        return out
+
+    def compute_actor_critic(self, obs: torch.Tensor, actions: Optional[torch.Tensor] = None,
+                             state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        obs = normalize_obs(self.obs_normalizer, obs)
+        extra: Dict[str, torch.Tensor] = {}
+        actor_feature = self._step(obs, state, extra)
         critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
         out = self._actor(actor_feature)
+        out.update(extra)
         out['value'] = self.value_head(critic_feature).squeeze(-1)
         if actions is not None:
             out['q_value'] = self.sdn_q(critic_feature, out['value'], out['mu'], out['sigma'], actions)
@@ -217,9 +331,11 @@ class ACERSDN(nn.Module):
         return value.unsqueeze(-1) + adv[:, :n_actions] - adv[:, n_actions:].mean(-1, keepdim=True)
 
     def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
-                actions: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+                actions: Optional[torch.Tensor] = None, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         if mode == 'compute_actor_critic':
-            return self.compute_actor_critic(obs, actions)
+            return self.compute_actor_critic(obs, actions, state)
+        if state is not None and mode in ('compute_actor', 'compute_critic'):
+            return getattr(self, mode)(obs, state)
         return _dispatch(self, obs, mode)
 
 

@@ -27,11 +27,22 @@ Learn, on a time-major batch ``(T, B)``, with the current network:
 7. Prioritized replay (``replay_buffer.type='episodic_prioritized'``, docs/replay.md): on a replayed batch every
    per-step term of window ``b`` (the trust-region surrogate, entropy, critic) is multiplied by its importance-sampling
    weight ``w_b`` before the means, and the window's new priority is ``mean_t |Q_ret_t - Q(x_t, a_t)|``.
+
+Memory (``policy.model.rnn``: an LSTM/GRU core in ``acer_q`` or ``acer_sdn``), as ChainerRL's recurrent
+ACER and R2D2's stored states: the collect and eval modes keep one state per env (``Policy``'s ``EnvStates``), every
+step of a segment stores the state it acted from (``rnn_state``) and whether an episode starts there
+(``episode_start``), and the episodic buffer keeps both per transition. Every training batch -- the fresh segment and
+each replayed window -- is recomputed with the current weights from the state stored at its first step, the state
+zeroed before every episode start inside it; the average policy network unrolls the same steps from the same state.
+With ``policy.model.rnn.burn_in = K`` the first ``K`` steps of every batch only warm the state (no gradient, no loss;
+``_unroll_windows``). A stored state is the actors' (older weights for a replayed window): Retrace and the truncated
+importance weights correct the actions' off-policyness, not the state's -- the burn-in is what lets the state drift
+toward the current weights' before the loss.
 """
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -57,8 +68,23 @@ class ACERPolicy(Policy):
 
     supported_action_spaces = ('discrete', 'continuous')
     on_policy = False
+    supports_rnn = True  # acer_q and acer_sdn: every window is recomputed from its stored first state
 
     config = dict(
+        # (dict) Keyword arguments of the model (acer_q / acer_sdn: encoder_hidden_size_list, share_encoder, obs_norm, ...; free-form but for rnn); obs_shape, action_shape and action_space are filled from the env when absent.
+        model=dict(
+            # (dict) A recurrent core (LSTM/GRU); every window is recomputed from the actors' state stored at its first step, after an optional burn-in (docs/recurrent.md).
+            rnn=dict(
+                # (str in {'lstm', 'gru'} or None) Recurrent core between the encoder and the heads, one hidden state per env carried across steps and reset where an episode starts (docs/recurrent.md); None: feed-forward.
+                type=None,
+                # (int in [1, 4096]) Units of each recurrent layer (the heads read its output).
+                hidden_size=64,
+                # (int in [1, 16]) Stacked recurrent layers.
+                num_layers=1,
+                # (int >= 0) Burn-in: the first burn_in steps of every training batch (replayed window or fresh segment) only warm the state stored at its first step, with no loss on them (R2D2's); less than replay_buffer.unroll_len. 0: the loss covers every step.
+                burn_in=0,
+            ),
+        ),
         learn=dict(
             # (int > 0) Upper bound on updates per collection: 1 on-policy update + the replayed ones the buffer schedules.
             update_per_collect=16,
@@ -130,6 +156,20 @@ class ACERPolicy(Policy):
                                    'updates (only on-policy ones)', 'lower policy.other.replay_buffer.replay_start_size'))
         return needs
 
+    @classmethod
+    def check_run_config(cls, cfg: Any) -> None:
+        """A recurrent ACER needs one encoder for its heads (``share_encoder``) and a burn-in that leaves steps to learn
+        from in every window (``burn_in < unroll_len``)."""
+        super().check_run_config(cfg)
+        rnn = cfg.policy.model.get('rnn') or {}
+        burn_in, length = int(rnn.get('burn_in') or 0), int(cfg.policy.other.replay_buffer.unroll_len)
+        if rnn.get('type') and not cfg.policy.model.get('share_encoder', False):
+            raise ConfigError("policy.model.rnn needs one encoder for the policy and the critic (acer_q's and acer_sdn's "
+                              "default is one each): set policy.model.share_encoder=True")
+        if rnn.get('type') and burn_in >= length:
+            raise ConfigError(f"policy.model.rnn.burn_in={burn_in} leaves no step to learn from in the windows of "
+                              f"policy.other.replay_buffer.unroll_len={length} steps; set burn_in below {length}")
+
     def default_model(self) -> Tuple[str, Dict[str, Any]]:
         return ('acer_q' if self._action_space == 'discrete' else 'acer_sdn'), {}
 
@@ -173,24 +213,59 @@ class ACERPolicy(Policy):
             info[PRIORITY_KEY] = td.detach().abs().mean(0)
         return info
 
-    def _rewards_and_discounts(self, batch: ttorch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        """Per-step discounts (0 at episode ends) and scaled rewards with gamma V(final_obs) folded in at truncations."""
+    def _rewards_and_discounts(self, batch: ttorch.Tensor,
+                               ends: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Per-step discounts (0 at episode ends) and scaled rewards with gamma V(final_obs) folded in at truncations
+        (a recurrent model values a final observation from ``ends`` ``(T, B, R, H)``, the state after its step)."""
         truncated = batch.truncated & ~batch.terminated
         discounts = self._discounts(batch.terminated, batch.truncated)
         reward = self._scaled_reward(batch.reward)
-        return self._bootstrap_truncation(reward, truncated, batch.final_obs), discounts
+        return self._bootstrap_truncation(reward, truncated, batch.final_obs, ends), discounts
 
     def _targets(self, batch: ttorch.Tensor, rho: torch.Tensor, q_taken: torch.Tensor, values: torch.Tensor,
-                 bootstrap_value: torch.Tensor, action_dim: int) -> Tuple[torch.Tensor, torch.Tensor]:
+                 bootstrap_value: torch.Tensor, action_dim: int,
+                 ends: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
         """``(Q_ret, the target of the policy gradient: Q_ret or Q_opc)``."""
-        rewards, discounts = self._rewards_and_discounts(batch)
+        rewards, discounts = self._rewards_and_discounts(batch, ends)
         args = (rewards, discounts, q_taken.detach(), values.detach(), bootstrap_value.detach())
         q_ret = retrace(*args, c=truncated_trace(rho, action_dim))
         return q_ret, (q_opc(*args) if self._cfg.learn.use_q_opc else q_ret)
 
+    def _unroll_windows(self, batch: ttorch.Tensor) -> Tuple[ttorch.Tensor, Dict[str, torch.Tensor],
+                                                             Dict[str, torch.Tensor]]:
+        """A recurrent model's outputs on a batch (a fresh segment or replayed windows, ``(T, B)``), recomputed with the
+        current weights from the actors' state stored at its first step (``rnn_state[0]``), the state zeroed before
+        every step flagged in ``episode_start`` and before the bootstrap observation when the last step ended its
+        episode (``Policy._evaluate_rollout``'s rule). With ``policy.model.rnn.burn_in = K`` the first ``K`` steps
+        only warm the state (no gradient) and are dropped from the batch. The average policy network unrolls the
+        same steps the same way from the same stored state (its own burn-in included).
+
+        Returns ``(the batch without its burn-in steps, outputs (T-K+1, B, ...) with 'ends', the average network's
+        outputs (T-K, B, ...))``.
+        """
+        done = batch.terminated | batch.truncated
+        starts = torch.cat([torch.zeros_like(done[:1]), batch.episode_start[1:].to(torch.bool), done[-1:]])
+        burn_in = int(self._cfg.model.rnn.get('burn_in') or 0)
+        state = average_state = batch.rnn_state[0]
+        if burn_in:
+            with torch.no_grad():  # ends[-1]: the state after the last burn-in step
+                state = self._evaluate_unroll(batch.obs[:burn_in], state, starts[:burn_in])['ends'][-1]
+                average_state = self._evaluate_unroll(batch.obs[:burn_in], average_state, starts[:burn_in],
+                                                      model=self._average_model)['ends'][-1]
+            batch, starts = batch[burn_in:], starts[burn_in:]
+        out = self._evaluate_unroll(batch.obs, state, starts)
+        with torch.no_grad():
+            average = self._evaluate_unroll(batch.obs[:-1], average_state, starts[:-1], model=self._average_model)
+        return batch, out, average
+
     def _discrete_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
+        ends = average_logit = None
+        if self._recurrent:  # (T+1, B, ...) from the stored state, the burn-in steps dropped from the batch
+            batch, out, average = self._unroll_windows(batch)
+            average_logit, ends = average['logit'], out['ends'][:-1].detach()
+        else:
+            out = self._evaluate(batch.obs)  # (T+1, B, ...); the logits of illegal actions masked (docs/masks.md)
         obs = batch.obs
-        out = self._evaluate(obs)  # (T+1, B, ...); the logits of illegal actions masked (docs/masks.md)
         if split_action_mask(obs)[1] is not None:  # V = Σ π Q over the legal actions (the model's V used all)
             out['value'] = (F.softmax(out['logit'], dim=-1) * out['q_value']).sum(-1)
         logit, q_values, values = out['logit'][:-1], out['q_value'][:-1], out['value']
@@ -200,9 +275,10 @@ class ACERPolicy(Policy):
         with torch.no_grad():
             index = action.unsqueeze(-1)
             rho = (log_probs.gather(-1, index) - behaviour_log_probs.gather(-1, index)).squeeze(-1).exp()
-            average_logit = self._compute_actor(flatten_lead(obs[:-1], 2), model=self._average_model)['logit']
+            if average_logit is None:
+                average_logit = self._compute_actor(flatten_lead(obs[:-1], 2), model=self._average_model)['logit']
         q_taken = q_values.gather(-1, action.unsqueeze(-1)).squeeze(-1)
-        q_ret, q_pg = self._targets(batch, rho, q_taken, values[:-1], values[-1], 1)
+        q_ret, q_pg = self._targets(batch, rho, q_taken, values[:-1], values[-1], 1, ends)
         policy_loss = acer_policy_loss_discrete(log_probs, behaviour_log_probs.exp(), action, q_values, values[:-1],
                                                 q_pg, self._cfg.learn.c_clip_ratio)
         return {
@@ -219,23 +295,38 @@ class ACERPolicy(Policy):
         if mask is None or self._action_space != 'discrete':
             return super()._final_value(obs, state)
         legal = mask != 0
-        out = self._model(plain, mode='compute_actor_critic')
+        out = self._model(plain, mode='compute_actor_critic', **({} if state is None else {'state': state}))
         logit = mask_logits(out['logit'], legal | ~legal.any(-1, keepdim=True))
         return (F.softmax(logit, dim=-1) * out['q_value']).sum(-1)
 
     def _continuous_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
+        ends = None
+        if self._recurrent:  # (T+1, B, ...) from the stored state, the burn-in steps dropped from the batch
+            batch, unrolled, average = self._unroll_windows(batch)
+            ends = unrolled['ends'][:-1].detach()
         steps, size = batch.reward.shape
         obs = batch.obs
-        flat_obs = flatten_lead(obs[:-1], 2)
         action = batch.action
         dim = action.shape[-1]
-        # Q~ at the taken action and at one action a' ~ pi drawn here (for the bias correction)
-        with torch.no_grad():
-            actor = self._model.compute_actor(flat_obs)
-            sampled = DiagGaussian(actor['mu'], actor['sigma']).sample().reshape(steps, size, dim)
-            bootstrap_value = self._model.compute_critic(obs[-1])['value']
-            average = self._average_model.compute_actor(flat_obs)
-        out = self._model.compute_actor_critic(flat_obs, actions=torch.stack([action, sampled], dim=2).reshape(-1, 2, dim))
+        if self._recurrent:  # the SDN's Q~ at the taken action and at one a' ~ pi, on the core's outputs
+            flat = {k: v[:-1].reshape((steps * size,) + tuple(v.shape[2:])) for k, v in unrolled.items()}
+            with torch.no_grad():
+                sampled = DiagGaussian(flat['mu'].detach(), flat['sigma'].detach()).sample().reshape(steps, size, dim)
+                bootstrap_value = unrolled['value'][-1].detach()
+            out = {'mu': flat['mu'], 'sigma': flat['sigma'], 'value': flat['value'],
+                   'q_value': self._model.sdn_q(flat['feature'], flat['value'], flat['mu'], flat['sigma'],
+                                                torch.stack([action, sampled], dim=2).reshape(-1, 2, dim))}
+            average = {k: average[k].reshape(steps * size, dim) for k in ('mu', 'sigma')}
+        else:
+            flat_obs = flatten_lead(obs[:-1], 2)
+            # Q~ at the taken action and at one action a' ~ pi drawn here (for the bias correction)
+            with torch.no_grad():
+                actor = self._model.compute_actor(flat_obs)
+                sampled = DiagGaussian(actor['mu'], actor['sigma']).sample().reshape(steps, size, dim)
+                bootstrap_value = self._model.compute_critic(obs[-1])['value']
+                average = self._average_model.compute_actor(flat_obs)
+            out = self._model.compute_actor_critic(flat_obs,
+                                                   actions=torch.stack([action, sampled], dim=2).reshape(-1, 2, dim))
         # phi: the distribution statistics (mean, log std) the trust region acts on
         stats = torch.cat([out['mu'], out['sigma'].log()], dim=-1).reshape(steps, size, 2 * dim)
         policy = DiagGaussian(stats[..., :dim], stats[..., dim:].exp())
@@ -246,7 +337,7 @@ class ACERPolicy(Policy):
         with torch.no_grad():
             rho = (log_prob_taken - behaviour.log_prob(action)).exp()
             rho_sampled = (log_prob_sampled - behaviour.log_prob(sampled)).exp()
-        q_ret, q_pg = self._targets(batch, rho, q_taken, values, bootstrap_value, dim)
+        q_ret, q_pg = self._targets(batch, rho, q_taken, values, bootstrap_value, dim, ends)
         policy_loss = acer_policy_loss_continuous(log_prob_taken, log_prob_sampled, rho, rho_sampled,
                                                   q_pg - values.detach(), (q_sampled - values).detach(),
                                                   self._cfg.learn.c_clip_ratio)

@@ -250,8 +250,8 @@ class Policy:
         if 'rnn' in kwargs and not rnn_type(kwargs['rnn']) and 'rnn' not in params:
             kwargs.pop('rnn')  # the declared default (feed-forward) of a policy whose model has no recurrent core
         elif 'rnn' in kwargs and 'rnn' not in params and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
-            raise ConfigError(f"policy.model.rnn: model '{name}' has no recurrent core; use the 'vac' model or set "
-                              f"policy.model.rnn.type=None")
+            raise ConfigError(f"policy.model.rnn: model '{name}' has no recurrent core; use a model with one ('vac', "
+                              f"'acer_q') or set policy.model.rnn.type=None")
         if isinstance(kwargs.get('rnn'), Mapping):
             kwargs['rnn'] = {k: kwargs['rnn'][k] for k in RNN_MODEL_KEYS if k in kwargs['rnn']}
         if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
@@ -451,12 +451,14 @@ class Policy:
         starts = torch.cat([torch.zeros_like(done[:1]), rollout.episode_start[1:].to(torch.bool), done[-1:]])
         return self._evaluate_unroll(rollout.obs, rollout.rnn_state[0], starts)
 
-    def _evaluate_unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """A recurrent model's outputs on observations ``(T, B, *obs_shape)`` from ``state`` ``(B, R, H)``, the state
-        zeroed before every step where ``starts`` ``(T, B)`` is True; every output ``(T, B, ...)`` (``VAC.unroll``)."""
+    def _evaluate_unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor,
+                         model: Optional[nn.Module] = None) -> Dict[str, torch.Tensor]:
+        """A recurrent model's (default: this policy's) outputs on observations ``(T, B, *obs_shape)`` from ``state``
+        ``(B, R, H)``, the state zeroed before every step where ``starts`` ``(T, B)`` is True; every output
+        ``(T, B, ...)`` (``VAC.unroll``)."""
         lead = lead_shape(obs, 2)
         obs, mask = split_action_mask(flatten_lead(obs, 2))
-        output = masked(self._model.unroll(obs, state, starts), mask)
+        output = masked((self._model if model is None else model).unroll(obs, state, starts), mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
     def _compute_actor(self, obs: Any, state: Optional[torch.Tensor] = None,
@@ -663,8 +665,8 @@ def check_recurrent(cfg: Any, policy_cls: type) -> None:
     kind = rnn_type(cfg.get('model', {}).get('rnn'))
     if kind and not policy_cls.supports_rnn:
         raise ConfigError(f"policy.model.rnn.type='{kind}': policy '{cfg.get('type', policy_cls.__name__)}' has no "
-                          f"recurrent form yet (ppo, a2c and impala have); remove policy.model.rnn or "
-                          f"use policy ppo, a2c or impala")
+                          f"recurrent form yet (ppo, a2c, impala and acer have); remove policy.model.rnn or "
+                          f"use policy ppo, a2c, impala or acer")
 
 
 class EnvStates:
