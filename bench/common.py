@@ -60,3 +60,26 @@ def median_report(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
         'process_s': [r['process_s'] for r in runs],
         'env_steps': [r['env_steps'] for r in runs],
     }
+
+
+def solve_table(task: str, acframe_runs: List[Dict[str, Any]], peer_runs: Dict[int, List[Dict[str, Any]]]) -> str:
+    """A Markdown table of time-to-solve runs, acframe against SB3 at each thread count (0: torch's default), and
+    acframe's median whole-process time as a fraction of each peer's (medians over the same seeds)."""
+    rows = []
+    if acframe_runs:
+        rows.append(('acframe, 1 torch thread', acframe_runs))
+    for threads, runs in peer_runs.items():
+        if runs:
+            rows.append((f"SB3, {threads if threads else 'default'} torch thread{'s' if threads != 1 else ''}", runs))
+    lines = [f"\n{task}\n", '| framework | solved | median env steps | median whole-process s | per seed (s) |',
+             '|---|---|---|---|---|']
+    for name, runs in rows:
+        lines.append(f"| {name} | {sum(bool(r['solved']) for r in runs)}/{len(runs)} | "
+                     f"{int(statistics.median(r['env_steps'] for r in runs))} | "
+                     f"{statistics.median(r['process_s'] for r in runs):.2f} | "
+                     f"{', '.join(str(r['process_s']) for r in runs)} |")
+    if acframe_runs:
+        ours = statistics.median(r['process_s'] for r in acframe_runs)
+        for name, runs in rows[1:]:
+            lines.append(f"\nacframe / {name}: {ours / statistics.median(r['process_s'] for r in runs):.2f}x")
+    return '\n'.join(lines)
