@@ -62,15 +62,14 @@ def median_report(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     }
 
 
-def solve_table(task: str, acframe_runs: List[Dict[str, Any]], peer_runs: Dict[int, List[Dict[str, Any]]]) -> str:
-    """A Markdown table of time-to-solve runs, acframe against SB3 at each thread count (0: torch's default), and
-    acframe's median whole-process time as a fraction of each peer's (medians over the same seeds)."""
-    rows = []
-    if acframe_runs:
-        rows.append(('acframe, 1 torch thread', acframe_runs))
-    for threads, runs in peer_runs.items():
-        if runs:
-            rows.append((f"SB3, {threads if threads else 'default'} torch thread{'s' if threads != 1 else ''}", runs))
+def solve_table(task: str, acframe_runs: List[Dict[str, Any]], peer_runs: Dict[str, List[Dict[str, Any]]]) -> str:
+    """A Markdown table of runs, acframe against each SB3 variant (``sb3_peer.VARIANTS``), and acframe's median
+    whole-process time as a fraction of each variant's (medians over the same seeds)."""
+    names = {'sb3': "SB3, RL Zoo settings (1 torch thread, 1 eval env)",
+             'sb3-vec-eval': 'SB3, 1 torch thread, evaluation on 10 envs',
+             'sb3-default-threads': "SB3, RL Zoo settings, torch's default threads"}
+    rows = [('acframe, 1 torch thread', acframe_runs)] if acframe_runs else []
+    rows += [(names.get(variant, variant), runs) for variant, runs in peer_runs.items() if runs]
     lines = [f"\n{task}\n", '| framework | solved | median env steps | median whole-process s | per seed (s) |',
              '|---|---|---|---|---|']
     for name, runs in rows:
