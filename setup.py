@@ -37,6 +37,8 @@ setup(
         # logger.backends=['wandb'] / ['mlflow']: Weights & Biases and MLflow tracking (docs/logging.md)
         "wandb": ["wandb"],
         "mlflow": ["mlflow"],
+        # env.type='pettingzoo_classic': PettingZoo's two-player games (connect_four_v3 ...) against a fixed opponent
+        "pettingzoo": ["pettingzoo>=1.24", "pygame-ce"],
     },
     entry_points={"console_scripts": ["acframe=acframe.cli:main"]},
 )

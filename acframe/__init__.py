@@ -5,8 +5,8 @@ policies and workers are imported on first use (``acframe.serial_pipeline`` etc.
 """
 from .errors import (AcframeError, CheckpointError, ConfigError, EnvError, NonFiniteError, RegistryError,
                      UnsupportedSpaceError)
-from .registry import (BUFFER_REGISTRY, ENV_REGISTRY, HOOK_REGISTRY, LOGGER_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY,
-                       Registry)
+from .registry import (BUFFER_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, HOOK_REGISTRY, LOGGER_REGISTRY, MODEL_REGISTRY,
+                       POLICY_REGISTRY, Registry)
 
 __version__ = '0.1.0'
 
@@ -45,5 +45,5 @@ def __getattr__(name: str):
 
 
 __all__ = ['AcframeError', 'CheckpointError', 'ConfigError', 'EnvError', 'NonFiniteError', 'RegistryError', 'UnsupportedSpaceError',
-           'BUFFER_REGISTRY', 'ENV_REGISTRY', 'HOOK_REGISTRY', 'LOGGER_REGISTRY', 'MODEL_REGISTRY', 'POLICY_REGISTRY', 'Registry',
+           'BUFFER_REGISTRY', 'ENV_MANAGER_REGISTRY', 'ENV_REGISTRY', 'HOOK_REGISTRY', 'LOGGER_REGISTRY', 'MODEL_REGISTRY', 'POLICY_REGISTRY', 'Registry',
            *_LAZY]

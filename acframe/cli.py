@@ -107,14 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _list() -> str:
-    from .registry import BUFFER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
+    from .registry import BUFFER_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
     from .envs.gym_env import SHORT_NAMES
     import importlib.util
 
     lines = []
-    for registry in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, BUFFER_REGISTRY):
-        plural = 'policies' if registry.kind == 'policy' else registry.kind + 's'
-        lines.append(f"{plural}: {', '.join(registry.names())}")
+    for registry in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY):
+        lines.append(f"{registry.plural.replace('_', ' ')}: {', '.join(registry.names())}")
     lines.append(f"env short names: {', '.join(f'{k} ({v})' for k, v in SHORT_NAMES.items())}")
     spec = importlib.util.find_spec('dizoo_configs')
     if spec is not None and spec.submodule_search_locations:

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from .envs.masks import ACTION_MASK_KEY
 from .runs import RunArtifacts, load_model_weights, locate_run
 
 logger = logging.getLogger('acframe')
@@ -53,7 +54,14 @@ class DeterministicActor(nn.Module):
             self.register_buffer('high', torch.as_tensor(action_space.high, dtype=torch.float32))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.clipped(self._forward_eval(obs)['action'])
+        return self.no_legal_action(obs, self.clipped(self._forward_eval(obs)['action']))
+
+    def no_legal_action(self, obs: Any, action: torch.Tensor) -> torch.Tensor:
+        """A masked Discrete policy's ``action`` with -1 where the observation's ``'action_mask'`` leaves no legal
+        action (an exported model cannot raise; ``load_policy`` refuses such observations before acting)."""
+        if isinstance(obs, dict) and ACTION_MASK_KEY in obs and action.dim() == 1:
+            action = torch.where(obs[ACTION_MASK_KEY].to(torch.bool).any(-1), action, torch.full_like(action, -1))
+        return action
 
     def clipped(self, action: torch.Tensor) -> torch.Tensor:
         """``action`` clipped to a Box action space's bounds (other spaces: as it is)."""
@@ -78,7 +86,7 @@ class RecurrentActor(DeterministicActor):
 
     def forward(self, obs: torch.Tensor, state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:  # type: ignore[override]
         output = self._step(obs, state)
-        return self.clipped(output['action']), output['state']
+        return self.no_legal_action(obs, self.clipped(output['action'])), output['state']
 
 
 def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space, action_space: gym.Space,
@@ -129,15 +137,17 @@ def observation_dtype(space: gym.Space) -> torch.dtype:
     return torch.uint8 if getattr(space, 'dtype', None) == np.uint8 else torch.float32
 
 
-def env_spaces(cfg: Any) -> Tuple[gym.Space, gym.Space]:
-    """The observation and action spaces of one env of ``cfg.env`` as the policy saw them (nominal parameters)."""
-    from .envs import build_env
+def env_spaces(cfg: Any) -> Tuple[gym.Space, gym.Space, Any]:
+    """The observation and action spaces of one env of ``cfg.env`` as the policy saw them (nominal parameters), and
+    its ``FlattenDictObservation`` layer (None without one): what turns the env's own Dict observation into them."""
+    from .envs import FlattenDictObservation, in_process_manager, make_env_manager
 
-    env = build_env(dict(cfg.env), 0, int(cfg.seed), 'inference')
-    try:
-        return env.observation_space, env.action_space
-    finally:
-        env.close()
+    manager = in_process_manager(cfg.env.manager) or cfg.env.manager  # (EnvPool's run: gymnasium's env, same spaces)
+    with make_env_manager(cfg, 'inference', [int(cfg.seed)], manager=manager) as env:
+        layer = next(iter(getattr(getattr(env, '_venv', None), 'envs', None) or []), None)
+        while isinstance(layer, gym.Wrapper) and not isinstance(layer, FlattenDictObservation):
+            layer = layer.env
+        return env.observation_space, env.action_space, layer if isinstance(layer, FlattenDictObservation) else None
 
 
 class LoadedPolicy:
@@ -153,7 +163,7 @@ class LoadedPolicy:
         self.cfg = artifacts.cfg
         self.run_dir = artifacts.run_dir
         self.checkpoint = artifacts.checkpoint
-        self.observation_space, self.action_space = env_spaces(self.cfg)
+        self.observation_space, self.action_space, self._flatten = env_spaces(self.cfg)
         self.policy = build_inference_policy(artifacts, self.observation_space, self.action_space, ('eval', 'collect'))
         self.actor = DeterministicActor(self.policy, self.action_space)
         self.recurrent = bool(getattr(self.policy.eval_mode, 'recurrent', False))
@@ -162,7 +172,11 @@ class LoadedPolicy:
         self._obs_keys = list(self.cfg.env.obs_keys) if self.cfg.env.get('obs_keys') else None
 
     def _as_batch(self, obs: Any) -> Tuple[Any, bool]:
-        if isinstance(self.observation_space, gym.spaces.Dict):  # images with vectors: the model takes a dict
+        masked = isinstance(self.observation_space, gym.spaces.Dict) and ACTION_MASK_KEY in self.observation_space.spaces
+        if (masked and isinstance(obs, Mapping) and set(obs) != set(self.observation_space.spaces)
+                and self._flatten is not None):  # one observation as the env gives it: flattened as in training
+            obs = self._flatten.observation(obs)
+        if isinstance(self.observation_space, gym.spaces.Dict):  # images with vectors, a mask: the model takes a dict
             if not isinstance(obs, Mapping):
                 raise ValueError(f"act: a Dict observation with keys {list(self.observation_space.spaces)} was expected, "
                                  f"got {type(obs).__name__}")
@@ -174,6 +188,8 @@ class LoadedPolicy:
             singles = {single for _, single in parts.values()}
             if len(singles) > 1:
                 raise ValueError("act: give every key of the observation one observation each, or every key a batch")
+            if masked:
+                check_legal(parts[ACTION_MASK_KEY][0], self.action_space)
             return {k: t.to(self._device) for k, (t, _) in parts.items()}, singles.pop()
         if isinstance(obs, Mapping):  # one observation of a Dict-observation env, flattened as in training
             keys = self._obs_keys or sorted(obs)
@@ -253,6 +269,18 @@ class LoadedPolicy:
         return (f"LoadedPolicy({self.cfg.policy.type} on {self.cfg.env.env_id}, checkpoint "
                 f"'{self.checkpoint}', obs {getattr(self.observation_space, 'shape', None) or self.observation_space}, "
                 f"actions {self.action_space})")
+
+
+def check_legal(mask: torch.Tensor, action_space: gym.Space) -> None:
+    """A ``ValueError`` naming the observation of a batch whose action mask ``(B, n)`` leaves no legal action (in a
+    dimension of a MultiDiscrete space)."""
+    nvec = [int(n) for n in action_space.nvec] if isinstance(action_space, gym.spaces.MultiDiscrete) else [mask.shape[-1]]
+    for dim, part in enumerate(torch.split(mask, nvec, dim=-1)):
+        empty = (~part.to(torch.bool).any(-1)).nonzero()
+        if len(empty):
+            where = f" in action dimension {dim}" if len(nvec) > 1 else ""
+            raise ValueError(f"act: observation {int(empty[0])} of the batch has no legal action{where}: its "
+                             f"'action_mask' is all zeros; act only on observations with a legal action")
 
 
 def _batch_size(batch: Any) -> int:

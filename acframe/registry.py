@@ -1,4 +1,4 @@
-"""Registries: find policies, models, envs, buffers, logger backends and learner hooks by name.
+"""Registries: find policies, models, envs, env managers, buffers, logger backends and learner hooks by name.
 
 A ``Registry`` maps a name to a class (or factory).  Built-in entries are registered *lazily* as
 ``"module:attribute"`` strings, so looking a name up (or listing the names) does not import torch;
@@ -180,6 +180,7 @@ class Registry:
 POLICY_REGISTRY = Registry("policy")
 MODEL_REGISTRY = Registry("model")
 ENV_REGISTRY = Registry("env")
+ENV_MANAGER_REGISTRY = Registry("env_manager")
 BUFFER_REGISTRY = Registry("buffer")
 LOGGER_REGISTRY = Registry("logger")
 HOOK_REGISTRY = Registry("hook")
@@ -194,12 +195,21 @@ POLICY_REGISTRY.register_lazy("acer", "acframe.policy.acer:ACERPolicy")
 MODEL_REGISTRY.register_lazy("acer_q", "acframe.models.acer:ACERDiscrete")
 MODEL_REGISTRY.register_lazy("acer_sdn", "acframe.models.acer:ACERSDN")
 BUFFER_REGISTRY.register_lazy("episodic", "acframe.data.episodic_buffer:EpisodicReplayBuffer")
+BUFFER_REGISTRY.register_lazy("prioritized", "acframe.data.prioritized:PrioritizedReplayBuffer")
+BUFFER_REGISTRY.register_lazy("episodic_prioritized", "acframe.data.prioritized:PrioritizedEpisodicReplayBuffer")
 ENV_REGISTRY.register_lazy("gym", "acframe.envs.gym_env:make_gym_env")
 ENV_REGISTRY.register_lazy("toy_multidiscrete", "acframe.envs.toy:make_toy_multidiscrete")
+ENV_REGISTRY.register_lazy("toy_multidiscrete_masked", "acframe.envs.toy:make_toy_multidiscrete_masked")
 ENV_REGISTRY.register_lazy("toy_dict", "acframe.envs.toy:make_toy_dict")
 ENV_REGISTRY.register_lazy("toy_pixel_dot", "acframe.envs.toy:make_toy_pixel_dot")
 ENV_REGISTRY.register_lazy("toy_pixel_goal", "acframe.envs.toy:make_toy_pixel_goal")
 ENV_REGISTRY.register_lazy("toy_cue_memory", "acframe.envs.toy:make_toy_cue_memory")
+ENV_REGISTRY.register_lazy("toy_tictactoe", "acframe.envs.tictactoe:make_tictactoe")
+ENV_REGISTRY.register_lazy("toy_tictactoe_nomask", "acframe.envs.tictactoe:make_tictactoe_nomask")
+ENV_MANAGER_REGISTRY.register_lazy("sync", "acframe.envs.manager:SyncEnvManager")
+ENV_MANAGER_REGISTRY.register_lazy("async", "acframe.envs.manager:AsyncEnvManager")
+ENV_MANAGER_REGISTRY.register_lazy("envpool", "acframe.envs.envpool_manager:EnvPoolManager")
+ENV_REGISTRY.register_lazy("pettingzoo_classic", "acframe.envs.pettingzoo_env:make_pettingzoo_classic")
 LOGGER_REGISTRY.register_lazy("tensorboard", "acframe.loggers.files:TensorBoardLogger")
 LOGGER_REGISTRY.register_lazy("jsonl", "acframe.loggers.files:JsonlLogger")
 LOGGER_REGISTRY.register_lazy("wandb", "acframe.loggers.wandb_logger:WandbLogger")

@@ -70,6 +70,11 @@ def raise_swallowed_interrupt() -> None:
         raise exc
 
 
+def interrupt_pending() -> bool:
+    """True when a Ctrl-C or SIGTERM is held back by ``interrupts_deferred`` (it is raised when the block ends)."""
+    return _Deferral.pending is not None
+
+
 def interrupt_handled() -> None:
     """The run's interrupt path has the interrupt: nothing is left to raise again."""
     _Deferral.raised = None

@@ -4,6 +4,8 @@ RL-Zoo's PPO settings for CartPole-v1 (8 envs × 32 steps per rollout, one minib
 gamma 0.98, GAE lambda 0.8, lr 1e-3 and clip 0.2 both decayed linearly to 0 over the 100k-step budget).
 Measured (2026-11-23, seeds 0 1 2, budget 100k env steps): solved (10-episode greedy mean >= 475) at
 10,240 / 11,520 / 23,040 env steps (800 / 900 / 1,800 gradient steps); `python bench/bench_ppo.py`.
+With 2 data-parallel learners (`parallel.learner_num=2`, docs/ddp.md; 2026-11-28, seeds 0 1 2): solved at
+19,200 / 20,480 / 17,920 env steps; `python bench/bench_ddp.py --solve`.
 """
 main_config = dict(
     exp_name='cartpole_ppo',  # the run folder is ./cartpole_ppo_seed<seed>

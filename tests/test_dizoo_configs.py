@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = sorted(f for f in os.listdir(os.path.join(ROOT, 'dizoo_configs')) if f.endswith('.py') and f != '__init__.py')
 #: the module an env family needs, and the extra that installs it
 EXTRAS = {'ALE/': ('ale_py', 'atari'), 'LunarLander': ('Box2D', 'box2d'), 'HalfCheetah': ('mujoco', 'mujoco'),
-          'Hopper': ('mujoco', 'mujoco')}
+          'Hopper': ('mujoco', 'mujoco'), 'connect_four_v': ('pettingzoo', 'pettingzoo')}
 
 
 def test_there_is_a_config_for_every_ladder_row_and_algorithm():

@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'examples')
 
@@ -26,3 +28,11 @@ def test_compose_pipeline_example_trains_impala_by_hand(tmp_path):
     assert '[eval] env_step 0' in stdout
     assert "'train_iters':" in stdout.splitlines()[-1]
     assert (tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth').is_file()
+
+
+@pytest.mark.parametrize('pipeline', ['serial', 'parallel'])
+def test_vector_cartpole_example_trains_its_numpy_envs_by_name(tmp_path, pipeline):
+    stdout = run_example('vector_cartpole.py', '--pipeline', pipeline, '--num-envs', '64', '--max-env-step', '4096',
+                         '--exp-dir', str(tmp_path / 'run'), cwd=tmp_path)
+    assert f'numpy_cartpole x 64 ({pipeline}): 4096 env steps' in stdout
+    assert "'type': 'numpy_cartpole'" in (tmp_path / 'run' / 'config.py').read_text()

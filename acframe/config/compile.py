@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from easydict import EasyDict
 
 from ..errors import ConfigError, ConfigWarning, describe_raised
-from ..registry import POLICY_REGISTRY, closest, import_names
+from ..registry import BUFFER_REGISTRY, POLICY_REGISTRY, closest, import_names
 from . import defaults as D
 from .ding_compat import leaf_paths, translate_ding_config, translate_override
 from .introspect import loaded_class_config, static_class_config
@@ -102,6 +102,60 @@ def class_comments(cls: type) -> Dict[str, str]:
             found = static_class_config(f"{klass.__module__}:{klass.__qualname__}") or loaded_class_config(klass)
             comments.update(found[1] if found is not None else {})
     return comments
+
+
+BUFFER_PATH = 'policy.other.replay_buffer'
+
+
+def buffer_defaults(buffer_type: Any) -> Tuple[dict, Dict[str, str]]:
+    """The keys a registered replay buffer class declares in its own ``config`` (defaults, and the comments above
+    them), so a buffer's options (a prioritized buffer's ``alpha``) are config keys under ``policy.other.replay_buffer``
+    without an edit here. A built-in buffer is read from its source (nothing imported); a user's buffer, registered by
+    an ``import_names`` module, from its class and the classes it inherits ``config`` from. ``({}, {})`` for a
+    buffer without ``config`` and for a name that is not registered (building the buffer says so)."""
+    if not isinstance(buffer_type, str) or buffer_type not in BUFFER_REGISTRY:
+        return {}, {}
+    if not BUFFER_REGISTRY.is_loaded(buffer_type):
+        return static_class_config(BUFFER_REGISTRY.location(buffer_type)) or ({}, {})
+    cls = BUFFER_REGISTRY.get(buffer_type)
+    config: dict = {}
+    for klass in reversed(getattr(cls, '__mro__', ())):  # a subclass adds its keys to those it inherits
+        if isinstance(vars(klass).get('config'), dict):
+            config.update(copy.deepcopy(vars(klass)['config']))
+    return config, (class_comments(cls) if config else {})
+
+
+def _buffer_type(policy: dict, main: dict, overrides: Optional[Sequence[Any]]) -> Any:
+    """``policy.other.replay_buffer.type`` as the policy's default, the file and the overrides set it."""
+    found = policy.get('other', {}).get('replay_buffer', {}).get('type')
+    node: Any = main
+    for part in BUFFER_PATH.split('.') + ['type']:
+        node = node.get(part, _UNSET) if isinstance(node, dict) else _UNSET
+    found = found if node is _UNSET else node
+    for override in overrides or ():
+        try:
+            key, value = parse_override(override) if isinstance(override, str) else override
+        except (ConfigError, TypeError, ValueError):
+            continue  # apply_overrides reports it
+        if key == BUFFER_PATH + '.type':
+            found = value
+    return found
+
+
+_UNSET = object()
+
+
+def _merge_buffer_keys(result: dict, comments: Dict[str, str], buffer_type: Any) -> None:
+    """Add the keys the buffer declares (``buffer_defaults``) under ``policy.other.replay_buffer``; the policy's own
+    values and comments for the same keys win."""
+    own, own_comments = buffer_defaults(buffer_type)
+    if not own:
+        return
+    section = result['policy'].setdefault('other', {}).setdefault('replay_buffer', {})
+    for key, value in own.items():
+        section.setdefault(key, value)
+    for key, comment in own_comments.items():
+        comments.setdefault(f'{BUFFER_PATH}.{key}', comment)
 
 
 def default_config(policy_type: str) -> dict:
@@ -282,6 +336,7 @@ def compile_config(
     result = default_config(policy_type)
     _, policy_comments = policy_defaults(policy_type)
     comments = _all_comments(policy_comments)
+    _merge_buffer_keys(result, comments, _buffer_type(result['policy'], main, overrides))
     reference = copy.deepcopy(result)
     main.pop('import_names', None)
     deep_merge(result, main)
@@ -293,7 +348,8 @@ def compile_config(
         result['env']['manager'] = create_full['env_manager']['type']
     manager = result['env']['manager']
     if not isinstance(manager, str):
-        raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async' or 'envpool'")
+        raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async', 'envpool' "
+                          f"or a registered env manager's name")
     result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
     result['import_names'] = sorted(set(import_list))
     file_env_id = result['env']['env_id']
@@ -305,8 +361,21 @@ def compile_config(
     _check_plain_data(result, '')
     check_config(result, reference, comments)  # every key against the rule declared above its default
     check_exp_name(result['exp_name'])
+    check_env_manager(result['env']['manager'])
     check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
     return EasyDict(result)
+
+
+def check_env_manager(name: str) -> None:
+    """``env.manager`` names a registered env manager (``ENV_MANAGER_REGISTRY``; a user's is registered by a module in
+    ``import_names``)."""
+    from ..errors import RegistryError
+    from ..registry import ENV_MANAGER_REGISTRY
+
+    try:
+        ENV_MANAGER_REGISTRY._lookup(name)
+    except RegistryError as exc:
+        raise ConfigError(f"config key 'env.manager': {exc}") from None
 
 
 def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:
@@ -370,7 +439,11 @@ def config_comments(cfg: Dict[str, Any]) -> Dict[str, str]:
     """The declaration and comment of every key a compiled config of ``cfg['policy']['type']`` has a default for,
     by dotted path (``{'policy.learn.learning_rate': '(float > 0) ...'}``)."""
     _, policy_comments = policy_defaults(cfg['policy']['type'])
-    return _all_comments(policy_comments)
+    comments = _all_comments(policy_comments)
+    _, own_comments = buffer_defaults(cfg['policy'].get('other', {}).get('replay_buffer', {}).get('type'))
+    for key, comment in own_comments.items():
+        comments.setdefault(f'{BUFFER_PATH}.{key}', comment)
+    return comments
 
 
 def to_plain(obj: Any) -> Any:

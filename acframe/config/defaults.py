@@ -23,7 +23,7 @@ TOP_LEVEL = dict(
 ENV = dict(
     # (str) Registered env factory, set by create_config.env.type; 'gym' makes env.env_id with gymnasium.
     type='gym',
-    # (str in {'sync', 'async', 'envpool'}) Env manager, set by create_config.env_manager.type: 'sync' (in-process), 'async' (subprocesses) or 'envpool' (EnvPool's C++ threads; extra 'envpool').
+    # (str) Registered env manager (ENV_MANAGER_REGISTRY), set by create_config.env_manager.type: 'sync' (in-process), 'async' (subprocesses), 'envpool' (EnvPool's C++ threads; extra 'envpool'), or a user's own (an EnvManager or gymnasium VectorEnv subclass, module in import_names).
     manager='sync',
     # (str) A gymnasium id (e.g. 'CartPole-v1') or a registered short name ('cartpole', 'pendulum', ...).
     env_id='CartPole-v1',
@@ -147,7 +147,7 @@ PARALLEL = dict(
     env_steps_per_update=None,
     # (int >= 0) A dead actor or evaluator is restarted with a warning; the run fails after this many restarts in total.
     max_restarts=10,
-    # (str in {'auto', 'spawn', 'forkserver', 'fork'}) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off, env.manager is not envpool and policy.learn.torch_threads <= 1: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
+    # (str in {'auto', 'spawn', 'forkserver', 'fork'}) How the local backend starts its processes: 'auto' ('fork' on Linux when policy.cuda is off, the env manager is fork-safe (not envpool) and policy.learn.torch_threads <= 1: starts in a blink; else 'spawn'), 'spawn', 'forkserver' or 'fork'.
     start_method='auto',
     # (float > 0) Seconds the actors and the evaluator may take to start (build envs and policy) before the run fails.
     start_timeout=120.0,
@@ -155,6 +155,12 @@ PARALLEL = dict(
     actor_num_cpus=1.0,
     # (float >= 0) CPUs the Ray backend reserves for the evaluator.
     evaluator_num_cpus=1.0,
+    # (int in [1, 256]) Data-parallel learners (DDP, serial pipelines; docs/ddp.md): this many rank processes, each collecting with its share of the envs and learning on its share of every batch, gradients all-reduced each step; the batch keys (env.collector_env_num, collect.n_sample, learn.batch_size, replay sizes) stay global and are split evenly; 1: one learner.
+    learner_num=1,
+    # (str in {'auto', 'gloo', 'nccl'}) torch.distributed backend of the data-parallel learners: 'auto' (nccl with policy.cuda, one GPU per rank; else gloo), 'gloo' or 'nccl'.
+    learner_backend='auto',
+    # (float > 0) Seconds a data-parallel collective may wait for the other ranks (rank 0's evaluations included) before the run fails naming the rank; a rank that dies is named at once.
+    collective_timeout_s=600.0,
 )
 
 LOGGER = dict(
@@ -198,7 +204,7 @@ CREATE = dict(
         type='gym',
     ),
     env_manager=dict(
-        # (str) 'sync' steps the envs in this process, 'async' in subprocesses, 'envpool' in EnvPool's C++ threads (extra 'envpool').
+        # (str) 'sync' steps the envs in this process, 'async' in subprocesses, 'envpool' in EnvPool's C++ threads (extra 'envpool'); or a registered env manager's name.
         type='sync',
     ),
     policy=dict(

@@ -13,11 +13,16 @@ keys before ``compile_config`` merges and validates the result; everything else 
   is left to the env); a 3-dim ``obs_shape`` with DI-engine's ConvEncoder sizes is acframe's ``nature_cnn``. One note each.
 * **objects and schedules**: a ``torch.nn`` activation module is read as its name (``DING_ACTIVATIONS``), PPO's
   ``learn.lr_scheduler`` as ``learn.lr_decay_iters`` in gradient steps, an ``exp_name`` path as its last part.
-* **refused in one line**: ``multi_gpu=True`` (no data-parallel learners yet, issue 44), ``reward_model`` (GCL, TREX,
-  RND ...), ``env.norm_obs/norm_reward.use_norm=True`` (acframe normalizes inside the policy); ``env.rew_clip=True``
-  is accepted with a note saying it is not applied.
+* **refused in one line**: ``multi_gpu=True`` (the number of DI-engine's data-parallel learners is its launcher's:
+  the line names ``parallel.learner_num``), ``reward_model`` (GCL, TREX, RND ...),
+  ``env.norm_obs/norm_reward.use_norm=True`` (acframe normalizes inside the policy); ``env.rew_clip=True`` is
+  accepted with a note saying it is not applied.
 * **buffers**: ``replay_buffer.type='naive'`` (in ``create_config`` or ``policy.other``) is the policy's own
-  default buffer (IMPALA's ``fifo``, ACER's ``episodic``).
+  default buffer (IMPALA's ``fifo``, ACER's ``episodic``). ``priority=True`` (``policy.priority`` or
+  ``policy.other.replay_buffer.priority``) makes it prioritized (``PRIORITIZED``: ``fifo`` -> ``prioritized``,
+  ``episodic`` -> ``episodic_prioritized``, one note) and ``priority_IS_weight`` is its ``is_weight``; the buffer's
+  ``alpha``, ``beta`` and ``anneal_step`` (and DI-engine's middleware names ``priority_power_factor``,
+  ``IS_weight_power_factor``, ``IS_weight_anneal_train_iter``) are then its keys, else unused.
 * **aliases** (``ALIASES``): keys that mean the same thing under another name or place move to acframe's key;
   when both are given they must agree.
 * **renamed keys** (``RENAMED``): acframe's former names (``policy.learn.clip_value``, now DI-engine's
@@ -120,10 +125,10 @@ DING_KEYS: Tuple[str, ...] = (
     'env.continuous', 'env.save_replay_gif', 'env.replay_path_gif', 'env.frame_stack', 'env.is_train',
     # DI-engine's BipedalWalker env raises the -100 fall penalty to -10 (a note says so when it is True)
     'env.rew_clip',
-    # DI-engine's data-parallel learners (True is refused: _check_multi_gpu)
+    # DI-engine's data-parallel learners (True is refused, naming parallel.learner_num: _check_multi_gpu)
     'policy.multi_gpu',
     # policy-level switches of DI-engine's implementations
-    'policy.nstep', 'policy.discount_factor', 'policy.random_collect_size', 'policy.priority', 'policy.priority_IS_weight',
+    'policy.nstep', 'policy.discount_factor', 'policy.random_collect_size',
     'policy.transition_with_policy_data', 'policy.traj_len_inf', 'policy.multi_agent', 'policy.load_path',
     'policy.recompute_adv', 'policy.action_space',
     # learn
@@ -140,6 +145,8 @@ DING_KEYS: Tuple[str, ...] = (
     # read only by DI-engine's DequeBuffer (its atari_impala_main.py), not by its serial pipeline; acframe's unrolls are
     # cut at unroll_len boundaries, as sliced=True samples them
     'policy.other.replay_buffer.sliced',
+    # a prioritized buffer's keys (used as such when priority=True makes the buffer prioritized: _translate_priority)
+    'policy.other.replay_buffer.alpha', 'policy.other.replay_buffer.beta', 'policy.other.replay_buffer.anneal_step',
     # model: DI-engine's normalisation and sigma/bound options (its head depth is the vac model's *_head_layer_num)
     'policy.model.norm_type',
     'policy.learn.nstep', 'policy.learn.nstep_return', 'policy.learn.resume_training',
@@ -410,12 +417,16 @@ def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[
 
 
 def _check_multi_gpu(main: dict) -> None:
-    """DI-engine's ``multi_gpu=True`` asks for its data-parallel learners, which acframe does not have yet."""
+    """DI-engine's ``multi_gpu=True`` asks for its data-parallel learners, as many as its launcher starts
+    (``torch.distributed.launch --nproc_per_node``), each with the file's per-rank batch keys: the file does not say
+    how many, so it is refused, naming acframe's key (``parallel.learner_num``, global batch keys; docs/ddp.md)."""
     for key in ('policy.multi_gpu', 'policy.learn.multi_gpu'):
         value = _get(main, key)
         if value is not _MISSING and value not in (False, None):
-            raise ConfigError(f"config key '{key}' = {value!r} asks for DI-engine's data-parallel learners, which "
-                              f"acframe does not have yet (issue 44); set {key}=False to train with one learner")
+            raise ConfigError(f"config key '{key}' = {value!r} asks for DI-engine's data-parallel learners, whose number "
+                              f"its launcher sets (--nproc_per_node); set {key}=False and parallel.learner_num=N (acframe "
+                              f"starts the N ranks itself; its env.collector_env_num, collect.n_sample and learn.batch_size "
+                              f"are global: N times DI-engine's per-rank values; docs/ddp.md)")
 
 
 def _translate_activation(main: dict) -> None:
@@ -467,8 +478,16 @@ def _translate_image_encoder(main: dict) -> None:
                    list(hidden), 'x'.join(str(v) for v in shape), list(hidden[:3]), [hidden[-1]])
 
 
+#: a uniform buffer -> its prioritized version (what DI-engine's ``priority=True`` asks of it)
+PRIORITIZED = {'fifo': 'prioritized', 'episodic': 'episodic_prioritized'}
+#: DI-engine's priority keys of its buffer middleware -> acframe's prioritized buffers' keys
+PRIORITY_ALIASES = {'priority_power_factor': 'alpha', 'IS_weight_power_factor': 'beta',
+                    'IS_weight_anneal_train_iter': 'anneal_step'}
+
+
 def _translate_buffer(main: dict, create: dict, valid: Dict[str, Any]) -> None:
-    """``replay_buffer.type='naive'`` (DI-engine's plain FIFO buffer) -> the policy's default buffer type."""
+    """``replay_buffer.type='naive'`` (DI-engine's plain FIFO buffer) -> the policy's default buffer type; DI-engine's
+    priority switches -> a prioritized buffer (``_translate_priority``); the keys the buffer declares are valid."""
     default_type = valid.get('policy.other.replay_buffer.type', _MISSING)
     create_buffer = create.pop('replay_buffer', None)
     if create_buffer is not None:
@@ -479,6 +498,50 @@ def _translate_buffer(main: dict, create: dict, valid: Dict[str, Any]) -> None:
     buffer_type = _get(main, 'policy.other.replay_buffer.type')
     if isinstance(buffer_type, str) and buffer_type == 'naive' and default_type is not _MISSING:
         _set(main, 'policy.other.replay_buffer.type', default_type)
+    _translate_priority(main, default_type)
+    from .compile import buffer_defaults  # compile imports this module
+
+    buffer_type = _get(main, 'policy.other.replay_buffer.type')
+    own, _ = buffer_defaults(default_type if buffer_type is _MISSING else buffer_type)
+    valid.update({f'policy.other.replay_buffer.{k}': v for k, v in leaf_paths(own).items()})
+
+
+def _translate_priority(main: dict, default_type: Any) -> None:
+    """DI-engine's ``priority=True`` / ``priority_IS_weight`` (in ``policy`` or ``policy.other.replay_buffer``): the
+    policy's buffer made prioritized, with one note; ``priority=False`` drops them (the buffer stays uniform)."""
+    switches = {}
+    for name in ('priority', 'priority_IS_weight'):
+        for path in (f'policy.{name}', f'policy.other.replay_buffer.{name}'):
+            value = _get(main, path)
+            if value is _MISSING:
+                continue
+            _pop(main, path)
+            if not isinstance(value, bool):
+                raise ConfigError(f"config key '{path}' = {value!r} must be True or False (DI-engine's prioritized replay switch)")
+            if name in switches and switches[name] != value:
+                raise ConfigError(f"'policy.{name}' and 'policy.other.replay_buffer.{name}' differ; keep one")
+            switches[name] = value
+    rb = _get(main, 'policy.other.replay_buffer')
+    if isinstance(rb, dict):
+        for ding_name, name in PRIORITY_ALIASES.items():
+            if ding_name in rb:
+                if name in rb and rb[name] != rb[ding_name]:
+                    raise ConfigError(f"'policy.other.replay_buffer.{ding_name}' and '...replay_buffer.{name}' differ; keep one")
+                rb[name] = rb.pop(ding_name)
+    if not switches.get('priority'):
+        return
+    buffer_type = _get(main, 'policy.other.replay_buffer.type')
+    buffer_type = default_type if buffer_type is _MISSING else buffer_type
+    if buffer_type in PRIORITIZED:
+        _set(main, 'policy.other.replay_buffer.type', PRIORITIZED[buffer_type])
+        logger.warning("acframe: note: policy.priority=True: replay_buffer.type '%s' is read as '%s' (prioritized replay, "
+                       "docs/replay.md)", buffer_type, PRIORITIZED[buffer_type])
+    elif buffer_type not in PRIORITIZED.values():
+        raise ConfigError(f"policy.priority=True asks for prioritized replay, but replay_buffer.type {buffer_type!r} has no "
+                          f"prioritized version in acframe ({', '.join(f'{k} -> {v}' for k, v in PRIORITIZED.items())}); "
+                          f"set policy.priority=False or a prioritized buffer type")
+    if 'priority_IS_weight' in switches:
+        _set(main, 'policy.other.replay_buffer.is_weight', switches['priority_IS_weight'])
 
 
 def _cuda_if_available(main: dict) -> None:

@@ -135,6 +135,8 @@ def _parsed_class_config(source: str, class_name: str, attribute: str) -> Option
         if isinstance(node, ast.ClassDef) and node.name == class_name:
             for stmt in node.body:
                 if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attribute for t in stmt.targets):
+                    if isinstance(stmt.value, ast.Name):  # ``config = NAME``: a module-level dict of the same file
+                        return _parsed_module_dict(source, stmt.value.id)
                     out_comments: Comments = {}
                     try:
                         return _dict_node(stmt.value, comments, "", out_comments), out_comments

@@ -18,8 +18,8 @@ import os
 import sys
 from typing import Any, Dict, List, NamedTuple, Optional
 
-from ..registry import POLICY_REGISTRY
-from .compile import _all_comments, default_config, policy_defaults
+from ..registry import BUFFER_REGISTRY, POLICY_REGISTRY
+from .compile import _all_comments, buffer_defaults, default_config, policy_defaults
 from .introspect import _module_source, module_dict_config, static_class_config
 from .rules import rule_of, split_declaration
 
@@ -114,7 +114,20 @@ def render_common() -> str:
         lines.append('')
     lines += ['## Policies', '']
     lines += [f'* [`{name}`](algorithms/{name}_config.md)' for name in builtin_policies()]
-    return '\n'.join(lines) + '\n'
+    lines += ['', '## Replay buffers (`policy.other.replay_buffer.type`)', '',
+              'The keys a buffer declares in its own `config` are keys under `policy.other.replay_buffer` when that '
+              'buffer is the type (a user\'s buffer declares its keys the same way; see [replay.md](replay.md)). The '
+              'keys every buffer has are in the `policy` table above; `episodic`\'s are declared by ACER.', '']
+    for name in BUFFER_REGISTRY.names():
+        location = BUFFER_REGISTRY.location(name)
+        if not location.startswith('acframe.'):
+            continue
+        values, comments = buffer_defaults(name)
+        lines += [f'### `{name}`', '', f'{_class_summary(location)} (`{location}`)', '']
+        if values:
+            prefix = 'policy.other.replay_buffer.'
+            lines += _table(rows(values, {prefix + k: v for k, v in comments.items()}, prefix)) + ['']
+    return '\n'.join(lines).rstrip('\n') + '\n'
 
 
 def render_policy(policy: str) -> str:

@@ -257,8 +257,14 @@ class EpisodicReplayBuffer:
         starts = self.valid_starts()
         if len(starts) == 0:
             return None
+        return self.gather_windows(self._rng.choice(starts, size=batch_size, replace=True))
+
+    def gather_windows(self, first: np.ndarray) -> ttorch.Tensor:
+        """The windows of ``unroll_len`` steps that start at the slots ``first`` ``(B,)`` (each in ``valid_starts``),
+        as a time-major batch ``(unroll_len, B, ...)``."""
+        batch_size = len(first)
         index = np.empty((self.unroll_len, batch_size), dtype=np.int64)
-        index[0] = self._rng.choice(starts, size=batch_size, replace=True)
+        index[0] = first
         for k in range(1, self.unroll_len):
             index[k] = self._next[index[k - 1]]
         flat_index = torch.from_numpy(index.reshape(-1))

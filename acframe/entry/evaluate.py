@@ -11,15 +11,16 @@ evaluator env with its own drawn parameters (default: as the run evaluated, ``ap
 """
 from __future__ import annotations
 
+import copy
 import os
 import time
 from functools import partial
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gymnasium as gym
 
-from ..envs import EnvManager, env_fns, make_env_manager
-from ..envs.randomization import DomainRandomizer, draw_params, randomized_env_fns
+from ..envs import EnvManager, in_process_manager, make_env_manager
+from ..envs.randomization import DomainRandomizer
 from ..errors import ConfigError
 from ..utils import atomic_write_json, set_global_seed
 from ..worker import Evaluator
@@ -33,16 +34,13 @@ def _record_first_episodes(count: int, episode_id: int) -> bool:
     return episode_id < count
 
 
-def recording_env(make: Callable[[], gym.Env], folder: str, prefix: str, episodes: int) -> gym.Env:
-    """``make()`` wrapped in gymnasium's ``RecordVideo``, recording its first ``episodes`` episodes as MP4."""
+def record_video(folder: str, prefix: str, quota: Sequence[int], env: gym.Env, index: int) -> gym.Env:
+    """Evaluator env ``index`` wrapped in gymnasium's ``RecordVideo``, recording its first ``quota[index]`` episodes as
+    ``<folder>/<prefix>env<index>-episode-<k>.mp4`` (the env factory's ``wrap``)."""
     import warnings
 
     from gymnasium.wrappers import RecordVideo
 
-    # pygame-rendered envs draw rgb_array frames off-screen: no display or sound device is needed (or probed)
-    os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
-    os.environ.setdefault('SDL_AUDIODRIVER', 'dummy')
-    env = make()
     if env.render_mode != 'rgb_array':
         env.close()
         raise ConfigError(f"--video: the env renders with render_mode={env.render_mode!r}, not 'rgb_array'; "
@@ -50,8 +48,8 @@ def recording_env(make: Callable[[], gym.Env], folder: str, prefix: str, episode
     try:
         with warnings.catch_warnings():  # the envs of one evaluation share the folder; file names say which is which
             warnings.filterwarnings('ignore', message='.*Overwriting existing videos')
-            return RecordVideo(env, folder, episode_trigger=partial(_record_first_episodes, episodes), name_prefix=prefix,
-                               disable_logger=True)
+            return RecordVideo(env, folder, episode_trigger=partial(_record_first_episodes, quota[index]),
+                               name_prefix=f"{prefix}env{index}", disable_logger=True)
     except gym.error.DependencyNotInstalled as exc:
         env.close()
         raise ConfigError("--video needs moviepy to encode MP4: pip install 'acframe[video]'") from exc
@@ -64,33 +62,29 @@ def episode_quota(n_episode: int, num_envs: int) -> List[int]:
 
 def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[str], n_episode: int,
                   video_prefix: str = '') -> Tuple[EnvManager, Optional[List[Dict[str, Any]]]]:
-    """The evaluation envs (nominal or drawn parameters, optionally recording) and the drawn parameters.
+    """The evaluation envs (nominal or drawn parameters, optionally recording) and the drawn parameters, built by
+    the env factory as the run's evaluator built them.
 
-    Recorded files are ``<video_dir>/<video_prefix>env<i>-episode-<k>.mp4``: episode ``k`` of evaluator env ``i``.
-    A run trained with ``env.manager='envpool'`` is evaluated on EnvPool's envs, as its evaluator was; recording
-    needs gymnasium's envs (EnvPool renders no frames), whose Atari chain gives EnvPool's frames
-    (``acframe.envs.atari``).
+    Recorded files are ``<video_dir>/<video_prefix>env<i>-episode-<k>.mp4``: episode ``k`` of evaluator env ``i``,
+    recorded in this process by the manager the run's ``env.manager`` names for it (``in_process_manager``: EnvPool's
+    envs render no frames, but gymnasium's Atari chain gives EnvPool's frames, ``acframe.envs.atari``).
     """
     num_envs = int(cfg.env.evaluator_env_num)
-    if cfg.env.manager == 'envpool' and video_dir is None:  # (EnvPool runs have no domain randomization)
-        return make_env_manager(cfg, 'evaluator', num_envs, seed), None
     seeds = [int(seed) + i for i in range(num_envs)]
-    env_cfg = dict(cfg.env)
-    if video_dir is not None:
-        env_cfg['env_kwargs'] = dict(env_cfg.get('env_kwargs') or {}, render_mode='rgb_array')
-    drawn = None
-    if domain_params == 'drawn':
-        randomizer = DomainRandomizer(cfg)
-        drawn = draw_params(randomizer.specs, randomizer.seed, 0, num_envs, 'evaluator')
-        fns = randomized_env_fns(env_cfg, randomizer.specs, drawn, seeds, 'evaluator')
-    else:
-        fns = env_fns(env_cfg, seeds, 'evaluator')
-    manager = 'sync' if cfg.env.manager == 'envpool' else cfg.env.manager
-    if video_dir is not None:
-        quota = episode_quota(n_episode, num_envs)
-        fns = [partial(recording_env, fn, video_dir, f"{video_prefix}env{i}", quota[i]) for i, fn in enumerate(fns)]
-        manager = 'sync'  # the recorders write their files in this process
-    return EnvManager(fns, seeds, manager), drawn
+    drawn = DomainRandomizer(cfg).evaluator_params(num_envs) if domain_params == 'drawn' else None
+    if video_dir is None:
+        return make_env_manager(cfg, 'evaluator', seeds, params=drawn), drawn
+    manager = in_process_manager(cfg.env.manager)
+    if manager is None:  # (a vectorized env)
+        raise ConfigError(f"--video: env.manager '{cfg.env.manager}' steps envs that cannot be recorded one by one; "
+                          f"leave --video out")
+    # pygame-rendered envs draw rgb_array frames off-screen: no display or sound device is needed (or probed)
+    os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
+    os.environ.setdefault('SDL_AUDIODRIVER', 'dummy')
+    video_cfg = copy.deepcopy(cfg)
+    video_cfg.env.env_kwargs = dict(cfg.env.get('env_kwargs') or {}, render_mode='rgb_array')
+    record = partial(record_video, video_dir, video_prefix, episode_quota(n_episode, num_envs))
+    return make_env_manager(video_cfg, 'evaluator', seeds, manager=manager, params=drawn, wrap=record), drawn
 
 
 def resolve_domain_params(cfg: Any, domain_params: Optional[str]) -> Optional[str]:

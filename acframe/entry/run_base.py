@@ -177,6 +177,8 @@ class RunBase:
         self.interrupted = False
         self.wall_before = 0.0
         self.summary: Optional[Dict[str, Any]] = None
+        #: False on the ranks > 0 of data-parallel learners: they write nothing (no folder, lock, logs or summary)
+        self.writes = True
 
     # ---- what a subclass provides ------------------------------------------------------------------
     @property
@@ -222,8 +224,8 @@ class RunBase:
         before anything is written.
         """
         cfg = self.cfg
-        self.exp_dir = plan_exp_dir(cfg, exp_dir, resume)
-        if os.path.isdir(self.exp_dir):  # a folder being resumed (or reused): no planted link or FIFO in it
+        self.exp_dir = plan_exp_dir(cfg, exp_dir, resume) if self.writes else exp_dir
+        if self.writes and os.path.isdir(self.exp_dir):  # a folder being resumed (or reused): no planted link or FIFO in it
             check_folder_is_data(self.exp_dir)
         self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
         check_loggers(cfg)  # an unknown backend, a missing extra, a destination that cannot be written
@@ -244,6 +246,12 @@ class RunBase:
             if resume:
                 self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
             self.policy.check_finite('the start of the run' if not resume else 'the checkpoint to resume')
+            if not self.writes:  # a data-parallel rank > 0: rank 0 owns the folder; the first checkpoint is collective
+                self.logger = RunLogger([])
+                self.evals.tb_logger = self.log_hook.tb_logger = self.logger
+                if not resume:
+                    self.learner.save_checkpoint('ckpt_latest.pth')
+                return
             if not resume:
                 create_exp_dir(self.exp_dir)
             self.lock = RunLock(self.exp_dir)
@@ -403,6 +411,9 @@ class RunBase:
             raise
         wall = self.wall_s()
         evals = self.evals
+        if not self.writes:  # a data-parallel rank > 0
+            self.close()
+            return {}
         summary = {
             'solved': bool(self.solved),
             'interrupted': bool(self.interrupted),

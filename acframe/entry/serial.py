@@ -34,7 +34,7 @@ class SerialRun(RunBase):
     def __init__(self, cfg: Any, exp_dir: Optional[str] = None, resume: bool = False, progress: bool = True,
                  learner_hooks: Sequence[LearnerHook] = (), model: Optional[torch.nn.Module] = None,
                  use_buffer: bool = True, log_to_console: bool = False, mode: str = 'serial',
-                 config_changes: Sequence[str] = ()) -> None:
+                 config_changes: Sequence[str] = (), data_parallel: Any = None) -> None:
         """Build everything, check everything, and only then create (or lock) the experiment folder.
 
         A start that fails — a bad path, an env that does not build, a model that does not fit the env's
@@ -42,6 +42,9 @@ class SerialRun(RunBase):
         before anything is written.
         """
         super().__init__(cfg, progress, mode)
+        #: this process's rank of the data-parallel learners (``parallel.learner_num > 1``; ``entry.data_parallel``)
+        self.ddp = data_parallel
+        self.writes = data_parallel is None or data_parallel.rank == 0
         self.randomizer = DomainRandomizer.from_config(cfg)  # None unless env.domain_randomization.enable
         self.collector_env = self.evaluator_env = None
         self._learner_hooks, self._model, self._use_buffer = learner_hooks, model, use_buffer
@@ -49,10 +52,15 @@ class SerialRun(RunBase):
         self._start(exp_dir, resume, config_changes)
 
     def _build(self) -> None:
-        cfg = self.cfg
+        # data-parallel learners: this rank's share of the envs and batches (``cfg`` stays the run's global config)
+        cfg = self.local_cfg = self.ddp.local_config(self.cfg) if self.ddp is not None else self.cfg
         if self.randomizer is None:
-            self.collector_env = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, cfg.seed)
-            self.evaluator_env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
+            # rank r steps envs seed + r·E/N, ...: over the ranks, the envs of one process with all of them
+            rank_seed = cfg.seed + (self.ddp.rank * cfg.env.collector_env_num if self.ddp is not None else 0)
+            self.collector_env = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, rank_seed)
+            if self.writes:  # ranks > 0 never evaluate
+                self.evaluator_env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num,
+                                                      cfg.seed + EVAL_SEED_OFFSET)
         else:  # every collector env with its own drawn parameters
             self.collector_env = self.randomizer.make_collector_env()
             self.evaluator_env = self.randomizer.make_evaluator_env(cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
@@ -76,19 +84,23 @@ class SerialRun(RunBase):
                                    cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, None,
                                    n_confirm_episode=cfg.env.n_confirm_episode)
         self.evals = self.evaluator.history
-        check_start(cfg, self.mode, self.collector_env.observation_space, self.collector_env.action_space,
+        check_start(self.cfg, self.mode, self.collector_env.observation_space, self.collector_env.action_space,
                     resume=self.resuming)
         if self._use_buffer:
             self.buffer = build_buffer(cfg)
         echo = self.progress.message if self._log_to_console else None
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, None, echo)
-        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,
-                                                                   cfg.policy.learn.learner.save_ckpt_every_s)]
+        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(
+            cfg.policy.learn.learner.save_ckpt_freq, cfg.policy.learn.learner.save_ckpt_every_s,
+            self.ddp.agree_any if self.ddp is not None else None)]
         decay = cfg.policy.learn.get('lr_decay_iters', 0)
         if decay:
             hooks.append(LinearLRDecayHook(decay))
         hooks += list(self._learner_hooks)
-        self.learner = Learner(self.policy.learn_mode, None, hooks, self.state_provider)
+        if self.ddp is None:
+            self.learner = Learner(self.policy.learn_mode, None, hooks, self.state_provider, buffer=self.buffer)
+        else:  # gradients all-reduced; checkpoints hold every rank's envs and RNGs, written by rank 0
+            self.learner = self.ddp.learner(self.policy, hooks, self.state_provider, buffer=self.buffer)
         # updates still owed to the current round (a budget may end a run mid-round; resume finishes it)
         self.pending_updates = 0
         self.pending_batch = None  # the on-policy loop's prepared rollout while its gradient steps are pending
@@ -105,7 +117,8 @@ class SerialRun(RunBase):
     # ---- state -------------------------------------------------------------------------------------
     @property
     def env_step(self) -> int:
-        return self.collector.env_step
+        """Env steps collected; with data-parallel learners, by all ranks (each collects the same number)."""
+        return self.collector.env_step * (self.ddp.world if self.ddp is not None else 1)
 
     def _extra_state(self) -> Dict[str, Any]:
         return {
@@ -135,7 +148,7 @@ class SerialRun(RunBase):
         """One segment; the last one of the budget is cut so the run stops within one step per env of
         ``max_env_step`` (check ``self.last_segment_cut``)."""
         self._collecting = True
-        num_envs = self.collector.env.num_envs
+        num_envs = self.collector.env.num_envs * (self.ddp.world if self.ddp is not None else 1)
         steps_left = -(-(self.cfg.max_env_step - self.env_step) // num_envs)  # ceil: within one step per env
         steps = min(self.collector.steps_per_env, max(1, steps_left))
         self.last_segment_cut = steps < self.collector.steps_per_env
@@ -171,7 +184,16 @@ class SerialRun(RunBase):
 
     def done(self) -> bool:
         """Evaluate when due; True when the run stops: solved, or out of budget (the final weights evaluated
-        unless they just were)."""
+        unless they just were). Data-parallel learners: rank 0 decides (it evaluates), and every rank learns it."""
+        if self.ddp is None:
+            return self._done()
+        return self.ddp.end_turn(self, self._done() if self.writes else not self.budget_left())
+
+    def all_ranks(self, flag: bool) -> bool:
+        """``flag`` held on every data-parallel rank (``flag`` itself with one learner)."""
+        return flag if self.ddp is None else self.ddp.agree_all(flag)
+
+    def _done(self) -> bool:
         if self.maybe_evaluate():
             return True
         if not self.budget_left():
@@ -199,6 +221,10 @@ def run_serial(loop: Callable[[SerialRun], None], cfg: Any, exp_dir: Optional[st
     Ctrl-C and SIGTERM also finish the run (so ``--resume`` can continue it), then re-raise
     ``KeyboardInterrupt`` (``Terminated`` for SIGTERM).
     """
+    if int(cfg.parallel.get('learner_num', 1)) > 1:  # data-parallel learners: this process is rank 0 of N
+        from .data_parallel import run_data_parallel
+        return run_data_parallel(loop, cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer, mode,
+                                 config_changes)
     with sigterm_as_interrupt():  # a SIGTERM during start-up stops it as cleanly as one during training
         run = SerialRun(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=use_buffer, mode=mode,
                         config_changes=config_changes)
@@ -253,7 +279,7 @@ def serial_pipeline(
 
 def _off_policy_loop(run: SerialRun) -> None:
     """Evaluate when due; collect a segment into the buffer; ``update_per_collect`` updates from the buffer."""
-    cfg = run.cfg
+    cfg = run.local_cfg  # with data-parallel learners, this rank's share of the batch
     update_per_collect, batch_size = cfg.policy.learn.update_per_collect, cfg.policy.learn.batch_size
     while True:
         if run.done():
@@ -266,7 +292,8 @@ def _off_policy_loop(run: SerialRun) -> None:
             run.pending_updates = update_per_collect
         while run.pending_updates and run.learner.train_iter < cfg.max_train_iter:
             batch = run.buffer.sample(batch_size)
-            if batch is None:  # the buffer ends the round (too few samples, or its replay schedule is done)
+            if not run.all_ranks(batch is not None):  # the buffer ends the round (too few samples, or its replay
+                # schedule is done; on any data-parallel rank: every rank makes the same number of steps)
                 run.pending_updates = 0
                 break
             run.learner.train(batch)

@@ -1,27 +1,73 @@
-"""Envs: the env managers (gymnasium vector envs; EnvPool), env factories and wrappers."""
+"""Envs: the env factory, the env managers (gymnasium vector envs; EnvPool; a user's vectorized env) and wrappers.
+
+Every env of every role is built by one function, ``make_env_manager``: the serial collector and evaluator,
+``-m eval``, the parallel pipeline's actors and evaluator on every backend, domain-randomized envs (their drawn
+parameters are ``params``), EnvPool and Atari. The manager is the one registered in ``ENV_MANAGER_REGISTRY``
+under ``env.manager``: an ``EnvManager`` subclass ('sync', 'async', 'envpool', or a user's own), or a
+``gymnasium.vector.VectorEnv`` subclass (a user's already-vectorized env, stepped by ``VectorEnvManager``).
+"""
+from numbers import Integral
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import gymnasium as gym
+
 from .gym_env import SHORT_NAMES, FlattenDictObservation, build_env, env_fns, make_gym_env, resolve_env_id
-from .manager import EnvManager, StepResult, check_step_timeout
+from .manager import AsyncEnvManager, EnvManager, StepResult, SyncEnvManager, check_step_timeout
 from .obs import obs_storage_dtype, obs_to_tensor
+from .vector import VectorEnvManager
 
 
-def make_env_manager(cfg, role: str, num_envs: int, seed: int, manager: str = None,
-                     watch_sync: bool = False) -> EnvManager:
-    """The ``EnvManager`` a worker uses: ``num_envs`` envs of ``cfg.env`` seeded ``seed, seed+1, ...``.
+def manager_class(name: str) -> type:
+    """The class registered as env manager ``name`` (a clear ``RegistryError`` naming the known ones when unknown)."""
+    from ..errors import ConfigError
+    from ..registry import ENV_MANAGER_REGISTRY
 
-    Steps and resets are watched by ``env.step_timeout_s`` (async envs always; in-process envs when
-    ``watch_sync``, as the parallel pipeline's worker processes ask).
+    entry = ENV_MANAGER_REGISTRY.get(name)
+    if not (isinstance(entry, type) and issubclass(entry, (EnvManager, gym.vector.VectorEnv))):
+        raise ConfigError(f"env.manager '{name}' is registered as {entry!r}, which is neither an acframe.envs.EnvManager "
+                          f"subclass nor a gymnasium.vector.VectorEnv subclass; register one of those")
+    return entry
+
+
+def in_process_manager(name: str) -> Optional[str]:
+    """The registered manager that builds env manager ``name``'s envs one by one in this process
+    (``EnvManager.in_process_manager``); None for a vectorized env."""
+    cls = manager_class(name)
+    return None if issubclass(cls, gym.vector.VectorEnv) else cls.in_process_manager
+
+
+def make_env_manager(cfg: Any, role: str, envs: Union[int, Sequence[int]], seed: Optional[int] = None,
+                     manager: Optional[str] = None, watch_sync: bool = False, *,
+                     params: Optional[Sequence[Dict[str, Any]]] = None,
+                     wrap: Optional[Callable[[gym.Env, int], gym.Env]] = None) -> EnvManager:
+    """The env factory: the ``EnvManager`` stepping ``cfg.env``'s envs for ``role`` ('collector' or 'evaluator').
+
+    ``envs``: the env seeds (a list), or their number with the first seed ``seed`` (seeds ``seed, seed+1, ...``).
+    ``params``: each env's own parameters (domain randomization: ``envs.randomization``), None for the nominal
+    envs. ``manager``: the registered env manager, default ``env.manager``. ``wrap(env, i)``: a picklable callable
+    applied to each env as built (``-m eval --video``). Steps and resets are watched by ``env.step_timeout_s``
+    (subprocess envs always; in-process envs when ``watch_sync``, as the parallel pipeline's worker processes ask).
     """
-    seeds = [int(seed) + i for i in range(num_envs)]
+    if isinstance(envs, Integral):
+        if seed is None:
+            raise TypeError("make_env_manager(cfg, role, num_envs, seed): the first seed is missing")
+        seeds: List[int] = [int(seed) + i for i in range(envs)]
+    else:
+        if seed is not None:
+            raise TypeError("make_env_manager(cfg, role, seeds): pass the seeds or (num_envs, seed), not both")
+        seeds = [int(s) for s in envs]
+    if params is not None and len(params) != len(seeds):
+        raise ValueError(f"make_env_manager: {len(params)} parameter sets for {len(seeds)} envs")
     env_cfg = dict(cfg.env)
-    manager = manager or env_cfg.get('manager', 'sync')
-    if manager == 'envpool':
-        from .envpool_manager import EnvPoolManager
-        return EnvPoolManager(env_cfg, seeds, role)
-    timeout = env_cfg.get('step_timeout_s')
-    check_step_timeout(timeout, env_cfg.get('on_step_timeout', 'error'))
-    return EnvManager(env_fns(env_cfg, seeds, role), seeds, manager, role=role,
-                      step_timeout_s=timeout, watch_sync=watch_sync)
+    name = manager or env_cfg.get('manager', 'sync')
+    check_step_timeout(env_cfg.get('step_timeout_s'), env_cfg.get('on_step_timeout', 'error'))
+    cls = manager_class(name)
+    if issubclass(cls, gym.vector.VectorEnv):
+        return VectorEnvManager.from_config(env_cfg, role, seeds, params=params, wrap=wrap, watch_sync=watch_sync,
+                                            vector_env=cls, name=name)
+    return cls.from_config(env_cfg, role, seeds, params=params, wrap=wrap, watch_sync=watch_sync)
 
 
-__all__ = ['EnvManager', 'StepResult', 'SHORT_NAMES', 'FlattenDictObservation', 'build_env', 'env_fns',
-           'make_gym_env', 'resolve_env_id', 'make_env_manager', 'obs_storage_dtype', 'obs_to_tensor']
+__all__ = ['EnvManager', 'SyncEnvManager', 'AsyncEnvManager', 'VectorEnvManager', 'StepResult', 'SHORT_NAMES',
+           'FlattenDictObservation', 'build_env', 'env_fns', 'make_gym_env', 'resolve_env_id', 'make_env_manager',
+           'manager_class', 'in_process_manager', 'obs_storage_dtype', 'obs_to_tensor']

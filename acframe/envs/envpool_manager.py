@@ -79,6 +79,20 @@ class EnvPoolManager(EnvManager):
     ``pop_finished``, ``close`` and context manager are inherited; the pool stands in for the vector env)."""
 
     manager = 'envpool'
+    kind = 'envpool'
+    fork_safe = False  # a process forked from one that built a pool crashed with SIGSEGV
+
+    @classmethod
+    def from_config(cls, env_cfg: Dict[str, Any], role: str, seeds: Sequence[int],
+                    params: Optional[Sequence[Dict[str, Any]]] = None, wrap: Any = None,
+                    watch_sync: bool = False) -> 'EnvPoolManager':
+        """The factory's call (``EnvManager.from_config``): EnvPool builds its own envs, so per-env parameters and
+        wrappers are refused; ``env.step_timeout_s`` is not applied (EnvPool's C++ envs cannot be interrupted)."""
+        if params is not None:
+            raise ConfigError("env.domain_randomization needs env.manager 'sync' or 'async' (EnvPool builds its own envs)")
+        if wrap is not None:
+            raise ConfigError("env.manager 'envpool' cannot wrap its envs one by one; build them with env.manager 'sync'")
+        return cls(env_cfg, seeds, role)
 
     def __init__(self, env_cfg: Dict[str, Any], seeds: Sequence[int], role: str) -> None:
         try:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import AcframeError, ConfigError, EnvError, describe_raised
 from ..registry import closest
+from .masks import ACTION_MASK_KEY, OBS_KEY, ActionMaskCheck, as_uint8_mask, check_mask_space, uint8_mask_space
 
 #: short names accepted for ``env.env_id``
 SHORT_NAMES: Dict[str, str] = {
@@ -101,14 +102,23 @@ class FlattenDictObservation(gym.ObservationWrapper):
     * vector keys only: concatenated into one float32 vector (SheepRL's ``mlp_keys``);
     * one key: passed through as it is (so ``env.obs_keys=['image']`` keeps a uint8 image an image);
     * images (2-D/3-D Box) with other keys: a Dict of the chosen keys in that order — images as they are (uint8
-      stays uint8), vectors flattened to 1-D float32 — which the model encodes per key (``models.encoders.DictEncoder``).
+      stays uint8), vectors flattened to 1-D float32 — which the model encodes per key (``models.encoders.DictEncoder``);
+    * an ``'action_mask'`` key (``envs.masks``, docs/masks.md) is never part of the policy's observation: the result is
+      then ``{'obs': <the above>, 'action_mask': uint8 mask}`` (images mixed with vectors: their keys and the mask).
     """
 
     def __init__(self, env: gym.Env, keys: Optional[Sequence[str]] = None) -> None:
         super().__init__(env)
         space = env.observation_space
         assert isinstance(space, gym.spaces.Dict)
-        self.keys = list(keys) if keys else sorted(space.spaces)
+        if keys and ACTION_MASK_KEY in keys:
+            raise ConfigError(f"env.obs_keys names '{ACTION_MASK_KEY}': that key is the action mask, which the policy "
+                              f"applies to its logits, not an observation; remove it from env.obs_keys (docs/masks.md)")
+        self.masked = ACTION_MASK_KEY in space.spaces  # the mask is kept apart: {'obs': ..., 'action_mask': ...}
+        self.keys = list(keys) if keys else sorted(k for k in space.spaces if k != ACTION_MASK_KEY)
+        if not self.keys:
+            raise ConfigError(f"the env's Dict observation holds only '{ACTION_MASK_KEY}'; a policy needs an "
+                              f"observation besides the action mask")
         for key in self.keys:
             if key not in space.spaces:
                 raise ConfigError(f"env.obs_keys: '{key}' is not a key of the observation; keys are {sorted(space.spaces)}")
@@ -118,19 +128,35 @@ class FlattenDictObservation(gym.ObservationWrapper):
                 raise ConfigError(f"env.obs_keys: observation '{key}' has shape {space.spaces[key].shape}; entries are "
                                   f"vectors or images (C, H, W) / (H, W) / (H, W, C)")
         self.mixed = False
+        self.observation_space = self._policy_space(space)
+        if self.masked:
+            mask_space = space.spaces[ACTION_MASK_KEY]
+            size = int(np.prod(getattr(mask_space, 'shape', None) or (0,)))
+            policy = (list(self.observation_space.spaces.items()) if self.mixed
+                      else [(OBS_KEY, self.observation_space)])
+            self.observation_space = gym.spaces.Dict(OrderedDict(policy + [(ACTION_MASK_KEY, uint8_mask_space(size))]))
+            self.mask_space = mask_space
+
+    def _policy_space(self, space: gym.spaces.Dict) -> gym.Space:
         if len(self.keys) == 1:
-            self.observation_space = space.spaces[self.keys[0]]
-            return
+            return space.spaces[self.keys[0]]
         boxes = [space.spaces[k] for k in self.keys]
         self.mixed = any(len(box.shape) > 1 for box in boxes)
         if self.mixed:
-            self.observation_space = gym.spaces.Dict(OrderedDict(  # (a plain dict would be sorted)
-                (k, box if len(box.shape) > 1 else _flat_box(box)) for k, box in zip(self.keys, boxes)))
             self._vector_keys = [k for k, box in zip(self.keys, boxes) if len(box.shape) <= 1]
-            return
-        self.observation_space = _flat_box(*boxes)
+            return gym.spaces.Dict(OrderedDict(  # (a plain dict would be sorted)
+                (k, box if len(box.shape) > 1 else _flat_box(box)) for k, box in zip(self.keys, boxes)))
+        return _flat_box(*boxes)
 
     def observation(self, observation: Dict[str, Any]) -> Any:
+        if not self.masked:
+            return self._policy_obs(observation)
+        policy = self._policy_obs(observation)
+        out = dict(policy) if self.mixed else {OBS_KEY: policy}
+        out[ACTION_MASK_KEY] = as_uint8_mask(observation[ACTION_MASK_KEY])
+        return out
+
+    def _policy_obs(self, observation: Dict[str, Any]) -> Any:
         if len(self.keys) == 1:
             return observation[self.keys[0]]
         if self.mixed:
@@ -224,14 +250,65 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
     env = cap_episodes(env, env_cfg, role)
     if isinstance(env.observation_space, gym.spaces.Dict):
         env = FlattenDictObservation(env, env_cfg.get('obs_keys'))
+        if env.masked:  # (docs/masks.md)
+            name = env_cfg.get('env_id') or env_cfg.get('type')
+            check_mask_space(env.mask_space, env.action_space, name)
+            env = ActionMaskCheck(env, name, index, seed, role)
     return GuardedEnv(env, index, seed, role)
 
 
-def env_fns(env_cfg: Dict[str, Any], seeds: List[int], role: str,
-            per_env_overrides: Optional[List[Dict[str, Any]]] = None) -> List[Callable[[], gym.Env]]:
-    """Picklable constructors for ``len(seeds)`` envs (subprocess managers call them in the child)."""
+#: where an env's own parameters are declared (domain randomization): how each reaches the env (``via``)
+PARAMS_PATH = 'env.domain_randomization.params'
+
+
+def param_routes(env_cfg: Dict[str, Any]) -> Dict[str, str]:
+    """``{parameter: 'kwarg' | 'attribute'}``: how each parameter declared in ``env.domain_randomization.params``
+    reaches an env (a parameter declared nowhere is a keyword)."""
+    declared = (env_cfg.get('domain_randomization') or {}).get('params') or {}
+    if not declared:
+        return {}
+    from .randomization import parse_params
+
+    return {spec.name: spec.via for spec in parse_params(dict(declared))}
+
+
+def build_param_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, kwargs: Dict[str, Any],
+                    attributes: Dict[str, Any], wrap: Optional[Callable[[gym.Env, int], gym.Env]] = None) -> gym.Env:
+    """``build_env`` with an env's own parameters: ``kwargs`` passed to the factory, ``attributes`` set on
+    ``env.unwrapped``; then ``wrap(env, index)`` when given."""
+    try:
+        env = build_env(env_cfg, index, seed, role, **kwargs)
+    except ConfigError as exc:
+        if not kwargs:
+            raise
+        raise ConfigError(f"{PARAMS_PATH}: the env rejected the drawn keywords {sorted(kwargs)} ({exc}); "
+                          f"declare a parameter the constructor lacks with via='attribute'") from exc
+    target = env.unwrapped
+    for name, value in attributes.items():
+        if not hasattr(target, name):
+            env.close()
+            raise ConfigError(f"{PARAMS_PATH}.{name}: via='attribute' but {type(target).__name__} has no attribute "
+                              f"'{name}'; pass it as a constructor keyword (via='kwarg') or pick an existing attribute")
+        setattr(target, name, value)
+    return env if wrap is None else wrap(env, index)
+
+
+def env_fns(env_cfg: Dict[str, Any], seeds: Sequence[int], role: str,
+            per_env_overrides: Optional[Sequence[Dict[str, Any]]] = None,
+            params: Optional[Sequence[Dict[str, Any]]] = None, wrap: Optional[Callable[[gym.Env, int], gym.Env]] = None,
+            routes: Optional[Dict[str, str]] = None) -> List[Callable[[], gym.Env]]:
+    """Picklable constructors for ``len(seeds)`` envs (subprocess managers call them in the child): env ``i`` gets the
+    factory keywords ``per_env_overrides[i]`` and its own parameters ``params[i]``, each a keyword or, routed
+    ``'attribute'`` (``routes``, default ``param_routes(env_cfg)``), set on ``env.unwrapped``; ``wrap(env, i)`` last."""
     from functools import partial
 
-    overrides = per_env_overrides or [{} for _ in seeds]
     plain_cfg = {k: v for k, v in dict(env_cfg).items()}
-    return [partial(build_env, plain_cfg, i, seed, role, **overrides[i]) for i, seed in enumerate(seeds)]
+    routes = param_routes(plain_cfg) if routes is None and params is not None else (routes or {})
+    fns = []
+    for i, seed in enumerate(seeds):
+        values = dict(params[i]) if params is not None else {}
+        kwargs = dict(per_env_overrides[i]) if per_env_overrides else {}
+        kwargs.update({k: v for k, v in values.items() if routes.get(k, 'kwarg') == 'kwarg'})
+        attributes = {k: v for k, v in values.items() if routes.get(k) == 'attribute'}
+        fns.append(partial(build_param_env, plain_cfg, i, int(seed), role, kwargs, attributes, wrap))
+    return fns

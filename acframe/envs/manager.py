@@ -50,7 +50,31 @@ class StepResult(NamedTuple):
 
 
 class EnvManager:
-    """Steps ``len(env_fns)`` envs together and tracks their episode statistics."""
+    """Steps ``len(env_fns)`` envs together and tracks their episode statistics.
+
+    The env factory (``acframe.envs.make_env_manager``) builds every manager through ``from_config``; a subclass
+    registered in ``ENV_MANAGER_REGISTRY`` is picked by ``env.manager`` (``docs/custom_env.md``).
+    """
+
+    #: the gymnasium vector env stepped here: 'sync' (in this process) or 'async' (subprocesses); set by subclasses
+    kind: str = 'sync'
+    #: whether a process that built this manager's kind of envs may be forked (EnvPool's C++ threads may not)
+    fork_safe: bool = True
+    #: the registered manager that builds this manager's envs one by one in this process (``-m eval --video`` records
+    #: them, ``load_policy`` reads their spaces); None: none can (a vectorized env)
+    in_process_manager: Optional[str] = 'sync'
+
+    @classmethod
+    def from_config(cls, env_cfg: Dict[str, Any], role: str, seeds: Sequence[int],
+                    params: Optional[Sequence[Dict[str, Any]]] = None, wrap: Optional[Callable[[gym.Env, int], gym.Env]] = None,
+                    watch_sync: bool = False) -> 'EnvManager':
+        """The factory's call: ``len(seeds)`` envs of ``env_cfg`` for ``role``, env ``i`` seeded ``seeds[i]``, with its
+        own parameters ``params[i]`` (None: the nominal env; ``gym_env.env_fns`` says how they reach it) and wrapped
+        by ``wrap(env, i)``; watched by ``env.step_timeout_s`` (in-process envs when ``watch_sync``)."""
+        from .gym_env import env_fns
+
+        return cls(env_fns(env_cfg, seeds, role, params=params, wrap=wrap), seeds, cls.kind, role=role,
+                   step_timeout_s=env_cfg.get('step_timeout_s'), watch_sync=watch_sync)
 
     def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], seeds: Sequence[int], manager: str = 'sync',
                  role: str = '', step_timeout_s: Optional[float] = None, watch_sync: bool = False) -> None:
@@ -60,6 +84,21 @@ class EnvManager:
             raise ConfigError(f"env.manager '{manager}' is not 'sync' or 'async'")
         if len(env_fns) == 0:
             raise ConfigError("the env manager needs at least one env (env.collector_env_num / env.evaluator_env_num > 0)")
+        self._prepare(seeds, manager, role, step_timeout_s)
+        if manager == 'sync':
+            venv = SyncVectorEnv(list(env_fns), autoreset_mode=AutoresetMode.SAME_STEP)
+        else:
+            try:
+                venv = _QuietAsyncVectorEnv(list(env_fns), autoreset_mode=AutoresetMode.SAME_STEP, daemon=True)
+            except _WorkerRaised as failure:
+                raise self._raised_error('construction', failure) from None
+            except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+                raise EnvError(f"an env subprocess ({role or 'env manager'}) died while its env was built ({type(exc).__name__}); "
+                               f"build one env of this config in a plain Python session to see why") from None
+        self._attach(venv, len(env_fns), watch_sync and manager != 'async')
+
+    def _prepare(self, seeds: Sequence[int], manager: str, role: str, step_timeout_s: Optional[float]) -> None:
+        """The attributes every manager sets before its envs are built."""
         check_step_timeout(step_timeout_s)
         self.seeds = list(seeds)
         self.manager = manager
@@ -69,21 +108,15 @@ class EnvManager:
         if self.step_timeout_s is not None:
             watch_continues()  # the watchdog does not count the time the process was stopped
         self._alarm: Optional[_SyncAlarm] = None
-        if manager == 'sync':
-            self._venv = SyncVectorEnv(list(env_fns), autoreset_mode=AutoresetMode.SAME_STEP)
-            if watch_sync and self.step_timeout_s is not None and _SyncAlarm.available():
-                self._alarm = _SyncAlarm(self.step_timeout_s, role, self.seeds)
-        else:
-            try:
-                self._venv = _QuietAsyncVectorEnv(list(env_fns), autoreset_mode=AutoresetMode.SAME_STEP, daemon=True)
-            except _WorkerRaised as failure:
-                raise self._raised_error('construction', failure) from None
-            except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
-                raise EnvError(f"an env subprocess ({role or 'env manager'}) died while its env was built ({type(exc).__name__}); "
-                               f"build one env of this config in a plain Python session to see why") from None
-        self.num_envs = len(env_fns)
-        self._init_bookkeeping(self._venv.single_observation_space, self._venv.single_action_space)
-        if self._alarm is not None:
+
+    def _attach(self, venv: Any, num_envs: int, watch_in_process: bool) -> None:
+        """Step ``venv`` (a gymnasium vector env with SAME_STEP autoreset) from now on; ``watch_in_process``: watch
+        its steps with ``SIGALRM`` (where available)."""
+        self._venv = venv
+        self.num_envs = num_envs
+        self._init_bookkeeping(venv.single_observation_space, venv.single_action_space)
+        if watch_in_process and self.step_timeout_s is not None and _SyncAlarm.available():
+            self._alarm = _SyncAlarm(self.step_timeout_s, self.role, self.seeds)
             self._alarm.install()
 
     def reset(self, seeds: Optional[Sequence[int]] = None) -> np.ndarray:
@@ -321,6 +354,8 @@ class EnvManager:
         venv.closed = True
 
     def _close_in_thread(self, timeout: float) -> None:
+        if sys.is_finalizing():  # an unclosed manager collected at interpreter exit: no thread can start any more
+            return  # (Thread.start would wait forever); the process is ending and its envs go with it
         failed: List[BaseException] = []
 
         def close() -> None:
@@ -348,6 +383,18 @@ class EnvManager:
             self.close()
         except Exception:
             pass
+
+
+class SyncEnvManager(EnvManager):
+    """``env.manager='sync'``: the envs stepped one after another in this process (gymnasium's ``SyncVectorEnv``)."""
+
+    kind = 'sync'
+
+
+class AsyncEnvManager(EnvManager):
+    """``env.manager='async'`` (DI-engine's 'subprocess'): each env in its own subprocess (``AsyncVectorEnv``)."""
+
+    kind = 'async'
 
 
 _EMPTY_INDEX = np.zeros(0, dtype=np.int64)

@@ -1,5 +1,10 @@
 """Domain randomization: every collector env is built with its own env parameters, drawn from the config.
 
+The randomizer is a source of per-env parameters: the envs themselves are built by the one env factory,
+``acframe.envs.make_env_manager(cfg, role, seeds, params=...)``, like every other env (so the step watchdog,
+the Atari chain and any registered env manager apply to them), in the serial pipelines, ``-m eval`` and the
+parallel pipeline's actors and evaluator on every backend.
+
 ``env.domain_randomization`` declares the parameters and their distributions::
 
     domain_randomization=dict(
@@ -19,14 +24,16 @@ it, e.g. CartPole's ``gravity``).
 
 Draw ``k`` of ``n`` envs comes from ``numpy.random.default_rng([seed, role, k])``: the same seed gives the
 same parameters, every env its own set. Re-drawing closes the collector envs and builds new ones (seeds
-``seed + k * n + i``). Each draw is printed, written to tensorboard (``domain_randomization/<param>/env<i>``)
+``seed + k * n + i``). In the parallel pipeline, actor ``a``'s incarnation ``j`` has the env set
+``k = j * actor_num + a`` (its seeds ``seed + k * n + i``): its envs get draw ``k``, and its ``r``-th re-draw
+(every ``resample_every`` of its own collections) comes from ``default_rng([seed, role, k, r])``, same seeds; the
+learner records each actor's draws as their segments arrive (``note_actor_segment``). Each draw is printed, written to tensorboard (``domain_randomization/<param>/env<i>``)
 and saved, with every earlier draw, in ``<exp_dir>/domain_randomization.json`` (written atomically).
 """
 from __future__ import annotations
 
 import math
 import os
-from functools import partial
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
 import gymnasium as gym
@@ -34,7 +41,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..registry import closest
-from .gym_env import build_env, env_fns
+from .gym_env import build_param_env, env_fns
 from .manager import EnvManager
 
 #: required and optional keys of each distribution (besides 'dist' and 'via')
@@ -138,54 +145,40 @@ def parse_params(params: Dict[str, Any]) -> List[ParamSpec]:
 
 
 def draw_params(specs: Sequence[ParamSpec], seed: int, draw_index: int, num_envs: int,
-                role: str = 'collector') -> List[Dict[str, Any]]:
-    """The parameters of ``num_envs`` envs for draw ``draw_index``: a pure function of its arguments."""
-    rng = np.random.default_rng([int(seed) % (2 ** 63), ROLE_STREAMS[role], int(draw_index)])
+                role: str = 'collector', redraw: int = 0) -> List[Dict[str, Any]]:
+    """The parameters of ``num_envs`` envs for draw ``draw_index``: a pure function of its arguments.
+
+    ``redraw`` > 0: the ``redraw``-th re-draw of a parallel actor whose first draw is ``draw_index`` (a stream of
+    its own: ``numpy.random.default_rng([seed, role, draw_index, redraw])``).
+    """
+    key = [int(seed) % (2 ** 63), ROLE_STREAMS[role], int(draw_index)] + ([int(redraw)] if redraw else [])
+    rng = np.random.default_rng(key)
     return [{spec.name: spec.sample(rng) for spec in specs} for _ in range(num_envs)]
 
 
-def build_randomized_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str,
-                         kwargs: Dict[str, Any], attributes: Dict[str, Any]) -> gym.Env:
-    """``build_env`` with drawn ``kwargs`` passed to the factory and ``attributes`` set on ``env.unwrapped``."""
-    try:
-        env = build_env(env_cfg, index, seed, role, **kwargs)
-    except ConfigError as exc:
-        if not kwargs:
-            raise
-        raise ConfigError(f"{CONFIG_PATH}: the env rejected the drawn keywords {sorted(kwargs)} ({exc}); "
-                          f"declare a parameter the constructor lacks with via='attribute'") from exc
-    target = env.unwrapped
-    for name, value in attributes.items():
-        if not hasattr(target, name):
-            env.close()
-            raise ConfigError(f"{CONFIG_PATH}.{name}: via='attribute' but {type(target).__name__} has no attribute "
-                              f"'{name}'; pass it as a constructor keyword (via='kwarg') or pick an existing attribute")
-        setattr(target, name, value)
-    return env
+#: one env built with its drawn parameters (``gym_env.build_param_env``: the env factory's own constructor)
+build_randomized_env = build_param_env
 
 
 def randomized_env_fns(env_cfg: Dict[str, Any], specs: Sequence[ParamSpec], params: Sequence[Dict[str, Any]],
                        seeds: Sequence[int], role: str) -> List[Callable[[], gym.Env]]:
-    """Picklable constructors of ``len(seeds)`` envs, env ``i`` with the drawn ``params[i]``."""
-    plain_cfg = dict(env_cfg)
-    via = {spec.name: spec.via for spec in specs}
-    fns = []
-    for i, seed in enumerate(seeds):
-        kwargs = {k: v for k, v in params[i].items() if via[k] == 'kwarg'}
-        attributes = {k: v for k, v in params[i].items() if via[k] == 'attribute'}
-        fns.append(partial(build_randomized_env, plain_cfg, i, int(seed), role, kwargs, attributes))
-    return fns
+    """Picklable constructors of ``len(seeds)`` envs, env ``i`` with the drawn ``params[i]`` (``gym_env.env_fns``)."""
+    return env_fns(env_cfg, seeds, role, params=params, routes={spec.name: spec.via for spec in specs})
 
 
 class DomainRandomizer:
-    """Builds the collector (and optionally evaluator) envs of a run with drawn parameters, and re-draws them.
+    """The source of each env's parameters: draws them, hands them to the env factory (``make_env_manager``) and
+    re-draws them.
 
     A pipeline calls ``make_collector_env`` / ``make_evaluator_env`` once, ``after_collect`` after every
     collection (it rebuilds the collector envs when a re-draw is due and returns the current env manager),
-    and saves ``state_dict`` in checkpoints.
+    and saves ``state_dict`` in checkpoints. A parallel actor passes ``actor``, the index of its env set
+    (``incarnation * parallel.actor_num + actor_id``, the one its seeds come from): its first draw is the serial
+    pipeline's draw ``actor`` (same seeds, same parameters), its re-draws a stream of its own (same seeds).
+    ``watch_sync``: the envs' in-process steps are watched by ``env.step_timeout_s`` too (worker processes).
     """
 
-    def __init__(self, cfg: Any) -> None:
+    def __init__(self, cfg: Any, actor: Optional[int] = None, watch_sync: bool = False) -> None:
         dr = cfg.env.domain_randomization
         self.specs = parse_params(dict(dr.params))
         if not self.specs:
@@ -193,10 +186,13 @@ class DomainRandomizer:
                               "declare e.g. params=dict(gravity=dict(dist='uniform', low=-11.0, high=-9.0))")
         self.resample_every = int(dr.resample_every)
         self.apply_to_evaluator = bool(dr.apply_to_evaluator)
+        self.cfg = cfg
         self.seed = int(cfg.seed)
         self.env_cfg = dict(cfg.env)
         self.num_envs = int(cfg.env.collector_env_num)
-        self.manager = cfg.env.manager
+        self.actor = actor
+        self.watch_sync = watch_sync
+        self._actor_segments: Dict[int, int] = {}  # segments received per parallel actor's env set (learner side)
         self.draw_index = 0
         self.collections = 0
         self.history: List[Dict[str, Any]] = []
@@ -206,12 +202,12 @@ class DomainRandomizer:
         self.echo: Optional[Callable[[str], None]] = None
 
     @classmethod
-    def from_config(cls, cfg: Any) -> Optional['DomainRandomizer']:
+    def from_config(cls, cfg: Any, actor: Optional[int] = None, watch_sync: bool = False) -> Optional['DomainRandomizer']:
         """A randomizer when ``env.domain_randomization.enable`` is True, else None."""
         dr = cfg.env.get('domain_randomization')
         if not dr or not dr.get('enable'):
             return None
-        return cls(cfg)
+        return cls(cfg, actor, watch_sync)
 
     def attach(self, exp_dir: Optional[str] = None, tb: Any = None, echo: Optional[Callable[[str], None]] = None) -> None:
         """Where draws are reported: ``exp_dir`` (JSON), a tensorboardX writer, a console printer.
@@ -227,17 +223,26 @@ class DomainRandomizer:
             self._report('evaluator', 0, 0, self.evaluator_record['params'])
         self._write_json()
 
-    # ---- envs --------------------------------------------------------------------------------------
+    # ---- parameters, and the envs the factory builds with them ------------------------------------
     def collector_seeds(self, draw_index: int) -> List[int]:
-        return [self.seed + draw_index * self.num_envs + i for i in range(self.num_envs)]
+        """The collector envs' seeds of draw ``draw_index`` (a parallel actor keeps its own seeds)."""
+        first = draw_index if self.actor is None else self.actor
+        return [self.seed + first * self.num_envs + i for i in range(self.num_envs)]
 
     def collector_params(self, draw_index: int) -> List[Dict[str, Any]]:
-        return draw_params(self.specs, self.seed, draw_index, self.num_envs, 'collector')
+        if self.actor is None:
+            return draw_params(self.specs, self.seed, draw_index, self.num_envs, 'collector')
+        return draw_params(self.specs, self.seed, self.actor, self.num_envs, 'collector', redraw=draw_index)
+
+    def evaluator_params(self, num_envs: int) -> List[Dict[str, Any]]:
+        """The evaluator envs' own draw (``apply_to_evaluator``, ``-m eval --domain-params drawn``)."""
+        return draw_params(self.specs, self.seed, 0, num_envs, 'evaluator')
 
     def _collector_manager(self, draw_index: int) -> EnvManager:
-        seeds = self.collector_seeds(draw_index)
-        params = self.collector_params(draw_index)
-        return EnvManager(randomized_env_fns(self.env_cfg, self.specs, params, seeds, 'collector'), seeds, self.manager)
+        from . import make_env_manager
+
+        return make_env_manager(self.cfg, 'collector', self.collector_seeds(draw_index),
+                                params=self.collector_params(draw_index), watch_sync=self.watch_sync)
 
     def make_collector_env(self, env_step: int = 0) -> EnvManager:
         """The collector envs of the current draw (recorded and reported)."""
@@ -247,14 +252,34 @@ class DomainRandomizer:
 
     def make_evaluator_env(self, num_envs: int, seed: int) -> EnvManager:
         """Evaluator envs: nominal parameters, or their own draw when ``apply_to_evaluator``."""
+        from . import make_env_manager
+
         seeds = [int(seed) + i for i in range(num_envs)]
         if not self.apply_to_evaluator:
-            return EnvManager(env_fns(self.env_cfg, seeds, 'evaluator'), seeds, self.manager)
-        params = draw_params(self.specs, self.seed, 0, num_envs, 'evaluator')
+            return make_env_manager(self.cfg, 'evaluator', seeds, watch_sync=self.watch_sync)
+        params = self.evaluator_params(num_envs)
         self.evaluator_record = {'params': params}
         self._report('evaluator', 0, 0, params)
         self._write_json()
-        return EnvManager(randomized_env_fns(self.env_cfg, self.specs, params, seeds, 'evaluator'), seeds, self.manager)
+        return make_env_manager(self.cfg, 'evaluator', seeds, params=params, watch_sync=self.watch_sync)
+
+    def note_actor_segment(self, actor_id: int, incarnation: int, actor_num: int, env_step: int) -> None:
+        """The parallel learner's record of its actors' draws (the actors report none; draws are pure functions):
+        the first segment of each draw of actor ``actor_id``'s ``incarnation`` (env set ``k``; its ``r``-th re-draw
+        after ``r * resample_every`` segments) adds that draw to the history, reported and saved as the serial
+        pipeline's draws are (role ``actor<id>``)."""
+        k = int(incarnation) * int(actor_num) + int(actor_id)
+        count = self._actor_segments.get(k, 0)
+        self._actor_segments[k] = count + 1
+        if count and not (self.resample_every and count % self.resample_every == 0):
+            return
+        redraw = count // self.resample_every if self.resample_every else 0
+        params = draw_params(self.specs, self.seed, k, self.num_envs, 'collector', redraw=redraw)
+        self.history.append({'actor': int(actor_id), 'incarnation': int(incarnation), 'draw': k, 'redraw': redraw,
+                             'env_step': int(env_step), 'seeds': [self.seed + k * self.num_envs + i for i in range(self.num_envs)],
+                             'params': params})
+        self._report(f'actor{actor_id}', k, env_step, params)
+        self._write_json()
 
     def after_collect(self, collector: Any, env_step: int) -> EnvManager:
         """Count a collection; every ``resample_every`` collections draw anew and rebuild the collector's envs."""

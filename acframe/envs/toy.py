@@ -3,6 +3,11 @@
 * ``toy_multidiscrete`` (``ToyMultiDiscreteEnv``): MultiDiscrete actions. Each step shows one target per
   action dimension (one-hot, concatenated); the reward is the fraction of dimensions whose action hits its
   target. A uniformly random policy scores ``mean(1 / nvec)`` per step, a perfect one 1.
+* ``toy_multidiscrete_masked`` (``ToyMaskedMultiDiscreteEnv``): the same with invalid-action masks per dimension
+  (docs/masks.md). The observation is a Dict: ``'targets'`` (the one-hot targets above) and ``'action_mask'``
+  (int8 ``(sum(nvec),)``, the dimensions' masks one after the other): each choice other than the target is legal
+  with probability ``legal_prob``, the target always. An illegal choice in any dimension raises (``ValueError``):
+  with masks, a run that takes one fails.
 * ``toy_dict`` (``ToyDictEnv``): Dict observations with a Discrete action. ``obs['target']`` is a one-hot
   target, ``obs['noise']`` and ``obs['distractor']`` carry no information; the reward is 1 when the action
   is the target. Choose keys with ``env.obs_keys`` (e.g. ``['target', 'noise']``).
@@ -90,12 +95,43 @@ class ToyMultiDiscreteEnv(_TargetEnv):
         self._targets = (self.np_random.random(len(self.nvec)) * self.nvec).astype(np.int64)
 
     def _observation(self) -> np.ndarray:
-        obs = np.zeros(self.observation_space.shape, dtype=np.float32)
+        obs = np.zeros(int(self.nvec.sum()), dtype=np.float32)
         obs[self._offsets + self._targets] = 1.0
         return obs
 
     def _reward(self, action: Any) -> float:
         return float(np.mean(np.asarray(action) == self._targets))
+
+
+class ToyMaskedMultiDiscreteEnv(ToyMultiDiscreteEnv):
+    """``ToyMultiDiscreteEnv`` with a per-dimension action mask in a Dict observation; an illegal choice raises."""
+
+    def __init__(self, nvec: Sequence[int] = (3, 4), episode_len: int = 16, legal_prob: float = 0.5) -> None:
+        super().__init__(nvec, episode_len)
+        if not 0.0 <= legal_prob <= 1.0:
+            raise ConfigError(f"env.env_kwargs.legal_prob = {legal_prob} must be in [0, 1]")
+        self.legal_prob = float(legal_prob)
+        targets = self.observation_space
+        self.observation_space = gym.spaces.Dict({
+            'targets': targets, 'action_mask': gym.spaces.Box(0, 1, targets.shape, dtype=np.int8)})
+        self._mask = np.ones(targets.shape, dtype=np.int8)
+        self.illegal_actions = 0
+
+    def _new_targets(self) -> None:
+        super()._new_targets()
+        self._mask = (self.np_random.random(self._mask.shape) < self.legal_prob).astype(np.int8)
+        self._mask[self._offsets + self._targets] = 1
+
+    def _observation(self) -> Dict[str, np.ndarray]:
+        return {'targets': super()._observation(), 'action_mask': self._mask.copy()}
+
+    def _reward(self, action: Any) -> float:
+        action = np.asarray(action, dtype=np.int64)
+        if not self._mask[self._offsets + action].all():
+            self.illegal_actions += 1
+            raise ValueError(f"illegal action {action.tolist()}: the mask of its dimensions is "
+                             f"{[m.tolist() for m in np.split(self._mask, self._offsets[1:])]}")
+        return super()._reward(action)
 
 
 class ToyDictEnv(_TargetEnv):
@@ -274,6 +310,12 @@ def _make(cls: type, env_cfg: Dict[str, Any], overrides: Dict[str, Any]) -> gym.
 def make_toy_multidiscrete(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
     """ENV_REGISTRY factory of ``ToyMultiDiscreteEnv`` (constructor arguments from ``env.env_kwargs``)."""
     return _make(ToyMultiDiscreteEnv, env_cfg, overrides)
+
+
+@ENV_REGISTRY.register('toy_multidiscrete_masked')
+def make_toy_multidiscrete_masked(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
+    """ENV_REGISTRY factory of ``ToyMaskedMultiDiscreteEnv`` (constructor arguments from ``env.env_kwargs``)."""
+    return _make(ToyMaskedMultiDiscreteEnv, env_cfg, overrides)
 
 
 @ENV_REGISTRY.register('toy_dict')

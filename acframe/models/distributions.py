@@ -30,8 +30,9 @@ class Categorical:
         return self._log_probs
 
     def sample(self) -> torch.Tensor:
-        # Gumbel-max: argmax(logits + Gumbel noise) is a sample of the categorical
-        noise = torch.empty_like(self.logits).exponential_().log_()
+        # Gumbel-max: argmax(logits + Gumbel noise) is a sample of the categorical (an exponential draw of exactly 0
+        # would be an infinite noise that a masked logit could win with: clamped to the smallest positive value)
+        noise = torch.empty_like(self.logits).exponential_().clamp_(min=torch.finfo(self.logits.dtype).tiny).log_()
         return (self.logits - noise).argmax(dim=-1)
 
     def mode(self) -> torch.Tensor:
@@ -97,6 +98,22 @@ class DiagGaussian:
         var_ratio = (self.sigma / other.sigma) ** 2
         t1 = ((self.mu - other.mu) / other.sigma) ** 2
         return 0.5 * (var_ratio + t1 - 1 - var_ratio.log()).sum(-1)
+
+
+#: the logit an illegal action gets (``mask_logits``): finite, so ``0 · log π`` of an illegal action is 0, never NaN
+MASKED_LOGIT = -1e9
+
+
+def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``logits (..., A)`` with the entries where ``mask (..., A)`` is 0 (illegal actions) set to ``MASKED_LOGIT``.
+
+    The categorical of the result gives illegal actions probability 0 (they are never sampled nor the mode), its
+    ``log_prob`` and ``entropy`` are over the legal actions only (``π log π`` of an illegal action is ``0 · (−1e9)
+    = 0``), and no gradient reaches the masked entries. A MultiDiscrete mask is the dimensions' masks concatenated,
+    like the logits. A row with no legal action is refused before it gets here (``envs.masks.ActionMaskCheck``).
+    """
+    fill = max(MASKED_LOGIT, torch.finfo(logits.dtype).min / 4)  # (float16's range ends at -65504)
+    return logits.masked_fill(mask.to(device=logits.device) == 0, fill)
 
 
 def make_distribution(stats: Dict[str, torch.Tensor], action_space: str, nvec: Sequence[int] = ()):

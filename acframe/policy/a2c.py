@@ -41,7 +41,7 @@ from ..data import ttorch
 from ..errors import ConfigError
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
-from ..rl_utils import gae, normalize_advantages, nstep_return
+from ..rl_utils import gae, nstep_return
 from .base import Policy, build_optimizer
 
 
@@ -153,7 +153,7 @@ class A2CPolicy(Policy):
 
         returns, advantages = self._targets(batch, values.detach(), output.get('ends'))
         if learn.adv_norm:
-            advantages = normalize_advantages(advantages)
+            advantages = self._normalize_advantages(advantages)
         reduce = torch.mean if learn.loss_reduction == 'mean' else torch.sum
         policy_loss = -reduce(dist.log_prob(batch.action) * advantages)
         value_loss = reduce((returns - values[:-1]).pow(2))

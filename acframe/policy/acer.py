@@ -11,8 +11,9 @@ Learn, on a time-major batch ``(T, B)``, with the current network:
    ``Q~(x_t, a'_t)`` with ``a'_t ~ pi`` (continuous, stochastic dueling network);
    ``rho_t = pi(a_t|x_t) / mu(a_t|x_t)``.
 2. Rewards and per-step discounts: ``gamma_t = gamma (1 - (terminated_t | truncated_t))``; a truncated step's
-   reward gets ``gamma V(final_obs_t)`` folded in (current weights, ``rl_utils.fold_truncation``), so
-   ``Q_ret`` bootstraps there from the final observation, not from the next episode.
+   reward gets ``gamma V(final_obs_t)`` folded in (current weights, ``rl_utils.fold_truncation``; with an action
+   mask, ``V = sum_a pi Q`` over the legal actions of the final observation's mask), so ``Q_ret`` bootstraps there
+   from the final observation, not from the next episode.
 3. ``Q_ret`` by Retrace with ``c_t = min(1, rho_t^(1/d))`` (``d = 1`` for discrete actions); optionally
    ``Q_opc`` (all ``c = 1``) in the policy gradient.
 4. Per-step policy loss with the truncated importance weight ``min(c_bar, rho_t)`` and the bias correction
@@ -23,6 +24,9 @@ Learn, on a time-major batch ``(T, B)``, with the current network:
    averaging, ``theta_avg <- alpha theta_avg + (1 - alpha) theta``, after every update.
 6. ``L = mean(L_pi) - beta mean(H[pi]) + value_weight mean(1/2 (Q_ret - Q(x_t, a_t))^2
    [+ 1/2 (V_target_t - V(x_t))^2 for continuous actions, rl_utils.acer_value_target])``.
+7. Prioritized replay (``replay_buffer.type='episodic_prioritized'``, docs/replay.md): on a replayed batch every
+   per-step term of window ``b`` (the trust-region surrogate, entropy, critic) is multiplied by its importance-sampling
+   weight ``w_b`` before the means, and the window's new priority is ``mean_t |Q_ret_t - Q(x_t, a_t)|``.
 """
 from __future__ import annotations
 
@@ -33,8 +37,11 @@ import torch
 import torch.nn.functional as F
 
 from ..data import flatten_lead, ttorch
+from ..data.prioritized import PRIORITY_KEY, is_weights
+from ..envs.masks import split_action_mask
 from ..errors import CheckpointError, ConfigError
 from ..models import Categorical, DiagGaussian
+from ..models.distributions import mask_logits
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
                         acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
@@ -92,7 +99,7 @@ class ACERPolicy(Policy):
         ),
         other=dict(
             replay_buffer=dict(
-                # (str) ACER replays trajectories: the 'episodic' buffer (acframe.data.episodic_buffer).
+                # (str) ACER replays trajectories: the 'episodic' buffer (acframe.data.episodic_buffer), or 'episodic_prioritized' for prioritized replay (docs/replay.md).
                 type='episodic',
                 # (int in [1, 1_000_000_000]) Capacity in transitions; whole episodes are evicted, oldest first.
                 replay_buffer_size=50000,
@@ -140,24 +147,30 @@ class ACERPolicy(Policy):
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn
         self._update_obs_norm(batch.obs)  # replayed sub-trajectories count once per use, as IMPALA's unrolls
+        weights = is_weights(batch)  # (B,) a prioritized buffer's importance-sampling weights, else None
+        weigh = (lambda x: x) if weights is None else (lambda x: x * weights)  # each window's terms times its weight
         terms = self._discrete_terms(batch) if self._action_space == 'discrete' else self._continuous_terms(batch)
         per_step = terms['policy_loss']
-        if learn.trust_region:
-            policy_loss = acer_trust_region_loss(per_step, terms['kl'], terms['stats'], learn.trust_region_delta).mean()
+        if learn.trust_region:  # the projection acts on each step's own gradient; its weight scales the result
+            policy_loss = weigh(acer_trust_region_loss(per_step, terms['kl'], terms['stats'],
+                                                       learn.trust_region_delta)).mean()
         else:
-            policy_loss = per_step.mean()
-        entropy = terms['entropy'].mean()
-        q_loss = 0.5 * (terms['q_ret'] - terms['q_taken']).pow(2).mean()
-        critic_loss = q_loss + terms['value_loss'] if 'value_loss' in terms else q_loss
+            policy_loss = weigh(per_step).mean()
+        entropy = weigh(terms['entropy']).mean()
+        td = terms['q_ret'] - terms['q_taken']
+        q_loss = 0.5 * weigh(td.pow(2)).mean()
+        extra = {'value_loss': 0.5 * weigh(terms['value_error'].pow(2)).mean()} if 'value_error' in terms else {}
+        critic_loss = q_loss + extra['value_loss'] if extra else q_loss
         total_loss = policy_loss - learn.entropy_weight * entropy + learn.value_weight * critic_loss
         rho = terms['rho']
-        extra = {'value_loss': terms['value_loss']} if 'value_loss' in terms else {}
         info = self._learn_step(
             total_loss, policy_loss=per_step.mean(), q_loss=q_loss, entropy=entropy, kl_to_average=terms['kl'].mean(),
             mean_rho=rho.clamp(max=_RHO_LOG_CAP).mean(),
             rho_truncated_fraction=(rho > learn.c_clip_ratio).float().mean() if learn.c_clip_ratio else 0.0,
             mean_q_ret=terms['q_ret'].mean(), **extra)
         self._update_average_model()
+        if weights is not None:  # the windows' new priorities: mean |Q_ret - Q(x_t, a_t)| over each window
+            info[PRIORITY_KEY] = td.detach().abs().mean(0)
         return info
 
     def _rewards_and_discounts(self, batch: ttorch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -177,7 +190,9 @@ class ACERPolicy(Policy):
 
     def _discrete_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
         obs = batch.obs
-        out = self._evaluate(obs)  # (T+1, B, ...)
+        out = self._evaluate(obs)  # (T+1, B, ...); the logits of illegal actions masked (docs/masks.md)
+        if split_action_mask(obs)[1] is not None:  # V = Σ π Q over the legal actions (the model's V used all)
+            out['value'] = (F.softmax(out['logit'], dim=-1) * out['q_value']).sum(-1)
         logit, q_values, values = out['logit'][:-1], out['q_value'][:-1], out['value']
         action = batch.action.long()
         log_probs = F.log_softmax(logit, dim=-1)
@@ -185,7 +200,7 @@ class ACERPolicy(Policy):
         with torch.no_grad():
             index = action.unsqueeze(-1)
             rho = (log_probs.gather(-1, index) - behaviour_log_probs.gather(-1, index)).squeeze(-1).exp()
-            average_logit = self._average_model.compute_actor(flatten_lead(obs[:-1], 2))['logit']
+            average_logit = self._compute_actor(flatten_lead(obs[:-1], 2), model=self._average_model)['logit']
         q_taken = q_values.gather(-1, action.unsqueeze(-1)).squeeze(-1)
         q_ret, q_pg = self._targets(batch, rho, q_taken, values[:-1], values[-1], 1)
         policy_loss = acer_policy_loss_discrete(log_probs, behaviour_log_probs.exp(), action, q_values, values[:-1],
@@ -195,6 +210,18 @@ class ACERPolicy(Policy):
             'kl': discrete_kl(average_logit.reshape(logit.shape), logit),
             'entropy': Categorical(logit).entropy(),
         }
+
+    def _final_value(self, obs: Any, state: Any = None) -> torch.Tensor:
+        """``V(x) = Σ_a π(a|x) Q(x, a)`` of a truncated episode's final observations ``(N, ...)``, over the legal
+        actions of the mask each one carries (the model's own V, over every action, without a mask; a final
+        observation with no legal action, which is never acted on, falls back to every action)."""
+        plain, mask = split_action_mask(obs)
+        if mask is None or self._action_space != 'discrete':
+            return super()._final_value(obs, state)
+        legal = mask != 0
+        out = self._model(plain, mode='compute_actor_critic')
+        logit = mask_logits(out['logit'], legal | ~legal.any(-1, keepdim=True))
+        return (F.softmax(logit, dim=-1) * out['q_value']).sum(-1)
 
     def _continuous_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:
         steps, size = batch.reward.shape
@@ -228,7 +255,7 @@ class ACERPolicy(Policy):
                                       average['sigma'].reshape(stats[..., :dim].shape))
         return {
             'policy_loss': policy_loss, 'stats': stats, 'rho': rho, 'q_ret': q_ret, 'q_taken': q_taken,
-            'value_loss': 0.5 * (value_target - values).pow(2).mean(),
+            'value_error': value_target - values,  # (T, B), V_target - V(x_t)
             'kl': average_policy.kl(policy),
             'entropy': policy.entropy(),
         }
@@ -257,7 +284,7 @@ class ACERPolicy(Policy):
     # ---- collect -----------------------------------------------------------------------------------
     def _init_collect(self) -> None:
         buffer_type = self._cfg.other.replay_buffer.type
-        if buffer_type == 'fifo':
-            raise ConfigError("policy.other.replay_buffer.type 'fifo' stores fixed unrolls; ACER replays "
-                              "trajectories: set it to 'episodic'")
+        if buffer_type in ('fifo', 'prioritized'):
+            raise ConfigError(f"policy.other.replay_buffer.type '{buffer_type}' stores fixed unrolls; ACER replays "
+                              f"trajectories: set it to 'episodic' (or 'episodic_prioritized')")
 

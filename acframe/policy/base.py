@@ -27,10 +27,11 @@ import torch.nn as nn
 
 from ..data.tree import flatten_lead, lead_shape, to_device
 from ..errors import CheckpointError, ConfigError, NonFiniteError, UnsupportedSpaceError
-from ..models.distributions import make_distribution
+from ..envs.masks import split_action_mask, split_mask_space
+from ..models.distributions import make_distribution, mask_logits
 from ..models.sde import StateDependentNoise
 from ..registry import MODEL_REGISTRY
-from ..rl_utils import fold_truncation
+from ..rl_utils import fold_truncation, normalize_advantages
 from ..optim import Adam, RMSprop, RMSpropTF
 from ..utils import nonfinite_tensor_names
 
@@ -165,6 +166,8 @@ class Policy:
         learn = self._cfg.learn
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        if self._data_parallel is not None:  # parallel.learner_num > 1: every rank steps on the same gradient
+            self._data_parallel.reduce_gradients(params, average=learn.get('loss_reduction', 'mean') != 'sum')
         if 'grad_clip_value' not in learn:
             raise ConfigError(f"policy '{self._cfg.type}' has no policy.learn.grad_clip_value (the gradient clip threshold; "
                               f"its former name was clip_value): declare it in the policy's config")
@@ -182,6 +185,22 @@ class Policy:
         if self.skipped_updates in (1, 10, 100, 1000):
             warnings.warn(f"acframe: {source}; update skipped ({self.skipped_updates} so far; policy.learn.on_nonfinite='skip_update')")
         return grad_norm
+
+    #: the data-parallel group (``parallel.learner_num > 1``, ``entry.data_parallel``) whose ranks all-reduce each
+    #: gradient between ``backward`` and the clip, so one optimizer step on every rank sees the whole batch's gradient
+    _data_parallel: Any = None
+
+    def use_data_parallel(self, group: Any) -> None:
+        """Learn as one rank of ``group`` (``entry.data_parallel.DataParallel``): gradients are all-reduced — averaged
+        when the losses are means, summed with ``learn.loss_reduction='sum'`` — before clipping and the step, and
+        ``_normalize_advantages`` uses the statistics of the whole batch over the ranks."""
+        self._data_parallel = group
+
+    def _normalize_advantages(self, advantages: torch.Tensor) -> torch.Tensor:
+        """``rl_utils.normalize_advantages`` over the whole batch: with data-parallel learners, over every rank's share."""
+        if self._data_parallel is not None:
+            return self._data_parallel.normalize_advantages(advantages)
+        return normalize_advantages(advantages)
 
     def _learn_step(self, total_loss: torch.Tensor, **terms: Any) -> Dict[str, float]:
         """One guarded step of ``self._optimizer`` on ``total_loss`` over ``self._params`` (``_optimizer_step``).
@@ -401,7 +420,8 @@ class Policy:
         output comes back as ``(*lead, ...)``: ``value`` ``lead``, the actor's statistics ``(*lead, dim)``.
         """
         lead = lead_shape(obs, lead_dims)  # (obs may be a Dict observation's tree: a leaf per key)
-        output = self._model(flatten_lead(obs, lead_dims), mode='compute_actor_critic')
+        obs, mask = split_action_mask(flatten_lead(obs, lead_dims))
+        output = masked(self._model(obs, mode='compute_actor_critic'), mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
     def _evaluate_rollout(self, rollout: Any) -> Dict[str, torch.Tensor]:
@@ -423,8 +443,18 @@ class Policy:
         """A recurrent model's outputs on observations ``(T, B, *obs_shape)`` from ``state`` ``(B, R, H)``, the state
         zeroed before every step where ``starts`` ``(T, B)`` is True; every output ``(T, B, ...)`` (``VAC.unroll``)."""
         lead = lead_shape(obs, 2)
-        output = self._model.unroll(flatten_lead(obs, 2), state, starts)
+        obs, mask = split_action_mask(flatten_lead(obs, 2))
+        output = masked(self._model.unroll(obs, state, starts), mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
+
+    def _compute_actor(self, obs: Any, state: Optional[torch.Tensor] = None,
+                       model: Optional[nn.Module] = None) -> Dict[str, torch.Tensor]:
+        """``model.compute_actor`` (default: this policy's model) on ``obs`` (from ``state`` for a recurrent model), the
+        logits of illegal actions masked when ``obs`` carries an ``'action_mask'`` (docs/masks.md): every action the
+        modes sample or take, and every statistic a segment stores, is then over the legal actions only."""
+        obs, mask = split_action_mask(obs)
+        model = self._model if model is None else model
+        return masked(model.compute_actor(obs) if state is None else model.compute_actor(obs, state), mask)
 
     def _distribution(self, output: Dict[str, torch.Tensor], drop_last: bool = False) -> Any:
         """The action distribution of the actor's statistics in ``output`` (without the last step: ``drop_last``,
@@ -462,7 +492,7 @@ class Policy:
         """
         normalizer = getattr(self._model, 'obs_normalizer', None)
         if normalizer is not None:
-            normalizer.update(obs[:-1])
+            normalizer.update(split_action_mask(obs)[0][:-1])
 
     def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor,
                               ends: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -477,11 +507,14 @@ class Policy:
             return reward
         final_values = torch.zeros_like(reward)
         with torch.no_grad():
-            if ends is None:
-                final_values[truncated] = self._model.compute_critic(final_obs[truncated])['value']
-            else:
-                final_values[truncated] = self._model.compute_critic(final_obs[truncated], ends[truncated])['value']
+            final_values[truncated] = self._final_value(final_obs[truncated], None if ends is None else ends[truncated])
         return fold_truncation(reward, truncated.float(), final_values, self._cfg.learn.discount_factor)
+
+    def _final_value(self, obs: Any, state: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """``V`` ``(N,)`` of ``N`` final observations (a recurrent model from ``state`` ``(N, R, H)``): the model's
+        ``compute_critic``, which takes no action mask (ACER overrides it: its ``V = Σ π Q`` is over legal actions)."""
+        obs = split_action_mask(obs)[0]
+        return (self._model.compute_critic(obs) if state is None else self._model.compute_critic(obs, state))['value']
 
     # ---- collect -----------------------------------------------------------------------------------
     def _make_sde_noise(self) -> Optional[StateDependentNoise]:
@@ -507,7 +540,7 @@ class Policy:
         ``(B,)`` (the envs that start an episode at this step), so the segment carries both."""
         if self._recurrent:
             return self._forward_collect_recurrent(obs)
-        output = self._model.compute_actor(obs)
+        output = self._compute_actor(obs)
         latent = output.pop('sde_latent', None)
         if latent is None:
             action = make_distribution(output, self._action_space, self._nvec).sample()
@@ -521,7 +554,7 @@ class Policy:
     def _forward_collect_recurrent(self, obs: Any) -> Dict[str, torch.Tensor]:
         """``_forward_collect`` of a recurrent model (see there)."""
         state, start = self._collect_states.get(_batch_size(obs))
-        output = self._model.compute_actor(obs, state)
+        output = self._compute_actor(obs, state)
         self._collect_states.advance(output.pop('state'))
         latent = output.pop('sde_latent', None)
         if latent is None:
@@ -576,7 +609,7 @@ class Policy:
             output = self._forward_eval_step(obs, state)
             self._eval_states.advance(output.pop('state'))
             return output
-        output = self._model.compute_actor(obs)
+        output = self._compute_actor(obs)
         dist = make_distribution(output, self._action_space, self._nvec)
         return {'action': dist.mode() if self._deterministic_eval else dist.sample()}
 
@@ -586,7 +619,7 @@ class Policy:
         ``state`` ``(B, R, H)`` (zeros where an episode starts) → ``{'action', 'state'}`` (the next state). What the
         eval mode's ``forward`` runs from its own states, ``load_policy``'s ``act(obs, state)`` and ``-m export``.
         ``deterministic``: the mode of the distribution or a sample (None: ``policy.eval.deterministic``)."""
-        output = self._model.compute_actor(obs, state)
+        output = self._compute_actor(obs, state)
         next_state = output.pop('state')
         dist = make_distribution(output, self._action_space, self._nvec)
         greedy = self._deterministic_eval if deterministic is None else deterministic
@@ -668,6 +701,15 @@ class EnvStates:
         device = next(self._model.parameters()).device
         self.state = None if state.get('state') is None else state['state'].to(device).clone()
         self.start = None if state.get('start') is None else state['start'].to(device).clone()
+
+
+def masked(output: Dict[str, torch.Tensor], mask: Optional[torch.Tensor]) -> Dict[str, torch.Tensor]:
+    """The model's ``output`` with its ``'logit'`` masked by ``mask`` (``mask_logits``; as it is when ``mask`` is
+    None). The other outputs are the model's: a value computed from the unmasked logits inside a model (ACER's
+    ``V = Σ π Q``) is recomputed by its policy."""
+    if mask is not None:
+        output['logit'] = mask_logits(output['logit'], mask)
+    return output
 
 
 def _batch_size(obs: Any) -> int:
@@ -788,6 +830,7 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
 
     model = cfg.policy.model
     name = cfg.policy.type
+    observation_space = split_mask_space(observation_space)[0]  # an action mask is not the model's input
     boxes = (list(observation_space.spaces.values()) if isinstance(observation_space, gym.spaces.Dict)
              else [observation_space])
     if not boxes or not all(isinstance(box, gym.spaces.Box) and len(box.shape) in (1, 2, 3) for box in boxes):

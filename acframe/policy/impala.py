@@ -11,6 +11,9 @@ where Σ is the mean over the T·B steps, or their sum with ``learn.loss_reducti
 losses are sums, so its RMSprop epsilon (0.01) and gradient-norm clip (40) assume sums: on mean losses, whose
 gradients are T·B times smaller, that epsilon dwarfs the root of the squared-gradient average and the steps shrink.
 
+Prioritized replay (``replay_buffer.type='prioritized'``, docs/replay.md): each unroll's three terms are multiplied by
+its importance-sampling weight ``w_b`` before Σ, and the unroll's new priority is ``mean_s |v_s − V(x_s)|``.
+
 A time-limit truncation is bootstrapped from V(final_obs) evaluated with the current weights
 (``rl_utils.fold_truncation``); a termination has discount 0.
 
@@ -26,9 +29,10 @@ from typing import Any, Dict, List, Optional
 import torch
 
 from ..data import make_tree, split_segment, to_dict, ttorch
+from ..data.prioritized import PRIORITY_KEY, is_weights
 from ..models.normalization import RunningMeanStd, running_discounted_returns, scale_by_return_std
 from ..registry import POLICY_REGISTRY
-from ..rl_utils import normalize_advantages, vtrace
+from ..rl_utils import vtrace
 from .base import LearnNeed, Policy, build_optimizer
 
 
@@ -140,14 +144,20 @@ class IMPALAPolicy(Policy):
                                                  None if ends is None else ends[:-1].detach())
         returns = vtrace(log_rhos, discounts, rewards, values[:-1], values[-1], lambda_=learn.lambda_,
                          rho_clip=learn.rho_clip_ratio, c_clip=learn.c_clip_ratio, pg_rho_clip=learn.rho_pg_clip_ratio)
-        pg_advantages = normalize_advantages(returns.pg_advantages) if learn.adv_norm else returns.pg_advantages
+        pg_advantages = self._normalize_advantages(returns.pg_advantages) if learn.adv_norm else returns.pg_advantages
         reduce = torch.mean if learn.loss_reduction == 'mean' else torch.sum
-        policy_loss = -reduce(target_log_prob * pg_advantages)
-        value_loss = reduce((returns.vs - values[:-1]).pow(2))
-        entropy = reduce(target.entropy())
+        weights = is_weights(batch)  # (B,) a prioritized buffer's importance-sampling weights, else None
+        weigh = (lambda x: x) if weights is None else (lambda x: x * weights)  # each unroll's terms times its weight
+        td = returns.vs - values[:-1]
+        policy_loss = -reduce(weigh(target_log_prob * pg_advantages))
+        value_loss = reduce(weigh(td.pow(2)))
+        entropy = reduce(weigh(target.entropy()))
         total_loss = policy_loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
-        return self._learn_step(total_loss, policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
+        info = self._learn_step(total_loss, policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
                                 mean_rho=log_rhos.exp().mean())
+        if weights is not None:  # the unrolls' new priorities: mean |v_s - V(x_s)| over each unroll
+            info[PRIORITY_KEY] = td.detach().abs().mean(0)
+        return info
 
     def _learn_reward(self, batch: ttorch.Tensor) -> torch.Tensor:
         """The rewards the V-trace targets see: ``reward · reward_scale``, or with ``reward_norm`` the rewards divided by

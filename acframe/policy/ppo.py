@@ -49,7 +49,7 @@ from ..data.tree import is_leaf, tree_map
 from ..errors import ConfigError
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
-from ..rl_utils import gae, normalize_advantages, ppo_policy_loss, ppo_value_loss
+from ..rl_utils import gae, ppo_policy_loss, ppo_value_loss
 from .base import LearnNeed, Policy, build_optimizer
 
 
@@ -322,7 +322,7 @@ class PPOPolicy(Policy):
         log_prob = dist.log_prob(batch.action)
         advantages = batch.advantage
         if learn.adv_norm:
-            advantages = normalize_advantages(advantages)
+            advantages = self._normalize_advantages(advantages)
         clip_ratio = self._clip_ratio()
         policy = ppo_policy_loss(log_prob, batch.log_prob_old, advantages, clip_ratio)
         value_loss = ppo_value_loss(values, batch.value_old, batch.value_target, learn.value_clip_ratio)

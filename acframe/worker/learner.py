@@ -63,18 +63,23 @@ class LogHook(LearnerHook):
 
 class CheckpointHook(LearnerHook):
     """At the end of a pipeline round, write ``ckpt_latest.pth`` when ``freq`` more iterations or ``every_s``
-    more seconds have passed since the last one (so a killed run loses at most that much)."""
+    more seconds have passed since the last one (so a killed run loses at most that much). ``agree`` (data-parallel
+    learners) turns one rank's verdict into every rank's (True when any rank's is), since each rank has its own clock."""
 
-    def __init__(self, freq: int, every_s: float = 0.0) -> None:
+    def __init__(self, freq: int, every_s: float = 0.0, agree: Optional[Callable[[bool], bool]] = None) -> None:
         self.freq = freq
         self.every_s = float(every_s)
+        self.agree = agree
         self._last_saved = 0
         self._last_saved_at = time.monotonic()
 
     def after_round(self, learner: 'Learner') -> None:
         due_by_iter = self.freq and learner.train_iter // self.freq > self._last_saved // self.freq
         due_by_time = self.every_s > 0 and time.monotonic() - self._last_saved_at >= self.every_s
-        if due_by_iter or due_by_time:
+        due = bool(due_by_iter or due_by_time)
+        if self.agree is not None:
+            due = self.agree(due)
+        if due:
             learner.save_checkpoint('ckpt_latest.pth')
             self._last_saved = learner.train_iter
             self._last_saved_at = time.monotonic()
@@ -102,12 +107,15 @@ class Learner:
     """Trains the policy (learn mode) one batch at a time and owns the checkpoints of the run.
 
     ``state_provider`` returns the rest of the run's state (env steps, RNGs, collector, buffer) to put in
-    checkpoints beside the policy's own state dict.
+    checkpoints beside the policy's own state dict. ``buffer``: the replay buffer the batches come from; when the learn
+    mode returns per-sequence priorities (``info['priority']``, for a batch a prioritized buffer drew) the learner
+    hands them back with ``buffer.update_priority(batch, priority)`` (a buffer without that method ignores them).
     """
 
     def __init__(self, policy: Any, exp_dir: Optional[str] = None, hooks: Optional[List[LearnerHook]] = None,
-                 state_provider: Optional[Callable[[], Dict[str, Any]]] = None) -> None:
+                 state_provider: Optional[Callable[[], Dict[str, Any]]] = None, buffer: Any = None) -> None:
         self.policy = policy
+        self.buffer = buffer
         self.exp_dir = exp_dir
         self.hooks: List[LearnerHook] = list(hooks or [])
         self.state_provider = state_provider
@@ -135,6 +143,9 @@ class Learner:
             if error is None:
                 raise
             raise error from exc
+        priority = info.pop('priority', None)
+        if priority is not None and hasattr(self.buffer, 'update_priority'):
+            self.buffer.update_priority(batch, priority)
         self.train_iter += 1
         for hook in self.hooks:
             hook.after_iter(self, info)

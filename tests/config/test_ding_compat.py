@@ -446,7 +446,7 @@ def test_sliced_of_di_engines_impala_buffer_is_accepted_with_the_unused_keys(cap
 def test_multi_gpu_true_is_refused_naming_the_missing_feature(sections):
     key = 'policy.multi_gpu' if 'multi_gpu' in sections else 'policy.learn.multi_gpu'
     with pytest.raises(ConfigError, match=rf"config key '{key}' = True asks for DI-engine's data-parallel learners, "
-                                          rf"which acframe does not have yet \(issue 44\); set {key}=False"):
+                                          rf"whose number its launcher sets \(--nproc_per_node\); set {key}=False and parallel.learner_num=N"):
         compile_config(ding_pair('ppo', **sections))
 
 

@@ -22,7 +22,7 @@ from acframe.cli import main as cli_main  # noqa: E402
 from acframe.entry.parallel import parallel_pipeline  # noqa: E402
 from acframe.worker import LearnerHook  # noqa: E402
 from acframe.errors import EnvTimeoutError  # noqa: E402
-from test_parallel import cartpole, hanging  # noqa: E402  (the same IMPALA CartPole-v0 configs, 2 actors)
+from test_parallel import a2c_cartpole, cartpole, hanging  # noqa: E402  (the same IMPALA CartPole-v0 configs, 2 actors)
 
 LOOPBACK = '127.0.0.1'
 #: runs Ray's command line with the loopback address kept as given
@@ -168,6 +168,24 @@ def test_a_ray_actor_whose_env_hangs_fails_the_run_in_one_line(tmp_path, loopbac
                                               r"env.step_timeout_s=0.5 s"):
         parallel_pipeline((main, create), exp_dir=str(tmp_path / 'hang'), backend='ray', ray_address=loopback_cluster,
                           max_train_iter=200, progress=False)
+    assert not ray.is_initialized()
+
+
+def test_domain_randomization_reaches_the_ray_actors_envs(tmp_path, loopback_cluster, tb_scalars):
+    """Each Ray actor's envs are built with their drawn parameters (a track 1-2 mm wide: the cart leaves it in a step
+    or two), the evaluator's with the nominal ones (episodes of 8 steps or more)."""
+    main, create = a2c_cartpole()
+    main['env']['stop_value'] = None
+    main['env']['domain_randomization'] = dict(enable=True, params={
+        'x_threshold': dict(dist='uniform', low=0.001, high=0.002, via='attribute')})
+    exp_dir = tmp_path / 'ray_dr'
+    parallel_pipeline((main, create), exp_dir=str(exp_dir), backend='ray', ray_address=loopback_cluster,
+                      max_env_step=400, progress=False)
+    scalars = tb_scalars(str(exp_dir / 'log'))
+    collected = [value for tag, _, value in scalars if tag == 'collector/episode_return']
+    evaluated = [value for tag, _, value in scalars if tag == 'evaluator/return_mean_by_iter']
+    assert len(collected) > 50 and max(collected) <= 3
+    assert evaluated and min(evaluated) >= 8
     assert not ray.is_initialized()
 
 

@@ -237,3 +237,21 @@ def test_the_user_line_is_found_in_a_subprocess_traceback_as_text():
              f'  File "/home/me/my_env.py", line 12, in step\n    raise ValueError("x")\n'
              f'  File "/usr/lib/python3/site-packages/numpy/core.py", line 5, in f\nValueError: x\n')
     assert user_location(trace) == '/home/me/my_env.py:12 in step'
+
+
+@pytest.mark.parametrize('manager', ['sync', 'async'])
+def test_a_script_that_never_closes_its_env_manager_still_exits(manager, tmp_path):
+    """A manager still open when the interpreter exits is collected during finalization, when no thread can start
+    any more: closing it must not wait for one (it did, forever)."""
+    import subprocess
+    import sys
+    script = tmp_path / 'unclosed.py'
+    script.write_text(
+        "from easydict import EasyDict\n"
+        "from acframe.envs import make_env_manager\n"
+        f"cfg = EasyDict(env=dict(env_id='CartPole-v1', manager={manager!r}))\n"
+        "manager = make_env_manager(cfg, 'evaluator', 2, 0)\n"
+        "manager.reset()\n"
+        "print('open')\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == 'open', proc.stderr

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from ...config.compile import ConfigInput
+from ...errors import ConfigError
 from ...worker import LearnerHook
 from ..run_base import compile_run_config
 from .run import BACKENDS, ParallelRun, async_loop, sync_loop
@@ -60,6 +61,9 @@ def parallel_pipeline(
     """
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
                                                'parallel', accept_config_change)
+    if int(cfg.parallel.get('learner_num', 1)) > 1:
+        raise ConfigError(f"parallel.learner_num={cfg.parallel.learner_num}: data-parallel learners run in the serial "
+                          f"pipelines only for now (docs/ddp.md); drop -m parallel, or set parallel.learner_num=1")
     run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks, changes)
     summary = run.drive(sync_loop if run.sync else async_loop)  # Ctrl-C/SIGTERM: finished, then re-raised
     policy = run.trained_policy()

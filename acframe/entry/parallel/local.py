@@ -29,6 +29,7 @@ import torch.multiprocessing as mp
 from easydict import EasyDict
 
 from ...config.compile import to_plain
+from ...envs import manager_class
 from ...errors import EnvError
 from .backend import Backend, failure_reason, startup_error
 from .messages import EvalRequest, SegmentMessage, WorkerError, WorkerReady
@@ -167,12 +168,12 @@ def _exit_reason(process: Any) -> str:
 
 def start_method(cfg: Any) -> str:
     """``parallel.start_method``; 'auto' forks on Linux and spawns elsewhere, and where the learner's process
-    has threads a fork must not copy: CUDA's (``policy.cuda``), EnvPool's (``env.manager='envpool'``: a forked
-    child crashed with SIGSEGV) and torch's intra-op thread pool (``policy.learn.torch_threads`` > 1: a child
+    has threads a fork must not copy: CUDA's (``policy.cuda``), an env manager's that is not ``fork_safe`` (EnvPool's:
+    a forked child crashed with SIGSEGV) and torch's intra-op thread pool (``policy.learn.torch_threads`` > 1: a child
     forked from a process whose pool had run hung at its first multi-threaded op, so it never started)."""
     method = cfg.parallel.start_method
     if method == 'auto':
-        forkable = (not cfg.policy.get('cuda') and cfg.env.get('manager') != 'envpool'
+        forkable = (not cfg.policy.get('cuda') and getattr(manager_class(cfg.env.manager), 'fork_safe', True)
                     and int(cfg.policy.learn.get('torch_threads', 0)) <= 1)
         return 'fork' if sys.platform.startswith('linux') and forkable else 'spawn'
     return method

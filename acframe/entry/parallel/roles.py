@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, Optional, Protocol
 import torch
 
 from ...envs import make_env_manager
+from ...envs.randomization import DomainRandomizer
 from ...policy import create_policy
 from ...registry import import_names
 from ...utils import set_global_seed, set_torch_threads
@@ -131,7 +132,11 @@ class ActorWorker:
         seed = actor_seed(cfg, actor_id, incarnation)
         set_global_seed(seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
-        self.env = make_env_manager(cfg, 'collector', cfg.env.collector_env_num, seed, watch_sync=True)
+        # each actor's own env set (the seeds' index): its domain-randomized parameters are drawn for it
+        self.randomizer = DomainRandomizer.from_config(cfg, actor=incarnation * int(cfg.parallel.actor_num) + actor_id,
+                                                       watch_sync=True)
+        self.env = (self.randomizer.make_collector_env() if self.randomizer is not None else
+                    make_env_manager(cfg, 'collector', cfg.env.collector_env_num, seed, watch_sync=True))
         try:
             policy = create_policy(cfg, self.env.observation_space, self.env.action_space, enable_field=('collect',))
             self.mode = BoundedLagCollectMode(policy.collect_mode, source, cfg.parallel.max_policy_lag)
@@ -157,6 +162,8 @@ class ActorWorker:
         stats = self.collector.pop_episode_stats()
         steps = int(versions.numel())
         self.env_steps += steps
+        if self.randomizer is not None:  # re-draws the env parameters when due
+            self.env = self.randomizer.after_collect(self.collector, self.env_steps)
         return SegmentMessage(self.actor_id, self.incarnation, tree_to_numpy(samples), steps, oldest,
                               self.mode.max_acting_lag, stats['returns'], stats['lengths'])
 
@@ -171,8 +178,10 @@ class EvalWorker:
         cfg = worker_config(cfg)
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
-        self.env = make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET,
-                                    watch_sync=True)
+        randomizer = DomainRandomizer.from_config(cfg, watch_sync=True)
+        self.env = (randomizer.make_evaluator_env(cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET)
+                    if randomizer is not None else
+                    make_env_manager(cfg, 'evaluator', cfg.env.evaluator_env_num, cfg.seed + EVAL_SEED_OFFSET, watch_sync=True))
         try:
             self.policy = create_policy(cfg, self.env.observation_space, self.env.action_space, enable_field=('eval',))
         except BaseException:

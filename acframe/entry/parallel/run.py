@@ -20,6 +20,7 @@ import torch
 
 from ...data import make_tree, ttorch
 from ...envs import make_env_manager
+from ...envs.randomization import DomainRandomizer
 from ...errors import ConfigError
 from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
 from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook, eval_score
@@ -51,9 +52,6 @@ def check_setup(cfg: Any, backend: str, ray_address: Optional[str]) -> bool:
             raise ConfigError(f"policy '{cfg.policy.type}' has no {mode} mode, which the {role} of the parallel "
                               f"pipeline need; its modes are {', '.join(m for m in cls.modes)}")
     # parallel.actor_num and env_steps_per_update were checked by compile_config (their declarations in defaults.py)
-    if cfg.env.get('domain_randomization', {}).get('enable'):
-        raise ConfigError("env.domain_randomization is supported by the serial pipelines only; "
-                          "set env.domain_randomization.enable=False or train with -m serial")
     mode = cfg.parallel.sync_mode
     if cls.on_policy and mode == 'async':
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: it cannot learn from the stale data of asynchronous "
@@ -180,6 +178,7 @@ class ParallelRun(RunBase):
             self._ray, self._owns_ray = connect(ray_address)
         self._learner_hooks = learner_hooks
         self._incarnations: Optional[List[int]] = None
+        self.randomizer: Optional[DomainRandomizer] = None
         try:
             cfg.parallel.actor_num = resolve_actor_num(cfg, self.backend_name, self._ray)
             self._start(exp_dir, resume, config_changes)
@@ -194,6 +193,9 @@ class ParallelRun(RunBase):
 
     def _build(self) -> None:
         cfg = self.cfg
+        self.randomizer = DomainRandomizer.from_config(cfg)  # the actors draw their own; the learner records them
+        if self.randomizer is not None and self.randomizer.apply_to_evaluator:
+            self.randomizer.evaluator_record = {'params': self.randomizer.evaluator_params(cfg.env.evaluator_env_num)}
         with make_env_manager(cfg, 'collector', 1, cfg.seed) as probe:  # the spaces the policy is built for
             spaces = (probe.observation_space, probe.action_space)
         check_start(cfg, 'parallel', *spaces, actors=cfg.parallel.actor_num, sync=self.sync, resume=self.resuming)
@@ -209,7 +211,7 @@ class ParallelRun(RunBase):
         if cfg.policy.learn.get('lr_decay_iters', 0):
             hooks.append(LinearLRDecayHook(cfg.policy.learn.lr_decay_iters))
         hooks += list(self._learner_hooks)
-        self.learner = Learner(self.learn_mode, None, hooks, self.state_provider)
+        self.learner = Learner(self.learn_mode, None, hooks, self.state_provider, buffer=self.buffer)
         # the evaluator runs elsewhere (a worker of the backend): the learner records what it reports
         self.evals = EvalHistory(cfg.policy.eval.evaluator.eval_freq)
         self.steps_per_update = resolve_steps_per_update(cfg)
@@ -257,7 +259,12 @@ class ParallelRun(RunBase):
     def _extra_state(self) -> Dict[str, Any]:
         backend = self.backend
         return {'parallel': {'backend': self.backend_name, 'actor_num': int(self.cfg.parallel.actor_num),
-                             'actor_incarnations': list(backend.incarnations) if backend is not None else None}}
+                             'actor_incarnations': list(backend.incarnations) if backend is not None else None},
+                'domain_randomization': self.randomizer.state_dict() if self.randomizer is not None else None}
+
+    def _opened(self) -> None:
+        if self.randomizer is not None:  # the actors' draws are recorded here, as their segments arrive
+            self.randomizer.attach(self.exp_dir, self.logger, self.progress.message)
 
     def _restore_extra(self, state: Dict[str, Any]) -> None:
         """The counters; the actors' incarnation counters (fresh env seeds after a resume) go to the backend."""
@@ -266,6 +273,8 @@ class ParallelRun(RunBase):
         self._first_iter, self._first_env_step = self.learner.train_iter, self.env_step
         incarnations = (state.get('parallel') or {}).get('actor_incarnations')
         self._incarnations = list(incarnations) if incarnations else None
+        if self.randomizer is not None and state.get('domain_randomization'):
+            self.randomizer.history = list(state['domain_randomization']['history'])
 
     # ---- data --------------------------------------------------------------------------------------
     def take(self, messages: List[SegmentMessage]) -> List[ttorch.Tensor]:
@@ -274,6 +283,9 @@ class ParallelRun(RunBase):
         for message in messages:
             self.env_step += message.env_steps
             self.stats.on_segment(message)
+            if self.randomizer is not None:
+                self.randomizer.note_actor_segment(message.actor_id, message.incarnation, self.cfg.parallel.actor_num,
+                                                   self.env_step)
             for ret in message.episode_returns:
                 self.recent_returns.append(ret)
                 self.logger.add_scalar('collector/episode_return', ret, self.env_step)

@@ -1,0 +1,457 @@
+"""Data-parallel learners in the serial pipelines (``parallel.learner_num = N > 1``), SheepRL's shape over
+``torch.distributed`` (gloo on CPU, NCCL with ``policy.cuda``).
+
+``run_data_parallel`` is what ``serial.run_serial`` calls when ``parallel.learner_num > 1``: this process becomes rank
+0 and starts ranks 1..N-1 itself (forked on CPU, spawned with CUDA), so ``acframe -c cartpole_ppo.py
+parallel.learner_num=2`` needs no launcher. Every rank builds the same ``SerialRun`` over its share:
+
+* the batch keys stay **global** — ``env.collector_env_num``, ``policy.collect.n_sample``, ``policy.learn.batch_size``
+  and the replay buffer's sizes describe the whole run and are split evenly over the ranks (``local_config``), so
+  a config trains the same amount per env step with 1 or N learners; rank r steps the envs seeded
+  ``seed + r·E/N, ...`` (over the ranks: the seeds of one process with all E envs) and draws its actions from its own
+  RNG stream;
+* one gradient step: every rank's ``backward`` on its share, then the gradients all-reduced — averaged, since the
+  losses are means over equal shares, summed with ``loss_reduction='sum'`` — before the clip and the optimizer step
+  (``Policy._optimizer_step``), so the step equals one step of one process on the whole batch and every rank's
+  weights and optimizer state stay identical; advantages normalised per batch (``adv_norm``) use the whole batch's
+  mean and std (``normalize_advantages``);
+* rank 0 evaluates, logs and writes the run folder; the other ranks write nothing. At the start of every turn of the
+  loop one small all-reduce tells every rank whether to stop (rank 0 solved, the budget is spent, or a rank holds a
+  Ctrl-C or SIGTERM: every rank then leaves the loop at the same point and writes its share of the final checkpoint);
+* a checkpoint holds rank 0's run state and, under ``data_parallel``, every other rank's own state (envs, RNGs, a
+  pending on-policy rollout, replay buffer), gathered when it is written, so ``--resume`` continues each rank where
+  it stopped;
+* every collective waits at most ``parallel.collective_timeout_s``; a rank that dies or fails ends the run with one
+  line naming it (``DataParallelError``), and the ranks left stop too.
+"""
+from __future__ import annotations
+
+import copy
+import datetime
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import torch
+
+from ..errors import AcframeError, CheckpointError, ConfigError
+from ..signals import interrupt_pending, interrupts_deferred, sigterm_as_interrupt
+from ..worker import Learner, LearnerHook
+from .parallel.local import _exit_reason, start_method
+
+#: checkpoint entries every rank has in common (rank 0's are saved); the rest of a rank's state is its own
+SHARED_STATE = ('policy', 'train_iter', 'env_step', 'evaluator', 'wall_s')
+#: seconds rank 0 waits for the other ranks to exit once the run is over
+JOIN_TIMEOUT_S = 30.0
+
+
+class DataParallelError(AcframeError, RuntimeError):
+    """A data-parallel rank died, failed or did not answer within ``parallel.collective_timeout_s``."""
+
+
+def check_data_parallel(cfg: Any) -> None:
+    """Refuse, in one line naming the key and the fix, what N data-parallel learners cannot run (before anything
+    is built or written)."""
+    num = int(cfg.parallel.learner_num)
+    if num <= 1:
+        return
+    cuda = bool(cfg.policy.get('cuda'))
+    backend = cfg.parallel.learner_backend
+    if backend == 'nccl' and not cuda:
+        raise ConfigError("parallel.learner_backend='nccl' runs the learners on GPUs: set policy.cuda=True, or "
+                          "parallel.learner_backend='gloo' (or 'auto') for CPU learners")
+    if cuda:
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if num > gpus:
+            raise ConfigError(f"parallel.learner_num={num} data-parallel learners need one GPU each with policy.cuda, "
+                              f"and {gpus} are visible; set parallel.learner_num <= {max(gpus, 1)}")
+    else:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
+        if num > cores:
+            raise ConfigError(f"parallel.learner_num={num} data-parallel learners need a CPU core each and this process "
+                              f"may use {cores}; set parallel.learner_num <= {cores}")
+    envs = int(cfg.env.collector_env_num)
+    if envs % num:
+        raise ConfigError(f"env.collector_env_num={envs} does not split evenly over parallel.learner_num={num} ranks "
+                          f"(each rank steps collector_env_num / learner_num envs); set it to a multiple of {num}, "
+                          f"e.g. {max(num, envs // num * num)} or {envs // num * num + num}")
+    batch = cfg.policy.learn.get('batch_size')
+    if batch is not None and int(batch) % num:
+        batch = int(batch)
+        raise ConfigError(f"policy.learn.batch_size={batch} does not split evenly over parallel.learner_num={num} ranks "
+                          f"(each rank learns on batch_size / learner_num of every batch); set it to a multiple of "
+                          f"{num}, e.g. {max(num, batch // num * num)} or {batch // num * num + num}")
+    refused = [
+        (cfg.policy.learn.get('learner_thread'), 'policy.learn.learner_thread', 'set it to False'),
+        (cfg.env.domain_randomization.get('enable'), 'env.domain_randomization.enable', 'set it to False'),
+        (cfg.policy.model.get('obs_norm'), 'policy.model.obs_norm',
+         "its running statistics would differ per rank; set it to False"),
+        (cfg.policy.learn.get('reward_norm'), 'policy.learn.reward_norm',
+         "its running statistics would differ per rank; set it to False"),
+    ]
+    for value, key, fix in refused:
+        if value:
+            raise ConfigError(f"{key} does not run with data-parallel learners (parallel.learner_num={num}) yet: {fix}, "
+                              f"or parallel.learner_num=1")
+
+
+def local_config(cfg: Any, num: int) -> Any:
+    """The config one of ``num`` ranks builds from: ``cfg`` with the global batch keys divided by ``num``
+    (``env.collector_env_num``, ``policy.collect.n_sample``, ``policy.learn.batch_size``; the replay buffer's
+    ``replay_buffer_size`` and ``replay_start_size`` rounded up)."""
+    local = copy.deepcopy(cfg)
+    local.env.collector_env_num = int(cfg.env.collector_env_num) // num
+    local.policy.collect.n_sample = int(cfg.policy.collect.n_sample) // num
+    if local.policy.learn.get('batch_size') is not None:
+        local.policy.learn.batch_size = int(cfg.policy.learn.batch_size) // num
+    replay = local.policy.other.get('replay_buffer', {})
+    for key in ('replay_buffer_size', 'replay_start_size'):
+        if isinstance(replay.get(key), int) and not isinstance(replay.get(key), bool) and replay[key] > 0:
+            replay[key] = -(-int(replay[key]) // num)
+    return local
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(('127.0.0.1', 0))
+        return int(sock.getsockname()[1])
+
+
+class DataParallel:
+    """One rank's side of the data-parallel learners: its rank, the process group, and every collective the run makes,
+    each bounded by ``parallel.collective_timeout_s`` and turned into a ``DataParallelError`` naming the rank at fault.
+
+    Rank 0 also holds the other ranks' processes (``children``) and the queue their errors come back on.
+    """
+
+    def __init__(self, cfg: Any, rank: int, port: int, children: Sequence[Any] = (), errors: Any = None,
+                 parent_pid: Optional[int] = None) -> None:
+        self.cfg = cfg
+        self.rank, self.world = int(rank), int(cfg.parallel.learner_num)
+        self.port = int(port)
+        self.timeout_s = float(cfg.parallel.collective_timeout_s)
+        cuda = bool(cfg.policy.get('cuda'))
+        backend = cfg.parallel.learner_backend
+        self.backend = ('nccl' if cuda else 'gloo') if backend == 'auto' else backend
+        self.device = torch.device('cuda', self.rank) if cuda else torch.device('cpu')
+        self.children = list(children)
+        self.errors = errors
+        self.parent_pid = parent_pid
+        self.train_iter: Callable[[], int] = lambda: 0
+        self.exp_dir: Optional[str] = None
+        self._joined = False
+
+    @property
+    def writes(self) -> bool:
+        return self.rank == 0
+
+    # ---- the group -------------------------------------------------------------------------------------------
+    def join(self) -> None:
+        """Join the process group (every rank, rank 0 last: after its children were started)."""
+        import torch.distributed as dist
+
+        if self.device.type == 'cuda':
+            torch.cuda.set_device(self.device)
+        timeout = datetime.timedelta(seconds=self.timeout_s)
+        self._collective('joining the process group', lambda: dist.init_process_group(
+            self.backend, init_method=f'tcp://127.0.0.1:{self.port}', rank=self.rank, world_size=self.world,
+            timeout=timeout))
+        self._joined = True
+
+    def leave(self) -> None:
+        import torch.distributed as dist
+
+        if self._joined and dist.is_initialized():
+            try:
+                dist.destroy_process_group()
+            except Exception:  # noqa: BLE001 - a group whose peers are gone
+                pass
+        self._joined = False
+
+    def local_config(self, cfg: Any) -> Any:
+        return local_config(cfg, self.world)
+
+    def learner(self, policy: Any, hooks: List[LearnerHook], state_provider: Callable[[], Dict[str, Any]],
+                buffer: Any = None) -> Learner:
+        """This rank's learner: the policy all-reduces its gradients over the group, and starts from rank 0's weights;
+        ranks > 0 draw from their own RNG streams from here on."""
+        policy.use_data_parallel(self)
+        self.broadcast_module(policy.model)
+        if self.rank:
+            from ..utils import set_global_seed
+            set_global_seed((int(self.cfg.seed) + 1_000_003 * self.rank) % 2_147_483_647)
+        learner = DataParallelLearner(self, policy.learn_mode, None, hooks, state_provider, buffer=buffer)
+        self.train_iter = lambda: learner.train_iter
+        return learner
+
+    # ---- collectives -----------------------------------------------------------------------------------------
+    def reduce_gradients(self, params: Sequence[torch.nn.Parameter], average: bool = True) -> None:
+        """All-reduce the gradients of ``params`` in one flat buffer: their mean over the ranks (``average``) or sum."""
+        import torch.distributed as dist
+        from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
+
+        grads = [p.grad for p in params if p.grad is not None]
+        if not grads:
+            return
+        flat = _flatten_dense_tensors(grads)
+        self._collective('the gradient all-reduce', lambda: dist.all_reduce(flat))
+        if average:
+            flat.div_(self.world)
+        for grad, reduced in zip(grads, _unflatten_dense_tensors(flat, grads)):
+            grad.copy_(reduced)
+
+    def normalize_advantages(self, advantages: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+        """``rl_utils.normalize_advantages`` over the whole batch, every rank's share: ``(A − mean) / (std + eps)`` with
+        the mean and the unbiased std of all the ranks' elements, from one all-reduce of their count, sum and sum of
+        squares in float64 (where float32 would lose the std's digits to cancellation)."""
+        import torch.distributed as dist
+
+        with torch.no_grad():
+            values = advantages.detach().double()
+            totals = torch.stack([values.new_tensor(float(values.numel())), values.sum(), values.pow(2).sum()])
+            self._collective('the advantage statistics', lambda: dist.all_reduce(totals))
+            count, total, squares = totals.tolist()
+            if count <= 1:
+                return advantages
+            mean = total / count
+            std = (max(squares - count * mean * mean, 0.0) / (count - 1)) ** 0.5
+        return (advantages - mean) / (std + eps)
+
+    def _flags(self, values: Sequence[bool], what: str) -> List[bool]:
+        """The element-wise OR of every rank's ``values`` (an all-reduce MAX)."""
+        import torch.distributed as dist
+
+        flags = torch.tensor([float(v) for v in values], device=self.device)
+        self._collective(what, lambda: dist.all_reduce(flags, op=dist.ReduceOp.MAX))
+        return [bool(v) for v in flags.tolist()]
+
+    def agree_any(self, flag: bool) -> bool:
+        """True on every rank when ``flag`` is True on any."""
+        return self._flags([flag], 'a checkpoint decision')[0]
+
+    def agree_all(self, flag: bool) -> bool:
+        """True on every rank when ``flag`` is True on all."""
+        return not self._flags([not flag], 'a replay decision')[0]
+
+    def end_turn(self, run: Any, stop: bool) -> bool:
+        """The start of every turn of the loop: True on every rank when rank 0 stops (solved, out of budget) or a rank
+        holds a Ctrl-C or SIGTERM (raised on that rank when its loop ends: ``deferred``)."""
+        held = interrupt_pending()
+        stop, interrupted = self._flags([stop, held], 'the end of a turn')
+        if interrupted and not held and not run.interrupted:
+            run.interrupted = True
+            run.progress.message('[acframe] a data-parallel rank was interrupted: writing the final checkpoint and summary')
+        return stop or interrupted
+
+    def broadcast_module(self, module: torch.nn.Module) -> None:
+        """Give every rank rank 0's weights and buffers."""
+        import torch.distributed as dist
+
+        for tensor in list(module.parameters()) + list(module.buffers()):
+            with torch.no_grad():
+                self._collective("rank 0's weights", lambda t=tensor: dist.broadcast(t.data, 0))
+
+    def gather(self, obj: Any) -> Optional[List[Any]]:
+        """Every rank's ``obj`` on rank 0 (a list by rank); None on the other ranks."""
+        import torch.distributed as dist
+
+        found: Optional[List[Any]] = [None] * self.world if self.rank == 0 else None
+        self._collective('the checkpoint state', lambda: dist.gather_object(obj, found, dst=0))
+        return found
+
+    def _collective(self, what: str, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except (RuntimeError, ValueError, OSError) as exc:
+            if isinstance(exc, AcframeError):
+                raise
+            raise DataParallelError(self.describe_failure(what, exc)) from exc
+
+    # ---- failures --------------------------------------------------------------------------------------------
+    def describe_failure(self, what: str, exc: BaseException) -> str:
+        """One line: which rank died or failed (rank 0 waits a few seconds for its children to say), or the timeout."""
+        where = f"at train iter {self.train_iter()}"
+        if self.rank == 0:
+            deadline = time.monotonic() + 3.0
+            while time.monotonic() < deadline:
+                gone = [(r, p) for r, p in enumerate(self.children, 1) if p.exitcode is not None]
+                if gone:
+                    break
+                time.sleep(0.05)
+            else:
+                gone = []
+            messages = self._child_errors()
+            for rank, process in gone:
+                if rank in messages:
+                    cause = f"data-parallel rank {rank} failed: {messages[rank]}"
+                else:  # 'was killed by SIGKILL', 'exited with code 1'
+                    cause = f"data-parallel rank {rank} (pid {process.pid}) {_exit_reason(process)}"
+                return f"{cause} ({what} {where}); the run stopped, {self._resume_hint()}"
+            if 'timed out' in str(exc).lower() or 'timeout' in str(exc).lower():
+                late = 'data-parallel rank 1' if self.world == 2 else f"one of data-parallel ranks 1-{self.world - 1}"
+                return (f"{late} did not answer within parallel.collective_timeout_s={self.timeout_s:g} s ({what} "
+                        f"{where}; alive but stopped or stuck); the run stopped, {self._resume_hint()}")
+        else:
+            if self.parent_pid is not None and os.getppid() != self.parent_pid:
+                return f"data-parallel rank 0 is gone ({what} {where}); rank {self.rank} stopped"
+        detail = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        return (f"data-parallel rank {self.rank}: {what} failed {where} ({detail}): a rank did not answer within "
+                f"parallel.collective_timeout_s={self.timeout_s:g} s or went away; {self._resume_hint()}")
+
+    def _resume_hint(self) -> str:
+        return (f"--resume {self.exp_dir} continues it from its last checkpoint" if self.exp_dir
+                else "nothing was written")
+
+    def _child_errors(self) -> Dict[int, str]:
+        found: Dict[int, str] = {}
+        if self.errors is None:
+            return found
+        try:
+            while not self.errors.empty():
+                rank, line = self.errors.get()
+                found.setdefault(int(rank), str(line))
+        except (OSError, EOFError, ValueError):
+            pass
+        return found
+
+
+class DataParallelLearner(Learner):
+    """A rank's ``Learner``: a checkpoint is collective — every rank hands rank 0 its own state (envs, RNGs, pending
+    rollout, buffer: what ``SHARED_STATE`` leaves out) and rank 0 alone writes it, under ``data_parallel``; a
+    restore gives each rank its own again."""
+
+    def __init__(self, group: DataParallel, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.group = group
+
+    def checkpoint_state(self) -> Dict[str, Any]:
+        state = super().checkpoint_state()
+        own = {k: v for k, v in state.items() if k not in SHARED_STATE}
+        ranks = self.group.gather(own)
+        if ranks is not None:
+            state['data_parallel'] = {'learner_num': self.group.world, 'ranks': ranks[1:]}
+        return state
+
+    def save_checkpoint(self, name: str, state: Optional[Dict[str, Any]] = None) -> str:
+        if state is not None:  # rank 0's best checkpoint: weights only, nothing to gather
+            return super().save_checkpoint(name, state)
+        state = self.checkpoint_state()  # collective: every rank calls it at the same point
+        if not self.group.writes:
+            return ''
+        return super().save_checkpoint(name, state)
+
+    def load_checkpoint_state(self, state: Dict[str, Any]) -> None:
+        """Restore; on a rank > 0, ``state`` is updated in place with that rank's own entries, which the run's
+        restore (``RunBase.restore``) reads next."""
+        stored = state.get('data_parallel')
+        num = int(stored['learner_num']) if isinstance(stored, dict) else 1
+        if num != self.group.world:
+            raise CheckpointError(f"it was written by {num} data-parallel learner(s) and this run has "
+                                  f"parallel.learner_num={self.group.world}; resume with parallel.learner_num={num}")
+        if self.group.rank:
+            state.update(stored['ranks'][self.group.rank - 1])
+        super().load_checkpoint_state(state)
+
+
+def _deferred(loop: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``loop`` with Ctrl-C and SIGTERM held until it ends: ``DataParallel.end_turn`` sees them and every rank leaves
+    the loop at the same turn (a rank cut mid-collective would leave the others waiting)."""
+    def run_loop(run: Any) -> None:
+        with interrupts_deferred():
+            loop(run)
+    return run_loop
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """A rank > 0 exits when rank 0 (its parent) is gone, whatever it is doing."""
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+    threading.Thread(target=watch, name='acframe-rank-watch', daemon=True).start()
+
+
+def _rank_main(rank: int, port: int, parent_pid: int, errors: Any, loop: Callable[[Any], None], cfg: Any,
+               exp_dir: Optional[str], resume: bool, learner_hooks: Sequence[LearnerHook], model: Any,
+               use_buffer: bool, mode: str) -> None:
+    """A rank > 0: build its share of the run and drive the loop in step with rank 0; its errors go back to rank 0
+    as one line (``errors``); it writes nothing."""
+    from ..utils import set_torch_threads
+    from .serial import SerialRun
+
+    # first: a forked child of a process whose intra-op pool ran hangs at its first multi-threaded op
+    set_torch_threads(cfg.policy.learn.torch_threads)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches every process: rank 0 stops the group
+    _watch_parent(parent_pid)
+    group = DataParallel(cfg, rank, port, parent_pid=parent_pid)
+    try:
+        group.join()
+        run = SerialRun(cfg, exp_dir, resume, False, learner_hooks, model, use_buffer=use_buffer, mode=mode,
+                        data_parallel=group)
+        group.exp_dir = exp_dir
+        run.drive(_deferred(loop))
+    except KeyboardInterrupt:  # SIGTERM of this rank: its share of the final checkpoint is written
+        pass
+    except BaseException as exc:  # noqa: BLE001 - reported by rank 0, in one line
+        from ..cli import one_line
+
+        line = one_line(exc)
+        if os.getppid() != parent_pid:
+            print(f"acframe: error: data-parallel rank {rank}: {line}", file=sys.stderr, flush=True)
+        else:
+            errors.put((rank, line))
+        group.leave()
+        sys.stdout.flush()
+        os._exit(1)
+    group.leave()
+
+
+def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool,
+                      learner_hooks: Sequence[LearnerHook], model: Any, use_buffer: bool, mode: str,
+                      config_changes: Sequence[str]) -> Any:
+    """Run ``loop`` with ``parallel.learner_num`` data-parallel learners: this process is rank 0 (it evaluates, logs,
+    writes the run folder and returns the trained policy), ranks 1..N-1 are started here and stopped at the end."""
+    import multiprocessing
+
+    from .serial import SerialRun
+
+    check_data_parallel(cfg)
+    world = int(cfg.parallel.learner_num)
+    port = free_port()
+    context = multiprocessing.get_context(start_method(cfg))  # parallel.start_method: fork on CPU, spawn with CUDA
+    errors = context.SimpleQueue()
+    children = [context.Process(target=_rank_main, name=f'acframe-rank{rank}',
+                                args=(rank, port, os.getpid(), errors, loop, cfg, exp_dir, resume, tuple(learner_hooks),
+                                      model, use_buffer, mode))
+                for rank in range(1, world)]
+    group = DataParallel(cfg, 0, port, children, errors)
+    finished = False
+    try:
+        for child in children:
+            child.start()
+        with sigterm_as_interrupt():
+            group.join()
+            run = SerialRun(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=use_buffer, mode=mode,
+                            config_changes=config_changes, data_parallel=group)
+            group.exp_dir = run.exp_dir
+            run.policy.summary = run.drive(_deferred(loop))
+        finished = True
+        return run.policy
+    except KeyboardInterrupt:
+        finished = True  # the final checkpoint was written with every rank
+        raise
+    finally:
+        deadline = time.monotonic() + (JOIN_TIMEOUT_S if finished else 0.0)
+        for child in children:
+            if child.pid is None:
+                continue
+            child.join(max(0.0, deadline - time.monotonic()))
+            if child.is_alive():
+                child.kill()
+                child.join(5.0)
+        group.leave()

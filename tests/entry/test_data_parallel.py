@@ -1,0 +1,250 @@
+"""Data-parallel learners (``parallel.learner_num``, ``acframe.entry.data_parallel``) on CPU with gloo and 2 ranks.
+
+* one step of 2 ranks, each on half of a batch, equals one step of one process on the whole batch (weights to 1e-6),
+  for A2C, PPO, IMPALA and ACER — two steps, so the optimizer states are checked too; advantages normalised per batch
+  (A2C, PPO, IMPALA with ``adv_norm``) use the whole batch's statistics, and ``loss_reduction='sum'`` sums the
+  gradients instead of averaging them;
+* a short run: both ranks end with identical weights, rank 1 writes nothing, ``--resume`` continues it;
+* a killed rank ends the run with one line naming it, well within ``parallel.collective_timeout_s``;
+* bad input: one line naming the key, exit 2, nothing written.
+"""
+from __future__ import annotations
+
+import copy
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from acframe.config import compile_config
+from acframe.data.tree import tree_map
+from acframe.entry.data_parallel import DataParallel, free_port
+from acframe.entry.run_base import build_buffer
+from acframe.entry.serial import serial_pipeline
+from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
+from acframe.envs import make_env_manager
+from acframe.errors import ConfigError
+from acframe.policy import create_policy
+from acframe.worker import LearnerHook, SampleCollector
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TWO = [('parallel.learner_num', 2), ('parallel.collective_timeout_s', 30.0)]
+
+
+def _case(name, overrides, split_dim):
+    """(policy, batch of 4 env columns or 32 transitions, the dimension the ranks split it along)."""
+    torch.manual_seed(0)
+    cfg = compile_config(name, [('env.collector_env_num', 4), ('policy.collect.n_sample', 32)] + overrides + TWO)
+    env = make_env_manager(cfg, 'collector', 4, 0)
+    policy = create_policy(cfg, env.observation_space, env.action_space)
+    collector = SampleCollector(env, policy.collect_mode, cfg.policy.collect.n_sample)
+    sample = policy.collect_mode.get_train_sample(collector.collect(collector.steps_per_env))
+    env.close()
+    if name == 'cartpole_ppo.py':  # the first minibatch of the rollout: its 32 transitions (N,)
+        batch = next(policy.learn_mode.minibatches(policy.learn_mode.prepare(sample)))
+    elif name == 'cartpole_impala.py':  # 4 unrolls of 16 steps from the replay buffer, time-major (T, 4)
+        buffer = build_buffer(cfg)
+        buffer.push(sample)
+        batch = buffer.sample(4)
+    else:  # A2C and ACER (its on-policy update): the segment, (T, 4)
+        batch = sample
+    return cfg, policy, batch, split_dim
+
+
+CASES = {
+    'a2c': ('cartpole_a2c.py', [('policy.learn.adv_norm', True)], 1),
+    # summed losses: the gradients are summed, not averaged (RMSprop with a large eps and no clip sees the scale)
+    'a2c_sum': ('cartpole_a2c.py', [('policy.learn.loss_reduction', 'sum'), ('policy.learn.rms_eps', 1.0),
+                                    ('policy.learn.grad_clip_type', 'none')], 1),
+    'ppo': ('cartpole_ppo.py', [], 0),  # adv_norm=True: per minibatch
+    'impala': ('cartpole_impala.py', [('policy.learn.adv_norm', True)], 1),
+    'acer': ('cartpole_acer.py', [], 1),
+}
+STEPS = 2
+
+
+def _half(batch, dim, rank):
+    size = (batch.reward if hasattr(batch, 'reward') else batch.advantage).shape[dim] // 2
+    return tree_map(lambda x: x.narrow(dim, rank * size, size).contiguous(), batch)
+
+
+def _rank(rank, port, cases, out):
+    torch.set_num_threads(1)  # a forked child of a process whose intra-op pool ran hangs at its first threaded op
+    group = DataParallel(cases['a2c'][0], rank, port)
+    group.join()
+    try:
+        for key, (cfg, policy, batch, dim) in cases.items():
+            policy.use_data_parallel(group)
+            for _ in range(STEPS):
+                policy.learn_mode.forward(_half(batch, dim, rank))
+            out.put((rank, key, {k: v.clone() for k, v in policy.get_weights().items()}))
+    finally:
+        group.leave()
+
+
+def test_two_ranks_on_halves_step_as_one_process_on_the_whole_batch():
+    torch.set_num_threads(1)
+    cases = {key: _case(*spec) for key, spec in CASES.items()}
+    context = multiprocessing.get_context('fork')
+    out = context.SimpleQueue()
+    port = free_port()
+    ranks = [context.Process(target=_rank, args=(rank, port, cases, out)) for rank in range(2)]
+    for process in ranks:
+        process.start()
+    found = {}
+    deadline = time.monotonic() + 60
+    while len(found) < 2 * len(cases) and time.monotonic() < deadline:
+        if not out.empty():
+            rank, key, weights = out.get()
+            found[rank, key] = weights
+        else:
+            time.sleep(0.01)
+    for process in ranks:
+        process.join(10)
+        assert process.exitcode == 0
+    for key, (cfg, policy, batch, dim) in cases.items():
+        whole = copy.deepcopy(policy)  # this process never stepped: the weights the ranks started from
+        for _ in range(STEPS):
+            whole.learn_mode.forward(batch)
+        start = policy.get_weights()
+        for name, expected in whole.get_weights().items():
+            for rank in range(2):
+                got = found[rank, key][name]
+                assert torch.allclose(got, expected, atol=1e-6, rtol=0), (key, name, rank, (got - expected).abs().max())
+            if expected.is_floating_point() and 'weight' in name:
+                assert not torch.equal(expected, start[name]), (key, name)  # the step moved them
+
+
+class _RecordWeights(LearnerHook):
+    """Every rank writes its final weights (and its pid) to ``folder``: the test compares them."""
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    def after_round(self, learner):
+        torch.save({'pid': os.getpid(), 'train_iter': learner.train_iter, 'weights': learner.policy.get_weights()},
+                   os.path.join(self.folder, f'rank_{os.getpid()}.pt'))
+
+
+def test_two_ranks_end_with_identical_weights_rank_1_writes_nothing_and_resume_continues(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    seen = tmp_path / 'seen'
+    seen.mkdir()
+    overrides = TWO + [('policy.eval.evaluator.eval_freq', 20), ('policy.learn.learner.save_ckpt_freq', 10)]
+    policy = serial_pipeline_onpolicy('cartpole_ppo.py', overrides=overrides, max_env_step=1024, progress=False,
+                                      exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))])
+    assert policy.summary['env_steps'] == 1024 and policy.summary['train_iters'] == 80  # 4 rollouts x 20 epochs
+    records = [torch.load(seen / f, weights_only=False) for f in sorted(os.listdir(seen))]
+    assert len(records) == 2 and records[0]['pid'] != records[1]['pid']
+    assert records[0]['train_iter'] == records[1]['train_iter'] == 80
+    for name, value in records[0]['weights'].items():
+        assert torch.equal(value, records[1]['weights'][name]), name
+    assert sorted(os.listdir(tmp_path)) == ['run', 'seen']  # rank 1 wrote nothing, anywhere
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=False)
+    assert state['data_parallel']['learner_num'] == 2 and len(state['data_parallel']['ranks']) == 1
+    resumed = serial_pipeline_onpolicy(resume=str(tmp_path / 'run'), max_env_step=1536, progress=False)
+    assert resumed.summary['env_steps'] == 1536 and resumed.summary['train_iters'] == 120
+
+
+def test_off_policy_ranks_end_with_identical_weights(tmp_path, monkeypatch):
+    """IMPALA through the off-policy loop: each rank replays from its own buffer, all agree on every update."""
+    monkeypatch.chdir(tmp_path)
+    seen = tmp_path / 'seen'
+    seen.mkdir()
+    policy = serial_pipeline('cartpole_impala.py', overrides=TWO, max_env_step=3000, progress=False,
+                             exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))])
+    assert policy.summary['env_steps'] == 3000 and policy.summary['train_iters'] > 0
+    records = [torch.load(seen / f, weights_only=False) for f in sorted(os.listdir(seen))]
+    assert len(records) == 2 and records[0]['train_iter'] == records[1]['train_iter'] == policy.summary['train_iters']
+    for name, value in records[0]['weights'].items():
+        assert torch.equal(value, records[1]['weights'][name]), name
+
+
+def _cli(*args, cwd, timeout=60):
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    return subprocess.run([sys.executable, '-m', 'acframe.cli', *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _children(pid):
+    try:
+        with open(f'/proc/{pid}/task/{pid}/children') as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def _signal_rank_1(tmp_path, signum, timeout_s):
+    """Start a long 2-rank run from the CLI, send rank 1 ``signum`` once it trains; (exit code, stderr lines, seconds
+    from the signal to the exit)."""
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    process = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', '-q', 'env.stop_value=None',
+                                'parallel.learner_num=2', f'parallel.collective_timeout_s={timeout_s}'],
+                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rank_1 = None
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (tmp_path / 'cartpole_a2c_seed0' / 'log').exists():
+            time.sleep(0.1)
+        time.sleep(1.0)  # training
+        ranks = _children(process.pid)  # rank 1, forked by the CLI's process (rank 0)
+        assert len(ranks) == 1, ranks
+        rank_1 = ranks[0]
+        os.kill(rank_1, signum)
+        sent_at = time.monotonic()
+        _, err = process.communicate(timeout=60)
+        took = time.monotonic() - sent_at
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert rank_1 not in _children(process.pid)
+    return process.returncode, [line for line in err.splitlines() if line.strip()], took
+
+
+@pytest.mark.skipif(not os.path.exists('/proc/self/task'), reason='finds the rank process through /proc')
+def test_a_killed_rank_ends_the_run_at_once_in_one_line_naming_it(tmp_path):
+    code, lines, took = _signal_rank_1(tmp_path, signal.SIGKILL, 60)
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith('acframe: error: data-parallel rank 1 (pid '), lines
+    assert 'was killed by SIGKILL' in lines[0] and '--resume cartpole_a2c_seed0' in lines[0], lines[0]
+    assert took < 15, took  # at once, not after the collective timeout
+
+
+@pytest.mark.skipif(not os.path.exists('/proc/self/task'), reason='finds the rank process through /proc')
+def test_a_stuck_rank_ends_the_run_after_the_collective_timeout(tmp_path):
+    code, lines, took = _signal_rank_1(tmp_path, signal.SIGSTOP, 2)
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith('acframe: error: data-parallel rank 1 did not answer within '
+                               'parallel.collective_timeout_s=2 s'), lines
+    assert 2 <= took < 15, took
+
+
+@pytest.mark.parametrize('overrides, key', [
+    (['parallel.learner_num=256'], 'parallel.learner_num=256 data-parallel learners need a CPU core each'),
+    (['parallel.learner_num=2', 'env.collector_env_num=3', 'policy.collect.n_sample=6'],
+     'env.collector_env_num=3 does not split evenly over parallel.learner_num=2'),
+    (['parallel.learner_num=2', 'policy.learn.batch_size=255'],
+     'policy.learn.batch_size=255 does not split evenly over parallel.learner_num=2'),
+    (['parallel.learner_num=2', 'policy.model.obs_norm=True'], 'policy.model.obs_norm does not run with'),
+    (['parallel.learner_num=2', "parallel.learner_backend='nccl'"], "parallel.learner_backend='nccl' runs the"),
+])
+def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, overrides, key):
+    if key.startswith('parallel.learner_num=256') and len(os.sched_getaffinity(0)) >= 256:
+        pytest.skip('a machine with 256 cores')
+    with pytest.raises(ConfigError, match=key.replace('(', r'\(').replace('.', r'\.')):
+        serial_pipeline_onpolicy('cartpole_ppo.py', overrides=overrides, exp_dir=str(tmp_path / 'run'), progress=False)
+    assert not (tmp_path / 'run').exists()
+
+
+def test_bad_input_from_the_cli_and_the_parallel_pipeline(tmp_path):
+    done = _cli('-c', 'cartpole_ppo.py', 'parallel.learner_num=2', 'policy.learn.batch_size=255', cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count('\n') == 1, done.stderr
+    assert done.stderr.startswith('acframe: error: policy.learn.batch_size=255 does not split evenly'), done.stderr
+    done = _cli('-c', 'cartpole_ppo.py', '-m', 'parallel', 'parallel.learner_num=2', cwd=tmp_path)
+    assert done.returncode == 2 and 'data-parallel learners run in the serial pipelines only' in done.stderr
+    assert os.listdir(tmp_path) == []

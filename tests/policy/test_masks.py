@@ -1,0 +1,329 @@
+"""Invalid-action masks (docs/masks.md): the masked distributions against a per-element reference, the masked path
+against the plain one, whole runs of every algorithm on an env that raises on an illegal action, load_policy and
+the exported policy, the no-legal-action error and bad input."""
+import math
+import warnings
+from collections import OrderedDict
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import acframe
+from acframe.cli import main
+from acframe.config import compile_config
+from acframe.config.defaults import ENV
+from acframe.data import make_tree
+from acframe.envs import build_env
+from acframe.envs.masks import InfoActionMask
+from acframe.errors import ConfigError, EnvError
+from acframe.models.distributions import Categorical, MultiCategorical, mask_logits
+from acframe.policy import create_policy
+
+ALGOS = ('ppo', 'a2c', 'impala', 'acer')
+
+
+def random_masks(shape, generator, nvec=None):
+    """0/1 masks ``shape`` with at least one legal action per row (per dimension of ``nvec``)."""
+    mask = (torch.rand(shape, generator=generator) < 0.5).to(torch.uint8)
+    starts = np.cumsum([0] + list(nvec or [shape[-1]]))[:-1]
+    rows = mask.view(-1, shape[-1])
+    for i in range(rows.shape[0]):
+        for start, n in zip(starts, nvec or [shape[-1]]):
+            if not rows[i, start:start + n].any():
+                rows[i, start + int(torch.randint(n, (1,), generator=generator))] = 1
+    return mask
+
+
+def test_masked_log_probs_and_entropy_equal_a_per_element_reference():
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(64, 7, generator=g) * 3
+    mask = random_masks((64, 7), g)
+    dist = Categorical(mask_logits(logits, mask))
+    for b in range(64):
+        legal = [a for a in range(7) if mask[b, a]]
+        norm = sum(math.exp(float(logits[b, a])) for a in legal)
+        probs = {a: math.exp(float(logits[b, a])) / norm for a in legal}
+        for a in range(7):
+            log_prob = float(dist.log_prob(torch.full((64,), a))[b])
+            if a in probs:
+                assert log_prob == pytest.approx(math.log(probs[a]), abs=1e-5)
+            else:
+                assert math.exp(log_prob) == 0.0  # an illegal action has probability 0
+        assert float(dist.entropy()[b]) == pytest.approx(-sum(p * math.log(p) for p in probs.values()), abs=1e-5)
+    actions = torch.stack([dist.sample() for _ in range(200)])  # (200, 64)
+    assert mask.gather(1, actions.T.contiguous()).all()  # no illegal action is ever sampled
+    assert mask.gather(1, dist.mode()[:, None]).all()
+    # gradients: finite, none on the masked entries
+    logits.requires_grad_(True)
+    masked = Categorical(mask_logits(logits, mask))
+    (masked.entropy().sum() + masked.log_prob(dist.mode()).sum()).backward()
+    assert torch.isfinite(logits.grad).all() and (logits.grad[mask == 0] == 0).all()
+
+
+def test_multi_discrete_masks_are_per_dimension():
+    g = torch.Generator().manual_seed(1)
+    nvec = [3, 4]
+    logits = torch.randn(32, 7, generator=g)
+    mask = random_masks((32, 7), g, nvec)
+    dist = MultiCategorical(mask_logits(logits, mask), nvec)
+    ref = [Categorical(mask_logits(part, m)) for part, m in zip(logits.split(nvec, -1), mask.split(nvec, -1))]
+    torch.testing.assert_close(dist.entropy(), ref[0].entropy() + ref[1].entropy())
+    for _ in range(50):
+        action = dist.sample()
+        assert mask[:, :3].gather(1, action[:, :1]).all() and mask[:, 3:].gather(1, action[:, 1:]).all()
+
+
+def _batch(algo, masked, T=6, B=3, seed=0):
+    """A time-major segment of CartPole-shaped data; masked: the same with an all-ones mask beside every observation."""
+    g = torch.Generator().manual_seed(seed)
+    obs, final_obs = torch.randn(T + 1, B, 4, generator=g), torch.randn(T, B, 4, generator=g)
+    data = dict(obs=obs, final_obs=final_obs, action=torch.randint(2, (T, B), generator=g),
+                reward=torch.randn(T, B, generator=g), terminated=torch.rand(T, B, generator=g) < 0.1,
+                truncated=torch.rand(T, B, generator=g) < 0.1)
+    if algo in ('impala', 'acer'):
+        data['logit'] = torch.randn(T, B, 2, generator=g)
+    if masked:
+        data['obs'] = {'obs': obs, 'action_mask': torch.ones(T + 1, B, 2, dtype=torch.uint8)}
+        data['final_obs'] = {'obs': final_obs, 'action_mask': torch.ones(T, B, 2, dtype=torch.uint8)}
+    return make_tree(data)
+
+
+def _learn_numbers(policy, batch):
+    torch.manual_seed(0)
+    mode = policy.learn_mode
+    if policy.on_policy and type(policy).__name__ == 'PPOPolicy':
+        return [mode.forward(b) for b in mode.minibatches(mode.prepare(batch))]
+    return [mode.forward(batch) for _ in range(3)]
+
+
+@pytest.mark.parametrize('algo', ALGOS)
+def test_an_all_ones_mask_gives_the_plain_numbers(algo):
+    """Same weights, same batch: the masked path with every action legal equals the plain path, number for number
+    (collect statistics, eval actions, every learn step's losses)."""
+    box, actions = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32), gym.spaces.Discrete(2)
+    masked_space = gym.spaces.Dict(OrderedDict(obs=box, action_mask=gym.spaces.Box(0, 1, (2,), np.uint8)))
+    overrides = ['policy.learn.batch_size=9', 'policy.learn.epoch_per_collect=2'] if algo == 'ppo' else []
+    plain = create_policy(compile_config(f'cartpole_{algo}.py', overrides), box, actions)
+    with_mask = create_policy(compile_config(f'cartpole_{algo}.py', overrides), masked_space, actions)
+    with_mask.learn_mode.load_state_dict(plain.learn_mode.state_dict())
+    obs = torch.randn(5, 4)
+    ones = {'obs': obs, 'action_mask': torch.ones(5, 2, dtype=torch.uint8)}
+    torch.manual_seed(1)
+    a = plain.collect_mode.forward(obs)
+    torch.manual_seed(1)
+    b = with_mask.collect_mode.forward(ones)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert torch.equal(plain.eval_mode.forward(obs)['action'], with_mask.eval_mode.forward(ones)['action'])
+    assert _learn_numbers(plain, _batch(algo, False)) == _learn_numbers(with_mask, _batch(algo, True))
+
+
+def test_the_mask_changes_the_learn_numbers_of_acer_value_and_ppo_log_probs():
+    """The learn path uses the stored mask (a zeroed action changes the numbers; illegal actions get no mass)."""
+    box, actions = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32), gym.spaces.Discrete(2)
+    masked_space = gym.spaces.Dict(OrderedDict(obs=box, action_mask=gym.spaces.Box(0, 1, (2,), np.uint8)))
+    policy = create_policy(compile_config('cartpole_acer.py'), masked_space, actions)
+    batch = _batch('acer', True)
+    batch.obs.action_mask[..., 1] = 0  # only action 0 legal everywhere
+    batch.action.zero_()
+    out = policy._evaluate(batch.obs)
+    assert (out['logit'].softmax(-1)[..., 1] == 0).all()
+    v = (out['logit'].softmax(-1) * out['q_value']).sum(-1)
+    terms = policy._discrete_terms(batch)
+    torch.testing.assert_close(terms['q_taken'], out['q_value'][:-1, ..., 0])
+    assert torch.isfinite(terms['policy_loss']).all() and (terms['entropy'].abs() < 1e-6).all()
+    torch.testing.assert_close(v[:-1, ..., None].squeeze(-1), out['q_value'][:-1, ..., 0])  # V = Q(legal action)
+
+
+def test_acer_bootstraps_a_truncated_episode_from_v_over_the_legal_actions_of_its_final_mask():
+    """ACER folds ``γ V(final_obs)`` into a truncated step's reward; with a mask, ``V = Σ_legal π Q`` with π the
+    softmax over the legal actions only (per element, by hand); a final mask with no legal action uses every action."""
+    box, actions = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32), gym.spaces.Discrete(3)
+    masked_space = gym.spaces.Dict(OrderedDict(obs=box, action_mask=gym.spaces.Box(0, 1, (3,), np.uint8)))
+    policy = create_policy(compile_config('cartpole_acer.py'), masked_space, actions)
+    g = torch.Generator().manual_seed(3)
+    T, B = 5, 4
+    batch = _batch('acer', True, T=T, B=B, seed=3)
+    batch.final_obs.action_mask = torch.stack([random_masks((B, 3), g) for _ in range(T)])
+    batch.final_obs.action_mask[0, 0] = 0  # no legal action: every action
+    batch.truncated = torch.zeros(T, B, dtype=torch.bool)
+    batch.terminated = torch.zeros(T, B, dtype=torch.bool)
+    batch.truncated[0, 0] = batch.truncated[2, 1] = batch.truncated[4, :] = True
+    batch.logit = torch.randn(T, B, 3, generator=g)
+    batch.action = torch.randint(3, (T, B), generator=g)
+    reward, _ = policy._rewards_and_discounts(batch)
+    gamma = float(policy._cfg.learn.discount_factor)
+    with torch.no_grad():
+        out = policy._model(batch.final_obs.obs.reshape(T * B, 4), mode='compute_actor_critic')
+    logits, q = out['logit'].view(T, B, 3), out['q_value'].view(T, B, 3)
+    for t in range(T):
+        for b in range(B):
+            if not batch.truncated[t, b]:
+                assert float(reward[t, b]) == float(batch.reward[t, b])
+                continue
+            legal = [a for a in range(3) if batch.final_obs.action_mask[t, b, a]] or [0, 1, 2]
+            norm = sum(math.exp(float(logits[t, b, a])) for a in legal)
+            v = sum(math.exp(float(logits[t, b, a])) / norm * float(q[t, b, a]) for a in legal)
+            assert float(reward[t, b]) == pytest.approx(float(batch.reward[t, b]) + gamma * v, abs=1e-5)
+    assert not torch.allclose(out['value'].view(T, B)[4], (reward[4] - batch.reward[4]) / gamma)  # not the unmasked V
+
+
+# ---- whole runs: the env raises on an illegal action, so a finished run took none ------------------------------
+TTT = ['env.type=toy_tictactoe', 'env.env_id=toy_tictactoe', 'env.stop_value=None', 'env.collector_env_num=4',
+       'env.evaluator_env_num=4', 'env.n_evaluator_episode=8', 'policy.eval.evaluator.eval_freq=5']
+RUNS = {'ppo': ['policy.collect.n_sample=128', 'policy.learn.epoch_per_collect=2', 'policy.learn.batch_size=64'],
+        'a2c': [], 'impala': [],
+        'acer': ['policy.other.replay_buffer.replay_start_size=64', 'policy.learn.update_per_collect=2'],
+        'ppo_lstm': ['policy.model.rnn.type=lstm', 'policy.model.rnn.hidden_size=16', 'policy.collect.n_sample=128',
+                     'policy.learn.epoch_per_collect=2', 'policy.learn.batch_size=64', 'policy.model.share_encoder=True']}
+
+
+@pytest.fixture(scope='module')
+def masked_runs(tmp_path_factory):
+    """A short run of every algorithm (and PPO with an LSTM) on the masked tic-tac-toe, from the CLI."""
+    root = tmp_path_factory.mktemp('masked')
+    runs = {}
+    for name, extra in RUNS.items():
+        algo = name.split('_')[0]
+        runs[name] = root / name
+        assert main(['-c', f'cartpole_{algo}.py', '--exp-dir', str(runs[name]), '--max-env-step', '1200', '-q',
+                     *TTT, *extra]) == 0, name
+    return runs
+
+
+def test_no_illegal_action_is_taken_in_whole_runs_and_load_policy_acts_legally(masked_runs):
+    env = build_env(dict(ENV, type='toy_tictactoe', env_id='toy_tictactoe'), 0, 0, 'test')
+    raw = env.unwrapped
+    for name, run_dir in masked_runs.items():
+        policy = acframe.load_policy(run_dir)
+        for deterministic in (True, False):
+            for episode in range(15):  # the raw env's Dict observation, as a user's script holds it
+                obs, _ = raw.reset(seed=episode)
+                policy.reset()
+                done = False
+                while not done:
+                    action = policy.act(obs, deterministic=deterministic)
+                    assert obs['action_mask'][action] == 1, name
+                    obs, _, terminated, truncated, _ = raw.step(action)
+                    done = terminated or truncated
+        assert raw.illegal_actions == 0
+
+
+def test_the_exported_policy_takes_the_mask(masked_runs, tmp_path, capsys):
+    for name in ('ppo', 'ppo_lstm'):
+        out = tmp_path / f'{name}.pt'
+        assert main(['-m', 'export', '--load', str(masked_runs[name]), '--out', str(out), '-q']) == 0
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', DeprecationWarning)
+            model = torch.jit.load(str(out))
+        g = torch.Generator().manual_seed(0)
+        obs = torch.rand(200, 27, generator=g)
+        mask = random_masks((200, 9), g)
+        mask[0] = 0  # no legal action: -1
+        inputs = {'obs': obs, 'action_mask': mask}
+        if name == 'ppo_lstm':
+            action, _ = model(inputs, torch.zeros(200, 2, 16))
+        else:
+            action = model(inputs)
+        assert action[0] == -1 and mask[1:].gather(1, action[1:, None]).all()
+    pytest.importorskip('onnxscript', reason='ONNX export needs the onnx extra')
+    ort = pytest.importorskip('onnxruntime', reason='running the ONNX model needs onnxruntime')
+    out = tmp_path / 'ppo.onnx'
+    assert main(['-m', 'export', '--load', str(masked_runs['ppo']), '--out', str(out), '-q']) == 0
+    session = ort.InferenceSession(str(out), providers=['CPUExecutionProvider'])
+    (action,) = session.run(['action'], {'obs': obs.numpy(), 'action_mask': mask.numpy()})
+    assert action[0] == -1 and mask[1:].gather(1, torch.as_tensor(action[1:, None])).all()
+
+
+def test_load_policy_refuses_an_observation_with_no_legal_action(masked_runs):
+    policy = acframe.load_policy(masked_runs['a2c'])
+    obs = {'board': np.zeros(27, np.float32), 'action_mask': np.zeros(9, np.int8)}
+    with pytest.raises(ValueError, match="observation 0 of the batch has no legal action"):
+        policy.act(obs)
+
+
+class NoMoveEnv(gym.Env):
+    """A masked env whose 3rd observation leaves no legal action."""
+    observation_space = gym.spaces.Dict({'x': gym.spaces.Box(0, 1, (2,), np.float32),
+                                         'action_mask': gym.spaces.MultiBinary(3)})
+    action_space = gym.spaces.Discrete(3)
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return {'x': np.zeros(2, np.float32), 'action_mask': np.ones(3, np.int8)}, {}
+
+    def step(self, action):
+        self.t += 1
+        mask = np.zeros(3, np.int8) if self.t == 3 else np.ones(3, np.int8)
+        return {'x': np.zeros(2, np.float32), 'action_mask': mask}, 0.0, False, False, {}
+
+
+def test_a_state_with_no_legal_action_is_one_error_naming_the_env_its_seed_and_the_step():
+    from acframe.envs.gym_env import FlattenDictObservation
+    from acframe.envs.masks import ActionMaskCheck
+    env = ActionMaskCheck(FlattenDictObservation(NoMoveEnv()), 'nomove', 3, 17, 'collector')
+    env.reset(seed=17)
+    env.step(0)
+    env.step(0)
+    with pytest.raises(EnvError, match=r"collector env 3 of 'nomove' \(seed 17\) has no legal action at step 3 of its "
+                                       r"episode"):
+        env.step(0)
+
+
+def test_info_action_mask_becomes_the_dict_form():
+    class InfoEnv(gym.Env):
+        observation_space = gym.spaces.Box(0, 1, (2,), np.float32)
+        action_space = gym.spaces.Discrete(4)
+
+        def reset(self, *, seed=None, options=None):
+            return np.zeros(2, np.float32), {'action_mask': np.array([1, 0, 1, 0])}
+
+        def step(self, action):
+            return np.ones(2, np.float32), 0.0, False, False, {'action_mask': np.array([0, 0, 0, 1])}
+
+    env = InfoActionMask(InfoEnv())
+    obs, _ = env.reset()
+    assert obs['action_mask'].tolist() == [1, 0, 1, 0] and obs['obs'].shape == (2,)
+    assert env.step(0)[0]['action_mask'].tolist() == [0, 0, 0, 1]
+
+
+def test_bad_mask_input_is_one_config_error(tmp_path):
+    base = dict(ENV, type='toy_tictactoe', env_id='toy_tictactoe')
+    with pytest.raises(ConfigError, match="env.obs_keys names 'action_mask'"):
+        build_env(dict(base, obs_keys=['board', 'action_mask']), 0, 0, 'collector')
+
+    class BadMask(NoMoveEnv):
+        observation_space = gym.spaces.Dict({'x': gym.spaces.Box(0, 1, (2,), np.float32),
+                                             'action_mask': gym.spaces.MultiBinary(5)})
+
+    class Continuous(NoMoveEnv):
+        action_space = gym.spaces.Box(-1, 1, (3,), np.float32)
+
+    from acframe.envs.masks import check_mask_space
+    from acframe.envs.gym_env import FlattenDictObservation
+    with pytest.raises(ConfigError, match="a mask of Discrete\\(3\\) is a 1-D 0/1 Box or MultiBinary of 3 entries"):
+        check_mask_space(FlattenDictObservation(BadMask()).mask_space, BadMask.action_space, 'bad')
+    with pytest.raises(ConfigError, match="masks are for Discrete and MultiDiscrete actions"):
+        check_mask_space(FlattenDictObservation(Continuous()).mask_space, Continuous.action_space, 'bad')
+    # from the CLI: exit 2, one line, nothing written
+    run_dir = tmp_path / 'run'
+    assert main(['-c', 'tictactoe_ppo_masked.py', '--exp-dir', str(run_dir), "env.obs_keys=['action_mask']"]) == 2
+    assert not run_dir.exists()
+
+
+def test_tictactoe_masks_the_taken_cells_and_the_unmasked_variant_ends_on_an_illegal_move():
+    masked = build_env(dict(ENV, type='toy_tictactoe', env_id='toy_tictactoe'), 0, 0, 'collector')
+    obs, _ = masked.reset(seed=0)
+    assert set(obs) == {'obs', 'action_mask'} and obs['action_mask'].tolist() == [1] * 9
+    obs, *_ = masked.step(4)
+    assert obs['action_mask'].sum() == 7 and obs['action_mask'][4] == 0  # X and O took a cell each
+    taken = int(np.flatnonzero((obs['action_mask'] == 0) & (np.arange(9) != 4))[0])
+    with pytest.raises(EnvError, match='illegal action'):
+        masked.step(taken)
+    plain = build_env(dict(ENV, type='toy_tictactoe_nomask', env_id='toy_tictactoe_nomask'), 0, 0, 'collector')
+    obs, _ = plain.reset(seed=0)
+    assert obs.shape == (27,)
+    plain.step(4)
+    _, reward, terminated, _, info = plain.step(4)
+    assert reward == -1.0 and terminated and info['illegal']
