@@ -31,6 +31,8 @@ _LAZY = {
     'export_policy': 'acframe.export',
     'LoggerBackend': 'acframe.loggers',
     'LearnerHook': 'acframe.worker',
+    'CollectorHook': 'acframe.worker',
+    'EvaluatorHook': 'acframe.worker',
 }
 
 

@@ -3,12 +3,14 @@
     acframe -c cartpole_impala.py [-s SEED] [--exp-dir DIR] [--max-env-step N] [--max-train-iter N] [key.path=value ...]
     acframe --resume DIR [-c CONFIG --accept-config-change] [--import MODULE]
     acframe -c CONFIG --init-from RUN_DIR_OR_CKPT          (a new run from given weights)
+    acframe -m async -c cartpole_a3c.py [parallel.async_worker_num=N]   (A3C: N Hogwild workers, docs/ddp.md)
     acframe -m eval --load RUN_DIR_OR_CKPT [--import MODULE] [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
     acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png|FILE.svg] [--x env_steps|wall_s]
     acframe -m export --load RUN_DIR_OR_CKPT [--import MODULE] --out FILE.pt|FILE.onnx
     acframe -m tune -c CONFIG --trials N [--budget ENV_STEPS] [--space SPACE.py] [--study-dir DIR] [--seeds 0,1]
     acframe -m tune --resume STUDY_DIR [--trials N] [--import MODULE]
-    acframe --list
+    acframe -m check-env ENV [--import MODULE] [-s SEED] [env.key=value ...]   (or -m check-env -c CONFIG)
+    acframe --list [--import MODULE]
 
 DI-engine's spellings of the flags are accepted too (``-m serial_onpolicy``, ``--env-step 1e5``, ``--train-iter``,
 ``--exp-name``, ``--load-path``, ``-e ENV -p POLICY``); see docs/from_di_engine.md.
@@ -21,11 +23,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from .tune.cli import add_tune_arguments, refuse_tune_flags
 
-MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'eval', 'plot', 'export', 'tune')
+MODES = ('auto', 'serial', 'serial_onpolicy', 'parallel', 'async', 'eval', 'plot', 'export', 'tune', 'check-env')
 #: the modes that work on finished runs (acframe/entry/tools.py)
 TOOL_MODES = ('eval', 'plot', 'export')
 
@@ -49,14 +51,19 @@ def build_parser() -> argparse.ArgumentParser:
                'Trailing key.path=value arguments override config keys, e.g. policy.learn.learning_rate=3e-4. '
                'After training: "-m eval --load RUN_DIR" evaluates a run folder (its best checkpoint, else its latest), '
                '"-m plot RUN_DIR ..." draws learning curves, "-m export --load RUN_DIR --out FILE.pt|.onnx" exports '
-               'the deterministic policy.',
+               'the deterministic policy. Before training on an env of your own: "-m check-env ENV --import MODULE" '
+               'checks it (one line per problem with the fix, exit 2; exit 0 with a summary).',
     )
     parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py); '
                                                'DI-engine config files run unchanged')
     parser.add_argument('-m', '--mode', default='auto', choices=MODES,
                         help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
-                             "parallel; or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
-                             "export (--load RUN_DIR_OR_CKPT --out FILE); or a hyperparameter search: tune (-c CONFIG --trials N)")
+                             "parallel (actors + one learner), async (A3C: parallel.async_worker_num Hogwild workers on "
+                             "one shared model, for a2c; docs/ddp.md); or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
+                             "export (--load RUN_DIR_OR_CKPT --out FILE); or a hyperparameter search: tune (-c CONFIG --trials N); "
+                             "or an env before training: check-env ENV [--import MODULE] (a gymnasium id, short name or "
+                             "registered env type; or -c CONFIG): its spaces, reset/step API, seeding, finite values, "
+                             "time limit, action masks and step time, one line per problem with the fix")
     parser.add_argument('-s', '--seed', type=int, action='append', default=None,
                         help='run seed (default: the config\'s seed); one per command')
     parser.add_argument('--exp-dir', default=None, help='experiment folder (default ./<exp_name>_seed<seed>)')
@@ -98,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--backend', default='local', choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel)')
     parser.add_argument('--ray-address', default=None, help='Ray cluster address HOST:PORT (--backend ray)')
     add_tune_arguments(parser, _count)
-    parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers and dizoo configs')
+    parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers, loggers, hooks and dizoo '
+                        'configs (with --import MODULE: those it registers too)')
     parser.add_argument('-q', '--quiet', action='store_true', help='only errors and the final result line')
     parser.add_argument('--debug', action='store_true', help='show tracebacks of errors')
     parser.add_argument('-v', '--version', action='store_true', help='print the version and exit')
@@ -106,13 +114,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _list() -> str:
-    from .registry import BUFFER_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY
+def _list(imports: Sequence[str] = ()) -> str:
+    from .registry import (BUFFER_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, HOOK_REGISTRY, LOGGER_REGISTRY,
+                           MODEL_REGISTRY, POLICY_REGISTRY, import_names)
     from .envs.gym_env import SHORT_NAMES
     import importlib.util
 
+    import_names(imports)  # --import: the user's registrations are listed too
     lines = []
-    for registry in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY):
+    for registry in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY,
+                     LOGGER_REGISTRY, HOOK_REGISTRY):
         lines.append(f"{registry.plural.replace('_', ' ')}: {', '.join(registry.names())}")
     lines.append(f"env short names: {', '.join(f'{k} ({v})' for k, v in SHORT_NAMES.items())}")
     spec = importlib.util.find_spec('dizoo_configs')
@@ -132,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"acframe {__version__}")
         return 0
     if args.list:
-        print(_list())
+        print(_list(_module_names(args.imports)))
         return 0
     _resolve_ding_flags(args)
     args.imports = _module_names(args.imports)
@@ -142,6 +153,10 @@ def run(args: argparse.Namespace) -> int:
         print(run_tune(args))
         return 0
     refuse_tune_flags(args)
+    if args.mode == 'check-env':
+        from .envs.check import check_env_command
+
+        return check_env_command(args)
     if args.mode in TOOL_MODES:
         from .entry.tools import run_tool
 
@@ -197,6 +212,11 @@ def run(args: argparse.Namespace) -> int:
         from .entry.parallel import parallel_pipeline
 
         parallel_pipeline(cfg, backend=args.backend, ray_address=args.ray_address, **common)
+        return 0
+    if mode == 'async':
+        from .entry.async_training import async_pipeline
+
+        async_pipeline(cfg, **common)
         return 0
     from .policy import policy_class
 

@@ -137,8 +137,10 @@ def read_scalars(log_dir: str) -> List[Scalar]:
         raise ConfigError(f"{log_dir}: no such log folder; pass a run folder written by acframe (it holds log/)")
     names = sorted(os.listdir(log_dir))
     events = [name for name in names if name.startswith('events.out.tfevents.')]
-    if not events and JSONL_FILE in names:
-        return read_jsonl_scalars(os.path.join(log_dir, JSONL_FILE))
+    if not events:  # scalars.jsonl, then the fresh files of a run whose scalars.jsonl was taken mid-run
+        jsonl = ([JSONL_FILE] if JSONL_FILE in names else []) + \
+            [name for name in names if name.startswith('scalars-') and name.endswith('.jsonl')]
+        return [scalar for name in jsonl for scalar in read_jsonl_scalars(os.path.join(log_dir, name))]
     scalars: List[Scalar] = []
     for name in events:
         scalars += read_event_file(os.path.join(log_dir, name))

@@ -38,6 +38,9 @@ class Adam(torch.optim.Optimizer):
     """Adam (Kingma & Ba 2015): ``m ← β1 m + (1−β1) g``, ``v ← β2 v + (1−β2) g²``,
     ``θ ← θ − lr · m̂ / (√v̂ + eps)`` with bias-corrected ``m̂ = m / (1−β1^t)``, ``v̂ = v / (1−β2^t)``."""
 
+    #: the per-parameter statistics ``step`` keeps besides its ``step`` counter
+    state_buffers: Tuple[str, ...] = ('exp_avg', 'exp_avg_sq')
+
     def __init__(self, params: Iterable, lr: float = 1e-3, betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
         skip_dynamo_import()
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
@@ -46,7 +49,7 @@ class Adam(torch.optim.Optimizer):
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         loss = closure() if closure is not None else None
         for group in self.param_groups:
-            params, grads, states = _with_grads(self, group, 'exp_avg', 'exp_avg_sq')
+            params, grads, states = _with_grads(self, group, *self.state_buffers)
             if not params:
                 continue
             beta1, beta2 = group['betas']
@@ -68,6 +71,8 @@ class RMSprop(torch.optim.Optimizer):
 
     #: the squared-gradient average before the first update
     initial_square_avg = 0.0
+    #: the per-parameter statistics ``step`` keeps besides its ``step`` counter
+    state_buffers: Tuple[str, ...] = ('square_avg',)
 
     def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8) -> None:
         skip_dynamo_import()
@@ -84,7 +89,7 @@ class RMSprop(torch.optim.Optimizer):
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         loss = closure() if closure is not None else None
         for group in self.param_groups:
-            params, grads, states = _with_grads(self, group, 'square_avg')
+            params, grads, states = _with_grads(self, group, *self.state_buffers)
             if not params:
                 continue
             square_avgs = [s['square_avg'] for s in states]
@@ -118,3 +123,27 @@ class RMSpropTF(RMSprop):
         denominators = torch._foreach_add(square_avgs, eps)
         torch._foreach_sqrt_(denominators)
         return denominators
+
+
+def share_optimizer_state(optimizer: torch.optim.Optimizer) -> None:
+    """Put every statistic of ``optimizer`` (one of the classes above) in shared memory, as A3C's shared RMSprop and
+    Adam do: each parameter's state — its ``step`` counter and ``state_buffers`` — is created now where it does not
+    exist yet (as the first ``step`` would: zeros), then moved to shared memory in place, so processes forked
+    afterwards update one set of statistics (and one step count per parameter) with the parameters they share.
+
+    Call it again after ``load_state_dict`` (which replaces the state tensors) and before forking.
+    """
+    buffers = getattr(optimizer, 'state_buffers', None)
+    if buffers is None:
+        raise TypeError(f"{type(optimizer).__name__} is not one of acframe.optim's optimizers (Adam, RMSprop, "
+                        f"RMSpropTF), whose statistics can be shared")
+    for group in optimizer.param_groups:
+        for p in group['params']:
+            state = optimizer.state[p]
+            if not state:
+                state['step'] = torch.tensor(0.0)
+                for name in buffers:
+                    state[name] = torch.zeros_like(p, memory_format=torch.preserve_format)
+            for name, value in state.items():
+                if isinstance(value, torch.Tensor):
+                    value.share_memory_()

@@ -1,4 +1,5 @@
-"""IMPALA on Acrobot-v1 (500-step episodes, -1 per step until the tip swings above the bar): stop value -100.
+"""IMPALA on Acrobot-v1 (500-step episodes, -1 per step until the tip swings above the bar): stop value -85 (the
+ladder's target -100 with a margin; it was -100 until 2026-11-28, when the measurements below at -100 were made).
 
 16 envs × 16-step unrolls, separate actor and critic networks, Adam 1e-3, a small entropy bonus (0.001), each unroll
 replayed at most 4 times, observation normalization, rewards divided by the running std of the return
@@ -13,6 +14,12 @@ episode timed out at −500 from ~16k env steps on, the value settled on a const
 from (the entropy bonus at 0.01 instead: 6/6 seeds, but one at 403k). Seed 0 without observation normalization
 also solved (51k env steps, 2026-11-24), so these settings, not the normalization alone, are what turned issue 9's
 "IMPALA never learns Acrobot" (−500) around.
+Hold-out seeds (issue 47; 2026-11-28, ``python bench/stop_values.py --configs acrobot_impala --seeds 0,1,2,3,4
+--override env.stop_value=-85``): seeds 0 / 1 / 2 / 3 / 4 stopped at -85.0, confirmed, at 192,000 / 96,000 / 25,600
+/ 38,400 / 44,800 env steps; their best checkpoints held out -80.0 / -83.5 / -85.2 / -87.1 / -88.7 on 50 fresh
+episodes (5/5 at or above the ladder's target -100). At -100 (and at -90: the same checkpoint) seed 4 stopped at
+32,000 env steps and held out -104.9 ± 89.9 (a few episodes timed out at -500), seed 3 -99.3: a stop value at the
+target was not backed, so it is -85 since 2026-11-28 (6-25 s a run).
 """
 main_config = dict(
     exp_name='acrobot_impala',  # the run folder is ./acrobot_impala_seed<seed>
@@ -21,7 +28,7 @@ main_config = dict(
         collector_env_num=16,  # envs stepped together by the collector
         evaluator_env_num=10,  # evaluation episodes played at once
         n_evaluator_episode=10,  # episodes per evaluation (a score at the stop value is confirmed on 50 fresh ones)
-        stop_value=-100,  # mean return that solves it (the ladder's): all three measured seeds reach it
+        stop_value=-85,  # mean return that stops the run: the ladder's -100 with a margin (at -100 a seed held out -104.9)
     ),
     policy=dict(
         unroll_len=16,  # the unrolls V-trace trains on: 16 steps

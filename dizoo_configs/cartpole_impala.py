@@ -3,6 +3,9 @@
 MEASURED (2026-11-24, ``python bench/ladder.py --rows cartpole --algos impala --seeds 0,1,2``, one torch thread):
 solved and confirmed on 50 fresh episodes (500 / 500 / 500) on 3/3 seeds at 19k / 32k / 24k env steps (5–6 s each);
 hold-out of the best checkpoint on 50 other episodes 500 / 500 / 500.
+Hold-out seeds (issue 47; 2026-11-28, ``python bench/stop_values.py --configs cartpole_impala --seeds 3,4``): seeds
+3 / 4 stopped at 475, confirmed, at 16,768 / 24,448 env steps; their best checkpoints held out 500.0 / 500.0 on 50
+fresh episodes (2/2 at or above the ladder's target 475).
 """
 main_config = dict(
     exp_name='cartpole_impala',  # the run folder is ./cartpole_impala_seed<seed>

@@ -6,6 +6,9 @@ Measured (2026-11-23, seeds 0 1 2, budget 100k env steps): solved (10-episode gr
 10,240 / 11,520 / 23,040 env steps (800 / 900 / 1,800 gradient steps); `python bench/bench_ppo.py`.
 With 2 data-parallel learners (`parallel.learner_num=2`, docs/ddp.md; 2026-11-28, seeds 0 1 2): solved at
 19,200 / 20,480 / 17,920 env steps; `python bench/bench_ddp.py --solve`.
+Hold-out seeds (issue 47; 2026-11-28, ``python bench/stop_values.py --configs cartpole_ppo --seeds 3,4``): seeds 3 /
+4 stopped at 475, confirmed, at 15,360 / 17,920 env steps; their best checkpoints held out 499.4 / 500.0 on 50 fresh
+episodes (2/2 at or above the ladder's target 475).
 """
 main_config = dict(
     exp_name='cartpole_ppo',  # the run folder is ./cartpole_ppo_seed<seed>

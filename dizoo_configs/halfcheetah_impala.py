@@ -12,6 +12,9 @@ MEASURED (2026-11-24, ``python bench/ladder.py --rows halfcheetah --algos impala
 episodes 3309 / 3408 / 3491. Seed 0 over the whole 1M budget (``env.stop_value=None``, 232 s): 1367 at 57k, 2187 at
 88k, 3327 at 272k, 4134 at 472k, best 4730 at 918k. With 4 updates per collection (each unroll trained on twice,
 104 s) the same seed rose slowly to a best of 2725; with 8 (each unroll 4 times) it stalled near 1400.
+Hold-out seeds (issue 47; 2026-11-28, ``python bench/stop_values.py --configs halfcheetah_impala --seeds 3,4``):
+seeds 3 / 4 stopped at 3,000, confirmed, at 266,752 / 205,824 env steps; their best checkpoints held out 3333.0 /
+3084.9 on 50 fresh episodes (2/2 at or above the ladder's target 3,000).
 """
 main_config = dict(
     exp_name='halfcheetah_impala',  # the run folder is ./halfcheetah_impala_seed<seed>

@@ -13,6 +13,9 @@ Over the whole 1M budget (seed 0, ``acframe -c halfcheetah_ppo.py -s 0 env.stop_
 3688 at 102k, 5248 at 486k, best and final 6812 at 1M; hold-out of those weights on 50 fresh episodes 6347 ± 1608
 (some episodes flip the cheetah). SB3's PPO with the same Zoo settings, side by side (2026-11-26, seed 0, ``python bench/ladder.py --rows
 halfcheetah --algos none --sb3 ppo --seeds 0``): best 6907, hold-out 6743, in 1,485 s.
+Hold-out seeds (issue 47; 2026-11-28, ``python bench/stop_values.py --configs halfcheetah_ppo --seeds 3,4``): seeds
+3 / 4 stopped at 3,000, confirmed, at 102,400 / 102,400 env steps; their best checkpoints held out 3278.2 / 3044.1
+on 50 fresh episodes (2/2 at or above the ladder's target 3,000).
 """
 import math
 

@@ -21,6 +21,9 @@ seeds 1 and 2 solved, seed 0 stays near 1070; on seed 1, rewards divided by the 
 ``learn.adv_norm`` as well best 542, ``adv_norm`` alone 530; with 4 updates per collection (each unroll trained on
 twice) seed 0's best was 845. At 0.135 (the RL Zoo's PPO log-std −2 for Hopper) seeds 0 and 1 stand still at 1045 from
 120k on.
+Hold-out seeds (issue 47; 2026-11-28, ``python bench/stop_values.py --configs hopper_impala --seeds 3,4``): seeds 3
+/ 4 stopped at 2,000, confirmed, at 307,712 / 717,824 env steps; their best checkpoints held out 2702.4 / 2848.6 on
+50 fresh episodes (2/2 at or above the ladder's target 2,000).
 """
 main_config = dict(
     exp_name='hopper_impala',  # the run folder is ./hopper_impala_seed<seed>

@@ -5,6 +5,9 @@ MEASURED (2026-11-23, ``python bench/ladder.py --rows pendulum --algos acer --se
 steps (evaluations -194 / -198 / -200, confirmed on 50 fresh episodes at -128 / -141 / -133); hold-out of the
 best checkpoint on 50 other episodes -151 / -151 / -138. With 8 evaluation episodes (the previous version)
 seed 1 stayed at -205..-210 on its 8 fixed start states for 300k steps.
+Hold-out seeds (issue 47; 2026-11-28, ``python bench/stop_values.py --configs pendulum_acer --seeds 3,4``): seeds 3
+/ 4 stopped at -200, confirmed, at 37,760 / 33,920 env steps; their best checkpoints held out -136.9 / -133.0 on 50
+fresh episodes (2/2 at or above the ladder's target -200).
 """
 main_config = dict(
     exp_name='pendulum_acer',  # the run folder is ./pendulum_acer_seed<seed>

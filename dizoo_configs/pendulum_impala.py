@@ -21,6 +21,9 @@ updates) solved seed 0 at 448k; RMSprop at 1e-3 once per unroll did not solve se
 ``reward_scale=0.1`` instead of ``reward_norm`` seed 0 stayed near −720 as well. The previous config (Adam 1e-3,
 bounded mean, 8 updates per collection, each unroll replayed up to 16 times, no gSDE) reached −804 / −300 / −267 in
 500k and collapsed on two seeds.
+Hold-out seeds (issue 47; 2026-11-28, ``python bench/stop_values.py --configs pendulum_impala --seeds 3,4``): seeds
+3 / 4 stopped at -200, confirmed, at 88,000 / 80,000 env steps; their best checkpoints held out -163.8 / -170.4 on
+50 fresh episodes (2/2 at or above the ladder's target -200).
 """
 import math
 

@@ -5,6 +5,9 @@ it never plays one (the env raises on an illegal move). Solved at a greedy mean 
 MEASURED (``python bench/bench_masks.py``, seeds 0 1 2, budget 100k): solved and confirmed on 50 fresh games on
 3/3 seeds at 10,240 / 16,384 / 41,984 env steps (sb3-contrib's MaskablePPO with these settings: 17,408 / 12,288 /
 16,384).
+Hold-out seeds (issue 47; 2026-11-28, ``python bench/stop_values.py --configs tictactoe_ppo_masked --seeds 3,4``):
+seeds 3 / 4 stopped at 0.9, confirmed, at 17,408 / 16,384 env steps; their best checkpoints held out 1.00 / 0.94 on 50
+fresh episodes (2/2 at or above the stop value 0.9).
 """
 main_config = dict(
     exp_name='tictactoe_ppo_masked',  # the run folder is ./tictactoe_ppo_masked_seed<seed>

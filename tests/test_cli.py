@@ -69,6 +69,23 @@ def test_list_shows_registered_names_and_configs(capsys):
     assert 'vac' in out.split('models:')[1].splitlines()[0]
     assert 'gym' in out.split('envs:')[1].splitlines()[0]
     assert 'cartpole_impala.py' in out.split('dizoo configs:')[1]
+    assert 'prioritized' in out.split('buffers:')[1].splitlines()[0]
+    assert 'jsonl' in out.split('loggers:')[1].splitlines()[0]
+    assert 'linear_lr_decay' in out.split('hooks:')[1].splitlines()[0]
+
+
+def test_list_names_what_an_imported_module_registers(tmp_path, capsys, monkeypatch):
+    (tmp_path / 'list_seam_user.py').write_text(
+        "from acframe import HOOK_REGISTRY, LOGGER_REGISTRY\n"
+        "from acframe.loggers import LoggerBackend\n"
+        "from acframe.worker import CollectorHook\n"
+        "LOGGER_REGISTRY.register('list_seam_logger')(type('L', (LoggerBackend,), {}))\n"
+        "HOOK_REGISTRY.register('list_seam_hook')(type('H', (CollectorHook,), {}))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = run_cli(['--list', '--import', 'list_seam_user'], capsys)
+    assert code == 0
+    assert 'list_seam_logger' in out.split('loggers:')[1].splitlines()[0]
+    assert 'list_seam_hook' in out.split('hooks:')[1].splitlines()[0]
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ from acframe.cli import main
 from acframe.config import compile_config
 from acframe.config.run_folder import read_run_record, save_run_config
 from acframe.entry.run_folder import RunLock
-from fixtures.reliability import faulty_config as write_faulty_config
+from acframe.loggers.files import FileWatch
+from fixtures.reliability import faulty_config as write_faulty_config, stop_an_actor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY = ['-q', 'env.collector_env_num=2', 'policy.collect.n_sample=2', 'env.evaluator_env_num=1',
@@ -402,11 +403,14 @@ def test_a_memory_limit_is_checked_before_the_buffer_or_model_is_allocated(tmp_p
     assert not (tmp_path / 'run').exists()
 
 
-def test_a_run_folder_moved_mid_run_is_one_line_and_no_stub_is_left(tmp_path):
+@pytest.mark.parametrize('save_ckpt_freq', [20, 400])
+def test_a_run_folder_moved_mid_run_is_one_line_and_no_stub_is_left(tmp_path, save_ckpt_freq):
     """Renaming the folder of a running run: the next checkpoint is one line naming it; nothing recreates the old
-    path as a stub (a checkpoint and a summary without config.json), and the moved folder resumes."""
+    path as a stub (a checkpoint and a summary without config.json; with checkpoints seconds apart, the log backends
+    notice first: they must not recreate RUN/log either), and the moved folder resumes."""
     proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', 'run',
-                             'env.stop_value=1e9', 'policy.learn.learner.save_ckpt_freq=20', '-q'],
+                             'env.stop_value=1e9', f'policy.learn.learner.save_ckpt_freq={save_ckpt_freq}', '-q',
+                             "logger.backends=['tensorboard', 'jsonl']"],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_until_training(tmp_path / 'run')
     (tmp_path / 'run').rename(tmp_path / 'moved')
@@ -439,3 +443,86 @@ def test_a_run_stopped_and_continued_is_not_killed_by_the_step_watchdog(tmp_path
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err
     assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= 160
+
+
+@pytest.mark.parametrize('max_restarts', [1, 0])
+def test_a_parallel_actor_stopped_with_sigstop_is_restarted_or_named(tmp_path, max_restarts):
+    """A real SIGSTOP to one actor process of a sync parallel run (the learner waits for every actor's segment: it
+    waited forever): its heartbeat stops, and within parallel.heartbeat_timeout_s it is killed and restarted (the
+    run finishes), or, with no restarts left, the run ends in one line naming the actor."""
+    started = time.time()
+    proc, actor, err = stop_an_actor(tmp_path, [f'parallel.max_restarts={max_restarts}'])
+    assert time.time() - started < 60
+    assert 'Traceback' not in err, err
+    named = f'actor 1 (pid {actor}) was stopped (SIGSTOP'
+    if max_restarts:
+        assert proc.returncode == 0, err
+        assert named in err and 'restarting it (restart 1 of at most 1)' in err, err
+        assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= 3000
+    else:
+        lines = [line for line in err.strip().splitlines() if not line.startswith('acframe: warning: ')]
+        assert proc.returncode == 2 and len(lines) == 1 and named in lines[0], err
+        assert 'parallel.max_restarts' in lines[0]
+
+
+def _with_fixtures():
+    """The environment of a subprocess that imports tests/fixtures, and acframe from where this process does."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [HERE, os.environ.get('PYTHONPATH')])))
+
+
+def test_the_step_watchdog_writes_the_final_checkpoint_before_it_ends_a_stuck_run(tmp_path):
+    """An env whose step really never returns (async manager, env.step_timeout_s=1), no periodic checkpoints: the
+    watchdog ends the run in one line, and the checkpoint holds the progress up to the stuck step (it held only the
+    start), so --resume continues from there."""
+    config = faulty_config(tmp_path, 'hang', at_step=150)
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', str(config), '--exp-dir', 'run', '-q',
+                           '--max-env-step', '100000', 'env.manager=async', 'env.step_timeout_s=1',
+                           'policy.learn.learner.save_ckpt_freq=0'],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_with_fixtures())
+    lines = [line for line in done.stderr.strip().splitlines() if not line.startswith('acframe: warning: ')]
+    assert done.returncode == 2 and len(lines) == 1 and 'env.step_timeout_s=1' in lines[0], done.stderr
+    assert 'the final checkpoint was written first' in lines[0]
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['env_step'] >= 200 and state['train_iter'] > 0, (state['env_step'], state['train_iter'])
+    assert f"env step {state['env_step']}," in lines[0]
+    again = subprocess.run([sys.executable, '-m', 'acframe.cli', '--resume', 'run', '-q', '--import', 'fixtures.faulty_envs',
+                            '--max-env-step', str(state['env_step'] + 20)],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_with_fixtures())
+    assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= state['env_step'] + 20
+
+
+def test_log_files_moved_deleted_or_replaced_mid_run_are_reopened_fresh_with_one_warning_each(tmp_path):
+    """Really under a running run: log/scalars.jsonl rotated (renamed to scalars.jsonl.1, and someone else's file put
+    at its name) and the TensorBoard event file deleted. The run goes on, warns once per file, and logs into fresh
+    files: nothing into the file that took the name, nothing into the rotated one after the move was noticed."""
+    proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_impala.py', '--exp-dir', 'run', '-q',
+                             'env.stop_value=1e9', "logger.backends=['tensorboard', 'jsonl']",
+                             'logger.jsonl.flush_every_s=0'],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = tmp_path / 'run' / 'log'
+    wait_until_training(tmp_path / 'run', settle_s=1.5)
+    events = [p for p in log.iterdir() if p.name.startswith('events.out.tfevents.')]
+    assert len(events) == 1 and (log / 'scalars.jsonl').stat().st_size > 0
+    (log / 'scalars.jsonl').rename(log / 'scalars.jsonl.1')
+    (log / 'scalars.jsonl').write_text('theirs\n')
+    events[0].unlink()
+    moved_at = time.time()
+    time.sleep(3.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM and 'Traceback' not in err, err
+    warnings = [line for line in err.splitlines() if line.startswith('acframe: warning: the log file')]
+    assert len(warnings) == 2, err
+    assert any('scalars.jsonl was replaced by another file' in w for w in warnings), err
+    assert any(f'{events[0].name} was moved or deleted' in w for w in warnings), err
+    assert (log / 'scalars.jsonl').read_text() == 'theirs\n'
+    from acframe.logs import read_event_file, read_jsonl_scalars, read_scalars
+    rotated = read_jsonl_scalars(log / 'scalars.jsonl.1')
+    fresh_jsonl = [read_jsonl_scalars(p) for p in log.glob('scalars-*.jsonl')]
+    assert len(fresh_jsonl) == 1 and fresh_jsonl[0], list(log.iterdir())
+    assert max(s.wall_time for s in rotated) < moved_at + FileWatch.every_s + 0.5  # noticed within a second
+    assert max(s.wall_time for s in rotated) <= min(s.wall_time for s in fresh_jsonl[0])
+    fresh_events = [p for p in log.iterdir() if p.name.startswith('events.out.tfevents.')]
+    assert len(fresh_events) == 1 and fresh_events[0] != events[0] and read_event_file(fresh_events[0])
+    assert read_scalars(str(log))

@@ -3,7 +3,8 @@ run by the CLI — no core edit, no monkeypatching.
 
 The module (written below into a temp folder on ``PYTHONPATH``, listed in ``import_names``) registers a CSV logger
 backend with its own options (``logger.options``), a backend that fails mid-run (a tracker that became unreachable),
-a backend whose package is missing, and a learner hook with keyword arguments from the config. Bad input — an
+a backend whose package is missing, a learner hook with keyword arguments from the config, and collector and
+evaluator event hooks (``policy.collect.hooks``, ``policy.eval.evaluator.hooks``) that record every event they get. Bad input — an
 unknown backend, a missing extra (W&B itself, made unimportable), an MLflow store that cannot be written, an unknown
 hook — is one line, exit 2, and no run folder.
 """
@@ -24,7 +25,7 @@ import os
 
 from acframe import HOOK_REGISTRY, LOGGER_REGISTRY
 from acframe.loggers import LoggerBackend
-from acframe.worker import LearnerHook
+from acframe.worker import CollectorHook, EvaluatorHook, LearnerHook
 
 
 @LOGGER_REGISTRY.register('csv_seam')
@@ -78,6 +79,24 @@ class EvalRecorder(LearnerHook):
     def after_eval(self, learner, result):
         with open(os.path.join(learner.exp_dir, self.file), 'a') as f:
             f.write(json.dumps({**result, 'updates_seen': self.updates}) + '\\n')
+
+
+@HOOK_REGISTRY.register('event_recorder_seam')
+class EventRecorder(CollectorHook, EvaluatorHook):
+    """Every collector and evaluator event it is given, as a JSON line in the file named in the config."""
+
+    def __init__(self, file):
+        self.file = file
+
+    def _write(self, kind, result):
+        with open(self.file, 'a') as f:
+            f.write(json.dumps({'kind': kind, **result}) + '\\n')
+
+    def after_collect(self, result):
+        self._write('collect', result)
+
+    def after_evaluate(self, result):
+        self._write('eval', result)
 '''
 
 CONFIG = '''
@@ -86,9 +105,11 @@ from dizoo_configs.cartpole_a2c import main_config, create_config
 main_config['exp_name'] = 'logger_seam'
 main_config['env'].update(collector_env_num=4, evaluator_env_num=2, n_evaluator_episode=2, n_confirm_episode=0,
                           stop_value=10000)
-main_config['policy'].setdefault('eval', {})['evaluator'] = dict(eval_freq=10)
+main_config['policy'].setdefault('eval', {})['evaluator'] = dict(
+    eval_freq=10, hooks=[dict(type='event_recorder_seam', file=EVENTS)])
 main_config['policy'].setdefault('learn', {})['learner'] = dict(
     log_freq=5, hooks=[dict(type='eval_recorder_seam', file='evals.jsonl')])
+main_config['policy'].setdefault('collect', {})['hooks'] = [dict(type='event_recorder_seam', file=EVENTS)]
 main_config['logger'] = dict(backends=BACKENDS, options=dict(csv_seam=dict(file='scalars.csv')))
 main_config['import_names'] = ['user_trackers']
 '''
@@ -102,10 +123,37 @@ def user_module(tmp_path):
     return folder
 
 
-def write_config(tmp_path, backends, name='cfg.py'):
+def write_config(tmp_path, backends, name='cfg.py', base='cartpole_a2c'):
     path = tmp_path / name
-    path.write_text(CONFIG.replace('BACKENDS', repr(backends)))
+    path.write_text(CONFIG.replace('BACKENDS', repr(backends)).replace('EVENTS', repr(str(tmp_path / 'events.jsonl')))
+                    .replace('cartpole_a2c', base))
     return path
+
+
+def check_event_hooks(tmp_path, run, exact_returns):
+    """The collector hook saw every env step and finished episode of the run, the evaluator hook every evaluation
+    (as the evaluator's scalars record it); ``exact_returns``: the run logs each episode's return (parallel)."""
+    with open(tmp_path / 'events.jsonl') as f:
+        events = [json.loads(line) for line in f]
+    collects = [e for e in events if e['kind'] == 'collect']
+    evals = [e for e in events if e['kind'] == 'eval']
+    with open(run / 'summary.json') as f:
+        env_steps = json.load(f)['env_steps']
+    assert sum(c['env_steps'] for c in collects) == env_steps
+    assert [c['env_step'] for c in collects] == list(np.cumsum([c['env_steps'] for c in collects]))
+    returns = [r for c in collects for r in c['episode_returns']]
+    assert len(returns) == sum(len(c['episode_lengths']) for c in collects) > 0
+    scalars = read_scalars(str(run / 'log'))
+    if exact_returns:
+        logged = [s.value for s in scalars if s.tag == 'collector/episode_return']
+        assert sorted(np.float32(returns)) == sorted(np.float32(logged))
+    else:  # logged once per log period: the episodes of the periods logged so far
+        logged = sum(int(s.value) for s in scalars if s.tag == 'collector/episodes')
+        assert 0 < logged <= len(returns)
+    by_iter = [s for s in scalars if s.tag == 'evaluator/return_mean_by_iter']
+    assert [e['train_iter'] for e in evals] == [s.step for s in by_iter] and len(evals) >= 2
+    assert [e['return_mean'] for e in evals] == pytest.approx([s.value for s in by_iter], rel=1e-6)
+    assert all(len(e['returns']) == 2 and np.mean(e['returns']) == pytest.approx(e['return_mean']) for e in evals)
 
 
 def cli(user_module, *args, prelude=''):
@@ -139,12 +187,23 @@ def test_a_user_backend_and_hook_from_the_cli_and_a_failing_backend_dropped(tmp_
     assert [e['train_iter'] for e in evals] == [s.step for s in by_iter] and len(evals) >= 3
     assert [e['return_mean'] for e in evals] == pytest.approx([s.value for s in by_iter], rel=1e-6)
     assert evals[-1]['updates_seen'] == evals[-1]['train_iter']
+    check_event_hooks(tmp_path, run, exact_returns=bool(mode))
+
+
+def test_collector_and_evaluator_hooks_from_the_cli_in_the_serial_off_policy_pipeline(tmp_path, user_module):
+    cfg = write_config(tmp_path, ['tensorboard'], base='cartpole_impala')
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '1200', '-q')
+    assert out.returncode == 0, out.stderr
+    check_event_hooks(tmp_path, run, exact_returns=False)
 
 
 @pytest.mark.parametrize('backends, overrides, message', [
     (['tensorbord'], [], "unknown logger 'tensorbord'. Did you mean 'tensorboard'?"),
     (['tensorboard', 'needs_extra_seam'], [], "pip install 'acframe[seamextra]'"),
     (['tensorboard'], ["policy.learn.learner.hooks=['no_such_hook']"], "unknown hook 'no_such_hook'"),
+    (['tensorboard'], ["policy.collect.hooks=['eval_recorder_seam']"],
+     "policy.collect.hooks[0]': hook 'eval_recorder_seam' is <class 'user_trackers.EvalRecorder'>, not a CollectorHook"),
     (['tensorboard', 'mlflow'], ['logger.mlflow.tracking_uri=sqlite:///{file}/sub/mlflow.db'], 'cannot be written'),
     (['tensorboard', 'mlflow'], ['logger.mlflow.tracking_uri=https://me:hunter2@mlflow.example.com'],
      'MLFLOW_TRACKING_PASSWORD'),

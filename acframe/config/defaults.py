@@ -113,6 +113,8 @@ POLICY_COMMON = dict(
     collect=dict(
         # (int > 0) Train samples collected per collection across all collector envs, as in DI-engine (a multiple of env.collector_env_num): a sample is one transition, or one unroll of unroll_len steps for policies that train on unrolls; each env steps n_sample / collector_env_num * unroll_len times.
         n_sample=256,
+        # (list) Collector event hooks (acframe.worker.CollectorHook: after_collect) by registered name (HOOK_REGISTRY), or dict(type=name, **kwargs); each sees every collection's env steps and finished episodes.
+        hooks=[],
     ),
     eval=dict(
         # (bool) Evaluate with the most likely action (True) or with actions sampled from the policy (False); the summary records it.
@@ -120,6 +122,8 @@ POLICY_COMMON = dict(
         evaluator=dict(
             # (int >= 0) Evaluate every this many learner iterations (0 evaluates only at the end of training).
             eval_freq=200,
+            # (list) Evaluator event hooks (acframe.worker.EvaluatorHook: after_evaluate) by registered name (HOOK_REGISTRY), or dict(type=name, **kwargs); each sees every evaluation's result.
+            hooks=[],
         ),
     ),
     other=dict(
@@ -151,6 +155,8 @@ PARALLEL = dict(
     start_method='auto',
     # (float > 0) Seconds the actors and the evaluator may take to start (build envs and policy) before the run fails.
     start_timeout=120.0,
+    # (float > 0 or None) Local backend: an actor or the evaluator that is alive but not running (stopped with SIGSTOP, wedged) and gave no heartbeat for this many seconds is killed and restarted like a dead one (counted in parallel.max_restarts); a slow env or evaluation still beats; None: never checked.
+    heartbeat_timeout_s=60.0,
     # (float >= 0) CPUs the Ray backend reserves for each actor (Ray places actors on nodes by this).
     actor_num_cpus=1.0,
     # (float >= 0) CPUs the Ray backend reserves for the evaluator.
@@ -161,6 +167,8 @@ PARALLEL = dict(
     learner_backend='auto',
     # (float > 0) Seconds a data-parallel collective may wait for the other ranks (rank 0's evaluations included) before the run fails naming the rank; a rank that dies is named at once.
     collective_timeout_s=600.0,
+    # (int in [1, 256]) Asynchronous training (-m async, A3C; docs/ddp.md): worker processes, each collecting with its own env.collector_env_num envs and applying its own gradients to one shared-memory model and optimizer state without locks; at most one per CPU core.
+    async_worker_num=2,
 )
 
 LOGGER = dict(

@@ -12,7 +12,8 @@ The math, for the stored items ``i`` (an unroll, or a window's first step) with 
   the total is cut into ``batch_size`` equal ranges and one item is drawn from each (appendix B.2.1), with
   replacement, through a sum tree (``O(log n)`` per item);
 * importance-sampling weights ``w_i = (N P(i))^-beta / max_k w_k`` (sec. 3.4), ``N`` the items that can be drawn and
-  the max over all of them (``= (N min_k P(k))^-beta``, a min tree's root) -- so weights only scale updates down;
+  the max over all of them (``= (N min_k P(k))^-beta``, the exact minimum kept by a ``MinTracker``) -- so weights only
+  scale updates down;
   ``beta`` grows linearly from ``beta`` to 1 over ``anneal_step`` sample calls (0: constant);
 * a new item gets the largest priority seen so far (1 at first), so it is drawn at least once soon;
 * after an update the learner hands back the policy's new priorities (``update_priority``): ``p_i = |priority_i| +
@@ -26,6 +27,7 @@ the learner passes it to ``update_priority(batch, priority)``.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
@@ -35,7 +37,7 @@ from ..errors import ConfigError, NonFiniteError
 from ..registry import BUFFER_REGISTRY
 from .buffer import ReplayBuffer
 from .episodic_buffer import EpisodicReplayBuffer, _nest
-from .sum_tree import MinTree, SumTree, update_both
+from .sum_tree import MinTracker, SumTree, last_of_each
 from .tree import leaves, make_tree, to_dict, ttorch
 
 #: the leaves a prioritized batch carries, each (1, B)
@@ -59,8 +61,8 @@ PRIORITY_CONFIG = dict(
 
 
 class _Priorities:
-    """The priorities of ``capacity`` slots: a sum tree of ``p_i^alpha`` over the drawable slots, a min tree of the
-    same values, each slot's raw priority and serial number, and the running max priority."""
+    """The priorities of ``capacity`` slots: a sum tree of ``p_i^alpha`` over the drawable slots, the minimum of the
+    same values (``MinTracker``), each slot's raw priority and serial number, and the running max priority."""
 
     def __init__(self, capacity: int, alpha: float, beta: float, anneal_step: int, is_weight: bool,
                  priority_eps: float) -> None:
@@ -80,7 +82,7 @@ class _Priorities:
         self.priority = np.concatenate([old, np.zeros(capacity - len(old))])
         self.serial = np.concatenate([getattr(self, 'serial', np.zeros(0, np.int64)),
                                       np.full(capacity - len(old), -1, dtype=np.int64)])
-        self.sum_tree, self.min_tree = SumTree(capacity), MinTree(capacity)
+        self.sum_tree, self.min_scaled = SumTree(capacity), MinTracker(capacity)
         self.drawable = np.zeros(capacity, dtype=bool)
 
     def grow(self, capacity: int) -> None:
@@ -98,15 +100,21 @@ class _Priorities:
         if slots.size == 0:
             return
         self.drawable[slots] = drawable
-        scaled = self.priority[slots] ** self.alpha
-        update_both(self.sum_tree, self.min_tree, slots, scaled if drawable else 0.0, scaled if drawable else np.inf)
+        slots, = last_of_each(slots)
+        if drawable:  # stored priorities: finite and positive, no second validation
+            scaled = self.priority[slots] ** self.alpha
+            self.sum_tree.write(slots, scaled)
+            self.min_scaled.write(slots, scaled)
+        else:
+            self.sum_tree.write(slots, 0.0)
+            self.min_scaled.write(slots, np.full(len(slots), np.inf))
 
     def rebuild(self, drawable: np.ndarray) -> None:
         """Exactly the slots in the mask ``drawable`` can be drawn (``O(n)``)."""
         self.drawable = drawable.copy()
         scaled = self.priority ** self.alpha
         self.sum_tree.rebuild(np.where(drawable, scaled, 0.0))
-        self.min_tree.rebuild(np.where(drawable, scaled, np.inf))
+        self.min_scaled.rebuild(np.where(drawable, scaled, np.inf))
 
     def current_beta(self) -> float:
         if self.anneal_step == 0:
@@ -123,22 +131,29 @@ class _Priorities:
         if not self.is_weight:
             return slots, np.ones(batch_size, dtype=np.float32)
         # w_i / max_k w_k = (N P(i))^-beta / (N P_min)^-beta = (p_i^alpha / min_k p_k^alpha)^-beta
-        weights = (self.sum_tree[slots] / self.min_tree.min) ** -beta
+        weights = (self.sum_tree[slots] / self.min_scaled.min) ** -beta
         return slots, weights.astype(np.float32)
 
     def update(self, slots: np.ndarray, serials: np.ndarray, priority: np.ndarray) -> None:
         """``p_i = |priority_i| + eps`` for the slots that still hold the item drawn (same serial)."""
-        if not np.all(np.isfinite(priority)):
+        value = np.abs(priority) + self.eps
+        top = float(value.max()) if len(value) else 0.0  # NaN or inf if any priority is
+        if not math.isfinite(top):
             raise NonFiniteError("the policy's learn mode returned NaN/inf priorities for the prioritized replay buffer; "
                                  "check the env's rewards/observations and policy.learn.learning_rate")
         current = (self.serial[slots] == serials) & self.drawable[slots]
-        slots, value = slots[current], np.abs(priority[current]) + self.eps
-        if len(slots) == 0:
-            return
+        if not current.all():  # usually every drawn item is still there: no copies then
+            slots, value = slots[current], value[current]
+            if len(slots) == 0:
+                return
+            top = float(value.max())
+        self.max_priority = max(self.max_priority, top)
+        slots, value = last_of_each(slots, value)  # a slot drawn twice: its last priority
         self.priority[slots] = value
-        self.max_priority = max(self.max_priority, float(value.max()))
         scaled = value ** self.alpha
-        update_both(self.sum_tree, self.min_tree, slots, scaled, scaled)
+        # the slots are this buffer's and the values finite and positive (checked above): no second validation
+        self.sum_tree.write(slots, scaled)
+        self.min_scaled.write(slots, scaled)
 
     def state_dict(self) -> Dict[str, Any]:
         return {'priority': self.priority.copy(), 'serial': self.serial.copy(), 'drawable': self.drawable.copy(),
@@ -154,9 +169,9 @@ class _Priorities:
 
 def _with_priority_leaves(batch: Dict[str, Any], slots: np.ndarray, serials: np.ndarray,
                           weights: np.ndarray) -> ttorch.Tensor:
-    """The tree of a nested dict ``batch`` of time-major leaves plus the three ``(1, B)`` priority leaves."""
-    return make_tree({**batch, INDEX_KEY: torch.from_numpy(slots.astype(np.int64))[None],
-                      ID_KEY: torch.from_numpy(serials.astype(np.int64))[None],
+    """The tree of a nested dict ``batch`` of time-major leaves plus the three ``(1, B)`` priority leaves (sharing
+    memory with the int64 ``slots``, ``serials`` and float32 ``weights``: fresh arrays of this draw)."""
+    return make_tree({**batch, INDEX_KEY: torch.from_numpy(slots)[None], ID_KEY: torch.from_numpy(serials)[None],
                       WEIGHT_KEY: torch.from_numpy(weights)[None]})
 
 
@@ -185,10 +200,20 @@ class _PriorityFeedback:
     handed back, and the priorities in checkpoints. ``self.priorities`` is the buffer's ``_Priorities``."""
 
     priorities: _Priorities
+    #: the last batch drawn: its ``replay_index`` leaf and the slots and serials it holds (the same memory)
+    _drawn: Optional[Tuple[torch.Tensor, np.ndarray, np.ndarray]] = None
+
+    def _drew(self, batch: ttorch.Tensor, slots: np.ndarray, serials: np.ndarray) -> ttorch.Tensor:
+        self._drawn = (batch[INDEX_KEY], slots, serials)
+        return batch
 
     def update_priority(self, batch: Any, priority: Any) -> None:
         """The learner's new priorities ``(B,)`` for the sequences of ``batch`` (one this buffer drew)."""
-        slots, serials = batch_priority_index(batch)
+        drawn, index = self._drawn, batch[INDEX_KEY]
+        if drawn is not None and index is drawn[0]:  # the batch just drawn, as drawn (not a copy on a GPU, not
+            slots, serials = drawn[1], drawn[2]       # one that crossed processes): its arrays, no conversion
+        else:
+            slots, serials = batch_priority_index(batch)
         self.priorities.update(slots, serials, _priority_array(priority, len(slots)))
 
     def state_dict(self) -> Dict[str, Any]:
@@ -239,13 +264,15 @@ class PrioritizedReplayBuffer(_PriorityFeedback, ReplayBuffer):
         slots, weights = self.priorities.draw(batch_size, self._rng)
         index_t = torch.from_numpy(slots)
         batch = _nest({key: torch.index_select(x, 0, index_t).transpose(0, 1) for key, x in leaves(self._storage)})
-        serials = self.priorities.serial[slots].copy()
+        serials = self.priorities.serial[slots]  # a copy (fancy indexing)
         np.add.at(self._use, slots, 1)
-        spent = np.unique(slots[self._use[slots] >= self.max_use])
-        self._valid[spent] = False
-        self.priorities.set_drawable(spent, False)
+        spent = self._use[slots] >= self.max_use
+        if spent.any():
+            spent = np.unique(slots[spent])
+            self._valid[spent] = False
+            self.priorities.set_drawable(spent, False)
         self.sampled += batch_size
-        return _with_priority_leaves(batch, slots, serials, weights)
+        return self._drew(_with_priority_leaves(batch, slots, serials, weights), slots, serials)
 
     def clear(self) -> None:
         super().clear()
@@ -299,7 +326,8 @@ class PrioritizedEpisodicReplayBuffer(_PriorityFeedback, EpisodicReplayBuffer):
             self._tree_stale = False
         slots, weights = self.priorities.draw(batch_size, self._rng)
         batch = to_dict(self.gather_windows(slots))
-        return _with_priority_leaves(batch, slots, self.priorities.serial[slots].copy(), weights)
+        serials = self.priorities.serial[slots]
+        return self._drew(_with_priority_leaves(batch, slots, serials, weights), slots, serials)
 
     def clear(self) -> None:
         super().clear()

@@ -5,7 +5,9 @@ episodes (default ``env.n_evaluator_episode``) on ``env.evaluator_env_num`` envs
 evaluations (``seed + EVAL_SEED_OFFSET + i``), so evaluating a run's best checkpoint with its seed reproduces
 the return that made it the best. The per-episode returns and lengths go to a JSON file (default
 ``RUN_DIR/eval/<checkpoint>_seed<seed>.json``). ``--video DIR`` records every counted episode with gymnasium's
-``RecordVideo`` as ``DIR/<checkpoint>_seed<seed>_env<i>-episode-<k>.mp4`` (the ``video`` extra: moviepy).
+``RecordVideo`` as ``DIR/<checkpoint>_seed<seed>_env<i>-episode-<k>.mp4`` (the ``video`` extra: moviepy); for a run
+folder whose ``logger.backends`` name a tracker that stores media (W&B, MLflow), the videos are also uploaded to the
+run's tracker run (``loggers.upload_videos``; ``video_uploads`` in the result names where they went).
 A domain-randomized run evaluates with the nominal parameters or, with ``--domain-params drawn``, each
 evaluator env with its own drawn parameters (default: as the run evaluated, ``apply_to_evaluator``).
 """
@@ -132,6 +134,7 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     state = load_checkpoint(artifacts.checkpoint)  # a clear error before any env starts
     set_global_seed(cfg.seed)
     stem = os.path.splitext(os.path.basename(artifacts.checkpoint))[0]
+    started = time.time()
     env, drawn = evaluator_env(cfg, cfg.seed + EVAL_SEED_OFFSET, domain_params or 'nominal', video_dir, n_episode,
                                f"{stem}_seed{cfg.seed}_")
     try:
@@ -155,6 +158,14 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
         'domain_params': domain_params, 'drawn_params': drawn,
         'video_dir': os.path.abspath(video_dir) if video_dir is not None else None,
     }
+    report['video_uploads'] = []
+    if video_dir is not None and artifacts.run_dir is not None and os.path.isdir(video_dir):  # to W&B / MLflow
+        from ..loggers import upload_videos
+
+        prefix = f"{stem}_seed{cfg.seed}_"
+        videos = [os.path.join(video_dir, name) for name in os.listdir(video_dir) if name.startswith(prefix)
+                  and name.endswith('.mp4') and os.path.getmtime(os.path.join(video_dir, name)) >= started - 1]
+        report['video_uploads'] = upload_videos(cfg, artifacts.run_dir, videos, int(state.get('env_step') or 0))
     path = out or default_result_path(artifacts.run_dir, artifacts.checkpoint, int(cfg.seed))
     report['result_file'] = os.path.abspath(path)
     atomic_write_json(path, report)
@@ -197,6 +208,8 @@ def result_line(report: Dict[str, Any]) -> str:
         extras.append(f"{report['domain_params']} env parameters")
     if report['video_dir']:
         extras.append(f"videos in {report['video_dir']}")
+    if report.get('video_uploads'):
+        extras.append(f"videos uploaded to {', '.join(report['video_uploads'])}")
     return (f"[eval] return {report['mean']:.2f} ± {report['std']:.2f} (min {report['min']:.2f}, max {report['max']:.2f}) "
             f"over {report['episodes']} episode{'s' if report['episodes'] != 1 else ''} of {os.path.basename(report['checkpoint'])}"
             f"{f' ({where})' if where else ''}, {', '.join(extras)} -> {report['result_file']}")

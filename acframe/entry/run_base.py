@@ -30,7 +30,8 @@ import torch
 from ..config import compile_config
 from ..config.compile import ConfigInput
 from ..config.run_folder import config_differences, load_run_config, read_run_record, save_run_config
-from ..errors import CheckpointError, ConfigError
+from ..envs.check import check_env_at_start
+from ..errors import CheckpointError, ConfigError, EnvTimeoutError
 from ..plot import write_run_curves
 from ..registry import BUFFER_REGISTRY
 from ..runs import initial_weights
@@ -38,11 +39,11 @@ from ..loggers import RunLogger, check_loggers, open_loggers
 from ..signals import describe_interrupt, interrupt_handled, raise_swallowed_interrupt, sigterm_as_interrupt
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
-from ..worker import hooks_from_config, load_checkpoint
+from ..worker import CollectorHook, EvaluatorHook, hooks_from_config, load_checkpoint
 from .run_folder import RunLock, check_folder_is_data, create_exp_dir, plan_exp_dir
 
 #: the CLI flag of each pipeline mode (named when a folder is resumed with the wrong one)
-MODE_FLAGS = {'parallel': '-m parallel', 'serial_onpolicy': '-m serial_onpolicy', 'serial': '-m serial'}
+MODE_FLAGS = {'async': '-m async', 'parallel': '-m parallel', 'serial_onpolicy': '-m serial_onpolicy', 'serial': '-m serial'}
 
 
 class Progress:
@@ -173,6 +174,9 @@ class RunBase:
         self.lock: Optional[RunLock] = None
         self.buffer: Any = None
         self.recent_returns: deque = deque(maxlen=20)
+        #: the hooks of policy.collect.hooks and policy.eval.evaluator.hooks (built by _start)
+        self.collector_hooks: List[CollectorHook] = []
+        self.evaluator_hooks: List[EvaluatorHook] = []
         self.solved = False
         self.interrupted = False
         self.wall_before = 0.0
@@ -230,6 +234,10 @@ class RunBase:
         self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
         check_loggers(cfg)  # an unknown backend, a missing extra, a destination that cannot be written
         config_hooks = hooks_from_config(cfg.policy.learn.learner.get('hooks', []))
+        self.collector_hooks = hooks_from_config(cfg.policy.collect.get('hooks', []), 'policy.collect.hooks', CollectorHook)
+        self.evaluator_hooks = hooks_from_config(cfg.policy.eval.evaluator.get('hooks', []), 'policy.eval.evaluator.hooks',
+                                                 EvaluatorHook)
+        check_env_at_start(cfg, self.warn)  # an env instance of its own, before anything is seeded
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
         #: model weights a new run starts from (``init_from``); None when resuming (the checkpoint decides)
@@ -338,9 +346,21 @@ class RunBase:
         self.learner.save_checkpoint('ckpt_best.pth', {'policy': {'model': weights}, 'train_iter': int(train_iter),
                                                        'env_step': int(env_step), 'eval_return': value})
 
+    def collected(self, env_steps: int, returns: Sequence[float], lengths: Sequence[int]) -> None:
+        """A collection (``env_steps`` steps over its envs, the finished episodes' returns and lengths) for the
+        collector hooks; called once ``env_step`` counts it."""
+        if not self.collector_hooks:
+            return
+        result = {'env_step': int(self.env_step), 'env_steps': int(env_steps), 'train_iter': int(self.learner.train_iter),
+                  'episode_returns': [float(r) for r in returns], 'episode_lengths': [int(n) for n in lengths]}
+        for hook in self.collector_hooks:
+            hook.after_collect(result)
+
     def announce_eval(self, train_iter: int, env_step: int, mean: float, std: float,
-                      confirm: Optional[Dict[str, Any]], solved: bool) -> None:
-        """Print an evaluation (and its confirmation run) and hand it to the learner hooks; ``solved`` ends the run."""
+                      confirm: Optional[Dict[str, Any]], solved: bool, returns: Sequence[float] = (),
+                      lengths: Sequence[int] = ()) -> None:
+        """Print an evaluation (and its confirmation run) and hand it to the learner and evaluator hooks (with its
+        episodes' ``returns`` and ``lengths``); ``solved`` ends the run."""
         self.progress.message(
             f"[eval] env_step {env_step} iter {train_iter}: return {mean:.2f} ± {std:.2f} "
             f"(best {self.evals.best_return:.2f}, stop {self.cfg.env.stop_value})")
@@ -351,6 +371,12 @@ class RunBase:
         if solved:
             self.solved = True
         self.learner.after_eval(train_iter, env_step, mean, self.evals.best_return, solved)
+        if self.evaluator_hooks:
+            result = {'train_iter': int(train_iter), 'env_step': int(env_step), 'return_mean': float(mean),
+                      'return_std': float(std), 'returns': [float(r) for r in returns], 'lengths': [int(n) for n in lengths],
+                      'best_return': float(self.evals.best_return), 'solved': bool(solved)}
+            for hook in self.evaluator_hooks:
+                hook.after_evaluate(result)
 
     # ---- progress ----------------------------------------------------------------------------------
     def wall_s(self) -> float:
@@ -382,12 +408,16 @@ class RunBase:
                 self.interrupted = True
                 what = describe_interrupt(exc)
                 self.progress.message(f'[acframe] {what}: {self._stopping_note()}writing the final checkpoint and summary')
-            except BaseException:
+            except BaseException as exc:
+                error: BaseException = exc
                 try:
                     self._stop_workers()
+                    error = self._checkpoint_stuck_run(exc)
                 finally:
                     self.close()
-                raise
+                if error is exc:
+                    raise
+                raise error from exc
             try:
                 self._stop_workers()
             except BaseException:
@@ -397,6 +427,24 @@ class RunBase:
         if interrupt is not None:
             raise interrupt
         return self.summary
+
+    def _checkpoint_stuck_run(self, exc: BaseException) -> BaseException:
+        """The step watchdog (``env.step_timeout_s``) ended the run: an env is stuck, not the learner, so write the
+        final checkpoint first (``--resume`` then loses nothing) and say so in the error; ``exc`` itself when the
+        error is another, or nothing can be written (a data-parallel rank > 0, a collective that could hang, a full
+        disk: the previous checkpoint stays)."""
+        if not isinstance(exc, EnvTimeoutError) or not self.writes or self.logger is None:
+            return exc
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            return exc
+        try:
+            self.learner.save_checkpoint('ckpt_latest.pth')
+        except Exception:
+            return exc
+        first, _, rest = str(exc).partition('\n')
+        note = (f"{first}; the final checkpoint was written first (env step {self.env_step}, train iter "
+                f"{self.learner.train_iter}): --resume {self.exp_dir} continues from there")
+        return type(exc)(note + (f"\n{rest}" if rest else ''))
 
     def _stopping_note(self) -> str:
         return ''

@@ -84,7 +84,7 @@ class SerialRun(RunBase):
                                    cfg.env.stop_value, cfg.policy.eval.evaluator.eval_freq, None,
                                    n_confirm_episode=cfg.env.n_confirm_episode)
         self.evals = self.evaluator.history
-        check_start(self.cfg, self.mode, self.collector_env.observation_space, self.collector_env.action_space,
+        check_start(self.cfg, self.budget_pipeline, self.collector_env.observation_space, self.collector_env.action_space,
                     resume=self.resuming)
         if self._use_buffer:
             self.buffer = build_buffer(cfg)
@@ -115,6 +115,17 @@ class SerialRun(RunBase):
             self.randomizer.attach(self.exp_dir, self.logger, self.progress.message)
 
     # ---- state -------------------------------------------------------------------------------------
+    @property
+    def budget_pipeline(self) -> str:
+        """The pipeline whose budget arithmetic this run's start-up checks (``entry.budget``)."""
+        return self.mode
+
+    @property
+    def collecting_processes(self) -> int:
+        """Processes collecting as this one does (data-parallel ranks; async workers): the budget's last segment
+        is cut for all of them."""
+        return self.ddp.world if self.ddp is not None else 1
+
     @property
     def env_step(self) -> int:
         """Env steps collected; with data-parallel learners, by all ranks (each collects the same number)."""
@@ -148,13 +159,15 @@ class SerialRun(RunBase):
         """One segment; the last one of the budget is cut so the run stops within one step per env of
         ``max_env_step`` (check ``self.last_segment_cut``)."""
         self._collecting = True
-        num_envs = self.collector.env.num_envs * (self.ddp.world if self.ddp is not None else 1)
+        num_envs = self.collector.env.num_envs * self.collecting_processes
         steps_left = -(-(self.cfg.max_env_step - self.env_step) // num_envs)  # ceil: within one step per env
         steps = min(self.collector.steps_per_env, max(1, steps_left))
         self.last_segment_cut = steps < self.collector.steps_per_env
+        before = self.env_step
         segment = self.collector.collect(steps)
         self._collecting = False
         stats = self.collector.pop_episode_stats()
+        self.collected(self.env_step - before, stats['returns'], stats['lengths'])
         self.recent_returns.extend(stats['returns'])
         self._unlogged_returns += stats['returns']
         # one tensorboard point per log period (a point per episode costs more than the episode)
@@ -179,7 +192,8 @@ class SerialRun(RunBase):
         train_iter, env_step = self.learner.train_iter, self.env_step
         result = self.evaluator.evaluate(
             train_iter, env_step, lambda value: self.save_best(value, self.policy.get_weights(), train_iter, env_step))
-        self.announce_eval(train_iter, env_step, result['mean'], result['std'], result['confirm'], result['solved'])
+        self.announce_eval(train_iter, env_step, result['mean'], result['std'], result['confirm'], result['solved'],
+                           result['returns'], result['lengths'])
         return result['solved']
 
     def done(self) -> bool:

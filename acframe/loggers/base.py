@@ -68,6 +68,10 @@ class LoggerBackend:
     def log_text(self, tag: str, text: str, step: int, wall_time: float) -> None:
         """A text value (e.g. a drawn env parameter that is not a number); ignored unless a backend overrides it."""
 
+    def log_video(self, tag: str, path: str, step: int) -> None:
+        """An evaluation video (an MP4 file at ``path``, recorded by ``-m eval --video``) for the run's tracker: a
+        backend that stores media overrides this; the others ignore it (and are not opened for it)."""
+
     def run_record(self) -> Optional[Dict[str, Any]]:
         """Plain data kept in ``RUN/loggers.json`` to continue the same external run on ``--resume`` (ids only,
         never a secret); None when there is nothing to keep."""
@@ -115,6 +119,13 @@ class RunLogger:
         for name, backend in list(self.backends):
             try:
                 backend.log_text(tag, str(text), int(step), wall)
+            except Exception as exc:  # noqa: BLE001
+                self._drop(name, backend, exc)
+
+    def add_video(self, tag: str, path: str, step: int) -> None:
+        for name, backend in list(self.backends):
+            try:
+                backend.log_video(tag, path, int(step))
             except Exception as exc:  # noqa: BLE001
                 self._drop(name, backend, exc)
 
@@ -203,6 +214,65 @@ def open_loggers(cfg: Any, exp_dir: str, resume: bool) -> RunLogger:
     if kept != records:
         atomic_write_json(os.path.join(exp_dir, RECORD_FILE), kept)
     return logger
+
+
+def stores_media(cls: type) -> bool:
+    """Whether a backend class overrides ``log_video`` (the others are not opened to upload videos)."""
+    return getattr(cls, 'log_video', None) is not LoggerBackend.log_video
+
+
+def upload_videos(cfg: Any, exp_dir: str, videos: List[str], step: int) -> List[str]:
+    """Hand the evaluation videos ``videos`` (MP4 paths) of the finished run in ``exp_dir`` to each backend of its
+    ``logger.backends`` that stores media (W&B, MLflow, a user's), continuing the tracker runs kept in
+    ``RUN/loggers.json`` (as ``--resume`` does); each video's tag is ``eval/video/<file name without .mp4>`` at
+    ``step``. Returns the names of the backends that took every video.
+
+    Never an error: a backend that cannot be checked or opened, one that fails on a video, or a run folder in use by
+    a training process (its tracker runs are open there) is one warning line, and the videos stay where they are."""
+    from ..errors import RegistryError
+
+    classes = []
+    for name in backend_names(cfg):
+        try:
+            cls = LOGGER_REGISTRY.get(name)
+        except RegistryError as exc:
+            warn(f"the videos are not uploaded to '{name}': {exc}")
+            continue
+        if not stores_media(cls):
+            continue
+        try:
+            cls.check(cfg)
+        except ConfigError as exc:
+            warn(f"the videos are not uploaded to '{name}': {exc}")
+            continue
+        classes.append((name, cls))
+    if not classes or not videos:
+        return []
+    from ..entry.run_folder import RunLock
+
+    try:
+        lock = RunLock(exp_dir)  # the training process (if still running) owns the tracker runs
+    except ConfigError as exc:
+        warn(f"the videos are not uploaded ({exc})")
+        return []
+    try:
+        records = read_records(exp_dir)
+        opened: List[Tuple[str, LoggerBackend]] = []
+        for name, cls in classes:
+            record = records.get(name)
+            try:
+                opened.append((name, cls(LoggerRun(exp_dir, os.path.join(exp_dir, 'log'), cfg, True,
+                                                   record if isinstance(record, dict) else None))))
+            except Exception as exc:  # noqa: BLE001 - an upload that cannot start leaves the videos on disk
+                warn(f"logger backend '{name}' did not open ({_describe(exc)}); the videos are not uploaded to it")
+        logger = RunLogger(opened)
+        for path in sorted(videos):
+            logger.add_video(f"eval/video/{os.path.splitext(os.path.basename(path))[0]}", path, step)
+        uploaded = logger.names
+        logger.close()
+        return uploaded
+    finally:
+        lock.release()
 
 
 def can_write(path: str, folder: bool = True) -> bool:

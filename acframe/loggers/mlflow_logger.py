@@ -21,6 +21,8 @@ SEND_EVERY_S = 5.0
 MAX_BATCH = 1000
 #: MLflow's limit on a parameter value's length (longer values are cut, marked with '...')
 MAX_PARAM_LEN = 6000
+#: the artifact folder evaluation videos go to
+VIDEO_ARTIFACTS = 'eval_videos'
 
 
 class MLflowLogger(LoggerBackend):
@@ -75,6 +77,11 @@ class MLflowLogger(LoggerBackend):
         self._sent = time.monotonic()
         for start in range(0, len(pending), MAX_BATCH):
             self.client.log_batch(self.run_id, metrics=pending[start:start + MAX_BATCH])
+
+    def log_video(self, tag: str, path: str, step: int) -> None:
+        """The MP4 as an artifact of the run, under ``eval_videos/`` with its own file name (which names the
+        checkpoint, seed, env and episode)."""
+        self.client.log_artifact(self.run_id, path, artifact_path=VIDEO_ARTIFACTS)
 
     def run_record(self) -> Optional[Dict[str, Any]]:
         return {'run_id': self.run_id, 'experiment_id': self.experiment_id}

@@ -57,6 +57,16 @@ class WandbLogger(LoggerBackend):
             self._defined.add(tag)
         self._run.log({tag: value, STEP_KEY: step})
 
+    def log_video(self, tag: str, path: str, step: int) -> None:
+        """The MP4 as W&B media (``wandb.Video``: copied into the run's files, shown in its media panel) at
+        ``step``."""
+        import wandb
+
+        if tag not in self._defined:
+            self._run.define_metric(tag, step_metric=STEP_KEY)
+            self._defined.add(tag)
+        self._run.log({tag: wandb.Video(path, format='mp4'), STEP_KEY: step})
+
     def run_record(self) -> Optional[Dict[str, Any]]:
         return {'run_id': self.run_id, 'project': self.run.cfg.logger.wandb.project,
                 'entity': self.run.cfg.logger.wandb.entity}

@@ -51,6 +51,7 @@ class A2CPolicy(Policy):
 
     supported_action_spaces = ('discrete', 'continuous', 'multi_discrete')
     on_policy = True
+    async_training = True  # A3C: -m async runs it in Hogwild workers on one shared model
     collect_stats = False
     supports_rnn = True
 

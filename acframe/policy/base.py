@@ -81,6 +81,9 @@ class Policy:
     #: False when ``_forward_learn`` draws no random numbers: its updates may then run in a thread beside the
     #: collector's sampling (``policy.learn.learner_thread``) and stay deterministic
     learn_draws_random: bool = True
+    #: True when the policy can train asynchronously (``-m async``, A3C's Hogwild workers; entry/async_training.py): an
+    #: on-policy learn mode that steps one acframe.optim optimizer (``self._optimizer``) on each worker's own rollout
+    async_training: bool = False
     #: modes a policy of this class can build
     modes: Tuple[str, ...] = ('learn', 'collect', 'eval')
     #: the default collect forward keeps the actor's distribution statistics in the segment (the behaviour policy
@@ -195,6 +198,15 @@ class Policy:
         when the losses are means, summed with ``learn.loss_reduction='sum'`` — before clipping and the step, and
         ``_normalize_advantages`` uses the statistics of the whole batch over the ranks."""
         self._data_parallel = group
+
+    def share_memory(self) -> None:
+        """Move the model and the optimizer's statistics to shared memory, in place (``-m async``: processes forked
+        afterwards train one model with one optimizer state, A3C's shared RMSprop/Adam). A policy with more
+        optimizers than ``self._optimizer`` overrides it."""
+        from ..optim import share_optimizer_state
+
+        self._model.share_memory()
+        share_optimizer_state(self._optimizer)
 
     def _normalize_advantages(self, advantages: torch.Tensor) -> torch.Tensor:
         """``rl_utils.normalize_advantages`` over the whole batch: with data-parallel learners, over every rank's share."""

@@ -30,6 +30,17 @@ def steps_per_env(n_sample: int, num_envs: int, unroll_len: int = 1) -> int:
     return n_sample // num_envs * unroll_len
 
 
+class CollectorHook:
+    """Named in ``policy.collect.hooks`` (registered in ``HOOK_REGISTRY``): ``after_collect`` sees every collection
+    of the serial and on-policy pipelines, and every segment an actor of the parallel pipeline sends."""
+
+    def after_collect(self, result: Dict[str, Any]) -> None:
+        """``result``: ``env_step`` (the run's env steps so far, this collection included), ``env_steps`` (this
+        collection's, over all its envs), ``train_iter``, and the returns and lengths of the episodes that finished
+        in it (``episode_returns``, ``episode_lengths``). An exception raised here ends the run, as any error in the
+        loop does."""
+
+
 class SampleCollector:
     """Collects ``n_sample`` train samples across all envs per call (DI-engine's meaning), as one time-major segment.
 

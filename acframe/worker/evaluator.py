@@ -18,6 +18,16 @@ from ..errors import NonFiniteError
 CONFIRM_SEED_OFFSET = 50_000
 
 
+class EvaluatorHook:
+    """Named in ``policy.eval.evaluator.hooks`` (registered in ``HOOK_REGISTRY``): ``after_evaluate`` sees every
+    evaluation of the run, in every pipeline, once it is recorded."""
+
+    def after_evaluate(self, result: Dict[str, Any]) -> None:
+        """``result``: ``train_iter`` and ``env_step`` of the weights evaluated, ``return_mean``, ``return_std``,
+        the episodes' ``returns`` and ``lengths``, ``best_return`` (so far, this one included) and ``solved``. An
+        exception raised here ends the run, as any error in the loop does."""
+
+
 class Evaluator:
     """Evaluates ``n_episode`` episodes spread evenly over its envs; tracks the best evaluation (``eval_score``).
 

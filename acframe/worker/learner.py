@@ -250,16 +250,17 @@ def _last_line(exc: BaseException) -> str:
     return lines[-1].strip()[:200] if lines else type(exc).__name__
 
 
-def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks') -> List[LearnerHook]:
-    """The learner hooks a config names (``policy.learn.learner.hooks``): each entry a ``HOOK_REGISTRY`` name, or
-    ``dict(type=name, **kwargs)``; a ``ConfigError`` naming the entry when one is not a registered ``LearnerHook``
-    or its keyword arguments do not fit."""
+def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks', base: type = LearnerHook) -> List[Any]:
+    """The hooks a config names at ``key`` (``policy.learn.learner.hooks``; ``policy.collect.hooks`` and
+    ``policy.eval.evaluator.hooks`` with ``base`` ``CollectorHook`` / ``EvaluatorHook``): each entry a
+    ``HOOK_REGISTRY`` name, or ``dict(type=name, **kwargs)``; a ``ConfigError`` naming the entry when one is not a
+    registered subclass of ``base`` or its keyword arguments do not fit."""
     from ..errors import ConfigError, RegistryError, describe_raised
     from ..registry import HOOK_REGISTRY
 
     if not isinstance(entries, (list, tuple)):
         raise ConfigError(f"config key '{key}' = {entries!r} must be a list of hook names or dict(type=name, ...)")
-    hooks: List[LearnerHook] = []
+    hooks: List[Any] = []
     for i, entry in enumerate(entries):
         where = f"{key}[{i}]"
         kwargs = dict(entry) if isinstance(entry, dict) else {}
@@ -271,9 +272,9 @@ def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks') -> 
             cls = HOOK_REGISTRY.get(name)
         except RegistryError as exc:
             raise ConfigError(f"config key '{where}': {exc}") from exc
-        if not (isinstance(cls, type) and issubclass(cls, LearnerHook)):
-            raise ConfigError(f"config key '{where}': hook '{name}' is {cls!r}, not a LearnerHook subclass; register "
-                              f"a class deriving from acframe.worker.LearnerHook")
+        if not (isinstance(cls, type) and issubclass(cls, base)):
+            raise ConfigError(f"config key '{where}': hook '{name}' is {cls!r}, not a {base.__name__} subclass; "
+                              f"register a class deriving from acframe.worker.{base.__name__}")
         try:
             hooks.append(cls(**kwargs))
         except TypeError as exc:

@@ -174,3 +174,47 @@ def one_stream(steps: int):
     return make_tree(dict(obs=t[:, None, None].expand(steps + 1, 1, 3).clone(), reward=t[:-1, None].clone(),
                           terminated=torch.zeros(steps, 1, dtype=torch.bool), truncated=torch.zeros(steps, 1, dtype=torch.bool),
                           final_obs=torch.zeros(steps, 1, 3), action=torch.zeros(steps, 1, dtype=torch.long)))
+
+
+@pytest.mark.parametrize('capacity', [1, 7, 64])
+def test_min_tracker_matches_brute_force_and_a_min_tree(capacity):
+    """The exact minimum without a tree (what the prioritized buffers normalise their weights by): after every
+    write of distinct slots -- new minima, ties, the last holder raised or emptied, whole rebuilds -- it equals the
+    brute-force minimum and a ``MinTree``'s root."""
+    from acframe.data.sum_tree import MinTracker
+
+    rng = np.random.default_rng(capacity)
+    tracker, tree, values = MinTracker(capacity), MinTree(capacity), np.full(capacity, np.inf)
+    for step in range(300):
+        index = rng.choice(capacity, size=rng.integers(1, min(capacity, 6) + 1), replace=False)
+        new = rng.choice([0.5, 1.0, 2.0, np.inf], size=len(index)) if step % 3 else rng.random(len(index)) + 0.1
+        tracker.write(index, new)
+        tree.update(index, new)
+        values[index] = new
+        if step % 50 == 49:
+            values = np.where(rng.random(capacity) < 0.5, rng.random(capacity), np.inf)
+            tracker.rebuild(values)
+            tree.rebuild(values)
+        assert tracker.min == values.min() == tree.min
+
+
+def test_update_priority_of_a_copied_batch_equals_that_of_the_batch_as_drawn():
+    """The drawn batch's indices are reused by ``update_priority``; a copy of the batch (as after a move to a GPU or
+    across processes) is read from its leaves: both give the same priorities, trees and next draws."""
+    from acframe.data import to_dict
+
+    def run(copy: bool):
+        buffer = PrioritizedReplayBuffer(16, max_use=8, alpha=0.8, seed=2)
+        buffer.push(make_unrolls(16))
+        draws = []
+        for step in range(12):  # some unrolls reach max_use on the way
+            batch = buffer.sample(8)
+            draws.append(ids_of(batch))
+            given = make_tree({k: v.clone() for k, v in to_dict(batch).items()}) if copy else batch
+            buffer.update_priority(given, torch.arange(8, dtype=torch.float32) * (step % 3))
+        return draws, buffer.priorities.priority.copy(), buffer.priorities.sum_tree.values()
+
+    (draws, priority, sums), (draws_copy, priority_copy, sums_copy) = run(False), run(True)
+    assert [d.tolist() for d in draws] == [d.tolist() for d in draws_copy]
+    np.testing.assert_array_equal(priority, priority_copy)
+    np.testing.assert_array_equal(sums, sums_copy)

@@ -144,7 +144,8 @@ def test_domain_randomization_trains_in_the_parallel_pipeline_each_actor_with_it
     assert [p['gravity'] for p in draw_params(specs, 0, 0, 4, redraw=0)] == [p['gravity'] for p in first]
     assert {(100_000, 9.8), (100_001, 9.8)} <= resets  # the evaluator keeps the nominal gravity
     assert all(5.0 <= g <= 15.0 for s, g in resets if s < 100_000)
-    assert len(pids) == 3  # two actor processes and the evaluator's
+    # two actor processes and the evaluator's (this process only checked one nominal env before the run: check-env)
+    assert len(pids - {os.getpid()}) == 3
     with open(exp_dir / 'domain_randomization.json') as f:  # the learner recorded every draw as its segments came
         recorded = json.load(f)['collector']
     assert sorted((d['actor'], d['redraw']) for d in recorded) == [(a, r) for a in (0, 1) for r in range(10)]  # 30 each

@@ -1,11 +1,12 @@
 """Every logger backend receives every scalar a run logs, with TensorBoard's tags and steps; W&B and MLflow runs
-continue on ``--resume``; a failing backend is dropped with one warning and the run goes on.
+continue on ``--resume`` and receive ``-m eval --video``'s videos; a failing backend is dropped with one warning and the run goes on.
 
 W&B runs offline (``logger.wandb.mode='offline'``, files under a temp folder) and MLflow logs to a file store in a
 temp folder: nothing here touches the network. Their records are read back from what they wrote: W&B's
 ``run-<id>.wandb`` (a LevelDB-style log of ``wandb_internal_pb2.Record``) and MLflow's store through
 ``MlflowClient``.
 """
+import filecmp
 import json
 import os
 import struct
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 from acframe.entry import serial_pipeline
+from acframe.entry.evaluate import evaluate_run
 from acframe.entry.parallel import parallel_pipeline
 from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
 from acframe.loggers import LoggerBackend, LoggerRun, RunLogger
@@ -261,3 +263,44 @@ def test_a_run_logged_to_jsonl_alone_still_plots_and_imports_no_tracker(tmp_path
                            str(tmp_path / 'plot.png')], capture_output=True, text=True, timeout=120)
     assert plot.returncode == 0, plot.stderr
     assert (tmp_path / 'plot.png').stat().st_size > 1000
+
+
+# ---- evaluation videos --------------------------------------------------------------------------------------------
+def test_eval_videos_are_uploaded_to_wandb_and_mlflow(tmp_path, trackers):
+    """``-m eval --video`` of a run logged to W&B and MLflow: each MP4 lands in the same tracker runs."""
+    pytest.importorskip('moviepy')
+    from mlflow.tracking import MlflowClient
+
+    exp_dir = str(tmp_path / 'run')
+    serial_pipeline('cartpole_impala.py', seed=0, max_env_step=300, exp_dir=exp_dir, overrides=trackers + SMALL)
+    videos = tmp_path / 'videos'
+    report = evaluate_run(exp_dir, episodes=1, video_dir=str(videos))
+    recorded = sorted(p for p in os.listdir(videos) if p.endswith('.mp4'))
+    assert recorded and report['video_uploads'] == ['wandb', 'mlflow']
+    with open(os.path.join(exp_dir, 'loggers.json')) as f:
+        records = json.load(f)
+
+    # MLflow: the same run (the training run's id) holds each MP4 under eval_videos/, byte for byte
+    client = MlflowClient(tracking_uri=f"file://{tmp_path / 'mlruns'}")
+    run = client.get_run(records['mlflow']['run_id'])
+    assert [a.path for a in client.list_artifacts(run.info.run_id, 'eval_videos')] == [f'eval_videos/{p}' for p in recorded]
+    local = client.download_artifacts(run.info.run_id, f'eval_videos/{recorded[0]}', str(tmp_path / 'dl'))
+    assert filecmp.cmp(local, videos / recorded[0], shallow=False)
+    assert run.data.metrics  # the training scalars are still there: the upload continued that run
+
+    # W&B: an offline run with the training run's id whose media folder holds the MP4 (wandb.Video copies it)
+    root = tmp_path / 'wandb' / 'wandb'
+    media = [os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names
+             if name.endswith('.mp4') and records['wandb']['run_id'] in folder]
+    assert len(media) == len(recorded)
+    assert filecmp.cmp(media[0], videos / recorded[0], shallow=False)
+
+
+def test_backends_without_media_are_not_opened_for_videos(tmp_path):
+    from acframe.config import compile_config
+    from acframe.loggers import upload_videos
+
+    cfg = compile_config('cartpole_impala.py', ["logger.backends=['tensorboard', 'jsonl']"])
+    (tmp_path / 'a.mp4').write_bytes(b'not read')
+    assert upload_videos(cfg, str(tmp_path), [str(tmp_path / 'a.mp4')], 0) == []
+    assert sorted(os.listdir(tmp_path)) == ['a.mp4']  # no log folder, no lock, no loggers.json

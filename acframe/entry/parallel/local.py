@@ -9,6 +9,12 @@
   within one step per env of ``max_env_step``. Waiting actors block on their pipe (no spinning).
 * A process that dies — an env exception, a crash, ``kill -9`` — is noticed through its pipe or its process
   sentinel, joined and restarted; the learner never waits on a single actor.
+* A process that is alive but does not run — stopped (SIGSTOP, a debugger) or wedged with the interpreter's lock
+  held — is noticed by its heartbeat: a thread of each child writes the time into shared memory every
+  ``HEARTBEAT_EVERY_S``; a child whose heartbeat is older than ``parallel.heartbeat_timeout_s`` is killed (with its
+  env subprocesses) and handled as a dead one (restarted within ``parallel.max_restarts``, else one line naming
+  it). A slow env or a long evaluation keeps beating (the env's own watchdog is ``env.step_timeout_s``); time the
+  learner itself was stopped (the whole run paused and continued) is not counted.
 * Children ignore Ctrl-C (the learner stops them), exit on SIGTERM through their ``finally`` blocks (so
   their env subprocesses close too) and get SIGTERM when the learner process dies (Linux).
 """
@@ -18,6 +24,7 @@ import ctypes
 import os
 import signal
 import sys
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -31,6 +38,7 @@ from easydict import EasyDict
 from ...config.compile import to_plain
 from ...envs import manager_class
 from ...errors import EnvError
+from ...signals import continues, watch_continues
 from .backend import Backend, failure_reason, startup_error
 from .messages import EvalRequest, SegmentMessage, WorkerError, WorkerReady
 from .roles import ActorWorker, EvalWorker
@@ -42,6 +50,8 @@ _SEGMENTS_AHEAD = 2
 #: learner -> actor: collect one segment, of the length that follows (4 bytes, little-endian)
 _GRANT = b'g'
 _PR_SET_NAME, _PR_SET_PDEATHSIG = 15, 1  # prctl(2) options
+#: how often a child's heartbeat thread writes the time (seconds)
+HEARTBEAT_EVERY_S = 0.2
 
 
 class _LearnerLink:
@@ -93,9 +103,23 @@ def _child_setup(name: str) -> None:
         sys.exit(0)
 
 
-def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: SharedWeights, conn: Connection) -> None:
+def _start_heartbeat(beats: Any, slot: int) -> None:
+    """Write ``time.monotonic()`` into ``beats[slot]`` every ``HEARTBEAT_EVERY_S`` from a daemon thread of this process
+    (it stops beating only when the whole process does not run: stopped, or wedged holding the interpreter's lock)."""
+    def beat() -> None:
+        while True:
+            beats[slot] = time.monotonic()
+            time.sleep(HEARTBEAT_EVERY_S)
+
+    threading.Thread(target=beat, name='acframe-heartbeat', daemon=True).start()
+
+
+def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: SharedWeights, conn: Connection,
+                beats: Any = None) -> None:
     """An actor process: collect segments and send them, one message each, until told to stop."""
     _child_setup(f'acf-actor-{actor_id}')
+    if beats is not None:
+        _start_heartbeat(beats, actor_id)
     worker = None
     try:
         try:
@@ -125,9 +149,11 @@ def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: Sh
             worker.close()
 
 
-def _evaluator_main(cfg: Dict[str, Any], conn: Connection) -> None:
+def _evaluator_main(cfg: Dict[str, Any], conn: Connection, beats: Any = None) -> None:
     """The evaluator process: evaluate each request that arrives; ``None`` stops it."""
     _child_setup('acf-evaluator')
+    if beats is not None:
+        _start_heartbeat(beats, len(beats) - 1)
     worker = None
     try:
         try:
@@ -166,6 +192,41 @@ def _exit_reason(process: Any) -> str:
     return f"exited with code {code}"
 
 
+def _silence(pid: int, silent: float, timeout: float) -> str:
+    """Why a child's heartbeat stopped, in words: ``was stopped (SIGSTOP or a debugger)`` when the kernel says so."""
+    state = ''
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            state = f.read().rsplit(')', 1)[1].split()[0]
+    except (OSError, IndexError):
+        pass
+    what = ('was stopped (SIGSTOP, Ctrl-Z or a debugger)' if state in ('T', 't') else
+            'is alive but not running (wedged)')
+    return (f"(pid {pid}) {what} and gave no heartbeat for {silent:.1f} s (parallel.heartbeat_timeout_s={timeout:g}); "
+            f"killed it")
+
+
+def _descendants(pid: int) -> List[int]:
+    """The pids of ``pid``'s children, their children, ... (Linux ``/proc``; none elsewhere)."""
+    found: List[int] = []
+    try:
+        for task in os.listdir(f'/proc/{pid}/task'):
+            with open(f'/proc/{pid}/task/{task}/children') as f:
+                found += [int(child) for child in f.read().split()]
+    except (OSError, ValueError):
+        return found
+    return found + [grandchild for child in found for grandchild in _descendants(child)]
+
+
+def _kill_tree(process: Any) -> None:
+    """SIGKILL a child and its own children (an async env manager's subprocesses): a stopped process cannot clean up."""
+    for victim in [process.pid] + _descendants(process.pid):
+        try:
+            os.kill(victim, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def start_method(cfg: Any) -> str:
     """``parallel.start_method``; 'auto' forks on Linux and spawns elsewhere, and where the learner's process
     has threads a fork must not copy: CUDA's (``policy.cuda``), an env manager's that is not ``fork_safe`` (EnvPool's:
@@ -196,6 +257,13 @@ class LocalBackend(Backend):
         self._stopping = False
         self.pids: List[int] = []
         self._first_read = 0  # receive(max_segments=...) starts at a rotating actor: each is served in turn
+        timeout = cfg.parallel.get('heartbeat_timeout_s')
+        self.heartbeat_timeout_s: Optional[float] = None if timeout is None else float(timeout)
+        #: the children's heartbeats (time.monotonic() of their last beat): the actors', then the evaluator's
+        self._beats = self._ctx.Array('d', self.actor_num + 1, lock=False)
+        self._continued = continues()
+        self._awake_since = time.monotonic()  # the learner's clock: since when it has been running without a stop
+        watch_continues()  # a whole run paused and continued: the time stopped is nobody's fault
 
     # ---- processes ---------------------------------------------------------------------------------
     def _daemonic(self) -> bool:
@@ -204,8 +272,9 @@ class LocalBackend(Backend):
     def _spawn_actor(self, actor_id: int) -> None:
         incarnation = self.next_incarnation(actor_id)
         mine, theirs = self._ctx.Pipe(duplex=True)
+        self._beats[actor_id] = time.monotonic()  # the process has until its first beat
         process = self._ctx.Process(target=_actor_main, name=f'acframe-actor-{actor_id}', daemon=self._daemonic(),
-                                    args=(self._plain_cfg, actor_id, incarnation, self.shared, theirs))
+                                    args=(self._plain_cfg, actor_id, incarnation, self.shared, theirs, self._beats))
         process.start()
         theirs.close()
         self.pids.append(process.pid)
@@ -215,8 +284,9 @@ class LocalBackend(Backend):
 
     def _spawn_evaluator(self) -> None:
         mine, theirs = self._ctx.Pipe(duplex=True)
+        self._beats[self.actor_num] = time.monotonic()
         process = self._ctx.Process(target=_evaluator_main, name='acframe-evaluator', daemon=self._daemonic(),
-                                    args=(self._plain_cfg, theirs))
+                                    args=(self._plain_cfg, theirs, self._beats))
         process.start()
         theirs.close()
         self.pids.append(process.pid)
@@ -305,6 +375,7 @@ class LocalBackend(Backend):
                 time.sleep(timeout)
             return []
         ready = set(wait([c.conn for c in children] + [c.process.sentinel for c in children], timeout=timeout))
+        self._check_heartbeats(ready)
         messages: List[SegmentMessage] = []
         order = [(self._first_read + k) % len(self.actors) for k in range(len(self.actors))]
         if max_segments is not None:
@@ -358,6 +429,37 @@ class LocalBackend(Backend):
             return
         self.note_failure('actor', actor_id, reason, child.error)
         self._spawn_actor(actor_id)
+
+    def _check_heartbeats(self, ready: Any) -> None:
+        """Kill and handle as lost every child (not ready to be read) whose heartbeat is older than
+        ``parallel.heartbeat_timeout_s``, counting only time the learner itself was running."""
+        if self.heartbeat_timeout_s is None or self._stopping:
+            return
+        now = time.monotonic()
+        if continues() != self._continued:  # the learner was stopped and continued: its children too, likely
+            self._continued, self._awake_since = continues(), now
+            return
+        for slot, child in enumerate(self.actors + [self.evaluator]):
+            if child is None or child.conn in ready or child.process.sentinel in ready:
+                continue  # a child with something to read, or dead: the usual paths handle it
+            silent = now - max(self._beats[slot], self._awake_since)
+            if silent <= self.heartbeat_timeout_s or not child.process.is_alive():
+                continue
+            how = _silence(child.process.pid, silent, self.heartbeat_timeout_s)
+            _kill_tree(child.process)
+            self._read(child)  # whatever it sent before it stopped is lost with it
+            child.error = None
+            if child is self.evaluator:
+                self.evaluator = None
+                self._reap(child, grace=0.1)
+                self.note_failure('evaluator', 0, how)
+                self._spawn_evaluator()
+            else:
+                self.actors[slot] = None
+                self._reap(child, grace=0.1)
+                self.budget.forget(slot)
+                self.note_failure('actor', slot, how)
+                self._spawn_actor(slot)
 
     def _evaluator_events(self) -> None:
         child = self.evaluator

@@ -286,6 +286,7 @@ class ParallelRun(RunBase):
             if self.randomizer is not None:
                 self.randomizer.note_actor_segment(message.actor_id, message.incarnation, self.cfg.parallel.actor_num,
                                                    self.env_step)
+            self.collected(message.env_steps, message.episode_returns, message.episode_lengths)
             for ret in message.episode_returns:
                 self.recent_returns.append(ret)
                 self.logger.add_scalar('collector/episode_return', ret, self.env_step)
@@ -363,7 +364,8 @@ class ParallelRun(RunBase):
                                result.train_iter, result.env_step)
         if result.confirm is not None:
             self.evals.record_confirmation(result.confirm)
-        self.announce_eval(result.train_iter, result.env_step, result.mean, result.std, result.confirm, result.solved)
+        self.announce_eval(result.train_iter, result.env_step, result.mean, result.std, result.confirm, result.solved,
+                           result.returns, result.lengths)
 
     def final_eval(self) -> None:
         """Wait for the evaluation under way, then evaluate the final weights unless that one already did."""

@@ -1,0 +1,223 @@
+"""Asynchronous training (``-m async``, ``acframe.entry.async_training``): A3C's Hogwild workers on a shared model.
+
+* a worker's update, made in a forked process on the shared-memory policy, equals the same gradient steps in one
+  process (same weights, same batch -> the same weights and the same optimizer statistics), for RMSprop, TF-style
+  RMSprop and Adam;
+* two workers both move the shared weights, and each parameter's shared step count is the sum of their steps;
+* a run from the CLI completes (evaluation, checkpoint, summary) and ``--resume`` continues it; SIGTERM writes the
+  final checkpoint and summary (exit 143), as Ctrl-C does (exit 130);
+* a killed or failing worker ends the run with one line naming it;
+* bad input: one line naming the key, exit 2, nothing written.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from acframe.cli import main
+from acframe.config import compile_config
+from acframe.entry.async_training import AsyncWorkerError, async_pipeline, cpu_cores
+from acframe.envs import make_env_manager
+from acframe.policy import create_policy
+from acframe.worker import Learner, LearnerHook, SampleCollector
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SMALL = [('env.collector_env_num', 2), ('policy.collect.n_sample', 10)]
+
+
+def _policy_and_samples(optim, seeds=(0,)):
+    """A fresh A2C policy (weights from torch seed 0) and one collected rollout per env seed."""
+    cfg = compile_config('cartpole_a2c.py', SMALL + [('policy.learn.optim', optim)])
+    torch.manual_seed(0)
+    env = make_env_manager(cfg, 'collector', 2, 0)
+    policy = create_policy(cfg, env.observation_space, env.action_space)
+    env.close()
+    samples = []
+    for seed in seeds:
+        env = make_env_manager(cfg, 'collector', 2, seed)
+        collector = SampleCollector(env, policy.collect_mode, cfg.policy.collect.n_sample)
+        samples.append(policy.collect_mode.get_train_sample(collector.collect(collector.steps_per_env)))
+        env.close()
+    torch.manual_seed(0)
+    fresh = create_policy(cfg, env.observation_space, env.action_space)
+    return cfg, fresh, samples
+
+
+def _steps(policy, sample, n):
+    learner = Learner(policy.learn_mode)
+    for _ in range(n):
+        learner.train_rollout(policy.learn_mode.prepare(sample))
+
+
+def _in_children(*jobs):
+    """Run each ``job()`` in its own forked process, at once; fail unless all exit 0."""
+    def child(job):
+        torch.set_num_threads(1)
+        try:
+            job()
+        except BaseException:  # noqa: BLE001
+            import traceback
+            traceback.print_exc()
+            os._exit(1)
+        os._exit(0)
+
+    context = multiprocessing.get_context('fork')
+    procs = [context.Process(target=child, args=(job,)) for job in jobs]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+    assert [p.exitcode for p in procs] == [0] * len(procs)
+
+
+def _optimizer_state(policy):
+    return [{k: v.clone() for k, v in policy._optimizer.state[p].items()} for p in policy._params]
+
+
+@pytest.mark.parametrize('optim', ['rmsprop', 'rmsprop_tf', 'adam'])
+def test_worker_update_on_shared_policy_equals_one_process(optim):
+    _, shared, (sample,) = _policy_and_samples(optim)
+    _, plain, _ = _policy_and_samples(optim)
+    shared.share_memory()
+    assert all(p.is_shared() for p in shared._model.parameters())
+    _in_children(lambda: _steps(shared, sample, 2))  # two steps: the optimizer statistics count too
+    _steps(plain, sample, 2)
+    for (name, a), b in zip(shared._model.state_dict().items(), plain._model.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6, msg=name)
+    for a, b in zip(_optimizer_state(shared), _optimizer_state(plain)):
+        assert a.keys() == b.keys()
+        for key in a:
+            torch.testing.assert_close(a[key], b[key], rtol=0, atol=1e-6, msg=key)
+    assert all(float(s['step']) == 2 for s in _optimizer_state(shared))
+
+
+def test_two_workers_both_move_the_shared_weights():
+    _, shared, (first, second) = _policy_and_samples('rmsprop', seeds=(0, 100))
+    start = {k: v.clone() for k, v in shared._model.state_dict().items()}
+    shared.share_memory()
+    _in_children(lambda: _steps(shared, first, 5), lambda: _steps(shared, second, 5))
+    assert all(float(s['step']) == 10 for s in _optimizer_state(shared))
+    alone = []
+    for sample in (first, second):  # each worker's steps without the other's
+        _, plain, _ = _policy_and_samples('rmsprop')
+        _steps(plain, sample, 5)
+        alone.append(plain._model.state_dict())
+    for name, value in shared._model.state_dict().items():
+        if 'weight' not in name:
+            continue
+        assert not torch.equal(value, start[name])
+        for other in alone:
+            assert not torch.allclose(value, other[name], atol=1e-6), name
+
+
+def _cli(*args, **kwargs):
+    env = dict(os.environ, PYTHONPATH=REPO, OMP_NUM_THREADS='1')
+    return subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-q', *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def _summary(folder):
+    with open(os.path.join(folder, 'summary.json')) as f:
+        return json.load(f)
+
+
+def test_cli_run_completes_and_resumes(tmp_path):
+    folder = str(tmp_path / 'run')
+    proc = _cli('-m', 'async', '-c', 'cartpole_a3c.py', '--exp-dir', folder, '--max-env-step', '2000',
+                'env.stop_value=None', 'policy.eval.evaluator.eval_freq=40')
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    first = _summary(folder)
+    assert first['async_worker_num'] == 2 and not first['interrupted']
+    assert 2000 <= first['env_steps'] < 2000 + 2 * 4 * 5  # within one segment per worker
+    assert first['last_eval_return'] is not None and first['train_iters'] >= 2000 // 20 - 2
+    assert os.path.isfile(os.path.join(folder, 'ckpt', 'ckpt_latest.pth'))
+    assert json.load(open(os.path.join(folder, 'config.json')))['mode'] == 'async'
+    proc = _cli('--resume', folder, '--max-env-step', '3000')
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    second = _summary(folder)
+    assert 3000 <= second['env_steps'] < 3000 + 40 and second['train_iters'] > first['train_iters']
+    assert second['wall_s'] > first['wall_s']
+
+
+@pytest.mark.parametrize('signum, code', [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_sigterm_and_ctrl_c_write_the_final_checkpoint(tmp_path, signum, code):
+    folder = str(tmp_path / 'run')
+    # its own process group, as a terminal's job: Ctrl-C reaches every process of it
+    proc = _cli('-m', 'async', '-c', 'cartpole_a3c.py', '--exp-dir', folder, '--max-env-step', '10000000',
+                'env.stop_value=None', start_new_session=True)
+    deadline = time.monotonic() + 60
+    log = os.path.join(folder, 'ckpt', 'ckpt_latest.pth')
+    while not os.path.isfile(log) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.5)
+    if signum == signal.SIGINT:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    summary = _summary(folder)
+    assert summary['interrupted'] and summary['env_steps'] > 0
+
+
+class _KillWorker(LearnerHook):
+    def __init__(self):
+        self.done = False
+
+    def after_iter(self, learner, info):
+        if not self.done and learner.train_iter >= 20:
+            for child in multiprocessing.active_children():
+                if child.name == 'acframe-async1':
+                    os.kill(child.pid, signal.SIGKILL)
+                    self.done = True
+
+
+def test_killed_worker_is_one_line(tmp_path):
+    start = time.monotonic()
+    with pytest.raises(AsyncWorkerError) as info:
+        async_pipeline('cartpole_a3c.py', overrides=['env.stop_value=None'], exp_dir=str(tmp_path / 'run'),
+                       max_env_step=10_000_000, progress=False, learner_hooks=[_KillWorker()])
+    message = str(info.value)
+    assert '\n' not in message and message.startswith('async worker 1 (pid ')
+    assert 'was killed by SIGKILL' in message and '--resume' in message
+    assert time.monotonic() - start < 60
+    assert not [c for c in multiprocessing.active_children() if c.name.startswith('acframe-async')]
+
+
+def test_failing_worker_is_one_line(tmp_path, monkeypatch):
+    from acframe.entry import async_training
+
+    def fail(run, worker):
+        raise ValueError(f'worker {worker} broke\nsecond line')
+
+    monkeypatch.setattr(async_training, 'worker_loop', fail)  # the forked worker calls the module's worker_loop
+    with pytest.raises(AsyncWorkerError) as info:
+        async_pipeline('cartpole_a3c.py', overrides=['env.stop_value=None'], exp_dir=str(tmp_path / 'run'),
+                       max_env_step=10_000_000, progress=False)
+    message = str(info.value)
+    assert '\n' not in message and message.startswith('async worker 1 failed: worker 1 broke (at train iter ')
+
+
+@pytest.mark.parametrize('args, key', [
+    (['-c', 'cartpole_ppo.py'], "policy 'ppo' does not train asynchronously"),
+    (['-c', 'cartpole_acer.py'], "policy 'acer' does not train asynchronously"),
+    (['-c', 'cartpole_a3c.py', f'parallel.async_worker_num={cpu_cores() + 1}'], 'parallel.async_worker_num='),
+    (['-c', 'cartpole_a3c.py', 'policy.learn.reward_norm=True'], 'policy.learn.reward_norm'),
+    (['-c', 'cartpole_a3c.py', 'parallel.learner_num=2'], 'parallel.learner_num'),
+])
+def test_bad_input_is_one_line(tmp_path, capsys, args, key):
+    folder = str(tmp_path / 'run')
+    assert main(['-m', 'async', '--exp-dir', folder, *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith('acframe: error: ') and key in err, err
+    assert not os.path.exists(folder)

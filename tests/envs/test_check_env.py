@@ -1,0 +1,313 @@
+"""``acframe -m check-env`` and the env checks at the start of a run (acframe/envs/check.py).
+
+Every bad env of the reliability catalogue (tests/fixtures/reliability.py: its bad inputs about envs, its injected
+env faults, the broken envs of fixtures/faulty_envs.py) is caught by check-env with a line naming the fix; good
+envs pass; training refuses a broken env before it writes anything, and the check leaves a run's numbers as they
+were.
+"""
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from acframe.cli import main
+from acframe.envs.check import EnvChecker, check_env, check_env_config, mask_problems, observation_problems
+from fixtures.reliability import BROKEN_ENVS, bad_inputs, faults
+
+FAULTY = ['faulty', '--import', 'fixtures.faulty_envs']
+
+
+def check_cli(args, cwd):
+    """``acframe -m check-env ARGS`` in this process, in ``cwd``: exit code, stdout, stderr lines, files written."""
+    out, err = io.StringIO(), io.StringIO()
+    before = sorted(os.listdir(cwd))
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(['-m', 'check-env', *args])
+    finally:
+        os.chdir(here)
+    lines = [line for line in err.getvalue().splitlines() if line and not line.startswith('acframe: warning: ')]
+    return code, out.getvalue(), lines, sorted(os.listdir(cwd)) != before
+
+
+# ---- the catalogue ---------------------------------------------------------------------------------------
+#: the catalogue's bad inputs about envs (their own command lines, run as -m check-env) -> a fragment of the fix
+ENV_INPUTS = {
+    'unknown env type': "register your own with @ENV_REGISTRY.register",
+    'unknown env id': "Did you mean 'CartPole-v1'",
+    'deprecated env id': "Did you mean 'CartPole-v0'",
+    'bad env kwarg': "unexpected keyword argument 'gravity'",
+    'obs_keys naming a key the env lacks': "keys are ['distractor', 'noise', 'target']",
+    'a zero-length episode limit': 'env.max_episode_steps',
+    'env.type=[1, 2]': "config key 'env.type' must be str", 'env.env_id=[1, 2]': "config key 'env.env_id' must be str",
+    **{f"env {what}": '' for what in BROKEN_ENVS},  # their fixes: FAULT_FIXES below
+}
+#: the faults of fixtures/faulty_envs.py -> a fragment of check-env's line (what is wrong, and the fix)
+FAULT_FIXES = {
+    'raise': "ValueError in step 30 (episode 2, step 10): the simulator diverged (at ",
+    'nan_obs': 'holds nan (at index 2); NaN/inf observations stop training: find where the env computes it',
+    'inf_reward': 'is inf; NaN/inf rewards stop training: find where the env computes it',
+    'abort': 'was killed by SIGABRT during step 30',
+    'hang': 'step 30 (episode 2, step 10) did not return within 1 s: the env hangs there; fix it',
+    'hang_close': 'close did not return within 1 s',
+    'old_api': 'return 5: obs, reward, terminated, truncated, info',
+    'no_seed': 'define reset(self, *, seed=None, options=None) and call super().reset(seed=seed)',
+    'wrong_shape': 'has shape (3,), observation_space says (4,); return arrays of shape (4,)',
+    'float64_obs': 'is float64, observation_space says float32; return obs.astype(np.float32)',
+    'global_rng': 'draw every random number from self.np_random',
+    'no_time_limit': 'no time limit: no TimeLimit wrapper and no truncation (no episode ended in 1000 random steps)',
+    'bad_mask': "info['action_mask'] at reset has shape (3,); Discrete(2) needs shape (2,)",
+    'no_legal_action': 'allows no action (all zeros); every state the env hands the policy needs at least one legal',
+}
+#: the catalogue's injected env faults -> the fault of fixtures/faulty_envs.py they inject
+ENV_FAULTS = {
+    'env raises in step (IMPALA)': 'raise', 'env raises in step (A2C)': 'raise', 'async env raises in step': 'raise',
+    'env returns NaN observations (IMPALA)': 'nan_obs', 'env returns NaN observations (A2C)': 'nan_obs',
+    'env returns inf rewards (IMPALA)': 'inf_reward', 'env returns inf rewards (ACER)': 'inf_reward',
+    'async env process dies (os.abort)': 'abort', 'env step hangs (async manager, step_timeout_s=2)': 'hang',
+    'env close() hangs (sync and async managers)': 'hang_close',
+}
+
+
+def test_the_table_covers_every_env_entry_of_the_catalogue():
+    inputs = {case.name for case in bad_inputs()}
+    env_inputs = {case.name for case in bad_inputs() if any(
+        arg.startswith(('env.type=', 'env.env_id=', 'env.env_kwargs.', 'env.obs_keys=', 'env.max_episode_steps='))
+        and arg not in ('env.env_id=CartPole-v1', 'env.type=toy_pixel_dot', 'env.env_id=toy_pixel_dot')  # good envs
+        for arg in case.args)}
+    assert env_inputs <= set(ENV_INPUTS) <= inputs
+    env_faults = {name for name in faults() if ' env ' in f" {name} "}
+    assert env_faults == set(ENV_FAULTS)
+    assert set(BROKEN_ENVS.values()) | set(ENV_FAULTS.values()) <= set(FAULT_FIXES)
+
+
+@pytest.mark.parametrize('name', sorted(ENV_INPUTS))
+def test_check_env_catches_each_bad_env_input_of_the_catalogue(name, tmp_path):
+    case = next(case for case in bad_inputs() if case.name == name)
+    code, _, lines, wrote = check_cli(case.args, tmp_path)
+    fault = next((arg.split('=', 1)[1] for arg in case.args if arg.startswith('env.env_kwargs.fault=')), None)
+    fix = FAULT_FIXES[fault] if fault else ENV_INPUTS[name]
+    assert code == 2 and not wrote
+    assert lines and all(line.startswith('acframe: error: ') for line in lines), lines
+    assert any(fix in line for line in lines), lines
+
+
+@pytest.mark.parametrize('fault', sorted(FAULT_FIXES))
+def test_check_env_names_the_fix_for_each_faulty_env(fault, tmp_path):
+    """Each fault of fixtures/faulty_envs.py (those the catalogue injects in training runs, and those that break
+    the env contract) from step 30 on; a hang or a dying process too (check-env's child process is watched)."""
+    code, out, lines, wrote = check_cli([*FAULTY, f'env.env_kwargs.fault={fault}', 'env.env_kwargs.at_step=30',
+                                         'env.step_timeout_s=1'], tmp_path)
+    assert code == 2 and not wrote and 'problem(s)' in out
+    assert all(line.startswith('acframe: error: check-env faulty: [') for line in lines), lines
+    assert any(FAULT_FIXES[fault] in line for line in lines), lines
+    if fault not in ('nan_obs', 'inf_reward'):
+        assert len(lines) == 1, lines  # one problem, one line
+
+
+# ---- good envs -------------------------------------------------------------------------------------------
+class MaskedDictEnv(gym.Env):
+    """A Dict observation with an ``action_mask`` (PettingZoo's convention): action i is legal when bit i is set."""
+
+    metadata = {'render_modes': []}
+
+    def __init__(self, mask_in: str = 'observation'):
+        self.mask_in = mask_in
+        self.action_space = gym.spaces.Discrete(4)
+        obs = {'obs': gym.spaces.Box(-1.0, 1.0, (3,), np.float32)}
+        if mask_in == 'observation':
+            obs['action_mask'] = gym.spaces.Box(0, 1, (4,), np.int8)
+        self.observation_space = gym.spaces.Dict(obs)
+
+    def _out(self):
+        mask = (self.np_random.random(4) < 0.5).astype(np.int8)
+        mask[self.np_random.integers(4)] = 1
+        self.mask = mask
+        obs = {'obs': self.np_random.uniform(-1, 1, 3).astype(np.float32)}
+        if self.mask_in == 'observation':
+            return {**obs, 'action_mask': mask}, {}
+        return obs, {'action_mask': mask.astype(bool)}
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self._out()
+
+    def step(self, action):
+        assert self.mask[int(action)], 'illegal action taken'  # the checker draws legal actions only
+        self.t += 1
+        obs, info = self._out()
+        return obs, 1.0, False, False, info
+
+
+@pytest.mark.parametrize('env', ['CartPole-v1', 'pendulum', 'toy_multidiscrete', 'toy_dict', 'toy_cue_memory'])
+def test_good_envs_pass(env):
+    cfg, policies = check_env_config(env, None, [], [])
+    report = check_env(cfg)
+    assert report.ok, [f.line() for f in report.findings]
+    assert {'spaces', 'reset', 'step', 'seeding', 'time limit', 'close'} <= set(report.checks)
+    assert 'time limit' in report.facts and '/step' in report.facts['steps']
+
+
+@pytest.mark.parametrize('mask_in', ['observation', 'info'])
+def test_a_masked_dict_env_passes_and_only_legal_actions_are_stepped(mask_in):
+    def make():
+        env = gym.wrappers.TimeLimit(MaskedDictEnv(mask_in), 25)
+        return env, env.observation_space
+    report = EnvChecker(make, 'masked', seed=3).run()
+    assert report.ok, [f.line() for f in report.findings]
+    assert report.facts['action mask'] == ("observation['action_mask']" if mask_in == 'observation'
+                                           else "info['action_mask']")
+
+
+def test_mask_and_observation_rules():
+    assert mask_problems(np.array([1, 0, 1], np.int8), gym.spaces.Discrete(3)) == []
+    assert mask_problems(np.array([True, False, False, True, True]), gym.spaces.MultiDiscrete([2, 3])) == []
+    assert 'sub-space 1' in mask_problems(np.array([1, 0, 0, 0, 0]), gym.spaces.MultiDiscrete([2, 3]))[0]
+    assert 'needs shape (5,)' in mask_problems(np.ones((2, 3)), gym.spaces.MultiDiscrete([2, 3]))[0]
+    assert 'other than 0 and 1' in mask_problems(np.array([0.5, 1.0]), gym.spaces.Discrete(2))[0]
+    assert 'masks apply to Discrete' in mask_problems(np.ones(2), gym.spaces.Box(-1, 1, (2,)))[0]
+    box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    assert observation_problems(np.zeros(2, np.float32), box) == []
+    (message, breaks), = observation_problems(np.array([0.0, 2.0], np.float32), box)
+    assert 'outside observation_space' in message and 'at index 1' in message and not breaks
+    space = gym.spaces.Dict({'a': box})
+    assert 'keys' in observation_problems({'b': np.zeros(2, np.float32)}, space)[0][0]
+
+
+def test_an_env_that_only_terminates_has_no_time_limit_unless_its_horizon_is_fixed():
+    from gymnasium.envs.classic_control import CartPoleEnv
+
+    def make():  # CartPole without its TimeLimit: random play falls, a good policy balances for ever
+        env = CartPoleEnv()
+        return env, env.observation_space
+    report = EnvChecker(make, 'cartpole without a limit').run()
+    assert [f.check for f in report.findings] == ['time limit']
+    assert 'by termination only' in report.findings[0].message and not report.findings[0].breaks_training
+
+
+def test_discrete_actions_must_start_at_zero():
+    class Shifted(gym.Env):
+        observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        action_space = gym.spaces.Discrete(3, start=1)
+
+        def reset(self, *, seed=None, options=None):
+            super().reset(seed=seed)
+            return np.zeros(2, np.float32), {}
+
+        def step(self, action):
+            return np.zeros(2, np.float32), 0.0, False, True, {}
+
+    def make():
+        env = Shifted()
+        return env, env.observation_space
+    report = EnvChecker(make, 'shifted').run()
+    assert any('use start=0' in f.message for f in report.findings)
+
+
+# ---- the command line ------------------------------------------------------------------------------------
+def test_the_command_exit_codes(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                                       os.environ.get('PYTHONPATH', '')]))
+    run = lambda *args: subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'check-env', *args], cwd=tmp_path,
+                                       capture_output=True, text=True, timeout=120, env=env)
+    good = run('cartpole')
+    assert good.returncode == 0 and 'all 10 checks passed' in good.stdout and not good.stderr.strip(), good.stderr
+    bad = run(*FAULTY, 'env.env_kwargs.fault=old_api')
+    assert bad.returncode == 2 and bad.stderr.count('\n') == 1 and 'the old gym API' in bad.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_command_takes_a_config_and_refuses_what_is_not_an_env(tmp_path):
+    code, out, lines, _ = check_cli(['-c', 'cartpole_ppo.py'], tmp_path)
+    assert code == 0 and 'policies: ppo' in out
+    code, _, lines, _ = check_cli(['toy_dikt'], tmp_path)
+    assert code == 2 and len(lines) == 1 and "Did you mean the env type 'toy_dict'" in lines[0]
+    code, _, lines, _ = check_cli(['CartPole-v1', 'pendulum'], tmp_path)
+    assert code == 2 and 'one env' in lines[0]
+    code, _, lines, _ = check_cli([], tmp_path)
+    assert code == 2 and 'check-env needs an env' in lines[0]
+
+
+# ---- at the start of a run -------------------------------------------------------------------------------
+def train(args, cwd):
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(args)
+    finally:
+        os.chdir(here)
+    return code, out.getvalue() + err.getvalue()
+
+
+def test_training_refuses_a_broken_env_before_writing_anything(tmp_path):
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', 'env.type=faulty',
+                        "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=old_api'], tmp_path)
+    assert code == 2 and os.listdir(tmp_path) == []
+    assert 'the old gym API' in text and 'acframe -m check-env faulty --import fixtures.faulty_envs' in text
+
+
+def test_training_warns_at_start_when_an_env_has_no_time_limit(tmp_path):
+    common = ['-c', 'cartpole_a2c.py', '--max-env-step', '64', 'env.collector_env_num=2', 'env.evaluator_env_num=1',
+              'env.n_evaluator_episode=1', 'policy.collect.n_sample=32', 'env.eval_episode_cap=20',
+              'env.type=faulty', "import_names=['fixtures.faulty_envs']"]
+    code, text = train([*common, '--exp-dir', 'a', 'env.env_kwargs.fault=no_time_limit'], tmp_path)
+    assert code == 0 and "has no time limit: its evaluation episodes run up to env.eval_episode_cap=20 steps" in text
+    code, text = train([*common, '--exp-dir', 'b'], tmp_path)  # the env truncates its episodes itself
+    assert code == 0 and 'no time limit' not in text
+
+
+def test_the_start_check_leaves_a_runs_numbers_as_they_were(tmp_path, monkeypatch):
+    """The same seed trains to the same weights with and without the check (its env is an instance of its own)."""
+    import acframe.entry.run_base as run_base
+
+    args = ['-c', 'cartpole_ppo.py', '--max-env-step', '256', '-q', 'env.collector_env_num=2',
+            'policy.collect.n_sample=128', 'policy.learn.batch_size=64', 'env.evaluator_env_num=1',
+            'env.n_evaluator_episode=1']
+    assert train([*args, '--exp-dir', 'checked'], tmp_path)[0] == 0
+    monkeypatch.setattr(run_base, 'check_env_at_start', lambda cfg, warn: None)
+    assert train([*args, '--exp-dir', 'unchecked'], tmp_path)[0] == 0
+    weights = [torch.load(tmp_path / run / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['policy']['model']
+               for run in ('checked', 'unchecked')]
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_a_step_that_hangs_at_the_start_is_refused_within_step_timeout_s(tmp_path):
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', 'env.type=faulty', 'env.step_timeout_s=0.5',
+                        "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=hang',
+                        'env.env_kwargs.at_step=2'], tmp_path)
+    assert code == 2 and os.listdir(tmp_path) == []
+    assert 'step 2 (episode 1, step 2): did not return within env.step_timeout_s=0.5 s' in text
+
+
+def test_a_hang_at_the_start_is_refused_even_where_the_process_has_its_own_alarm(tmp_path):
+    """A SIGALRM handler and a running timer set before the run (by a caller's own watchdog, or an earlier run in
+    the same process) are put aside for the check and restored after it: the check never runs unwatched."""
+    import signal
+
+    rang = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: rang.append(signum))
+    signal.setitimer(signal.ITIMER_REAL, 60.0)
+    try:
+        start = time.monotonic()
+        code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', 'env.type=faulty', 'env.step_timeout_s=0.5',
+                            "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=hang',
+                            'env.env_kwargs.at_step=2'], tmp_path)
+        assert code == 2 and 'did not return within env.step_timeout_s=0.5 s' in text and time.monotonic() - start < 30
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 20 < left < 60 and not rang  # the caller's timer runs on, its handler is back
+        assert signal.getsignal(signal.SIGALRM) is not None and signal.getsignal(signal.SIGALRM).__name__ == '<lambda>'
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
