@@ -15,7 +15,7 @@ setup(
         "easydict",
         "DI-treetensor",
         "tensorboardX",
-        # learning curves (acframe -m plot, curves.png of every run): drawn with the Agg backend, no display needed
+        # learning curves as PNG (acframe -m plot --out FILE.png): drawn with the Agg backend, no display needed
         "matplotlib",
     ],
     extras_require={

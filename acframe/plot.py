@@ -11,7 +11,8 @@ Four panels from the runs' tensorboardX logs (read by ``acframe.logs``; tensorbo
 Runs of the same config (the compiled config without its seed and experiment name) share one colour; the
 legend names a config by its ``exp_name``. The x axis is env steps (learner values, logged by train
 iteration, are placed on env steps through the evaluations, which log both) or wall-clock seconds since the run's
-first logged value. Every finished run also writes ``curves.png`` into its folder (``write_run_curves``).
+first logged value. Every finished run also writes ``curves.svg`` into its folder (``write_run_curves``; the same
+panels, drawn without matplotlib in milliseconds); ``--out FILE.svg`` draws that form, ``--out FILE.png`` matplotlib's.
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ X_AXES = ('env_steps', 'wall_s')
 FIGSIZE = (12.0, 9.0)
 DPI = 100
 CURVES_PNG = 'curves.png'
+#: what every finished run writes into its folder (``write_run_curves``): the same panels as an SVG, drawn in
+#: milliseconds without matplotlib
+CURVES_SVG = 'curves.svg'
 EVAL_TAG = 'evaluator/return_mean'
 TRAIN_RETURN_TAGS = ('collector/episode_return_mean', 'collector/episode_return')
 LOSS_TAG = 'learner/total_loss'
@@ -132,11 +136,15 @@ def mean_std_on_grid(curves: Sequence[Curve], points: int = 100) -> Tuple[np.nda
     return grid, values.mean(axis=0), values.std(axis=0)
 
 
-def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> Dict[str, Any]:
-    """Draw the four panels of ``run_dirs`` into the PNG ``out``; returns what was drawn."""
-    from matplotlib.figure import Figure
+#: the four panels' titles: evaluation return, training return, loss and entropy
+PANEL_TITLES = ('evaluation return (mean ± std over runs)', 'training episode return', 'loss (learner/total_loss)',
+                'entropy (learner/entropy)')
 
-    from .utils import atomic_write_with
+
+def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> Dict[str, Any]:
+    """Draw the four panels of ``run_dirs`` into ``out``: an SVG (``.svg``, ``plot_svg``) or a PNG (matplotlib);
+    returns what was drawn."""
+    from .utils import atomic_write_text
 
     if x_axis not in X_AXES:
         raise ConfigError(f"--x {x_axis!r} is not one of {', '.join(X_AXES)}")
@@ -147,31 +155,60 @@ def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> D
     for run in runs:
         groups.setdefault(run.config_key, []).append(run)
     labels = _unique_labels([g[0].label for g in groups.values()])
-    fig = Figure(figsize=FIGSIZE, dpi=DPI)
-    axes = fig.subplots(2, 2).ravel()
-    titles = ('evaluation return (mean ± std over runs)', 'training episode return', 'loss (learner/total_loss)',
-              'entropy (learner/entropy)')
-    colours = [f'C{i % 10}' for i in range(len(groups))]
-    for (key, members), label, colour in zip(groups.items(), labels, colours):
+    panels = _panels(list(groups.values()), labels, x_axis)
+    x_label = 'env steps' if x_axis == 'env_steps' else 'wall-clock seconds'
+    if str(out).lower().endswith('.svg'):
+        from .plot_svg import svg_figure
+
+        atomic_write_text(out, svg_figure(list(zip(PANEL_TITLES, panels)), x_label))
+    else:
+        _draw_png(panels, x_label, out)
+    return {'file': os.path.abspath(out), 'runs': len(runs), 'configs': labels, 'x': x_axis}
+
+
+def _panels(groups: List[List[RunCurves]], labels: List[str], x_axis: str) -> List[List[Any]]:
+    """Each panel's lines (``plot_svg.Series``): per config, the evaluation runs faintly with their mean ± std over
+    runs, and every run's training return, loss and entropy."""
+    from .plot_svg import Series
+
+    panels: List[List[Any]] = [[], [], [], []]
+    for colour, (members, label) in enumerate(zip(groups, labels)):
         legend = f"{label} ({len(members)} run{'s' if len(members) > 1 else ''})"
         evals = [r.curves['eval'][x_axis] for r in members if 'eval' in r.curves]
         if evals:
-            for c in evals:
-                axes[0].plot(c.x, c.y, color=colour, alpha=0.25, linewidth=0.8, marker='.', markersize=3)
+            panels[0].extend(Series(c.x, c.y, colour, faint=True, markers=True) for c in evals)
             grid, mean, std = mean_std_on_grid(evals)
-            axes[0].plot(grid, mean, color=colour, linewidth=2, label=legend)
-            axes[0].fill_between(grid, mean - std, mean + std, color=colour, alpha=0.2)
-        for ax, name in zip(axes[1:], ('train', 'loss', 'entropy')):
+            panels[0].append(Series(grid, mean, colour, label=legend, band=std))
+        for panel, name in zip(panels[1:], ('train', 'loss', 'entropy')):
             first = True
             for run in members:
                 if name in run.curves:
                     c = run.curves[name][x_axis]
-                    ax.plot(c.x, c.y, color=colour, linewidth=1, alpha=0.8, label=legend if first else None,
-                            marker='.' if len(c.x) < 30 else None, markersize=4)
+                    panel.append(Series(c.x, c.y, colour, label=legend if first else None, markers=len(c.x) < 30))
                     first = False
-    for ax, title in zip(axes, titles):
+    return panels
+
+
+def _draw_png(panels: List[List[Any]], x_label: str, out: str) -> None:
+    from matplotlib.figure import Figure
+
+    from .utils import atomic_write_with
+
+    fig = Figure(figsize=FIGSIZE, dpi=DPI)
+    axes = fig.subplots(2, 2).ravel()
+    for ax, title, lines in zip(axes, PANEL_TITLES, panels):
+        for line in lines:
+            colour = f'C{line.colour % 10}'
+            if line.faint:
+                ax.plot(line.x, line.y, color=colour, alpha=0.25, linewidth=0.8, marker='.', markersize=3)
+                continue
+            ax.plot(line.x, line.y, color=colour, linewidth=2 if line.band is not None else 1,
+                    alpha=1.0 if line.band is not None else 0.8, label=line.label,
+                    marker='.' if line.markers else None, markersize=4)
+            if line.band is not None:
+                ax.fill_between(line.x, line.y - line.band, line.y + line.band, color=colour, alpha=0.2)
         ax.set_title(title, fontsize=10)
-        ax.set_xlabel('env steps' if x_axis == 'env_steps' else 'wall-clock seconds')
+        ax.set_xlabel(x_label)
         ax.grid(alpha=0.3)
         if ax.lines:
             ax.legend(fontsize=8, loc='best')
@@ -180,7 +217,6 @@ def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> D
     # fixed margins: tight_layout measured every tick label and cost ~0.5 s at the end of every run
     fig.subplots_adjust(left=0.07, right=0.97, bottom=0.08, top=0.95, wspace=0.18, hspace=0.32)
     atomic_write_with(out, lambda tmp: fig.savefig(tmp, format='png', dpi=DPI))
-    return {'file': os.path.abspath(out), 'runs': len(runs), 'configs': labels, 'x': x_axis}
 
 
 def _unique_labels(labels: List[str]) -> List[str]:
@@ -198,8 +234,8 @@ def default_plot_path(run_dirs: Sequence[str]) -> str:
 
 
 def write_run_curves(run_dir: str, echo: Optional[Any] = None) -> Optional[str]:
-    """``run_dir/curves.png`` at the end of a run; a failure to draw is reported, not raised (the run is done)."""
-    path = os.path.join(run_dir, CURVES_PNG)
+    """``run_dir/curves.svg`` at the end of a run; a failure to draw is reported, not raised (the run is done)."""
+    path = os.path.join(run_dir, CURVES_SVG)
     try:
         plot_runs([run_dir], path)
     except Exception as exc:  # drawing must never cost a finished run its summary

@@ -2,12 +2,14 @@
 
 * solve: ``acframe -c cartpole_a2c.py env.stop_value=475`` (CartPole-v1) and ``acframe -c lunarlander_a2c.py
   env.stop_value=200`` (LunarLander-v3, sampled evaluation) in fresh processes: env steps and whole-process wall
-  seconds to the stop value, median over seeds (SB3 2.9's RL-Zoo A2C anchor on CartPole-v1: 10k env steps, 7.8 s, 317 MiB).
+  seconds to the stop value, median over seeds; on CartPole-v1 beside SB3's A2C with the RL Zoo's settings, stopped
+  the same way (bench/sb3_peer.py: the Zoo's one torch thread and one evaluation env; evaluation on 10 envs; torch's
+  default threads). ``--fixed-steps N``: both train N env steps with no stop value (overhead alone).
 * vector: the A2C training loop (collect + learn, no evaluation) with ``env.manager`` sync (one process) and
   async (one subprocess per env) at 1, 4 and 8 envs, on CartPole-v1 and LunarLander-v3 — the comparison of
   Gymnasium's A2C vector-env tutorial; steady-state env steps/s after start-up.
 
-    python bench/bench_a2c.py [--only solve vector] [--seeds 0 1 2] [--quick]
+    python bench/bench_a2c.py [--only solve vector] [--seeds 0 1 2] [--quick] [--tasks cartpole] [--peers ...] [--fixed-steps N]
 
 ``--quick`` checks that everything runs (one seed, LunarLander cut at 20k env steps, short loops); its
 figures are not benchmark results. Prints one JSON line per measurement and a Markdown table at the end.
@@ -21,27 +23,38 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import median_report, run_cli  # noqa: E402
+import sb3_peer  # noqa: E402
+from common import median_report, run_cli, solve_table  # noqa: E402
 
 #: (env id, config, overrides): the time to the RL Zoo's CartPole threshold 475 (cartpole_a2c.py stops at 490, where
 #: its best checkpoint holds 475 on fresh episodes); lunarlander_a2c.py trains its whole budget (no stop value: 2/3
 #: seeds reach 200 within 3M); the time-to-200 benchmark asks for the stop value
 SOLVE_TASKS = [('CartPole-v1', 'cartpole_a2c.py', ['env.stop_value=475']),
                ('LunarLander-v3', 'lunarlander_a2c.py', ['env.stop_value=200'])]
+#: SB3's A2C with the RL Zoo's CartPole-v1 settings (8 envs, ent_coef 0, SB3's defaults otherwise), evaluated and
+#: stopped as acframe's cartpole_a2c.py with env.stop_value=475 is: 10 greedy episodes every 400 env steps
+SB3_TASK = dict(env_id='CartPole-v1', stop=475, eval_every=400, n_eval_episodes=10, budget=500_000)
 VECTOR_ENVS = [('CartPole-v1', 'cartpole_a2c.py'), ('LunarLander-v3', 'lunarlander_a2c.py')]
 VECTOR_NUM_ENVS = (1, 4, 8)
 
 
-def bench_solve(seeds: List[int], quick: bool, tasks: List[str]) -> List[Dict[str, Any]]:
+def bench_solve(seeds: List[int], quick: bool, tasks: List[str], peers: List[str],
+                fixed_steps: Optional[int] = None) -> List[Dict[str, Any]]:
     rows = []
     for env_id, config, overrides in SOLVE_TASKS:
         if env_id.split('-')[0].lower() not in tasks:
             continue
-        extra = ['--max-env-step', '20000'] if quick and env_id.startswith('LunarLander') else []
-        runs = [run_cli(config, seed, overrides, extra_args=extra) for seed in seeds]
+        if env_id == SB3_TASK['env_id']:  # beside SB3, interleaved so both see the same machine load
+            runs, theirs = sb3_peer.compare(os.path.abspath(__file__), 'a2c', config, overrides, SB3_TASK, seeds,
+                                            peers, fixed_steps)
+            what = f'{fixed_steps} env steps' if fixed_steps else f'to {SB3_TASK["stop"]}'
+            print(solve_table(f'{env_id} A2C, {what}', runs, theirs), flush=True)
+        else:
+            extra = ['--max-env-step', '20000'] if quick and env_id.startswith('LunarLander') else []
+            runs = [run_cli(config, seed, overrides, extra_args=extra) for seed in seeds]
         row = {'benchmark': 'a2c_solve', 'env_id': env_id, 'config': config,
                'stop_value': runs[0]['stop_value'], **median_report(runs)}
         print(json.dumps(row), flush=True)
@@ -110,9 +123,13 @@ def main() -> None:
     parser.add_argument('--quick', action='store_true', help='one seed, short runs: checks the script, not a result')
     parser.add_argument('--tasks', nargs='+', choices=('cartpole', 'lunarlander'), default=['cartpole', 'lunarlander'],
                         help='the time-to-solve tasks to run')
+    sb3_peer.add_arguments(parser)
     args = parser.parse_args()
+    if args.sb3_child is not None:
+        sb3_peer.run_child('a2c', args.sb3_child, args.sb3_variant, SB3_TASK, args.fixed_steps)
+        return
     seeds = args.seeds[:1] if args.quick else args.seeds
-    solve = bench_solve(seeds, args.quick, args.tasks) if 'solve' in args.only else []
+    solve = bench_solve(seeds, args.quick, args.tasks, [] if args.quick else args.peers, args.fixed_steps) if 'solve' in args.only else []
     vector = bench_vector(args.quick) if 'vector' in args.only else []
     print(markdown(solve, vector))
 

@@ -60,3 +60,25 @@ def median_report(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
         'process_s': [r['process_s'] for r in runs],
         'env_steps': [r['env_steps'] for r in runs],
     }
+
+
+def solve_table(task: str, acframe_runs: List[Dict[str, Any]], peer_runs: Dict[str, List[Dict[str, Any]]]) -> str:
+    """A Markdown table of runs, acframe against each SB3 variant (``sb3_peer.VARIANTS``), and acframe's median
+    whole-process time as a fraction of each variant's (medians over the same seeds)."""
+    names = {'sb3': "SB3, RL Zoo settings (1 torch thread, 1 eval env)",
+             'sb3-vec-eval': 'SB3, 1 torch thread, evaluation on 10 envs',
+             'sb3-default-threads': "SB3, RL Zoo settings, torch's default threads"}
+    rows = [('acframe, 1 torch thread', acframe_runs)] if acframe_runs else []
+    rows += [(names.get(variant, variant), runs) for variant, runs in peer_runs.items() if runs]
+    lines = [f"\n{task}\n", '| framework | solved | median env steps | median whole-process s | per seed (s) |',
+             '|---|---|---|---|---|']
+    for name, runs in rows:
+        lines.append(f"| {name} | {sum(bool(r['solved']) for r in runs)}/{len(runs)} | "
+                     f"{int(statistics.median(r['env_steps'] for r in runs))} | "
+                     f"{statistics.median(r['process_s'] for r in runs):.2f} | "
+                     f"{', '.join(str(r['process_s']) for r in runs)} |")
+    if acframe_runs:
+        ours = statistics.median(r['process_s'] for r in acframe_runs)
+        for name, runs in rows[1:]:
+            lines.append(f"\nacframe / {name}: {ours / statistics.median(r['process_s'] for r in runs):.2f}x")
+    return '\n'.join(lines)

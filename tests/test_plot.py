@@ -1,12 +1,14 @@
-"""Specification of ``acframe -m plot RUN_DIR ...`` and of the ``curves.png`` every finished run writes."""
+"""Specification of ``acframe -m plot RUN_DIR ...`` and of the ``curves.svg`` every finished run writes."""
 import json
 import struct
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest
 
 from acframe.cli import main
-from acframe.plot import Curve, load_run_curves, mean_std_on_grid
+from acframe.plot import PANEL_TITLES, Curve, load_run_curves, mean_std_on_grid
+from acframe.plot_svg import nice_ticks
 
 
 def png_size(path):
@@ -30,8 +32,40 @@ def two_seeds(tmp_path_factory):
     return runs
 
 
-def test_every_finished_run_writes_its_curves(trained_run):
-    assert png_size(trained_run / 'curves.png') == (1200, 900)
+def svg_lines(path) -> dict:
+    """What an SVG written by acframe draws: its size, panel titles, legend labels and the polylines' point counts."""
+    root = ElementTree.parse(path).getroot()
+    ns = '{http://www.w3.org/2000/svg}'
+    texts = [t.text for t in root.iter(f'{ns}text')]
+    return {'size': (int(root.get('width')), int(root.get('height'))), 'texts': texts,
+            'polylines': [len(p.get('points').split()) for p in root.iter(f'{ns}polyline')],
+            'bands': len(list(root.iter(f'{ns}polygon')))}
+
+
+def test_every_finished_run_writes_its_curves_as_svg(trained_run):
+    """The four panels, drawn without matplotlib (milliseconds at the end of every run): each titled, each curve a
+    polyline with one point per logged value."""
+    drawn = svg_lines(trained_run / 'curves.svg')
+    assert drawn['size'] == (1200, 900)
+    assert [t for t in drawn['texts'] if t in PANEL_TITLES] == list(PANEL_TITLES)
+    run = load_run_curves(str(trained_run))
+    logged = sorted(len(run.curves[name]['env_steps'].x) for name in ('train', 'loss', 'entropy') if name in run.curves)
+    assert logged and set(logged) <= set(drawn['polylines'])
+    assert 'not logged' not in drawn['texts'] and not (trained_run / 'curves.png').exists()
+
+
+def test_plot_writes_svg_by_extension(trained_run, two_seeds, tmp_path):
+    out = tmp_path / 'runs.svg'
+    assert main(['-m', 'plot', str(trained_run), *map(str, two_seeds), '--out', str(out), '-q']) == 0
+    drawn = svg_lines(out)
+    assert 'cartpole_a2c (1 run)' in drawn['texts'] and 'cartpole_a2c #2 (2 runs)' in drawn['texts']
+    assert drawn['bands'] == 2  # a mean ± std band per config
+
+
+@pytest.mark.parametrize('low, high, ticks', [(0, 16640, [0, 5000, 10000, 15000]), (0.43, 0.69, [0.45, 0.5, 0.55, 0.6, 0.65]),
+                                              (-210, -120, [-200, -180, -160, -140, -120]), (5, 5, [5, 6, 7, 8, 9, 10])])
+def test_svg_ticks_are_round_numbers_covering_the_range(low, high, ticks):
+    assert nice_ticks(low, high) == pytest.approx(ticks)
 
 
 def test_plot_draws_runs_grouped_by_config(trained_run, two_seeds, tmp_path, capsys):

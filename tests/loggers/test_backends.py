@@ -257,8 +257,8 @@ def test_a_run_logged_to_jsonl_alone_still_plots_and_imports_no_tracker(tmp_path
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == '[]'
     assert not list((exp_dir / 'log').glob('events.out.tfevents.*'))
-    assert len(read_scalars(str(exp_dir / 'log'))) > 10 and (exp_dir / 'curves.png').is_file()
-    os.remove(exp_dir / 'curves.png')
+    assert len(read_scalars(str(exp_dir / 'log'))) > 10 and (exp_dir / 'curves.svg').is_file()
+    os.remove(exp_dir / 'curves.svg')
     plot = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'plot', str(exp_dir), '--out',
                            str(tmp_path / 'plot.png')], capture_output=True, text=True, timeout=120)
     assert plot.returncode == 0, plot.stderr
