@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import re
 import time
 from typing import List
 
@@ -288,10 +289,12 @@ def test_an_env_step_that_hangs_fails_the_run_in_one_line_naming_the_actor_env_a
         parallel_pipeline(hanging('error', manager), exp_dir=str(tmp_path / 'hang'), backend=backend, max_train_iter=200,
                           progress=False, learner_hooks=[PauseAt(1, 2.0)])
     assert time.monotonic() - start < 15
-    assert str(info.value) == ("actor 0: collector env 0 (seed 0) did not return from step within env.step_timeout_s=0.5 s"
-                               + (" (the env subprocesses were stopped)" if manager == 'async' else '') +
-                               ": fix the env or raise env.step_timeout_s (or set env.on_step_timeout='restart' to "
-                               "restart the actor)")
+    assert re.fullmatch(re.escape("actor 0: collector env 0 (seed 0) did not return from step within env.step_timeout_s=0.5 s"
+                                  + (" (the env subprocesses were stopped)" if manager == 'async' else '') +
+                                  ": fix the env or raise env.step_timeout_s (or set env.on_step_timeout='restart' to "
+                                  "restart the actor); the final checkpoint was written first (env step ")
+                        + r"\d+, train iter \d+\): --resume " + re.escape(f"{tmp_path / 'hang'} continues from there"),
+                        str(info.value)), str(info.value)
     assert processes_with(run_marker) == []
 
 

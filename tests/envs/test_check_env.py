@@ -75,6 +75,7 @@ ENV_FAULTS = {
     'env returns inf rewards (IMPALA)': 'inf_reward', 'env returns inf rewards (ACER)': 'inf_reward',
     'async env process dies (os.abort)': 'abort', 'env step hangs (async manager, step_timeout_s=2)': 'hang',
     'env close() hangs (sync and async managers)': 'hang_close',
+    'env step never returns, no periodic checkpoint (the watchdog checkpoints first)': 'hang',
 }
 
 
