@@ -139,13 +139,13 @@ def test_two_ranks_end_with_identical_weights_rank_1_writes_nothing_and_resume_c
     policy = serial_pipeline_onpolicy('cartpole_ppo.py', overrides=overrides, max_env_step=1024, progress=False,
                                       exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))])
     assert policy.summary['env_steps'] == 1024 and policy.summary['train_iters'] == 80  # 4 rollouts x 20 epochs
-    records = [torch.load(seen / f, weights_only=False) for f in sorted(os.listdir(seen))]
+    records = [torch.load(seen / f, weights_only=True) for f in sorted(os.listdir(seen))]
     assert len(records) == 2 and records[0]['pid'] != records[1]['pid']
     assert records[0]['train_iter'] == records[1]['train_iter'] == 80
     for name, value in records[0]['weights'].items():
         assert torch.equal(value, records[1]['weights'][name]), name
     assert sorted(os.listdir(tmp_path)) == ['run', 'seen']  # rank 1 wrote nothing, anywhere
-    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=False)
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert state['data_parallel']['learner_num'] == 2 and len(state['data_parallel']['ranks']) == 1
     resumed = serial_pipeline_onpolicy(resume=str(tmp_path / 'run'), max_env_step=1536, progress=False)
     assert resumed.summary['env_steps'] == 1536 and resumed.summary['train_iters'] == 120
@@ -159,7 +159,7 @@ def test_off_policy_ranks_end_with_identical_weights(tmp_path, monkeypatch):
     policy = serial_pipeline('cartpole_impala.py', overrides=TWO, max_env_step=3000, progress=False,
                              exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))])
     assert policy.summary['env_steps'] == 3000 and policy.summary['train_iters'] > 0
-    records = [torch.load(seen / f, weights_only=False) for f in sorted(os.listdir(seen))]
+    records = [torch.load(seen / f, weights_only=True) for f in sorted(os.listdir(seen))]
     assert len(records) == 2 and records[0]['train_iter'] == records[1]['train_iter'] == policy.summary['train_iters']
     for name, value in records[0]['weights'].items():
         assert torch.equal(value, records[1]['weights'][name]), name
