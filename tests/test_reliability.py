@@ -35,7 +35,8 @@ def test_trying_a_bad_input_or_a_fault_leaves_no_folder_behind():
 
 
 # (the other faults have their own tests in test_failure_semantics.py; bench/reliability.py runs them all)
-@pytest.mark.parametrize('name', ['temporary file left by a killed save', 'lock file left by a dead process'])
+@pytest.mark.parametrize('name', ['temporary file left by a killed save', 'lock file left by a dead process',
+                                  'async env process dies (os.abort)'])
 def test_injected_faults_are_survived(name):
     result = run_fault(name)
     assert result.survived, result.detail

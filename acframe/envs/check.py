@@ -624,9 +624,13 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
     from . import manager_class
     from .manager import EnvManager
 
-    from_config = getattr(manager_class(cfg.env.get('manager', 'sync')), 'from_config', None)
+    manager = manager_class(cfg.env.get('manager', 'sync'))
+    from_config = getattr(manager, 'from_config', None)
     if getattr(from_config, '__func__', None) is not EnvManager.from_config.__func__:
         return  # a manager that builds its envs its own way (EnvPool's, a vectorized env, a user's): not ours to build
+    if getattr(manager, 'kind', None) == 'async':
+        return  # its envs live in subprocesses, so that one that crashes its process (native code, os.abort) is an
+        # env error the run reports in one line: stepping one here would crash this process instead
     # built as the collector's first env, so a failure reads as the run's own would
     checker = EnvChecker(env_maker(cfg.env, cfg.seed, 'collector'), env_name(cfg), cfg.seed, None)
     checker.close_timeout_s = float(cfg.env.get('step_timeout_s') or CALL_TIMEOUT_S)
