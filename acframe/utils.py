@@ -198,6 +198,11 @@ def _address_space_room() -> Optional[int]:
     return None
 
 
+def cpu_cores() -> int:
+    """CPU cores this process may use (its affinity mask where the platform has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
+
+
 def set_global_seed(seed: int) -> None:
     """Seed Python, numpy and torch (CPU) for a reproducible run."""
     import numpy as np

@@ -36,8 +36,9 @@ from ..envs import make_env_manager, manager_class
 from ..errors import AcframeError, ConfigError
 from ..policy import policy_class
 from ..signals import sigterm_as_interrupt
+from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook, SampleCollector
-from .data_parallel import _watch_parent
+from .data_parallel import _watch_parent, per_process_state_refusals
 from .parallel.local import _exit_reason
 from .run_base import check_no_replay, compile_run_config
 from .serial import SerialRun
@@ -50,11 +51,6 @@ WORKER_SEED_STRIDE = 1_000_003
 
 class AsyncWorkerError(AcframeError, RuntimeError):
     """An async worker died or failed."""
-
-
-def cpu_cores() -> int:
-    """CPU cores this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
 
 
 def check_async(cfg: Any) -> None:
@@ -81,19 +77,13 @@ def check_async(cfg: Any) -> None:
          "a worker forked from a process whose thread pool ran hangs; set policy.learn.torch_threads=1"),
         (not getattr(manager_class(cfg.env.manager), 'fork_safe', True), 'env.manager',
          f"'{cfg.env.manager}' does not survive a fork; use the 'sync' or 'subprocess' env manager"),
-        (cfg.policy.learn.get('learner_thread'), 'policy.learn.learner_thread', "set it to False"),
-        (cfg.env.domain_randomization.get('enable'), 'env.domain_randomization.enable', "set it to False"),
-        (cfg.policy.model.get('obs_norm'), 'policy.model.obs_norm',
-         "its running statistics would differ per worker; set it to False"),
-        (cfg.policy.learn.get('reward_norm'), 'policy.learn.reward_norm',
-         "its running statistics would differ per worker; set it to False"),
         (cfg.policy.learn.get('lr_decay_iters'), 'policy.learn.lr_decay_iters',
          "each worker's optimizer holds its own learning rate; set it to 0"),
     ]
-    for value, key, fix in refused:
-        if value:
-            raise ConfigError(f"{key} does not run with -m async (asynchronous workers) yet: {fix}, or train with "
-                              f"-m serial_onpolicy")
+    shared = per_process_state_refusals(cfg, 'worker')
+    for key, fix in [(key, fix) for value, key, fix in refused if value] + shared:
+        raise ConfigError(f"{key} does not run with -m async (asynchronous workers) yet: {fix}, or train with "
+                          f"-m serial_onpolicy")
 
 
 class AsyncRun(SerialRun):

@@ -34,12 +34,13 @@ import socket
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
 from ..errors import AcframeError, CheckpointError, ConfigError
 from ..signals import interrupt_pending, interrupts_deferred, sigterm_as_interrupt
+from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook
 from .parallel.local import _exit_reason, start_method
 
@@ -70,7 +71,7 @@ def check_data_parallel(cfg: Any) -> None:
             raise ConfigError(f"parallel.learner_num={num} data-parallel learners need one GPU each with policy.cuda, "
                               f"and {gpus} are visible; set parallel.learner_num <= {max(gpus, 1)}")
     else:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
+        cores = cpu_cores()
         if num > cores:
             raise ConfigError(f"parallel.learner_num={num} data-parallel learners need a CPU core each and this process "
                               f"may use {cores}; set parallel.learner_num <= {cores}")
@@ -85,18 +86,24 @@ def check_data_parallel(cfg: Any) -> None:
         raise ConfigError(f"policy.learn.batch_size={batch} does not split evenly over parallel.learner_num={num} ranks "
                           f"(each rank learns on batch_size / learner_num of every batch); set it to a multiple of "
                           f"{num}, e.g. {max(num, batch // num * num)} or {batch // num * num + num}")
+    for key, fix in per_process_state_refusals(cfg, 'rank'):
+        raise ConfigError(f"{key} does not run with data-parallel learners (parallel.learner_num={num}) yet: {fix}, "
+                          f"or parallel.learner_num=1")
+
+
+def per_process_state_refusals(cfg: Any, process: str) -> List[Tuple[str, str]]:
+    """(key, fix) of each setting in ``cfg`` that several training processes (data-parallel ranks, async workers)
+    cannot share yet: a learner thread, domain randomization, running normalization statistics (one per
+    ``process``)."""
     refused = [
         (cfg.policy.learn.get('learner_thread'), 'policy.learn.learner_thread', 'set it to False'),
         (cfg.env.domain_randomization.get('enable'), 'env.domain_randomization.enable', 'set it to False'),
         (cfg.policy.model.get('obs_norm'), 'policy.model.obs_norm',
-         "its running statistics would differ per rank; set it to False"),
+         f"its running statistics would differ per {process}; set it to False"),
         (cfg.policy.learn.get('reward_norm'), 'policy.learn.reward_norm',
-         "its running statistics would differ per rank; set it to False"),
+         f"its running statistics would differ per {process}; set it to False"),
     ]
-    for value, key, fix in refused:
-        if value:
-            raise ConfigError(f"{key} does not run with data-parallel learners (parallel.learner_num={num}) yet: {fix}, "
-                              f"or parallel.learner_num=1")
+    return [(key, fix) for value, key, fix in refused if value]
 
 
 def local_config(cfg: Any, num: int) -> Any:

@@ -24,7 +24,8 @@ import torch
 
 from acframe.cli import main
 from acframe.config import compile_config
-from acframe.entry.async_training import AsyncWorkerError, async_pipeline, cpu_cores
+from acframe.entry.async_training import AsyncWorkerError, async_pipeline
+from acframe.utils import cpu_cores
 from acframe.envs import make_env_manager
 from acframe.policy import create_policy
 from acframe.worker import Learner, LearnerHook, SampleCollector
