@@ -123,23 +123,39 @@ def overhead(capacity: int, batch_size: int, steps: int) -> Dict[str, Any]:
         for buffer in buffers.values():
             buffer.push(samples)
     times: Dict[str, List[float]] = {name: [] for name in buffers}
+    draws: Dict[str, List[float]] = {name: [] for name in buffers}  # the buffer's own work inside each step
     sample_update: List[float] = []
     for i in range(steps):
         for name, buffer in buffers.items():
             learner = Learner(policy.learn_mode, buffer=buffer)
+            priority_update = getattr(buffer, 'update_priority', None)
+            spent = [0.0]
+            if priority_update is not None:  # time the priority update the learner makes, inside its step
+                def timed_update(batch: Any, priority: Any, update: Any = priority_update) -> None:
+                    begin = time.perf_counter()
+                    update(batch, priority)
+                    spent[0] += time.perf_counter() - begin
+                buffer.update_priority = timed_update
             start = time.perf_counter()
             batch = buffer.sample(batch_size)
+            drawn = time.perf_counter()
             learner.train(batch)
             times[name].append(time.perf_counter() - start)
+            draws[name].append(drawn - start + spent[0])
+            if priority_update is not None:
+                del buffer.update_priority
         buffer = buffers['prioritized']  # the sum-tree work alone: a draw and a priority update
         start = time.perf_counter()
         batch = buffer.sample(batch_size)
         buffer.update_priority(batch, torch.rand(batch_size))
         sample_update.append(time.perf_counter() - start)
     medians = {name: 1000 * statistics.median(t[steps // 10:]) for name, t in times.items()}
+    buffer_ms = {name: 1000 * statistics.median(t[steps // 10:]) for name, t in draws.items()}
     return dict(capacity=capacity, batch_size=batch_size, steps=steps, step_ms=medians,
                 sample_update_ms=1000 * statistics.median(sample_update[steps // 10:]),
-                overhead=medians['prioritized'] / medians['fifo'] - 1)
+                buffer_ms=buffer_ms, overhead=medians['prioritized'] / medians['fifo'] - 1,
+                # the buffer's share: (prioritized sample + priority update) - fifo sample, over the fifo step
+                buffer_overhead=(buffer_ms['prioritized'] - buffer_ms['fifo']) / medians['fifo'])
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

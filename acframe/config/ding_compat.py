@@ -202,6 +202,7 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     _translate_keys(main, policy_type, valid)
     if from_dizoo:
         _round_n_sample(main, defaults_of(policy_type))
+        _translate_trajectory_buffer_size(main, policy_type, defaults_of(policy_type))
     unused += _drop_unused(main, policy_type, valid)
     if unused:
         logger.warning("acframe: warning: DI-engine keys acframe has no use for, ignored: %s "
@@ -372,6 +373,23 @@ def _round_n_sample(main: dict, defaults: dict) -> None:
     _set(main, 'policy.collect.n_sample', rounded)
     logger.warning("acframe: note: policy.collect.n_sample %d is not a multiple of the %d collector envs (acframe steps "
                    "every env alike): %d samples are collected each time", n_sample, envs, rounded)
+
+
+def _translate_trajectory_buffer_size(main: dict, policy_type: str, defaults: dict) -> None:
+    """DI-engine's ACER stores trajectories of ``unroll_len`` steps and counts ``replay_buffer_size`` in them;
+    acframe's episodic buffer counts transitions: a DI-engine file's size is multiplied by its unroll length, with a
+    note (its Pong file's 3000 trajectories of 64 steps hold 192,000 transitions)."""
+    size = _get(main, 'policy.other.replay_buffer.replay_buffer_size')
+    if policy_type != 'acer' or size is _MISSING:
+        return
+    unroll = _get(main, 'policy.other.replay_buffer.unroll_len')
+    if unroll is _MISSING:
+        unroll = _get(defaults, 'policy.other.replay_buffer.unroll_len')
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (size, unroll)):
+        return  # compile_config names the bad value
+    _set(main, 'policy.other.replay_buffer.replay_buffer_size', size * unroll)
+    logger.warning("acframe: note: policy.other.replay_buffer.replay_buffer_size %d counts DI-engine's %d-step "
+                   "trajectories; acframe's episodic buffer counts transitions: %d", size, unroll, size * unroll)
 
 
 def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[[str], dict]) -> None:

@@ -150,10 +150,17 @@ def action_step_bytes(space: Any) -> int:
     return 3 * 4 * int(np.prod(getattr(space, 'shape', None) or (1,), dtype=np.int64))  # Box: action, mu, sigma
 
 
+#: the share of the memory available at the start a replay buffer may take: the learner's batches and activations,
+#: the segments in flight and the envs need the rest (DI-engine's Pong ACER file, a 16.3 GiB buffer of the 22 GiB
+#: available, was killed by the kernel's OOM killer at 24 GiB: its learner's batches of 64 x 65 frames took 8 GiB)
+BUFFER_MEMORY_SHARE = 0.5
+
+
 def check_buffer_memory(cfg: Any, observation_space: Any, action_space: Any,
                         available: Callable[[], Optional[int]] = available_memory) -> None:
     """``ConfigError`` naming ``policy.other.replay_buffer.replay_buffer_size`` when the buffer's estimated storage
-    (the buffer class's ``storage_bytes``) exceeds the memory available; nothing is allocated to find out."""
+    (the buffer class's ``storage_bytes``) exceeds ``BUFFER_MEMORY_SHARE`` of the memory available; nothing is
+    allocated to find out."""
     buffer_cfg = cfg.policy.other.replay_buffer
     buffer_type = buffer_cfg.get('type') or ''
     if not buffer_type or policy_class(cfg).on_policy:
@@ -166,12 +173,16 @@ def check_buffer_memory(cfg: Any, observation_space: Any, action_space: Any,
     obs, step = observation_bytes(observation_space), action_step_bytes(action_space) + _STEP_OVERHEAD_BYTES
     need = estimate(size, obs, step, unroll)
     free = available()
-    if free is None or need <= free:
+    if free is None:
+        return
+    allowed = int(free * BUFFER_MEMORY_SHARE)
+    if need <= allowed:
         return
     per_unit = max(1, estimate(1, obs, step, unroll))
     raise ConfigError(f"policy.other.replay_buffer.replay_buffer_size={size} would take about {_gib(need)} "
-                      f"({per_unit} bytes per entry: {obs}-byte observations) but {_gib(free)} of memory is available; "
-                      f"lower replay_buffer_size to at most {free // per_unit} (or free memory)")
+                      f"({per_unit} bytes per entry: {obs}-byte observations) but {_gib(free)} of memory is available, "
+                      f"of which a buffer may take {BUFFER_MEMORY_SHARE:.0%} (the rest of the run needs the others); "
+                      f"lower replay_buffer_size to at most {allowed // per_unit} (or free memory)")
 
 
 def _gib(n: int) -> str:

@@ -106,6 +106,9 @@ class ACERDiscrete(_RecurrentTrunk, nn.Module):
     ``{'q_value' (N, A), 'value' (N,)}``; ``'compute_actor_critic'`` -> all three.
     """
 
+    #: the critic's modules (``policy.learn.critic_learning_rate`` steps them at its own rate)
+    critic_modules = ('critic_encoder', 'q_head')
+
     def __init__(self, obs_shape: int, action_shape: int, action_space: str = 'discrete',
                  encoder_hidden_size_list: Sequence[int] = (64, 64), share_encoder: bool = False,
                  activation: str = 'tanh', orthogonal_init: bool = True, encoder: str = 'mlp',
@@ -221,6 +224,9 @@ class ACERSDN(_RecurrentTrunk, nn.Module):
     ``{'value' (N,)}``; ``'compute_actor_critic'`` -> all three, plus ``'q_value' (N, K)`` = ``Q~(x, a_k)``
     when ``actions (N, K, d)`` are given (one set of ``a'_i`` serves all ``K`` actions of a state).
     """
+
+    #: the critic's modules (``policy.learn.critic_learning_rate`` steps them at its own rate)
+    critic_modules = ('critic_encoder', 'value_head', 'advantage')
 
     def __init__(self, obs_shape: int, action_shape: int, action_space: str = 'continuous',
                  encoder_hidden_size_list: Sequence[int] = (64, 64), share_encoder: bool = False,

@@ -42,7 +42,7 @@ from ..errors import ConfigError
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, nstep_return
-from .base import Policy, build_optimizer
+from .base import Policy, actor_critic_groups, build_optimizer
 
 
 @POLICY_REGISTRY.register('a2c')
@@ -124,25 +124,12 @@ class A2CPolicy(Policy):
     def _init_learn(self) -> None:
         learn = self._cfg.learn  # its values were checked by compile_config against the declarations in config
         critic_lr = learn.critic_learning_rate
-        params: Any = self._model.parameters() if critic_lr is None else self._actor_critic_groups(float(critic_lr))
+        params: Any = self._model.parameters() if critic_lr is None else actor_critic_groups(self._model, float(critic_lr))
         self._optimizer = build_optimizer(params, learn)
         self._gamma = float(learn.discount_factor)
         self._params = list(self._model.parameters())
         self._model.train()  # once: nothing in acframe switches it to eval mode (a per-update call walks every module)
         self._reward_normalizer = RewardNormalizer(self._gamma, learn.reward_norm_clip) if learn.reward_norm else None
-
-    def _actor_critic_groups(self, critic_lr: float) -> List[Dict[str, Any]]:
-        """Two parameter groups: the critic's parameters (named ``critic_*``) at ``critic_lr``, the rest (the actor)."""
-        if getattr(self._model, 'share_encoder', False):
-            raise ConfigError("policy.learn.critic_learning_rate needs separate actor and critic networks: "
-                              "set policy.model.share_encoder=False (or critic_learning_rate=None)")
-        actor, critic = [], []
-        for name, param in self._model.named_parameters():
-            (critic if name.startswith('critic_') else actor).append(param)
-        if not critic or not actor:
-            raise ConfigError(f"policy.learn.critic_learning_rate: model {type(self._model).__name__} has no separate "
-                              f"critic parameters (named 'critic_*'); set critic_learning_rate=None")
-        return [{'params': actor, 'name': 'actor'}, {'params': critic, 'name': 'critic', 'lr': critic_lr}]
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         learn = self._cfg.learn

@@ -56,7 +56,7 @@ from ..models.distributions import mask_logits
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
                         acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
-from .base import LearnNeed, Policy, build_optimizer
+from .base import LearnNeed, Policy, actor_critic_groups, build_optimizer
 
 #: importance weights above this are counted as this in the logged mean (rho can overflow for Gaussians)
 _RHO_LOG_CAP = 1e3
@@ -90,8 +90,10 @@ class ACERPolicy(Policy):
             update_per_collect=16,
             # (int > 0) Sub-trajectories of replay_buffer.unroll_len steps per replayed batch (batch_size x unroll_len transitions per learner iteration; the on-policy batch is the whole fresh segment).
             batch_size=16,
-            # (float > 0) Optimizer step size.
+            # (float > 0) Optimizer step size (of the policy network only when critic_learning_rate is set).
             learning_rate=0.0007,
+            # (float > 0 or None) Step size of the critic (the Q network: critic_encoder and its heads) when it differs from the policy's (DI-engine's learning_rate_critic); None uses learning_rate (needs model.share_encoder=False).
+            critic_learning_rate=None,
             # (str in {'adam', 'rmsprop', 'rmsprop_tf'}) Optimizer: 'adam', 'rmsprop' or 'rmsprop_tf' (TensorFlow's RMSprop).
             optim='adam',
             # (float in [0, 1]) Discount factor gamma.
@@ -176,7 +178,9 @@ class ACERPolicy(Policy):
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         learn = self._cfg.learn  # its values were checked by compile_config against the declarations in config
-        self._optimizer = build_optimizer(self._model.parameters(), learn)
+        critic_lr = learn.critic_learning_rate
+        params: Any = self._model.parameters() if critic_lr is None else actor_critic_groups(self._model, float(critic_lr))
+        self._optimizer = build_optimizer(params, learn)
         self._average_model = copy.deepcopy(self._model)
         self._average_model.requires_grad_(False)
         if getattr(self._model, 'obs_normalizer', None) is not None:  # one set of statistics: pi and pi_avg see the same x

@@ -746,6 +746,26 @@ def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch
     raise ConfigError(f"policy.learn.optim '{name}' is not 'adam', 'rmsprop' or 'rmsprop_tf'")
 
 
+def actor_critic_groups(model: nn.Module, critic_lr: float) -> List[Dict[str, Any]]:
+    """Two optimizer parameter groups for ``policy.learn.critic_learning_rate``: the critic's parameters at
+    ``critic_lr`` and the rest (the actor) at the optimizer's ``learning_rate``. The critic is the model's top-level
+    modules named in its ``critic_modules`` (a tuple of names), or by default those whose name starts with
+    ``critic_``. A model whose actor and critic share an encoder is refused in one line."""
+    if getattr(model, 'share_encoder', False):
+        raise ConfigError("policy.learn.critic_learning_rate needs separate actor and critic networks: "
+                          "set policy.model.share_encoder=False (or critic_learning_rate=None)")
+    names = getattr(model, 'critic_modules', None)
+    actor, critic = [], []
+    for name, param in model.named_parameters():
+        top = name.split('.')[0]
+        (critic if (top in names if names is not None else top.startswith('critic_')) else actor).append(param)
+    if not critic or not actor:
+        raise ConfigError(f"policy.learn.critic_learning_rate: model {type(model).__name__} has no separate critic "
+                          f"parameters (modules named 'critic_*' or listed in its critic_modules); set "
+                          f"critic_learning_rate=None")
+    return [{'params': actor, 'name': 'actor'}, {'params': critic, 'name': 'critic', 'lr': critic_lr}]
+
+
 def fit_message(exc: BaseException) -> str:
     """``load_state_dict``'s multi-line complaint as one line (the CLI prints only the first line)."""
     lines = [line.strip().rstrip('.') for line in str(exc).splitlines() if line.strip()]

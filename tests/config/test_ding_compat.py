@@ -60,7 +60,8 @@ EXPECTED = {
     'lunarlander_acer_config.py': {
         'env.env_id': 'LunarLander-v3', 'env.manager': 'async', 'env.stop_value': 5.0,
         'policy.other.replay_buffer.type': 'episodic', 'policy.other.replay_buffer.unroll_len': 32,
-        'policy.other.replay_buffer.replay_buffer_size': 50000, 'policy.learn.learning_rate': 0.0001,
+        # DI-engine's ACER buffer holds 50000 trajectories of 32 steps; acframe's counts transitions
+        'policy.other.replay_buffer.replay_buffer_size': 50000 * 32, 'policy.learn.learning_rate': 0.0001,
         'policy.learn.update_per_collect': 10},
     'lunarlander_impala_config.py': {
         'env.env_id': 'LunarLander-v3', 'env.stop_value': 3000.0, 'policy.unroll_len': 16, 'policy.collect.n_sample': 32,
@@ -210,6 +211,8 @@ def ding_pair(policy_type, env_type='cartpole', **sections):
     ('acer', dict(learn=dict(unroll_len=8)), 'policy.other.replay_buffer.unroll_len', 8),
     ('acer', dict(collect=dict(unroll_len=8)), 'policy.other.replay_buffer.unroll_len', 8),
     ('acer', dict(learn=dict(learning_rate_actor=0.003, learning_rate_critic=0.003)), 'policy.learn.learning_rate', 0.003),
+    ('acer', dict(learn=dict(learning_rate_actor=0.0001, learning_rate_critic=0.0003)),
+     'policy.learn.critic_learning_rate', 0.0003),
     ('acer', dict(learn=dict(trust_region_value=0.5)), 'policy.learn.trust_region_delta', 0.5),
     ('acer', dict(learn=dict(target_theta=0.01)), 'policy.learn.trust_region_alpha', 0.99),
     ('impala', dict(learn=dict(unroll_len=8)), 'policy.unroll_len', 8),
@@ -239,9 +242,10 @@ def test_contradicting_or_impossible_values_are_one_clear_error(sections, messag
         compile_config(ding_pair('a2c', **sections))
 
 
-def test_acer_with_different_actor_and_critic_rates_is_refused():
-    with pytest.raises(ConfigError, match=r"learning_rate_critic.*learning_rate.*differ"):
-        compile_config(ding_pair('acer', learn=dict(learning_rate_actor=0.001, learning_rate_critic=0.002)))
+def test_acer_takes_different_actor_and_critic_rates():
+    """DI-engine's ACER steps its actor and its critic with two optimizers: acframe's with two parameter groups."""
+    cfg = compile_config(ding_pair('acer', learn=dict(learning_rate_actor=0.001, learning_rate_critic=0.002)))
+    assert (cfg.policy.learn.learning_rate, cfg.policy.learn.critic_learning_rate) == (0.001, 0.002)
 
 
 def test_a2c_takes_unroll_len_one_and_di_engine_head_keys(caplog):

@@ -212,6 +212,31 @@ def test_rejects_unsupported_spaces_and_bad_settings():
         make_policy(overrides=['policy.learn.trust_region_alpha=1.5'])
 
 
+@pytest.mark.parametrize('spaces, critic', [(CARTPOLE, ('critic_encoder', 'q_head')),
+                                             (PENDULUM, ('critic_encoder', 'value_head', 'advantage'))],
+                         ids=['discrete', 'continuous'])
+def test_a_critic_learning_rate_steps_the_q_network_at_its_own_rate(spaces, critic):
+    """``critic_learning_rate`` (DI-engine's ``learning_rate_critic``): the Q network's parameters (critic encoder
+    and heads) in a group of their own at that rate, the policy network's at ``learning_rate``; at equal rates the
+    update equals the one-group update (same weights, same batch -> the same weights after it)."""
+    policy = make_policy(spaces, ['policy.learn.critic_learning_rate=0.003'])
+    actor_group, critic_group = policy.learn_mode.optimizers()[0].param_groups
+    assert (actor_group['lr'], critic_group['lr']) == (0.0007, 0.003)
+    in_critic = {id(p) for name, p in policy.model.named_parameters() if name.split('.')[0] in critic}
+    assert {id(p) for p in critic_group['params']} == in_critic
+    assert not in_critic & {id(p) for p in actor_group['params']}
+    batches = [random_batch(make_policy(spaces), seed=i) for i in range(3)]
+    one, two = make_policy(spaces), make_policy(spaces, ['policy.learn.critic_learning_rate=0.0007'])
+    for policy in (one, two):
+        for i, batch in enumerate(batches):
+            torch.manual_seed(i)  # the SDN critic samples actions in its learn step
+            policy.learn_mode.forward(batch)
+    for (name, a), b in zip(one.model.state_dict().items(), two.model.state_dict().values()):
+        assert torch.equal(a, b), name
+    with pytest.raises(ConfigError, match='share_encoder=False'):
+        make_policy(spaces, ['policy.learn.critic_learning_rate=0.003', 'policy.model.share_encoder=True'])
+
+
 # ---- learning ---------------------------------------------------------------------------------------------
 
 
