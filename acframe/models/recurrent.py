@@ -18,15 +18,16 @@ Two ways through the core, with the same weights and the same numbers (to float 
 """
 from __future__ import annotations
 
+import warnings
 from typing import Tuple
 
 import torch
 import torch.nn as nn
 
 RNN_TYPES = ('lstm', 'gru')
-#: the pre-activation an LSTM's hold flag adds to a gate: sigmoid(+-HOLD_GATE) is exactly 1 / 0 in every float type
-#: (and finite in float16)
-HOLD_GATE = 1e4
+#: the pre-activation an LSTM's hold flag adds to a gate (``_unroll_padded``): sigmoid(+-1e18) is exactly 1 / 0, and
+#: no trained gate's own pre-activation comes near it (float16: its largest finite value / 16)
+HOLD_GATE = 1e18
 
 
 class RecurrentCore(nn.Module):
@@ -44,10 +45,10 @@ class RecurrentCore(nn.Module):
         rnn_cls = nn.LSTM if type == 'lstm' else nn.GRU
         self.rnn = rnn_cls(int(input_size), self.hidden_size, self.num_layers)
         self.state_rows = self.num_layers * (2 if type == 'lstm' else 1)
-        # the weight of an LSTM's hold flag (``_unroll_padded``), per gate (input, forget, cell, output): saturating
+        # the sign of an LSTM's hold flag's weight (``_unroll_padded``) per gate (input, forget, cell, output)
         hold = torch.zeros(4, self.hidden_size) if type == 'lstm' else torch.zeros(0, self.hidden_size)
         if type == 'lstm':
-            hold[0], hold[1], hold[3] = -HOLD_GATE, HOLD_GATE, -HOLD_GATE
+            hold[0], hold[1], hold[3] = -1.0, 1.0, -1.0
         self.register_buffer('hold_weight', hold.reshape(-1, 1), persistent=False)
 
     def initial_state(self, batch: int, device: torch.device = torch.device('cpu')) -> torch.Tensor:
@@ -69,16 +70,15 @@ class RecurrentCore(nn.Module):
     def step(self, x: torch.Tensor, state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """One step: ``x`` ``(B, D)``, ``state`` ``(B, R, H)`` → ``(output (B, H), next state (B, R, H))``.
 
-        Each layer's cell on ``self.rnn``'s weights: the numbers of ``self.rnn`` over one step (to float rounding,
-        about 1e-7), at a fraction of its cost for one step on a CPU. An LSTM's cell is written out
-        (``lstm_step``: half the time of ``torch.lstm_cell`` for 8 envs of 64 units); a GRU's is ``torch.gru_cell``.
+        The fused cell of each layer (``torch.lstm_cell`` / ``torch.gru_cell``) on ``self.rnn``'s weights: the
+        numbers of ``self.rnn`` over one step (to float rounding, about 1e-7), at a third of its cost.
         """
         weights, layers = self.rnn._flat_weights, self.num_layers  # (w_ih, w_hh, b_ih, b_hh) per layer
         hs, cs = [], []
         for layer in range(layers):
             w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
             if self.kind == 'lstm':
-                x, c = lstm_step(x, state[:, layer], state[:, layers + layer], w_ih, w_hh, b_ih, b_hh)
+                x, c = torch.lstm_cell(x, (state[:, layer], state[:, layers + layer]), w_ih, w_hh, b_ih, b_hh)
                 cs.append(c)
             else:
                 x = torch.gru_cell(x, state[:, layer], w_ih, w_hh, b_ih, b_hh)
@@ -146,10 +146,13 @@ class RecurrentCore(nn.Module):
             w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
             h0 = init[:, layer].unsqueeze(0)
             if self.kind == 'lstm':  # the hold column: the padding keeps c
-                params = [torch.cat([w_ih, self.hold_weight.to(w_ih.dtype)], 1), w_hh, b_ih, b_hh]
+                gate = min(HOLD_GATE, torch.finfo(w_ih.dtype).max / 16)
+                params = [torch.cat([w_ih, self.hold_weight.to(w_ih.dtype) * gate], 1), w_hh, b_ih, b_hh]
                 seq = torch.cat([inp, hold], 1).view(longest, n_frag, -1)
                 c0 = init[:, layers + layer].unsqueeze(0)
-                out, _, c_n = torch.lstm(seq, [h0, c0], params, True, 1, 0.0, self.training, False, False)
+                with warnings.catch_warnings():  # cuDNN: the weights with the hold column are one new chunk
+                    warnings.filterwarnings('ignore', message='RNN module weights are not part of single')
+                    out, _, c_n = torch.lstm(seq, [h0, c0], params, True, 1, 0.0, self.training, False, False)
                 c_ends.append(c_n[0])
             else:  # a GRU's state is its output: read at each fragment's last step, the padding is left to run
                 out, _ = torch.gru(inp.view(longest, n_frag, -1), h0, [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0,
@@ -162,14 +165,3 @@ class RecurrentCore(nn.Module):
         ends = x.new_zeros(batch * steps, self.state_rows, hidden).index_copy(0, last, frag_ends)
         return out, ends.view(batch, steps, self.state_rows, hidden).transpose(0, 1)
 
-
-def lstm_step(x: torch.Tensor, h: torch.Tensor, c: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor,
-              b_ih: torch.Tensor, b_hh: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-    """One LSTM cell step, ``torch.lstm_cell``'s arithmetic in fewer kernels: ``x`` ``(B, D)``, ``h``, ``c``
-    ``(B, H)``, weights as ``nn.LSTM``'s (gates in the order input, forget, cell, output) → ``(h', c')`` ``(B, H)``."""
-    hidden = h.shape[1]
-    gates = torch.nn.functional.linear(x, w_ih, b_ih).add_(torch.nn.functional.linear(h, w_hh, b_hh))
-    cell = gates[:, 2 * hidden:3 * hidden].tanh()
-    gates = gates.sigmoid_()  # (the cell gate's sigmoid is not used)
-    c = (gates[:, hidden:2 * hidden] * c).add_(gates[:, :hidden] * cell)
-    return gates[:, 3 * hidden:] * c.tanh(), c
