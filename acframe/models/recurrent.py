@@ -74,14 +74,15 @@ class RecurrentCore(nn.Module):
         numbers of ``self.rnn`` over one step (to float rounding, about 1e-7), at a third of its cost.
         """
         weights, layers = self.rnn._flat_weights, self.num_layers  # (w_ih, w_hh, b_ih, b_hh) per layer
+        rows = state.unbind(1)  # (B, H) views: h per layer (then c per layer)
         hs, cs = [], []
         for layer in range(layers):
             w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
             if self.kind == 'lstm':
-                x, c = torch.lstm_cell(x, (state[:, layer], state[:, layers + layer]), w_ih, w_hh, b_ih, b_hh)
+                x, c = torch.lstm_cell(x, (rows[layer], rows[layers + layer]), w_ih, w_hh, b_ih, b_hh)
                 cs.append(c)
             else:
-                x = torch.gru_cell(x, state[:, layer], w_ih, w_hh, b_ih, b_hh)
+                x = torch.gru_cell(x, rows[layer], w_ih, w_hh, b_ih, b_hh)
             hs.append(x)
         return x, torch.stack(hs + cs, 1)
 

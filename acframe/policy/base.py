@@ -684,6 +684,7 @@ class EnvStates:
         if self.state is None:
             self.state = self._model.initial_state(batch)
             self.start = torch.ones(batch, dtype=torch.bool, device=self.state.device)
+            self._none_start = torch.zeros_like(self.start)
         elif self.state.shape[0] != batch:
             raise ValueError(f"the recurrent policy holds states for {self.state.shape[0]} envs but got a batch of "
                              f"{batch} observations; reset() it before acting on another number of envs")
@@ -691,10 +692,9 @@ class EnvStates:
 
     def advance(self, state: torch.Tensor) -> None:
         """After a step: the next states; no env starts an episode any more until ``begin`` (one all-False tensor,
-        made once: ``begin`` replaces it rather than writing into it)."""
+        made with the states: ``begin`` replaces it rather than writing into it)."""
         self.state = state
-        if self._none_start is None or self._none_start.shape != self.start.shape \
-                or self._none_start.device != self.start.device:
+        if self._none_start is None:  # (states restored by load_state_dict)
             self._none_start = torch.zeros_like(self.start)
         self.start = self._none_start
 
@@ -709,7 +709,7 @@ class EnvStates:
 
     def reset(self) -> None:
         """Every env starts an episode (the states are made again at the next step)."""
-        self.state = self.start = None
+        self.state = self.start = self._none_start = None
 
     def state_dict(self) -> Dict[str, Any]:
         return {'state': None if self.state is None else self.state.detach().cpu().clone(),
@@ -719,6 +719,7 @@ class EnvStates:
         device = next(self._model.parameters()).device
         self.state = None if state.get('state') is None else state['state'].to(device).clone()
         self.start = None if state.get('start') is None else state['start'].to(device).clone()
+        self._none_start = None
 
 
 def masked(output: Dict[str, torch.Tensor], mask: Optional[torch.Tensor]) -> Dict[str, torch.Tensor]:
