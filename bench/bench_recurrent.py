@@ -10,7 +10,7 @@ The three models run side by side in one process, interleaved rollout by rollout
 falls on all three alike); each repeat reports the medians over its rollouts, and the ratios are the medians over
 the repeats of each repeat's ratio.
 
-    python bench/bench_recurrent.py [--repeats 5] [--hidden 64] [--seq-len 0]
+    python bench/bench_recurrent.py [--repeats 5] [--hidden 64] [--seq-len 0] [--clock cpu|wall]
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 import torch
 
@@ -49,10 +49,12 @@ def build(rnn: Optional[str], hidden: int, seq_len: int, batch_size: int) -> Any
 KINDS = (('feed_forward', None), ('lstm', 'lstm'), ('gru', 'gru'))
 
 
-def measure(hidden: int, seq_len: int, batch_size: int, rollouts: int) -> Dict[str, Dict[str, float]]:
+def measure(hidden: int, seq_len: int, batch_size: int, rollouts: int,
+            clock: Callable[[], float] = time.process_time) -> Dict[str, Dict[str, float]]:
     """One repeat: the three models side by side, interleaved rollout by rollout (collect one rollout with each,
     then prepare it and take its gradient steps), so a change of the machine's load falls on all three alike;
-    the medians over the rollouts."""
+    the medians over the rollouts. ``clock``: the process's CPU time (default: time other processes take on a shared
+    machine is not counted) or ``time.perf_counter`` (wall time)."""
     runs = {}
     for name, rnn in KINDS:
         env, policy = build(rnn, hidden, seq_len, batch_size)
@@ -62,16 +64,16 @@ def measure(hidden: int, seq_len: int, batch_size: int, rollouts: int) -> Dict[s
     times: Dict[str, Dict[str, list]] = {name: {'collect': [], 'prepare': [], 'step': [], 'starts': []} for name in runs}
     for _ in range(rollouts):
         for name, (_, learn, collector) in runs.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             segment = collector.collect()
-            times[name]['collect'].append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
+            times[name]['collect'].append(clock() - t0)
+            t0 = clock()
             plan = learn.prepare(segment)
-            times[name]['prepare'].append(time.perf_counter() - t0)
+            times[name]['prepare'].append(clock() - t0)
             for batch in learn.minibatches(plan):
-                t0 = time.perf_counter()
+                t0 = clock()
                 learn.forward(batch)
-                times[name]['step'].append(time.perf_counter() - t0)
+                times[name]['step'].append(clock() - t0)
             starts = int(segment.episode_start[1:].sum()) if 'episode_start' in segment else 0
             times[name]['starts'].append(starts)
     for env, _, _ in runs.values():
@@ -89,11 +91,15 @@ def main() -> None:
     parser.add_argument('--hidden', type=int, default=64, help='units of the LSTM')
     parser.add_argument('--seq-len', type=int, default=0, help='policy.model.rnn.seq_len (0: whole rollout columns)')
     parser.add_argument('--batch-size', type=int, default=256, help='policy.learn.batch_size (transitions)')
+    parser.add_argument('--clock', choices=('cpu', 'wall'), default='cpu',
+                        help="the process's CPU time (one thread; other processes' load not counted) or wall time")
     args = parser.parse_args()
     set_torch_threads(1)
     report: Dict[str, Any] = {'envs': ENVS, 'steps_per_env': STEPS, 'batch_size': args.batch_size,
-                              'seq_len': args.seq_len, 'hidden': args.hidden, 'threads': torch.get_num_threads()}
-    runs = [measure(args.hidden, args.seq_len, args.batch_size, args.rollouts) for _ in range(args.repeats)]
+                              'seq_len': args.seq_len, 'hidden': args.hidden, 'threads': torch.get_num_threads(),
+                              'clock': args.clock}
+    clock = time.process_time if args.clock == 'cpu' else time.perf_counter
+    runs = [measure(args.hidden, args.seq_len, args.batch_size, args.rollouts, clock) for _ in range(args.repeats)]
     for name, _ in KINDS:
         report[name] = {key: round(statistics.median(r[name][key] for r in runs), 3) for key in runs[0][name]}
     for name in ('lstm', 'gru'):  # the median over the repeats of each repeat's ratio
