@@ -703,7 +703,7 @@ class EnvStates:
         state may be an inference tensor, or already stored in a segment)."""
         if self.state is None or len(env_ids) == 0:
             return
-        index = torch.as_tensor(np.asarray(env_ids), dtype=torch.long).to(self.state.device, non_blocking=True)
+        index = torch.as_tensor(np.asarray(env_ids), dtype=torch.long, device=self.state.device)
         self.state = self.state.index_fill(0, index, 0.0)
         self.start = self.start.index_fill(0, index, True)
 
