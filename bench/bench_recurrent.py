@@ -6,7 +6,11 @@ feed-forward, on the same envs, rollout and minibatch sizes.
 * update: the seconds of one PPO gradient step (``learn_mode.forward`` on one minibatch) and of ``prepare`` (the
   rollout's unroll for log pi_old, V_old and GAE), with episode starts inside the sequences as collected.
 
-    python bench/bench_recurrent.py [--repeats 5] [--hidden 64] [--seq-len 0]
+The three models run side by side in one process, interleaved rollout by rollout (a shared machine's load then
+falls on all three alike); each repeat reports the medians over its rollouts, and the ratios are the medians over
+the repeats of each repeat's ratio.
+
+    python bench/bench_recurrent.py [--repeats 5] [--hidden 64] [--seq-len 0] [--clock cpu|wall]
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 import torch
 
@@ -42,28 +46,42 @@ def build(rnn: Optional[str], hidden: int, seq_len: int, batch_size: int) -> Any
     return env, create_policy(cfg, env.observation_space, env.action_space)
 
 
-def measure(rnn: Optional[str], hidden: int, seq_len: int, batch_size: int, rollouts: int) -> Dict[str, float]:
-    env, policy = build(rnn, hidden, seq_len, batch_size)
-    collector = SampleCollector(env, policy.collect_mode, ENVS * STEPS)
-    collector.collect()  # warm-up
-    start = time.perf_counter()
-    segments = [collector.collect() for _ in range(rollouts)]
-    collect_rate = rollouts * ENVS * STEPS / (time.perf_counter() - start)
-    env.close()
-    learn = policy.learn_mode
-    prepare_s, step_s = [], []
-    for segment in segments:
-        t0 = time.perf_counter()
-        plan = learn.prepare(segment)
-        prepare_s.append(time.perf_counter() - t0)
-        batches = learn.minibatches(plan)
-        for batch in batches:
-            t0 = time.perf_counter()
-            learn.forward(batch)
-            step_s.append(time.perf_counter() - t0)
-    starts = sum(int(s.episode_start[1:].sum()) for s in segments) if rnn else 0
-    return {'collect_steps_per_s': collect_rate, 'prepare_ms': 1e3 * statistics.median(prepare_s),
-            'grad_step_ms': 1e3 * statistics.median(step_s), 'episode_starts_inside_per_rollout': starts / len(segments)}
+KINDS = (('feed_forward', None), ('lstm', 'lstm'), ('gru', 'gru'))
+
+
+def measure(hidden: int, seq_len: int, batch_size: int, rollouts: int,
+            clock: Callable[[], float] = time.process_time) -> Dict[str, Dict[str, float]]:
+    """One repeat: the three models side by side, interleaved rollout by rollout (collect one rollout with each,
+    then prepare it and take its gradient steps), so a change of the machine's load falls on all three alike;
+    the medians over the rollouts. ``clock``: the process's CPU time (default: time other processes take on a shared
+    machine is not counted) or ``time.perf_counter`` (wall time)."""
+    runs = {}
+    for name, rnn in KINDS:
+        env, policy = build(rnn, hidden, seq_len, batch_size)
+        collector = SampleCollector(env, policy.collect_mode, ENVS * STEPS)
+        collector.collect()  # warm-up
+        runs[name] = (env, policy.learn_mode, collector)
+    times: Dict[str, Dict[str, list]] = {name: {'collect': [], 'prepare': [], 'step': [], 'starts': []} for name in runs}
+    for _ in range(rollouts):
+        for name, (_, learn, collector) in runs.items():
+            t0 = clock()
+            segment = collector.collect()
+            times[name]['collect'].append(clock() - t0)
+            t0 = clock()
+            plan = learn.prepare(segment)
+            times[name]['prepare'].append(clock() - t0)
+            for batch in learn.minibatches(plan):
+                t0 = clock()
+                learn.forward(batch)
+                times[name]['step'].append(clock() - t0)
+            starts = int(segment.episode_start[1:].sum()) if 'episode_start' in segment else 0
+            times[name]['starts'].append(starts)
+    for env, _, _ in runs.values():
+        env.close()
+    return {name: {'collect_steps_per_s': ENVS * STEPS / statistics.median(t['collect']),
+                   'prepare_ms': 1e3 * statistics.median(t['prepare']),
+                   'grad_step_ms': 1e3 * statistics.median(t['step']),
+                   'episode_starts_inside_per_rollout': statistics.mean(t['starts'])} for name, t in times.items()}
 
 
 def main() -> None:
@@ -73,18 +91,23 @@ def main() -> None:
     parser.add_argument('--hidden', type=int, default=64, help='units of the LSTM')
     parser.add_argument('--seq-len', type=int, default=0, help='policy.model.rnn.seq_len (0: whole rollout columns)')
     parser.add_argument('--batch-size', type=int, default=256, help='policy.learn.batch_size (transitions)')
+    parser.add_argument('--clock', choices=('cpu', 'wall'), default='cpu',
+                        help="the process's CPU time (one thread; other processes' load not counted) or wall time")
     args = parser.parse_args()
     set_torch_threads(1)
     report: Dict[str, Any] = {'envs': ENVS, 'steps_per_env': STEPS, 'batch_size': args.batch_size,
-                              'seq_len': args.seq_len, 'hidden': args.hidden, 'threads': torch.get_num_threads()}
-    for name, rnn in (('feed_forward', None), ('lstm', 'lstm'), ('gru', 'gru')):
-        runs = [measure(rnn, args.hidden, args.seq_len, args.batch_size, args.rollouts) for _ in range(args.repeats)]
-        report[name] = {key: round(statistics.median(r[key] for r in runs), 3) for key in runs[0]}
-    for name in ('lstm', 'gru'):
-        report[f'{name}_vs_feed_forward'] = {
-            'collect_rate': round(report[name]['collect_steps_per_s'] / report['feed_forward']['collect_steps_per_s'], 3),
-            'grad_step_time': round(report[name]['grad_step_ms'] / report['feed_forward']['grad_step_ms'], 3),
-            'prepare_time': round(report[name]['prepare_ms'] / report['feed_forward']['prepare_ms'], 3)}
+                              'seq_len': args.seq_len, 'hidden': args.hidden, 'threads': torch.get_num_threads(),
+                              'clock': args.clock}
+    clock = time.process_time if args.clock == 'cpu' else time.perf_counter
+    runs = [measure(args.hidden, args.seq_len, args.batch_size, args.rollouts, clock) for _ in range(args.repeats)]
+    for name, _ in KINDS:
+        report[name] = {key: round(statistics.median(r[name][key] for r in runs), 3) for key in runs[0][name]}
+    for name in ('lstm', 'gru'):  # the median over the repeats of each repeat's ratio
+        def ratio(key: str) -> float:
+            return round(statistics.median(r[name][key] / r['feed_forward'][key] for r in runs), 3)
+        report[f'{name}_vs_feed_forward'] = {'collect_rate': ratio('collect_steps_per_s'),
+                                             'grad_step_time': ratio('grad_step_ms'),
+                                             'prepare_time': ratio('prepare_ms')}
     print(json.dumps(report, indent=1))
 
 

@@ -12,24 +12,22 @@ Two ways through the core, with the same weights and the same numbers (to float 
 * ``unroll(x (T, B, D), state (B, R, H), starts (T, B))``: a whole time-major sequence (the learner), with the
   state zeroed before every step ``t`` where ``starts[t, b]`` (an episode starts there). Without a start after
   the first step it is one ``nn.LSTM``/``nn.GRU`` call over the whole sequence. With starts inside, there is no
-  Python loop per time step either: where few time steps hold a start (at most ``STRETCH_LIMIT``), one call per
-  stretch between them, the state zeroed in between for the envs that start; else every column is cut into its
-  episode fragments, which run together as one packed sequence (``PackedSequence``): one call. (On a CPU both cost
-  about 4x the unbroken call for 32 steps of 8 envs with 9 start times: the packed LSTM's backward with varying
-  batch sizes is slow, and every stretch costs a call; ``bench/bench_recurrent.py``.)
+  Python loop per time step either: every column is cut into its episode fragments, which run side by side as
+  the columns of one padded batch, one fused call per layer (``_unroll_padded``; on a CPU the LSTM's call is
+  oneDNN's, which packed sequences do not get).
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+import warnings
+from typing import Tuple
 
 import torch
 import torch.nn as nn
-from torch.nn.utils.rnn import PackedSequence
 
 RNN_TYPES = ('lstm', 'gru')
-#: ``unroll`` runs one call per stretch between the time steps that hold an episode start when there are at most
-#: this many such steps, else one packed call over the episode fragments (measured crossover on a CPU: about 10)
-STRETCH_LIMIT = 8
+#: the pre-activation an LSTM's hold flag adds to a gate (``_unroll_padded``): sigmoid(+-1e18) is exactly 1 / 0, and
+#: no trained gate's own pre-activation comes near it (float16: its largest finite value / 16)
+HOLD_GATE = 1e18
 
 
 class RecurrentCore(nn.Module):
@@ -47,6 +45,11 @@ class RecurrentCore(nn.Module):
         rnn_cls = nn.LSTM if type == 'lstm' else nn.GRU
         self.rnn = rnn_cls(int(input_size), self.hidden_size, self.num_layers)
         self.state_rows = self.num_layers * (2 if type == 'lstm' else 1)
+        # the sign of an LSTM's hold flag's weight (``_unroll_padded``) per gate (input, forget, cell, output)
+        hold = torch.zeros(4, self.hidden_size) if type == 'lstm' else torch.zeros(0, self.hidden_size)
+        if type == 'lstm':
+            hold[0], hold[1], hold[3] = -1.0, 1.0, -1.0
+        self.register_buffer('hold_weight', hold.reshape(-1, 1), persistent=False)
 
     def initial_state(self, batch: int, device: torch.device = torch.device('cpu')) -> torch.Tensor:
         """Zeros ``(batch, R, H)``: the state at an episode's first step."""
@@ -67,24 +70,21 @@ class RecurrentCore(nn.Module):
     def step(self, x: torch.Tensor, state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """One step: ``x`` ``(B, D)``, ``state`` ``(B, R, H)`` → ``(output (B, H), next state (B, R, H))``.
 
-        The fused cell of each layer on ``self.rnn``'s weights: the numbers of ``self.rnn`` over one step (to float
-        rounding, about 1e-7), at a third of its cost.
+        The fused cell of each layer (``torch.lstm_cell`` / ``torch.gru_cell``) on ``self.rnn``'s weights: the
+        numbers of ``self.rnn`` over one step (to float rounding, about 1e-7), at a third of its cost.
         """
-        rnn, layers = self.rnn, self.num_layers
-        rows = []
+        weights, layers = self.rnn._flat_weights, self.num_layers  # (w_ih, w_hh, b_ih, b_hh) per layer
+        rows = state.unbind(1)  # (B, H) views: h per layer (then c per layer)
+        hs, cs = [], []
         for layer in range(layers):
-            weights = (getattr(rnn, f'weight_ih_l{layer}'), getattr(rnn, f'weight_hh_l{layer}'),
-                       getattr(rnn, f'bias_ih_l{layer}'), getattr(rnn, f'bias_hh_l{layer}'))
+            w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
             if self.kind == 'lstm':
-                h, c = torch.lstm_cell(x, (state[:, layer], state[:, layers + layer]), *weights)
-                rows.append((h, c))
+                x, c = torch.lstm_cell(x, (rows[layer], rows[layers + layer]), w_ih, w_hh, b_ih, b_hh)
+                cs.append(c)
             else:
-                h = torch.gru_cell(x, state[:, layer], *weights)
-                rows.append((h,))
-            x = h
-        if self.kind == 'lstm':
-            return x, torch.stack([r[0] for r in rows] + [r[1] for r in rows], 1)
-        return x, torch.stack([r[0] for r in rows], 1)
+                x = torch.gru_cell(x, rows[layer], w_ih, w_hh, b_ih, b_hh)
+            hs.append(x)
+        return x, torch.stack(hs + cs, 1)
 
     def unroll(self, x: torch.Tensor, state: torch.Tensor, starts: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """A time-major sequence from ``state``, the state zeroed before every step where an episode starts.
@@ -105,34 +105,24 @@ class RecurrentCore(nn.Module):
         state = torch.where(starts[0].view(batch, 1, 1), torch.zeros_like(state), state)
         if steps == 0:
             return x.new_zeros(0, batch, self.hidden_size), x.new_zeros(0, batch, self.state_rows, self.hidden_size)
-        times = torch.nonzero(starts[1:].any(1)).squeeze(1).add(1).tolist()  # steps where some env starts
-        if len(times) <= STRETCH_LIMIT:
-            return self._unroll_stretches(x, state, starts, times)
-        return self._unroll_packed(x, state, starts)
-
-    def _unroll_stretches(self, x: torch.Tensor, state: torch.Tensor, starts: torch.Tensor,
-                          times: List[int]) -> Tuple[torch.Tensor, torch.Tensor]:
-        """``unroll`` as one call per stretch between the ``times`` where some env starts an episode."""
-        steps, batch = starts.shape
-        bounds = [0] + times + [steps]
-        hx = self._to_torch(state)
-        outs: List[torch.Tensor] = []
-        ends: List[Optional[torch.Tensor]] = [None] * steps
-        for begin, end in zip(bounds[:-1], bounds[1:]):
-            if begin > 0:  # the envs that start here: their fragment ended at begin - 1, their state is zeroed
-                mask = starts[begin].view(batch, 1, 1)
-                current = self._from_torch(hx)
-                ends[begin - 1] = torch.where(mask, current, torch.zeros_like(current))
-                hx = self._to_torch(torch.where(mask, torch.zeros_like(current), current))
-            out, hx = self.rnn(x[begin:end], hx)
-            outs.append(out)
+        if bool(starts[1:].any()):
+            return self._unroll_padded(x, state, starts)
+        out, hx = self.rnn(x, self._to_torch(state))  # no start after step 0: one call over the whole sequence
+        ends = x.new_zeros(steps, batch, self.state_rows, self.hidden_size)
         ends[-1] = self._from_torch(hx)
-        zero = x.new_zeros(batch, self.state_rows, self.hidden_size)
-        return torch.cat(outs), torch.stack([zero if e is None else e for e in ends])
+        return out, ends
 
-    def _unroll_packed(self, x: torch.Tensor, state: torch.Tensor,
+    def _unroll_padded(self, x: torch.Tensor, state: torch.Tensor,
                        starts: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        """``unroll`` as one packed call over every column's episode fragments."""
+        """``unroll`` with episode starts inside: every column is cut into its episode fragments, which run side by
+        side as the columns of one padded batch ``(L, F, D)`` (``L`` the longest fragment), one fused call per layer.
+
+        Each fragment's state after its last step (``ends``): ``h`` (of every layer) is read from the layer's output
+        there. An LSTM's ``c`` is not an output: its padding rows carry a flag in one extra input column whose
+        weight (``hold_weight``) saturates the gates (input and output gates 0, forget gate 1), so ``c`` passes the
+        padding unchanged and the call's last ``c`` is the fragment's. The saturated gates' derivatives are 0, so
+        the padding adds nothing to any gradient.
+        """
         steps, batch = starts.shape
         bounds = starts.t().clone()  # (B, T): column-major order keeps a column's fragments together
         bounds[:, 0] = True
@@ -141,21 +131,38 @@ class RecurrentCore(nn.Module):
         first = torch.nonzero(flat_bounds).squeeze(1)  # (F,) flat index of each fragment's first step
         n_frag = int(first.shape[0])
         lengths = torch.bincount(frag, minlength=n_frag)
+        longest = int(lengths.max())
         pos = torch.arange(batch * steps, device=x.device) - first[frag]  # position of each step in its fragment
-        # PackedSequence's layout: position-major, fragments by decreasing length at each position
-        order = torch.argsort(lengths, descending=True, stable=True)
-        rank = torch.empty_like(order)
-        rank[order] = torch.arange(n_frag, device=x.device)
-        batch_sizes = torch.bincount(pos)  # fragments still running at each position
-        offsets = torch.cumsum(batch_sizes, 0) - batch_sizes
-        packed_index = offsets[pos] + rank[frag]  # (B*T,) where each step sits in the packed data
+        padded_index = pos * n_frag + frag  # (B*T,) where each step sits in the (L, F) padded batch
+        last_padded = (lengths - 1) * n_frag + torch.arange(n_frag, device=x.device)  # each fragment's last step
         feats = x.transpose(0, 1).reshape(batch * steps, -1)
-        data = feats.index_select(0, torch.argsort(packed_index))
+        data = x.new_zeros(longest * n_frag, feats.shape[1]).index_copy(0, padded_index, feats)
+        hold = x.new_ones(longest * n_frag, 1).index_fill(0, padded_index, 0.0) if self.kind == 'lstm' else None
         column_first = frag.view(batch, steps)[:, 0]  # each column's first fragment starts from ``state``
         init = x.new_zeros(n_frag, self.state_rows, self.hidden_size).index_copy(0, column_first, state)
-        packed = PackedSequence(data, batch_sizes.cpu(), order, rank)
-        out, hx = self.rnn(packed, self._to_torch(init))
-        out = out.data.index_select(0, packed_index).view(batch, steps, self.hidden_size).transpose(0, 1)
+        weights, layers, hidden = self.rnn._flat_weights, self.num_layers, self.hidden_size
+        h_ends, c_ends = [], []
+        inp = data
+        for layer in range(layers):
+            w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
+            h0 = init[:, layer].unsqueeze(0)
+            if self.kind == 'lstm':  # the hold column: the padding keeps c
+                gate = min(HOLD_GATE, torch.finfo(w_ih.dtype).max / 16)
+                params = [torch.cat([w_ih, self.hold_weight.to(w_ih.dtype) * gate], 1), w_hh, b_ih, b_hh]
+                seq = torch.cat([inp, hold], 1).view(longest, n_frag, -1)
+                c0 = init[:, layers + layer].unsqueeze(0)
+                with warnings.catch_warnings():  # cuDNN: the weights with the hold column are one new chunk
+                    warnings.filterwarnings('ignore', message='RNN module weights are not part of single')
+                    out, _, c_n = torch.lstm(seq, [h0, c0], params, True, 1, 0.0, self.training, False, False)
+                c_ends.append(c_n[0])
+            else:  # a GRU's state is its output: read at each fragment's last step, the padding is left to run
+                out, _ = torch.gru(inp.view(longest, n_frag, -1), h0, [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0,
+                                   self.training, False, False)
+            inp = out.reshape(longest * n_frag, hidden)
+            h_ends.append(inp.index_select(0, last_padded))
+        frag_ends = torch.stack(h_ends + c_ends, 1)  # (F, R, H)
+        out = inp.index_select(0, padded_index).view(batch, steps, hidden).transpose(0, 1)
         last = first + lengths - 1  # flat (b*T + t) index of each fragment's last step
-        ends = x.new_zeros(batch * steps, self.state_rows, self.hidden_size).index_copy(0, last, self._from_torch(hx))
-        return out, ends.view(batch, steps, self.state_rows, self.hidden_size).transpose(0, 1)
+        ends = x.new_zeros(batch * steps, self.state_rows, hidden).index_copy(0, last, frag_ends)
+        return out, ends.view(batch, steps, self.state_rows, hidden).transpose(0, 1)
+

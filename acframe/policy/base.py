@@ -677,35 +677,39 @@ class EnvStates:
         self._model = model
         self.state: Optional[torch.Tensor] = None
         self.start: Optional[torch.Tensor] = None
+        self._none_start: Optional[torch.Tensor] = None
 
     def get(self, batch: int) -> Tuple[torch.Tensor, torch.Tensor]:
         """``(state (B, R, H), start (B,) bool)`` of this step; ``ValueError`` when the number of envs changed."""
         if self.state is None:
             self.state = self._model.initial_state(batch)
             self.start = torch.ones(batch, dtype=torch.bool, device=self.state.device)
+            self._none_start = torch.zeros_like(self.start)
         elif self.state.shape[0] != batch:
             raise ValueError(f"the recurrent policy holds states for {self.state.shape[0]} envs but got a batch of "
                              f"{batch} observations; reset() it before acting on another number of envs")
         return self.state, self.start
 
     def advance(self, state: torch.Tensor) -> None:
-        """After a step: the next states; no env starts an episode any more until ``begin``."""
+        """After a step: the next states; no env starts an episode any more until ``begin`` (one all-False tensor,
+        made with the states: ``begin`` replaces it rather than writing into it)."""
         self.state = state
-        self.start = torch.zeros_like(self.start)
+        if self._none_start is None:  # (states restored by load_state_dict)
+            self._none_start = torch.zeros_like(self.start)
+        self.start = self._none_start
 
     def begin(self, env_ids: Sequence[int]) -> None:
         """Envs ``env_ids`` start an episode at their next step: their states are zeroed (out of place: the last
         state may be an inference tensor, or already stored in a segment)."""
         if self.state is None or len(env_ids) == 0:
             return
-        mask = torch.zeros(self.state.shape[0], dtype=torch.bool, device=self.state.device)
-        mask[torch.as_tensor(np.asarray(env_ids), dtype=torch.long, device=self.state.device)] = True
-        self.state = torch.where(mask.view(-1, 1, 1), torch.zeros_like(self.state), self.state)
-        self.start = self.start | mask
+        index = torch.as_tensor(np.asarray(env_ids), dtype=torch.long, device=self.state.device)
+        self.state = self.state.index_fill(0, index, 0.0)
+        self.start = self.start.index_fill(0, index, True)
 
     def reset(self) -> None:
         """Every env starts an episode (the states are made again at the next step)."""
-        self.state = self.start = None
+        self.state = self.start = self._none_start = None
 
     def state_dict(self) -> Dict[str, Any]:
         return {'state': None if self.state is None else self.state.detach().cpu().clone(),
@@ -715,6 +719,7 @@ class EnvStates:
         device = next(self._model.parameters()).device
         self.state = None if state.get('state') is None else state['state'].to(device).clone()
         self.start = None if state.get('start') is None else state['start'].to(device).clone()
+        self._none_start = None
 
 
 def masked(output: Dict[str, torch.Tensor], mask: Optional[torch.Tensor]) -> Dict[str, torch.Tensor]:
