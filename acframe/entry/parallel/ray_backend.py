@@ -5,7 +5,8 @@
 * Segments: each ``collect`` call returns one ``SegmentMessage`` as an object reference; the learner waits
   on the references of every actor at once (``ray.wait``).
 * Placement: every actor reserves ``parallel.actor_num_cpus`` CPUs and the evaluator
-  ``parallel.evaluator_num_cpus``; Ray spreads them over the nodes that have them.
+  ``parallel.evaluator_num_cpus``; Ray places them on the nodes that have them (``parallel.ray_scheduling='spread'``:
+  Ray's SPREAD strategy, one node after the other).
 * Weight lag: an actor acts with the version it was handed for the whole segment, so the learner does
   not update past ``version + parallel.max_policy_lag`` while that segment is out (it waits, idle).
 * Faults: a lost actor (killed process, lost node) or an env exception ends that actor; it is replaced
@@ -220,7 +221,9 @@ class RayBackend(Backend):
 
     # ---- actors ------------------------------------------------------------------------------------
     def _new_actor(self, actor_id: int) -> Any:
-        handle = self._actor_cls.options(num_cpus=float(self.cfg.parallel.actor_num_cpus), max_restarts=0).remote(
+        strategy = 'SPREAD' if self.cfg.parallel.get('ray_scheduling', 'default') == 'spread' else 'DEFAULT'
+        handle = self._actor_cls.options(num_cpus=float(self.cfg.parallel.actor_num_cpus), max_restarts=0,
+                                         scheduling_strategy=strategy).remote(
             self._plain_cfg, actor_id, self.next_incarnation(actor_id))
         self.actors[actor_id] = handle
         return handle
