@@ -30,12 +30,18 @@
   unrewarded), which ends the episode (terminated). What pays at the end was seen only at the start: a feed-forward
   policy cannot do better than chance (``1 / n_cues`` per episode), a policy with memory (``policy.model.rnn``) 1.
 
+* ``toy_sleep`` (``SleepEnv``): an env whose step costs wall time but almost no CPU, to measure how collection
+  scales with actors (``bench/bench_cluster.py``): each step sleeps ``step_s`` seconds (default 0.005; 0: no sleep),
+  then shows a one-hot target among ``n`` actions (float32 ``(n,)``); the reward is 1 when the action names the
+  target shown before. Random play scores ``1 / n`` per step, perfect play 1.
+
 The other envs' episodes are truncated (never terminated) after ``episode_len`` steps (``env.max_episode_steps`` overrides
 it). All are registered in ``ENV_REGISTRY``: use ``create_config.env.type='toy_multidiscrete'`` and pass
 constructor arguments in ``env.env_kwargs``.
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import gymnasium as gym
@@ -255,6 +261,37 @@ class DotToTargetEnv(gym.Env):
         return {'image': image, 'target': (self._target / (self.size - 1)).astype(np.float32)}
 
 
+class SleepEnv(_TargetEnv):
+    """Name the target shown (one of ``n``); every step sleeps ``step_s`` seconds first (a slow simulator's wall time)."""
+
+    def __init__(self, n: int = 4, step_s: float = 0.005, episode_len: int = 100) -> None:
+        super().__init__(episode_len)
+        if int(n) < 2:
+            raise ConfigError(f"env.env_kwargs.n = {n} must be >= 2")
+        if not 0.0 <= float(step_s) <= 10.0:
+            raise ConfigError(f"env.env_kwargs.step_s = {step_s} must be in [0, 10] seconds")
+        self.n, self.step_s = int(n), float(step_s)
+        self.action_space = gym.spaces.Discrete(self.n)
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (self.n,), dtype=np.float32)
+        self._target = 0
+
+    def step(self, action: Any) -> Tuple[Any, float, bool, bool, dict]:
+        if self.step_s:
+            time.sleep(self.step_s)
+        return super().step(action)
+
+    def _new_targets(self) -> None:
+        self._target = int(self.np_random.integers(self.n))
+
+    def _observation(self) -> np.ndarray:
+        obs = np.zeros(self.n, dtype=np.float32)
+        obs[self._target] = 1.0
+        return obs
+
+    def _reward(self, action: Any) -> float:
+        return float(int(action) == self._target)
+
+
 class CueMemoryEnv(gym.Env):
     """A cue on the first step decides which action pays at the last (``delay + 1`` steps); see the module docstring.
 
@@ -351,3 +388,9 @@ def make_toy_cue_memory(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
         return CueMemoryEnv(**kwargs)
     except TypeError as exc:
         raise ConfigError(f"env.env_kwargs for CueMemoryEnv were rejected: {exc}") from exc
+
+
+@ENV_REGISTRY.register('toy_sleep')
+def make_toy_sleep(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
+    """ENV_REGISTRY factory of ``SleepEnv`` (``n``, ``step_s``, ``episode_len`` from ``env.env_kwargs``)."""
+    return _make(SleepEnv, env_cfg, overrides)

@@ -5,11 +5,14 @@
 * Segments: each ``collect`` call returns one ``SegmentMessage`` as an object reference; the learner waits
   on the references of every actor at once (``ray.wait``).
 * Placement: every actor reserves ``parallel.actor_num_cpus`` CPUs and the evaluator
-  ``parallel.evaluator_num_cpus``; Ray spreads them over the nodes that have them.
+  ``parallel.evaluator_num_cpus``; Ray places them on the nodes that have them (``parallel.ray_scheduling='spread'``:
+  Ray's SPREAD strategy, one node after the other).
 * Weight lag: an actor acts with the version it was handed for the whole segment, so the learner does
   not update past ``version + parallel.max_policy_lag`` while that segment is out (it waits, idle).
 * Faults: a lost actor (killed process, lost node) or an env exception ends that actor; it is replaced
-  (on whichever node has room) with a warning.
+  (on whichever node has room) with a warning, and gets work once it started. A replacement that no node starts
+  within ``parallel.start_timeout`` is warned about while the other actors go on; when the run cannot go on without
+  it (sync mode, or no actor left) it fails the run (``EnvError``) rather than waiting forever.
 """
 from __future__ import annotations
 
@@ -217,10 +220,14 @@ class RayBackend(Backend):
         self._eval_request: Optional[EvalRequest] = None
         self._stopping = False
         self.max_lag = int(cfg.parallel.max_policy_lag)
+        self._restarting: Dict[int, Tuple[Any, float]] = {}  # actor_id -> (its ready() ref, deadline) of a replacement
+        self._late: set = set()  # replacements past their deadline (warned about once)
 
     # ---- actors ------------------------------------------------------------------------------------
     def _new_actor(self, actor_id: int) -> Any:
-        handle = self._actor_cls.options(num_cpus=float(self.cfg.parallel.actor_num_cpus), max_restarts=0).remote(
+        strategy = 'SPREAD' if self.cfg.parallel.get('ray_scheduling', 'default') == 'spread' else 'DEFAULT'
+        handle = self._actor_cls.options(num_cpus=float(self.cfg.parallel.actor_num_cpus), max_restarts=0,
+                                         scheduling_strategy=strategy).remote(
             self._plain_cfg, actor_id, self.next_incarnation(actor_id))
         self.actors[actor_id] = handle
         return handle
@@ -276,8 +283,8 @@ class RayBackend(Backend):
         if self._stopping:
             return
         for actor_id in range(self.actor_num):
-            if self._busy[actor_id] or self.actors[actor_id] is None:
-                continue
+            if self._busy[actor_id] or self.actors[actor_id] is None or actor_id in self._restarting:
+                continue  # (a replacement gets work once it started: it may wait for a node with room)
             if self.sync and self._collected_version[actor_id] >= self.version:
                 continue
             self._dispatch(actor_id)
@@ -297,6 +304,8 @@ class RayBackend(Backend):
         if not refs:
             if timeout > 0:
                 time.sleep(timeout)
+            self._check_restarts()
+            self._dispatch_idle()
             return []
         ready, rest = self.ray.wait(refs, num_returns=1, timeout=timeout)
         if ready and rest:
@@ -326,9 +335,35 @@ class RayBackend(Backend):
                 self.actors[actor_id] = None
                 self.budget.forget(actor_id)
                 self.note_failure('actor', actor_id, reason, answer if isinstance(answer, WorkerError) else None)
-                self._new_actor(actor_id)
+                self._restarting[actor_id] = (self._new_actor(actor_id).ready.remote(),
+                                              time.monotonic() + float(self.cfg.parallel.start_timeout))
+        self._check_restarts()
         self._dispatch_idle()
         return messages
+
+    def _check_restarts(self) -> None:
+        """Replacement actors get work once they started. One that no node started within ``parallel.start_timeout``
+        (its node was lost and no other has the CPUs) is waited for with a warning while the other actors go on; it
+        fails the run (``EnvError``) when the run cannot go on without it: in sync mode (every round needs every actor)
+        or when no actor is left working — rather than waiting forever."""
+        if not self._restarting:
+            return
+        refs = [ref for ref, _ in self._restarting.values()]
+        started, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
+        now = time.monotonic()
+        for actor_id, (ref, deadline) in list(self._restarting.items()):
+            if ref in started:
+                del self._restarting[actor_id]
+                self._late.discard(actor_id)
+            elif now > deadline:
+                what = (f"actor {actor_id} was lost and its replacement did not start within parallel.start_timeout="
+                        f"{self.cfg.parallel.start_timeout} s: no node of the Ray cluster has the parallel.actor_num_cpus="
+                        f"{self.cfg.parallel.actor_num_cpus:g} CPUs it reserves (a node was lost?)")
+                if self.sync or len(self._restarting) == self.actor_num:
+                    raise EnvError(f"{what}; add a node, or keep CPUs spare for replacements")
+                if actor_id not in self._late:
+                    self._late.add(actor_id)
+                    self.warn(f"[parallel] warning: {what}; the other actors go on, it joins when a node has room")
 
     def _get(self, ref: Any) -> Any:
         """The worker's answer, or a reason string when the actor is gone."""
@@ -362,6 +397,7 @@ class RayBackend(Backend):
     # ---- shutdown ----------------------------------------------------------------------------------
     def stop_actors(self) -> None:
         self._stopping = True
+        self._restarting.clear()
         for actor_id, handle in enumerate(self.actors):
             if handle is not None:
                 self.ray.kill(handle, no_restart=True)
