@@ -184,3 +184,21 @@ def test_a_replacement_gets_no_work_until_it_started():
     backend._restarting.clear()  # it started
     backend._dispatch_idle()
     assert calls == [0, 2, 1]
+
+
+def test_a_replacement_evaluator_no_node_starts_in_time_fails_the_run():
+    """Without an evaluator the run can neither be judged nor end (its final evaluation): one line, not a wait."""
+    from acframe.config.compile import compile_config
+    from acframe.entry.parallel.ray_backend import RayBackend
+    from acframe.errors import EnvError
+
+    main, create = sleep_impala(actors=2)
+    main['parallel'].update(start_timeout=2.0)
+    backend = RayBackend(compile_config((main, create)), dict, print, False, ray=NoNodeHasRoom())
+    backend._eval_restart = ('ready-evaluator', time.monotonic() + 60)
+    backend._check_restarts()  # not yet due: waited for
+    backend._eval_restart = ('ready-evaluator', time.monotonic() - 0.1)
+    with pytest.raises(EnvError, match=r"^the evaluator was lost and its replacement did not start within "
+                                       r"parallel.start_timeout=2.0 s: no node of the Ray cluster has the "
+                                       r"parallel.evaluator_num_cpus=\S+ CPUs it reserves \(a node was lost\?\)"):
+        backend._check_restarts()

@@ -218,6 +218,7 @@ class RayBackend(Backend):
         self._ref_version = -1
         self._eval_ref: Any = None
         self._eval_request: Optional[EvalRequest] = None
+        self._eval_restart: Optional[Tuple[Any, float]] = None  # a replacement evaluator's ready ref and deadline
         self._stopping = False
         self.max_lag = int(cfg.parallel.max_policy_lag)
         self._restarting: Dict[int, Tuple[Any, float]] = {}  # actor_id -> (its ready() ref, deadline) of a replacement
@@ -346,6 +347,7 @@ class RayBackend(Backend):
         (its node was lost and no other has the CPUs) is waited for with a warning while the other actors go on; it
         fails the run (``EnvError``) when the run cannot go on without it: in sync mode (every round needs every actor)
         or when no actor is left working — rather than waiting forever."""
+        self._check_evaluator_restart()
         if not self._restarting:
             return
         refs = [ref for ref, _ in self._restarting.values()]
@@ -364,6 +366,21 @@ class RayBackend(Backend):
                 if actor_id not in self._late:
                     self._late.add(actor_id)
                     self.warn(f"[parallel] warning: {what}; the other actors go on, it joins when a node has room")
+
+    def _check_evaluator_restart(self) -> None:
+        """A replacement evaluator that no node started within ``parallel.start_timeout`` fails the run: the run
+        cannot be judged (nor end: its final evaluation) without one, so it is not waited for forever."""
+        if self._eval_restart is None:
+            return
+        ref, deadline = self._eval_restart
+        started, _ = self.ray.wait([ref], num_returns=1, timeout=0)
+        if started:
+            self._eval_restart = None
+        elif time.monotonic() > deadline:
+            raise EnvError(f"the evaluator was lost and its replacement did not start within parallel.start_timeout="
+                           f"{self.cfg.parallel.start_timeout} s: no node of the Ray cluster has the "
+                           f"parallel.evaluator_num_cpus={self.cfg.parallel.evaluator_num_cpus:g} CPUs it reserves (a "
+                           f"node was lost?); add a node, or keep CPUs spare for replacements")
 
     def _get(self, ref: Any) -> Any:
         """The worker's answer, or a reason string when the actor is gone."""
@@ -391,7 +408,8 @@ class RayBackend(Backend):
         reason = failure_reason(answer) if isinstance(answer, WorkerError) else answer
         self.ray.kill(self.evaluator, no_restart=True)
         self.note_failure('evaluator', 0, reason, answer if isinstance(answer, WorkerError) else None)
-        self._new_evaluator()
+        self._eval_restart = (self._new_evaluator().ready.remote(),
+                              time.monotonic() + float(self.cfg.parallel.start_timeout))
         self.request_eval(self._eval_request)
 
     # ---- shutdown ----------------------------------------------------------------------------------
