@@ -82,6 +82,7 @@ def check_async(cfg: Any) -> None:
         (not getattr(manager_class(cfg.env.manager), 'fork_safe', True), 'env.manager',
          f"'{cfg.env.manager}' does not survive a fork; use the 'sync' or 'subprocess' env manager"),
         (cfg.policy.learn.get('learner_thread'), 'policy.learn.learner_thread', "set it to False"),
+        (cfg.policy.learn.get('compile', 'off') != 'off', 'policy.learn.compile', "set it to 'off'"),
         (cfg.env.domain_randomization.get('enable'), 'env.domain_randomization.enable', "set it to False"),
         (cfg.policy.model.get('obs_norm'), 'policy.model.obs_norm',
          "its running statistics would differ per worker; set it to False"),

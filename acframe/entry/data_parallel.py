@@ -87,6 +87,7 @@ def check_data_parallel(cfg: Any) -> None:
                           f"{num}, e.g. {max(num, batch // num * num)} or {batch // num * num + num}")
     refused = [
         (cfg.policy.learn.get('learner_thread'), 'policy.learn.learner_thread', 'set it to False'),
+        (cfg.policy.learn.get('compile', 'off') != 'off', 'policy.learn.compile', "set it to 'off'"),
         (cfg.env.domain_randomization.get('enable'), 'env.domain_randomization.enable', 'set it to False'),
         (cfg.policy.model.get('obs_norm'), 'policy.model.obs_norm',
          "its running statistics would differ per rank; set it to False"),
