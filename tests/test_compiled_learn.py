@@ -81,7 +81,7 @@ def test_a_run_with_the_compiled_update_from_the_cli(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     summary = json.loads((exp_dir / 'summary.json').read_text())
     assert summary['env_steps'] == 256
-    assert json.loads((exp_dir / 'config.json').read_text())['policy']['learn']['compile'] == 'default'
+    assert json.loads((exp_dir / 'config.json').read_text())['config']['policy']['learn']['compile'] == 'default'
 
 
 @pytest.mark.parametrize('value, says', [
