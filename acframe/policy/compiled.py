@@ -6,7 +6,7 @@ With ``policy.learn.compile`` set to a mode, ``compiled_forward_learn`` hands th
 TorchDynamo with ``_learn_step`` excluded (``torch.compiler.disable``): the forward and the losses become compiled
 graphs (inductor; AOTAutograd compiles their backward too, which ``loss.backward()`` then runs), and the optimizer
 step, the non-finite guard and the ``.item()`` calls stay eager, as in the plain update. Code Dynamo cannot trace
-(a data-dependent branch such as "is any step truncated", boolean-mask indexing, numpy statistics, an ``nn.LSTM``)
+(a data-dependent branch such as "is any step truncated", boolean-mask indexing, numpy statistics)
 runs eagerly between graphs (a graph break), so every policy, feed-forward or recurrent, learns the same numbers.
 A recurrent model's unroll (``policy.model.rnn``) is left eager on purpose: its loop runs over the steps where some
 episode starts in the batch (``RecurrentCore.unroll``), data that would make Dynamo recompile for every new batch;
