@@ -109,6 +109,8 @@ POLICY_COMMON = dict(
         learner_thread=False,
         # (str in {'error', 'skip_update'}) NaN/inf in a loss or gradient: 'error' stops the run naming the source; 'skip_update' drops that update with a warning.
         on_nonfinite='error',
+        # (str in {'off', 'default', 'reduce-overhead', 'max-autotune-no-cudagraphs', 'max-autotune'}) torch.compile the learn step's forward and losses with this mode (docs/concepts.md, "Compiled update"); 'off' (eager) is faster on the CPU for acframe's models, compile time included (docs/benchmarks.md); 'reduce-overhead' and 'max-autotune' capture CUDA graphs (policy.cuda only).
+        compile='off',
     ),
     collect=dict(
         # (int > 0) Train samples collected per collection across all collector envs, as in DI-engine (a multiple of env.collector_env_num): a sample is one transition, or one unroll of unroll_len steps for policies that train on unrolls; each env steps n_sample / collector_env_num * unroll_len times.

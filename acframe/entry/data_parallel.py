@@ -97,6 +97,7 @@ def per_process_state_refusals(cfg: Any, process: str) -> List[Tuple[str, str]]:
     ``process``)."""
     refused = [
         (cfg.policy.learn.get('learner_thread'), 'policy.learn.learner_thread', 'set it to False'),
+        (cfg.policy.learn.get('compile', 'off') != 'off', 'policy.learn.compile', "set it to 'off'"),
         (cfg.env.domain_randomization.get('enable'), 'env.domain_randomization.enable', 'set it to False'),
         (cfg.policy.model.get('obs_norm'), 'policy.model.obs_norm',
          f"its running statistics would differ per {process}; set it to False"),

@@ -57,6 +57,7 @@ from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
                         acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
 from .base import LearnNeed, Policy, actor_critic_groups, build_optimizer
+from .compiled import grad_boundary
 
 #: importance weights above this are counted as this in the logged mean (rho can overflow for Gaussians)
 _RHO_LOG_CAP = 1e3
@@ -272,7 +273,8 @@ class ACERPolicy(Policy):
         obs = batch.obs
         if split_action_mask(obs)[1] is not None:  # V = Σ π Q over the legal actions (the model's V used all)
             out['value'] = (F.softmax(out['logit'], dim=-1) * out['q_value']).sum(-1)
-        logit, q_values, values = out['logit'][:-1], out['q_value'][:-1], out['value']
+        # phi = the logits, which the trust region differentiates by (grad_boundary: also under policy.learn.compile)
+        logit, q_values, values = grad_boundary(out['logit'][:-1]), out['q_value'][:-1], out['value']
         action = batch.action.long()
         log_probs = F.log_softmax(logit, dim=-1)
         behaviour_log_probs = F.log_softmax(batch.logit, dim=-1)
@@ -332,7 +334,7 @@ class ACERPolicy(Policy):
             out = self._model.compute_actor_critic(flat_obs,
                                                    actions=torch.stack([action, sampled], dim=2).reshape(-1, 2, dim))
         # phi: the distribution statistics (mean, log std) the trust region acts on
-        stats = torch.cat([out['mu'], out['sigma'].log()], dim=-1).reshape(steps, size, 2 * dim)
+        stats = grad_boundary(torch.cat([out['mu'], out['sigma'].log()], dim=-1).reshape(steps, size, 2 * dim))
         policy = DiagGaussian(stats[..., :dim], stats[..., dim:].exp())
         behaviour = DiagGaussian(batch.mu, batch.sigma)
         values = out['value'].reshape(steps, size)

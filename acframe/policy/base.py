@@ -34,6 +34,7 @@ from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation, normalize_advantages
 from ..optim import Adam, RMSprop, RMSpropTF
 from ..utils import nonfinite_tensor_names
+from .compiled import check_compile, compile_mode, compiled_forward_learn
 
 
 @dataclass(frozen=True)
@@ -124,8 +125,10 @@ class Policy:
     def check_run_config(cls, cfg: Any) -> None:
         """Refuse, with a one-line ``ConfigError``, what this policy cannot do with the whole compiled ``cfg`` (its
         env and collection sizes included); called by ``create_policy`` before anything is built. Default: a
-        recurrent core (``policy.model.rnn``) only where the policy supports one (``check_recurrent``)."""
+        recurrent core (``policy.model.rnn``) only where the policy supports one (``check_recurrent``), and a
+        ``policy.learn.compile`` mode only where it can work (``compiled.check_compile``)."""
         check_recurrent(cfg.policy, cls)
+        check_compile(cfg.policy)
 
     def __init__(self, cfg: Any, model: Optional[nn.Module] = None, enable_field: Sequence[str] = ('learn', 'collect', 'eval'),
                  init_weights: Optional[Dict[str, torch.Tensor]] = None) -> None:
@@ -159,6 +162,8 @@ class Policy:
         self._eval_states = EnvStates(self._model) if self._recurrent else None
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
+        if 'learn' in self._enable_field and compile_mode(cfg) != 'off':  # policy.learn.compile (policy/compiled.py)
+            self._forward_learn = compiled_forward_learn(self, compile_mode(cfg))
 
     # ---- one optimizer step, guarded -----------------------------------------------------------------
     def _optimizer_step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor,
