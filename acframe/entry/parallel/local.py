@@ -7,6 +7,8 @@
   starts, then one with every segment the learner reads (async) or one per published version (sync), so the
   data the learner reads is fresh, a learner that falls behind holds the actors back and collection stops
   within one step per env of ``max_env_step``. Waiting actors block on their pipe (no spinning).
+  With ``parallel.shared_memory_segments`` (default) a segment's arrays go through shared-memory slots the learner
+  made for the actor and the pipe carries a small header (``shm_segments.py``).
 * A process that dies — an env exception, a crash, ``kill -9`` — is noticed through its pipe or its process
   sentinel, joined and restarted; the learner never waits on a single actor.
 * A process that is alive but does not run — stopped (SIGSTOP, a debugger) or wedged with the interpreter's lock
