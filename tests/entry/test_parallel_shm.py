@@ -253,3 +253,16 @@ def test_an_async_run_takes_segments_through_shared_memory_recovers_a_killed_act
     assert summary['train_iters'] == 60 and summary['samples_evicted_unused'] == 0, summary
     assert summary['segments_through_shared_memory'] >= summary['segments'] - 6, summary  # all but each incarnation's first
     assert not [t for t in threading.enumerate() if t.name == 'acframe-ingest']
+
+
+def test_with_too_little_room_in_dev_shm_an_actor_keeps_the_pipe_and_one_warning_says_why(monkeypatch):
+    from acframe.entry.parallel import shm_segments
+
+    monkeypatch.setattr(shm_segments, 'shm_free_bytes', lambda path='/dev/shm': 1000)
+    ours, theirs = multiprocessing.Pipe()
+    warnings = []
+    pools = LearnerPools(warn=warnings.append)
+    for actor_id in (0, 1):
+        pools.arrived(SegmentMessage(actor_id, 0, tree_to_numpy(segment_tree()), 20, 0, 0), 0, ours)
+    assert pools.pools == {} and not theirs.poll() and pools.pickled == 2
+    assert len(warnings) == 1 and '/dev/shm' in warnings[0] and 'parallel.shared_memory_segments=False' in warnings[0]

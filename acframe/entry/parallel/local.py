@@ -264,7 +264,7 @@ class LocalBackend(Backend):
         self.pids: List[int] = []
         self._first_read = 0  # receive(max_segments=...) starts at a rotating actor: each is served in turn
         #: segments through shared memory (shm_segments.py): each actor incarnation's slots, made from its first segment
-        self.segment_pools = shm_segments.LearnerPools() if cfg.parallel.get('shared_memory_segments', True) else None
+        self.segment_pools = shm_segments.LearnerPools(warn=warn) if cfg.parallel.get('shared_memory_segments', True) else None
         timeout = cfg.parallel.get('heartbeat_timeout_s')
         self.heartbeat_timeout_s: Optional[float] = None if timeout is None else float(timeout)
         #: the children's heartbeats (time.monotonic() of their last beat): the actors', then the evaluator's

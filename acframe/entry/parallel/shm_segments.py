@@ -283,11 +283,28 @@ def to_slot(pool: Optional[SegmentPool], message: Any) -> Any:
     return message
 
 
-class LearnerPools:
-    """Learner side: the slots of each actor's current incarnation, made from its first segment."""
+def shm_free_bytes(path: str = '/dev/shm') -> Optional[int]:
+    """Bytes free in the shared-memory file system (None where there is none to ask)."""
+    import os
 
-    def __init__(self, slots: int = SLOTS) -> None:
+    try:
+        stat = os.statvfs(path)
+    except (OSError, AttributeError):
+        return None
+    return stat.f_bavail * stat.f_frsize
+
+
+class LearnerPools:
+    """Learner side: the slots of each actor's current incarnation, made from its first segment.
+
+    A pool is made only while ``/dev/shm`` has room for twice its size (a container's default 64 MB would otherwise
+    end in SIGBUS); an actor without one keeps sending pickled segments, and ``warn`` says so once.
+    """
+
+    def __init__(self, slots: int = SLOTS, warn: Optional[Callable[[str], None]] = None) -> None:
         self.slots = slots
+        self.warn = warn
+        self.warned = False
         self.pools: Dict[Tuple[int, int], SegmentPool] = {}
         self.shared = 0  # segments that came through shared memory
         self.pickled = 0  # ... and pickled (the first of each incarnation, and the fallbacks)
@@ -308,6 +325,15 @@ class LearnerPools:
             return
         self.pickled += 1
         if key in self.pools or message.incarnation != incarnation:
+            return
+        need, free = capacity_for(message.samples) * self.slots, shm_free_bytes()
+        if free is not None and 2 * need > free:
+            if self.warn is not None and not self.warned:
+                self.warn(f"[parallel] warning: /dev/shm has {free / 2**20:.0f} MB free, too little for actor "
+                          f"{message.actor_id}'s {self.slots} segment slots ({need / 2**20:.0f} MB): its segments go "
+                          f"pickled over its pipe (enlarge /dev/shm, e.g. docker --shm-size, or set "
+                          f"parallel.shared_memory_segments=False to silence this)")
+                self.warned = True
             return
         pool = SegmentPool.for_segment(message.samples, self.slots)
         for old in [k for k in self.pools if k[0] == message.actor_id]:
