@@ -7,7 +7,9 @@ frame skip 4, 4 stacked frames):
   ceiling (``--manager envpool``: EnvPool stepped directly instead);
 * ``serial``: ``serial_pipeline`` (collector → replay buffer → learner, one process);
 * ``parallel``: ``parallel_pipeline`` with the local backend, ``--actors`` actor processes (default: the config's
-  ``parallel.actor_num``, one per CPU core) and the learner.
+  ``parallel.actor_num``, one per CPU core) and the learner;
+* ``parallel_pipe`` (only when ``--modes`` names it): the same with ``parallel.shared_memory_segments=False``
+  (segments pickled over the pipes and taken in by the learner's loop, the path before shared memory).
 
 Each pipeline runs twice from a cold start, ``--steps`` and ``3 * --steps`` env steps: ``whole_run`` is the long
 run's env-steps/s (start-up and the evaluations at the start and the end included), ``steady`` is the rate of
@@ -116,6 +118,8 @@ def pipeline(args: argparse.Namespace, mode: str, steps: int) -> dict:
                                      max_env_step=steps, progress=False)
         else:
             actors = [f'parallel.actor_num={args.actors}'] if args.actors else []  # none given: the config's (one per core)
+            if mode == 'parallel_pipe':  # segments pickled over the pipes, as before shared memory
+                actors.append('parallel.shared_memory_segments=False')
             policy = parallel_pipeline(args.config, seed=0, overrides=overrides(args) + actors,
                                        exp_dir=exp_dir, backend='local', max_env_step=steps, progress=False)
         wall = time.perf_counter() - start
@@ -165,12 +169,11 @@ def learner_step(args: argparse.Namespace, network: str) -> float:
     return best
 
 
-def _segment_sender(conn: Any, segments: int, unrolls: int, unroll_len: int) -> None:
-    """An actor's side of ``--ingest``: random Pong-shaped segments, one episode end each, packed as actors pack."""
+def _pong_segment(unrolls: int, unroll_len: int) -> Dict[str, Any]:
+    """A random Pong-shaped segment, one episode end, packed as actors pack it (``tree_to_numpy``)."""
     from acframe.data import make_tree
     from acframe.entry.parallel.messages import tree_to_numpy
 
-    torch.set_num_threads(1)
     frames = torch.randint(0, 256, (unrolls, unroll_len + 1, 4, 84, 84), dtype=torch.uint8)
     final = torch.zeros((unrolls, unroll_len, 4, 84, 84), dtype=torch.uint8)
     final[0, unroll_len // 2] = frames[0, 0]
@@ -179,32 +182,76 @@ def _segment_sender(conn: Any, segments: int, unrolls: int, unroll_len: int) -> 
         'obs': frames, 'final_obs': final, 'action': torch.zeros((unrolls, unroll_len), dtype=torch.int64),
         'logit': torch.zeros((unrolls, unroll_len, 6)), 'reward': torch.zeros((unrolls, unroll_len)),
         'terminated': done, 'truncated': done.clone()}))
+    return segment
+
+
+def _segment_sender(conn: Any, segments: int, unrolls: int, unroll_len: int) -> None:
+    """An actor's side of ``--ingest`` on the pipe path (``parallel.shared_memory_segments=False``): pickled segments."""
+    torch.set_num_threads(1)
+    segment = _pong_segment(unrolls, unroll_len)
     for _ in range(segments):
         conn.send(segment)
     conn.close()
 
 
-def ingest(args: argparse.Namespace) -> Dict[str, float]:
-    """Milliseconds the parallel learner spends per segment of ``batch_size`` Pong unrolls before its update:
-    receiving it from an actor process over a pipe, unpacking it, pushing it into the FIFO replay buffer,
-    sampling a batch, copying the batch to pinned memory (``--cuda``; else a plain copy). Mean of ``--ingest``
-    segments after two warm-ups."""
+def _shm_segment_sender(conn: Any, segments: int, unrolls: int, unroll_len: int) -> None:
+    """An actor's side of ``--ingest`` on the shared-memory path (the default): the first segment pickled, then, once
+    the learner sent its slots, each segment written into a free slot and announced by a header (an actor with no free
+    slot sends pickled; this one waits, so that every timed segment is a shared-memory one)."""
+    from acframe.entry.parallel.messages import SegmentMessage
+    from acframe.entry.parallel.shm_segments import read_pool_note, to_slot
+
+    torch.set_num_threads(1)
+    segment = _pong_segment(unrolls, unroll_len)
+    conn.send(SegmentMessage(0, 0, segment, unrolls * unroll_len, 0, 0))
+    pool = read_pool_note(conn.recv_bytes())
+    for _ in range(segments - 1):
+        while True:
+            message = to_slot(pool, SegmentMessage(0, 0, segment, unrolls * unroll_len, 0, 0))
+            if message.slot is not None:
+                break
+            time.sleep(0.0005)
+        conn.send(message)
+    conn.recv()
+
+
+def ingest(args: argparse.Namespace) -> Dict[str, Any]:
+    """Milliseconds the parallel learner spends per segment of ``batch_size`` Pong unrolls before its update, by the
+    two paths, one segment of each in turn (mean of ``--ingest`` segments each, after two warm-ups):
+
+    * ``pipe`` (``parallel.shared_memory_segments=False``): receive the pickled segment from an actor process over a
+      pipe, unpack it, push it into the FIFO replay buffer, sample a batch, copy the batch to pinned memory
+      (``--cuda``; else a plain copy, standing in for it);
+    * ``shared_memory`` (the default): receive the header, view the slot, push from the slot into the buffer (and
+      free the slot), sample the batch straight into a preallocated batch (page-locked with ``--cuda``): no pinning
+      copy. In the pipeline the push runs in the ingest thread during the update, so the learner's own critical path
+      is ``critical_path`` = receive + unpack + sample (+ waiting for the thread when the update is shorter).
+    """
     import multiprocessing as mp
 
     from acframe.config import compile_config
     from acframe.data.buffer import ReplayBuffer
     from acframe.entry.parallel.messages import numpy_to_tree
+    from acframe.entry.parallel.shm_segments import LearnerPools
 
     cfg = compile_config(args.config, overrides=overrides(args), seed=0)
     unrolls, unroll_len = int(cfg.policy.learn.batch_size), int(cfg.policy.unroll_len)
-    ours, theirs = mp.Pipe()
-    sender = mp.get_context('spawn').Process(target=_segment_sender, args=(theirs, args.ingest + 2, unrolls, unroll_len))
-    sender.start()
-    buffer = ReplayBuffer(2 * unrolls, max_use=1)
-    totals = dict.fromkeys(('receive', 'unpack', 'push', 'sample', 'pin'), 0.0)
+    ctx = mp.get_context('spawn')
+    pipe_ours, pipe_theirs = ctx.Pipe()
+    shm_ours, shm_theirs = ctx.Pipe()
+    senders = [ctx.Process(target=_segment_sender, args=(pipe_theirs, args.ingest + 2, unrolls, unroll_len)),
+               ctx.Process(target=_shm_segment_sender, args=(shm_theirs, args.ingest + 2, unrolls, unroll_len))]
+    for sender in senders:
+        sender.start()
+    buffers = {'pipe': ReplayBuffer(2 * unrolls, max_use=1), 'shared_memory': ReplayBuffer(2 * unrolls, max_use=1)}
+    pools, batch_out = LearnerPools(), None
+    steps = ('receive', 'unpack', 'push', 'sample', 'pin')
+    totals = {path: dict.fromkeys(steps, 0.0) for path in buffers}
     for i in range(args.ingest + 2):
+        # the pipe path, as before
+        buffer = buffers['pipe']
         t0 = time.perf_counter()
-        message = ours.recv()
+        message = pipe_ours.recv()
         t1 = time.perf_counter()
         samples = numpy_to_tree(message)
         t2 = time.perf_counter()
@@ -216,11 +263,40 @@ def ingest(args: argparse.Namespace) -> Dict[str, float]:
             leaf.pin_memory() if args.cuda else leaf.clone()
         t5 = time.perf_counter()
         if i >= 2:
-            for key, seconds in zip(totals, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
-                totals[key] += seconds
-    sender.join(timeout=60)
-    result = {key: round(1000 * value / args.ingest, 1) for key, value in totals.items()}
-    result['total'] = round(sum(result.values()), 1)
+            for key, seconds in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+                totals['pipe'][key] += seconds
+        # the shared-memory path
+        buffer = buffers['shared_memory']
+        t0 = time.perf_counter()
+        message = shm_ours.recv()
+        pools.arrived(message, 0, shm_ours)  # the first (pickled) segment: the learner makes the slots, sends them
+        t1 = time.perf_counter()
+        samples = numpy_to_tree(message.samples)
+        t2 = time.perf_counter()
+        buffer.push(samples)
+        if message.release is not None:
+            message.release()
+        t3 = time.perf_counter()
+        if batch_out is None:
+            batch_out = buffer.batch_buffer(unrolls, pin_memory=args.cuda)
+        batch = buffer.sample(unrolls, out=batch_out)
+        t4 = time.perf_counter()
+        if i >= 2:
+            for key, seconds in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t4)):
+                totals['shared_memory'][key] += seconds
+    shm_ours.send(None)
+    for sender in senders:
+        sender.join(timeout=60)
+    result: Dict[str, Any] = {}
+    for path, parts in totals.items():
+        result[path] = {key: round(1000 * value / args.ingest, 2) for key, value in parts.items()}
+        result[path]['total'] = round(sum(result[path].values()), 2)
+        result[path]['us_per_env_step'] = round(1000 * result[path]['total'] / (unrolls * unroll_len), 2)
+    shm = result['shared_memory']
+    shm['critical_path'] = round(shm['receive'] + shm['unpack'] + shm['sample'], 2)
+    result['pipe_over_shared_memory'] = round(result['pipe']['total'] / shm['total'], 2)
+    result['pipe_over_critical_path'] = round(result['pipe']['total'] / shm['critical_path'], 2)
+    result['segments_through_shared_memory'] = pools.shared
     return result
 
 

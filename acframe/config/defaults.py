@@ -159,6 +159,8 @@ PARALLEL = dict(
     start_timeout=120.0,
     # (float > 0 or None) Local backend: an actor or the evaluator that is alive but not running (stopped with SIGSTOP, wedged) and gave no heartbeat for this many seconds is killed and restarted like a dead one (counted in parallel.max_restarts); a slow env or evaluation still beats; None: never checked.
     heartbeat_timeout_s=60.0,
+    # (bool) Local backend: actors hand segments to the learner through shared memory (slots per actor; the pipe carries a small header) and, async, a learner thread copies them into the replay buffer during the update; False: pickled over the pipe, taken in by the learner's loop.
+    shared_memory_segments=True,
     # (float >= 0) CPUs the Ray backend reserves for each actor (Ray places actors on nodes by this).
     actor_num_cpus=1.0,
     # (float >= 0) CPUs the Ray backend reserves for the evaluator.

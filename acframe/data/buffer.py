@@ -13,7 +13,7 @@ import torch
 
 from ..errors import ConfigError
 from ..registry import BUFFER_REGISTRY
-from .tree import leaves, make_tree, to_dict, tree_map, ttorch
+from .tree import _map_with_key, leaves, make_tree, to_dict, tree_map, ttorch
 
 
 @BUFFER_REGISTRY.register('fifo')
@@ -85,19 +85,32 @@ class ReplayBuffer:
         unused = np.flatnonzero(self._valid[slots] & (self._use[slots] == 0))
         return int(unused[0]) if len(unused) else span
 
-    def sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
-        """``batch_size`` distinct samples as a time-major batch ``(T, batch_size, ...)``, or None if too few."""
+    def sample(self, batch_size: int, out: Optional[ttorch.Tensor] = None) -> Optional[ttorch.Tensor]:
+        """``batch_size`` distinct samples as a time-major batch ``(T, batch_size, ...)``, or None if too few.
+        ``out``: ``batch_buffer(batch_size)``'s tensors to write the batch into (the result views them)."""
         valid = np.flatnonzero(self._valid)
         if len(valid) < batch_size:
             return None
         index = self._rng.choice(valid, size=batch_size, replace=False)
         index.sort()
         index_t = torch.from_numpy(index)
-        batch = tree_map(lambda x: torch.index_select(x, 0, index_t), self._storage)  # 8x a tree's x[index] on images
+        if out is None:
+            batch = tree_map(lambda x: torch.index_select(x, 0, index_t), self._storage)  # 8x a tree's x[index] on images
+        else:
+            into = dict(leaves(out))
+            batch = make_tree(_map_with_key(lambda key, x: torch.index_select(x, 0, index_t, out=into[key]), self._storage))
         self._use[index] += 1
         self._valid[index[self._use[index] >= self.max_use]] = False
         self.sampled += batch_size
         return batch.transpose(0, 1)
+
+    def batch_buffer(self, batch_size: int, pin_memory: bool = False) -> Optional[ttorch.Tensor]:
+        """Preallocated item-major tensors for ``sample(batch_size, out=...)`` (page-locked with ``pin_memory``, for a
+        copy to a GPU); None before the first push."""
+        if self._storage is None:
+            return None
+        return tree_map(lambda x: torch.empty((batch_size,) + tuple(x.shape[1:]), dtype=x.dtype, pin_memory=pin_memory),
+                        self._storage)
 
     def clear(self) -> None:
         self._valid[:] = False

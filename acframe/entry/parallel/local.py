@@ -7,6 +7,8 @@
   starts, then one with every segment the learner reads (async) or one per published version (sync), so the
   data the learner reads is fresh, a learner that falls behind holds the actors back and collection stops
   within one step per env of ``max_env_step``. Waiting actors block on their pipe (no spinning).
+  With ``parallel.shared_memory_segments`` (default) a segment's arrays go through shared-memory slots the learner
+  made for the actor and the pipe carries a small header (``shm_segments.py``).
 * A process that dies — an env exception, a crash, ``kill -9`` — is noticed through its pipe or its process
   sentinel, joined and restarted; the learner never waits on a single actor.
 * A process that is alive but does not run — stopped (SIGSTOP, a debugger) or wedged with the interpreter's lock
@@ -43,6 +45,7 @@ from .backend import Backend, failure_reason, startup_error
 from .messages import EvalRequest, SegmentMessage, WorkerError, WorkerReady
 from .roles import ActorWorker, EvalWorker
 from .shared_weights import SharedWeights
+from . import shm_segments
 
 _STOP_GRACE_S = 5.0
 #: async: the segments an actor may collect ahead of the learner's reading (one waits unread, one is collected)
@@ -60,9 +63,10 @@ class _LearnerLink:
     def __init__(self, conn: Connection, shared: SharedWeights) -> None:
         self.conn, self.shared = conn, shared
         self.grants: Deque[int] = deque()
+        self.pool: Optional[shm_segments.SegmentPool] = None  # the learner's shared-memory slots, once it sent them
 
     def send(self, message: Any) -> None:
-        self.conn.send(message)
+        self.conn.send(shm_segments.to_slot(self.pool, message))
 
     def next_grant(self) -> Optional[int]:
         """The length of the next segment to collect; None when the learner asked to stop."""
@@ -74,6 +78,8 @@ class _LearnerLink:
                     note = self.conn.recv_bytes()
                     if note[:1] == _GRANT:
                         self.grants.append(int.from_bytes(note[1:], 'little'))
+                    elif note[:1] == shm_segments.POOL_NOTE:
+                        self.pool = shm_segments.read_pool_note(note)
         return None if self.shared.stopped() else self.grants.popleft()
 
 
@@ -257,6 +263,8 @@ class LocalBackend(Backend):
         self._stopping = False
         self.pids: List[int] = []
         self._first_read = 0  # receive(max_segments=...) starts at a rotating actor: each is served in turn
+        #: segments through shared memory (shm_segments.py): each actor incarnation's slots, made from its first segment
+        self.segment_pools = shm_segments.LearnerPools(warn=warn) if cfg.parallel.get('shared_memory_segments', True) else None
         timeout = cfg.parallel.get('heartbeat_timeout_s')
         self.heartbeat_timeout_s: Optional[float] = None if timeout is None else float(timeout)
         #: the children's heartbeats (time.monotonic() of their last beat): the actors', then the evaluator's
@@ -389,6 +397,8 @@ class LocalBackend(Backend):
                 break  # the other actors' segments wait on their pipes (and the actors with them)
             segments, lost = self._drain(child, quota)
             for item in segments:
+                if self.segment_pools is not None:
+                    self.segment_pools.arrived(item, child.incarnation, child.conn)
                 messages.append(item)
                 self.budget.received(actor_id, item.env_steps)
                 if not self.sync:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 import torch
@@ -108,6 +108,11 @@ class SegmentMessage:
     max_acting_lag: Optional[int]
     episode_returns: List[float] = field(default_factory=list)
     episode_lengths: List[int] = field(default_factory=list)
+    #: local backend with ``parallel.shared_memory_segments``: the header of the shared-memory slot holding the
+    #: samples (``shm_segments.SlotRef``; ``samples`` is None on the way); the learner puts the arrays back in
+    #: ``samples`` (viewing the slot) and ``release`` frees the slot once they are copied out
+    slot: Optional[Any] = None
+    release: Optional[Callable[[], None]] = field(default=None, repr=False, compare=False)
 
 
 @dataclass

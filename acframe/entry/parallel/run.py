@@ -27,6 +27,7 @@ from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearL
 from ..budget import check_start
 from ..run_base import RunBase, build_buffer, check_no_replay
 from .backend import Backend, EnvStepBudget
+from .shm_segments import SegmentIngest
 from .messages import (VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree, sample_count,
                        weights_to_numpy)
 
@@ -179,11 +180,16 @@ class ParallelRun(RunBase):
         self._learner_hooks = learner_hooks
         self._incarnations: Optional[List[int]] = None
         self.randomizer: Optional[DomainRandomizer] = None
+        self.ingest: Optional[SegmentIngest] = None  # the thread that pushes arrived segments (async, local backend)
+        self._pinned: List[ttorch.Tensor] = []  # with the ingest thread and policy.cuda: two page-locked batches
         try:
             cfg.parallel.actor_num = resolve_actor_num(cfg, self.backend_name, self._ray)
             self._start(exp_dir, resume, config_changes)
             self.backend = self._make_backend(self._incarnations)
             self.backend.budget = EnvStepBudget(cfg, self.env_step, self.sync)
+            if (getattr(self.backend, 'segment_pools', None) is not None and not self.sync and self.buffer is not None
+                    and not hasattr(self.buffer, 'update_priority')):  # (priorities are written by the learner)
+                self.ingest = SegmentIngest(self.buffer)
         except BaseException:  # e.g. a corrupt checkpoint to resume from
             self.close()
             if self._owns_ray:
@@ -290,13 +296,50 @@ class ParallelRun(RunBase):
             for ret in message.episode_returns:
                 self.recent_returns.append(ret)
                 self.logger.add_scalar('collector/episode_return', ret, self.env_step)
-            samples = numpy_to_tree(message.samples)
             self.segment_samples = max(self.segment_samples, sample_count(message.samples))
+            if self.ingest is not None:  # pushed by the ingest thread, which frees its shared-memory slot
+                self.ingest.submit(message.samples, message.release)
+                continue
+            samples = numpy_to_tree(message.samples)
             if self.buffer is not None and not self.sync:
                 self.buffer.push(samples)
-            else:
-                kept.append(samples)
+            else:  # arrays viewing a shared-memory slot are copied out before it is freed
+                kept.append(samples if message.release is None else samples.clone())
+            if message.release is not None:
+                message.release()
         return kept
+
+    def sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
+        """A batch from the buffer; with the ingest thread, None only once every segment handed to it is pushed."""
+        if self.ingest is None:
+            return self.buffer.sample(batch_size)
+        with self.ingest.lock:
+            batch = self._sample_into(batch_size)
+        if batch is None and self.ingest.pending():
+            self.ingest.drain()
+            with self.ingest.lock:
+                batch = self._sample_into(batch_size)
+        return batch
+
+    def _sample_into(self, batch_size: int) -> Optional[ttorch.Tensor]:
+        """With ``policy.cuda``: the batch sampled straight into one of two preallocated page-locked batches, in turn
+        (the update's copy to the GPU reads one while the next is sampled into the other; no pinning copy)."""
+        if not self.cfg.policy.get('cuda') or not hasattr(self.buffer, 'batch_buffer'):
+            return self.buffer.sample(batch_size)
+        if not self._pinned:
+            first = self.buffer.batch_buffer(batch_size, pin_memory=True)
+            if first is None:
+                return self.buffer.sample(batch_size)
+            self._pinned = [first, self.buffer.batch_buffer(batch_size, pin_memory=True)]
+        self._pinned.reverse()
+        return self.buffer.sample(batch_size, out=self._pinned[0])
+
+    def state_provider(self) -> Dict[str, Any]:
+        if self.ingest is None:
+            return super().state_provider()
+        self.ingest.drain()  # the buffer holds every segment counted in env_step
+        with self.ingest.lock:
+            return super().state_provider()
 
     def receive_limit(self, at_least_one: bool) -> Optional[int]:
         """How many segments a buffer whose samples are trained on once (``max_use=1``: IMPALA's queue) takes now
@@ -306,6 +349,8 @@ class ParallelRun(RunBase):
         room = getattr(self.buffer, 'room', None)
         if room is None or getattr(self.buffer, 'max_use', None) != 1 or not self.steps_per_update:
             return None
+        if getattr(self, 'ingest', None) is not None:
+            self.ingest.drain()  # the room left once what was handed to the ingest thread is pushed
         if not self.segment_samples:
             return 1  # the first segment tells how many samples a segment brings
         fits = room(4 * self.segment_samples) // self.segment_samples
@@ -417,6 +462,8 @@ class ParallelRun(RunBase):
         return 'stopping the workers, '
 
     def _stop_workers(self) -> None:
+        if self.ingest is not None:
+            self.ingest.close()
         if self.backend is not None:
             self.backend.close()
 
@@ -444,6 +491,8 @@ class ParallelRun(RunBase):
             'worker_failures': list(self.backend.failures),
             'segments': int(self.stats.segments),
             'discarded_segments': int(self.stats.discarded_segments),
+            # local backend: segments whose arrays came through shared memory (parallel.shared_memory_segments)
+            'segments_through_shared_memory': int(getattr(getattr(self.backend, 'segment_pools', None), 'shared', 0)),
             # train samples the replay buffer overwrote before they were ever trained on (the actors outran it)
             'samples_evicted_unused': int(getattr(self.buffer, 'evicted_unused', 0)),
         }
@@ -472,6 +521,8 @@ def async_loop(run: ParallelRun) -> None:
     actors wait too; when the buffer has no batch it waits for segments (idle time).
     """
     batch_size = run.cfg.policy.learn.batch_size
+    if run.ingest is not None:
+        return _async_ingest_loop(run, batch_size)
     while True:
         if not run.learner_behind():
             limit = run.receive_limit(at_least_one=False)
@@ -485,6 +536,31 @@ def async_loop(run: ParallelRun) -> None:
         if batch is None:
             # behind: one segment more, not every waiting one — a learner slower than its actors then trains on
             # all they collect, and they wait (IMPALA's bounded queue), instead of the buffer overwriting unused data
+            run.wait(max_segments=1 if run.learner_behind() else run.receive_limit(at_least_one=True))
+            continue
+        run.train(batch)
+        run.publish()
+        run.learner.end_round()
+        run.report()
+
+
+def _async_ingest_loop(run: ParallelRun, batch_size: int) -> None:
+    """``async_loop`` with the ingest thread: the batch is sampled first, then the segments that arrived are handed
+    to the thread, which copies them into the buffer while this update runs (the next ``receive_limit`` waits for it)."""
+    while True:
+        if run.handle_evals() or not run.budget_left():
+            return
+        if run.eval_due():
+            run.request_eval()
+        may_train = run.backend.may_train(run.learner.train_iter + 1)
+        batch = run.sample(batch_size) if may_train else None
+        if not run.learner_behind():
+            limit = run.receive_limit(at_least_one=False)
+            messages = run.backend.receive(0.0, limit) if limit != 0 else []
+            run.take(messages)
+            if batch is None and messages and may_train:  # what just arrived may make a batch: sample it first
+                batch = run.sample(batch_size)
+        if batch is None:
             run.wait(max_segments=1 if run.learner_behind() else run.receive_limit(at_least_one=True))
             continue
         run.train(batch)
