@@ -157,6 +157,8 @@ PARALLEL = dict(
     start_timeout=120.0,
     # (float > 0 or None) Local backend: an actor or the evaluator that is alive but not running (stopped with SIGSTOP, wedged) and gave no heartbeat for this many seconds is killed and restarted like a dead one (counted in parallel.max_restarts); a slow env or evaluation still beats; None: never checked.
     heartbeat_timeout_s=60.0,
+    # (str in {'actor', 'server'}) Local backend: 'actor' (each actor runs its own collect-mode forward pass on the CPU) or 'server' (one inference-server process batches the waiting actors' observations from shared memory and runs the network once per batch, on the GPU with policy.cuda; feed-forward models only; docs/parallel.md).
+    inference='actor',
     # (float >= 0) CPUs the Ray backend reserves for each actor (Ray places actors on nodes by this).
     actor_num_cpus=1.0,
     # (float >= 0) CPUs the Ray backend reserves for the evaluator.
