@@ -42,6 +42,7 @@ from ...envs import manager_class
 from ...errors import EnvError
 from ...signals import continues, watch_continues
 from .backend import Backend, failure_reason, startup_error
+from .inference_server import start_inference_server
 from .messages import EvalRequest, SegmentMessage, WorkerError, WorkerReady
 from .roles import ActorWorker, EvalWorker
 from .shared_weights import SharedWeights
@@ -121,7 +122,7 @@ def _start_heartbeat(beats: Any, slot: int) -> None:
 
 
 def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: SharedWeights, conn: Connection,
-                beats: Any = None) -> None:
+                beats: Any = None, inference: Any = None) -> None:
     """An actor process: collect segments and send them, one message each, until told to stop."""
     _child_setup(f'acf-actor-{actor_id}')
     if beats is not None:
@@ -129,7 +130,7 @@ def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: Sh
     worker = None
     try:
         try:
-            worker = ActorWorker(EasyDict(cfg), actor_id, incarnation, shared)
+            worker = ActorWorker(EasyDict(cfg), actor_id, incarnation, shared, inference)
         except BaseException as exc:
             conn.send(WorkerError.capture('actor', actor_id, incarnation, exc))
             return
@@ -272,6 +273,8 @@ class LocalBackend(Backend):
         self._continued = continues()
         self._awake_since = time.monotonic()  # the learner's clock: since when it has been running without a stop
         watch_continues()  # a whole run paused and continued: the time stopped is nobody's fault
+        #: parallel.inference='server': the process that runs the actors' forward passes (inference_server.py)
+        self.server = start_inference_server(cfg, self._ctx, self._plain_cfg, self.shared, self._daemonic())
 
     # ---- processes ---------------------------------------------------------------------------------
     def _daemonic(self) -> bool:
@@ -282,7 +285,8 @@ class LocalBackend(Backend):
         mine, theirs = self._ctx.Pipe(duplex=True)
         self._beats[actor_id] = time.monotonic()  # the process has until its first beat
         process = self._ctx.Process(target=_actor_main, name=f'acframe-actor-{actor_id}', daemon=self._daemonic(),
-                                    args=(self._plain_cfg, actor_id, incarnation, self.shared, theirs, self._beats))
+                                    args=(self._plain_cfg, actor_id, incarnation, self.shared, theirs, self._beats,
+                                          self.server and self.server.client(actor_id)))
         process.start()
         theirs.close()
         self.pids.append(process.pid)
@@ -304,11 +308,12 @@ class LocalBackend(Backend):
 
     def start(self, version: int) -> None:
         self.publish(version)
+        server = [self.server.spawn()] if self.server is not None else []
         for actor_id in range(self.actor_num):
             self._spawn_actor(actor_id)
         self._spawn_evaluator()
         deadline = time.monotonic() + float(self.cfg.parallel.start_timeout)
-        children = [c for c in self.actors if c is not None] + [self.evaluator]
+        children = [c for c in self.actors if c is not None] + [self.evaluator] + server
         while not all(child.ready for child in children):
             left = deadline - time.monotonic()
             if left <= 0:
@@ -342,6 +347,8 @@ class LocalBackend(Backend):
     def _name(self, child: _Child) -> str:
         if child is self.evaluator:
             return 'the evaluator'
+        if self.server is not None and child is self.server.child:
+            return 'the inference server'
         return f"actor {self.actors.index(child)}"
 
     @staticmethod
@@ -382,8 +389,11 @@ class LocalBackend(Backend):
             if timeout > 0:
                 time.sleep(timeout)
             return []
-        ready = set(wait([c.conn for c in children] + [c.process.sentinel for c in children], timeout=timeout))
+        server = self.server.waitables() if self.server is not None and not self._stopping else []
+        ready = set(wait([c.conn for c in children] + [c.process.sentinel for c in children] + server, timeout=timeout))
         self._check_heartbeats(ready)
+        if self.server is not None and not self._stopping:
+            self.server.events(ready, self.note_failure, self._read, self._lost_reason)
         messages: List[SegmentMessage] = []
         order = [(self._first_read + k) % len(self.actors) for k in range(len(self.actors))]
         if max_segments is not None:
@@ -449,6 +459,9 @@ class LocalBackend(Backend):
         if continues() != self._continued:  # the learner was stopped and continued: its children too, likely
             self._continued, self._awake_since = continues(), now
             return
+        if self.server is not None:
+            self.server.check_heartbeat(ready, now, self._awake_since, self.heartbeat_timeout_s, _silence, _kill_tree,
+                                        self._reap, self.note_failure)
         for slot, child in enumerate(self.actors + [self.evaluator]):
             if child is None or child.conn in ready or child.process.sentinel in ready:
                 continue  # a child with something to read, or dead: the usual paths handle it
@@ -521,6 +534,8 @@ class LocalBackend(Backend):
 
     def close(self) -> None:
         self.stop_actors()
+        if self.server is not None:
+            self.server.close(self._reap, _STOP_GRACE_S)
         if self.evaluator is not None:
             try:
                 self.evaluator.conn.send(None)

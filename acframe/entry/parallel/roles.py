@@ -126,7 +126,7 @@ class ActorWorker:
     each step stamped with the weights version that acted.
     """
 
-    def __init__(self, cfg: Any, actor_id: int, incarnation: int, source: WeightsSource) -> None:
+    def __init__(self, cfg: Any, actor_id: int, incarnation: int, source: WeightsSource, inference: Any = None) -> None:
         cfg = worker_config(cfg)
         self.actor_id, self.incarnation = actor_id, incarnation
         seed = actor_seed(cfg, actor_id, incarnation)
@@ -139,7 +139,9 @@ class ActorWorker:
                     make_env_manager(cfg, 'collector', cfg.env.collector_env_num, seed, watch_sync=True))
         try:
             policy = create_policy(cfg, self.env.observation_space, self.env.action_space, enable_field=('collect',))
-            self.mode = BoundedLagCollectMode(policy.collect_mode, source, cfg.parallel.max_policy_lag)
+            # parallel.inference='server': the forward passes run in the inference server (inference_server.py)
+            self.mode = (inference.collect_mode(policy.collect_mode) if inference is not None else
+                         BoundedLagCollectMode(policy.collect_mode, source, cfg.parallel.max_policy_lag))
             self.collector = SampleCollector(self.env, self.mode, cfg.policy.collect.n_sample)
         except BaseException:
             self.env.close()

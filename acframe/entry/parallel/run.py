@@ -28,6 +28,7 @@ from ..budget import check_start
 from ..run_base import RunBase, build_buffer, check_no_replay
 from .backend import Backend, EnvStepBudget
 from .shm_segments import SegmentIngest
+from .inference_server import check_inference
 from .messages import (VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_tree, sample_count,
                        weights_to_numpy)
 
@@ -52,6 +53,7 @@ def check_setup(cfg: Any, backend: str, ray_address: Optional[str]) -> bool:
         if mode not in cls.modes or not implemented:
             raise ConfigError(f"policy '{cfg.policy.type}' has no {mode} mode, which the {role} of the parallel "
                               f"pipeline need; its modes are {', '.join(m for m in cls.modes)}")
+    check_inference(cfg, backend)
     # parallel.actor_num and env_steps_per_update were checked by compile_config (their declarations in defaults.py)
     mode = cfg.parallel.sync_mode
     if cls.on_policy and mode == 'async':

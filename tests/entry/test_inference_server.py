@@ -1,0 +1,192 @@
+"""The batched inference server (``parallel.inference='server'``, entry/parallel/inference_server.py) against the
+per-actor forward pass it replaces: same weights and seeds give the same segments; a batch of several actors gives
+each the outputs of its own forward pass; the lag bound and the version stamps are the per-actor path's; a run from
+the CLI, a killed server, and the set-ups it refuses."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+from acframe.cli import main as cli_main
+from acframe.config.compile import compile_config, to_plain
+from acframe.entry.parallel import parallel_pipeline
+from acframe.entry.parallel.inference_server import (_FRESH, _REQ, InferenceLoop, InferenceServer, ServerCollectMode,
+                                                     allocate)
+from acframe.entry.parallel.messages import VERSION_KEY, WorkerReady
+from acframe.entry.parallel.roles import ActorWorker
+from acframe.entry.parallel.shared_weights import SharedWeights
+from acframe.policy import create_policy
+from acframe.worker import LearnerHook
+
+from test_parallel import cartpole, child_named, processes_with, read_summary, run_marker  # noqa: F401 (a fixture)
+
+
+def _weights(cfg, spaces, scale: float):
+    """A learn-mode policy's weights, scaled (distinct versions act differently)."""
+    policy = create_policy(cfg, *spaces, enable_field=('learn',))
+    return {k: v * scale if v.is_floating_point() else v for k, v in policy.get_weights().items()}
+
+
+def _flat(tree, prefix: str = ''):
+    """A segment's numpy leaves by their dotted path."""
+    out = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f'{prefix}{key}.'))
+        else:
+            out[f'{prefix}{key}'] = np.asarray(value)
+    return out
+
+
+def _segments(worker: ActorWorker, shared: SharedWeights, weights, first_version: int):
+    """Two segments: the first with ``weights[0]`` as ``first_version``, the second after ``weights[1]`` was published."""
+    shared.publish(weights[0], first_version)
+    one = worker.collect()
+    shared.publish(weights[1], first_version + 1)
+    return one, worker.collect()
+
+
+def test_one_actor_through_the_server_collects_the_segments_of_its_own_forward_pass():
+    """Same weights, same seeds: the server (seeded as actor 0) draws the same actions from the same logits."""
+    cfg = compile_config(cartpole(actor_num=1, inference='server'))
+    ctx = mp.get_context('fork')
+    spaces = allocate(cfg, ctx).spaces
+    weights = [_weights(cfg, spaces, 1.0), _weights(cfg, spaces, 3.0)]  # sharper logits: other actions
+    shared = SharedWeights(weights[0])
+    server = plain = served = None
+    try:
+        plain = ActorWorker(cfg, 0, 0, shared)
+        expected = _segments(plain, shared, weights, 0)
+        server = InferenceServer(cfg, ctx, to_plain(cfg), shared, daemonic=True)
+        child = server.spawn()
+        assert child.conn.poll(30) and isinstance(child.conn.recv(), WorkerReady)
+        served = ActorWorker(cfg, 0, 0, shared, server.client(0))
+        got = _segments(served, shared, weights, 10)
+    finally:
+        for worker in (plain, served):
+            if worker is not None:
+                worker.close()
+        if server is not None:
+            server.close(lambda c, grace: (c.process.join(grace), c.process.kill(), c.conn.close()), 5.0)
+    for want, have, offset in zip(expected, got, (10, 10)):
+        segment, mine = _flat(want.samples), _flat(have.samples)
+        assert set(segment) == set(mine) and 'logit' in segment
+        for key, value in segment.items():  # actions, observations, rewards exactly; the float outputs to 1e-6
+            if key == VERSION_KEY:
+                assert (mine[key] == value + offset).all()
+            elif value.dtype.kind == 'f' and key != 'reward':
+                assert np.abs(mine[key] - value).max() <= 1e-6, key
+            else:
+                assert (mine[key] == value).all(), key
+        assert have.max_acting_lag == want.max_acting_lag == 0
+    assert int(got[1].samples[VERSION_KEY].min()) == 11  # the second segment acted with the newest weights
+
+
+def _loop_in_thread(cfg, slots, shared):
+    loop = InferenceLoop(cfg, slots, shared, 0)
+    thread = threading.Thread(target=loop.serve, daemon=True)
+    thread.start()
+    return loop, thread
+
+
+def test_a_batch_of_several_actors_gives_each_the_outputs_of_its_own_forward_pass():
+    """Two actors' requests served in one forward pass: logits and values equal each one's own pass to 1e-6."""
+    cfg = compile_config(cartpole(actor_num=2, inference='server'))
+    slots = allocate(cfg, mp.get_context('fork'))
+    reference = create_policy(cfg, *slots.spaces, enable_field=('collect',))
+    weights = reference.get_weights()
+    shared = SharedWeights(weights)
+    shared.publish(weights, 4)
+    loop = InferenceLoop(cfg, slots, shared, 0)
+    obs = torch.randn((2,) + tuple(slots.obs.shape[1:]))
+    slots.obs.copy_(obs)
+    head = slots.header.numpy()
+    head[:, _REQ] += 1
+    head[:, _FRESH] = 1
+    assert loop.step() == 2
+    assert slots.stats.tolist() == [1, 2]  # one batch, two requests
+    with torch.inference_mode():
+        for actor in range(2):
+            own = reference.collect_mode.forward(obs[actor])
+            assert set(own) == set(slots.outputs) and 'logit' in own
+            for key in set(own) - {'action'}:
+                assert torch.allclose(slots.outputs[key][actor], own[key], atol=1e-6, rtol=0), key
+            assert int(head[actor, 2]) == 4  # the version that acted
+        assert slots.replies[0].acquire(timeout=0) and slots.replies[1].acquire(timeout=0)
+
+
+@pytest.mark.parametrize('bound', [0, 3])
+def test_the_server_keeps_the_lag_bound_and_takes_the_newest_weights_at_each_segment_start(bound):
+    cfg = compile_config(cartpole(actor_num=1, inference='server', max_policy_lag=bound))
+    slots = allocate(cfg, mp.get_context('fork'))
+    policy = create_policy(cfg, *slots.spaces, enable_field=('collect',))
+    local, weights = policy.collect_mode, policy.get_weights()
+    shared = SharedWeights(weights)
+    shared.publish(weights, 0)
+    loop, thread = _loop_in_thread(cfg, slots, shared)
+    mode = ServerCollectMode(local, slots, 0, shared.stopped)
+    obs = torch.zeros(tuple(slots.obs.shape[1:]))
+    try:
+        mode.start_segment()
+        acting = []
+        for version in range(1, 12):
+            out = mode.forward(obs)
+            assert out[VERSION_KEY].tolist() == [mode.version] * obs.shape[0]
+            acting.append(version - 1 - mode.version)
+            shared.publish(weights, version)
+        assert max(acting) <= bound and mode.max_acting_lag == max(acting)
+        assert mode.version < 10 if bound else mode.version == 10
+        mode.start_segment()  # a new segment acts with the newest version
+        assert mode.forward(obs)[VERSION_KEY].tolist() == [11] * obs.shape[0] and mode.max_acting_lag == 0
+    finally:
+        shared.request_stop()
+        thread.join(5)
+    assert not thread.is_alive()
+
+
+class KillServerAt(LearnerHook):
+    def __init__(self, at: int) -> None:
+        self.at, self.killed = at, None
+
+    def after_iter(self, learner, info) -> None:
+        if learner.train_iter == self.at:
+            self.killed = child_named('acf-inference')
+            os.kill(self.killed, signal.SIGKILL)
+
+
+def test_a_killed_server_is_restarted_and_the_run_goes_on(tmp_path, run_marker):
+    killer = KillServerAt(20)
+    main, create = cartpole(inference='server')
+    main['env']['stop_value'] = None
+    parallel_pipeline((main, create), exp_dir=str(tmp_path / 'k'), max_train_iter=60, progress=False,
+                      learner_hooks=[killer])
+    summary = read_summary(tmp_path / 'k')
+    assert killer.killed is not None and summary['train_iters'] == 60
+    assert summary['worker_failures'] == ['inference server was killed by SIGKILL'], summary['worker_failures']
+    assert summary['max_acting_lag'] <= summary['max_policy_lag']
+    assert processes_with(run_marker) == []
+
+
+def test_the_cli_runs_with_the_server_and_refuses_what_it_cannot_batch(tmp_path, capsys):
+    exp_dir = tmp_path / 'cli'
+    code = cli_main(['-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir), '--max-train-iter', '5',
+                     '-q', 'parallel.actor_num=2', 'parallel.inference=server'])
+    summary = read_summary(exp_dir)
+    assert code == 0 and summary['train_iters'] == 5 and all(r > 0 for r in summary['env_steps_per_s_per_actor'])
+    capsys.readouterr()
+    for config, backend, field in (('cartpole_novel_impala_lstm.py', 'local', 'policy.model.rnn'),
+                                   ('cartpole_impala.py', 'inline', "the inline backend")):
+        code = cli_main(['-m', 'parallel', '--backend', backend, '-c', config, '--exp-dir', str(tmp_path / 'no'),
+                         '-q', 'parallel.inference=server'])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and field in err[0] and "parallel.inference='actor'" in err[0], err
+        assert not (tmp_path / 'no').exists()
+    code = cli_main(['-m', 'parallel', '-c', 'cartpole_impala.py', '-q', 'parallel.inference=gpu'])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and 'parallel.inference' in err[0], err
