@@ -38,7 +38,6 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from ..data import ttorch
-from ..errors import ConfigError
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import gae, nstep_return

@@ -31,8 +31,6 @@ Feed-forward models only: a recurrent core or gSDE keeps a state per env that th
 from __future__ import annotations
 
 import copy
-import os
-import sys
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -43,7 +41,7 @@ import torch
 from easydict import EasyDict
 
 from ...errors import ConfigError
-from .messages import VERSION_KEY, WorkerError, WorkerReady
+from .messages import VERSION_KEY
 
 #: seconds between two looks at the stop flag while an actor waits on its reply or the server on requests
 _POLL_S = 0.1
@@ -268,28 +266,12 @@ class InferenceLoop:
 def _server_main(cfg: Dict[str, Any], slots: Slots, shared: Any, conn: Connection, beats: Any,
                  incarnation: int) -> None:
     """The server process: build the collect mode, say it is ready, serve until the run stops."""
-    from .local import _child_setup, _start_heartbeat
+    from .local import _child_setup, _start_heartbeat, serve_child
 
     _child_setup('acf-inference')
     _start_heartbeat(beats, 0)
-    try:
-        try:
-            loop = InferenceLoop(EasyDict(cfg), slots, shared, incarnation)
-        except BaseException as exc:
-            conn.send(WorkerError.capture(ROLE, 0, incarnation, exc))
-            return
-        conn.send(WorkerReady(ROLE, 0, incarnation, os.getpid()))
-        loop.serve()
-    except (BrokenPipeError, EOFError, ConnectionResetError):
-        pass
-    except SystemExit:
-        raise
-    except BaseException as exc:
-        try:
-            conn.send(WorkerError.capture(ROLE, 0, incarnation, exc))
-        except Exception:
-            pass
-        sys.exit(1)
+    serve_child(conn, ROLE, 0, incarnation, lambda: InferenceLoop(EasyDict(cfg), slots, shared, incarnation),
+                lambda loop: loop.serve())
 
 
 # ---- the learner's side ----------------------------------------------------------------------------
@@ -327,22 +309,16 @@ class InferenceServer:
     def waitables(self) -> List[Any]:
         return [] if self.child is None else [self.child.conn, self.child.process.sentinel]
 
-    def events(self, ready: Any, note_failure: Callable[..., None], read: Callable[[Any], List[Any]],
+    def events(self, ready: Any, note_failure: Callable[..., None], drain: Callable[[Any], Tuple[List[Any], bool]],
                lost_reason: Callable[[Any], str]) -> None:
-        """Handle what the server sent (``WorkerReady``, ``WorkerError``) or its death: restart it (``note_failure``
-        warns, or raises when ``parallel.max_restarts`` is spent)."""
+        """Handle what the server sent (``WorkerReady``, ``WorkerError``: ``drain`` is the backend's, which notes
+        them on the child and says whether it is lost) or its death: restart it (``note_failure`` warns, or raises
+        when ``parallel.max_restarts`` is spent)."""
         child = self.child
         if child is None or (child.conn not in ready and child.process.sentinel not in ready):
             return
-        closed = False
-        for item in read(child):
-            if isinstance(item, WorkerError):
-                child.error = item
-            elif isinstance(item, WorkerReady):
-                child.ready = True
-            elif item is None:
-                closed = True
-        if closed or child.error is not None or not child.process.is_alive():
+        _, lost = drain(child)
+        if lost:
             self.child = None
             note_failure(ROLE, 0, lost_reason(child), child.error)
             self.spawn()

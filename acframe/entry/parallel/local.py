@@ -121,39 +121,53 @@ def _start_heartbeat(beats: Any, slot: int) -> None:
     threading.Thread(target=beat, name='acframe-heartbeat', daemon=True).start()
 
 
-def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: SharedWeights, conn: Connection,
-                beats: Any = None, inference: Any = None) -> None:
-    """An actor process: collect segments and send them, one message each, until told to stop."""
-    _child_setup(f'acf-actor-{actor_id}')
-    if beats is not None:
-        _start_heartbeat(beats, actor_id)
+def serve_child(conn: Connection, role: str, index: int, incarnation: int, build: Callable[[], Any],
+                serve: Callable[[Any], None]) -> None:
+    """The body of every child process (actor, evaluator, inference server): ``build()`` its worker (a failure is
+    sent as a ``WorkerError`` and the process ends), say ``WorkerReady``, then ``serve(worker)`` until it returns.
+    The learner gone (a broken pipe) ends it quietly; any other failure is sent as one ``WorkerError`` and the
+    process exits 1. The worker's ``close()``, when it has one, runs at the end."""
     worker = None
     try:
         try:
-            worker = ActorWorker(EasyDict(cfg), actor_id, incarnation, shared, inference)
+            worker = build()
         except BaseException as exc:
-            conn.send(WorkerError.capture('actor', actor_id, incarnation, exc))
+            conn.send(WorkerError.capture(role, index, incarnation, exc))
             return
-        conn.send(WorkerReady('actor', actor_id, incarnation, os.getpid()))
-        link = _LearnerLink(conn, shared)
-        while True:
-            steps = link.next_grant()
-            if steps is None:
-                break
-            link.send(worker.collect(steps))
+        conn.send(WorkerReady(role, index, incarnation, os.getpid()))
+        serve(worker)
     except (BrokenPipeError, EOFError, ConnectionResetError):
         pass  # the learner is gone or stopped reading
     except SystemExit:
         raise
     except BaseException as exc:
         try:
-            conn.send(WorkerError.capture('actor', actor_id, incarnation, exc))
+            conn.send(WorkerError.capture(role, index, incarnation, exc))
         except Exception:
             pass
         sys.exit(1)
     finally:
-        if worker is not None:
+        if worker is not None and hasattr(worker, 'close'):
             worker.close()
+
+
+def _actor_main(cfg: Dict[str, Any], actor_id: int, incarnation: int, shared: SharedWeights, conn: Connection,
+                beats: Any = None, inference: Any = None) -> None:
+    """An actor process: collect segments and send them, one message each, until told to stop."""
+    _child_setup(f'acf-actor-{actor_id}')
+    if beats is not None:
+        _start_heartbeat(beats, actor_id)
+
+    def serve(worker: ActorWorker) -> None:
+        link = _LearnerLink(conn, shared)
+        while True:
+            steps = link.next_grant()
+            if steps is None:
+                break
+            link.send(worker.collect(steps))
+
+    serve_child(conn, 'actor', actor_id, incarnation,
+                lambda: ActorWorker(EasyDict(cfg), actor_id, incarnation, shared, inference), serve)
 
 
 def _evaluator_main(cfg: Dict[str, Any], conn: Connection, beats: Any = None) -> None:
@@ -161,32 +175,15 @@ def _evaluator_main(cfg: Dict[str, Any], conn: Connection, beats: Any = None) ->
     _child_setup('acf-evaluator')
     if beats is not None:
         _start_heartbeat(beats, len(beats) - 1)
-    worker = None
-    try:
-        try:
-            worker = EvalWorker(EasyDict(cfg))
-        except BaseException as exc:
-            conn.send(WorkerError.capture('evaluator', 0, 0, exc))
-            return
-        conn.send(WorkerReady('evaluator', 0, 0, os.getpid()))
+
+    def serve(worker: EvalWorker) -> None:
         while True:
             request = conn.recv()
             if request is None:
                 break
             conn.send(worker.evaluate(request))
-    except (BrokenPipeError, EOFError, ConnectionResetError):
-        pass
-    except SystemExit:
-        raise
-    except BaseException as exc:
-        try:
-            conn.send(WorkerError.capture('evaluator', 0, 0, exc))
-        except Exception:
-            pass
-        sys.exit(1)
-    finally:
-        if worker is not None:
-            worker.close()
+
+    serve_child(conn, 'evaluator', 0, 0, lambda: EvalWorker(EasyDict(cfg)), serve)
 
 
 def _exit_reason(process: Any) -> str:
@@ -393,7 +390,7 @@ class LocalBackend(Backend):
         ready = set(wait([c.conn for c in children] + [c.process.sentinel for c in children] + server, timeout=timeout))
         self._check_heartbeats(ready)
         if self.server is not None and not self._stopping:
-            self.server.events(ready, self.note_failure, self._read, self._lost_reason)
+            self.server.events(ready, self.note_failure, self._drain, self._lost_reason)
         messages: List[SegmentMessage] = []
         order = [(self._first_read + k) % len(self.actors) for k in range(len(self.actors))]
         if max_segments is not None:

@@ -384,6 +384,12 @@ class ParallelRun(RunBase):
         allowed = (self.learner.train_iter - self._first_iter + 1) * self.steps_per_update + self.segment_steps
         return self.env_step - self._first_env_step > allowed
 
+    def end_turn(self) -> None:
+        """The end of a turn of the learner's loop: publish the weights, end the learner's round, report progress."""
+        self.publish()
+        self.learner.end_round()
+        self.report()
+
     # ---- evaluation --------------------------------------------------------------------------------
     def eval_due(self) -> bool:
         return self.eval_pending is None and self.evals.due(self.learner.train_iter)
@@ -541,9 +547,7 @@ def async_loop(run: ParallelRun) -> None:
             run.wait(max_segments=1 if run.learner_behind() else run.receive_limit(at_least_one=True))
             continue
         run.train(batch)
-        run.publish()
-        run.learner.end_round()
-        run.report()
+        run.end_turn()
 
 
 def _async_ingest_loop(run: ParallelRun, batch_size: int) -> None:
@@ -566,9 +570,7 @@ def _async_ingest_loop(run: ParallelRun, batch_size: int) -> None:
             run.wait(max_segments=1 if run.learner_behind() else run.receive_limit(at_least_one=True))
             continue
         run.train(batch)
-        run.publish()
-        run.learner.end_round()
-        run.report()
+        run.end_turn()
 
 
 def sync_loop(run: ParallelRun) -> None:
@@ -605,6 +607,4 @@ def sync_loop(run: ParallelRun) -> None:
                 if batch is None:
                     break
                 run.train(batch)
-        run.publish()
-        run.learner.end_round()
-        run.report()
+        run.end_turn()
