@@ -1,14 +1,20 @@
 """A2C with an LSTM on CartPole-v1 without velocities (``cartpole_novel``: cart position and pole angle only).
 
-``cartpole_a2c.py``'s settings (8 envs x 5 steps per update, RMSprop 3e-3, n-step returns, no entropy bonus) with
-one LSTM of 64 units after the shared 64x64 encoder: the learner recomputes each 5-step segment from the state
+``cartpole_a2c.py``'s settings (8 envs x 5 steps per update, RMSprop 3e-3, n-step returns) with one LSTM of 64 units
+after the shared 64x64 encoder, and an entropy bonus of 0.01: the learner recomputes each 5-step segment from the state
 stored at its first step (truncated backpropagation through time over 5 steps; the state itself runs on across
 segments). Slower than PPO on this task (``cartpole_novel_ppo_lstm.py``).
-Measured (2026-11-28, one CPU thread, `acframe -c cartpole_novel_a2c_lstm.py -s SEED`, budget 500k env steps):
-seeds 0 / 1 / 2 solved (10-episode greedy mean >= 475) at 212k / 264k / 300k env steps (22 / 28 / 32 s), confirmed
-on 50 fresh episodes at 491.8 / 500 / 500 — not within the 100k the RL Zoo's PPO needs. The same file without the
-core (``policy.model.rnn.type=None``) spent the whole 500k on seeds 0 / 1 / 2 with a best evaluation of 45.1 / 47.3 /
-45.8.
+Measured (2026-11-28, one CPU thread, `acframe -c cartpole_novel_a2c_lstm.py -s SEED`, budget 500k env steps, with
+the padded fused unroll of docs/recurrent.md): seeds 0 / 1 / 2 solved (10-episode greedy mean >= 475) at 284k / 332k /
+256k env steps (42 / 49 / 40 s), confirmed on 50 fresh episodes at 495.6 / 500 / 500; seeds 3 / 4: 228k / 164k
+(confirmed 500 / 497.2) -- not within the 100k the RL Zoo's PPO needs. Why the entropy bonus: without it
+(``policy.learn.entropy_weight=0``, this file's value before the fused unroll) seed 0 collapsed to one action within
+its first 30k env steps (policy entropy below 0.01 from 26k on, 2e-5 at the end; greedy return 9.9 at every
+evaluation after 20k) and stayed there for the whole 500k, while seeds
+1 / 2 / 3 / 4 solved at 248k / 256k / 432k / 344k (before the fused unroll, with the bonus at 0: seeds 0 / 1 / 2 at
+212k / 264k / 300k -- the unroll adds in another order, so the runs diverge). The same file without the core
+(``policy.model.rnn.type=None``) spent the whole 500k on seeds 0 / 1 / 2 with a best evaluation of 47.3 / 45.7 / 44.9
+(45.1 / 47.3 / 45.8 with the bonus at 0, before the fused unroll).
 """
 main_config = dict(
     exp_name='cartpole_novel_a2c_lstm',  # the run folder is ./cartpole_novel_a2c_lstm_seed<seed>
@@ -35,7 +41,7 @@ main_config = dict(
             discount_factor=0.99,  # gamma
             gae_lambda=1.0,  # plain n-step returns, as A2C
             value_weight=0.5,  # value-loss coefficient
-            entropy_weight=0.0,  # no entropy bonus
+            entropy_weight=0.01,  # a small entropy bonus: without it a seed's policy collapsed to one action
             grad_clip_value=0.5,  # clip the global gradient norm to 0.5
         ),
         collect=dict(n_sample=40),  # 8 envs x 5 steps

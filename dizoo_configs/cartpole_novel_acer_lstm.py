@@ -8,10 +8,14 @@ policy network the same way (docs/recurrent.md).
 MEASURED (2026-11-28, one CPU thread, ``acframe -c cartpole_novel_acer_lstm.py -s SEED``): seeds 0 / 1 / 2 solved
 (10-episode greedy mean >= 475, confirmed on 50 fresh episodes: 496.6 / 500.0 / 490.5) at 31,616 / 32,000 / 28,288
 env steps (22 / 13 / 12 s); hold-out of the best checkpoint (``-m eval --episodes 50 --seed 1000``) 498.9 / 500.0 /
-486.6. Seeds 3 / 4: solved at 32,128 / 34,944 env steps (confirmed 500.0 / 500.0). The same file without the core
-(``policy.model.rnn.type=None``) spent 100k env steps on seeds 0 / 1 / 2 with a best evaluation of 46.7 / 46.8 / 47.7.
-With ``policy.model.rnn.burn_in=4``: solved at 38,272 / 22,400 / 37,504 env steps (confirmed 500 / 497.8 / 485.3,
-seeds 0 and 1 after one unconfirmed evaluation each) -- no gain on this task, so the default keeps every step.
+486.6. Seeds 3 / 4: solved at 28,160 / 34,944 env steps (confirmed 487.9 / 500.0). Re-run on the same day after
+the padded fused unroll of docs/recurrent.md (one call per layer where episodes start inside a window): seeds 0 / 1 /
+2 and 4 gave the same numbers, seed 3 solved at 28,160 instead of 32,128 (confirmed 487.9, was 500.0). The same file
+without the core (``policy.model.rnn.type=None``) spent 100k env steps on seeds 0 / 1 / 2 with a best evaluation of
+46.7 / 46.8 / 47.7.
+With ``policy.model.rnn.burn_in=4`` (re-run after the fused unroll): solved at 31,616 / 22,400 / 50,048 env steps
+(confirmed 496.4 / 497.8 / 500, seed 1 after one unconfirmed evaluation; before the fused unroll 38,272 / 22,400 /
+37,504) -- no gain on this task, so the default keeps every step.
 """
 main_config = dict(
     exp_name='cartpole_novel_acer_lstm',  # the run folder is ./cartpole_novel_acer_lstm_seed<seed>

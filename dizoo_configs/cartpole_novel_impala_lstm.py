@@ -9,9 +9,11 @@ reached 223 / 72 / 448 in 200k env steps: the value loss spiked and the policy c
 MEASURED (2026-11-28, one CPU thread, ``acframe -c cartpole_novel_impala_lstm.py -s SEED``): seeds 0 / 1 / 2 solved
 (10-episode greedy mean >= 475, confirmed on 50 fresh episodes: 487.7 / 500.0 / 500.0) at 27,008 / 23,168 / 29,568
 env steps (16 / 14 / 18 s); hold-out of the best checkpoint (``-m eval --episodes 50 --seed 1000``) 488.6 / 500.0 /
-500.0. Seeds 3 / 4: solved at 34,688 / 18,048 env steps (confirmed 495.0 / 490.1), hold-out 493.6 / 478.3. The same
-file without the core (``policy.model.rnn.type=None``) spent 100k env steps on seeds 0 / 1 / 2 with a best
-evaluation of 46.2 / 45.7 / 48.1.
+500.0. Seeds 3 / 4: solved at 34,688 / 18,048 env steps (confirmed 499.6 / 490.1), hold-out 496.7 / 478.3. Re-run on
+the same day after the padded fused unroll of docs/recurrent.md (one call per layer where episodes start inside an
+unroll): seeds 0 / 1 / 2 and 4 gave the same numbers; seed 3 solved at the same step with 499.6 / 496.7 (was 495.0 /
+493.6). The same file without the core (``policy.model.rnn.type=None``) spent 100k env steps on seeds 0 / 1 / 2 with
+a best evaluation of 46.2 / 45.7 / 48.1.
 """
 main_config = dict(
     exp_name='cartpole_novel_impala_lstm',  # the run folder is ./cartpole_novel_impala_lstm_seed<seed>

@@ -6,8 +6,10 @@ both cues); the GRU (``policy.model.rnn``) keeps the cue. Episodes are ``delay +
 sequence holds episode starts inside it, where the learner zeroes the state.
 Measured (2026-11-28, one CPU thread, `acframe -c cue_memory_ppo_gru.py -s SEED`, budget 50k env steps): seeds
 0-5 solved (20 greedy episodes all rewarded, confirmed 1.0 on 50 fresh episodes) at 9,216 / 10,240 / 9,216 / 6,144 /
-7,168 / 6,656 env steps (2 s or less each). The same file without the core (``policy.model.rnn.type=None``) spent the
-whole 50k on seeds 0 / 1 / 2 at chance: best evaluation 0.50 / 0.60 / 0.55.
+7,168 / 6,656 env steps (2 s or less each) -- re-run on the same day after the padded fused unroll of
+docs/recurrent.md (one call per layer where episodes start inside a sequence): the same numbers on all six seeds.
+The same file without the core (``policy.model.rnn.type=None``) spent the whole 50k on seeds 0 / 1 / 2 at chance:
+best evaluation 0.50 / 0.60 / 0.55.
 """
 main_config = dict(
     exp_name='cue_memory_ppo_gru',  # the run folder is ./cue_memory_ppo_gru_seed<seed>
