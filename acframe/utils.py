@@ -10,11 +10,13 @@ from typing import Any, Callable, Optional, Union
 PathLike = Union[str, os.PathLike]
 
 
-def _atomic(path: PathLike, write: Callable[[str], None]) -> None:
-    """Write through ``write(tmp_path)`` then rename over ``path``, so readers never see half a file."""
+def _atomic(path: PathLike, write: Callable[[str], None], make_folder: bool = True) -> None:
+    """Write through ``write(tmp_path)`` then rename over ``path``, so readers never see half a file. With
+    ``make_folder=False`` a missing folder is ``FileNotFoundError`` instead of being created."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    if make_folder:
+        os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix='.tmp', dir=folder)
     os.close(fd)
     umask = os.umask(0)
@@ -47,8 +49,9 @@ def atomic_write_json(path: PathLike, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + '\n')
 
 
-def atomic_torch_save(obj: Any, path: PathLike) -> None:
-    """``torch.save`` of ``to_plain_data(obj)`` through a temporary file (readable with ``weights_only=True``).
+def atomic_torch_save(obj: Any, path: PathLike, make_folder: bool = True) -> None:
+    """``torch.save`` of ``to_plain_data(obj)`` through a temporary file (readable with ``weights_only=True``);
+    ``make_folder=False``: the folder must exist (``FileNotFoundError`` otherwise).
 
     A write that fails for want of room — a full disk, or a file-size limit (``ulimit -f``) — is an ``OSError``
     (``ENOSPC``/``EFBIG``) like any other file write: torch's zip writer reports it as a ``RuntimeError``
@@ -62,7 +65,7 @@ def atomic_torch_save(obj: Any, path: PathLike) -> None:
             torch.save(data, tmp)
         except RuntimeError as exc:
             raise _write_failure(tmp, exc) from exc
-    _atomic(path, save)
+    _atomic(path, save, make_folder)
 
 
 def _write_failure(path: str, exc: BaseException) -> OSError:

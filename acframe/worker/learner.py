@@ -197,20 +197,27 @@ class Learner:
         if self.exp_dir is None:
             raise CheckpointError("this learner has no experiment folder to save checkpoints in")
         path = os.path.join(self.exp_dir, 'ckpt', name)
-        if self._folder_existed and not os.path.isdir(self.exp_dir):  # never recreate a run folder that went away
-            raise CheckpointError(f"the run folder {self.exp_dir} is gone: it was moved or deleted while the run went "
-                                  f"on; {path} was not written — resume from wherever the folder went")
+        self._refuse_a_folder_that_went_away(path)
         state = state if state is not None else self.checkpoint_state()
         bad = nonfinite_tensor_names(state.get('policy'))
         if bad:
             raise NonFiniteError(f"the policy's {', '.join(bad[:4])} hold NaN/inf at train iter {self.train_iter}: "
                                  f"{path} was not written (the last good checkpoint is kept)")
         try:
-            atomic_torch_save(state, path)
+            if self._folder_existed and not os.path.isdir(os.path.dirname(path)):
+                os.mkdir(os.path.dirname(path))  # ckpt/ only: a run folder moved meanwhile is FileNotFoundError
+            atomic_torch_save(state, path, make_folder=not self._folder_existed)
         except OSError as exc:
+            self._refuse_a_folder_that_went_away(path)  # moved between the check above and the write
             raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc} (the previous one is intact); "
                                   f"free disk space or fix the folder's permissions, then --resume") from exc
         return path
+
+    def _refuse_a_folder_that_went_away(self, path: str) -> None:
+        """Never recreate a run folder that went away: one line saying where the checkpoint was not written."""
+        if self._folder_existed and not os.path.isdir(self.exp_dir):
+            raise CheckpointError(f"the run folder {self.exp_dir} is gone: it was moved or deleted while the run went "
+                                  f"on; {path} was not written — resume from wherever the folder went")
 
     def load_checkpoint_state(self, state: Dict[str, Any]) -> None:
         self.policy.load_state_dict(state['policy'])

@@ -116,6 +116,22 @@ def test_checkpoint_writes_are_atomic(tmp_path):
     assert load_checkpoint(path)['train_iter'] == 1
 
 
+@pytest.mark.parametrize('ckpt_folder_made', [True, False])
+def test_a_run_folder_moved_while_a_checkpoint_is_being_written_is_named_and_not_recreated(tmp_path, ckpt_folder_made):
+    """The folder is renamed after the learner's first look and before the file is written (the race that CI hit):
+    still the one 'is gone' error, and neither RUN nor RUN/ckpt comes back as a stub."""
+    run = tmp_path / 'run'
+    (run / 'ckpt').mkdir(parents=True) if ckpt_folder_made else run.mkdir()
+
+    def move_then_give_state() -> dict:
+        run.rename(tmp_path / 'moved')
+        return {}
+    learner = Learner(CountingLearnMode(), str(run), state_provider=move_then_give_state)
+    with pytest.raises(CheckpointError, match='is gone: it was moved or deleted'):
+        learner.save_checkpoint('ckpt_latest.pth')
+    assert not run.exists()
+
+
 def test_checkpoint_roundtrip_restores_the_policy_and_the_iteration(tmp_path):
     learner = Learner(CountingLearnMode(), str(tmp_path))
     for _ in range(3):
