@@ -1,7 +1,15 @@
 """Shared test fixtures."""
+import signal
 from typing import Callable, List, Tuple
 
 import pytest
+
+# A suite started in the background of a non-interactive shell (`make test &`, `(pytest ... &)`) inherits SIGINT
+# ignored, and so would every acframe process the tests start: the tests that press Ctrl-C (a SIGINT to the run's
+# process group) would wait for a run that, as a nohup'd process must, ignores it. Handled here, it is reset to the
+# default in every process the tests exec.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def read_scalars(log_dir: str) -> List[Tuple[str, int, float]]:
