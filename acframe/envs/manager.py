@@ -173,8 +173,8 @@ class EnvManager:
     def _step_in_process(self, actions: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Dict[str, Any]]:
         """``SyncVectorEnv.step`` with SAME_STEP autoreset for Box observations, as gymnasium makes it: env ``i`` steps
         with ``actions[i]`` (the element gymnasium's ``iterate`` hands it) and, when its episode ended, is reset, its
-        last observation kept in ``info['final_obs'][i]``; the observations are written into a new ``(B, ...)``
-        array of the space's dtype (gymnasium's ``concatenate``)."""
+        last observation kept in ``info['final_obs'][i]``; the observations are stacked into a new ``(B, ...)``
+        array of the space's dtype as gymnasium's ``concatenate`` stacks them (same shape and casting checks)."""
         envs = self._venv.envs
         if len(actions) != len(envs):
             raise ValueError(f"{len(actions)} actions for {len(envs)} envs")
@@ -184,12 +184,14 @@ class EnvManager:
         terminated = np.zeros(self.num_envs, dtype=np.bool_)
         truncated = np.zeros(self.num_envs, dtype=np.bool_)
         final_obs: Dict[int, Any] = {}
+        singles = []
         for i, env in enumerate(envs):
             single, reward[i], terminated[i], truncated[i], _ = env.step(actions[i])
             if terminated[i] or truncated[i]:
                 final_obs[i] = single
                 single, _ = env.reset()
-            obs[i] = single
+            singles.append(single)
+        np.stack(singles, axis=0, out=obs)  # gymnasium's concatenate: its shape and casting checks
         return obs, reward, terminated, truncated, {'final_obs': final_obs}
 
     # ---- bookkeeping shared with other managers (EnvPool) ------------------------------------------
