@@ -93,3 +93,26 @@ def test_a_training_step_does_not_import_dynamo():
     )
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == 'False'
+
+
+@pytest.mark.parametrize('scale', [1e-3, 10.0])
+def test_clip_grad_norm_is_torch_clip_grad_norm_bit_for_bit(scale):
+    # acframe's clip_grad_norm (the learn modes' 'clip_norm') skips torch's per-call grouping of the gradients: the
+    # clipped gradients and the returned norm must be torch's to the bit, clipped (scale 10) or not (1e-3)
+    from acframe.policy.base import clip_grad_norm, clip_gradients
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.Tanh(), torch.nn.Linear(64, 2))
+    grads = [torch.randn_like(p) * scale for p in model.parameters()]
+    ours, theirs = [p.detach().clone().requires_grad_() for p in model.parameters()], list(model.parameters())
+    for a, b, g in zip(ours, theirs, grads):
+        a.grad, b.grad = g.clone(), g.clone()
+    norm = clip_grad_norm(ours, 0.5)
+    expected = torch.nn.utils.clip_grad_norm_(theirs, 0.5)
+    assert norm == float(expected) and (norm > 0.5) == (scale > 1)
+    for a, b in zip(ours, theirs):
+        assert torch.equal(a.grad, b.grad)
+    for a, g in zip(ours, grads):
+        a.grad = g.clone()
+    assert clip_gradients(ours, 'clip_norm', 0.5) == norm
+    assert clip_grad_norm([torch.nn.Parameter(torch.ones(2))], 0.5) == 0.0  # no gradient: nothing to clip

@@ -96,6 +96,10 @@ class EnvManager:
                 raise EnvError(f"an env subprocess ({role or 'env manager'}) died while its env was built ({type(exc).__name__}); "
                                f"build one env of this config in a plain Python session to see why") from None
         self._attach(venv, len(env_fns), watch_sync and manager != 'async')
+        # in-process envs with array observations are stepped one by one here (``_step_in_process``), not through
+        # SyncVectorEnv.step: the same calls on each env, without its generic per-step bookkeeping (~30 % of a
+        # CartPole step)
+        self._direct = manager == 'sync' and isinstance(venv.single_observation_space, gym.spaces.Box)
 
     def _prepare(self, seeds: Sequence[int], manager: str, role: str, step_timeout_s: Optional[float]) -> None:
         """The attributes every manager sets before its envs are built."""
@@ -105,6 +109,7 @@ class EnvManager:
         self.role = role
         self.step_timeout_s = None if step_timeout_s is None else float(step_timeout_s)
         self._closed = True  # until built: nothing to close
+        self._direct = False  # in-process Box-observation envs stepped by ``_step_in_process`` (set by __init__)
         if self.step_timeout_s is not None:
             watch_continues()  # the watchdog does not count the time the process was stopped
         self._alarm: Optional[_SyncAlarm] = None
@@ -146,7 +151,10 @@ class EnvManager:
         else:
             try:
                 with self._watch():
-                    obs, reward, terminated, truncated, info = self._venv.step(actions)
+                    if self._direct:
+                        obs, reward, terminated, truncated, info = self._step_in_process(actions)
+                    else:
+                        obs, reward, terminated, truncated, info = self._venv.step(actions)
             except EnvError:
                 raise
             except Exception as exc:
@@ -161,6 +169,30 @@ class EnvManager:
         self._record_finished(done_index)
         return StepResult(obs, reward.astype(np.float32, copy=False), terminated, truncated & ~terminated,
                           done_index, final_obs)
+
+    def _step_in_process(self, actions: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Dict[str, Any]]:
+        """``SyncVectorEnv.step`` with SAME_STEP autoreset for Box observations, as gymnasium makes it: env ``i`` steps
+        with ``actions[i]`` (the element gymnasium's ``iterate`` hands it) and, when its episode ended, is reset, its
+        last observation kept in ``info['final_obs'][i]``; the observations are stacked into a new ``(B, ...)``
+        array of the space's dtype as gymnasium's ``concatenate`` stacks them (same shape and casting checks)."""
+        envs = self._venv.envs
+        if len(actions) != len(envs):
+            raise ValueError(f"{len(actions)} actions for {len(envs)} envs")
+        space = self._venv.single_observation_space
+        obs = np.empty((self.num_envs,) + tuple(space.shape), dtype=space.dtype)
+        reward = np.zeros(self.num_envs, dtype=np.float64)
+        terminated = np.zeros(self.num_envs, dtype=np.bool_)
+        truncated = np.zeros(self.num_envs, dtype=np.bool_)
+        final_obs: Dict[int, Any] = {}
+        singles = []
+        for i, env in enumerate(envs):
+            single, reward[i], terminated[i], truncated[i], _ = env.step(actions[i])
+            if terminated[i] or truncated[i]:
+                final_obs[i] = single
+                single, _ = env.reset()
+            singles.append(single)
+        np.stack(singles, axis=0, out=obs)  # gymnasium's concatenate: its shape and casting checks
+        return obs, reward, terminated, truncated, {'final_obs': final_obs}
 
     # ---- bookkeeping shared with other managers (EnvPool) ------------------------------------------
     def _init_bookkeeping(self, observation_space: gym.Space, action_space: gym.Space) -> None:

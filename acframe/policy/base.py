@@ -172,7 +172,9 @@ class Policy:
         the gradient is NaN/inf: then ``learn.on_nonfinite`` decides: 'error' raises ``NonFiniteError`` naming
         it, 'skip_update' drops this update (weights untouched). Returns the pre-clip gradient norm."""
         learn = self._cfg.learn
-        optimizer.zero_grad(set_to_none=True)
+        for group in optimizer.param_groups:  # optimizer.zero_grad(set_to_none=True) without its profiler hooks
+            for param in group['params']:
+                param.grad = None
         loss.backward()
         if self._data_parallel is not None:  # parallel.learner_num > 1: every rank steps on the same gradient
             self._data_parallel.reduce_gradients(params, average=learn.get('loss_reduction', 'mean') != 'sum')
@@ -787,11 +789,29 @@ def clip_gradients(params: Sequence[torch.nn.Parameter], grad_clip_type: Optiona
     """Clip in place by global norm (``clip_norm``) or elementwise (``clip_value``); return the pre-clip norm."""
     grads = [p for p in params if p.grad is not None]
     if grad_clip_type == 'clip_norm':
-        return float(torch.nn.utils.clip_grad_norm_(grads, clip_value))
+        return clip_grad_norm(grads, clip_value)
     norm = float(torch.nn.utils.get_total_norm([p.grad for p in grads])) if grads else 0.0
     if grad_clip_type == 'clip_value':
         torch.nn.utils.clip_grad_value_(grads, clip_value)
     return norm
+
+
+def clip_grad_norm(params: Sequence[torch.nn.Parameter], max_norm: float) -> float:
+    """``torch.nn.utils.clip_grad_norm_(params, max_norm)`` (2-norm) as a float: the same operations, in the same
+    order, so the same bits, without its per-call grouping of the tensors by device and dtype when they all share one
+    (a tenth of a small network's gradient step on CPU); otherwise torch's own."""
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return 0.0
+    first = grads[0]
+    if (first.device.type not in ('cpu', 'cuda') or first.is_sparse
+            or any(type(g) is not torch.Tensor or g.device != first.device or g.dtype != first.dtype or g.is_sparse
+                   for g in grads)):
+        return float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+    with torch.no_grad():
+        total_norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
+        torch._foreach_mul_(grads, torch.clamp(max_norm / (total_norm + 1e-6), max=1.0))
+    return float(total_norm)
 
 
 def _action_kind_and_shape(action_space: Any) -> Tuple[str, Any]:

@@ -327,7 +327,9 @@ class PPOPolicy(Policy):
         policy = ppo_policy_loss(log_prob, batch.log_prob_old, advantages, clip_ratio)
         value_loss = ppo_value_loss(values, batch.value_old, batch.value_target, learn.value_clip_ratio)
         entropy = dist.entropy().mean()
-        total_loss = policy.loss + learn.value_weight * value_loss - learn.entropy_weight * entropy
+        total_loss = policy.loss + learn.value_weight * value_loss
+        if learn.entropy_weight:  # (without a bonus, the entropy is only reported: no backward through it)
+            total_loss = total_loss - learn.entropy_weight * entropy
 
         info = self._learn_step(total_loss, policy_loss=policy.loss, value_loss=value_loss, entropy=entropy,
                                 approx_kl=policy.approx_kl, clip_fraction=policy.clip_fraction, clip_ratio=clip_ratio,

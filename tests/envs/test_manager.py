@@ -115,6 +115,35 @@ def test_same_step_final_obs_matches_a_plain_gymnasium_env():
         np.testing.assert_allclose(result.obs[0], reference.reset()[0])
 
 
+def test_in_process_steps_equal_gymnasium_sync_vector_env_bit_for_bit():
+    # the sync manager steps Box-observation envs one by one itself (_step_in_process): every result must be
+    # SyncVectorEnv.step's (SAME_STEP), episode ends included (CartPole with 20-step episodes: truncations and
+    # terminations)
+    cfg = EasyDict(env=dict(type='gym', env_id='CartPole-v1', max_episode_steps=20, env_kwargs={}, obs_keys=None,
+                            manager='sync'))
+    with make_env_manager(cfg, 'collector', 4, seed=7) as envs:
+        assert envs._direct
+        reference = gym.vector.SyncVectorEnv([lambda: gym.make('CartPole-v1', max_episode_steps=20)] * 4,
+                                             autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+        np.testing.assert_array_equal(envs.reset(), reference.reset(seed=[7, 8, 9, 10])[0])
+        actions = np.random.default_rng(0).integers(0, 2, size=(60, 4))
+        ends = 0
+        for action in actions:
+            result = envs.step(action)
+            obs, reward, terminated, truncated, info = reference.step(action)
+            np.testing.assert_array_equal(result.obs, obs)
+            assert result.obs.dtype == obs.dtype
+            np.testing.assert_array_equal(result.reward, reward.astype(np.float32))
+            np.testing.assert_array_equal(result.terminated, terminated)
+            np.testing.assert_array_equal(result.truncated, truncated & ~terminated)
+            np.testing.assert_array_equal(result.done_index, np.flatnonzero(terminated | truncated))
+            if len(result.done_index):
+                ends += len(result.done_index)
+                np.testing.assert_array_equal(result.final_obs, np.stack([info['final_obs'][i] for i in result.done_index]))
+        assert ends >= 8
+        reference.close()
+
+
 def test_per_env_seeds_derive_from_the_run_seed():
     cfg = EasyDict(env=dict(type='gym', env_id='cartpole', env_kwargs={}, obs_keys=None, max_episode_steps=None,
                             manager='sync'))
