@@ -225,3 +225,52 @@ def test_episodic_batches_equal_the_plain_buffers(cls):
     store._chunks[0][[a, b]] = store._chunks[0][[b, a]]
     starts = dedup.valid_starts()
     assert not torch.equal(dedup.gather_windows(starts).obs, plain.gather_windows(plain.valid_starts()).obs)
+
+
+@pytest.mark.parametrize('policy_type', ['impala', 'acer'])
+def test_a_pixel_run_and_its_resume_with_the_deduplicated_buffer_equal_the_plain_buffers(tmp_path, policy_type):
+    """toy_pixel_dot's uint8 (2, 16, 16) stacks, the buffer saved in the checkpoint: a run, then a run stopped and
+    resumed, give every learner info of the same runs with the plain buffer, bit for bit. (This env's frame stack
+    is not plain data, so a resume resets the envs, with either buffer: the resumed runs are compared.)"""
+    from acframe.entry import serial_pipeline
+    from acframe.worker import LearnerHook, load_checkpoint
+
+    class Infos(LearnerHook):
+        def __init__(self):
+            self.infos = []
+
+        def after_iter(self, learner, info):
+            self.infos.append((learner.train_iter, dict(info)))
+
+    def config(dedup):
+        model = dict(encoder='impala_resnet', encoder_channels=[8], encoder_hidden_size_list=[32], activation='relu')
+        buffer = dict(save_in_checkpoint=True, dedup_frames=dedup)
+        if policy_type == 'impala':
+            policy = dict(model=model, unroll_len=4, learn=dict(batch_size=4, update_per_collect=2),
+                          collect=dict(n_sample=4),
+                          other=dict(replay_buffer=dict(buffer, replay_buffer_size=12, max_use=3)))
+        else:
+            policy = dict(model=model, learn=dict(batch_size=2), collect=dict(n_sample=4),
+                          other=dict(replay_buffer=dict(buffer, replay_buffer_size=40, unroll_len=4,
+                                                        replay_start_size=8)))
+        main = dict(env=dict(env_id='toy_pixel_dot', collector_env_num=4, evaluator_env_num=1, n_evaluator_episode=1,
+                             stop_value=None),
+                    policy=dict(policy, eval=dict(evaluator=dict(eval_freq=1000))))
+        return main, dict(env=dict(type='toy_pixel_dot'), policy=dict(type=policy_type))
+
+    def train(cfg, name, stop, resume=None):
+        hook = Infos()
+        serial_pipeline(cfg, seed=0, exp_dir=None if resume else str(tmp_path / name), resume=resume,
+                        max_train_iter=stop, progress=False, learner_hooks=[hook])
+        return hook.infos
+
+    runs = {}
+    for dedup in (False, True):
+        whole = train(config(dedup), f'whole{dedup}', 24)
+        first = train(config(dedup), f'half{dedup}', 12)
+        state = load_checkpoint(str(tmp_path / f'half{dedup}' / 'ckpt' / 'ckpt_latest.pth'))
+        assert bool(state['buffer']['frames']) == dedup
+        resumed = train(None, '', 24, resume=str(tmp_path / f'half{dedup}'))
+        assert first == whole[:len(first)] and len(resumed) == len(whole) - len(first) > 0
+        runs[dedup] = (whole, resumed)
+    assert runs[True] == runs[False]
