@@ -13,7 +13,7 @@ import torch
 
 from ..errors import ConfigError
 from ..registry import BUFFER_REGISTRY
-from .frames import FrameStore, stacked_frames
+from .frames import FrameStore, frames_equal, stacked_frames
 from .tree import leaves, make_tree, nest, to_dict, ttorch
 
 
@@ -132,14 +132,23 @@ class ReplayBuffer:
         for obs_key, store in self._frames.items():
             obs, final = source[obs_key], source.get('final_' + obs_key)
             rows = np.empty((len(slots),) + tuple(obs.shape[1:3]), dtype=np.int64)
+            # every byte comparison of the samples at once (n, steps, K(-1)), then the indices step by step
+            flat = obs.reshape(obs.shape[:3] + (-1,))
+            shift, within = frames_equal(flat[:, 1:, :-1], flat[:, :-1, 1:]), frames_equal(flat[:, :, 1:], flat[:, :, :-1])
             for u in range(rows.shape[1]):
-                rows[:, u] = store.put(obs[:, u], shift_from=rows[:, u - 1] if u else None)
+                rows[:, u] = store.put(obs[:, u], shift_from=rows[:, u - 1] if u else None,
+                                       equal={'shift': shift[:, u - 1] if u else None, 'within': within[:, u]})
             self._frame_index[obs_key][slots] = rows
             if final is not None and 'final_' + obs_key in self._frame_index:
                 final_rows = np.empty((len(slots),) + tuple(final.shape[1:3]), dtype=np.int64)
+                fin = final.reshape(final.shape[:3] + (-1,))
+                shift, same = frames_equal(fin[:, :, :-1], flat[:, :-1, 1:]), frames_equal(fin[:, 1:], fin[:, :-1])
+                within = frames_equal(fin[:, :, 1:], fin[:, :, :-1])
                 for u in range(final_rows.shape[1]):
                     final_rows[:, u] = store.put(final[:, u], shift_from=rows[:, u],
-                                                 same_from=final_rows[:, u - 1] if u else None)
+                                                 same_from=final_rows[:, u - 1] if u else None,
+                                                 equal={'shift': shift[:, u], 'same': same[:, u - 1] if u else None,
+                                                        'within': within[:, u]})
                 self._frame_index['final_' + obs_key][slots] = final_rows
         self._filled[slots] = True
 

@@ -213,15 +213,16 @@ class EpisodicReplayBuffer:
             none = np.full((slots_tb.shape[1], k_frames), -1, dtype=np.int64)
             prev_next = np.where(linked[:, None], rows['next_' + leaf][tails].numpy(), none) if 'next_' + leaf in rows else none
             prev_final = np.where(linked[:, None], rows['final_' + leaf][tails].numpy(), none) if 'final_' + leaf in rows else none
-            for t, slots in enumerate(slots_tb):
-                slots_t = torch.from_numpy(slots)
-                here = store.put(obs[t], same_from=prev_next)
+            for t, slots in enumerate(slots_tb):  # (the frames of step t - 1's rows are the segment's; at t = 0
+                slots_t = torch.from_numpy(slots)  # the store's, gathered)
+                here = store.put(obs[t], same_from=prev_next, same_rows=obs[t] if t else None)
                 rows[leaf][slots_t] = torch.from_numpy(here)
                 if 'next_' + leaf in rows:
-                    prev_next = store.put(obs[t + 1], shift_from=here)
+                    prev_next = store.put(obs[t + 1], shift_from=here, shift_rows=obs[t])
                     rows['next_' + leaf][slots_t] = torch.from_numpy(prev_next)
                 if final is not None and 'final_' + leaf in rows:
-                    prev_final = store.put(final[t], shift_from=here, same_from=prev_final)
+                    prev_final = store.put(final[t], shift_from=here, shift_rows=obs[t], same_from=prev_final,
+                                           same_rows=final[t - 1] if t else None)
                     rows['final_' + leaf][slots_t] = torch.from_numpy(prev_final)
 
     def _release_frames(self, slots: np.ndarray) -> None:

@@ -35,6 +35,17 @@ def stacked_frames(shape: Sequence[int], dtype: Any) -> Optional[Tuple[int, Tupl
     return shape[0], shape[1:]
 
 
+def frames_equal(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
+    """Byte equality of the frames ``a`` and ``b`` ``(..., frame_bytes)`` (uint8, last dim contiguous): a bool array
+    ``(...)``. Compared as 8-byte words where the frame allows (8x fewer elements than bytes)."""
+    for dtype, size in ((torch.int64, 8), (torch.int32, 4)):
+        if a.shape[-1] % size == 0 and a.storage_offset() % size == 0 and b.storage_offset() % size == 0 \
+                and a.stride(-1) == 1 and b.stride(-1) == 1:
+            a, b = a.view(dtype), b.view(dtype)
+            break
+    return (a == b).all(-1).numpy()
+
+
 def space_frames(space: Any) -> Dict[str, Tuple[int, int]]:
     """``{leaf: (K, frame_bytes)}`` for the observation leaves of a gym ``space`` that a buffer with
     ``dedup_frames`` stores deduplicated (``''`` for a plain Box; the sub-key of a Dict space), for the memory
@@ -138,46 +149,69 @@ class FrameStore:
 
     # ---- rows --------------------------------------------------------------------------------------
     def put(self, rows: torch.Tensor, shift_from: Optional[np.ndarray] = None,
-            same_from: Optional[np.ndarray] = None) -> np.ndarray:
+            same_from: Optional[np.ndarray] = None, shift_rows: Optional[torch.Tensor] = None,
+            same_rows: Optional[torch.Tensor] = None, equal: Optional[Dict[str, np.ndarray]] = None) -> np.ndarray:
         """Store ``rows`` ``(n, K, *frame)``; their indices ``(n, K)``.
 
         Frame ``k`` of row ``i`` reuses, the first whose bytes are equal: ``shift_from[i, k + 1]`` (the stream's
         previous observation), ``same_from[i, k]`` (a sibling row), its own frame ``k - 1``; else it is a new frame.
-        ``-1`` in the candidate arrays: no candidate. Every index returned holds one more reference.
+        ``-1`` in the candidate arrays: no candidate. ``shift_rows``/``same_rows``: the candidates' frames
+        ``(n, K, *frame)`` when the caller has them (compared without a gather from the store; they must be the
+        frames those indices hold). ``equal``: those byte comparisons made already by the caller (for many rows at
+        once): ``{'shift': (n, K - 1), 'same': (n, K), 'within': (n, K - 1)}`` bool masks, any of them. Every index
+        returned holds one more reference.
         """
+        equal = equal or {}
         n, k_frames = int(rows.shape[0]), int(rows.shape[1])
         index = np.full((n, k_frames), -1, dtype=np.int64)
         if n == 0:
             return index
         flat = rows.reshape(n, k_frames, -1)
+        # byte equality of every frame with its candidates, all frames at once: (n, K - 1) or (n, K) masks
+        eq_shift, eq_same, eq_within = equal.get('shift'), equal.get('same'), equal.get('within')
+        if shift_from is not None and k_frames > 1:
+            if eq_shift is None:
+                other = self._candidate_frames(shift_from, shift_rows).reshape(n, k_frames, -1)
+                eq_shift = frames_equal(flat[:, :-1], other[:, 1:])
+            eq_shift = eq_shift & (shift_from[:, 1:] >= 0)
+        else:
+            eq_shift = None
+        if same_from is not None:
+            if eq_same is None:
+                other = self._candidate_frames(same_from, same_rows).reshape(n, k_frames, -1)
+                eq_same = frames_equal(flat, other)
+            eq_same = eq_same & (same_from >= 0)
+        else:
+            eq_same = None
+        if eq_within is None and k_frames > 1:
+            eq_within = frames_equal(flat[:, 1:], flat[:, :-1])
+        fresh_mask = np.zeros((n, k_frames), dtype=bool)
         for k in range(k_frames):
-            pending = np.ones(n, dtype=bool)
-            candidates = []
-            if shift_from is not None and k + 1 < k_frames:
-                candidates.append(shift_from[:, k + 1])
-            if same_from is not None:
-                candidates.append(same_from[:, k])
-            for cand in candidates:
-                at = np.flatnonzero(pending & (cand >= 0))
-                if len(at):
-                    stored = self.gather(cand[at]).reshape(len(at), -1)
-                    equal = (stored == flat[torch.from_numpy(at), k]).all(1).numpy()
-                    index[at[equal], k] = cand[at[equal]]
-                    pending[at[equal]] = False
+            column = np.full(n, -1, dtype=np.int64)
+            if eq_shift is not None and k + 1 < k_frames:
+                column = np.where(eq_shift[:, k], shift_from[:, k + 1], column)
+            if eq_same is not None:
+                column = np.where((column < 0) & eq_same[:, k], same_from[:, k], column)
             if k > 0:
-                at = np.flatnonzero(pending)
-                if len(at):
-                    at_t = torch.from_numpy(at)
-                    equal = (flat[at_t, k] == flat[at_t, k - 1]).all(1).numpy()
-                    index[at[equal], k] = index[at[equal], k - 1]
-                    pending[at[equal]] = False
-            at = np.flatnonzero(pending)
-            if len(at):
-                fresh = self._alloc(len(at))
-                self._write(fresh, rows[torch.from_numpy(at), k])
-                index[at, k] = fresh
+                column = np.where((column < 0) & eq_within[:, k - 1], index[:, k - 1], column)
+            fresh = column < 0
+            if fresh.any():
+                column[fresh] = self._alloc(int(fresh.sum()))
+                fresh_mask[:, k] = fresh
+            index[:, k] = column
+        if fresh_mask.any():
+            at_row, at_k = np.nonzero(fresh_mask)
+            self._write(index[at_row, at_k], rows[torch.from_numpy(at_row), torch.from_numpy(at_k)])
         np.add.at(self.refs, index.reshape(-1), 1)
         return index
+
+    def _candidate_frames(self, index: np.ndarray, given: Optional[torch.Tensor]) -> torch.Tensor:
+        """The frames of the candidate indices ``index`` ``(n, K)``: ``given``, or gathered (``-1``: any frame)."""
+        if given is not None:
+            return given
+        if self.allocated == 0:
+            return torch.zeros(index.shape + self.frame_shape, dtype=self.dtype)
+        return self.gather(np.maximum(index, 0))
 
     def release(self, index: np.ndarray) -> None:
         """Drop one reference per entry of ``index`` (rows of slots overwritten or evicted; ``-1`` entries skipped)."""
