@@ -274,3 +274,37 @@ def test_a_pixel_run_and_its_resume_with_the_deduplicated_buffer_equal_the_plain
         assert first == whole[:len(first)] and len(resumed) == len(whole) - len(first) > 0
         runs[dedup] = (whole, resumed)
     assert runs[True] == runs[False]
+
+
+@pytest.mark.parametrize('config_file', ['cartpole_impala.py', 'cartpole_acer.py'])
+def test_the_start_up_memory_check_counts_the_frame_store_for_stacked_frames_only(config_file):
+    """A buffer of Atari stacks refused stored whole fits deduplicated; float vectors are counted whole either way."""
+    import gymnasium as gym
+
+    from acframe.config import compile_config
+    from acframe.entry.budget import check_buffer_memory
+    from acframe.errors import ConfigError
+
+    frames, vectors, actions = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8), gym.spaces.Box(-1, 1, (4, 84, 84)), \
+        gym.spaces.Discrete(6)
+    from acframe.entry.budget import _STEP_OVERHEAD_BYTES, action_step_bytes
+    from acframe.policy import policy_class
+    from acframe.registry import BUFFER_REGISTRY
+
+    cfg = compile_config(config_file)
+    cls = BUFFER_REGISTRY.get(cfg.policy.other.replay_buffer.type)
+    unroll, step = policy_class(cfg).train_sample_len(cfg.policy), action_step_bytes(actions) + _STEP_OVERHEAD_BYTES
+    plain = cls.storage_bytes(1000, 4 * 84 * 84, step, unroll)
+    dedup_bytes = cls.storage_bytes(1000, 4 * 84 * 84, step, unroll, frames={'': (4, 84 * 84)})
+    assert dedup_bytes < plain / 5
+    available = lambda: 2 * (plain + dedup_bytes) // 2  # a buffer may take half: between the two
+    for dedup in (True, False):
+        cfg = compile_config(config_file, ['policy.other.replay_buffer.replay_buffer_size=1000',
+                                           f'policy.other.replay_buffer.dedup_frames={dedup}'])
+        if dedup:
+            check_buffer_memory(cfg, frames, actions, available=available)
+        else:
+            with pytest.raises(ConfigError, match='replay_buffer_size'):
+                check_buffer_memory(cfg, frames, actions, available=available)
+        with pytest.raises(ConfigError, match='replay_buffer_size'):
+            check_buffer_memory(cfg, vectors, actions, available=available)
