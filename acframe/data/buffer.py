@@ -70,7 +70,8 @@ class ReplayBuffer:
         plain = obs_bytes - sum(k * size for k, size in frames.values())
         per_sample = (unroll_len + 1) * plain + unroll_len * (plain + step_bytes)
         for k, size in frames.values():
-            per_sample += cls.frames_per_sample(unroll_len, k) * (size + FrameStore.FRAME_OVERHEAD) + (2 * unroll_len + 1) * k * 8
+            store = cls.frames_per_sample(unroll_len, k) * (size + FrameStore.FRAME_OVERHEAD)
+            per_sample += store + (2 * unroll_len + 1) * k * 8  # the frames, and int64 indices of obs and final_obs
         return int(capacity) * per_sample
 
     @staticmethod
@@ -109,8 +110,9 @@ class ReplayBuffer:
         plain = {}
         for key, x in leaves(samples):
             self._specs[key] = (tuple(x.shape[1:]), x.dtype)
-            obs_key = key[len('final_'):] if key.startswith('final_obs') else key
-            found = stacked_frames(x.shape[2:], x.dtype) if (self.dedup_frames and (obs_key == 'obs' or obs_key.startswith('obs.'))) else None
+            obs_key = _obs_leaf(key)
+            is_obs = obs_key == 'obs' or obs_key.startswith('obs.')
+            found = stacked_frames(x.shape[2:], x.dtype) if self.dedup_frames and is_obs else None
             if found is None:
                 plain[key] = torch.zeros((self.capacity,) + tuple(x.shape[1:]), dtype=x.dtype)
                 continue
@@ -127,14 +129,15 @@ class ReplayBuffer:
         frame) and each final observation with its step's observation (shifted) and the previous final one."""
         source = dict(leaves(samples))
         for key in self._frame_index:
-            self._frames[key[len('final_'):] if key.startswith('final_obs') else key].release(
+            self._frames[_obs_leaf(key)].release(
                 self._frame_index[key][slots[self._filled[slots]]])
         for obs_key, store in self._frames.items():
             obs, final = source[obs_key], source.get('final_' + obs_key)
             rows = np.empty((len(slots),) + tuple(obs.shape[1:3]), dtype=np.int64)
             # every byte comparison of the samples at once (n, steps, K(-1)), then the indices step by step
             flat = obs.reshape(obs.shape[:3] + (-1,))
-            shift, within = frames_equal(flat[:, 1:, :-1], flat[:, :-1, 1:]), frames_equal(flat[:, :, 1:], flat[:, :, :-1])
+            shift = frames_equal(flat[:, 1:, :-1], flat[:, :-1, 1:])
+            within = frames_equal(flat[:, :, 1:], flat[:, :, :-1])
             for u in range(rows.shape[1]):
                 rows[:, u] = store.put(obs[:, u], shift_from=rows[:, u - 1] if u else None,
                                        equal={'shift': shift[:, u - 1] if u else None, 'within': within[:, u]})
@@ -159,8 +162,7 @@ class ReplayBuffer:
         batch = {key: torch.index_select(x, 0, index_t, out=into[key]) if into else torch.index_select(x, 0, index_t)
                  for key, x in leaves(self._storage)}  # 8x a tree's x[index] on images
         for key, rows in self._frame_index.items():
-            store = self._frames[key[len('final_'):] if key.startswith('final_obs') else key]
-            batch[key] = store.gather(rows[index], out=into.get(key))
+            batch[key] = self._frames[_obs_leaf(key)].gather(rows[index], out=into.get(key))
         return batch
 
     def room(self, upto: int) -> int:
@@ -215,10 +217,7 @@ class ReplayBuffer:
         self.pushed, self.sampled = state['pushed'], state['sampled']
         self.evicted_unused = int(state.get('evicted_unused', 0))  # absent from older checkpoints
         # the checkpoint's layout decides (dedup_frames only chooses a fresh buffer's): a plain one stays plain
-        self._frames = {}
-        for key, store_state in state.get('frames', {}).items():
-            self._frames[key] = FrameStore(store_state['frame_shape'], getattr(torch, store_state['dtype'].split('.')[-1]), 1)
-            self._frames[key].load_state_dict(store_state)
+        self._frames = {key: FrameStore.from_state(store) for key, store in state.get('frames', {}).items()}
         self._frame_index = {key: rows.copy() for key, rows in state.get('frame_index', {}).items()}
         self._filled = state['filled'].copy() if 'filled' in state else np.zeros(self.capacity, dtype=bool)
         self._specs = {key: (tuple(shape), getattr(torch, dtype)) for key, (shape, dtype) in state['specs'].items()} \
@@ -230,6 +229,11 @@ class ReplayBuffer:
 
     def set_rng_state(self, state: Dict[str, Any]) -> None:
         self._rng.bit_generator.state = state
+
+
+def _obs_leaf(key: str) -> str:
+    """The observation leaf a stored key's frames belong to: ``final_obs(.k)`` -> ``obs(.k)``."""
+    return key[len('final_'):] if key.startswith('final_obs') else key
 
 
 def _leading(tree: ttorch.Tensor) -> int:

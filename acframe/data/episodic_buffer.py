@@ -211,8 +211,11 @@ class EpisodicReplayBuffer:
             rows = {k: self._storage[k] for k in (leaf, 'next_' + leaf, 'final_' + leaf) if k in self._frame_keys}
             k_frames = int(obs.shape[2])
             none = np.full((slots_tb.shape[1], k_frames), -1, dtype=np.int64)
-            prev_next = np.where(linked[:, None], rows['next_' + leaf][tails].numpy(), none) if 'next_' + leaf in rows else none
-            prev_final = np.where(linked[:, None], rows['final_' + leaf][tails].numpy(), none) if 'final_' + leaf in rows else none
+
+            def of_tails(key: str) -> np.ndarray:  # the rows of each stream's tail slot (-1: a new stream)
+                return np.where(linked[:, None], rows[key][tails].numpy(), none) if key in rows else none
+
+            prev_next, prev_final = of_tails('next_' + leaf), of_tails('final_' + leaf)
             for t, slots in enumerate(slots_tb):  # (the frames of step t - 1's rows are the segment's; at t = 0
                 slots_t = torch.from_numpy(slots)  # the store's, gathered)
                 here = store.put(obs[t], same_from=prev_next, same_rows=obs[t] if t else None)
@@ -397,10 +400,7 @@ class EpisodicReplayBuffer:
         self._fresh = deque(make_tree(segment) for segment in state.get('fresh', []))
         # the checkpoint's layout decides (dedup_frames only chooses a fresh buffer's): a plain one stays plain
         self._frame_keys = dict(state.get('frame_keys', {}))
-        self._frames = {}
-        for leaf, store_state in state.get('frames', {}).items():
-            self._frames[leaf] = FrameStore(store_state['frame_shape'], torch.uint8, 1)
-            self._frames[leaf].load_state_dict(store_state)
+        self._frames = {leaf: FrameStore.from_state(store) for leaf, store in state.get('frames', {}).items()}
 
     def rng_state(self) -> Dict[str, Any]:
         return self._rng.bit_generator.state

@@ -231,6 +231,13 @@ class FrameStore:
                 'chunks': list(self._chunks), 'starts': self._starts.copy(), 'refs': self.refs.copy(),
                 'free': self._free.copy()}
 
+    @classmethod
+    def from_state(cls, state: Dict[str, Any]) -> 'FrameStore':
+        """The store a ``state_dict`` describes."""
+        store = cls(state['frame_shape'], getattr(torch, str(state['dtype']).split('.')[-1]), int(state['expected']))
+        store.load_state_dict(state)
+        return store
+
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self.frame_shape, self.expected = tuple(state['frame_shape']), int(state['expected'])
         self._chunks = list(state['chunks'])
