@@ -138,6 +138,8 @@ POLICY_COMMON = dict(
             max_use=16,
             # (bool) Save the replay buffer contents in checkpoints, so --resume restores it.
             save_in_checkpoint=False,
+            # (bool) fifo, episodic and their prioritized variants store the stacked uint8 frames of image observations (obs of shape (frame_stack, ...)) once each, an observation as frame_stack indices (exact: frames are compared byte for byte; Atari: ~6x less memory, docs/pixels.md); False: every observation stored whole.
+            dedup_frames=True,
         ),
     ),
 )

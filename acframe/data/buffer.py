@@ -13,7 +13,8 @@ import torch
 
 from ..errors import ConfigError
 from ..registry import BUFFER_REGISTRY
-from .tree import _map_with_key, leaves, make_tree, to_dict, tree_map, ttorch
+from .frames import FrameStore, frames_equal, stacked_frames
+from .tree import leaves, make_tree, nest, to_dict, ttorch
 
 
 @BUFFER_REGISTRY.register('fifo')
@@ -24,11 +25,20 @@ class ReplayBuffer:
         replay_buffer_size: capacity in samples.
         max_use: a sample is dropped after being sampled this many times.
         seed: seed of the sampling generator.
+        dedup_frames: store stacked uint8 frames of ``obs``/``final_obs`` once each (``acframe.data.frames``).
     """
 
     reuses_data = True
 
-    def __init__(self, replay_buffer_size: int, max_use: int = 1, seed: int = 0, **_: Any) -> None:
+    def __init__(self, replay_buffer_size: int, max_use: int = 1, seed: int = 0, dedup_frames: bool = True,
+                 **_: Any) -> None:
+        self.dedup_frames = bool(dedup_frames)
+        #: deduplicated leaves: the frame store of each observation leaf, and the (capacity, L, K) indices of each
+        #: stored leaf (``obs``/``final_obs``, or their Dict keys) into it; slots whose index rows hold references
+        self._frames: Dict[str, FrameStore] = {}
+        self._frame_index: Dict[str, np.ndarray] = {}
+        self._filled = np.zeros(int(replay_buffer_size), dtype=bool)
+        self._specs: Dict[str, tuple] = {}  # every leaf's per-sample shape and dtype
         self.capacity = int(replay_buffer_size)
         self.max_use = int(max_use)
         self._storage: Optional[ttorch.Tensor] = None
@@ -50,10 +60,25 @@ class ReplayBuffer:
                               f"lower batch_size or raise replay_buffer_size")
 
     @classmethod
-    def storage_bytes(cls, capacity: int, obs_bytes: int, step_bytes: int, unroll_len: int) -> int:
+    def storage_bytes(cls, capacity: int, obs_bytes: int, step_bytes: int, unroll_len: int,
+                      frames: Optional[Dict[str, tuple]] = None) -> int:
         """Bytes of the storage ``push`` allocates: per sample ``U + 1`` observations, and per step its final
-        observation and ``step_bytes`` (action, reward, flags, the policy's statistics)."""
-        return int(capacity) * ((unroll_len + 1) * obs_bytes + unroll_len * (obs_bytes + step_bytes))
+        observation and ``step_bytes`` (action, reward, flags, the policy's statistics). ``frames``: the observation
+        leaves stored deduplicated, ``{leaf: (K, frame_bytes)}``: each takes the frame store's first chunk
+        (``frames_per_sample`` frames and their bookkeeping) and int64 indices instead."""
+        frames = frames or {}
+        plain = obs_bytes - sum(k * size for k, size in frames.values())
+        per_sample = (unroll_len + 1) * plain + unroll_len * (plain + step_bytes)
+        for k, size in frames.values():
+            store = cls.frames_per_sample(unroll_len, k) * (size + FrameStore.FRAME_OVERHEAD)
+            per_sample += store + (2 * unroll_len + 1) * k * 8  # the frames, and int64 indices of obs and final_obs
+        return int(capacity) * per_sample
+
+    @staticmethod
+    def frames_per_sample(unroll_len: int, frame_stack: int) -> int:
+        """Frames the store expects per sample of a stacked stream: the first stack, one new frame per step, one
+        for the all-zero final observations and one for an episode's end or reset, with a margin."""
+        return unroll_len + frame_stack + 2 + max(1, unroll_len // 8)
 
     def __len__(self) -> int:
         return int(self._valid.sum())
@@ -68,14 +93,77 @@ class ReplayBuffer:
             self.evicted_unused += n - self.capacity
             n = self.capacity
         if self._storage is None:
-            self._storage = tree_map(lambda x: torch.zeros((self.capacity,) + tuple(x.shape[1:]), dtype=x.dtype), samples)
+            self._setup(samples)
         index = (self._next + np.arange(n)) % self.capacity
         self.evicted_unused += int((self._valid[index] & (self._use[index] == 0)).sum())
         _write_ring(self._storage, samples, self._next, self.capacity)
+        if self._frames:
+            self._write_frames(samples, index)
         self._use[index] = 0
         self._valid[index] = True
         self._next = int((self._next + n) % self.capacity)
         self.pushed += n
+
+    def _setup(self, samples: ttorch.Tensor) -> None:
+        """Allocate the storage at the first push: the plain leaves as ring tensors, the stacked-frame observation
+        leaves (with ``dedup_frames``) as a frame store per observation leaf and index arrays."""
+        plain = {}
+        for key, x in leaves(samples):
+            self._specs[key] = (tuple(x.shape[1:]), x.dtype)
+            obs_key = _obs_leaf(key)
+            is_obs = obs_key == 'obs' or obs_key.startswith('obs.')
+            found = stacked_frames(x.shape[2:], x.dtype) if self.dedup_frames and is_obs else None
+            if found is None:
+                plain[key] = torch.zeros((self.capacity,) + tuple(x.shape[1:]), dtype=x.dtype)
+                continue
+            k, frame = found
+            if obs_key not in self._frames:
+                unroll = int(x.shape[1]) - (1 if key == obs_key else 0)
+                self._frames[obs_key] = FrameStore(frame, x.dtype, self.capacity * self.frames_per_sample(unroll, k))
+            self._frame_index[key] = np.full((self.capacity,) + tuple(x.shape[1:3]), -1, dtype=np.int64)
+        self._storage = make_tree(nest(plain))
+
+    def _write_frames(self, samples: ttorch.Tensor, slots: np.ndarray) -> None:
+        """Store the samples' stacked observations in the slots ``slots``: the rows the slots held are released
+        first; then, step by step, each observation shares frames with the sample's previous one (shifted by a
+        frame) and each final observation with its step's observation (shifted) and the previous final one."""
+        source = dict(leaves(samples))
+        for key in self._frame_index:
+            self._frames[_obs_leaf(key)].release(
+                self._frame_index[key][slots[self._filled[slots]]])
+        for obs_key, store in self._frames.items():
+            obs, final = source[obs_key], source.get('final_' + obs_key)
+            rows = np.empty((len(slots),) + tuple(obs.shape[1:3]), dtype=np.int64)
+            # every byte comparison of the samples at once (n, steps, K(-1)), then the indices step by step
+            flat = obs.reshape(obs.shape[:3] + (-1,))
+            shift = frames_equal(flat[:, 1:, :-1], flat[:, :-1, 1:])
+            within = frames_equal(flat[:, :, 1:], flat[:, :, :-1])
+            for u in range(rows.shape[1]):
+                rows[:, u] = store.put(obs[:, u], shift_from=rows[:, u - 1] if u else None,
+                                       equal={'shift': shift[:, u - 1] if u else None, 'within': within[:, u]})
+            self._frame_index[obs_key][slots] = rows
+            if final is not None and 'final_' + obs_key in self._frame_index:
+                final_rows = np.empty((len(slots),) + tuple(final.shape[1:3]), dtype=np.int64)
+                fin = final.reshape(final.shape[:3] + (-1,))
+                shift, same = frames_equal(fin[:, :, :-1], flat[:, :-1, 1:]), frames_equal(fin[:, 1:], fin[:, :-1])
+                within = frames_equal(fin[:, :, 1:], fin[:, :, :-1])
+                for u in range(final_rows.shape[1]):
+                    final_rows[:, u] = store.put(final[:, u], shift_from=rows[:, u],
+                                                 same_from=final_rows[:, u - 1] if u else None,
+                                                 equal={'shift': shift[:, u], 'same': same[:, u - 1] if u else None,
+                                                        'within': within[:, u]})
+                self._frame_index['final_' + obs_key][slots] = final_rows
+        self._filled[slots] = True
+
+    def _gather(self, index: np.ndarray, out: Optional[ttorch.Tensor] = None) -> Dict[str, torch.Tensor]:
+        """The stored samples ``index`` ``(B,)``, item-major ``{dotted key: (B, ...)}`` (into ``out``'s tensors)."""
+        index_t = torch.from_numpy(index)
+        into = dict(leaves(out)) if out is not None else {}
+        batch = {key: torch.index_select(x, 0, index_t, out=into[key]) if into else torch.index_select(x, 0, index_t)
+                 for key, x in leaves(self._storage)}  # 8x a tree's x[index] on images
+        for key, rows in self._frame_index.items():
+            batch[key] = self._frames[_obs_leaf(key)].gather(rows[index], out=into.get(key))
+        return batch
 
     def room(self, upto: int) -> int:
         """How many samples (at most ``upto``) a push takes now without overwriting one never sampled: the ring's
@@ -93,12 +181,7 @@ class ReplayBuffer:
             return None
         index = self._rng.choice(valid, size=batch_size, replace=False)
         index.sort()
-        index_t = torch.from_numpy(index)
-        if out is None:
-            batch = tree_map(lambda x: torch.index_select(x, 0, index_t), self._storage)  # 8x a tree's x[index] on images
-        else:
-            into = dict(leaves(out))
-            batch = make_tree(_map_with_key(lambda key, x: torch.index_select(x, 0, index_t, out=into[key]), self._storage))
+        batch = make_tree(nest(self._gather(index, out)))
         self._use[index] += 1
         self._valid[index[self._use[index] >= self.max_use]] = False
         self.sampled += batch_size
@@ -109,8 +192,8 @@ class ReplayBuffer:
         copy to a GPU); None before the first push."""
         if self._storage is None:
             return None
-        return tree_map(lambda x: torch.empty((batch_size,) + tuple(x.shape[1:]), dtype=x.dtype, pin_memory=pin_memory),
-                        self._storage)
+        return make_tree(nest({key: torch.empty((batch_size,) + shape, dtype=dtype, pin_memory=pin_memory)
+                                for key, (shape, dtype) in self._specs.items()}))
 
     def clear(self) -> None:
         self._valid[:] = False
@@ -121,6 +204,10 @@ class ReplayBuffer:
             'use': self._use.copy(), 'valid': self._valid.copy(), 'next': self._next,
             'rng': self._rng.bit_generator.state, 'pushed': self.pushed, 'sampled': self.sampled,
             'evicted_unused': self.evicted_unused,
+            'frames': {key: store.state_dict() for key, store in self._frames.items()},
+            'frame_index': {key: rows.copy() for key, rows in self._frame_index.items()},
+            'filled': self._filled.copy(),
+            'specs': {key: (list(shape), str(dtype).split('.')[-1]) for key, (shape, dtype) in self._specs.items()},
         }
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
@@ -129,12 +216,24 @@ class ReplayBuffer:
         self._rng.bit_generator.state = state['rng']
         self.pushed, self.sampled = state['pushed'], state['sampled']
         self.evicted_unused = int(state.get('evicted_unused', 0))  # absent from older checkpoints
+        # the checkpoint's layout decides (dedup_frames only chooses a fresh buffer's): a plain one stays plain
+        self._frames = {key: FrameStore.from_state(store) for key, store in state.get('frames', {}).items()}
+        self._frame_index = {key: rows.copy() for key, rows in state.get('frame_index', {}).items()}
+        self._filled = state['filled'].copy() if 'filled' in state else np.zeros(self.capacity, dtype=bool)
+        self._specs = {key: (tuple(shape), getattr(torch, dtype)) for key, (shape, dtype) in state['specs'].items()} \
+            if 'specs' in state else (
+            {} if self._storage is None else {key: (tuple(x.shape[1:]), x.dtype) for key, x in leaves(self._storage)})
 
     def rng_state(self) -> Dict[str, Any]:
         return self._rng.bit_generator.state
 
     def set_rng_state(self, state: Dict[str, Any]) -> None:
         self._rng.bit_generator.state = state
+
+
+def _obs_leaf(key: str) -> str:
+    """The observation leaf a stored key's frames belong to: ``final_obs(.k)`` -> ``obs(.k)``."""
+    return key[len('final_'):] if key.startswith('final_obs') else key
 
 
 def _leading(tree: ttorch.Tensor) -> int:

@@ -37,7 +37,8 @@ import torch
 
 from ..errors import ConfigError
 from ..registry import BUFFER_REGISTRY
-from .tree import is_leaf, lead_shape, leaves, make_tree, to_dict, ttorch
+from .frames import FrameStore, stacked_frames
+from .tree import is_leaf, lead_shape, leaves, make_tree, nest as _nest, to_dict, ttorch
 
 REPLAY_RATIO_TYPES = ('poisson', 'fixed')
 
@@ -53,12 +54,17 @@ class EpisodicReplayBuffer:
         replay_ratio_type: ``'poisson'`` or ``'fixed'``.
         replay_start_size: no replay until this many transitions are stored.
         seed: seed of the sampling generator.
+        dedup_frames: store stacked uint8 frames of ``obs``/``next_obs``/``final_obs`` once each
+            (``acframe.data.frames``): their storage holds ``(slots, K)`` int64 indices into a frame store.
     """
 
     reuses_data = True
+    #: frames the store expects per stored transition of a stacked stream (one new frame a step, resets, margin)
+    FRAMES_PER_TRANSITION = 1.25
 
     def __init__(self, replay_buffer_size: int, unroll_len: int = 20, replay_ratio: float = 4.0,
-                 replay_ratio_type: str = 'poisson', replay_start_size: int = 0, seed: int = 0, **_: Any) -> None:
+                 replay_ratio_type: str = 'poisson', replay_start_size: int = 0, seed: int = 0,
+                 dedup_frames: bool = True, **_: Any) -> None:
         if replay_ratio_type not in REPLAY_RATIO_TYPES:
             raise ValueError(f"policy.other.replay_buffer.replay_ratio_type '{replay_ratio_type}' is not one of "
                              f"{REPLAY_RATIO_TYPES}")
@@ -71,6 +77,11 @@ class EpisodicReplayBuffer:
         self.replay_ratio_type = replay_ratio_type
         self.replay_start_size = int(replay_start_size)
         self._rng = np.random.default_rng(seed)
+        self.dedup_frames = bool(dedup_frames)
+        #: the frame store of each observation leaf (``obs`` or ``obs.<key>``); the storage keys that hold indices
+        #: into one (``obs``, ``next_obs``, ``final_obs``, or their Dict keys) -> that leaf
+        self._frames: Dict[str, FrameStore] = {}
+        self._frame_keys: Dict[str, str] = {}
         # per-slot storage ({dotted key: (slots, ...)}) and bookkeeping; slot order is arbitrary, streams are
         # linked by ``_next``
         self._storage: Optional[Dict[str, torch.Tensor]] = None
@@ -103,10 +114,16 @@ class EpisodicReplayBuffer:
                               f"lower replay_start_size or raise replay_buffer_size")
 
     @classmethod
-    def storage_bytes(cls, capacity: int, obs_bytes: int, step_bytes: int, unroll_len: int) -> int:
+    def storage_bytes(cls, capacity: int, obs_bytes: int, step_bytes: int, unroll_len: int,
+                      frames: Optional[Dict[str, tuple]] = None) -> int:
         """Bytes of the storage at capacity: per transition its observation, next and final observation and
-        ``step_bytes`` (action, reward, flags, the policy's statistics)."""
-        return int(capacity) * (3 * obs_bytes + step_bytes)
+        ``step_bytes`` (action, reward, flags, the policy's statistics). ``frames``: the observation leaves stored
+        deduplicated, ``{leaf: (K, frame_bytes)}``: ``FRAMES_PER_TRANSITION`` frames and ``3K`` int64 indices each."""
+        frames = frames or {}
+        plain = obs_bytes - sum(k * size for k, size in frames.values())
+        dedup = sum(int(cls.FRAMES_PER_TRANSITION * (size + FrameStore.FRAME_OVERHEAD)) + 3 * k * 8
+                    for k, size in frames.values())
+        return int(capacity) * (3 * plain + dedup + step_bytes)
 
     # ---- sizes -------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -133,12 +150,18 @@ class EpisodicReplayBuffer:
                 transitions[key] = value
         # env-major flattening: column b's steps are consecutive, (T, B, ...) -> (B * T, ...)
         flat = {k: v.transpose(0, 1).reshape((cols * steps,) + tuple(v.shape[2:])) for k, v in transitions.items()}
+        if self._storage is None:
+            self._setup_frames(flat, cols * steps)
         streams = self._assign_streams(segment.obs[0])
-        slots = self._allocate(cols * steps, flat)
+        tails = self._stream_tail[streams].copy()  # the slot each column's stream ended on (-1: a new stream)
+        slots = self._allocate(cols * steps, {k: self._stored_example(k, v) for k, v in flat.items()})
         slots_t = torch.from_numpy(slots)
         for key, value in flat.items():
-            self._storage[key][slots_t] = value
+            if key not in self._frame_keys:
+                self._storage[key][slots_t] = value
         slots_tb = slots.reshape(cols, steps).T  # (T, B)
+        if self._frames:
+            self._write_frames(dict(leaves(segment)), slots_tb, tails)
         done = (segment.terminated | segment.truncated).numpy().astype(bool)
         episodes = self._episode_ids(streams, done)
         positions = self._stream_last_pos[streams][None, :] + 1 + np.arange(steps)[:, None]
@@ -158,6 +181,58 @@ class EpisodicReplayBuffer:
         self._valid_starts = None
         self.pushed += cols * steps
         self._schedule(segment)
+
+    def _setup_frames(self, flat: Dict[str, torch.Tensor], first_push: int) -> None:
+        """At the first push, with ``dedup_frames``: a frame store per observation leaf of stacked uint8 frames."""
+        if not self.dedup_frames:
+            return
+        for key, value in flat.items():
+            leaf = key.split('_', 1)[1] if key.startswith(('next_obs', 'final_obs')) else key
+            found = stacked_frames(value.shape[1:], value.dtype) if _is_obs(leaf) else None
+            if found is None:
+                continue
+            if leaf not in self._frames:
+                expected = int(self.FRAMES_PER_TRANSITION * (self.capacity + first_push))
+                self._frames[leaf] = FrameStore(found[1], value.dtype, expected)
+            self._frame_keys[key] = leaf
+
+    def _stored_example(self, key: str, value: torch.Tensor) -> torch.Tensor:
+        """What the storage of ``key`` holds per slot: the value, or ``K`` int64 frame indices."""
+        return value.new_empty((0, value.shape[1]), dtype=torch.int64) if key in self._frame_keys else value
+
+    def _write_frames(self, segment: Dict[str, torch.Tensor], slots_tb: np.ndarray, tails: np.ndarray) -> None:
+        """The index rows of the segment's stacked observations, step by step: an observation is the previous
+        step's next observation (of the stream's tail slot at ``t = 0``), a next observation its observation
+        shifted by a frame, a final observation its observation shifted, or the previous final one (zeros)."""
+        linked = tails >= 0
+        tails = np.where(linked, tails, 0)
+        for leaf, store in self._frames.items():
+            obs, final = segment[leaf], segment.get('final_' + leaf)
+            rows = {k: self._storage[k] for k in (leaf, 'next_' + leaf, 'final_' + leaf) if k in self._frame_keys}
+            k_frames = int(obs.shape[2])
+            none = np.full((slots_tb.shape[1], k_frames), -1, dtype=np.int64)
+
+            def of_tails(key: str) -> np.ndarray:  # the rows of each stream's tail slot (-1: a new stream)
+                return np.where(linked[:, None], rows[key][tails].numpy(), none) if key in rows else none
+
+            prev_next, prev_final = of_tails('next_' + leaf), of_tails('final_' + leaf)
+            for t, slots in enumerate(slots_tb):  # (the frames of step t - 1's rows are the segment's; at t = 0
+                slots_t = torch.from_numpy(slots)  # the store's, gathered)
+                here = store.put(obs[t], same_from=prev_next, same_rows=obs[t] if t else None)
+                rows[leaf][slots_t] = torch.from_numpy(here)
+                if 'next_' + leaf in rows:
+                    prev_next = store.put(obs[t + 1], shift_from=here, shift_rows=obs[t])
+                    rows['next_' + leaf][slots_t] = torch.from_numpy(prev_next)
+                if final is not None and 'final_' + leaf in rows:
+                    prev_final = store.put(final[t], shift_from=here, shift_rows=obs[t], same_from=prev_final,
+                                           same_rows=final[t - 1] if t else None)
+                    rows['final_' + leaf][slots_t] = torch.from_numpy(prev_final)
+
+    def _release_frames(self, slots: np.ndarray) -> None:
+        """Drop the frame references of the slots ``slots`` (evicted or cleared)."""
+        if len(slots):
+            for key, leaf in self._frame_keys.items():
+                self._frames[leaf].release(self._storage[key][torch.from_numpy(slots)].numpy())
 
     def _assign_streams(self, first_obs: torch.Tensor) -> np.ndarray:
         """The stream of every column: the live stream that ended on its first observation, else a new one."""
@@ -221,6 +296,7 @@ class EpisodicReplayBuffer:
         remaining = stored - np.cumsum(counts)
         cut = ids[int(np.argmax(remaining <= self.capacity))]
         dropped = self._used & (self._episode <= cut)
+        self._release_frames(np.flatnonzero(dropped))
         self._used[dropped] = False
         dropped_tails = np.isin(self._stream_tail, np.flatnonzero(dropped))
         self._stream_tail[dropped_tails] = -1
@@ -270,6 +346,8 @@ class EpisodicReplayBuffer:
         flat_index = torch.from_numpy(index.reshape(-1))
         batch = {k: x[flat_index].reshape((self.unroll_len, batch_size) + tuple(x.shape[1:]))
                  for k, x in self._storage.items()}
+        for key, leaf in self._frame_keys.items():
+            batch[key] = self._frames[leaf].gather(batch[key].numpy())
         for key in [k for k in batch if k.startswith('next_obs')]:
             next_obs = batch.pop(key)
             batch[key[len('next_'):]] = torch.cat([batch[key[len('next_'):]], next_obs[-1:]], dim=0)
@@ -285,6 +363,8 @@ class EpisodicReplayBuffer:
         return self._valid_starts
 
     def clear(self) -> None:
+        if self._frames:
+            self._release_frames(np.flatnonzero(self._used))
         self._used[:] = False
         self._stream_tail[:] = -1
         self._valid_starts = None
@@ -302,7 +382,9 @@ class EpisodicReplayBuffer:
                      tail_index=dict(self._tail_index), episode_count=self._episode_count,
                      replay_credit=self._replay_credit, replays_left=self._replays_left,
                      fresh=[to_dict(segment) for segment in self._fresh],
-                     rng=self._rng.bit_generator.state, pushed=self.pushed, sampled=self.sampled)
+                     rng=self._rng.bit_generator.state, pushed=self.pushed, sampled=self.sampled,
+                     frames={leaf: store.state_dict() for leaf, store in self._frames.items()},
+                     frame_keys=dict(self._frame_keys))
         return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
@@ -316,6 +398,9 @@ class EpisodicReplayBuffer:
         # the round in progress: fresh segments not yet trained on and the replays still scheduled
         self._valid_starts, self._replays_left = None, int(state.get('replays_left', 0))
         self._fresh = deque(make_tree(segment) for segment in state.get('fresh', []))
+        # the checkpoint's layout decides (dedup_frames only chooses a fresh buffer's): a plain one stays plain
+        self._frame_keys = dict(state.get('frame_keys', {}))
+        self._frames = {leaf: FrameStore.from_state(store) for leaf, store in state.get('frames', {}).items()}
 
     def rng_state(self) -> Dict[str, Any]:
         return self._rng.bit_generator.state
@@ -347,15 +432,3 @@ def _row_keys(obs: Any) -> list:
 def _is_obs(key: str) -> bool:
     """The dotted key of a segment's observations: ``obs`` or a Dict observation's ``obs.<key>``."""
     return key == 'obs' or key.startswith('obs.')
-
-
-def _nest(flat: Dict[str, torch.Tensor]) -> Dict[str, Any]:
-    """``{'a.b': x}`` -> ``{'a': {'b': x}}``."""
-    out: Dict[str, Any] = {}
-    for key, value in flat.items():
-        node = out
-        *parents, last = key.split('.')
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = value
-    return out

@@ -262,8 +262,7 @@ class PrioritizedReplayBuffer(_PriorityFeedback, ReplayBuffer):
         if len(self) < batch_size:
             return None
         slots, weights = self.priorities.draw(batch_size, self._rng)
-        index_t = torch.from_numpy(slots)
-        batch = _nest({key: torch.index_select(x, 0, index_t).transpose(0, 1) for key, x in leaves(self._storage)})
+        batch = _nest({key: x.transpose(0, 1) for key, x in self._gather(slots).items()})
         serials = self.priorities.serial[slots]  # a copy (fancy indexing)
         np.add.at(self._use, slots, 1)
         spent = self._use[slots] >= self.max_use

@@ -39,6 +39,18 @@ def to_dict(tree: ttorch.Tensor) -> Dict[str, Any]:
     return {k: (v if is_leaf(v) else to_dict(v)) for k, v in tree.items()}
 
 
+def nest(flat: Dict[str, Any]) -> Dict[str, Any]:
+    """``{'a.b': x}`` -> ``{'a': {'b': x}}`` (dotted keys, as ``leaves`` gives them, back to a nested dict)."""
+    out: Dict[str, Any] = {}
+    for key, value in flat.items():
+        node = out
+        *parents, last = key.split('.')
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return out
+
+
 def tree_map(fn: Callable[[torch.Tensor], torch.Tensor], tree: ttorch.Tensor) -> ttorch.Tensor:
     """A new tree with ``fn`` applied to every leaf."""
     return make_tree(_map_with_key(lambda _, leaf: fn(leaf), tree))

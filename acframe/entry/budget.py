@@ -171,18 +171,32 @@ def check_buffer_memory(cfg: Any, observation_space: Any, action_space: Any,
         return
     unroll = policy_class(cfg).train_sample_len(cfg.policy)
     obs, step = observation_bytes(observation_space), action_step_bytes(action_space) + _STEP_OVERHEAD_BYTES
-    need = estimate(size, obs, step, unroll)
+    frames = _dedup_frames(estimate, buffer_cfg, observation_space)
+    need = estimate(size, obs, step, unroll, **frames)
     free = available()
     if free is None:
         return
     allowed = int(free * BUFFER_MEMORY_SHARE)
     if need <= allowed:
         return
-    per_unit = max(1, estimate(1, obs, step, unroll))
+    per_unit = max(1, estimate(1, obs, step, unroll, **frames))
     raise ConfigError(f"policy.other.replay_buffer.replay_buffer_size={size} would take about {_gib(need)} "
                       f"({per_unit} bytes per entry: {obs}-byte observations) but {_gib(free)} of memory is available, "
                       f"of which a buffer may take {BUFFER_MEMORY_SHARE:.0%} (the rest of the run needs the others); "
                       f"lower replay_buffer_size to at most {allowed // per_unit} (or free memory)")
+
+
+def _dedup_frames(estimate: Callable[..., int], buffer_cfg: Any, observation_space: Any) -> dict:
+    """``{'frames': {leaf: (K, frame_bytes)}}`` for a buffer that stores stacked frames deduplicated
+    (``policy.other.replay_buffer.dedup_frames``, acframe.data.frames) and whose ``storage_bytes`` counts them."""
+    import inspect
+
+    from ..data.frames import space_frames
+
+    if not buffer_cfg.get('dedup_frames', False) or 'frames' not in inspect.signature(estimate).parameters:
+        return {}
+    frames = space_frames(observation_space)
+    return {'frames': frames} if frames else {}
 
 
 def _gib(n: int) -> str:

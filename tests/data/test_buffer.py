@@ -163,7 +163,7 @@ def test_uint8_images_stay_uint8_in_storage_batches_and_saved_state(tmp_path):
     images = torch.randint(0, 256, (n, T + 1, 2, 8, 8), dtype=torch.uint8)
     tree = samples(0, n)
     tree.obs = images
-    buffer = ReplayBuffer(replay_buffer_size=10, max_use=100)
+    buffer = ReplayBuffer(replay_buffer_size=10, max_use=100, dedup_frames=False)  # the plain storage
     buffer.push(tree)
     batch = buffer.sample(n)
     assert batch.obs.dtype == torch.uint8 and batch.obs.shape == (T + 1, n, 2, 8, 8)
@@ -173,7 +173,7 @@ def test_uint8_images_stay_uint8_in_storage_batches_and_saved_state(tmp_path):
     torch.save(state['storage'], tmp_path / 'storage.pth')
     storage = torch.load(tmp_path / 'storage.pth', weights_only=True)
     assert storage['obs'].dtype == torch.uint8 and torch.equal(storage['obs'][:n], images)
-    restored = ReplayBuffer(replay_buffer_size=10, max_use=100)
+    restored = ReplayBuffer(replay_buffer_size=10, max_use=100, dedup_frames=False)
     restored.load_state_dict(dict(state, storage=storage))
     assert restored.sample(n).obs.dtype == torch.uint8
 

@@ -153,9 +153,11 @@ def test_the_memory_check_names_the_estimate_and_what_is_available():
     check_buffer_memory(cfg, obs, actions, available=lambda: None)  # unknown: not checked
 
 
+@pytest.mark.parametrize('dedup', [False, True])
 @pytest.mark.parametrize('space,dtype', [((4,), 'float32'), ((2, 12, 12), 'uint8')])
-def test_the_estimate_is_what_the_fifo_buffer_allocates(space, dtype):
-    """IMPALA's unrolls as a parallel actor sends them (with the behaviour version): the estimate is the allocation."""
+def test_the_estimate_is_what_the_fifo_buffer_allocates(space, dtype, dedup):
+    """IMPALA's unrolls as a parallel actor sends them (with the behaviour version): the estimate is the allocation
+    (with dedup_frames, stacked uint8 frames take the frame store's first chunk and the index arrays)."""
     obs_space = gym.spaces.Box(0, 255, space, dtype=getattr(__import__('numpy'), dtype))
     actions = gym.spaces.Discrete(3)
     steps, envs, unroll = 8, 2, 4
@@ -169,11 +171,15 @@ def test_the_estimate_is_what_the_fifo_buffer_allocates(space, dtype):
         'behaviour_version': torch.zeros(steps, envs, dtype=torch.int64),
     }
     from acframe.data import make_tree, leaves
-    buffer = ReplayBuffer(replay_buffer_size=10)
+    buffer = ReplayBuffer(replay_buffer_size=10, dedup_frames=dedup)
     buffer.push(split_segment(make_tree(segment), unroll))
     allocated = sum(leaf.nbytes for _, leaf in leaves(buffer._storage))
+    allocated += sum(store.nbytes() for store in buffer._frames.values())
+    allocated += sum(rows.nbytes for rows in buffer._frame_index.values())
+    assert bool(buffer._frames) == (dedup and dtype == 'uint8')
     obs_bytes, step_bytes = budget_module.observation_bytes(obs_space), budget_module.action_step_bytes(actions) + 14
-    assert ReplayBuffer.storage_bytes(10, obs_bytes, step_bytes, unroll) == allocated
+    frames = budget_module._dedup_frames(ReplayBuffer.storage_bytes, {'dedup_frames': dedup}, obs_space)
+    assert ReplayBuffer.storage_bytes(10, obs_bytes, step_bytes, unroll, **frames) == allocated
 
 
 # ---- exact budgets -----------------------------------------------------------------------------------
