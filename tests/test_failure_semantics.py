@@ -430,7 +430,7 @@ def test_a_run_stopped_and_continued_is_not_killed_by_the_step_watchdog(tmp_path
     (0.1 s a step), so the run is waiting on a step when it is stopped: the async manager's wait in the serial
     pipeline, the SIGALRM watchdog of a parallel actor's in-process envs."""
     config = faulty_config(tmp_path, 'slow', at_step=0)
-    args = ['-c', str(config), '--exp-dir', str(tmp_path / 'run'), '-q', '--max-env-step', '160',
+    args = ['-c', str(config), '--exp-dir', str(tmp_path / 'run'), '-q', '--max-env-step', '80',
             'env.step_timeout_s=1']
     args += ['env.manager=async'] if pipeline.startswith('serial') else ['-m', 'parallel', 'parallel.actor_num=1']
     proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', *args], cwd=tmp_path, stdout=subprocess.PIPE,
@@ -442,7 +442,7 @@ def test_a_run_stopped_and_continued_is_not_killed_by_the_step_watchdog(tmp_path
     os.killpg(proc.pid, signal.SIGCONT)
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err
-    assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= 160
+    assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] >= 80
 
 
 @pytest.mark.parametrize('max_restarts', [1, 0])
