@@ -3,8 +3,8 @@
 * one step of 2 ranks, each on half of a batch, equals one step of one process on the whole batch (weights to 1e-6),
   for A2C, PPO, IMPALA and ACER — two steps, so the optimizer states are checked too; advantages normalised per batch
   (A2C, PPO, IMPALA with ``adv_norm``) use the whole batch's statistics, and ``loss_reduction='sum'`` sums the
-  gradients instead of averaging them; with ``obs_norm`` and ``reward_norm`` every update of the running statistics
-  merges both ranks' batches, so the step is still the whole batch's;
+  gradients instead of averaging them; with ``obs_norm`` and ``reward_norm`` (A2C, IMPALA; ACER ``obs_norm``) every
+  update of the running statistics merges both ranks' batches, so the step is still the whole batch's;
 * a short run: both ranks end with identical weights, rank 1 writes nothing, ``--resume`` continues it;
 * a killed rank ends the run with one line naming it, well within ``parallel.collective_timeout_s``;
 * bad input: one line naming the key, exit 2, nothing written.
@@ -66,6 +66,8 @@ CASES = {
     'a2c_norm': ('cartpole_a2c.py', [('policy.model.obs_norm', True), ('policy.learn.reward_norm', True)], 1),
     'ppo': ('cartpole_ppo.py', [], 0),  # adv_norm=True: per minibatch
     'impala': ('cartpole_impala.py', [('policy.learn.adv_norm', True)], 1),
+    'impala_norm': ('cartpole_impala.py', [('policy.model.obs_norm', True), ('policy.learn.reward_norm', True)], 1),
+    'acer_norm': ('cartpole_acer.py', [('policy.model.obs_norm', True)], 1),
     'acer': ('cartpole_acer.py', [], 1),
 }
 STEPS = 2
