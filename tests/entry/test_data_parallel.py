@@ -87,7 +87,9 @@ def _rank(rank, port, cases, out):
             policy.use_data_parallel(group)
             for _ in range(STEPS):
                 policy.learn_mode.forward(_half(batch, dim, rank))
-            out.put((rank, key, {k: v.clone() for k, v in policy.get_weights().items()}))
+            # numpy arrays, pickled by value: a tensor would travel as a shared-memory handle, which fails when the
+            # rank has exited before the test reads it
+            out.put((rank, key, {k: v.detach().numpy().copy() for k, v in policy.get_weights().items()}))
     finally:
         group.leave()
 
@@ -106,7 +108,7 @@ def test_two_ranks_on_halves_step_as_one_process_on_the_whole_batch():
     while len(found) < 2 * len(cases) and time.monotonic() < deadline:
         if not out.empty():
             rank, key, weights = out.get()
-            found[rank, key] = weights
+            found[rank, key] = {name: torch.from_numpy(value) for name, value in weights.items()}
         else:
             time.sleep(0.01)
     for process in ranks:
