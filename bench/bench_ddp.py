@@ -11,7 +11,10 @@
 Run it holding both CPU slots on the shared 2-core machine (2 ranks use 2 cores): ``/work/bin/heavy /work/bin/heavy
 python bench/bench_ddp.py --solve --speed``.
 
-    python bench/bench_ddp.py [--solve] [--speed] [--seeds 0 1 2] [--env-steps 20000]
+    python bench/bench_ddp.py [--solve] [--speed] [--seeds 0 1 2] [--env-steps 20000] [--config acrobot_a2c.py]
+
+``--config`` swaps the config (``--solve --config acrobot_a2c.py``: A2C with observation and reward normalization,
+whose running statistics the ranks merge at every update).
 """
 from __future__ import annotations
 
@@ -78,11 +81,14 @@ def main() -> int:
     parser.add_argument('--speed', action='store_true', help='a fixed budget, 2 learners vs 1')
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     parser.add_argument('--env-steps', type=int, default=20_000, help='the budget of --speed')
+    parser.add_argument('--config', default='cartpole_ppo.py', help='the config to run')
     args = parser.parse_args()
+    global CONFIG
+    CONFIG = args.config
     if not (args.solve or args.speed):
         args.solve = args.speed = True
     if args.solve:
-        table(f'{CONFIG} to its stop value (475, 100k-step budget)', solve(args.seeds))
+        table(f'{CONFIG} to its stop value (its env.stop_value and budget)', solve(args.seeds))
     if args.speed:
         table(f'{CONFIG}, {args.env_steps} env steps, stop value off', speed(args.seeds, args.env_steps))
         table(f'{CONFIG} {WIDE} (learner-bound), {args.env_steps // 2} env steps, stop value off',

@@ -9,7 +9,8 @@ workers), so one update of a worker is 20 transitions.
 MEASURED (2026-11-28, ``python bench/bench_a3c.py --solve``, 2 workers on 2 cores, one torch thread each): solved
 and confirmed on 50 fresh episodes on 3/3 seeds (0, 1, 2) at 23.7k / 12.8k / 7.9k env steps (2.4-5.7 s each) of the
 100k budget; about twice the serial A2C's env steps per second, but more env steps to solve than ``cartpole_a2c.py``
-(docs/benchmarks.md, "Asynchronous A3C vs serial A2C").
+(docs/benchmarks.md, "Asynchronous A3C vs serial A2C"). Re-measured 2026-11-28 after the normalization statistics
+became shareable (``--solve --only a3c``): 3/3 again, at 8.1k / 34.5k / 22.1k env steps (1.4-4.9 s).
 """
 main_config = dict(
     exp_name='cartpole_a3c',  # the run folder is ./cartpole_a3c_seed<seed>

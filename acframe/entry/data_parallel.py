@@ -93,16 +93,12 @@ def check_data_parallel(cfg: Any) -> None:
 
 def per_process_state_refusals(cfg: Any, process: str) -> List[Tuple[str, str]]:
     """(key, fix) of each setting in ``cfg`` that several training processes (data-parallel ranks, async workers)
-    cannot share yet: a learner thread, domain randomization, running normalization statistics (one per
-    ``process``)."""
+    cannot share yet: a learner thread, a compiled update, domain randomization. (The running normalization
+    statistics are shared: ``Policy.share_memory``, ``Policy.use_data_parallel``.)"""
     refused = [
         (cfg.policy.learn.get('learner_thread'), 'policy.learn.learner_thread', 'set it to False'),
         (cfg.policy.learn.get('compile', 'off') != 'off', 'policy.learn.compile', "set it to 'off'"),
         (cfg.env.domain_randomization.get('enable'), 'env.domain_randomization.enable', 'set it to False'),
-        (cfg.policy.model.get('obs_norm'), 'policy.model.obs_norm',
-         f"its running statistics would differ per {process}; set it to False"),
-        (cfg.policy.learn.get('reward_norm'), 'policy.learn.reward_norm',
-         f"its running statistics would differ per {process}; set it to False"),
     ]
     return [(key, fix) for value, key, fix in refused if value]
 
@@ -228,6 +224,31 @@ class DataParallel:
             mean = total / count
             std = (max(squares - count * mean * mean, 0.0) / (count - 1)) ** 0.5
         return (advantages - mean) / (std + eps)
+
+    def combine_moments(self, count: torch.Tensor, mean: torch.Tensor,
+                        var: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The count, mean and variance of every rank's batch together, from this rank's (one all-gather; combined
+        in rank order with ``models.normalization.combine_moments``, so every rank gets the same bits): what the
+        running normalization statistics merge at each update."""
+        import torch.distributed as dist
+
+        from ..models.normalization import combine_moments
+
+        packed = torch.cat([count.reshape(1), mean.reshape(-1), var.reshape(-1)]).to(self.device, torch.float64)
+        parts = [torch.empty_like(packed) for _ in range(self.world)]
+        self._collective('the normalization statistics', lambda: dist.all_gather(parts, packed))
+        size = mean.numel()
+        total, mean_all, var_all = parts[0][0], parts[0][1:1 + size], parts[0][1 + size:]
+        for part in parts[1:]:
+            moments = part[0], part[1:1 + size], part[1 + size:]
+            if float(moments[0]) == 0:  # a rank with an empty batch adds nothing
+                continue
+            if float(total) == 0:
+                total, mean_all, var_all = moments
+                continue
+            total, mean_all, var_all = combine_moments(total, mean_all, var_all, *moments)
+        return (total.to(count.device), mean_all.reshape(mean.shape).to(mean.device),
+                var_all.reshape(var.shape).to(var.device))
 
     def _flags(self, values: Sequence[bool], what: str) -> List[bool]:
         """The element-wise OR of every rank's ``values`` (an all-reduce MAX)."""

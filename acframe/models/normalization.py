@@ -14,12 +14,19 @@
   applies it when a model has one.
 * ``RewardNormalizer``: SB3 VecNormalize's ``norm_reward`` — rewards divided by the running std of the
   discounted return ``G_t = γ·G_{t−1} + r_t`` (reset at every episode end), then clipped to ±clip.
+* ``share_statistics``: one set of statistics for several training processes. Async workers (``-m async``): the
+  statistics move to shared memory and every update holds one lock, so the workers' updates are applied one after
+  another to the same numbers (reads — normalizing — take no lock: a worker may normalize with statistics another
+  worker is half-way through updating, Hogwild-style, as it reads the weights). Data-parallel ranks
+  (``parallel.learner_num``): every update first combines the batch moments of every rank's batch
+  (``combine_moments`` in rank order), so every rank merges the same whole-batch moments and holds the same numbers.
 """
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from itertools import accumulate
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -27,8 +34,34 @@ import torch.nn as nn
 from .encoders import dict_layout
 
 
+#: seconds an update waits for the shared statistics' lock (held for microseconds) before it fails, naming it
+STATISTICS_LOCK_TIMEOUT_S = 60.0
+
+#: ``(count, mean, var) -> (count, mean, var)``: a batch's moments combined with every data-parallel rank's
+MomentsReduce = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+
+
+def combine_moments(count_a: torch.Tensor, mean_a: torch.Tensor, var_a: torch.Tensor, count_b: torch.Tensor,
+                    mean_b: torch.Tensor, var_b: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The count, mean and population variance of the union of two sets from theirs (Chan, Golub & LeVeque 1979):
+    ``n = n_a + n_b``, ``mean = mean_a + δ·n_b/n``, ``var = (var_a·n_a + var_b·n_b + δ²·n_a·n_b/n) / n`` with
+    ``δ = mean_b − mean_a``. Counts are scalars (float64), means and variances of any one shape, element-wise."""
+    total = count_a + count_b
+    delta = mean_b - mean_a
+    m2 = var_a * count_a + var_b * count_b + delta.pow(2) * count_a * count_b / total
+    return total, mean_a + delta * count_b / total, m2 / total
+
+
 class RunningMeanStd(nn.Module):
-    """Mean and variance of everything passed to ``update`` (batches of shape ``(N, *shape)``)."""
+    """Mean and variance of everything passed to ``update`` (batches of shape ``(N, *shape)``).
+
+    ``share_statistics`` makes several processes keep one set: ``update_lock`` (async workers on shared memory) is
+    held while an update reads and writes the numbers; ``batch_reduce`` (data-parallel ranks) combines the batch's
+    moments with every other rank's before the merge — a collective: every rank updates at the same points.
+    """
+
+    update_lock: Any = None
+    batch_reduce: Optional[MomentsReduce] = None
 
     def __init__(self, shape: Union[int, Sequence[int]] = (), epsilon: float = 1e-4) -> None:
         super().__init__()
@@ -37,21 +70,75 @@ class RunningMeanStd(nn.Module):
         self.register_buffer('var', torch.ones(shape, dtype=torch.float64))
         self.register_buffer('count', torch.tensor(float(epsilon), dtype=torch.float64))
 
+    def __getstate__(self) -> Dict[str, Any]:
+        # a copy (deepcopy, pickle) is a statistics of its own: the lock and the group stay with the original
+        state = dict(self.__dict__)
+        state.pop('update_lock', None)
+        state.pop('batch_reduce', None)
+        return state
+
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
         """Merge the batch ``x`` (``(N, *shape)``, or any leading dims) into the running statistics."""
         x = x.detach().to(torch.float64).reshape((-1,) + tuple(self.mean.shape))
-        n = x.shape[0]
-        if n == 0:
+        n = x.new_tensor(float(x.shape[0]))
+        batch_mean = x.mean(0) if x.shape[0] else torch.zeros_like(self.mean)
+        batch_var = x.var(0, unbiased=False) if x.shape[0] else torch.zeros_like(self.var)
+        if self.batch_reduce is not None:  # before the empty check: every rank takes part in the collective
+            n, batch_mean, batch_var = self.batch_reduce(n, batch_mean, batch_var)
+        if float(n) == 0:
             return
-        batch_mean = x.mean(0)
-        batch_var = x.var(0, unbiased=False)
-        total = self.count + n
-        delta = batch_mean - self.mean
-        m2 = self.var * self.count + batch_var * n + delta.pow(2) * self.count * n / total
-        self.mean.add_(delta * n / total)
-        self.var.copy_(m2 / total)
-        self.count.copy_(total)
+        with self._locked():
+            total, mean, var = combine_moments(self.count, self.mean, self.var, n, batch_mean, batch_var)
+            self.mean.copy_(mean)
+            self.var.copy_(var)
+            self.count.copy_(total)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        lock = self.update_lock
+        if lock is None:
+            yield
+            return
+        if not lock.acquire(timeout=STATISTICS_LOCK_TIMEOUT_S):
+            raise RuntimeError(f"the shared running statistics' lock was not released within "
+                               f"{STATISTICS_LOCK_TIMEOUT_S:g} s (an async worker died holding it); resume the run")
+        try:
+            yield
+        finally:
+            lock.release()
+
+
+def running_statistics(*owners: Any) -> List[RunningMeanStd]:
+    """Every ``RunningMeanStd`` in ``owners`` (modules — a model's ``obs_normalizer`` —, or objects holding them as
+    attributes — ``RewardNormalizer.return_rms``; None is skipped), each once."""
+    found: Dict[int, RunningMeanStd] = {}
+    for owner in owners:
+        if owner is None:
+            continue
+        roots = [owner] if isinstance(owner, nn.Module) else [v for v in vars(owner).values() if isinstance(v, nn.Module)]
+        for root in roots:
+            for module in root.modules():
+                if isinstance(module, RunningMeanStd):
+                    found.setdefault(id(module), module)
+    return list(found.values())
+
+
+def share_statistics(owners: Sequence[Any], lock: Any = None, reduce: Optional[MomentsReduce] = None) -> int:
+    """Make every ``RunningMeanStd`` of ``owners`` one set of statistics for several processes; returns how many.
+
+    ``lock`` (async workers, forked afterwards): the statistics move to shared memory and every update holds
+    ``lock`` (a ``multiprocessing`` lock). ``reduce`` (data-parallel ranks): every update combines its batch's
+    moments over the ranks first (``DataParallel.combine_moments``), so every rank merges the same numbers.
+    """
+    found = running_statistics(*owners)
+    for stats in found:
+        if lock is not None:
+            stats.share_memory()
+            stats.update_lock = lock
+        if reduce is not None:
+            stats.batch_reduce = reduce
+    return len(found)
 
 
 class ObsNormalizer(RunningMeanStd):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import math
+import multiprocessing
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -29,6 +30,7 @@ from ..data.tree import flatten_lead, lead_shape, to_device
 from ..errors import CheckpointError, ConfigError, NonFiniteError, UnsupportedSpaceError
 from ..envs.masks import split_action_mask, split_mask_space
 from ..models.distributions import make_distribution, mask_logits
+from ..models.normalization import share_statistics
 from ..models.sde import StateDependentNoise
 from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation, normalize_advantages
@@ -203,17 +205,22 @@ class Policy:
     def use_data_parallel(self, group: Any) -> None:
         """Learn as one rank of ``group`` (``entry.data_parallel.DataParallel``): gradients are all-reduced — averaged
         when the losses are means, summed with ``learn.loss_reduction='sum'`` — before clipping and the step, and
-        ``_normalize_advantages`` uses the statistics of the whole batch over the ranks."""
+        ``_normalize_advantages`` uses the statistics of the whole batch over the ranks; the running normalization
+        statistics (``model.obs_norm``, ``learn.reward_norm``) merge every rank's batch at each update, so every rank
+        holds the same."""
         self._data_parallel = group
+        share_statistics([self._model, *self._learn_statistics().values()], reduce=group.combine_moments)
 
     def share_memory(self) -> None:
         """Move the model and the optimizer's statistics to shared memory, in place (``-m async``: processes forked
         afterwards train one model with one optimizer state, A3C's shared RMSprop/Adam). A policy with more
-        optimizers than ``self._optimizer`` overrides it."""
+        optimizers than ``self._optimizer`` overrides it. The running normalization statistics (``model.obs_norm``,
+        ``learn.reward_norm``) are shared too, each update under one lock (``models.normalization.share_statistics``)."""
         from ..optim import share_optimizer_state
 
         self._model.share_memory()
         share_optimizer_state(self._optimizer)
+        share_statistics([self._model, *self._learn_statistics().values()], lock=multiprocessing.get_context('fork').Lock())
 
     def _normalize_advantages(self, advantages: torch.Tensor) -> torch.Tensor:
         """``rl_utils.normalize_advantages`` over the whole batch: with data-parallel learners, over every rank's share."""

@@ -133,10 +133,15 @@ def _summary(folder):
 def test_cli_run_completes_and_resumes(tmp_path):
     folder = str(tmp_path / 'run')
     proc = _cli('-m', 'async', '-c', 'cartpole_a3c.py', '--exp-dir', folder, '--max-env-step', '2000',
-                'env.stop_value=None', 'policy.eval.evaluator.eval_freq=40')
+                'env.stop_value=None', 'policy.eval.evaluator.eval_freq=40', 'policy.model.obs_norm=True',
+                'policy.learn.reward_norm=True')
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     first = _summary(folder)
+    # worker 0's checkpoint holds the shared normalization statistics: both workers' steps (all but a last segment)
+    learn = torch.load(os.path.join(folder, 'ckpt', 'ckpt_latest.pth'), weights_only=False)['policy']
+    for count in (learn['model']['obs_normalizer.count'], learn['reward_normalizer']['count']):
+        assert first['env_steps'] - 2 * 4 * 5 <= float(count) <= first['env_steps'] + 1, (count, first['env_steps'])
     assert first['async_worker_num'] == 2 and not first['interrupted']
     assert 2000 <= first['env_steps'] < 2000 + 2 * 4 * 5  # within one segment per worker
     assert first['last_eval_return'] is not None and first['train_iters'] >= 2000 // 20 - 2
@@ -213,7 +218,7 @@ def test_failing_worker_is_one_line(tmp_path, monkeypatch):
     (['-c', 'cartpole_ppo.py'], "policy 'ppo' does not train asynchronously"),
     (['-c', 'cartpole_acer.py'], "policy 'acer' does not train asynchronously"),
     (['-c', 'cartpole_a3c.py', f'parallel.async_worker_num={cpu_cores() + 1}'], 'parallel.async_worker_num='),
-    (['-c', 'cartpole_a3c.py', 'policy.learn.reward_norm=True'], 'policy.learn.reward_norm'),
+    (['-c', 'cartpole_a3c.py', "policy.learn.compile='default'"], 'policy.learn.compile'),
     (['-c', 'cartpole_a3c.py', 'parallel.learner_num=2'], 'parallel.learner_num'),
 ])
 def test_bad_input_is_one_line(tmp_path, capsys, args, key):

@@ -1,8 +1,12 @@
 """Specification of observation and reward normalization (``acframe.models.normalization``) and of how the
 policy owns it: the running statistics are model buffers updated only by the learn mode, frozen in the
-collect and eval modes, saved in checkpoints and carried to parallel actors with the weights.
+collect and eval modes, saved in checkpoints and carried to parallel actors with the weights; async workers share
+one set of statistics (``share_statistics``; data-parallel ranks: tests/entry/test_data_parallel.py).
 """
 import io
+import multiprocessing
+import os
+import threading
 
 import gymnasium as gym
 import numpy as np
@@ -13,6 +17,8 @@ from acframe.config import compile_config
 from acframe.data import make_tree
 from acframe.entry.parallel.roles import ActorWorker, HandedWeights
 from acframe.models import ObsNormalizer, RewardNormalizer, RunningMeanStd
+from acframe.models import normalization
+from acframe.models.normalization import combine_moments, running_discounted_returns
 from acframe.policy import create_policy
 
 OBS = 3
@@ -181,3 +187,120 @@ def test_a_parallel_actor_normalizes_exactly_as_the_learner(tmp_path):
     with torch.no_grad():
         ours, theirs = learner.model.compute_actor(obs), actor_model.compute_actor(obs)
     assert torch.equal(ours['mu'], theirs['mu'])
+
+
+def test_combine_moments_is_the_union_per_element():
+    """Chan's combination of two sets' (count, mean, var) equals the mean and population variance of their union,
+    element by element (numpy over the concatenation), for sets of very different sizes, centres and spreads."""
+    rng = np.random.default_rng(3)
+    for size_a, size_b in ((1, 1), (7, 300), (500, 2)):
+        a = rng.normal([0.0, 1e3, -2.0], [1.0, 1e-2, 50.0], (size_a, OBS))
+        b = rng.normal([5.0, 1e3 + 1, 0.0], [3.0, 1e-3, 0.1], (size_b, OBS))
+        count, mean, var = combine_moments(*(torch.tensor(float(len(x)), dtype=torch.float64) if i == 0 else
+                                             torch.from_numpy(x.mean(0) if i == 1 else x.var(0))
+                                             for x in (a, b) for i in range(3)))
+        union = np.concatenate([a, b])
+        assert float(count) == len(union)
+        for i in range(OBS):
+            assert float(mean[i]) == pytest.approx(union[:, i].mean(), rel=1e-12, abs=1e-12)
+            assert float(var[i]) == pytest.approx(union[:, i].var(), rel=1e-9, abs=1e-15)
+
+
+def test_statistics_merged_in_any_order_equal_those_of_the_union():
+    """Two streams of batches interleaved any way (what async workers or data-parallel ranks produce) end where one
+    update with everything ends."""
+    rng = np.random.default_rng(4)
+    batches = [torch.from_numpy(rng.normal(i, 1 + i, (int(rng.integers(1, 40)), OBS))) for i in range(12)]
+    whole = RunningMeanStd((OBS,))
+    whole.update(torch.cat(batches))
+    for order in (range(12), rng.permutation(12)):
+        merged = RunningMeanStd((OBS,))
+        for i in order:
+            merged.update(batches[int(i)])
+        for name in ('mean', 'var', 'count'):
+            torch.testing.assert_close(getattr(merged, name), getattr(whole, name), rtol=1e-12, atol=1e-12)
+
+
+def _worker_view(policy, seeds, barrier, out):
+    """An async worker: learn on its segments (the statistics update inside the learn step), wait for the other
+    worker, then report the statistics as it sees them."""
+    torch.set_num_threads(1)
+    for seed in seeds:
+        policy.learn_mode.forward(segment(seed))
+    barrier.wait(30)
+    rms = policy._reward_normalizer.return_rms
+    out.put([t.tolist() for t in stats(policy) + [rms.mean, rms.var, rms.count]])  # numbers: the child exits now
+
+
+def test_async_workers_update_and_read_one_set_of_statistics():
+    """Two forked workers on a shared policy (``Policy.share_memory``, as -m async) each learn on their own
+    segments: both end reading the same statistics, those of the union of both workers' data — the observations
+    of all six segments, and the discounted returns of each worker's own env columns (continued across its
+    segments). Without the sharing each worker would read only its own data's."""
+    policy = make_policy()
+    policy.share_memory()
+    context = multiprocessing.get_context('fork')
+    barrier, out = context.Barrier(2), context.SimpleQueue()
+    seeds = ((0, 1, 2), (10, 11, 12))
+
+    def child(mine):
+        code = 1
+        try:
+            _worker_view(policy, mine, barrier, out)
+            code = 0
+        except BaseException:  # noqa: BLE001 - shown in the test's output
+            import traceback
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+
+    procs = [context.Process(target=child, args=(mine,)) for mine in seeds]
+    for proc in procs:
+        proc.start()
+    views = [[torch.tensor(v, dtype=torch.float64) for v in out.get()] for _ in procs]
+    for proc in procs:
+        proc.join(30)
+    assert [proc.exitcode for proc in procs] == [0, 0]
+    obs_reference, return_reference = RunningMeanStd((OBS,)), RunningMeanStd(())
+    obs_reference.update(torch.cat([segment(seed).obs[:-1].reshape(-1, OBS) for mine in seeds for seed in mine]))
+    for mine in seeds:
+        carry = None
+        for seed in mine:
+            batch = segment(seed)
+            returns, carry = running_discounted_returns(batch.reward, batch.terminated | batch.truncated, carry, 0.99)
+            return_reference.update(returns)
+    expected = [obs_reference.mean, obs_reference.var, obs_reference.count,
+                return_reference.mean, return_reference.var, return_reference.count]
+    assert float(expected[2]) == pytest.approx(6 * 5 * 4, abs=1e-3)
+    for view in views + [stats(policy) + [policy._reward_normalizer.return_rms.mean,
+                                          policy._reward_normalizer.return_rms.var,
+                                          policy._reward_normalizer.return_rms.count]]:
+        for got, want in zip(view, expected):
+            torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_a_shared_update_holds_the_lock_and_a_lock_never_released_is_one_line(monkeypatch):
+    policy = make_policy()
+    policy.share_memory()
+    normalizer = policy.model.obs_normalizer
+    assert normalizer.mean.is_shared() and policy._reward_normalizer.return_rms.var.is_shared()
+    lock = normalizer.update_lock
+    assert lock is not None and policy._reward_normalizer.return_rms.update_lock is lock
+    lock.acquire()
+    update = threading.Thread(target=normalizer.update, args=(torch.ones(4, OBS),))
+    update.start()
+    update.join(0.3)
+    assert update.is_alive() and float(normalizer.count) < 1  # waits for the lock: nothing merged
+    lock.release()
+    update.join(5)
+    assert not update.is_alive() and float(normalizer.count) == pytest.approx(4, abs=1e-3)
+    monkeypatch.setattr(normalization, 'STATISTICS_LOCK_TIMEOUT_S', 0.1)
+    lock.acquire()
+    try:
+        with pytest.raises(RuntimeError, match=r"^the shared running statistics' lock was not released within 0.1 s"):
+            normalizer.update(torch.ones(4, OBS))
+    finally:
+        lock.release()
+    # a copy (deepcopy, pickle) is statistics of its own, without the lock
+    import copy
+    assert copy.deepcopy(normalizer).update_lock is None
