@@ -211,7 +211,7 @@ def test_failing_worker_is_one_line(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize('args, key', [
     (['-c', 'cartpole_ppo.py'], "policy 'ppo' does not train asynchronously"),
-    (['-c', 'cartpole_acer.py'], "policy 'acer' does not train asynchronously"),
+    (['-c', 'cartpole_impala.py'], "policy 'impala' does not train asynchronously"),
     (['-c', 'cartpole_a3c.py', f'parallel.async_worker_num={cpu_cores() + 1}'], 'parallel.async_worker_num='),
     (['-c', 'cartpole_a3c.py', 'policy.learn.reward_norm=True'], 'policy.learn.reward_norm'),
     (['-c', 'cartpole_a3c.py', 'parallel.learner_num=2'], 'parallel.learner_num'),
