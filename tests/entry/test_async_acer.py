@@ -7,7 +7,7 @@ episodic replay, on one shared model, shared optimizer statistics and a shared a
   network and optimizer state after the same updates);
 * two workers from the CLI: a run completes (each worker's replay updates count), ``--resume`` continues it with
   worker 0's buffer from the checkpoint;
-* bad input: one line naming the key, exit 2, nothing written.
+* bad input (one line naming the key, exit 2, nothing written): ``test_async_training.test_bad_input_is_one_line``.
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import os
 import pytest
 import torch
 
-from acframe.cli import main
 from acframe.config import compile_config
 from acframe.entry.async_training import async_pipeline
 from acframe.entry.run_base import build_buffer
@@ -151,18 +150,3 @@ def test_two_workers_from_the_cli_complete_and_resume(tmp_path):
     second = _summary(folder)
     assert 900 <= second['env_steps'] < 900 + 20 and second['train_iters'] > first['train_iters'] + 50
     assert second['wall_s'] > first['wall_s']
-
-
-@pytest.mark.parametrize('args, key', [
-    (['-c', 'cartpole_impala.py'], "policy 'impala' does not train asynchronously"),
-    (['-c', 'cartpole_acer.py', 'policy.learn.learner_thread=True'], 'policy.learn.learner_thread'),
-    # each of the 2 workers fills its own buffer with ~1,000 of the 2,000 env steps: never the 1,500 replay needs
-    (['-c', 'cartpole_acer.py', '--max-env-step', '2000', 'policy.other.replay_buffer.replay_start_size=1500'],
-     'policy.other.replay_buffer.replay_start_size=1500'),
-])
-def test_bad_input_is_one_line(tmp_path, capsys, args, key):
-    folder = str(tmp_path / 'run')
-    assert main(['-m', 'async', '--exp-dir', folder, *args]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith('acframe: error: ') and key in err, err
-    assert not os.path.exists(folder)
