@@ -8,8 +8,10 @@ own buffer; budget 100k env steps, every worker's together.
 MEASURED (2026-11-28, ``/work/bin/heavy /work/bin/heavy python bench/bench_async_acer.py --tasks cartpole``, 2 workers
 on the 2 shared cores, one torch thread each): solved and confirmed on 50 fresh episodes on 3/3 seeds (0, 1, 2) at
 11,230 / 11,280 / 2,380 env steps of the 100k budget (confirmations 495 / 481 / 483; 12 / 12 / 3 s of training).
-Runs are not repeatable (Hogwild: the workers' interleaving varies), so another run of a seed lands elsewhere
-(seed 0 once solved at 12,660).
+Runs are not repeatable (Hogwild: the workers' interleaving varies): a second run of the same three seeds
+(``... bench_async_acer.py --serial``) solved 3/3 at 8,820 / 6,590 / 12,390 env steps (17-28 s, the machine loaded),
+where the serial ``cartpole_acer.py`` on CartPole-v1 (one process, 4 envs) solved at 4,120 / 1,380 / 1,720 in 3-5 s:
+on CartPole two async workers need more env steps and more time (docs/benchmarks.md).
 """
 main_config = dict(
     exp_name='cartpole_async_acer',  # the run folder is ./cartpole_async_acer_seed<seed>

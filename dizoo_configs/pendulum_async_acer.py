@@ -10,7 +10,9 @@ MEASURED (2026-11-28, ``/work/bin/heavy /work/bin/heavy python bench/bench_async
 on the 2 shared cores, one torch thread each; 20-episode deterministic evaluations every 200 updates): solved and
 confirmed on 50 fresh episodes on 3/3 seeds (0, 1, 2) at 30,560 / 27,760 / 28,000 env steps of the 300k budget
 (evaluations -187 / -157 / -152, confirmations -184 / -142 / -135; 13 / 15 / 16 s of training). Runs are not
-repeatable (Hogwild), so another run of a seed lands elsewhere (seed 0 once solved at 26,560).
+repeatable (Hogwild): a second run of the same seeds (``... bench_async_acer.py --serial``) solved 3/3 at 22,960 /
+24,160 / 48,160 env steps (9 / 10 / 18 s), the serial ``pendulum_acer.py`` interleaved with it at 39,680 / 45,120 /
+34,560 (15 / 19 / 14 s) (docs/benchmarks.md).
 """
 main_config = dict(
     exp_name='pendulum_async_acer',  # the run folder is ./pendulum_async_acer_seed<seed>
