@@ -4,6 +4,7 @@
     acframe --resume DIR [-c CONFIG --accept-config-change] [--import MODULE]
     acframe -c CONFIG --init-from RUN_DIR_OR_CKPT          (a new run from given weights)
     acframe -m async -c cartpole_a3c.py [parallel.async_worker_num=N]   (A3C: N Hogwild workers, docs/ddp.md)
+    acframe -m async -c cartpole_async_acer.py                          (async ACER: each worker with its own replay)
     acframe -m eval --load RUN_DIR_OR_CKPT [--import MODULE] [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
     acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png|FILE.svg] [--x env_steps|wall_s]
     acframe -m export --load RUN_DIR_OR_CKPT [--import MODULE] --out FILE.pt|FILE.onnx
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('-m', '--mode', default='auto', choices=MODES,
                         help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
                              "parallel (actors + one learner), async (A3C: parallel.async_worker_num Hogwild workers on "
-                             "one shared model, for a2c; docs/ddp.md); or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
+                             "one shared model, for a2c and acer; docs/ddp.md); or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
                              "export (--load RUN_DIR_OR_CKPT --out FILE); or a hyperparameter search: tune (-c CONFIG --trials N); "
                              "or an env before training: check-env ENV [--import MODULE] (a gymnasium id, short name or "
                              "registered env type; or -c CONFIG): its spaces, reset/step API, seeding, finite values, "

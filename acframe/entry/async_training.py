@@ -15,6 +15,15 @@ training), logs (its own losses; every worker's episode returns), writes the run
 weights and optimizer state, the counters and its own envs; the other workers' envs restart from a reset on
 ``--resume``). Workers 1..N-1 are forked from it once the run folder is ready and write nothing.
 
+ACER (an off-policy policy with ``async_training``; ChainerRL's async ACER) runs the same way with the serial
+pipeline's off-policy loop (``serial._off_policy_loop``) in every worker: each worker collects a segment of t_max =
+``unroll_len`` steps per env with its own envs, pushes it to **its own** episodic replay buffer (worker w's seeded
+``seed + WORKER_SEED_STRIDE · w``), and makes the on-policy update on it plus the ``replay_ratio`` replayed updates from
+its own buffer, on the shared weights with the shared optimizer; the average policy network is shared too
+(``ACERPolicy.share_memory``), so every worker's update moves it. ``replay_buffer_size`` and ``replay_start_size``
+are per worker. A checkpoint holds worker 0's buffer (with ``replay_buffer.save_in_checkpoint``, as the serial
+pipeline); on ``--resume`` the other workers' buffers start empty, like their envs.
+
 A worker that dies or fails ends the run at worker 0's next turn with one line naming it (``AsyncWorkerError``); a
 worker whose parent is gone exits. Ctrl-C and SIGTERM reach worker 0, which stops the others and writes the final
 checkpoint and summary.
@@ -40,8 +49,9 @@ from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook, SampleCollector
 from .data_parallel import _watch_parent, per_process_state_refusals
 from .parallel.local import _exit_reason
-from .run_base import check_no_replay, compile_run_config
-from .serial import SerialRun
+from .budget import CollectionPlan
+from .run_base import build_buffer, check_no_replay, compile_run_config
+from .serial import SerialRun, _off_policy_loop
 
 #: seconds worker 0 waits for the other workers to finish their turn once the run is over (then kills them)
 JOIN_TIMEOUT_S = 30.0
@@ -53,15 +63,18 @@ class AsyncWorkerError(AcframeError, RuntimeError):
     """An async worker died or failed."""
 
 
-def check_async(cfg: Any) -> None:
+def check_async(cfg: Any, resume: bool = False) -> None:
     """Refuse, in one line naming the key and the fix, what asynchronous training cannot run (before anything is
     built or written)."""
     policy_type = cfg.policy.type
-    if not getattr(policy_class(cfg), 'async_training', False):
-        raise ConfigError(f"policy '{policy_type}' does not train asynchronously (-m async is A3C: an on-policy policy "
-                          f"with async_training, e.g. policy type 'a2c'); train '{policy_type}' with -m serial_onpolicy "
-                          f"or -m serial, -m parallel, or parallel.learner_num=N")
+    cls = policy_class(cfg)
+    if not getattr(cls, 'async_training', False):
+        raise ConfigError(f"policy '{policy_type}' does not train asynchronously (-m async is A3C and async ACER: a "
+                          f"policy with async_training, policy type 'a2c' or 'acer'); train '{policy_type}' with "
+                          f"-m serial_onpolicy or -m serial, -m parallel, or parallel.learner_num=N")
     num = int(cfg.parallel.async_worker_num)
+    if not cls.on_policy and not resume:
+        check_worker_replay_budget(cfg, num)
     cores = cpu_cores()
     if num > cores:
         raise ConfigError(f"parallel.async_worker_num={num} async workers need a CPU core each and this process may "
@@ -83,7 +96,21 @@ def check_async(cfg: Any) -> None:
     shared = per_process_state_refusals(cfg, 'worker')
     for key, fix in [(key, fix) for value, key, fix in refused if value] + shared:
         raise ConfigError(f"{key} does not run with -m async (asynchronous workers) yet: {fix}, or train with "
-                          f"-m serial_onpolicy")
+                          f"-m {'serial_onpolicy' if cls.on_policy else 'serial'}")
+
+
+def check_worker_replay_budget(cfg: Any, num: int) -> None:
+    """Each async worker fills its own replay buffer with its share of ``max_env_step``: refuse a budget whose share
+    never reaches what the learn mode needs of one buffer (``Policy.learn_needs``, e.g. ACER's ``replay_start_size``)."""
+    plan = CollectionPlan.of(cfg, 'serial')
+    share = int(cfg.max_env_step) // num
+    for need in policy_class(cfg).learn_needs(cfg.policy):
+        if need.scope == 'budget' and plan.learner_env_steps(share) < need.env_steps:
+            raise ConfigError(f"max_env_step={cfg.max_env_step} gives each of the parallel.async_worker_num={num} "
+                              f"async workers about {share} env steps for its own replay buffer but {need.wants} "
+                              f"{need.env_steps} env steps in one buffer: the run would make 0 {need.lacks}; raise "
+                              f"max_env_step to at least {plan.budget_for(need.env_steps) * num}, lower "
+                              f"parallel.async_worker_num, or {need.fix}")
 
 
 class AsyncRun(SerialRun):
@@ -103,9 +130,12 @@ class AsyncRun(SerialRun):
         self.errors = context.SimpleQueue()  # (worker, one line) from a worker that failed
         self.returns = context.Queue()  # the other workers' episode returns, for the progress line and the logs
         self.children: List[Any] = []
-        super().__init__(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=False, mode='async',
-                         config_changes=config_changes)
+        #: on-policy (A3C: each worker trains on its rollout) or off-policy (async ACER: each worker's own replay)
+        self.on_policy = bool(policy_class(cfg).on_policy)
+        super().__init__(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=not self.on_policy,
+                         mode='async', config_changes=config_changes)
         self.shared_train_iter.value = int(self.learner.train_iter)
+        self.learner.hooks.insert(0, SharedCount(self))  # every other hook sees every worker's steps
 
     # ---- counters ----------------------------------------------------------------------------------
     @property
@@ -114,7 +144,7 @@ class AsyncRun(SerialRun):
 
     @property
     def budget_pipeline(self) -> str:
-        return 'serial_onpolicy'  # every worker: the on-policy loop's arithmetic
+        return 'serial_onpolicy' if self.on_policy else 'serial'  # every worker: the loop it runs
 
     @property
     def collecting_processes(self) -> int:
@@ -146,17 +176,18 @@ class AsyncRun(SerialRun):
             self._unlogged_returns += returns
 
     def train_rollout(self) -> Optional[int]:
-        """Worker 0's gradient steps on its pending rollout (to the shared weights); the shared count goes up by
-        them and the learner's counter takes the shared count."""
-        before = self.learner.train_iter
-        next_step = self.learner.train_rollout(self.pending_batch, self.rollout_step, self.cfg.max_train_iter)
-        self.learner.train_iter = add(self.shared_train_iter, self.learner.train_iter - before)
-        return next_step
+        """Worker 0's gradient steps on its pending rollout (to the shared weights; ``SharedCount`` counts them)."""
+        return self.learner.train_rollout(self.pending_batch, self.rollout_step, self.cfg.max_train_iter)
 
     def sync(self) -> None:
         """The start of a turn: a worker that died or failed ends the run; the learner counts every worker's steps."""
         self.check_workers()
         self.learner.train_iter = max(int(self.learner.train_iter), int(self.shared_train_iter.value))
+
+    def done(self) -> bool:
+        """``SerialRun.done`` after ``sync`` (the serial off-policy loop calls it at the start of every turn)."""
+        self.sync()
+        return super().done()
 
     # ---- the workers -------------------------------------------------------------------------------
     def start_workers(self) -> None:
@@ -207,6 +238,17 @@ class AsyncRun(SerialRun):
         return 'stopping the async workers, '
 
 
+class SharedCount(LearnerHook):
+    """Each gradient step of a worker's learner (one ``after_iter``) adds one to the run's shared count, which the
+    learner's counter then takes (so budgets, schedules and the other hooks count every worker's steps)."""
+
+    def __init__(self, run: AsyncRun) -> None:
+        self.counter = run.shared_train_iter
+
+    def after_iter(self, learner: Learner, info: Dict[str, float]) -> None:
+        learner.train_iter = add(self.counter, 1)
+
+
 def add(counter: Any, amount: int) -> int:
     """``counter += amount`` under the counter's lock; the new value."""
     with counter.get_lock():
@@ -235,42 +277,80 @@ def _worker_main(run: AsyncRun, worker: int, parent: int) -> None:
         os._exit(code)  # nothing of worker 0's (loggers, lock, envs) is closed or flushed here
 
 
-def worker_loop(run: AsyncRun, worker: int) -> None:
-    """The on-policy loop of one worker > 0 on the shared policy: collect a rollout with its own envs, make its
-    gradient steps on it (to the shared weights and optimizer state), add both to the shared counts; until the run
-    stops (a spent budget: it waits for worker 0 to end the run)."""
-    cfg = run.cfg
-    num_envs = int(cfg.env.collector_env_num)
-    env = make_env_manager(cfg, 'collector', num_envs, cfg.seed + worker * num_envs)
-    policy = run.policy
-    collector = SampleCollector(env, policy.collect_mode, cfg.policy.collect.n_sample)
-    learner = Learner(policy.learn_mode)
-    while not run.stop_flag.value:
-        left = int(cfg.max_env_step) - run.env_step
-        if left <= 0 or run.shared_train_iter.value >= cfg.max_train_iter:
+class AsyncWorker:
+    """Worker ``worker`` > 0's side of the loop it shares with worker 0: its own envs (seeded ``seed + worker·E``), its
+    own replay buffer (off-policy), a learner on the shared policy whose steps join the shared count; the run's
+    budget cuts its segments as worker 0's. It has the attributes of a ``SerialRun`` that ``serial._off_policy_loop``
+    uses, so async ACER's workers run the serial off-policy loop itself."""
+
+    def __init__(self, run: AsyncRun, worker: int) -> None:
+        cfg = self.cfg = self.local_cfg = run.cfg
+        self.run = run
+        num_envs = int(cfg.env.collector_env_num)
+        self.env = make_env_manager(cfg, 'collector', num_envs, cfg.seed + worker * num_envs)
+        self.policy = run.policy
+        self.collector = SampleCollector(self.env, self.policy.collect_mode, cfg.policy.collect.n_sample)
+        self.buffer = None if run.on_policy else build_buffer(cfg, cfg.seed + WORKER_SEED_STRIDE * worker)
+        self.learner = Learner(self.policy.learn_mode, hooks=[SharedCount(run)], buffer=self.buffer)
+        self.pending_updates = 0  # the off-policy loop's updates still owed to the current segment
+        self.last_segment_cut = False
+
+    def done(self) -> bool:
+        """True once worker 0 stops the run; with the budget spent, wait for that (worker 0 ends the run)."""
+        run, cfg = self.run, self.cfg
+        while not run.stop_flag.value:
+            self.learner.train_iter = int(run.shared_train_iter.value)
+            if run.env_step < cfg.max_env_step and self.learner.train_iter < cfg.max_train_iter:
+                return False
             time.sleep(0.02)
-            continue
-        steps = min(collector.steps_per_env, max(1, -(-left // (num_envs * run.worker_num))))
-        before = collector.env_step
-        segment = collector.collect(steps)
-        add(run.shared_env_step, collector.env_step - before)
-        returns = collector.pop_episode_stats()['returns']
+        return True
+
+    def collect(self) -> Any:
+        """A segment of this worker's envs (the budget's last one cut, as ``SerialRun.collect``); its env steps join
+        the shared count, its episode returns go to worker 0."""
+        run = self.run
+        left = int(self.cfg.max_env_step) - run.env_step
+        steps = min(self.collector.steps_per_env, max(1, -(-left // (self.env.num_envs * run.worker_num))))
+        self.last_segment_cut = steps < self.collector.steps_per_env
+        before = self.collector.env_step
+        segment = self.collector.collect(steps)
+        add(run.shared_env_step, self.collector.env_step - before)
+        returns = self.collector.pop_episode_stats()['returns']
         if returns:
             run.returns.put([float(r) for r in returns])
-        plan = policy.learn_mode.prepare(policy.collect_mode.get_train_sample(segment))
-        before = learner.train_iter
-        learner.train_rollout(plan)
-        add(run.shared_train_iter, learner.train_iter - before)
+        return segment
+
+    def all_ranks(self, flag: bool) -> bool:
+        return flag
+
+    def show_progress(self) -> None:
+        """Worker 0 shows the run's progress."""
+
+
+def worker_loop(run: AsyncRun, worker: int) -> None:
+    """Worker ``worker`` > 0's loop on the shared policy until the run stops. On-policy (A3C): collect a rollout with
+    its own envs and make its gradient steps on it. Off-policy (async ACER): the serial pipeline's off-policy loop
+    with its own replay buffer."""
+    state = AsyncWorker(run, worker)
+    if not run.on_policy:
+        _off_policy_loop(state)
+        return
+    get_train_sample, prepare = run.policy.collect_mode.get_train_sample, run.policy.learn_mode.prepare
+    while not state.done():
+        state.learner.train_rollout(prepare(get_train_sample(state.collect())), 0, run.cfg.max_train_iter)
 
 
 def _async_loop(run: AsyncRun) -> None:
-    """Worker 0: start the others; then, as the on-policy loop, evaluate when due, collect, learn — each turn first
-    checking on the other workers and taking the shared counts."""
+    """Worker 0: start the others; then the off-policy loop of the serial pipeline (async ACER) or, as the on-policy
+    loop, evaluate when due, collect, learn — each turn first checking on the other workers and taking the shared
+    counts."""
     run.start_workers()
+    if not run.on_policy:
+        _off_policy_loop(run)
+        return
     get_train_sample = run.policy.collect_mode.get_train_sample
     prepare = run.policy.learn_mode.prepare
     while True:
-        run.sync()
         if run.done():
             break
         if run.pending_batch is None:
@@ -296,15 +376,16 @@ def async_pipeline(
     model: Optional[torch.nn.Module] = None,
     accept_config_change: bool = False,
 ) -> Any:
-    """Train an on-policy policy (A2C: A3C) with ``parallel.async_worker_num`` Hogwild workers on one shared model.
+    """Train A2C (A3C) or ACER (async ACER) with ``parallel.async_worker_num`` Hogwild workers on one shared model.
 
     The arguments are ``serial_pipeline``'s; the learner hooks run in worker 0 (this process). Returns the trained
     policy; ``summary.json`` in the experiment folder says how it went.
     """
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
                                                'async', accept_config_change)
-    check_async(cfg)
-    check_no_replay(cfg)
+    check_async(cfg, resume is not None)
+    if policy_class(cfg).on_policy:
+        check_no_replay(cfg)
     with sigterm_as_interrupt():
         run = AsyncRun(cfg, exp_dir, resume is not None, progress, learner_hooks, model, config_changes=changes)
         try:

@@ -151,10 +151,10 @@ def check_no_replay(cfg: Any) -> None:
             f"set policy.other.replay_buffer.type='' (no buffer)")
 
 
-def build_buffer(cfg: Any) -> Any:
-    """The replay buffer ``policy.other.replay_buffer`` describes (seeded with the run seed)."""
+def build_buffer(cfg: Any, seed: Optional[int] = None) -> Any:
+    """The replay buffer ``policy.other.replay_buffer`` describes (seeded with ``seed``, default the run seed)."""
     buffer_cfg = dict(cfg.policy.other.replay_buffer)
-    return BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed, **buffer_cfg)
+    return BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed if seed is None else seed, **buffer_cfg)
 
 
 class RunBase:

@@ -70,6 +70,7 @@ class ACERPolicy(Policy):
     supported_action_spaces = ('discrete', 'continuous')
     on_policy = False
     supports_rnn = True  # acer_q and acer_sdn: every window is recomputed from its stored first state
+    async_training = True  # ChainerRL's async ACER: -m async runs Hogwild workers, each with its own episodic replay
 
     config = dict(
         # (dict) Keyword arguments of the model (acer_q / acer_sdn: encoder_hidden_size_list, share_encoder, obs_norm, ...; free-form but for rnn); obs_shape, action_shape and action_space are filled from the env when absent.
@@ -361,6 +362,12 @@ class ACERPolicy(Policy):
         """``theta_avg <- alpha theta_avg + (1 - alpha) theta``."""
         with torch.no_grad():
             torch._foreach_lerp_(self._average_params, self._params, 1.0 - self._cfg.learn.trust_region_alpha)
+
+    def share_memory(self) -> None:
+        """The model, the optimizer's statistics and the average policy network in shared memory (``-m async``: every
+        worker's update moves the one average network, as ChainerRL's ``shared_average_model``)."""
+        super().share_memory()
+        self._average_model.share_memory()
 
     def _state_dict_learn(self) -> Dict[str, Any]:
         return {'model': self._model.state_dict(), 'average_model': self._average_model.state_dict(),

@@ -84,8 +84,9 @@ class Policy:
     #: False when ``_forward_learn`` draws no random numbers: its updates may then run in a thread beside the
     #: collector's sampling (``policy.learn.learner_thread``) and stay deterministic
     learn_draws_random: bool = True
-    #: True when the policy can train asynchronously (``-m async``, A3C's Hogwild workers; entry/async_training.py): an
-    #: on-policy learn mode that steps one acframe.optim optimizer (``self._optimizer``) on each worker's own rollout
+    #: True when the policy can train asynchronously (``-m async``, A3C's Hogwild workers; entry/async_training.py): a
+    #: learn mode that steps one acframe.optim optimizer (``self._optimizer``) on each worker's own rollout (on-policy) or
+    #: on batches from each worker's own replay buffer (off-policy: ChainerRL's async ACER); ``share_memory`` shares the rest
     async_training: bool = False
     #: modes a policy of this class can build
     modes: Tuple[str, ...] = ('learn', 'collect', 'eval')

@@ -216,7 +216,11 @@ def test_failing_worker_is_one_line(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize('args, key', [
     (['-c', 'cartpole_ppo.py'], "policy 'ppo' does not train asynchronously"),
-    (['-c', 'cartpole_acer.py'], "policy 'acer' does not train asynchronously"),
+    (['-c', 'cartpole_impala.py'], "policy 'impala' does not train asynchronously"),
+    (['-c', 'cartpole_acer.py', 'policy.learn.learner_thread=True'], 'policy.learn.learner_thread'),
+    # async ACER: each of the 2 workers fills its own buffer with ~1,000 of the 2,000 env steps, never the 1,500 it needs
+    (['-c', 'cartpole_acer.py', '--max-env-step', '2000', 'policy.other.replay_buffer.replay_start_size=1500'],
+     'policy.other.replay_buffer.replay_start_size=1500'),
     (['-c', 'cartpole_a3c.py', f'parallel.async_worker_num={cpu_cores() + 1}'], 'parallel.async_worker_num='),
     (['-c', 'cartpole_a3c.py', "policy.learn.compile='default'"], 'policy.learn.compile'),
     (['-c', 'cartpole_a3c.py', 'parallel.learner_num=2'], 'parallel.learner_num'),
