@@ -182,7 +182,16 @@ class AsyncRun(SerialRun):
     def sync(self) -> None:
         """The start of a turn: a worker that died or failed ends the run; the learner counts every worker's steps."""
         self.check_workers()
+        self._take_shared_count()
+
+    def _take_shared_count(self) -> None:
         self.learner.train_iter = max(int(self.learner.train_iter), int(self.shared_train_iter.value))
+
+    def budget_left(self) -> bool:
+        """``RunBase.budget_left`` on every worker's gradient steps so far: the other workers go on while this one
+        evaluates, so the count taken at the start of the turn may be behind."""
+        self._take_shared_count()
+        return super().budget_left()
 
     def done(self) -> bool:
         """``SerialRun.done`` after ``sync`` (the serial off-policy loop calls it at the start of every turn)."""
@@ -226,6 +235,7 @@ class AsyncRun(SerialRun):
         for child in self.children:
             child.join(max(0.0, deadline - time.monotonic()))
         self.kill_workers()
+        self._take_shared_count()  # their last steps: the final checkpoint and summary count every worker's
 
     def kill_workers(self) -> None:
         self.stop_flag.value = 1

@@ -188,6 +188,26 @@ class _KillWorker(LearnerHook):
                     self.done = True
 
 
+class _SlowEvaluations(LearnerHook):
+    """Worker 0 takes 0.5 s over each evaluation: worker 1 spends the budget meanwhile (a loaded machine's timing)."""
+
+    def after_eval(self, learner, result):
+        time.sleep(0.5)
+
+
+def test_the_summary_and_final_checkpoint_count_every_worker_s_steps_when_the_budget_ends_during_an_evaluation(tmp_path):
+    """Worker 0 evaluates while worker 1 goes on to the end of the budget: the run's train iter must still be every
+    worker's steps (one per 20-transition rollout), in the summary and in the final checkpoint (which --resume
+    continues from). It was the count worker 0 took before its evaluation: 80 of 102 under load."""
+    folder = tmp_path / 'run'
+    async_pipeline('cartpole_a3c.py', overrides=['env.stop_value=None', 'policy.eval.evaluator.eval_freq=10'],
+                   exp_dir=str(folder), max_env_step=2000, progress=False, learner_hooks=[_SlowEvaluations()])
+    summary = _summary(str(folder))
+    assert summary['train_iters'] >= 2000 // 20, summary
+    state = torch.load(folder / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['train_iter'] == summary['train_iters']
+
+
 def test_killed_worker_is_one_line(tmp_path):
     start = time.monotonic()
     with pytest.raises(AsyncWorkerError) as info:
