@@ -40,15 +40,21 @@ def recurrent_config(policy_type='ppo', kind='lstm', limit=LIMIT, **env):
     return main, dict(env=dict(type='gym'), policy=dict(type=policy_type))
 
 
-@pytest.mark.parametrize('policy_type, kind', [('ppo', 'lstm'), ('a2c', 'gru')])
-def test_the_learner_recomputes_what_an_actor_acted_with_from_the_segments_first_state(policy_type, kind):
-    cfg = compile_config(recurrent_config(policy_type, kind), seed=0)
+def learner_and_weights(cfg):
+    """A learn-only policy (seed 0) and the weights source that hands its weights, as version 0, to actors."""
     env = make_env_manager(cfg, 'collector', ENVS, cfg.seed)
     torch.manual_seed(0)
     learner = create_policy(cfg, env.observation_space, env.action_space, enable_field=('learn',))
     env.close()
     source = HandedWeights()
     source.set(learner.learn_mode.get_weights(), 0)
+    return learner, source
+
+
+@pytest.mark.parametrize('policy_type, kind', [('ppo', 'lstm'), ('a2c', 'gru')])
+def test_the_learner_recomputes_what_an_actor_acted_with_from_the_segments_first_state(policy_type, kind):
+    cfg = compile_config(recurrent_config(policy_type, kind), seed=0)
+    learner, source = learner_and_weights(cfg)
     actor = ActorWorker(cfg, 0, 0, source)
     try:
         actor.collect(7)  # the next segment starts mid-episode, from states that are not zeros
@@ -193,12 +199,7 @@ def test_impala_actors_unrolls_keep_their_first_state_and_the_learner_recomputes
     main, create = recurrent_config('impala', 'gru')
     main['policy'].update(unroll_len=10, collect=dict(n_sample=ENVS * 2), learn=dict(batch_size=ENVS * 2))
     cfg = compile_config((main, create), seed=0)
-    env = make_env_manager(cfg, 'collector', ENVS, cfg.seed)
-    torch.manual_seed(0)
-    learner = create_policy(cfg, env.observation_space, env.action_space, enable_field=('learn',))
-    env.close()
-    source = HandedWeights()
-    source.set(learner.learn_mode.get_weights(), 0)
+    learner, source = learner_and_weights(cfg)
     actor = ActorWorker(cfg, 0, 0, source)
     try:
         actor.collect(3)
@@ -239,12 +240,7 @@ def test_acer_actors_segments_and_replayed_windows_are_recomputed_from_their_sto
     main['policy']['model']['rnn']['burn_in'] = burn_in
     main['policy']['other'] = dict(replay_buffer=dict(unroll_len=8, replay_start_size=0))
     cfg = compile_config((main, create), seed=0)
-    env = make_env_manager(cfg, 'collector', ENVS, cfg.seed)
-    torch.manual_seed(0)
-    learner = create_policy(cfg, env.observation_space, env.action_space, enable_field=('learn',))
-    env.close()
-    source = HandedWeights()
-    source.set(learner.learn_mode.get_weights(), 0)
+    learner, source = learner_and_weights(cfg)
     buffer = build_buffer(cfg)
     actors = [ActorWorker(cfg, i, 0, source) for i in range(2)]
     try:
