@@ -7,8 +7,11 @@ every 4 steps; RecurrentPPO's default minibatch of 128 steps), here as sequences
 each recomputed from the actors' state stored at its first step; a 64-unit encoder and LSTM (the Zoo's LSTM has
 256 units and a separate critic LSTM: acframe's core is shared, ``share_encoder=True``).
 
-MEASURED: see docs/benchmarks.md (recurrent section, "Pendulum-v1 without velocities"), which states the seeds run,
-their scores and wall times beside sb3-contrib's RecurrentPPO with the same settings.
+MEASURED (2026-11-28, one CPU thread, ``python bench/ladder.py --rows pendulum_novel --algos ppo_lstm --seeds 0,1,2``,
+the whole 100k, 60 / 61 / 67 s): best 50-episode evaluation -260 / -202 / -195, hold-out of that checkpoint on 50
+fresh episodes -236 / -179 / -175 (Pendulum-v1 with its velocity, pendulum_ppo.py: -165 / -160 / -160). The same
+file without the core (``policy.model.rnn.type=None``), seed 0: best -1100. sb3-contrib's RecurrentPPO beside it:
+docs/benchmarks.md (recurrent section).
 """
 main_config = dict(
     exp_name='pendulum_novel_ppo_lstm',  # the run folder is ./pendulum_novel_ppo_lstm_seed<seed>
