@@ -44,6 +44,8 @@ ROWS: Dict[str, Dict[str, Any]] = {
     'acrobot': dict(env_id='Acrobot-v1', target=-100.0, budget=500_000),
     'lunarlander': dict(env_id='LunarLander-v3', target=200.0, budget=1_000_000),
     'pendulum': dict(env_id='Pendulum-v1', target=-200.0, budget=1_000_000),
+    # acframe's pendulum_novel; SB3 gets Pendulum-v1 with the same entries kept (the RL Zoo's PendulumNoVel-v1)
+    'pendulum_novel': dict(env_id='Pendulum-v1', keep=(0, 1), target=-200.0, budget=100_000),
     'lunarlander_continuous': dict(env_id='LunarLanderContinuous-v3', target=200.0, budget=1_000_000),
     'halfcheetah': dict(env_id='HalfCheetah-v5', target=3000.0, budget=1_000_000),
     'hopper': dict(env_id='Hopper-v5', target=2000.0, budget=1_000_000),
@@ -70,6 +72,10 @@ ZOO: Dict[Tuple[str, str], Dict[str, Any]] = {
                               policy_kwargs=dict(log_std_init=-2, ortho_init=False)),
     ('pendulum', 'ppo'): dict(n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
                               learning_rate=1e-3, clip_range=0.2, use_sde=True, sde_sample_freq=4),
+    # hyperparams/ppo_lstm.yml's PendulumNoVel-v1, for sb3-contrib's RecurrentPPO ('MlpLstmPolicy', its defaults)
+    ('pendulum_novel', 'ppo_lstm'): dict(n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10,
+                                         ent_coef=0.0, learning_rate=1e-3, clip_range=0.2, use_sde=True,
+                                         sde_sample_freq=4),
     ('lunarlander_continuous', 'a2c'): dict(normalize=True, n_envs=4, ent_coef=0.0, max_grad_norm=0.5, n_steps=8,
                                             gae_lambda=0.9, vf_coef=0.4, gamma=0.99, use_rms_prop=True,
                                             normalize_advantage=False, learning_rate='lin_7e-4', use_sde=True,
@@ -167,13 +173,18 @@ def sb3_worker(row: str, algo: str, seed: int, budget: int, eval_every: int, out
     torch.set_num_threads(1)
     n_envs, normalize, hp = zoo_kwargs(row, algo)
     env_id = ROWS[row]['env_id']
-    env = make_vec_env(env_id, n_envs=n_envs, seed=seed)
-    eval_env = make_vec_env(env_id, n_envs=1, seed=seed + 100_000)
+    wrapper = keep_entries_wrapper(ROWS[row].get('keep'))
+    env = make_vec_env(env_id, n_envs=n_envs, seed=seed, wrapper_class=wrapper)
+    eval_env = make_vec_env(env_id, n_envs=1, seed=seed + 100_000, wrapper_class=wrapper)
     if normalize:
         # normalize: True, or the Zoo's normalize_kwargs as a dict (e.g. norm_reward=False)
         env = VecNormalize(env, gamma=hp.get('gamma', 0.99), **(normalize if isinstance(normalize, dict) else {}))
         eval_env = VecNormalize(eval_env, training=False, norm_reward=False)
-    model = (A2C if algo == 'a2c' else PPO)('MlpPolicy', env, seed=seed, device='cpu', verbose=0, **hp)
+    if algo == 'ppo_lstm':  # sb3-contrib (the peer venv: --sb3-python)
+        from sb3_contrib import RecurrentPPO
+        model = RecurrentPPO('MlpLstmPolicy', env, seed=seed, device='cpu', verbose=0, **hp)
+    else:
+        model = (A2C if algo == 'a2c' else PPO)('MlpPolicy', env, seed=seed, device='cpu', verbose=0, **hp)
     curve: List[Tuple[int, float]] = []
     best: Dict[str, Any] = {'mean': -float('inf')}
 
@@ -199,7 +210,7 @@ def sb3_worker(row: str, algo: str, seed: int, budget: int, eval_every: int, out
         evaluate()
     wall = time.perf_counter() - start
     model.policy.load_state_dict(best['policy'])
-    holdout_env = make_vec_env(env_id, n_envs=1, seed=seed + HOLDOUT_SEED_OFFSET)
+    holdout_env = make_vec_env(env_id, n_envs=1, seed=seed + HOLDOUT_SEED_OFFSET, wrapper_class=wrapper)
     if normalize:
         holdout_env = VecNormalize(holdout_env, training=False, norm_reward=False)
         holdout_env.obs_rms = best['obs_rms']
@@ -208,14 +219,39 @@ def sb3_worker(row: str, algo: str, seed: int, budget: int, eval_every: int, out
     result = dict(curve=curve, best=best['mean'], final=curve[-1][1], env_steps=int(model.num_timesteps),
                   wall_s=round(wall, 1), solved=None,
                   holdout={'mean': float(np.mean(returns)), 'std': float(np.std(returns)), 'episodes': len(returns)},
-                  command=f'python bench/ladder.py --rows {row} --algos none --sb3 {algo} --seeds {seed} --budget {budget} --eval-every {eval_every}')
+                  command=f'python bench/ladder.py --rows {row} --algos none --sb3 {algo} --seeds {seed} --budget {budget} --eval-every {eval_every}'
+                          + (f' --sb3-python {sys.executable}' if algo == 'ppo_lstm' else ''))
     with open(out, 'w') as f:
         json.dump(result, f)
 
 
-def run_sb3(row: str, algo: str, seed: int, budget: int, eval_every: int) -> Dict[str, Any]:
+def keep_entries_wrapper(keep: Optional[Sequence[int]]) -> Any:
+    """None, or a gymnasium wrapper class keeping the observation entries ``keep`` (the SB3 side of a row whose acframe
+    env is a ``NO_VELOCITY`` short name)."""
+    if keep is None:
+        return None
+    import gymnasium as gym
+    import numpy as np
+
+    index = np.asarray(keep, dtype=np.int64)
+
+    class KeepEntries(gym.ObservationWrapper):
+        def __init__(self, env: Any) -> None:
+            super().__init__(env)
+            space = env.observation_space
+            self.observation_space = gym.spaces.Box(space.low[index], space.high[index], dtype=space.dtype)
+
+        def observation(self, observation: Any) -> Any:
+            return observation[index]
+
+    return KeepEntries
+
+
+def run_sb3(row: str, algo: str, seed: int, budget: int, eval_every: int,
+            python: Optional[str] = None) -> Dict[str, Any]:
+    """One SB3 worker process (``python``: its interpreter, default this one) and its result."""
     out = tempfile.mktemp(prefix='ladder_sb3_', suffix='.json')
-    cmd = [sys.executable, os.path.abspath(__file__), '--sb3-worker', row, algo, str(seed), str(budget),
+    cmd = [python or sys.executable, os.path.abspath(__file__), '--sb3-worker', row, algo, str(seed), str(budget),
            str(eval_every), out]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
@@ -370,7 +406,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--rows', required=True, help=f"comma-separated rows: {', '.join(ROWS)}")
     parser.add_argument('--algos', default='a2c', help="acframe algorithms (dizoo_configs/<row>_<algo>.py); 'none' for none")
-    parser.add_argument('--sb3', default='', help="SB3 algorithms with RL-Zoo settings: a2c, ppo (comma-separated)")
+    parser.add_argument('--sb3', default='', help="SB3 algorithms with RL-Zoo settings: a2c, ppo, ppo_lstm "
+                                                  "(sb3-contrib's RecurrentPPO) (comma-separated)")
+    parser.add_argument('--sb3-python', default=None, help="the Python that runs the SB3 workers (default this one; "
+                                                           "e.g. a venv with sb3-contrib for ppo_lstm)")
     parser.add_argument('--seeds', default='0,1,2')
     parser.add_argument('--budget', type=int, default=None, help="env steps per run (default: the row's RL-Zoo budget)")
     parser.add_argument('--eval-every', type=int, default=10_000, help="SB3: env steps between evaluations")
@@ -405,7 +444,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     print(f"[ladder] skip SB3 {algo} on {row}: no RL-Zoo entry")
                     continue
                 for seed in seeds:
-                    run = run_sb3(row, algo, seed, budget, args.eval_every)
+                    run = run_sb3(row, algo, seed, budget, args.eval_every, args.sb3_python)
                     record(results, dict(row=row, framework='sb3', algo=algo, seed=seed, budget=budget, **run))
                     print(f"[ladder] SB3 {algo} {row} seed {seed}: best {run['best']:.1f}, hold-out "
                           f"{run['holdout']['mean']:.1f}, {run['wall_s']} s", flush=True)

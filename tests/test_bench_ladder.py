@@ -72,7 +72,7 @@ def test_every_zoo_entry_is_a_row_and_resolves_to_sb3_arguments(ladder):
     import torch
 
     for row, algo in ladder.ZOO:
-        assert row in ladder.ROWS and algo in ('a2c', 'ppo')
+        assert row in ladder.ROWS and algo in ('a2c', 'ppo', 'ppo_lstm')
         n_envs, normalize, hp = ladder.zoo_kwargs(row, algo)
         assert n_envs >= 1 and 'n_envs' not in hp
         # True, or VecNormalize's keyword arguments (the Zoo's normalize_kwargs)

@@ -305,7 +305,9 @@ class EpisodicReplayBuffer:
     # ---- schedule ----------------------------------------------------------------------------------
     def _schedule(self, segment: ttorch.Tensor) -> None:
         """Queue the segment for its on-policy update and add this push's replays to those still due."""
-        self._fresh.append(segment)
+        # a copy: the caller may reuse the pushed arrays at once (the parallel learner frees a segment's shared-memory
+        # slot for the next actor segment as soon as the push returns)
+        self._fresh.append(segment.clone())
         if len(self) < self.replay_start_size:
             return
         if self.replay_ratio_type == 'poisson':

@@ -30,6 +30,7 @@ SHORT_NAMES: Dict[str, str] = {
 #: so a policy must infer them from the history of its observations (``policy.model.rnn``)
 NO_VELOCITY: Dict[str, Tuple[str, Tuple[int, ...]]] = {
     'cartpole_novel': ('CartPole-v1', (0, 2)),  # cart position, pole angle (cart and pole velocities removed)
+    'pendulum_novel': ('Pendulum-v1', (0, 1)),  # cos and sin of the angle (the angular velocity removed)
 }
 
 

@@ -56,6 +56,11 @@ def drain(buffer: EpisodicReplayBuffer, batch_size: int = 8) -> list:
     return batches
 
 
+def same(a: ttorch.Tensor, b: ttorch.Tensor) -> bool:
+    """The same keys and the same values (a served fresh segment is a copy of the pushed one)."""
+    return set(a.keys()) == set(b.keys()) and all(torch.equal(a[k], b[k]) for k in a.keys())
+
+
 def test_registered_as_episodic():
     assert BUFFER_REGISTRY.get('episodic') is EpisodicReplayBuffer
 
@@ -119,7 +124,21 @@ def test_pushes_not_yet_trained_on_queue_up():
     buffer.push(first)
     buffer.push(second)
     batches = drain(buffer)
-    assert batches[0] is first and batches[1] is second and len(batches) == 2 + 4
+    assert same(batches[0], first) and same(batches[1], second) and len(batches) == 2 + 4
+
+
+def test_the_fresh_segment_served_is_a_copy_of_what_was_pushed():
+    """The pusher may overwrite its arrays once push returns (the parallel learner's shared-memory slot, freed and
+    filled by the next actor segment): the on-policy update still gets the pushed data."""
+    streams = Streams()
+    buffer = make_buffer()
+    segment = streams.segment(5)
+    expected = segment.clone()
+    buffer.push(segment)
+    for _, leaf in segment.items():
+        leaf.fill_(7)  # (action: an index out of range once reused)
+    fresh = buffer.sample(8)
+    assert same(fresh, expected)
 
 
 def test_windows_cross_episode_ends_with_their_flags():
@@ -163,7 +182,7 @@ def test_after_a_push_the_fresh_segment_comes_first_then_the_fixed_number_of_rep
     segment = streams.segment(8)
     buffer.push(segment)
     batches = drain(buffer, batch_size=5)
-    assert batches[0] is segment, "the on-policy update trains on the freshly collected segment itself"
+    assert same(batches[0], segment), "the on-policy update trains on the freshly collected segment"
     assert [tuple(b.reward.shape) for b in batches[1:]] == [(4, 5)] * 3
     assert buffer.sample(5) is None
 

@@ -1,8 +1,9 @@
-"""Recurrent PPO and A2C (``policy.model.rnn``) in the parallel pipeline (docs/recurrent.md).
+"""Recurrent PPO, A2C, IMPALA and ACER (``policy.model.rnn``) in the parallel pipeline (docs/recurrent.md).
 
 * an actor (the role every backend runs) acts from one state per env, zeroed where an episode starts, and its
   segment carries them: after the trip to the learner, the learner's recompute from the segment's first state
-  gives the outputs the actors acted with (same weights), episode starts inside included;
+  gives the outputs the actors acted with (same weights), episode starts inside included; ACER's too for the
+  replayed windows of its episodic buffer, from the state stored at their first step (burn-in or not);
 * the parallel evaluator resets its states at every evaluation and every episode start;
 * whole runs on the inline and the local backends, and a resume.
 """
@@ -39,15 +40,21 @@ def recurrent_config(policy_type='ppo', kind='lstm', limit=LIMIT, **env):
     return main, dict(env=dict(type='gym'), policy=dict(type=policy_type))
 
 
-@pytest.mark.parametrize('policy_type, kind', [('ppo', 'lstm'), ('a2c', 'gru')])
-def test_the_learner_recomputes_what_an_actor_acted_with_from_the_segments_first_state(policy_type, kind):
-    cfg = compile_config(recurrent_config(policy_type, kind), seed=0)
+def learner_and_weights(cfg):
+    """A learn-only policy (seed 0) and the weights source that hands its weights, as version 0, to actors."""
     env = make_env_manager(cfg, 'collector', ENVS, cfg.seed)
     torch.manual_seed(0)
     learner = create_policy(cfg, env.observation_space, env.action_space, enable_field=('learn',))
     env.close()
     source = HandedWeights()
     source.set(learner.learn_mode.get_weights(), 0)
+    return learner, source
+
+
+@pytest.mark.parametrize('policy_type, kind', [('ppo', 'lstm'), ('a2c', 'gru')])
+def test_the_learner_recomputes_what_an_actor_acted_with_from_the_segments_first_state(policy_type, kind):
+    cfg = compile_config(recurrent_config(policy_type, kind), seed=0)
+    learner, source = learner_and_weights(cfg)
     actor = ActorWorker(cfg, 0, 0, source)
     try:
         actor.collect(7)  # the next segment starts mid-episode, from states that are not zeros
@@ -192,12 +199,7 @@ def test_impala_actors_unrolls_keep_their_first_state_and_the_learner_recomputes
     main, create = recurrent_config('impala', 'gru')
     main['policy'].update(unroll_len=10, collect=dict(n_sample=ENVS * 2), learn=dict(batch_size=ENVS * 2))
     cfg = compile_config((main, create), seed=0)
-    env = make_env_manager(cfg, 'collector', ENVS, cfg.seed)
-    torch.manual_seed(0)
-    learner = create_policy(cfg, env.observation_space, env.action_space, enable_field=('learn',))
-    env.close()
-    source = HandedWeights()
-    source.set(learner.learn_mode.get_weights(), 0)
+    learner, source = learner_and_weights(cfg)
     actor = ActorWorker(cfg, 0, 0, source)
     try:
         actor.collect(3)
@@ -224,3 +226,69 @@ def test_a_recurrent_impala_run_trains_asynchronously(tmp_path, backend):
                                progress=False)
     summary = read_summary(exp_dir)
     assert summary['sync_mode'] == 'async' and summary['train_iters'] == 30 and policy.model.core is not None
+
+
+@pytest.mark.parametrize('burn_in', [0, 3])
+def test_acer_actors_segments_and_replayed_windows_are_recomputed_from_their_stored_states(burn_in):
+    """Recurrent ACER (LSTM): two actors' pickled messages pushed into the learner's episodic buffer (their streams
+    interleave). With the acting weights, the learner's recompute -- of the fresh segment (mid-episode start) and of
+    replayed windows that start mid-episode from their stored state -- gives the actors' logits, the average
+    network's too, and rho = 1 on every step (with a burn-in: on the steps after it)."""
+    from acframe.entry.run_base import build_buffer
+
+    main, create = recurrent_config('acer', 'lstm')
+    main['policy']['model']['rnn']['burn_in'] = burn_in
+    main['policy']['other'] = dict(replay_buffer=dict(unroll_len=8, replay_start_size=0))
+    cfg = compile_config((main, create), seed=0)
+    learner, source = learner_and_weights(cfg)
+    buffer = build_buffer(cfg)
+    actors = [ActorWorker(cfg, i, 0, source) for i in range(2)]
+    try:
+        for actor in actors:
+            actor.collect(7)  # the segments pushed next start mid-episode
+        for _ in range(2):
+            for actor in actors:
+                buffer.push(numpy_to_tree(pickle.loads(pickle.dumps(actor.collect())).samples))
+    finally:
+        for actor in actors:
+            actor.close()
+    fresh, windows = buffer.sample(0), buffer.sample_windows(32)
+    assert fresh.rnn_state[0].abs().sum() > 0 and fresh.episode_start[1:].any()
+    assert windows.episode_start[1:].any() and (windows.rnn_state[0].abs().flatten(1).sum(-1) > 0).any()
+    weights = {k: v.clone() for k, v in learner.model.state_dict().items()}
+    for batch in (fresh, windows):
+        batch = type(batch)({k: v for k, v in batch.items() if k != VERSION_KEY})
+        with torch.no_grad():
+            kept, out, average = learner._unroll_windows(batch)
+        assert torch.equal(kept.logit, batch.logit[burn_in:])
+        torch.testing.assert_close(out['logit'][:-1], kept.logit, rtol=0, atol=1e-5)
+        torch.testing.assert_close(average['logit'], kept.logit, rtol=0, atol=1e-5)
+        info = learner.learn_mode.forward(batch)
+        assert abs(info['mean_rho'] - 1.0) < 1e-5 and info['rho_truncated_fraction'] == 0.0
+        learner.model.load_state_dict(weights)  # the acting weights again for the next batch
+        learner._average_model.load_state_dict(weights)
+
+
+@pytest.mark.parametrize('backend', ['inline', 'local'])
+def test_a_recurrent_acer_run_trains_on_a_backend_and_resumes(tmp_path, backend):
+    """Recurrent ACER (LSTM), asynchronous actors: the fresh segments and replayed windows (with their stored states)
+    train the core; a resume continues with the checkpoint's episodic buffer."""
+    main, create = recurrent_config('acer', 'lstm')
+    main['policy'].update(learn=dict(batch_size=4), collect=dict(n_sample=ENVS * 4),
+                          other=dict(replay_buffer=dict(unroll_len=8, replay_start_size=24, save_in_checkpoint=True)))
+    exp_dir = str(tmp_path / backend)
+    policy = parallel_pipeline((main, create), seed=0, exp_dir=exp_dir, backend=backend, max_train_iter=20,
+                               progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['sync_mode'] == 'async' and summary['train_iters'] == 20 and policy.model.core is not None
+    assert summary['samples_trained'] > summary['env_steps']  # replayed windows, not only the fresh segments
+    first = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=False)
+    assert first['buffer']['pushed'] == first['env_step'] and 'rnn_state' in first['buffer']['storage']
+    parallel_pipeline(None, resume=exp_dir, backend=backend, max_train_iter=40, progress=False)
+    second = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=False)
+    assert second['train_iter'] == 40 and second['env_step'] > first['env_step']
+    assert second['buffer']['pushed'] == second['env_step']  # the resumed run kept the checkpoint's buffer
+    assert first['parallel']['actor_incarnations'] == [1, 1] and second['parallel']['actor_incarnations'] == [2, 2]
+    changed = [k for k in first['policy']['model'] if not torch.equal(first['policy']['model'][k],
+                                                                     second['policy']['model'][k])]
+    assert any(k.startswith('core.') for k in changed)  # the core kept learning after the resume

@@ -1,4 +1,5 @@
-"""Specification of the partially observed envs that need memory: ``toy_cue_memory`` and ``cartpole_novel``."""
+"""Specification of the partially observed envs that need memory: ``toy_cue_memory``, ``cartpole_novel`` and
+``pendulum_novel``."""
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -68,3 +69,18 @@ def test_cartpole_novel_is_cartpole_without_its_velocities():
     capped = build_env(dict(ENV, env_id='cartpole_novel', max_episode_steps=3), 0, 0, 'collector')
     capped.reset(seed=0)
     assert [capped.step(i % 2)[3] for i in range(3)] == [False, False, True]  # the time limit applies
+
+
+def test_pendulum_novel_is_pendulum_without_its_angular_velocity():
+    novel = build_env(dict(ENV, env_id='pendulum_novel'), 0, 0, 'collector')
+    full = build_env(dict(ENV, env_id='Pendulum-v1'), 0, 0, 'collector')
+    assert novel.observation_space.shape == (2,) and novel.action_space == full.action_space
+    obs_novel, _ = novel.reset(seed=5)
+    obs_full, _ = full.reset(seed=5)
+    for step in range(200):
+        assert np.array_equal(obs_novel, obs_full[[0, 1]])  # cos and sin of the angle
+        action = np.array([np.sin(step / 7.0) * 2.0], dtype=np.float32)
+        obs_novel, r1, term1, trunc1, _ = novel.step(action)
+        obs_full, r2, term2, trunc2, _ = full.step(action)
+        assert (r1, term1, trunc1) == (r2, term2, trunc2)
+    assert trunc1  # Pendulum's 200-step time limit applies
