@@ -140,7 +140,7 @@ def test_two_workers_from_the_cli_complete_and_resume(tmp_path):
     # 60 collections over both workers, each with its on-policy update and its own replays once its buffer holds 20
     assert first['train_iters'] > 100
     assert json.load(open(os.path.join(folder, 'config.json')))['mode'] == 'async'
-    state = torch.load(os.path.join(folder, 'ckpt', 'ckpt_latest.pth'), weights_only=False)
+    state = torch.load(os.path.join(folder, 'ckpt', 'ckpt_latest.pth'), weights_only=True)
     assert 'average_model' in state['policy']
     # worker 0's own replay: its share of the transitions, not every worker's
     assert 0 < state['buffer']['pushed'] < first['env_steps']

@@ -139,7 +139,7 @@ def test_cli_run_completes_and_resumes(tmp_path):
     assert proc.returncode == 0, err
     first = _summary(folder)
     # worker 0's checkpoint holds the shared normalization statistics: both workers' steps (all but a last segment)
-    learn = torch.load(os.path.join(folder, 'ckpt', 'ckpt_latest.pth'), weights_only=False)['policy']
+    learn = torch.load(os.path.join(folder, 'ckpt', 'ckpt_latest.pth'), weights_only=True)['policy']
     for count in (learn['model']['obs_normalizer.count'], learn['reward_normalizer']['count']):
         assert first['env_steps'] - 2 * 4 * 5 <= float(count) <= first['env_steps'] + 1, (count, first['env_steps'])
     assert first['async_worker_num'] == 2 and not first['interrupted']

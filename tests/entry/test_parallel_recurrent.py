@@ -282,10 +282,10 @@ def test_a_recurrent_acer_run_trains_on_a_backend_and_resumes(tmp_path, backend)
     summary = read_summary(exp_dir)
     assert summary['sync_mode'] == 'async' and summary['train_iters'] == 20 and policy.model.core is not None
     assert summary['samples_trained'] > summary['env_steps']  # replayed windows, not only the fresh segments
-    first = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=False)
+    first = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=True)
     assert first['buffer']['pushed'] == first['env_step'] and 'rnn_state' in first['buffer']['storage']
     parallel_pipeline(None, resume=exp_dir, backend=backend, max_train_iter=40, progress=False)
-    second = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=False)
+    second = torch.load(os.path.join(exp_dir, 'ckpt', 'ckpt_latest.pth'), weights_only=True)
     assert second['train_iter'] == 40 and second['env_step'] > first['env_step']
     assert second['buffer']['pushed'] == second['env_step']  # the resumed run kept the checkpoint's buffer
     assert first['parallel']['actor_incarnations'] == [1, 1] and second['parallel']['actor_incarnations'] == [2, 2]
