@@ -25,12 +25,17 @@ import numpy as np
 import torch
 
 
+#: the deepest frame stack the buffers look for: a first dim beyond it is an image's height (HWC), not a stack, and
+#: storing its rows as "frames" would make the start-up memory estimate far too small
+MAX_FRAME_STACK = 8
+
+
 def stacked_frames(shape: Sequence[int], dtype: Any) -> Optional[Tuple[int, Tuple[int, ...]]]:
     """``(K, frame_shape)`` of an observation leaf of per-item ``shape`` that dedups as stacked frames (uint8 with at
-    least 3 dims, the first the stack of ``K >= 2`` frames), else None."""
+    least 3 dims, the first the stack of ``2 <= K <= MAX_FRAME_STACK`` frames), else None."""
     shape = tuple(int(s) for s in shape)
     is_uint8 = dtype in (torch.uint8, np.uint8) or str(dtype) in ('uint8', 'torch.uint8')
-    if not is_uint8 or len(shape) < 3 or shape[0] < 2:
+    if not is_uint8 or len(shape) < 3 or not 2 <= shape[0] <= MAX_FRAME_STACK:
         return None
     return shape[0], shape[1:]
 

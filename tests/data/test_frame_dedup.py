@@ -278,7 +278,8 @@ def test_a_pixel_run_and_its_resume_with_the_deduplicated_buffer_equal_the_plain
 
 @pytest.mark.parametrize('config_file', ['cartpole_impala.py', 'cartpole_acer.py'])
 def test_the_start_up_memory_check_counts_the_frame_store_for_stacked_frames_only(config_file):
-    """A buffer of Atari stacks refused stored whole fits deduplicated; float vectors are counted whole either way."""
+    """A buffer of Atari stacks refused stored whole fits deduplicated; float vectors and channels-last images are
+    counted whole either way."""
     import gymnasium as gym
 
     from acframe.config import compile_config
@@ -287,6 +288,7 @@ def test_the_start_up_memory_check_counts_the_frame_store_for_stacked_frames_onl
 
     frames, vectors, actions = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8), gym.spaces.Box(-1, 1, (4, 84, 84)), \
         gym.spaces.Discrete(6)
+    hwc = gym.spaces.Box(0, 255, (84, 84, 4), np.uint8)  # the same bytes, channels last
     from acframe.entry.budget import _STEP_OVERHEAD_BYTES, action_step_bytes
     from acframe.policy import policy_class
     from acframe.registry import BUFFER_REGISTRY
@@ -308,3 +310,5 @@ def test_the_start_up_memory_check_counts_the_frame_store_for_stacked_frames_onl
                 check_buffer_memory(cfg, frames, actions, available=available)
         with pytest.raises(ConfigError, match='replay_buffer_size'):
             check_buffer_memory(cfg, vectors, actions, available=available)
+        with pytest.raises(ConfigError, match='replay_buffer_size'):  # an HWC image's rows are not a frame stack
+            check_buffer_memory(cfg, hwc, actions, available=available)
