@@ -93,7 +93,7 @@ def check_async(cfg: Any, resume: bool = False) -> None:
         (cfg.policy.learn.get('lr_decay_iters'), 'policy.learn.lr_decay_iters',
          "each worker's optimizer holds its own learning rate; set it to 0"),
     ]
-    shared = per_process_state_refusals(cfg, 'worker')
+    shared = per_process_state_refusals(cfg)
     for key, fix in [(key, fix) for value, key, fix in refused if value] + shared:
         raise ConfigError(f"{key} does not run with -m async (asynchronous workers) yet: {fix}, or train with "
                           f"-m {'serial_onpolicy' if cls.on_policy else 'serial'}")

@@ -86,12 +86,12 @@ def check_data_parallel(cfg: Any) -> None:
         raise ConfigError(f"policy.learn.batch_size={batch} does not split evenly over parallel.learner_num={num} ranks "
                           f"(each rank learns on batch_size / learner_num of every batch); set it to a multiple of "
                           f"{num}, e.g. {max(num, batch // num * num)} or {batch // num * num + num}")
-    for key, fix in per_process_state_refusals(cfg, 'rank'):
+    for key, fix in per_process_state_refusals(cfg):
         raise ConfigError(f"{key} does not run with data-parallel learners (parallel.learner_num={num}) yet: {fix}, "
                           f"or parallel.learner_num=1")
 
 
-def per_process_state_refusals(cfg: Any, process: str) -> List[Tuple[str, str]]:
+def per_process_state_refusals(cfg: Any) -> List[Tuple[str, str]]:
     """(key, fix) of each setting in ``cfg`` that several training processes (data-parallel ranks, async workers)
     cannot share yet: a learner thread, a compiled update, domain randomization. (The running normalization
     statistics are shared: ``Policy.share_memory``, ``Policy.use_data_parallel``.)"""
