@@ -31,6 +31,9 @@ SHORT_NAMES: Dict[str, str] = {
 NO_VELOCITY: Dict[str, Tuple[str, Tuple[int, ...]]] = {
     'cartpole_novel': ('CartPole-v1', (0, 2)),  # cart position, pole angle (cart and pole velocities removed)
     'pendulum_novel': ('Pendulum-v1', (0, 1)),  # cos and sin of the angle (the angular velocity removed)
+    # x, y, angle and the two leg contacts (the x and y velocities and the angular velocity removed; box2d extra)
+    'lunarlander_novel': ('LunarLander-v3', (0, 1, 4, 6, 7)),
+    'lunarlander_continuous_novel': ('LunarLanderContinuous-v3', (0, 1, 4, 6, 7)),
 }
 
 

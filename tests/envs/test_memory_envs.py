@@ -1,5 +1,5 @@
 """Specification of the partially observed envs that need memory: ``toy_cue_memory``, ``cartpole_novel`` and
-``pendulum_novel``."""
+``pendulum_novel`` and the two ``lunarlander*_novel``."""
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -84,3 +84,26 @@ def test_pendulum_novel_is_pendulum_without_its_angular_velocity():
         obs_full, r2, term2, trunc2, _ = full.step(action)
         assert (r1, term1, trunc1) == (r2, term2, trunc2)
     assert trunc1  # Pendulum's 200-step time limit applies
+
+
+@pytest.mark.parametrize('name, full_id', [('lunarlander_novel', 'LunarLander-v3'),
+                                           ('lunarlander_continuous_novel', 'LunarLanderContinuous-v3')])
+def test_lunarlander_novel_is_lunarlander_without_its_velocities(name, full_id):
+    pytest.importorskip('Box2D')
+    novel = build_env(dict(ENV, env_id=name), 0, 0, 'collector')
+    full = build_env(dict(ENV, env_id=full_id), 0, 0, 'collector')
+    assert novel.observation_space.shape == (5,) and novel.action_space == full.action_space
+    keep = [0, 1, 4, 6, 7]  # x, y, angle, left and right leg contact; vx, vy and the angular velocity removed
+    assert np.array_equal(novel.observation_space.low, full.observation_space.low[keep])
+    obs_novel, _ = novel.reset(seed=3)
+    obs_full, _ = full.reset(seed=3)
+    for step in range(1000):
+        assert np.array_equal(obs_novel, obs_full[keep])
+        action = step % 4 if full_id == 'LunarLander-v3' else np.array([np.sin(step / 5.0), np.cos(step / 3.0)],
+                                                                          dtype=np.float32)
+        obs_novel, r1, term1, trunc1, _ = novel.step(action)
+        obs_full, r2, term2, trunc2, _ = full.step(action)
+        assert (r1, term1, trunc1) == (r2, term2, trunc2)
+        if term1 or trunc1:
+            break
+    assert term1 or trunc1  # played to the end of an episode
