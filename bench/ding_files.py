@@ -20,7 +20,7 @@ Each file is run in its own subprocess (``--timeout`` seconds):
   (the traceback's last line; ``--verbose`` prints the whole traceback);
 * **run** (unless ``--compile-only``): ``acframe -c FILE --max-env-step N -q`` with tiny overrides that shorten the
   run but change nothing the file decides (``RUN_OVERRIDES``: one evaluation episode of at most 200 steps, in-process
-  envs, no confirmation episodes); the file's envs, model and learning settings are used. The budget is
+  envs, no confirmation episodes; a ``multi_gpu=True`` file on 2 ranks, ``DDP_OVERRIDES``); the file's envs, model and learning settings are used. The budget is
   ``--max-env-step`` (default 1): an on-policy run then collects one step of each collector env and learns on that
   (cut) rollout; where acframe refuses the budget because the learner could not make one update with it (off-policy
   runs), the run is repeated (at most twice) with the smallest budget the refusal names. A run that exits 0 shows
@@ -58,7 +58,7 @@ try:
     from acframe.config import compile_config
     from acframe.errors import AcframeError
     try:
-        compile_config(path)
+        compile_config(path, overrides=overrides)
     except AcframeError as exc:
         from acframe.cli import one_line
         out.update(outcome='refused', line=one_line(exc))
@@ -143,8 +143,15 @@ def select(wheel: str, dest: str, pattern: Optional[str]) -> List[str]:
     return chosen
 
 
+#: a DI-engine DDP file (``multi_gpu=True``) runs on 2 ranks, as its docstring launches it (``--nproc_per_node=2``)
+DDP_OVERRIDES = ['parallel.learner_num=2']
+
+
 def run_one(path: str, exp_dir: str, args: argparse.Namespace) -> Dict[str, str]:
-    cmd = [sys.executable, '-c', WORKER, path, exp_dir, str(args.max_env_step), json.dumps(RUN_OVERRIDES),
+    with open(path) as f:
+        ddp = re.search(r'multi_gpu\s*=\s*True', f.read()) is not None
+    overrides = RUN_OVERRIDES + (DDP_OVERRIDES if ddp else [])
+    cmd = [sys.executable, '-c', WORKER, path, exp_dir, str(args.max_env_step), json.dumps(overrides),
            '1' if args.compile_only else '0']
     start = time.monotonic()
     try:

@@ -132,12 +132,19 @@ def _buffer_type(policy: dict, main: dict, overrides: Optional[Sequence[Any]]) -
     for part in BUFFER_PATH.split('.') + ['type']:
         node = node.get(part, _UNSET) if isinstance(node, dict) else _UNSET
     found = found if node is _UNSET else node
+    return override_value(overrides, BUFFER_PATH + '.type', found)
+
+
+def override_value(overrides: Optional[Sequence[Any]], path: str, default: Any = None) -> Any:
+    """The value the last of ``overrides`` gives ``path``, or ``default`` (a malformed override is skipped here:
+    ``apply_overrides`` reports it)."""
+    found = default
     for override in overrides or ():
         try:
             key, value = parse_override(override) if isinstance(override, str) else override
         except (ConfigError, TypeError, ValueError):
-            continue  # apply_overrides reports it
-        if key == BUFFER_PATH + '.type':
+            continue
+        if key == path:
             found = value
     return found
 
@@ -314,7 +321,8 @@ def compile_config(
     main = copy.deepcopy(dict(main))
     create = copy.deepcopy(dict(create or {}))
     if not isinstance(cfg, dict):  # a file or a pair may be DI-engine's; a compiled config is acframe's already
-        main, create = translate_ding_config(main, create, default_config)
+        main, create = translate_ding_config(main, create, default_config,
+                                             learner_num=override_value(overrides, 'parallel.learner_num'))
 
     create_full = copy.deepcopy(D.CREATE)
     create_full['import_names'] = []

@@ -13,8 +13,10 @@ keys before ``compile_config`` merges and validates the result; everything else 
   is left to the env); a 3-dim ``obs_shape`` with DI-engine's ConvEncoder sizes is acframe's ``nature_cnn``. One note each.
 * **objects and schedules**: a ``torch.nn`` activation module is read as its name (``DING_ACTIVATIONS``), PPO's
   ``learn.lr_scheduler`` as ``learn.lr_decay_iters`` in gradient steps, an ``exp_name`` path as its last part.
-* **refused in one line**: ``multi_gpu=True`` (the number of DI-engine's data-parallel learners is its launcher's:
-  the line names ``parallel.learner_num``), ``reward_model`` (GCL, TREX, RND ...),
+* **data-parallel learners**: ``multi_gpu=True`` runs with ``parallel.learner_num=N`` given beside the file (the
+  number is DI-engine's launcher's, ``--nproc_per_node``), its per-rank batch keys (``PER_RANK_KEYS``) times N, one
+  note; without N it is refused in one line naming ``parallel.learner_num``.
+* **refused in one line**: ``reward_model`` (GCL, TREX, RND ...),
   ``env.norm_obs/norm_reward.use_norm=True`` (acframe normalizes inside the policy); ``env.rew_clip=True`` is
   accepted with a note saying it is not applied.
 * **buffers**: ``replay_buffer.type='naive'`` (in ``create_config`` or ``policy.other``) is the policy's own
@@ -125,7 +127,7 @@ DING_KEYS: Tuple[str, ...] = (
     'env.continuous', 'env.save_replay_gif', 'env.replay_path_gif', 'env.frame_stack', 'env.is_train',
     # DI-engine's BipedalWalker env raises the -100 fall penalty to -10 (a note says so when it is True)
     'env.rew_clip',
-    # DI-engine's data-parallel learners (True is refused, naming parallel.learner_num: _check_multi_gpu)
+    # DI-engine's data-parallel learners (True runs with parallel.learner_num=N: _translate_multi_gpu)
     'policy.multi_gpu',
     # policy-level switches of DI-engine's implementations
     'policy.nstep', 'policy.discount_factor', 'policy.random_collect_size',
@@ -161,11 +163,14 @@ DING_MODEL_KEYS_BY_POLICY: Dict[str, Tuple[str, ...]] = {
 _MISSING = object()
 
 
-def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str], dict]) -> Tuple[dict, dict]:
+def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str], dict],
+                          learner_num: Any = None) -> Tuple[dict, dict]:
     """DI-engine's ``(main_config, create_config)`` in acframe's keys (see the module docstring).
 
     ``main``/``create`` are plain copies the caller owns (changed in place and returned); ``defaults_of(policy_type)``
     gives every acframe key of a policy (``compile.default_config``). An acframe config passes through unchanged.
+    ``learner_num``: ``parallel.learner_num`` as the command line gives it (None: not given), the number of ranks a
+    DI-engine ``multi_gpu=True`` file runs on (its launcher's ``--nproc_per_node``).
     """
     unused: List[str] = []
     create_imports = _env_import_names(create)
@@ -189,7 +194,7 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     valid = leaf_paths(defaults_of(policy_type))
     _translate_env(main, create, from_dizoo)
     _check_reward_model(main, create)
-    _check_multi_gpu(main)
+    _translate_multi_gpu(main, learner_num)
     _translate_activation(main)
     if from_dizoo:
         _cuda_if_available(main)
@@ -434,17 +439,39 @@ def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[
                    epochs, iters, epoch_per_collect, -(-n_sample // batch_size))
 
 
-def _check_multi_gpu(main: dict) -> None:
+#: DI-engine's batch keys that a data-parallel run counts per rank (acframe counts them for the whole run)
+PER_RANK_KEYS = ('env.collector_env_num', 'policy.collect.n_sample', 'policy.learn.batch_size',
+                 'policy.other.replay_buffer.replay_buffer_size')
+
+
+def _translate_multi_gpu(main: dict, learner_num: Any) -> None:
     """DI-engine's ``multi_gpu=True`` asks for its data-parallel learners, as many as its launcher starts
-    (``torch.distributed.launch --nproc_per_node``), each with the file's per-rank batch keys: the file does not say
-    how many, so it is refused, naming acframe's key (``parallel.learner_num``, global batch keys; docs/ddp.md)."""
-    for key in ('policy.multi_gpu', 'policy.learn.multi_gpu'):
-        value = _get(main, key)
-        if value is not _MISSING and value not in (False, None):
-            raise ConfigError(f"config key '{key}' = {value!r} asks for DI-engine's data-parallel learners, whose number "
-                              f"its launcher sets (--nproc_per_node); set {key}=False and parallel.learner_num=N (acframe "
-                              f"starts the N ranks itself; its env.collector_env_num, collect.n_sample and learn.batch_size "
-                              f"are global: N times DI-engine's per-rank values; docs/ddp.md)")
+    (``torch.distributed.launch --nproc_per_node``), each with the file's per-rank batch keys. The file does not say
+    how many: with ``parallel.learner_num=N`` given (on the command line, as the launcher's flag), the key is dropped
+    and the per-rank keys become acframe's whole-run ones (N times; docs/ddp.md); without it, it is refused in one
+    line naming that key."""
+    asked = [key for key in ('policy.multi_gpu', 'policy.learn.multi_gpu')
+             if _get(main, key) not in (_MISSING, False, None)]
+    if not asked:
+        return
+    key = asked[0]
+    if isinstance(learner_num, bool) or not isinstance(learner_num, int) or learner_num < 1:
+        raise ConfigError(f"config key '{key}' = {_get(main, key)!r} asks for DI-engine's data-parallel learners, whose "
+                          f"number its launcher sets (--nproc_per_node); give it as parallel.learner_num=N (e.g. "
+                          f"acframe -c FILE parallel.learner_num=2: acframe starts the N ranks and multiplies the file's "
+                          f"per-rank collector_env_num, n_sample, batch_size and replay_buffer_size by N; docs/ddp.md), "
+                          f"or set {key}=False for one learner")
+    for name in asked:
+        _pop(main, name)
+    scaled = []
+    for name in PER_RANK_KEYS:
+        value = _get(main, name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            _set(main, name, value * learner_num)
+            scaled.append(f"{name.rsplit('.', 1)[-1]} {value} -> {value * learner_num}")
+    logger.warning("acframe: note: %s=True with parallel.learner_num=%d: DI-engine's per-rank batch keys are this run's "
+                   "whole-run keys times %d (%s; docs/ddp.md)", key, learner_num, learner_num,
+                   ', '.join(scaled) or 'none set in the file')
 
 
 def _translate_activation(main: dict) -> None:

@@ -447,11 +447,27 @@ def test_sliced_of_di_engines_impala_buffer_is_accepted_with_the_unused_keys(cap
 
 
 @pytest.mark.parametrize('sections', [dict(multi_gpu=True), dict(learn=dict(multi_gpu=True))])
-def test_multi_gpu_true_is_refused_naming_the_missing_feature(sections):
+def test_multi_gpu_true_without_the_number_of_ranks_is_refused_naming_the_key_that_gives_it(sections):
     key = 'policy.multi_gpu' if 'multi_gpu' in sections else 'policy.learn.multi_gpu'
     with pytest.raises(ConfigError, match=rf"config key '{key}' = True asks for DI-engine's data-parallel learners, "
-                                          rf"whose number its launcher sets \(--nproc_per_node\); set {key}=False and parallel.learner_num=N"):
+                                          rf"whose number its launcher sets \(--nproc_per_node\); give it as "
+                                          rf"parallel.learner_num=N .* or set {key}=False for one learner") as info:
         compile_config(ding_pair('ppo', **sections))
+    assert '\n' not in str(info.value)
+
+
+@pytest.mark.parametrize('ranks', [1, 2])
+def test_multi_gpu_true_with_the_number_of_ranks_runs_them_with_the_files_per_rank_batches_times_n(ranks, caplog):
+    """DI-engine's DDP files count batches per rank (each of its N processes collects and learns on them); acframe's
+    keys are the whole run's: N times."""
+    main, create = ding_pair('ppo', multi_gpu=True, learn=dict(batch_size=64), collect=dict(n_sample=256))
+    main['env']['collector_env_num'] = 8
+    cfg = compile_config((main, create), overrides=[f'parallel.learner_num={ranks}'])
+    assert 'multi_gpu' not in cfg.policy and cfg.parallel.learner_num == ranks
+    assert (cfg.env.collector_env_num, cfg.policy.collect.n_sample, cfg.policy.learn.batch_size) == \
+        (8 * ranks, 256 * ranks, 64 * ranks)
+    note = next(m for m in warnings_of(caplog) if 'multi_gpu=True with parallel.learner_num' in m)
+    assert f'batch_size 64 -> {64 * ranks}' in note
 
 
 def test_multi_gpu_false_is_accepted_with_the_unused_keys(caplog):

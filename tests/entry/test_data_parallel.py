@@ -180,6 +180,40 @@ def _cli(*args, cwd, timeout=60):
                           text=True, timeout=timeout)
 
 
+DING_DDP_FILE = """
+main_config = dict(
+    exp_name='cartpole_ppo_seed0',
+    env=dict(collector_env_num=4, evaluator_env_num=2, n_evaluator_episode=2, stop_value=195),
+    policy=dict(multi_gpu=True, cuda=True, action_space='discrete',
+                model=dict(obs_shape=4, action_shape=2, action_space='discrete'),
+                learn=dict(epoch_per_collect=2, batch_size=32, learning_rate=0.001),
+                collect=dict(n_sample=64, unroll_len=1, discount_factor=0.9, gae_lambda=0.95),
+                eval=dict(evaluator=dict(eval_freq=100))),
+)
+create_config = dict(env=dict(type='cartpole', import_names=['dizoo.classic_control.cartpole.envs.cartpole_env']),
+                     env_manager=dict(type='base'), policy=dict(type='ppo'))
+"""
+
+
+def test_a_di_engine_ddp_file_runs_on_the_ranks_its_launcher_would_start(tmp_path):
+    """DI-engine's ``*_ppo_ddp_config.py`` (``multi_gpu=True``; its per-rank batch keys), given the number of ranks
+    as ``parallel.learner_num`` as DI-engine's launcher takes ``--nproc_per_node``: 2 ranks, each with the file's
+    4 envs, 64-transition rollouts and minibatches of 32."""
+    (tmp_path / 'cartpole_ppo_ddp_config.py').write_text(DING_DDP_FILE)
+    out = _cli('-c', 'cartpole_ppo_ddp_config.py', 'parallel.learner_num=2', '--max-env-step', '512', '-q',
+               '--exp-dir', 'run', cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert 'collector_env_num 4 -> 8, n_sample 64 -> 128, batch_size 32 -> 64' in out.stderr
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['data_parallel']['learner_num'] == 2
+    assert state['env_step'] == 512 and state['train_iter'] == 4 * 2 * 2  # 4 rollouts of 128 x 2 epochs x 2 minibatches
+    refused = _cli('-c', 'cartpole_ppo_ddp_config.py', '--max-env-step', '512', '-q', '--exp-dir', 'run2',
+                   cwd=tmp_path)
+    assert refused.returncode == 2 and not (tmp_path / 'run2').exists()
+    errors = [line for line in refused.stderr.strip().splitlines() if not line.startswith('acframe: note: ')]
+    assert len(errors) == 1 and 'give it as parallel.learner_num=N' in errors[0], refused.stderr
+
+
 def _children(pid):
     try:
         with open(f'/proc/{pid}/task/{pid}/children') as f:
