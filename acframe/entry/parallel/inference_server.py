@@ -25,8 +25,19 @@ server that dies or stops beating is restarted with a warning (counted in ``para
 requests still waiting; an actor that dies mid-request leaves nothing locked (requests are matched by sequence
 numbers, so a stale reply is never taken for a fresh one).
 
-Feed-forward models only: a recurrent core or gSDE keeps a state per env that the server does not carry
-(``check_inference`` refuses them at start-up).
+Recurrent models (``policy.model.rnn``): SEED RL's way, the server carries one state per (actor, env) slot, in shared
+memory next to the observations (``Slots.state`` ``(actors, B, R, H)``, written only by the server, so a restarted
+server finds the states where its predecessor left them). Episode starts stay the actor's business, as with per-actor
+inference: the collector's ``reset()`` and ``episode_start(env_ids)`` mark the envs, and the actor sends those marks
+with its next request (``Slots.starts`` ``(actors, B)``); the server zeroes the marked envs' states, acts from them
+through the collect mode's own ``load_state_dict`` / ``state_dict`` (the same code path as per-actor inference) and
+writes the next states back. The reply carries ``rnn_state`` (the state each env acted from) and ``episode_start``
+like every other output, so the segments, and the learner's recomputation from their first state, are the per-actor
+path's. A restarted actor, and every actor after ``--resume``, starts its envs and states afresh (its collector's
+``reset`` marks every env), as per-actor inference does.
+
+gSDE keeps an exploration matrix per env on its own redraw schedule per actor, which the server does not carry
+(``check_inference`` refuses it at start-up).
 """
 from __future__ import annotations
 
@@ -58,13 +69,7 @@ def check_inference(cfg: Any, backend: str) -> None:
     if backend != 'local':
         raise ConfigError(f"parallel.inference='server' runs one inference server per machine with the local backend; "
                           f"the {backend} backend runs each actor's own forward pass: set parallel.inference='actor'")
-    from ...policy.base import rnn_type
-    model = cfg.policy.model
-    if rnn_type(model.get('rnn')):
-        raise ConfigError("parallel.inference='server' batches feed-forward forward passes; a recurrent model "
-                          "(policy.model.rnn) keeps a state per env the server does not carry: set "
-                          "parallel.inference='actor' or policy.model.rnn.type=None")
-    if model.get('use_sde'):
+    if cfg.policy.model.get('use_sde'):
         raise ConfigError("parallel.inference='server' batches feed-forward forward passes; gSDE (policy.model.use_sde) "
                           "keeps an exploration matrix per env the server does not carry: set parallel.inference='actor' "
                           "or policy.model.use_sde=False")
@@ -95,6 +100,8 @@ class Slots:
     requests: Any  # semaphore: an actor released it after writing a request
     replies: List[Any]  # one semaphore per actor: the server released it after writing the reply
     spaces: Tuple[Any, Any]  # (observation space, action space) the policy is built for
+    state: Optional[torch.Tensor] = None  # a recurrent model's (actors, B, R, H): the state each env acts from next
+    starts: Optional[torch.Tensor] = None  # (actors, B) bool, sent with a request: the envs that start an episode
 
 
 def _policy(cfg: Any, spaces: Tuple[Any, Any]) -> Any:
@@ -123,8 +130,11 @@ def allocate(cfg: Any, ctx: Any) -> Slots:
     else:
         obs = _shared((actors,) + example.shape, torch.from_numpy(example).dtype)
     outputs = {k: _shared((actors,) + tuple(v.shape), v.dtype) for k, v in out.items()}
+    recurrent = 'rnn_state' in out  # a recurrent collect mode returns the state each env acted from
     return Slots(obs, outputs, _shared((actors, 5), torch.int64), _shared((2,), torch.int64), ctx.Semaphore(0),
-                 [ctx.Semaphore(0) for _ in range(actors)], spaces)
+                 [ctx.Semaphore(0) for _ in range(actors)], spaces,
+                 _shared((actors,) + tuple(out['rnn_state'].shape), out['rnn_state'].dtype) if recurrent else None,
+                 _shared((actors, envs), torch.bool) if recurrent else None)
 
 
 # ---- the actor's side ------------------------------------------------------------------------------
@@ -140,7 +150,11 @@ class ServerCollectMode:
         self.get_train_sample = local.get_train_sample
         self.policy_cfg = local.policy_cfg
         self.unroll_len = getattr(local, 'unroll_len', 1)
-        self.episode_start = None  # feed-forward (check_inference): nothing to tell the server
+        # a recurrent model: the envs that start an episode at their next step, sent with the next request (the
+        # server zeroes their states); every env at the first step. Feed-forward: nothing to tell the server.
+        self._starts = None if slots.starts is None else slots.starts[actor_id]
+        self._pending = None if self._starts is None else torch.ones_like(self._starts)
+        self.episode_start = None if self._starts is None else self._episode_start  # (the collector skips None)
         self.version = -1
         self.max_acting_lag = 0
         self._fresh = True
@@ -151,7 +165,13 @@ class ServerCollectMode:
         self._stamp = torch.zeros(0, dtype=torch.int64)
 
     def reset(self) -> None:
-        pass  # a feed-forward collect mode keeps nothing per env
+        """Every env starts an episode (the collector reset them): a recurrent model's states are zeroed."""
+        if self._pending is not None:
+            self._pending.fill_(True)
+
+    def _episode_start(self, env_ids: Any) -> None:
+        """Envs ``env_ids`` start an episode at their next step: the server zeroes their states before it."""
+        self._pending[torch.as_tensor(np.asarray(env_ids), dtype=torch.long)] = True
 
     def start_segment(self) -> None:
         """The segment's first request asks the server for the newest weights; the lag record restarts."""
@@ -168,6 +188,9 @@ class ServerCollectMode:
     def forward(self, obs: Any) -> Dict[str, torch.Tensor]:
         head = self._head
         self._put(obs)
+        if self._starts is not None:
+            self._starts.copy_(self._pending)
+            self._pending.fill_(False)
         head[_FRESH] = int(self._fresh)
         self._fresh = False
         seq = int(head[_REQ]) + 1
@@ -241,7 +264,11 @@ class InferenceLoop:
                 batch: Any = {k: (v if whole else v[index]).flatten(0, 1) for k, v in obs.items()}
             else:
                 batch = (obs if whole else obs[index]).flatten(0, 1)
+            if self.slots.state is not None:
+                self._load_states(index, whole)
             out = self.mode.forward(batch)
+            if self.slots.state is not None:
+                self._store_states(index, whole)
             for key, slot in self.slots.outputs.items():
                 value = out[key].reshape((len(ready),) + tuple(slot.shape[1:]))
                 if whole:
@@ -255,6 +282,23 @@ class InferenceLoop:
         for actor_id in ready:
             self.slots.replies[int(actor_id)].release()
         return len(ready)
+
+    def _load_states(self, index: torch.Tensor, whole: bool) -> None:
+        """Hand the collect mode the waiting actors' states ``(k * B, R, H)``, zeroed where an episode starts, and
+        their starts: it acts from them as from its own (``EnvStates``), then holds the next states."""
+        slots = self.slots
+        start = (slots.starts if whole else slots.starts[index]).flatten(0, 1)
+        state = (slots.state if whole else slots.state[index]).flatten(0, 1)
+        self.mode.load_state_dict({'rnn': {'state': state.masked_fill(start[:, None, None], 0.0), 'start': start}})
+
+    def _store_states(self, index: torch.Tensor, whole: bool) -> None:
+        """Write the next states the collect mode holds back into the waiting actors' slots."""
+        slot = self.slots.state
+        state = self.mode.state_dict()['rnn']['state'].reshape((len(index),) + tuple(slot.shape[1:]))
+        if whole:
+            slot.copy_(state)
+        else:
+            slot[index] = state
 
     def serve(self) -> None:
         """Until the run stops: wait for a request (in slices of ``_POLL_S``), serve what waits."""
