@@ -17,7 +17,7 @@ import torch.multiprocessing as mp
 from acframe.cli import main as cli_main
 from acframe.config.compile import compile_config, to_plain
 from acframe.entry.parallel import parallel_pipeline
-from acframe.entry.parallel.inference_server import (_FRESH, _REQ, InferenceLoop, InferenceServer, ServerCollectMode,
+from acframe.entry.parallel.inference_server import (_FRESH, _REDRAW, _REQ, InferenceLoop, InferenceServer, ServerCollectMode,
                                                      allocate)
 from acframe.entry.parallel.messages import VERSION_KEY, WorkerReady
 from acframe.entry.parallel.roles import ActorWorker
@@ -56,8 +56,8 @@ def _segments(worker: ActorWorker, shared: SharedWeights, weights, first_version
 
 def _plain_and_served(cfg, scales=(1.0, 3.0)):
     """One actor's two segments with its own forward pass, then through a server process (same seeds, same weights:
-    ``scales`` of one learn-mode init, the second sharper: other actions); and the recurrent states each carries
-    for the next step (per-actor: its collect mode's; server: the actor's slot), None when feed-forward."""
+    ``scales`` of one learn-mode init, the second sharper: other actions); and what each carries per env into the next
+    step (per-actor: its collect mode's; server: the actor's slots): ``{'rnn': states, 'sde': gSDE matrices}``."""
     ctx = mp.get_context('fork')
     spaces = allocate(cfg, ctx).spaces
     torch.manual_seed(0)
@@ -68,20 +68,22 @@ def _plain_and_served(cfg, scales=(1.0, 3.0)):
     try:
         plain = ActorWorker(cfg, 0, 0, shared)
         expected = _segments(plain, shared, weights, 0)
-        plain_state = plain.mode._mode.state_dict().get('rnn', {}).get('state')
+        own = plain.mode._mode.state_dict()
+        plain_carry = {'rnn': own.get('rnn', {}).get('state'), 'sde': own.get('sde_noise', {}).get('weights')}
         server = InferenceServer(cfg, ctx, to_plain(cfg), shared, daemonic=True)
         child = server.spawn()
         assert child.conn.poll(30) and isinstance(child.conn.recv(), WorkerReady)
         served = ActorWorker(cfg, 0, 0, shared, server.client(0))
         got = _segments(served, shared, weights, 10)
-        served_state = None if server.slots.state is None else server.slots.state[0].clone()
+        served_carry = {key: None if slot is None else slot[0].clone()
+                        for key, slot in (('rnn', server.slots.state), ('sde', server.slots.sde))}
     finally:
         for worker in (plain, served):
             if worker is not None:
                 worker.close()
         if server is not None:
             server.close(lambda c, grace: (c.process.join(grace), c.process.kill(), c.conn.close()), 5.0)
-    return expected, got, plain_state, served_state
+    return expected, got, plain_carry, served_carry
 
 
 def test_one_actor_through_the_server_collects_the_segments_of_its_own_forward_pass():
@@ -89,17 +91,18 @@ def test_one_actor_through_the_server_collects_the_segments_of_its_own_forward_p
     cfg = compile_config(cartpole(actor_num=1, inference='server'))
     expected, got, _, _ = _plain_and_served(cfg)
     _assert_same_segments(expected, got)
+    assert 'logit' in _flat(got[0].samples)
 
 
 def _assert_same_segments(expected, got):
     for want, have, offset in zip(expected, got, (10, 10)):
         segment, mine = _flat(want.samples), _flat(have.samples)
-        assert set(segment) == set(mine) and ('logit' in segment or 'rnn_state' in segment)
+        assert set(segment) == set(mine)
         for key, value in segment.items():  # actions, observations, rewards exactly; the float outputs to 1e-6
             if key == VERSION_KEY:
                 assert (mine[key] == value + offset).all()
             elif value.dtype.kind == 'f' and key != 'reward':
-                assert np.abs(mine[key] - value).max() <= 1e-6, key
+                assert mine[key].shape == value.shape and (not value.size or np.abs(mine[key] - value).max() <= 1e-6), key
             else:
                 assert (mine[key] == value).all(), key
         assert have.max_acting_lag == want.max_acting_lag == 0
@@ -117,9 +120,11 @@ def test_one_recurrent_actor_through_the_server_collects_the_segments_of_its_own
     if policy_type == 'impala':
         main['policy'].update(unroll_len=10, collect=dict(n_sample=ENVS * 2), learn=dict(batch_size=4))
     cfg = compile_config((main, create), seed=0)
-    expected, got, plain_state, served_state = _plain_and_served(cfg, scales=(3.0, 5.0))  # states that matter
+    expected, got, plain_carry, served_carry = _plain_and_served(cfg, scales=(3.0, 5.0))  # states that matter
+    plain_state, served_state = plain_carry['rnn'], served_carry['rnn']
     _assert_same_segments(expected, got)
     second = _flat(got[1].samples)
+    assert {'rnn_state', 'episode_start'} <= set(second) and (policy_type == 'ppo' or 'logit' in second)
     starts, states = second['episode_start'].astype(bool), second['rnn_state']
     if policy_type == 'impala':  # (unrolls, T) starts and each unroll's first state (unrolls, 1, R, H)
         starts, states = starts.T, states.swapaxes(0, 1)
@@ -127,6 +132,62 @@ def test_one_recurrent_actor_through_the_server_collects_the_segments_of_its_own
     assert not states[:1][starts[:1]].any() and not (policy_type == 'ppo' and states[starts].any())  # zeros there
     torch.testing.assert_close(served_state, plain_state, rtol=0, atol=1e-6)
     assert served_state.abs().sum() > 0
+
+
+def gsde_config(freq: int, actors: int = 1):
+    """A2C with gSDE on Pendulum-v1, 3 envs, 7 steps per env per segment (redraws inside and across segments)."""
+    main = dict(env=dict(env_id='Pendulum-v1', collector_env_num=3, evaluator_env_num=1, n_evaluator_episode=1,
+                         stop_value=None),
+                policy=dict(model=dict(encoder_hidden_size_list=[16], use_sde=True),
+                            collect=dict(n_sample=21, sde_sample_freq=freq)),
+                parallel=dict(actor_num=actors, inference='server'))
+    return compile_config((main, dict(env=dict(type='gym'), policy=dict(type='a2c'))), seed=0)
+
+
+@pytest.mark.parametrize('freq', [1, 3])
+def test_one_gsde_actor_through_the_server_collects_the_segments_of_its_own_forward_pass(freq):
+    """gSDE: the server draws the actor's exploration matrices on its schedule (every ``sde_sample_freq`` of its steps,
+    from its first step) from the same RNG stream: the actions (``mu + phi(s)^T W``), and the matrices carried into
+    the next step, equal the actor's own forward pass."""
+    expected, got, plain_carry, served_carry = _plain_and_served(gsde_config(freq), scales=(1.0, 0.5))
+    _assert_same_segments(expected, got)
+    assert np.abs(_flat(got[1].samples)['action']).max() > 0
+    if freq > 1:  # (at 1 the matrices are drawn at every step: nothing is carried)
+        torch.testing.assert_close(served_carry['sde'], plain_carry['sde'], rtol=0, atol=0)
+
+
+def test_several_gsde_actors_in_one_batch_each_keep_their_own_matrices_and_schedule():
+    """Two actors through ``InferenceLoop`` (gSDE, matrices redrawn every 3 steps): actor 1 joins two steps late, actor
+    0's collector resets its envs at step 5. Each actor's matrices are redrawn at its own steps 0, 3, ... and after its
+    reset, held otherwise; every action is ``mu + phi(s)^T W`` with its own envs' matrices."""
+    cfg = gsde_config(3, actors=2)
+    slots = allocate(cfg, mp.get_context('fork'))
+    reference = create_policy(cfg, *slots.spaces, enable_field=('collect',))
+    weights = reference.get_weights()
+    shared = SharedWeights(weights)
+    shared.publish(weights, 0)
+    loop = InferenceLoop(cfg, slots, shared, 0)
+    head = slots.header.numpy()
+    held = [None, None]
+    schedule = [((0,), ()), ((0,), ()), ((0, 1), ()), ((0, 1), ()), ((0, 1), ()), ((0, 1), (0,)), ((0, 1), ())]
+    draws = {0: [0, 3, 5], 1: [2, 5]}  # the steps (of the run) at which each actor's matrices are drawn
+    generator = torch.Generator().manual_seed(2)
+    for step, (actors, resets) in enumerate(schedule):
+        obs = torch.randn((2,) + tuple(slots.obs.shape[1:]), generator=generator)
+        slots.obs.copy_(obs)
+        head[:, _REDRAW] = [int(actor in resets or step == 0) for actor in range(2)]  # what the actors send
+        head[list(actors), _REQ] += 1
+        assert loop.step() == len(actors)
+        with torch.inference_mode():
+            for actor in actors:
+                matrices = slots.sde[actor].clone()
+                assert (held[actor] is None or not torch.equal(matrices, held[actor])) == (step in draws[actor])
+                held[actor] = matrices
+                reference.collect_mode.load_state_dict({'sde_noise': {'weights': matrices, 'steps': 1}})
+                want = reference.collect_mode.forward(obs[actor])['action']
+                torch.testing.assert_close(slots.outputs['action'][actor], want, rtol=0, atol=1e-6)
+                assert slots.replies[actor].acquire(timeout=0)
+    assert not torch.equal(held[0], held[1])
 
 
 def test_several_recurrent_actors_in_one_batch_each_keep_their_own_states():
@@ -291,8 +352,11 @@ def test_the_cli_runs_with_the_server_and_refuses_what_it_cannot_batch(tmp_path,
     summary = read_summary(exp_dir)
     assert code == 0 and summary['train_iters'] == 5 and all(r > 0 for r in summary['env_steps_per_s_per_actor'])
     capsys.readouterr()
-    for config, backend, field in (('pendulum_a2c.py', 'local', 'policy.model.use_sde'),
-                                   ('cartpole_impala.py', 'inline', "the inline backend")):
+    code = cli_main(['-m', 'parallel', '-c', 'pendulum_a2c.py', '--exp-dir', str(tmp_path / 'sde'), '--max-env-step',
+                     '1200', '-q', 'parallel.actor_num=2', 'parallel.inference=server'])  # gSDE through the server
+    assert code == 0 and read_summary(tmp_path / 'sde')['env_steps'] >= 1200
+    capsys.readouterr()
+    for config, backend, field in (('cartpole_impala.py', 'inline', "the inline backend"),):
         code = cli_main(['-m', 'parallel', '--backend', backend, '-c', config, '--exp-dir', str(tmp_path / 'no'),
                          '-q', 'parallel.inference=server'])
         err = capsys.readouterr().err.strip().splitlines()
