@@ -160,13 +160,7 @@ def test_several_gsde_actors_in_one_batch_each_keep_their_own_matrices_and_sched
     """Two actors through ``InferenceLoop`` (gSDE, matrices redrawn every 3 steps): actor 1 joins two steps late, actor
     0's collector resets its envs at step 5. Each actor's matrices are redrawn at its own steps 0, 3, ... and after its
     reset, held otherwise; every action is ``mu + phi(s)^T W`` with its own envs' matrices."""
-    cfg = gsde_config(3, actors=2)
-    slots = allocate(cfg, mp.get_context('fork'))
-    reference = create_policy(cfg, *slots.spaces, enable_field=('collect',))
-    weights = reference.get_weights()
-    shared = SharedWeights(weights)
-    shared.publish(weights, 0)
-    loop = InferenceLoop(cfg, slots, shared, 0)
+    slots, reference, loop = _served_loop(gsde_config(3, actors=2), 0)
     head = slots.header.numpy()
     held = [None, None]
     schedule = [((0,), ()), ((0,), ()), ((0, 1), ()), ((0, 1), ()), ((0, 1), ()), ((0, 1), (0,)), ((0, 1), ())]
@@ -267,15 +261,20 @@ def _loop_in_thread(cfg, slots, shared):
     return loop, thread
 
 
-def test_a_batch_of_several_actors_gives_each_the_outputs_of_its_own_forward_pass():
-    """Two actors' requests served in one forward pass: logits and values equal each one's own pass to 1e-6."""
-    cfg = compile_config(cartpole(actor_num=2, inference='server'))
+def _served_loop(cfg, version: int):
+    """The slots, a reference collect-mode policy and an ``InferenceLoop`` (in this process) acting with its weights
+    published as ``version``."""
     slots = allocate(cfg, mp.get_context('fork'))
     reference = create_policy(cfg, *slots.spaces, enable_field=('collect',))
     weights = reference.get_weights()
     shared = SharedWeights(weights)
-    shared.publish(weights, 4)
-    loop = InferenceLoop(cfg, slots, shared, 0)
+    shared.publish(weights, version)
+    return slots, reference, InferenceLoop(cfg, slots, shared, 0)
+
+
+def test_a_batch_of_several_actors_gives_each_the_outputs_of_its_own_forward_pass():
+    """Two actors' requests served in one forward pass: logits and values equal each one's own pass to 1e-6."""
+    slots, reference, loop = _served_loop(compile_config(cartpole(actor_num=2, inference='server')), 4)
     obs = torch.randn((2,) + tuple(slots.obs.shape[1:]))
     slots.obs.copy_(obs)
     head = slots.header.numpy()
