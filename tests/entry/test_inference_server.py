@@ -17,8 +17,8 @@ import torch.multiprocessing as mp
 from acframe.cli import main as cli_main
 from acframe.config.compile import compile_config, to_plain
 from acframe.entry.parallel import parallel_pipeline
-from acframe.entry.parallel.inference_server import (_FRESH, _REDRAW, _REQ, InferenceLoop, InferenceServer, ServerCollectMode,
-                                                     allocate)
+from acframe.entry.parallel.inference_server import (_FRESH, _REDRAW, _REP, _REQ, InferenceLoop, InferenceServer,
+                                                     ServerCollectMode, allocate, next_states)
 from acframe.entry.parallel.messages import VERSION_KEY, WorkerReady
 from acframe.entry.parallel.roles import ActorWorker
 from acframe.entry.parallel.shared_weights import SharedWeights
@@ -75,8 +75,9 @@ def _plain_and_served(cfg, scales=(1.0, 3.0)):
         assert child.conn.poll(30) and isinstance(child.conn.recv(), WorkerReady)
         served = ActorWorker(cfg, 0, 0, shared, server.client(0))
         got = _segments(served, shared, weights, 10)
-        served_carry = {key: None if slot is None else slot[0].clone()
-                        for key, slot in (('rnn', server.slots.state), ('sde', server.slots.sde))}
+        slots = server.slots
+        served_carry = {'rnn': None if slots.state is None else next_states(slots, 0).clone(),
+                        'sde': None if slots.sde is None else slots.sde[0].clone()}
     finally:
         for worker in (plain, served):
             if worker is not None:
@@ -222,12 +223,37 @@ def test_several_recurrent_actors_in_one_batch_each_keep_their_own_states():
                 for key in set(want) - {'action'}:
                     torch.testing.assert_close(slots.outputs[key][actor], want[key], rtol=0, atol=1e-6, msg=key)
                 carried = own[actor].collect_mode.state_dict()['rnn']['state']
-                torch.testing.assert_close(slots.state[actor], carried, rtol=0, atol=1e-6)
+                torch.testing.assert_close(next_states(slots, actor), carried, rtol=0, atol=1e-6)
                 assert slots.replies[actor].acquire(timeout=0)
         if step == 2:
             assert slots.outputs['episode_start'][0].tolist() == [False, True, False]
             assert not slots.outputs['rnn_state'][0, 1].any() and slots.outputs['rnn_state'][0, 0].abs().sum() > 0
-    assert not torch.equal(slots.state[0], slots.state[1])  # each actor's own states
+    assert not torch.equal(next_states(slots, 0), next_states(slots, 1))  # each actor's own states
+
+
+def test_a_request_served_again_by_a_restarted_server_acts_from_the_same_states():
+    """A server that dies after writing the next states but before replying: its successor serves the request again
+    from the states the first acted from (the double buffer), so the reply and the carried states are the first's."""
+    main, create = recurrent_config('impala', 'lstm')
+    main['parallel'] = dict(actor_num=1, inference='server')
+    main['policy'].update(unroll_len=10, collect=dict(n_sample=ENVS * 2), learn=dict(batch_size=4))
+    cfg = compile_config((main, create), seed=0)
+    slots, _, loop = _served_loop(cfg, 0)
+    head = slots.header.numpy()
+    slots.starts.fill_(True)
+    for _ in range(4):
+        slots.obs.copy_(torch.randn(slots.obs.shape))
+        head[0, _REQ] += 1
+        assert loop.step() == 1 and slots.replies[0].acquire(timeout=0)
+        slots.starts.fill_(False)
+    first = {key: slot.clone() for key, slot in slots.outputs.items()}
+    carried = next_states(slots, 0).clone()
+    head[0, _REP] -= 1  # the reply was never written: the request waits
+    assert InferenceLoop(cfg, slots, loop.shared, 1).step() == 1
+    assert first['rnn_state'].abs().sum() > 0
+    for key in ('rnn_state', 'episode_start', 'logit'):
+        assert torch.equal(slots.outputs[key], first[key]), key
+    assert torch.equal(next_states(slots, 0), carried)
 
 
 def test_a_recurrent_run_from_the_cli_through_the_server_recomputes_what_the_server_acted_with(tmp_path):
@@ -331,10 +357,14 @@ class KillServerAt(LearnerHook):
             os.kill(self.killed, signal.SIGKILL)
 
 
-def test_a_killed_server_is_restarted_and_the_run_goes_on(tmp_path, run_marker):
+@pytest.mark.parametrize('recurrent', [False, True])
+def test_a_killed_server_is_restarted_and_the_run_goes_on(tmp_path, run_marker, recurrent):
+    """Feed-forward, and an LSTM (its states stay in shared memory for the new server)."""
     killer = KillServerAt(20)
     main, create = cartpole(inference='server')
     main['env']['stop_value'] = None
+    if recurrent:
+        main['policy']['model'].update(share_encoder=True, rnn=dict(type='lstm', hidden_size=16))
     parallel_pipeline((main, create), exp_dir=str(tmp_path / 'k'), max_train_iter=60, progress=False,
                       learner_hooks=[killer])
     summary = read_summary(tmp_path / 'k')

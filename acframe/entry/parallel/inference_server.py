@@ -26,8 +26,10 @@ requests still waiting; an actor that dies mid-request leaves nothing locked (re
 numbers, so a stale reply is never taken for a fresh one).
 
 Recurrent models (``policy.model.rnn``): SEED RL's way, the server carries one state per (actor, env) slot, in shared
-memory next to the observations (``Slots.state`` ``(actors, B, R, H)``, written only by the server, so a restarted
-server finds the states where its predecessor left them). Episode starts stay the actor's business, as with per-actor
+memory next to the observations (``Slots.state``, written only by the server, so a restarted server finds the states
+where its predecessor left them). The states are double-buffered by the request's parity: request ``n`` acts from
+buffer ``n % 2`` and leaves the next states in the other, so a server that dies between writing them and replying
+serves the request again from the states it acted from. Episode starts stay the actor's business, as with per-actor
 inference: the collector's ``reset()`` and ``episode_start(env_ids)`` mark the envs, and the actor sends those marks
 with its next request (``Slots.starts`` ``(actors, B)``); the server zeroes the marked envs' states, acts from them
 through the collect mode's own ``load_state_dict`` / ``state_dict`` (the same code path as per-actor inference) and
@@ -102,7 +104,7 @@ class Slots:
     requests: Any  # semaphore: an actor released it after writing a request
     replies: List[Any]  # one semaphore per actor: the server released it after writing the reply
     spaces: Tuple[Any, Any]  # (observation space, action space) the policy is built for
-    state: Optional[torch.Tensor] = None  # a recurrent model's (actors, B, R, H): the state each env acts from next
+    state: Optional[torch.Tensor] = None  # a recurrent model's (actors, 2, B, R, H): by request parity (next_states)
     starts: Optional[torch.Tensor] = None  # (actors, B) bool, sent with a request: the envs that start an episode
     sde: Optional[torch.Tensor] = None  # gSDE's (actors, B, L, D): each env's exploration matrix
 
@@ -138,9 +140,15 @@ def allocate(cfg: Any, ctx: Any) -> Slots:
     log_std = getattr(policy.model, 'sde_log_std', None) if getattr(policy.model, 'use_sde', False) else None
     return Slots(obs, outputs, _shared((actors, 7), torch.int64), _shared((2,), torch.int64), ctx.Semaphore(0),
                  [ctx.Semaphore(0) for _ in range(actors)], spaces,
-                 _shared((actors,) + tuple(out['rnn_state'].shape), out['rnn_state'].dtype) if recurrent else None,
+                 _shared((actors, 2) + tuple(out['rnn_state'].shape), out['rnn_state'].dtype) if recurrent else None,
                  _shared((actors, envs), torch.bool) if recurrent else None,
                  _shared((actors, envs) + tuple(log_std.shape), log_std.dtype) if log_std is not None else None)
+
+
+def next_states(slots: Slots, actor_id: int) -> torch.Tensor:
+    """The recurrent states ``(B, R, H)`` actor ``actor_id``'s next request acts from (before zeroing its episode
+    starts): the buffer of its next request's parity."""
+    return slots.state[actor_id, (int(slots.header[actor_id, _REQ]) + 1) % 2]
 
 
 # ---- the actor's side ------------------------------------------------------------------------------
@@ -275,13 +283,14 @@ class InferenceLoop:
                 batch: Any = {k: (v if whole else v[index]).flatten(0, 1) for k, v in obs.items()}
             else:
                 batch = (obs if whole else obs[index]).flatten(0, 1)
+            parity = torch.from_numpy(req[ready] % 2)  # (recurrent states: the buffer each request acts from)
             if self.slots.state is not None:
-                self._load_states(index, whole)
+                self._load_states(index, parity)
             if self.slots.sde is not None and self.sde_sample_freq > 1:  # (at 1 the collect mode draws every step)
                 self._load_sde(ready, index, whole)
             out = self.mode.forward(batch)
             if self.slots.state is not None:
-                self._store_states(index, whole)
+                self._store_states(index, parity)
             for key, slot in self.slots.outputs.items():
                 value = out[key].reshape((len(ready),) + tuple(slot.shape[1:]))
                 if whole:
@@ -296,12 +305,13 @@ class InferenceLoop:
             self.slots.replies[int(actor_id)].release()
         return len(ready)
 
-    def _load_states(self, index: torch.Tensor, whole: bool) -> None:
-        """Hand the collect mode the waiting actors' states ``(k * B, R, H)``, zeroed where an episode starts, and
-        their starts: it acts from them as from its own (``EnvStates``), then holds the next states."""
+    def _load_states(self, index: torch.Tensor, parity: torch.Tensor) -> None:
+        """Hand the collect mode the waiting actors' states ``(k * B, R, H)`` (each request's buffer), zeroed where an
+        episode starts, and their starts: it acts from them as from its own (``EnvStates``), then holds the next
+        states."""
         slots = self.slots
-        start = (slots.starts if whole else slots.starts[index]).flatten(0, 1)
-        state = (slots.state if whole else slots.state[index]).flatten(0, 1)
+        start = slots.starts[index].flatten(0, 1)
+        state = slots.state[index, parity].flatten(0, 1)
         self.mode.load_state_dict({'rnn': {'state': state.masked_fill(start[:, None, None], 0.0), 'start': start}})
 
     def _load_sde(self, ready: np.ndarray, index: torch.Tensor, whole: bool) -> None:
@@ -316,14 +326,10 @@ class InferenceLoop:
         head[ready, _SDE_STEPS] += 1
         self.mode.load_state_dict({'sde_noise': {'weights': (sde if whole else sde[index]).flatten(0, 1), 'steps': 1}})
 
-    def _store_states(self, index: torch.Tensor, whole: bool) -> None:
-        """Write the next states the collect mode holds back into the waiting actors' slots."""
+    def _store_states(self, index: torch.Tensor, parity: torch.Tensor) -> None:
+        """Write the next states the collect mode holds into the waiting actors' other buffers."""
         slot = self.slots.state
-        state = self.mode.state_dict()['rnn']['state'].reshape((len(index),) + tuple(slot.shape[1:]))
-        if whole:
-            slot.copy_(state)
-        else:
-            slot[index] = state
+        slot[index, 1 - parity] = self.mode.state_dict()['rnn']['state'].reshape((len(index),) + tuple(slot.shape[2:]))
 
     def serve(self) -> None:
         """Until the run stops: wait for a request (in slices of ``_POLL_S``), serve what waits."""
@@ -429,4 +435,4 @@ def start_inference_server(cfg: Any, ctx: Any, plain_cfg: Dict[str, Any], shared
 
 
 __all__ = ['InferenceServer', 'InferenceLoop', 'ServerCollectMode', 'ServerClient', 'Slots', 'allocate',
-           'check_inference', 'start_inference_server']
+           'check_inference', 'next_states', 'start_inference_server']
