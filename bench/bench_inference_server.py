@@ -11,8 +11,14 @@ interleaved run by run (A, B, A, B, ...) so that the machine's load falls on bot
 Figure: the summary's ``env_steps_per_s`` (env steps / seconds the workers ran; start-up left out), median over the
 repeats; the machine's cores and load average are printed with the results.
 
+``--learn``: a recurrent model learning through the server (SEED RL's per-env state on the server):
+``cartpole_novel_impala_lstm.py`` (CartPole-v1 without velocities, IMPALA with an LSTM, 2 actors) with
+``-m parallel --backend local`` until solved (475, confirmed on 50 fresh episodes) or its 100k budget, per seed, the
+two inference modes interleaved seed by seed; env steps to solve and the process's wall time.
+
     python bench/bench_inference_server.py                       # both workloads, 2 and 4 actors, 2 repeats
     python bench/bench_inference_server.py --quick               # a small run to check the script
+    python bench/bench_inference_server.py --learn --seeds 0 1 2 # the recurrent learning check
     # on a GPU machine (the server on the GPU, the learner too):
     python bench/bench_inference_server.py --workloads pong --actors 4 8 15 --gpu
 """
@@ -47,6 +53,24 @@ def run(workload: str, actors: int, inference: str, steps: int, gpu: bool) -> Di
             'learner_samples_per_s': result.get('learner_samples_per_s')}
 
 
+LEARN_CONFIG = 'cartpole_novel_impala_lstm.py'
+
+
+def learn(seeds: List[int]) -> List[Dict[str, Any]]:
+    """``LEARN_CONFIG`` to its stop value with each inference mode, seed by seed (A, B, A, B, ...)."""
+    rows = []
+    for seed in seeds:
+        for mode in MODES:
+            result = run_cli(LEARN_CONFIG, seed, [f'parallel.inference={mode}', 'parallel.actor_num=2'],
+                             ['-m', 'parallel', '--backend', 'local'])
+            confirm = (result.get('confirmations') or [{}])[-1].get('mean')
+            rows.append({'seed': seed, 'inference': mode, 'solved': result['solved'], 'env_steps': result['env_steps'],
+                         'process_s': result['process_s'], 'confirmed_mean': confirm,
+                         'env_steps_per_s': round(result['env_steps_per_s'])})
+            print(rows[-1], flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--workloads', nargs='+', default=list(WORKLOADS), choices=list(WORKLOADS))
@@ -56,7 +80,22 @@ def main() -> None:
     parser.add_argument('--gpu', action='store_true', help='policy.cuda=True (the server and the learner on the GPU)')
     parser.add_argument('--quick', action='store_true')
     parser.add_argument('--out', default=None, help='write the results as JSON here')
+    parser.add_argument('--learn', action='store_true', help=f'the recurrent learning check ({LEARN_CONFIG})')
+    parser.add_argument('--seeds', nargs='+', type=int, default=[0, 1, 2], help='seeds of --learn')
     args = parser.parse_args()
+    if args.learn:
+        report = {'date': datetime.datetime.now().isoformat(timespec='seconds'), 'cores': os.cpu_count(),
+                  'config': LEARN_CONFIG, 'rows': learn(args.seeds)}
+        report['load_avg'] = [round(x, 2) for x in os.getloadavg()]
+        print(json.dumps(report, indent=1))
+        print('\n| seed | inference | solved | env steps | process s | confirmed mean |\n|---|---|---|---|---|---|')
+        for row in report['rows']:
+            print(f"| {row['seed']} | {row['inference']} | {row['solved']} | {row['env_steps']:,} | {row['process_s']} | "
+                  f"{row['confirmed_mean']} |")
+        if args.out:
+            with open(args.out, 'w') as f:
+                json.dump(report, f, indent=1)
+        return
     if args.quick:
         args.actors, args.repeats, args.scale = [2], 1, 0.1
     rows: List[Dict[str, Any]] = []

@@ -163,7 +163,7 @@ PARALLEL = dict(
     heartbeat_timeout_s=60.0,
     # (bool) Local backend: actors hand segments to the learner through shared memory (slots per actor; the pipe carries a small header) and, async, a learner thread copies them into the replay buffer during the update; False: pickled over the pipe, taken in by the learner's loop.
     shared_memory_segments=True,
-    # (str in {'actor', 'server'}) Local backend: 'actor' (each actor runs its own collect-mode forward pass on the CPU) or 'server' (one inference-server process batches the waiting actors' observations from shared memory and runs the network once per batch, on the GPU with policy.cuda; feed-forward models only; docs/parallel.md).
+    # (str in {'actor', 'server'}) Local backend: 'actor' (each actor runs its own collect-mode forward pass on the CPU) or 'server' (one inference-server process batches the waiting actors' observations from shared memory and runs the network once per batch, on the GPU with policy.cuda; a recurrent model's states and gSDE's matrices are kept per actor and env on the server; docs/parallel.md).
     inference='actor',
     # (float >= 0) CPUs the Ray backend reserves for each actor (Ray places actors on nodes by this).
     actor_num_cpus=1.0,

@@ -52,6 +52,13 @@ def sde_noise(latent: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     return torch.bmm(latent.unsqueeze(1), weights).squeeze(1)
 
 
+def draw_exploration_matrices(model: torch.nn.Module, envs: int) -> torch.Tensor:
+    """``envs`` exploration matrices ``W`` ``(envs, L, D)``, ``W_ij ~ N(0, exp(log_std_ij)²)`` with the model's current
+    ``sde_log_std`` ``(L, D)`` (one draw of the torch RNG of its device)."""
+    std = model.sde_log_std.detach().exp()
+    return torch.randn((envs,) + tuple(std.shape), dtype=std.dtype, device=std.device) * std
+
+
 class StateDependentNoise:
     """The exploration matrices of the collector envs: ``W_n ~ N(0, exp(log_std)²)`` for every env ``n``, redrawn
     every ``sample_freq`` calls of ``__call__`` (one call per env step of all envs) and whenever the number of
@@ -79,8 +86,7 @@ class StateDependentNoise:
     def __call__(self, latent: torch.Tensor) -> torch.Tensor:
         """The noise ``ε`` ``(N, D)`` for the latent features ``(N, L)`` of the envs' current observations."""
         if self.weights is None or self.weights.shape[0] != latent.shape[0] or self._steps % self.sample_freq == 0:
-            std = self._model.sde_log_std.detach().exp()
-            self.weights = torch.randn((latent.shape[0],) + tuple(std.shape), dtype=std.dtype, device=std.device) * std
+            self.weights = draw_exploration_matrices(self._model, latent.shape[0])
             self._steps = 0
         self._steps += 1
         return sde_noise(latent, self.weights)

@@ -25,8 +25,25 @@ server that dies or stops beating is restarted with a warning (counted in ``para
 requests still waiting; an actor that dies mid-request leaves nothing locked (requests are matched by sequence
 numbers, so a stale reply is never taken for a fresh one).
 
-Feed-forward models only: a recurrent core or gSDE keeps a state per env that the server does not carry
-(``check_inference`` refuses them at start-up).
+Recurrent models (``policy.model.rnn``): SEED RL's way, the server carries one state per (actor, env) slot, in shared
+memory next to the observations (``Slots.state``, written only by the server, so a restarted server finds the states
+where its predecessor left them). The states are double-buffered by the request's parity: request ``n`` acts from
+buffer ``n % 2`` and leaves the next states in the other, so a server that dies between writing them and replying
+serves the request again from the states it acted from. Episode starts stay the actor's business, as with per-actor
+inference: the collector's ``reset()`` and ``episode_start(env_ids)`` mark the envs, and the actor sends those marks
+with its next request (``Slots.starts`` ``(actors, B)``); the server zeroes the marked envs' states, acts from them
+through the collect mode's own ``load_state_dict`` / ``state_dict`` (the same code path as per-actor inference) and
+writes the next states back. The reply carries ``rnn_state`` (the state each env acted from) and ``episode_start``
+like every other output, so the segments, and the learner's recomputation from their first state, are the per-actor
+path's. A restarted actor, and every actor after ``--resume``, starts its envs and states afresh (its collector's
+``reset`` marks every env), as per-actor inference does.
+
+gSDE (``policy.model.use_sde``) likewise: the server keeps each (actor, env)'s exploration matrix in shared memory
+(``Slots.sde`` ``(actors, B, L, D)``) and each actor's redraw schedule in its header (env steps since the draw):
+an actor's matrices are redrawn, from the server's RNG and current ``log_std``, every
+``policy.collect.sde_sample_freq`` of its own steps and at its first step after its collector reset the envs, as
+its own ``StateDependentNoise`` would; the batch then acts from the matrices through the collect mode's
+``load_state_dict``.
 """
 from __future__ import annotations
 
@@ -41,13 +58,15 @@ import torch
 from easydict import EasyDict
 
 from ...errors import ConfigError
+from ...models.sde import draw_exploration_matrices
 from .messages import VERSION_KEY
 
 #: seconds between two looks at the stop flag while an actor waits on its reply or the server on requests
 _POLL_S = 0.1
 #: header columns of a slot: request sequence (actor), reply sequence (server), version that acted, its acting lag,
-#: 1 when the request is the first step of a segment (the newest weights are wanted)
-_REQ, _REP, _VER, _LAG, _FRESH = range(5)
+#: 1 when the request is the first step of a segment (the newest weights are wanted), 1 when the actor's collector
+#: reset its envs since its last request (gSDE redraws), its steps since its gSDE matrices were drawn (server)
+_REQ, _REP, _VER, _LAG, _FRESH, _REDRAW, _SDE_STEPS = range(7)
 ROLE = 'inference server'
 
 
@@ -58,16 +77,6 @@ def check_inference(cfg: Any, backend: str) -> None:
     if backend != 'local':
         raise ConfigError(f"parallel.inference='server' runs one inference server per machine with the local backend; "
                           f"the {backend} backend runs each actor's own forward pass: set parallel.inference='actor'")
-    from ...policy.base import rnn_type
-    model = cfg.policy.model
-    if rnn_type(model.get('rnn')):
-        raise ConfigError("parallel.inference='server' batches feed-forward forward passes; a recurrent model "
-                          "(policy.model.rnn) keeps a state per env the server does not carry: set "
-                          "parallel.inference='actor' or policy.model.rnn.type=None")
-    if model.get('use_sde'):
-        raise ConfigError("parallel.inference='server' batches feed-forward forward passes; gSDE (policy.model.use_sde) "
-                          "keeps an exploration matrix per env the server does not carry: set parallel.inference='actor' "
-                          "or policy.model.use_sde=False")
 
 
 def _example_obs(space: Any, envs: int) -> Any:
@@ -90,11 +99,14 @@ class Slots:
 
     obs: Any  # (actors, B, ...) tensor, or a dict of them for a Dict observation
     outputs: Dict[str, torch.Tensor]  # key -> (actors, B, ...)
-    header: torch.Tensor  # (actors, 5) int64
+    header: torch.Tensor  # (actors, 7) int64
     stats: torch.Tensor  # (2,) int64: batches run, requests served
     requests: Any  # semaphore: an actor released it after writing a request
     replies: List[Any]  # one semaphore per actor: the server released it after writing the reply
     spaces: Tuple[Any, Any]  # (observation space, action space) the policy is built for
+    state: Optional[torch.Tensor] = None  # a recurrent model's (actors, 2, B, R, H): by request parity (next_states)
+    starts: Optional[torch.Tensor] = None  # (actors, B) bool, sent with a request: the envs that start an episode
+    sde: Optional[torch.Tensor] = None  # gSDE's (actors, B, L, D): each env's exploration matrix
 
 
 def _policy(cfg: Any, spaces: Tuple[Any, Any]) -> Any:
@@ -115,7 +127,8 @@ def allocate(cfg: Any, ctx: Any) -> Slots:
         spaces = (probe.observation_space, probe.action_space)
     example = _example_obs(spaces[0], envs)
     with torch.random.fork_rng(devices=[]), torch.inference_mode():
-        mode = _policy(cpu_cfg, spaces).collect_mode
+        policy = _policy(cpu_cfg, spaces)
+        mode = policy.collect_mode
         out = mode.forward({k: torch.from_numpy(v) for k, v in example.items()} if isinstance(example, dict)
                            else torch.from_numpy(example))
     if isinstance(example, dict):
@@ -123,8 +136,19 @@ def allocate(cfg: Any, ctx: Any) -> Slots:
     else:
         obs = _shared((actors,) + example.shape, torch.from_numpy(example).dtype)
     outputs = {k: _shared((actors,) + tuple(v.shape), v.dtype) for k, v in out.items()}
-    return Slots(obs, outputs, _shared((actors, 5), torch.int64), _shared((2,), torch.int64), ctx.Semaphore(0),
-                 [ctx.Semaphore(0) for _ in range(actors)], spaces)
+    recurrent = 'rnn_state' in out  # a recurrent collect mode returns the state each env acted from
+    log_std = getattr(policy.model, 'sde_log_std', None) if getattr(policy.model, 'use_sde', False) else None
+    return Slots(obs, outputs, _shared((actors, 7), torch.int64), _shared((2,), torch.int64), ctx.Semaphore(0),
+                 [ctx.Semaphore(0) for _ in range(actors)], spaces,
+                 _shared((actors, 2) + tuple(out['rnn_state'].shape), out['rnn_state'].dtype) if recurrent else None,
+                 _shared((actors, envs), torch.bool) if recurrent else None,
+                 _shared((actors, envs) + tuple(log_std.shape), log_std.dtype) if log_std is not None else None)
+
+
+def next_states(slots: Slots, actor_id: int) -> torch.Tensor:
+    """The recurrent states ``(B, R, H)`` actor ``actor_id``'s next request acts from (before zeroing its episode
+    starts): the buffer of its next request's parity."""
+    return slots.state[actor_id, (int(slots.header[actor_id, _REQ]) + 1) % 2]
 
 
 # ---- the actor's side ------------------------------------------------------------------------------
@@ -140,7 +164,12 @@ class ServerCollectMode:
         self.get_train_sample = local.get_train_sample
         self.policy_cfg = local.policy_cfg
         self.unroll_len = getattr(local, 'unroll_len', 1)
-        self.episode_start = None  # feed-forward (check_inference): nothing to tell the server
+        # a recurrent model: the envs that start an episode at their next step, sent with the next request (the
+        # server zeroes their states); every env at the first step. Feed-forward: nothing to tell the server.
+        self._starts = None if slots.starts is None else slots.starts[actor_id]
+        self._pending = None if self._starts is None else torch.ones_like(self._starts)
+        self.episode_start = None if self._starts is None else self._episode_start  # (the collector skips None)
+        self._redraw = True  # gSDE: the first step draws the exploration matrices
         self.version = -1
         self.max_acting_lag = 0
         self._fresh = True
@@ -151,7 +180,15 @@ class ServerCollectMode:
         self._stamp = torch.zeros(0, dtype=torch.int64)
 
     def reset(self) -> None:
-        pass  # a feed-forward collect mode keeps nothing per env
+        """Every env starts an episode (the collector reset them): a recurrent model's states are zeroed, gSDE's
+        matrices redrawn."""
+        self._redraw = True
+        if self._pending is not None:
+            self._pending.fill_(True)
+
+    def _episode_start(self, env_ids: Any) -> None:
+        """Envs ``env_ids`` start an episode at their next step: the server zeroes their states before it."""
+        self._pending[torch.as_tensor(np.asarray(env_ids), dtype=torch.long)] = True
 
     def start_segment(self) -> None:
         """The segment's first request asks the server for the newest weights; the lag record restarts."""
@@ -168,8 +205,11 @@ class ServerCollectMode:
     def forward(self, obs: Any) -> Dict[str, torch.Tensor]:
         head = self._head
         self._put(obs)
-        head[_FRESH] = int(self._fresh)
-        self._fresh = False
+        if self._starts is not None:
+            self._starts.copy_(self._pending)
+            self._pending.fill_(False)
+        head[_FRESH], head[_REDRAW] = int(self._fresh), int(self._redraw)
+        self._fresh = self._redraw = False
         seq = int(head[_REQ]) + 1
         head[_REQ] = seq  # written last: the request is complete
         self.slots.requests.release()
@@ -216,7 +256,9 @@ class InferenceLoop:
         set_global_seed(actor_seed(cfg, 0, incarnation))  # actor 0's stream: one actor acts as it would on its own
         set_torch_threads(cfg.policy.learn.torch_threads)
         self.slots, self.shared = slots, shared
-        self.mode = _policy(cfg, slots.spaces).collect_mode
+        policy = _policy(cfg, slots.spaces)
+        self.model, self.mode = policy.model, policy.collect_mode
+        self.sde_sample_freq = int(cfg.policy.collect.get('sde_sample_freq', 4))  # (validated by the policy)
         self.max_policy_lag = int(cfg.parallel.max_policy_lag)
         self.version = -1
         self._head = slots.header.numpy()
@@ -241,7 +283,14 @@ class InferenceLoop:
                 batch: Any = {k: (v if whole else v[index]).flatten(0, 1) for k, v in obs.items()}
             else:
                 batch = (obs if whole else obs[index]).flatten(0, 1)
+            parity = torch.from_numpy(req[ready] % 2)  # (recurrent states: the buffer each request acts from)
+            if self.slots.state is not None:
+                self._load_states(index, parity)
+            if self.slots.sde is not None and self.sde_sample_freq > 1:  # (at 1 the collect mode draws every step)
+                self._load_sde(ready, index, whole)
             out = self.mode.forward(batch)
+            if self.slots.state is not None:
+                self._store_states(index, parity)
             for key, slot in self.slots.outputs.items():
                 value = out[key].reshape((len(ready),) + tuple(slot.shape[1:]))
                 if whole:
@@ -255,6 +304,32 @@ class InferenceLoop:
         for actor_id in ready:
             self.slots.replies[int(actor_id)].release()
         return len(ready)
+
+    def _load_states(self, index: torch.Tensor, parity: torch.Tensor) -> None:
+        """Hand the collect mode the waiting actors' states ``(k * B, R, H)`` (each request's buffer), zeroed where an
+        episode starts, and their starts: it acts from them as from its own (``EnvStates``), then holds the next
+        states."""
+        slots = self.slots
+        start = slots.starts[index].flatten(0, 1)
+        state = slots.state[index, parity].flatten(0, 1)
+        self.mode.load_state_dict({'rnn': {'state': state.masked_fill(start[:, None, None], 0.0), 'start': start}})
+
+    def _load_sde(self, ready: np.ndarray, index: torch.Tensor, whole: bool) -> None:
+        """gSDE: redraw the matrices of the waiting actors whose schedule says so (in actor order, from the server's
+        RNG: one actor draws what its own ``StateDependentNoise`` would), count their step, hand the collect mode
+        their matrices ``(k * B, L, D)`` with a schedule that draws nothing more this step."""
+        head, sde = self._head, self.slots.sde
+        for actor in ready:
+            if head[actor, _REDRAW] or head[actor, _SDE_STEPS] % self.sde_sample_freq == 0:
+                sde[actor] = draw_exploration_matrices(self.model, sde.shape[1]).cpu()
+                head[actor, _SDE_STEPS] = 0
+        head[ready, _SDE_STEPS] += 1
+        self.mode.load_state_dict({'sde_noise': {'weights': (sde if whole else sde[index]).flatten(0, 1), 'steps': 1}})
+
+    def _store_states(self, index: torch.Tensor, parity: torch.Tensor) -> None:
+        """Write the next states the collect mode holds into the waiting actors' other buffers."""
+        slot = self.slots.state
+        slot[index, 1 - parity] = self.mode.state_dict()['rnn']['state'].reshape((len(index),) + tuple(slot.shape[2:]))
 
     def serve(self) -> None:
         """Until the run stops: wait for a request (in slices of ``_POLL_S``), serve what waits."""
@@ -360,4 +435,4 @@ def start_inference_server(cfg: Any, ctx: Any, plain_cfg: Dict[str, Any], shared
 
 
 __all__ = ['InferenceServer', 'InferenceLoop', 'ServerCollectMode', 'ServerClient', 'Slots', 'allocate',
-           'check_inference', 'start_inference_server']
+           'check_inference', 'next_states', 'start_inference_server']
