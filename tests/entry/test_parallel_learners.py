@@ -15,21 +15,11 @@ import torch
 
 from acframe.entry.parallel import parallel_pipeline
 from acframe.errors import ConfigError
-from acframe.worker import LearnerHook
+
+from test_data_parallel import _RecordWeights, _cli  # the serial ranks' tests' helpers
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TWO = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 30.0)]
-
-
-class _RecordWeights(LearnerHook):
-    """Every rank writes its weights, train iter and pid to ``folder`` after each round: the test compares them."""
-
-    def __init__(self, folder):
-        self.folder = folder
-
-    def after_round(self, learner):
-        torch.save({'pid': os.getpid(), 'train_iter': learner.train_iter, 'weights': learner.policy.get_weights()},
-                   os.path.join(self.folder, f'rank_{os.getpid()}.pt'))
 
 
 def _records(folder):
@@ -74,12 +64,6 @@ def test_two_learner_ranks_fed_by_their_own_actors_end_identical_and_resume(tmp_
     assert more <= resumed.summary['env_steps'] <= more + envs
     assert resumed.summary['train_iters'] > summary['train_iters']
     _same_weights(_records(again), resumed.summary['train_iters'])
-
-
-def _cli(*args, cwd, timeout=60):
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get('PYTHONPATH', ''))
-    return subprocess.run([sys.executable, '-m', 'acframe.cli', *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def _rank_processes(pid):
