@@ -35,7 +35,8 @@ def parallel_pipeline(
     learner_hooks: Sequence[LearnerHook] = (),
     accept_config_change: bool = False,
 ) -> Any:
-    """Train with ``parallel.actor_num`` actors and one learner until solved or out of budget.
+    """Train with ``parallel.actor_num`` actors and one learner until solved or out of budget (``parallel.learner_num``
+    = N > 1: N learner ranks, each fed by its own share of the actors, gradients all-reduced; docs/ddp.md).
 
     Args:
         input_cfg: a config path / dizoo_configs name, a ``(main_config, create_config)`` pair, or a compiled config.
