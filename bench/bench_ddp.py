@@ -15,6 +15,10 @@ python bench/bench_ddp.py --solve --speed``.
 
 ``--config`` swaps the config (``--solve --config acrobot_a2c.py``: A2C with observation and reward normalization,
 whose running statistics the ranks merge at every update).
+
+``--parallel`` runs the parallel pipeline instead (``-m parallel --backend local``; default config
+``cartpole_impala.py``): 2 learner ranks each fed by its own actors against one learner fed by all of them
+(``parallel.actor_num=2`` both times). ``--solve --parallel``: ``cartpole_impala.py`` to its stop value on each seed.
 """
 from __future__ import annotations
 
@@ -29,6 +33,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import run_cli  # noqa: E402
 
 CONFIG = 'cartpole_ppo.py'
+#: the pipeline's CLI arguments (``--parallel``: -m parallel --backend local, two actors)
+MODE_ARGS: List[str] = []
+MODE_OVERRIDES: List[str] = []
 
 
 def _row(learners: int, run: Dict[str, Any]) -> Dict[str, Any]:
@@ -40,7 +47,8 @@ def solve(seeds: List[int]) -> List[Dict[str, Any]]:
     rows = []
     for seed in seeds:
         for learners in (1, 2):
-            rows.append(_row(learners, run_cli(CONFIG, seed, [f'parallel.learner_num={learners}'])))
+            rows.append(_row(learners, run_cli(CONFIG, seed, [f'parallel.learner_num={learners}', *MODE_OVERRIDES],
+                                               MODE_ARGS)))
             print(json.dumps({'bench': 'solve', **rows[-1]}), flush=True)
     return rows
 
@@ -53,8 +61,8 @@ def speed(seeds: List[int], env_steps: int, extra: Sequence[str] = ()) -> List[D
     rows = []
     for seed in seeds:
         for learners in (1, 2):
-            run = run_cli(CONFIG, seed, [f'parallel.learner_num={learners}', 'env.stop_value=None', *extra],
-                          ['--max-env-step', str(env_steps)])
+            run = run_cli(CONFIG, seed, [f'parallel.learner_num={learners}', 'env.stop_value=None', *extra,
+                                         *MODE_OVERRIDES], ['--max-env-step', str(env_steps), *MODE_ARGS])
             rows.append(_row(learners, run))
             print(json.dumps({'bench': 'speed', **rows[-1]}), flush=True)
     return rows
@@ -81,10 +89,16 @@ def main() -> int:
     parser.add_argument('--speed', action='store_true', help='a fixed budget, 2 learners vs 1')
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     parser.add_argument('--env-steps', type=int, default=20_000, help='the budget of --speed')
-    parser.add_argument('--config', default='cartpole_ppo.py', help='the config to run')
+    parser.add_argument('--config', default=None, help='the config to run (default cartpole_ppo.py; --parallel: '
+                        'cartpole_impala.py)')
+    parser.add_argument('--parallel', action='store_true', help='-m parallel --backend local: learner ranks fed by '
+                        'their own actors (parallel.actor_num=2)')
     args = parser.parse_args()
     global CONFIG
-    CONFIG = args.config
+    CONFIG = args.config or ('cartpole_impala.py' if args.parallel else 'cartpole_ppo.py')
+    if args.parallel:
+        MODE_ARGS[:] = ['-m', 'parallel', '--backend', 'local']
+        MODE_OVERRIDES[:] = ['parallel.actor_num=2']
     if not (args.solve or args.speed):
         args.solve = args.speed = True
     if args.solve:

@@ -171,7 +171,7 @@ PARALLEL = dict(
     evaluator_num_cpus=1.0,
     # (str in {'default', 'spread'}) How the Ray backend places its actors on the nodes: 'default' (Ray's hybrid policy: a node, the driver's first, is filled to half its CPUs before the next is used) or 'spread' (Ray's SPREAD strategy: the actors go to the nodes in turn, so a lost node takes few of them).
     ray_scheduling='default',
-    # (int in [1, 256]) Data-parallel learners (DDP, serial pipelines; docs/ddp.md): this many rank processes, each collecting with its share of the envs and learning on its share of every batch, gradients all-reduced each step; the batch keys (env.collector_env_num, collect.n_sample, learn.batch_size, replay sizes) stay global and are split evenly; 1: one learner.
+    # (int in [1, 256]) Data-parallel learners (DDP; docs/ddp.md): this many rank processes, each learning on its share of every batch, gradients all-reduced each step; serial pipelines: each rank collects with its share of the envs; -m parallel (local/inline backend): each rank is fed by its share of parallel.actor_num; the batch keys (env.collector_env_num and collect.n_sample in the serial pipelines, parallel.actor_num in -m parallel, learn.batch_size, replay sizes) stay global and are split evenly; 1: one learner.
     learner_num=1,
     # (str in {'auto', 'gloo', 'nccl'}) torch.distributed backend of the data-parallel learners: 'auto' (nccl with policy.cuda, one GPU per rank; else gloo), 'gloo' or 'nccl'.
     learner_backend='auto',

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import functools
 import os
 import signal
 import socket
@@ -54,9 +55,10 @@ class DataParallelError(AcframeError, RuntimeError):
     """A data-parallel rank died, failed or did not answer within ``parallel.collective_timeout_s``."""
 
 
-def check_data_parallel(cfg: Any) -> None:
+def check_data_parallel(cfg: Any, split_envs: bool = True) -> None:
     """Refuse, in one line naming the key and the fix, what N data-parallel learners cannot run (before anything
-    is built or written)."""
+    is built or written). ``split_envs``: the ranks share ``env.collector_env_num`` (the serial pipelines; in the
+    parallel pipeline it counts one actor's envs and the ranks share the actors)."""
     num = int(cfg.parallel.learner_num)
     if num <= 1:
         return
@@ -76,7 +78,7 @@ def check_data_parallel(cfg: Any) -> None:
             raise ConfigError(f"parallel.learner_num={num} data-parallel learners need a CPU core each and this process "
                               f"may use {cores}; set parallel.learner_num <= {cores}")
     envs = int(cfg.env.collector_env_num)
-    if envs % num:
+    if split_envs and envs % num:
         raise ConfigError(f"env.collector_env_num={envs} does not split evenly over parallel.learner_num={num} ranks "
                           f"(each rank steps collector_env_num / learner_num envs); set it to a multiple of {num}, "
                           f"e.g. {max(num, envs // num * num)} or {envs // num * num + num}")
@@ -103,13 +105,14 @@ def per_process_state_refusals(cfg: Any) -> List[Tuple[str, str]]:
     return [(key, fix) for value, key, fix in refused if value]
 
 
-def local_config(cfg: Any, num: int) -> Any:
+def local_config(cfg: Any, num: int, split_envs: bool = True) -> Any:
     """The config one of ``num`` ranks builds from: ``cfg`` with the global batch keys divided by ``num``
-    (``env.collector_env_num``, ``policy.collect.n_sample``, ``policy.learn.batch_size``; the replay buffer's
-    ``replay_buffer_size`` and ``replay_start_size`` rounded up)."""
+    (``env.collector_env_num`` and ``policy.collect.n_sample`` when ``split_envs``, ``policy.learn.batch_size``; the
+    replay buffer's ``replay_buffer_size`` and ``replay_start_size`` rounded up)."""
     local = copy.deepcopy(cfg)
-    local.env.collector_env_num = int(cfg.env.collector_env_num) // num
-    local.policy.collect.n_sample = int(cfg.policy.collect.n_sample) // num
+    if split_envs:
+        local.env.collector_env_num = int(cfg.env.collector_env_num) // num
+        local.policy.collect.n_sample = int(cfg.policy.collect.n_sample) // num
     if local.policy.learn.get('batch_size') is not None:
         local.policy.learn.batch_size = int(cfg.policy.learn.batch_size) // num
     replay = local.policy.other.get('replay_buffer', {})
@@ -147,6 +150,7 @@ class DataParallel:
         self.parent_pid = parent_pid
         self.train_iter: Callable[[], int] = lambda: 0
         self.exp_dir: Optional[str] = None
+        self.total_count = 0  # the ranks' counts summed at the last end_turn
         self._joined = False
 
     @property
@@ -180,15 +184,16 @@ class DataParallel:
         return local_config(cfg, self.world)
 
     def learner(self, policy: Any, hooks: List[LearnerHook], state_provider: Callable[[], Dict[str, Any]],
-                buffer: Any = None) -> Learner:
-        """This rank's learner: the policy all-reduces its gradients over the group, and starts from rank 0's weights;
-        ranks > 0 draw from their own RNG streams from here on."""
+                buffer: Any = None, learn_mode: Any = None) -> Learner:
+        """This rank's learner (of ``learn_mode``, by default the policy's): the policy all-reduces its gradients over
+        the group, and starts from rank 0's weights; ranks > 0 draw from their own RNG streams from here on."""
         policy.use_data_parallel(self)
         self.broadcast_module(policy.model)
         if self.rank:
             from ..utils import set_global_seed
             set_global_seed((int(self.cfg.seed) + 1_000_003 * self.rank) % 2_147_483_647)
-        learner = DataParallelLearner(self, policy.learn_mode, None, hooks, state_provider, buffer=buffer)
+        learner = DataParallelLearner(self, learn_mode if learn_mode is not None else policy.learn_mode, None, hooks,
+                                      state_provider, buffer=buffer)
         self.train_iter = lambda: learner.train_iter
         return learner
 
@@ -266,11 +271,17 @@ class DataParallel:
         """True on every rank when ``flag`` is True on all."""
         return not self._flags([not flag], 'a replay decision')[0]
 
-    def end_turn(self, run: Any, stop: bool) -> bool:
+    def end_turn(self, run: Any, stop: bool, count: int = 0) -> bool:
         """The start of every turn of the loop: True on every rank when rank 0 stops (solved, out of budget) or a rank
-        holds a Ctrl-C or SIGTERM (raised on that rank when its loop ends: ``deferred``)."""
+        holds a Ctrl-C or SIGTERM (raised on that rank when its loop ends: ``deferred``). The same all-reduce sums the
+        ranks' ``count`` (the parallel pipeline: each rank's actors' env steps) into ``self.total_count``."""
+        import torch.distributed as dist
+
         held = interrupt_pending()
-        stop, interrupted = self._flags([stop, held], 'the end of a turn')
+        sums = torch.tensor([float(stop), float(held), float(count)], dtype=torch.float64, device=self.device)
+        self._collective('the end of a turn', lambda: dist.all_reduce(sums))
+        stop, interrupted, total = sums.tolist()
+        stop, interrupted, self.total_count = stop > 0, interrupted > 0, int(total)
         if interrupted and not held and not run.interrupted:
             run.interrupted = True
             run.progress.message('[acframe] a data-parallel rank was interrupted: writing the final checkpoint and summary')
@@ -406,12 +417,10 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 def _rank_main(rank: int, port: int, parent_pid: int, errors: Any, loop: Callable[[Any], None], cfg: Any,
-               exp_dir: Optional[str], resume: bool, learner_hooks: Sequence[LearnerHook], model: Any,
-               use_buffer: bool, mode: str) -> None:
-    """A rank > 0: build its share of the run and drive the loop in step with rank 0; its errors go back to rank 0
-    as one line (``errors``); it writes nothing."""
+               exp_dir: Optional[str], make_run: Callable[..., Any]) -> None:
+    """A rank > 0: build its share of the run (``make_run``) and drive the loop in step with rank 0; its errors go back
+    to rank 0 as one line (``errors``); it writes nothing."""
     from ..utils import set_torch_threads
-    from .serial import SerialRun
 
     # first: a forked child of a process whose intra-op pool ran hangs at its first multi-threaded op
     set_torch_threads(cfg.policy.learn.torch_threads)
@@ -420,8 +429,7 @@ def _rank_main(rank: int, port: int, parent_pid: int, errors: Any, loop: Callabl
     group = DataParallel(cfg, rank, port, parent_pid=parent_pid)
     try:
         group.join()
-        run = SerialRun(cfg, exp_dir, resume, False, learner_hooks, model, use_buffer=use_buffer, mode=mode,
-                        data_parallel=group)
+        run = make_run(group, False, ())
         group.exp_dir = exp_dir
         run.drive(_deferred(loop))
     except KeyboardInterrupt:  # SIGTERM of this rank: its share of the final checkpoint is written
@@ -440,23 +448,41 @@ def _rank_main(rank: int, port: int, parent_pid: int, errors: Any, loop: Callabl
     group.leave()
 
 
+def _serial_run(cfg: Any, exp_dir: Optional[str], resume: bool, learner_hooks: Sequence[LearnerHook], model: Any,
+                use_buffer: bool, mode: str, group: DataParallel, progress: bool, config_changes: Sequence[str]) -> Any:
+    """One rank's ``SerialRun`` (module level, so that a spawned rank can unpickle it)."""
+    from .serial import SerialRun
+
+    return SerialRun(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=use_buffer, mode=mode,
+                     config_changes=config_changes, data_parallel=group)
+
+
 def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool,
                       learner_hooks: Sequence[LearnerHook], model: Any, use_buffer: bool, mode: str,
                       config_changes: Sequence[str]) -> Any:
-    """Run ``loop`` with ``parallel.learner_num`` data-parallel learners: this process is rank 0 (it evaluates, logs,
-    writes the run folder and returns the trained policy), ranks 1..N-1 are started here and stopped at the end."""
+    """Run ``loop`` with ``parallel.learner_num`` data-parallel learners in a serial pipeline: this process is rank 0
+    (it evaluates, logs, writes the run folder and returns the trained policy)."""
+    check_data_parallel(cfg)
+    make_run = functools.partial(_serial_run, cfg, exp_dir, resume, tuple(learner_hooks), model, use_buffer, mode)
+    run = run_ranks(loop, cfg, exp_dir, progress, config_changes, make_run)
+    run.policy.summary = run.summary
+    return run.policy
+
+
+def run_ranks(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], progress: bool,
+              config_changes: Sequence[str], make_run: Callable[..., Any]) -> Any:
+    """Start ranks 1..N-1 (forked on CPU, spawned with CUDA: ``parallel.start_method``), join the group as rank 0, build
+    this rank's run — ``make_run(group, progress, config_changes)``, a ``RunBase`` built on its share — and drive it
+    with ``loop``; the other ranks build theirs with ``make_run(group, False, ())`` (picklable: a ``functools.partial``
+    of a module-level function). Returns rank 0's finished run (``run.summary``); the ranks are stopped at the end."""
     import multiprocessing
 
-    from .serial import SerialRun
-
-    check_data_parallel(cfg)
     world = int(cfg.parallel.learner_num)
     port = free_port()
     context = multiprocessing.get_context(start_method(cfg))  # parallel.start_method: fork on CPU, spawn with CUDA
     errors = context.SimpleQueue()
     children = [context.Process(target=_rank_main, name=f'acframe-rank{rank}',
-                                args=(rank, port, os.getpid(), errors, loop, cfg, exp_dir, resume, tuple(learner_hooks),
-                                      model, use_buffer, mode))
+                                args=(rank, port, os.getpid(), errors, loop, cfg, exp_dir, make_run))
                 for rank in range(1, world)]
     group = DataParallel(cfg, 0, port, children, errors)
     finished = False
@@ -465,12 +491,11 @@ def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[s
             child.start()
         with sigterm_as_interrupt():
             group.join()
-            run = SerialRun(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=use_buffer, mode=mode,
-                            config_changes=config_changes, data_parallel=group)
+            run = make_run(group, progress, config_changes)
             group.exp_dir = run.exp_dir
-            run.policy.summary = run.drive(_deferred(loop))
+            run.drive(_deferred(loop))
         finished = True
-        return run.policy
+        return run
     except KeyboardInterrupt:
         finished = True  # the final checkpoint was written with every rank
         raise

@@ -35,7 +35,8 @@ def parallel_pipeline(
     learner_hooks: Sequence[LearnerHook] = (),
     accept_config_change: bool = False,
 ) -> Any:
-    """Train with ``parallel.actor_num`` actors and one learner until solved or out of budget.
+    """Train with ``parallel.actor_num`` actors and one learner until solved or out of budget (``parallel.learner_num``
+    = N > 1: N learner ranks, each fed by its own share of the actors, gradients all-reduced; docs/ddp.md).
 
     Args:
         input_cfg: a config path / dizoo_configs name, a ``(main_config, create_config)`` pair, or a compiled config.
@@ -61,9 +62,11 @@ def parallel_pipeline(
     """
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
                                                'parallel', accept_config_change)
-    if int(cfg.parallel.get('learner_num', 1)) > 1:
-        raise ConfigError(f"parallel.learner_num={cfg.parallel.learner_num}: data-parallel learners run in the serial "
-                          f"pipelines only for now (docs/ddp.md); drop -m parallel, or set parallel.learner_num=1")
+    if int(cfg.parallel.get('learner_num', 1)) > 1:  # N learner ranks, each fed by its own actors; this process is rank 0
+        if ray_address is not None and backend != 'ray':
+            raise ConfigError(f"--ray-address is only used by --backend ray (the backend is '{backend}')")
+        from .learners import parallel_learners
+        return parallel_learners(cfg, exp_dir, resume is not None, progress, backend, learner_hooks, changes)
     run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks, changes)
     summary = run.drive(sync_loop if run.sync else async_loop)  # Ctrl-C/SIGTERM: finished, then re-raised
     policy = run.trained_policy()

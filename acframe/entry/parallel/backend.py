@@ -73,8 +73,10 @@ class Backend:
     name = ''
 
     def __init__(self, cfg: Any, weights_fn: Callable[[], Dict[str, torch.Tensor]], warn: Callable[[str], None],
-                 sync: bool, incarnations: Optional[Sequence[int]] = None) -> None:
+                 sync: bool, incarnations: Optional[Sequence[int]] = None, evaluates: bool = True) -> None:
         self.cfg = cfg
+        #: False: no evaluator (a data-parallel rank > 0, whose rank 0 evaluates)
+        self.evaluates = evaluates
         self.actor_num = int(cfg.parallel.actor_num)
         self.weights_fn = weights_fn
         self.warn = warn

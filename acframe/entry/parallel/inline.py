@@ -22,8 +22,8 @@ class InlineBackend(Backend):
     name = 'inline'
 
     def __init__(self, cfg: Any, weights_fn: Callable[[], Dict[str, torch.Tensor]], warn: Callable[[str], None],
-                 sync: bool, incarnations: Optional[Sequence[int]] = None) -> None:
-        super().__init__(cfg, weights_fn, warn, sync, incarnations)
+                 sync: bool, incarnations: Optional[Sequence[int]] = None, evaluates: bool = True) -> None:
+        super().__init__(cfg, weights_fn, warn, sync, incarnations, evaluates)
         self.sources = [HandedWeights() for _ in range(self.actor_num)]
         self.actors: List[Optional[ActorWorker]] = [None] * self.actor_num
         self.evaluator: Optional[EvalWorker] = None
@@ -36,7 +36,7 @@ class InlineBackend(Backend):
     def start(self, version: int) -> None:
         for actor_id in range(self.actor_num):
             self._build_actor(actor_id)
-        self.evaluator = EvalWorker(self.cfg)
+        self.evaluator = EvalWorker(self.cfg) if self.evaluates else None
         self.publish(version)
 
     def publish(self, version: int) -> None:

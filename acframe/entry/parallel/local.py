@@ -250,8 +250,8 @@ class LocalBackend(Backend):
     name = 'local'
 
     def __init__(self, cfg: Any, weights_fn: Callable[[], Dict[str, torch.Tensor]], warn: Callable[[str], None],
-                 sync: bool, incarnations: Optional[Sequence[int]] = None) -> None:
-        super().__init__(cfg, weights_fn, warn, sync, incarnations)
+                 sync: bool, incarnations: Optional[Sequence[int]] = None, evaluates: bool = True) -> None:
+        super().__init__(cfg, weights_fn, warn, sync, incarnations, evaluates)
         self._ctx = mp.get_context(start_method(cfg))
         self._plain_cfg = to_plain(cfg)
         self.shared = SharedWeights(weights_fn())
@@ -308,9 +308,10 @@ class LocalBackend(Backend):
         server = [self.server.spawn()] if self.server is not None else []
         for actor_id in range(self.actor_num):
             self._spawn_actor(actor_id)
-        self._spawn_evaluator()
+        if self.evaluates:
+            self._spawn_evaluator()
         deadline = time.monotonic() + float(self.cfg.parallel.start_timeout)
-        children = [c for c in self.actors if c is not None] + [self.evaluator] + server
+        children = [c for c in self.actors + [self.evaluator] if c is not None] + server
         while not all(child.ready for child in children):
             left = deadline - time.monotonic()
             if left <= 0:

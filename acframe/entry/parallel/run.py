@@ -156,13 +156,15 @@ def resolve_steps_per_update(cfg: Any) -> float:
 
 
 def resolve_actor_num(cfg: Any, backend: str, ray: Any = None) -> int:
-    """``parallel.actor_num``, or by default one actor per core (Ray: as many as the cluster's CPUs hold)."""
+    """``parallel.actor_num``, or by default one actor per core (Ray: as many as the cluster's CPUs hold; with
+    ``parallel.learner_num`` = N data-parallel learners: rounded down to a multiple of N, at least N)."""
     if cfg.parallel.actor_num is not None:
         return int(cfg.parallel.actor_num)
     if backend == 'ray':
         from .ray_backend import cluster_actor_num
         return cluster_actor_num(ray, cfg)
-    return max(1, os.cpu_count() or 1)
+    learners = int(cfg.parallel.get('learner_num', 1))
+    return max(learners, max(1, os.cpu_count() or 1) // learners * learners)
 
 
 class ParallelRun(RunBase):
@@ -170,8 +172,13 @@ class ParallelRun(RunBase):
 
     def __init__(self, cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool, backend: str,
                  ray_address: Optional[str] = None, learner_hooks: Sequence[LearnerHook] = (),
-                 config_changes: Sequence[str] = ()) -> None:
+                 config_changes: Sequence[str] = (), data_parallel: Any = None) -> None:
         super().__init__(cfg, progress, 'parallel')
+        #: this process's rank of the data-parallel learners (``parallel.learner_num > 1``; ``parallel/learners.py``):
+        #: it learns from its own share of the actors; rank 0 alone evaluates and writes
+        self.ddp = data_parallel
+        self.writes = data_parallel is None or data_parallel.rank == 0
+        self.held_batch: Optional[ttorch.Tensor] = None  # data-parallel: sampled, waiting for every rank to have one
         self.sync = check_setup(cfg, backend, ray_address)
         self.backend_name = backend
         self.backend: Optional[Backend] = None
@@ -188,7 +195,7 @@ class ParallelRun(RunBase):
             cfg.parallel.actor_num = resolve_actor_num(cfg, self.backend_name, self._ray)
             self._start(exp_dir, resume, config_changes)
             self.backend = self._make_backend(self._incarnations)
-            self.backend.budget = EnvStepBudget(cfg, self.env_step, self.sync)
+            self.backend.budget = EnvStepBudget(self.local_cfg, self.own_env_step, self.sync)
             if (getattr(self.backend, 'segment_pools', None) is not None and not self.sync and self.buffer is not None
                     and not hasattr(self.buffer, 'update_priority')):  # (priorities are written by the learner)
                 self.ingest = SegmentIngest(self.buffer)
@@ -200,7 +207,12 @@ class ParallelRun(RunBase):
             raise
 
     def _build(self) -> None:
-        cfg = self.cfg
+        # data-parallel learners: this rank's share of the actors, batches and budget (``cfg`` stays the run's)
+        if self.ddp is not None:
+            from .learners import rank_config
+            cfg = self.local_cfg = rank_config(self.cfg, self.ddp.world, self.ddp.rank)
+        else:
+            cfg = self.local_cfg = self.cfg
         self.randomizer = DomainRandomizer.from_config(cfg)  # the actors draw their own; the learner records them
         if self.randomizer is not None and self.randomizer.apply_to_evaluator:
             self.randomizer.evaluator_record = {'params': self.randomizer.evaluator_params(cfg.env.evaluator_env_num)}
@@ -214,30 +226,43 @@ class ParallelRun(RunBase):
         self.stats = ParallelStats(cfg.parallel.actor_num)
         self.learn_mode = LagTrackingLearnMode(self.policy.learn_mode, self.stats)
         self.log_hook = LogHook(cfg.policy.learn.learner.log_freq, None)
-        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(cfg.policy.learn.learner.save_ckpt_freq,
-                                                                   cfg.policy.learn.learner.save_ckpt_every_s)]
+        hooks: List[LearnerHook] = [self.log_hook, CheckpointHook(
+            cfg.policy.learn.learner.save_ckpt_freq, cfg.policy.learn.learner.save_ckpt_every_s,
+            self.ddp.agree_any if self.ddp is not None else None)]
         if cfg.policy.learn.get('lr_decay_iters', 0):
             hooks.append(LinearLRDecayHook(cfg.policy.learn.lr_decay_iters))
         hooks += list(self._learner_hooks)
-        self.learner = Learner(self.learn_mode, None, hooks, self.state_provider, buffer=self.buffer)
+        if self.ddp is None:
+            self.learner = Learner(self.learn_mode, None, hooks, self.state_provider, buffer=self.buffer)
+        else:  # gradients all-reduced; checkpoints hold every rank's state, written by rank 0
+            self.learner = self.ddp.learner(self.policy, hooks, self.state_provider, buffer=self.buffer,
+                                            learn_mode=self.learn_mode)
         # the evaluator runs elsewhere (a worker of the backend): the learner records what it reports
         self.evals = EvalHistory(cfg.policy.eval.evaluator.eval_freq)
         self.steps_per_update = resolve_steps_per_update(cfg)
         self.segment_steps = env_steps_per_collection(cfg)
         self.segment_samples = 0  # the most train samples one segment brought (receive_limit)
-        self._env_step = 0
+        self._env_step = 0  # the env steps of this process's actors
+        self._other_env_step = 0  # data-parallel: the other ranks' actors' (as of the last turn)
         self.eval_pending: Optional[EvalRequest] = None
         self.startup_s = 0.0
         self._last_report = 0.0
         self._first_iter, self._first_env_step = 0, 0
+        self._first_total_env_step = 0  # every rank's, at the start (data-parallel)
 
     @property
     def env_step(self) -> int:
-        return self._env_step
+        """The run's env steps: with data-parallel learners, every rank's actors' (the others' as of the last turn)."""
+        return self._env_step + self._other_env_step
 
     @env_step.setter
     def env_step(self, value: int) -> None:
-        self._env_step = value
+        self._env_step = value - self._other_env_step
+
+    @property
+    def own_env_step(self) -> int:
+        """The env steps of this rank's actors (``env_step`` with one learner)."""
+        return self._env_step
 
     def weights(self) -> Dict[str, torch.Tensor]:
         """The learner's current weights, for publishing.
@@ -256,18 +281,19 @@ class ParallelRun(RunBase):
         weights_fn, warn = self.weights, self.warn
         if self.backend_name == 'local':
             from .local import LocalBackend
-            return LocalBackend(self.cfg, weights_fn, warn, self.sync, incarnations)
+            return LocalBackend(self.local_cfg, weights_fn, warn, self.sync, incarnations, evaluates=self.writes)
         if self.backend_name == 'inline':
             from .inline import InlineBackend
-            return InlineBackend(self.cfg, weights_fn, warn, self.sync, incarnations)
+            return InlineBackend(self.local_cfg, weights_fn, warn, self.sync, incarnations, evaluates=self.writes)
         from .ray_backend import RayBackend
         return RayBackend(self.cfg, weights_fn, warn, self.sync, incarnations, self._ray, self._owns_ray)
 
     # ---- checkpoints -------------------------------------------------------------------------------
     def _extra_state(self) -> Dict[str, Any]:
         backend = self.backend
-        return {'parallel': {'backend': self.backend_name, 'actor_num': int(self.cfg.parallel.actor_num),
-                             'actor_incarnations': list(backend.incarnations) if backend is not None else None},
+        return {'parallel': {'backend': self.backend_name, 'actor_num': int(self.local_cfg.parallel.actor_num),
+                             'actor_incarnations': list(backend.incarnations) if backend is not None else None,
+                             'own_env_step': int(self.own_env_step)},  # data-parallel: each rank's own
                 'domain_randomization': self.randomizer.state_dict() if self.randomizer is not None else None}
 
     def _opened(self) -> None:
@@ -277,8 +303,11 @@ class ParallelRun(RunBase):
     def _restore_extra(self, state: Dict[str, Any]) -> None:
         """The counters; the actors' incarnation counters (fresh env seeds after a resume) go to the backend."""
         self.learn_mode.version = self.learner.train_iter
-        self.env_step = int(state.get('env_step', 0))
-        self._first_iter, self._first_env_step = self.learner.train_iter, self.env_step
+        total, own = int(state.get('env_step', 0)), (state.get('parallel') or {}).get('own_env_step')
+        self._env_step = int(own) if self.ddp is not None and own is not None else total
+        self._other_env_step = total - self._env_step
+        self._first_iter, self._first_env_step = self.learner.train_iter, self.own_env_step
+        self._first_total_env_step = total
         incarnations = (state.get('parallel') or {}).get('actor_incarnations')
         self._incarnations = list(incarnations) if incarnations else None
         if self.randomizer is not None and state.get('domain_randomization'):
@@ -312,7 +341,11 @@ class ParallelRun(RunBase):
         return kept
 
     def sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
-        """A batch from the buffer; with the ingest thread, None only once every segment handed to it is pushed."""
+        """A batch from the buffer (data-parallel: the batch held from an earlier turn first); with the ingest thread,
+        None only once every segment handed to it is pushed."""
+        if self.held_batch is not None:
+            batch, self.held_batch = self.held_batch, None
+            return batch
         if self.ingest is None:
             return self.buffer.sample(batch_size)
         with self.ingest.lock:
@@ -382,7 +415,32 @@ class ParallelRun(RunBase):
         if not self.steps_per_update:
             return False
         allowed = (self.learner.train_iter - self._first_iter + 1) * self.steps_per_update + self.segment_steps
-        return self.env_step - self._first_env_step > allowed
+        return self.own_env_step - self._first_env_step > allowed
+
+    def done(self) -> bool:
+        """The start of every turn of a loop: log finished evaluations; True when the run stops (solved, out of
+        budget). Data-parallel learners: one all-reduce tells every rank whether one stops (rank 0 solved, the
+        budget, a Ctrl-C or SIGTERM) and sums the ranks' env steps; each rank's actors collect its share of
+        ``max_env_step`` (a rank whose share is spent trains on from its buffer while the others collect theirs)."""
+        stop = self.handle_evals() or not self.budget_left()
+        if self.ddp is None:
+            return stop
+        stop = self.ddp.end_turn(self, stop, self.own_env_step)
+        self._other_env_step = self.ddp.total_count - self.own_env_step
+        return stop or not self.budget_left()  # the budget again, with every rank's env steps of now (the same on all)
+
+    def all_ranks(self, flag: bool) -> bool:
+        """``flag`` held on every data-parallel rank (``flag`` itself with one learner)."""
+        return flag if self.ddp is None else self.ddp.agree_all(flag)
+
+    def agreed_batch(self, batch: Optional[ttorch.Tensor]) -> Optional[ttorch.Tensor]:
+        """The batch to train on now: ``batch``; with data-parallel learners, only when every rank has one (they all
+        step together) — otherwise None, and this rank's batch is held for its next turn (``sample`` returns it)."""
+        if self.all_ranks(batch is not None):
+            return batch
+        if batch is not None:
+            self.held_batch = batch
+        return None
 
     def end_turn(self) -> None:
         """The end of a turn of the learner's loop: publish the weights, end the learner's round, report progress."""
@@ -392,7 +450,7 @@ class ParallelRun(RunBase):
 
     # ---- evaluation --------------------------------------------------------------------------------
     def eval_due(self) -> bool:
-        return self.eval_pending is None and self.evals.due(self.learner.train_iter)
+        return self.writes and self.eval_pending is None and self.evals.due(self.learner.train_iter)
 
     def request_eval(self) -> None:
         it = self.learner.train_iter
@@ -421,7 +479,10 @@ class ParallelRun(RunBase):
                            result.returns, result.lengths)
 
     def final_eval(self) -> None:
-        """Wait for the evaluation under way, then evaluate the final weights unless that one already did."""
+        """Wait for the evaluation under way, then evaluate the final weights unless that one already did (not after
+        an interrupt; data-parallel ranks > 0 never evaluate)."""
+        if not self.writes or self.interrupted:
+            return
         while self.eval_pending is not None:
             self.backend.receive(0.05)
             self.handle_evals()
@@ -480,7 +541,10 @@ class ParallelRun(RunBase):
 
     def _extra_summary(self, wall: float) -> Dict[str, Any]:
         rates = self.stats.rates()
+        if self.ddp is not None:  # every rank's actors (the per-actor rates are rank 0's)
+            rates['env_steps_per_s'] = (self.env_step - self._first_total_env_step) / self.stats.running_s()
         return {
+            'learner_num': int(self.cfg.parallel.learner_num),
             'startup_s': round(self.startup_s, 3),
             'backend': self.backend_name,
             'sync_mode': 'sync' if self.sync else 'async',
@@ -528,7 +592,7 @@ def async_loop(run: ParallelRun) -> None:
     While the learner is behind (``ParallelRun.learner_behind``) it leaves the segments waiting, so the
     actors wait too; when the buffer has no batch it waits for segments (idle time).
     """
-    batch_size = run.cfg.policy.learn.batch_size
+    batch_size = run.local_cfg.policy.learn.batch_size
     if run.ingest is not None:
         return _async_ingest_loop(run, batch_size)
     while True:
@@ -536,11 +600,11 @@ def async_loop(run: ParallelRun) -> None:
             limit = run.receive_limit(at_least_one=False)
             if limit != 0:
                 run.take(run.backend.receive(0.0, limit))
-        if run.handle_evals() or not run.budget_left():
+        if run.done():
             return
         if run.eval_due():
             run.request_eval()
-        batch = run.buffer.sample(batch_size) if run.backend.may_train(run.learner.train_iter + 1) else None
+        batch = run.agreed_batch(run.sample(batch_size) if run.backend.may_train(run.learner.train_iter + 1) else None)
         if batch is None:
             # behind: one segment more, not every waiting one — a learner slower than its actors then trains on
             # all they collect, and they wait (IMPALA's bounded queue), instead of the buffer overwriting unused data
@@ -554,7 +618,7 @@ def _async_ingest_loop(run: ParallelRun, batch_size: int) -> None:
     """``async_loop`` with the ingest thread: the batch is sampled first, then the segments that arrived are handed
     to the thread, which copies them into the buffer while this update runs (the next ``receive_limit`` waits for it)."""
     while True:
-        if run.handle_evals() or not run.budget_left():
+        if run.done():
             return
         if run.eval_due():
             run.request_eval()
@@ -566,6 +630,7 @@ def _async_ingest_loop(run: ParallelRun, batch_size: int) -> None:
             run.take(messages)
             if batch is None and messages and may_train:  # what just arrived may make a batch: sample it first
                 batch = run.sample(batch_size)
+        batch = run.agreed_batch(batch)
         if batch is None:
             run.wait(max_segments=1 if run.learner_behind() else run.receive_limit(at_least_one=True))
             continue
@@ -576,10 +641,10 @@ def _async_ingest_loop(run: ParallelRun, batch_size: int) -> None:
 def sync_loop(run: ParallelRun) -> None:
     """Rounds: one segment from every actor, all collected with the current weights; then update and publish."""
     updates = int(run.cfg.policy.learn.get('update_per_collect', 1))
-    batch_size = run.cfg.policy.learn.get('batch_size', 1)
-    actor_num = int(run.cfg.parallel.actor_num)
+    batch_size = run.local_cfg.policy.learn.get('batch_size', 1)
+    actor_num = int(run.local_cfg.parallel.actor_num)
     while True:
-        if run.handle_evals() or not run.budget_left():
+        if run.done():
             return
         if run.eval_due():
             run.request_eval()
@@ -604,7 +669,7 @@ def sync_loop(run: ParallelRun) -> None:
                 run.buffer.push(tree)
             for _ in range(updates):
                 batch = run.buffer.sample(batch_size) if run.learner.train_iter < run.cfg.max_train_iter else None
-                if batch is None:
+                if not run.all_ranks(batch is not None):  # data-parallel: every rank makes the round's updates, or none
                     break
                 run.train(batch)
         run.end_turn()
