@@ -11,8 +11,8 @@ reward normalization by the running return std (``learn.reward_norm``). Evaluati
 MEASURED (2026-11-27, on a Sapphire Rapids CPU, ``python bench/ladder.py --rows pendulum --algos impala --seeds
 0,1,2``, one torch thread, seeds one after the other beside one other run): solved and confirmed on 50 fresh episodes
 (−177 / −198 / −174) at 104k / 72k / 144k env steps (47 / 34 / 67 s); hold-out of the solving checkpoint on 50 other
-episodes −162 / −189 / −148. Eight seeds of the test's 150k-step run (``tests/policy/test_impala.py``) end at −195 to
-−310 from −1156 to −1380.
+episodes −162 / −189 / −148. Eight seeds of the test's call (``tests/policy/test_impala.py``) run to 150k end at −195 to
+−310 from −1156 to −1380 (at the test's 100k: −212 to −672).
 With gSDE's log-std at −2 (pendulum_a2c.py's; measured 2026-11-25 on another CPU: solved at 176k / 96k / 96k) the
 same seeds on this CPU took 512k (seed 0) and 250k+ (seed 2, still at −884 when stopped): they sat at the random
 policy's ~−1200 for 200k steps before the swing-up began. Each unroll trained on once (1 update per collection, log-std

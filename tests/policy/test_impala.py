@@ -335,15 +335,17 @@ def test_impala_solves_cartpole_from_the_cli(tmp_path):
     assert summary['env_steps'] < CARTPOLE_BUDGET
 
 
-PENDULUM_BUDGET = 150_000
+PENDULUM_BUDGET = 100_000
 
 
 def test_impala_improves_on_pendulum(tmp_path, tb_scalars):
     """Gaussian actions on a time-limited task: a short run clearly beats its first (random) episodes."""
-    # 10-episode evaluations and no stop value: the whole budget trains. Seeds 0-7 (2026-11-27, a Sapphire Rapids CPU):
-    # early -1156 to -1380, late -195 to -310, best evaluation -191 to -238 (margins of 449+ over the asserts). With
-    # gSDE's log-std at -2 (before) seeds 0 and 2 did not improve within 150k on that CPU (seed 0: early -1208, late
-    # -1172) while they had passed with 500+ to spare on another: the start of the swing-up is that fragile.
+    # 10-episode evaluations and no stop value: the whole budget trains. Seeds 0-7 (2026-11-28: this call at 150k,
+    # its logged curves read at 100k; the learning rate's decay does not depend on the budget):
+    # early -1156 to -1380, late -212 to -672 (late - early 525 to 1149), best - early 987 to 1162: margins of 225+
+    # and 487+ over the asserts. At 150k (the budget before) late - early was 917+; at 80k seeds 2 and 7 were at 350
+    # and 361. With gSDE's log-std at -2 (before) seeds 0 and 2 did not improve within 150k on another CPU: the
+    # start of the swing-up is that fragile.
     policy = serial_pipeline('pendulum_impala.py', seed=0, max_env_step=PENDULUM_BUDGET,
                              exp_dir=str(tmp_path / 'pendulum'), progress=False,
                              overrides=['env.n_evaluator_episode=10', 'env.stop_value=None'])
@@ -356,8 +358,8 @@ def test_impala_improves_on_pendulum(tmp_path, tb_scalars):
     last_quarter = len(means) // 4
     late = np.average(means[-last_quarter:], weights=counts[-last_quarter:])
     assert early < -1000                              # the untrained policy, for reference
-    assert late > early + 400, (early, late)          # the behaviour policy improved
-    assert policy.summary['best_eval_return'] > early + 200, (early, policy.summary)  # and so did the greedy one
+    assert late > early + 300, (early, late)          # the behaviour policy improved
+    assert policy.summary['best_eval_return'] > early + 500, (early, policy.summary)  # and so did the greedy one
 
 
 PIXEL_MODEL = dict(encoder='impala_resnet', encoder_channels=[16], encoder_hidden_size_list=[64], activation='relu')
