@@ -313,8 +313,8 @@ class PPOPolicy(Policy):
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         """One gradient step on one minibatch of transitions."""
         learn = self._cfg.learn
-        if self._recurrent:  # whole sequences (L, n, ...) from their stored start states
-            output = self._evaluate_unroll(batch.obs, batch.rnn_state, batch.episode_start)
+        if self._recurrent:  # whole sequences (L, n, ...) from their stored start states; no fragment-end states
+            output = self._evaluate_unroll(batch.obs, batch.rnn_state, batch.episode_start, ends=False)
         else:
             output = self._evaluate(batch.obs, 1)  # (N, ...)
         values = output['value']
