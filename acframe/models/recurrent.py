@@ -57,6 +57,7 @@ class RecurrentCore(nn.Module):
         if type == 'lstm':
             reset[0], reset[1], reset[3] = -1.0, -1.0, -1.0
         self.register_buffer('reset_weight', reset.reshape(-1, 1), persistent=False)
+        self._reset_columns: dict = {}
 
     def initial_state(self, batch: int, device: torch.device = torch.device('cpu')) -> torch.Tensor:
         """Zeros ``(batch, R, H)``: the state at an episode's first step."""
@@ -113,13 +114,15 @@ class RecurrentCore(nn.Module):
         """
         steps, batch = starts.shape
         starts = starts.to(torch.bool)
-        state = torch.where(starts[0].view(batch, 1, 1), torch.zeros_like(state), state)
         if steps == 0:
             return (x.new_zeros(0, batch, self.hidden_size),
                     x.new_zeros(0, batch, self.state_rows, self.hidden_size) if ends else None)
-        if bool(starts[1:].any()):
+        host = starts.cpu().numpy()  # (one copy from a GPU, not one per check)
+        if host[0].any():
+            state = torch.where(starts[0].view(batch, 1, 1), torch.zeros_like(state), state)
+        if host[1:].any():
             if not ends and self.kind == 'lstm':
-                return self._unroll_lanes(x, state, starts), None
+                return self._unroll_lanes(x, state, host), None
             return self._unroll_padded(x, state, starts, ends)
         out, hx = self.rnn(x, self._to_torch(state))  # no start after step 0: one call over the whole sequence
         if not ends:
@@ -128,7 +131,7 @@ class RecurrentCore(nn.Module):
         frag_ends[-1] = self._from_torch(hx)
         return out, frag_ends
 
-    def _unroll_lanes(self, x: torch.Tensor, state: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+    def _unroll_lanes(self, x: torch.Tensor, state: torch.Tensor, starts: np.ndarray) -> torch.Tensor:
         """An LSTM's ``unroll`` output with episode starts inside and no fragment-end states: each column keeps its
         one lane, its fragments back to back with a reset row inserted before every episode start, one fused call
         per layer over ``(T + most starts in a column, B)`` (the padded fragments run about twice the lanes).
@@ -142,7 +145,7 @@ class RecurrentCore(nn.Module):
         steps, batch = starts.shape
         # where each row of the lanes comes from, on the host (a few small integer arrays: numpy's cost is a
         # fraction of torch's per-op cost here): step (t, b) sits at row (t + starts in column b up to t) * B + b
-        inner = starts[1:].cpu().numpy()  # (``unroll`` zeroed the state given where step 0 starts an episode)
+        inner = starts[1:]  # (on the host; ``unroll`` zeroed the state given where step 0 starts an episode)
         shift = np.zeros((steps, batch), dtype=np.int64)
         np.cumsum(inner, 0, out=shift[1:])
         lane = steps + int(shift[-1].max())
@@ -155,8 +158,7 @@ class RecurrentCore(nn.Module):
         weights, hidden, inp = self.rnn._flat_weights, self.hidden_size, x.reshape(steps * batch, -1)
         for layer in range(self.num_layers):
             w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
-            gate = min(HOLD_GATE, torch.finfo(w_ih.dtype).max / 16)
-            params = [torch.cat([w_ih, self.reset_weight.to(w_ih.dtype) * gate], 1), w_hh, b_ih, b_hh]
+            params = [torch.cat([w_ih, self._reset_column(w_ih)], 1), w_hh, b_ih, b_hh]
             rows = F.pad(inp, (0, 1, 0, 2))  # the flag column (0), then the zero row and the reset row ...
             rows[-1, -1] = 1.0  # ... whose flag is 1
             seq = rows.index_select(0, source_t).view(lane, batch, -1)
@@ -166,6 +168,15 @@ class RecurrentCore(nn.Module):
                                        self.training, False, False)
             inp = out.reshape(lane * batch, hidden).index_select(0, real_t)
         return inp.view(steps, batch, hidden)
+
+    def _reset_column(self, weight: torch.Tensor) -> torch.Tensor:
+        """``reset_weight`` scaled to saturate the gates, in ``weight``'s dtype and device (kept between calls)."""
+        key = (weight.dtype, weight.device)
+        cached = self._reset_columns.get(key)
+        if cached is None or cached[0] is not self.reset_weight:  # (a new buffer after ``.to()``: recompute)
+            gate = min(HOLD_GATE, torch.finfo(weight.dtype).max / 16)
+            cached = self._reset_columns[key] = (self.reset_weight, self.reset_weight.to(weight) * gate)
+        return cached[1]
 
     def _unroll_padded(self, x: torch.Tensor, state: torch.Tensor, starts: torch.Tensor,
                        ends: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
