@@ -24,7 +24,6 @@ from typing import Optional, Tuple
 import numpy as np
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 RNN_TYPES = ('lstm', 'gru')
 #: the pre-activation an LSTM's hold flag adds to a gate (``_unroll_padded``): sigmoid(+-1e18) is exactly 1 / 0, and
@@ -136,11 +135,12 @@ class RecurrentCore(nn.Module):
         one lane, its fragments back to back with a reset row inserted before every episode start, one fused call
         per layer over ``(T + most starts in a column, B)`` (the padded fragments run about twice the lanes).
 
-        A reset row's input is zero but for a flag in one extra input column whose weight (``reset_weight``, not
-        learned) saturates the input and forget gates to exactly 0: ``c = 0·c + 0·g = 0`` and ``h = o·tanh(0) = 0``
-        after it, the zero state an episode starts from. Its output is dropped, and the saturated gates' derivatives
-        are exactly 0, so no gradient crosses it: every learned weight gets the gradient of the plain path. A column
-        with fewer starts than the most ends in zero rows after its last step, which change nothing before them.
+        A reset row carries a flag in one extra input column (0 on every other row) whose weight (``reset_weight``,
+        not learned) saturates the input and forget gates to exactly 0: ``c = 0·c + 0·g = 0`` and
+        ``h = o·tanh(0) = 0`` after it, whatever its other inputs: the zero state an episode starts from. Its output
+        is dropped, and the saturated gates' derivatives are exactly 0 (as is ``tanh(0)``, the output gate's), so no
+        gradient crosses it: every learned weight gets the gradient of the plain path. A column with fewer starts
+        than the most ends in filler rows after its last step, which change nothing before them.
         """
         steps, batch = starts.shape
         # where each row of the lanes comes from, on the host (a few small integer arrays: numpy's cost is a
@@ -150,18 +150,20 @@ class RecurrentCore(nn.Module):
         np.cumsum(inner, 0, out=shift[1:])
         lane = steps + int(shift[-1].max())
         real = ((np.arange(steps)[:, None] + shift) * batch + np.arange(batch)).reshape(-1)  # (T*B,) time-major
-        source = np.full(lane * batch, steps * batch, dtype=np.int64)  # every row: the zero row, ...
-        source[real] = np.arange(steps * batch)  # ... a step's features, ...
-        source[real[batch:][inner.reshape(-1)] - batch] = steps * batch + 1  # ... or the reset row before a start
+        # the features of each row of the lanes: a step's own; on a reset row or after a column's last step, any
+        # step's (the first): the saturated gates make an input there change nothing, and get no gradient
+        source = np.zeros(lane * batch, dtype=np.int64)
+        source[real] = np.arange(steps * batch)
+        flag = np.zeros((lane * batch, 1), dtype=np.float32)
+        flag[real[batch:][inner.reshape(-1)] - batch] = 1.0  # the reset row before each start
         source_t, real_t = torch.from_numpy(source).to(x.device), torch.from_numpy(real).to(x.device)
+        flag_t = torch.from_numpy(flag).to(x)
         h0, c0 = self._to_torch(state)
         weights, hidden, inp = self.rnn._flat_weights, self.hidden_size, x.reshape(steps * batch, -1)
         for layer in range(self.num_layers):
             w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
             params = [torch.cat([w_ih, self._reset_column(w_ih)], 1), w_hh, b_ih, b_hh]
-            rows = F.pad(inp, (0, 1, 0, 2))  # the flag column (0), then the zero row and the reset row ...
-            rows[-1, -1] = 1.0  # ... whose flag is 1
-            seq = rows.index_select(0, source_t).view(lane, batch, -1)
+            seq = torch.cat([inp.index_select(0, source_t), flag_t], 1).view(lane, batch, -1)
             with warnings.catch_warnings():  # cuDNN: the weights with the reset column are one new chunk
                 warnings.filterwarnings('ignore', message='RNN module weights are not part of single')
                 out, _, _ = torch.lstm(seq, [h0[layer:layer + 1], c0[layer:layer + 1]], params, True, 1, 0.0,
