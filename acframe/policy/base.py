@@ -451,20 +451,21 @@ class Policy:
         output = masked(self._model(obs, mode='compute_actor_critic'), mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
-    def _evaluate_rollout(self, rollout: Any) -> Dict[str, torch.Tensor]:
+    def _evaluate_rollout(self, rollout: Any, ends: bool = True) -> Dict[str, torch.Tensor]:
         """``compute_actor_critic`` on a collected segment's ``T + 1`` observations, ``(T+1, B, ...)`` each.
 
         Feed-forward: ``_evaluate(rollout.obs)``. Recurrent (``policy.model.rnn``): the sequence is recomputed
         from the state stored at the segment's first step (``rollout.rnn_state[0]``), the state zeroed before every
         step the collector flagged as an episode start (``rollout.episode_start``) and before the bootstrap
         observation when the last step ended its episode; ``'ends'`` ``(T+1, B, R, H)`` then holds the state after
-        every step that ends an episode fragment (to value a truncated episode's final observation).
+        every step that ends an episode fragment (to value a truncated episode's final observation); ``ends=False``:
+        without them (the model's faster unroll), where the caller values no final observation.
         """
         if not self._recurrent:
             return self._evaluate(rollout.obs)
         done = rollout.terminated | rollout.truncated
         starts = torch.cat([torch.zeros_like(done[:1]), rollout.episode_start[1:].to(torch.bool), done[-1:]])
-        return self._evaluate_unroll(rollout.obs, rollout.rnn_state[0], starts)
+        return self._evaluate_unroll(rollout.obs, rollout.rnn_state[0], starts, ends=ends)
 
     def _evaluate_unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor,
                          model: Optional[nn.Module] = None, ends: bool = True) -> Dict[str, torch.Tensor]:

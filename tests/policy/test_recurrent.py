@@ -99,13 +99,15 @@ def test_ppo_sequence_minibatches_from_their_stored_states_equal_the_full_unroll
     assert segment.episode_start[1:].any()  # sequences with episode starts inside were among them
 
 
-def test_ppo_gradient_steps_on_one_lane_per_column_equal_those_on_the_padded_fragments():
+@pytest.mark.parametrize('limit', [LIMIT, 500])
+def test_ppo_gradient_steps_on_one_lane_per_column_equal_those_on_the_padded_fragments(limit):
     """PPO's gradient step unrolls without fragment-end states (an LSTM: one lane per column with reset rows,
-    ``RecurrentCore._unroll_lanes``); the same weights and minibatches through the padded fragments (``ends=True``,
-    the path that returns them) give the same losses and the same weights after every step, to float rounding."""
+    ``RecurrentCore._unroll_lanes``), and so does its prepare where no episode was truncated (``limit=500``); the
+    same weights and minibatches through the padded fragments (``ends=True``, the path that returns them) give the
+    same losses and the same weights after every step, to float rounding."""
     runs = []
     for lanes in (True, False):
-        _, env, policy = build('ppo', learn=dict(batch_size=T, epoch_per_collect=2))
+        _, env, policy = build('ppo', learn=dict(batch_size=T, epoch_per_collect=2), limit=limit)
         segment = SampleCollector(env, policy.collect_mode, B * T).collect()
         env.close()
         calls = []
@@ -116,8 +118,13 @@ def test_ppo_gradient_steps_on_one_lane_per_column_equal_those_on_the_padded_fra
             evaluate_unroll = policy._evaluate_unroll
             policy._evaluate_unroll = lambda *args, ends=True, **kwargs: evaluate_unroll(*args, **kwargs)
         learn = policy.learn_mode
-        infos = [learn.forward(batch) for batch in learn.minibatches(learn.prepare(segment))]
-        assert segment.episode_start[1:].any() and len(calls) == (len(infos) if lanes else 0)
+        plan = learn.prepare(segment)
+        truncated = bool(segment.truncated.any())
+        assert segment.episode_start[1:].any() and truncated == (limit == LIMIT)
+        assert len(calls) == (lanes and not truncated)  # prepare: one lane per column unless it needs the ends
+        prepared = len(calls)
+        infos = [learn.forward(batch) for batch in learn.minibatches(plan)]
+        assert (len(calls) > prepared) == lanes  # the gradient steps on sequences with starts inside
         runs.append((infos, [p.detach().clone() for p in policy.model.parameters()]))
     (lane_infos, lane_params), (padded_infos, padded_params) = runs
     for got, want in zip(lane_infos, padded_infos):
