@@ -14,7 +14,9 @@ Two ways through the core, with the same weights and the same numbers (to float 
   the first step it is one ``nn.LSTM``/``nn.GRU`` call over the whole sequence. With starts inside, there is no
   Python loop per time step either: every column is cut into its episode fragments, which run side by side as
   the columns of one padded batch, one fused call per layer (``_unroll_padded``; on a CPU the LSTM's call is
-  oneDNN's, which packed sequences do not get).
+  oneDNN's, which packed sequences do not get). Where the caller needs no fragment-end states (``ends=False``: PPO's
+  gradient step), an LSTM keeps one lane per column instead, its fragments back to back with a reset row before
+  each episode start (``_unroll_lanes``): fewer than half the rows of the padded batch.
 """
 from __future__ import annotations
 
