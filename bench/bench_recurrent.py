@@ -10,7 +10,7 @@ The three models run side by side in one process, interleaved rollout by rollout
 falls on all three alike); each repeat reports the medians over its rollouts, and the ratios are the medians over
 the repeats of each repeat's ratio.
 
-    python bench/bench_recurrent.py [--repeats 5] [--hidden 64] [--seq-len 0] [--clock cpu|wall]
+    python bench/bench_recurrent.py [--repeats 5] [--hidden 64] [--seq-len 0] [--clock cpu|wall] [--ab-padded]
 """
 from __future__ import annotations
 
@@ -47,17 +47,32 @@ def build(rnn: Optional[str], hidden: int, seq_len: int, batch_size: int) -> Any
 
 
 KINDS = (('feed_forward', None), ('lstm', 'lstm'), ('gru', 'gru'))
+#: ``--ab-padded``: a fourth model, the LSTM whose gradient step unrolls with fragment-end states (the padded
+#: fragments, as before the one-lane-per-column unroll), interleaved with the others: an A/B in one process
+PADDED = ('lstm_padded', 'lstm')
+
+
+def force_fragment_ends(policy: Any) -> None:
+    """Make ``policy``'s gradient step unroll as it did before ``ends=False`` (the padded fragments)."""
+    unroll = policy._evaluate_unroll
+
+    def with_ends(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop('ends', None)
+        return unroll(*args, **kwargs)
+    policy._evaluate_unroll = with_ends
 
 
 def measure(hidden: int, seq_len: int, batch_size: int, rollouts: int,
-            clock: Callable[[], float] = time.process_time) -> Dict[str, Dict[str, float]]:
+            clock: Callable[[], float] = time.process_time, kinds: tuple = KINDS) -> Dict[str, Dict[str, float]]:
     """One repeat: the three models side by side, interleaved rollout by rollout (collect one rollout with each,
     then prepare it and take its gradient steps), so a change of the machine's load falls on all three alike;
     the medians over the rollouts. ``clock``: the process's CPU time (default: time other processes take on a shared
     machine is not counted) or ``time.perf_counter`` (wall time)."""
     runs = {}
-    for name, rnn in KINDS:
+    for name, rnn in kinds:
         env, policy = build(rnn, hidden, seq_len, batch_size)
+        if name == PADDED[0]:
+            force_fragment_ends(policy)
         collector = SampleCollector(env, policy.collect_mode, ENVS * STEPS)
         collector.collect()  # warm-up
         runs[name] = (env, policy.learn_mode, collector)
@@ -93,16 +108,20 @@ def main() -> None:
     parser.add_argument('--batch-size', type=int, default=256, help='policy.learn.batch_size (transitions)')
     parser.add_argument('--clock', choices=('cpu', 'wall'), default='cpu',
                         help="the process's CPU time (one thread; other processes' load not counted) or wall time")
+    parser.add_argument('--ab-padded', action='store_true',
+                        help="also time the LSTM's gradient step with the padded fragments (the unroll before)")
     args = parser.parse_args()
+    kinds = KINDS + ((PADDED,) if args.ab_padded else ())
     set_torch_threads(1)
     report: Dict[str, Any] = {'envs': ENVS, 'steps_per_env': STEPS, 'batch_size': args.batch_size,
                               'seq_len': args.seq_len, 'hidden': args.hidden, 'threads': torch.get_num_threads(),
                               'clock': args.clock}
     clock = time.process_time if args.clock == 'cpu' else time.perf_counter
-    runs = [measure(args.hidden, args.seq_len, args.batch_size, args.rollouts, clock) for _ in range(args.repeats)]
-    for name, _ in KINDS:
+    runs = [measure(args.hidden, args.seq_len, args.batch_size, args.rollouts, clock, kinds)
+            for _ in range(args.repeats)]
+    for name, _ in kinds:
         report[name] = {key: round(statistics.median(r[name][key] for r in runs), 3) for key in runs[0][name]}
-    for name in ('lstm', 'gru'):  # the median over the repeats of each repeat's ratio
+    for name, _ in kinds[1:]:  # the median over the repeats of each repeat's ratio
         def ratio(key: str) -> float:
             return round(statistics.median(r[name][key] / r['feed_forward'][key] for r in runs), 3)
         report[f'{name}_vs_feed_forward'] = {'collect_rate': ratio('collect_steps_per_s'),

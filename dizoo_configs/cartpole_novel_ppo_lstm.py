@@ -5,10 +5,10 @@ the LSTM (``policy.model.rnn``) infers it from the history. The RL Zoo's ``ppo_l
 (8 envs x 32 steps per rollout, one minibatch of 256 = the whole rollout, 20 epochs, gamma 0.98, GAE lambda 0.8, lr
 1e-3 and clip 0.2 decayed linearly to 0 over the 100k-step budget, an LSTM of 64 units).
 Measured (2026-11-28, one CPU thread, `acframe -c cartpole_novel_ppo_lstm.py -s SEED`, budget 100k env steps, with
-the padded fused unroll of docs/recurrent.md): seeds 0 / 1 / 2 solved (10-episode greedy mean >= 475, confirmed by
-495.9 / 500.0 / 500.0 on 50 fresh episodes) at 70,400 / 25,600 / 21,760 env steps (5,500 / 2,000 / 1,700 gradient
-steps; 53 / 19 / 24 s on a loaded machine); seeds 3 / 4: 38,400 / 26,880. (Before that change: 44,800 / 35,840 /
-16,640.) The same file without the core
+the one-lane-per-column unroll of docs/recurrent.md): seeds 0 / 1 / 2 solved (10-episode greedy mean >= 475,
+confirmed by 492.3 / 500.0 / 500.0 on 50 fresh episodes) at 57,600 / 24,320 / 14,080 env steps (4,500 / 1,900 /
+1,100 gradient steps; 54.5 / 17.0 / 10.6 s on a loaded machine). (With the padded unroll before it: 70,400 / 25,600
+/ 21,760, seeds 3 / 4: 38,400 / 26,880; before that: 44,800 / 35,840 / 16,640.) The same file without the core
 (``policy.model.rnn.type=None``) spent the whole 100k on seeds 0 / 1 / 2 with a best evaluation of 45.6 / 45.9 / 46.5.
 """
 main_config = dict(

@@ -11,7 +11,9 @@ MEASURED (2026-11-28, one CPU thread, ``python bench/ladder.py --rows pendulum_n
 the whole 100k, 60 / 61 / 67 s): best 50-episode evaluation -260 / -202 / -195, hold-out of that checkpoint on 50
 fresh episodes -236 / -179 / -175 (Pendulum-v1 with its velocity, pendulum_ppo.py: -165 / -160 / -160). The same
 file without the core (``policy.model.rnn.type=None``), seed 0: best -1100. sb3-contrib's RecurrentPPO beside it:
-docs/benchmarks.md (recurrent section).
+docs/benchmarks.md (recurrent section). Re-run after the LSTM's gradient step took the one-lane-per-column unroll
+(the same numbers to float rounding; 2026-11-28, ``acframe -c pendulum_novel_ppo_lstm.py -s SEED``): best evaluation
+-221 / -225 / -176 (hold-out not re-run).
 """
 main_config = dict(
     exp_name='pendulum_novel_ppo_lstm',  # the run folder is ./pendulum_novel_ppo_lstm_seed<seed>

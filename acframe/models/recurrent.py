@@ -14,13 +14,16 @@ Two ways through the core, with the same weights and the same numbers (to float 
   the first step it is one ``nn.LSTM``/``nn.GRU`` call over the whole sequence. With starts inside, there is no
   Python loop per time step either: every column is cut into its episode fragments, which run side by side as
   the columns of one padded batch, one fused call per layer (``_unroll_padded``; on a CPU the LSTM's call is
-  oneDNN's, which packed sequences do not get).
+  oneDNN's, which packed sequences do not get). Where the caller needs no fragment-end states (``ends=False``: PPO's
+  gradient step), an LSTM keeps one lane per column instead, its fragments back to back with a reset row before
+  each episode start (``_unroll_lanes``): fewer than half the rows of the padded batch.
 """
 from __future__ import annotations
 
 import warnings
-from typing import Tuple
+from typing import Optional, Tuple
 
+import numpy as np
 import torch
 import torch.nn as nn
 
@@ -50,6 +53,12 @@ class RecurrentCore(nn.Module):
         if type == 'lstm':
             hold[0], hold[1], hold[3] = -1.0, 1.0, -1.0
         self.register_buffer('hold_weight', hold.reshape(-1, 1), persistent=False)
+        # the sign of an LSTM's reset flag's weight (``_unroll_lanes``): input and forget gates 0, the state zeroed
+        reset = torch.zeros(4, self.hidden_size) if type == 'lstm' else torch.zeros(0, self.hidden_size)
+        if type == 'lstm':
+            reset[0], reset[1], reset[3] = -1.0, -1.0, -1.0
+        self.register_buffer('reset_weight', reset.reshape(-1, 1), persistent=False)
+        self._reset_columns: dict = {}
 
     def initial_state(self, batch: int, device: torch.device = torch.device('cpu')) -> torch.Tensor:
         """Zeros ``(batch, R, H)``: the state at an episode's first step."""
@@ -86,7 +95,8 @@ class RecurrentCore(nn.Module):
             hs.append(x)
         return x, torch.stack(hs + cs, 1)
 
-    def unroll(self, x: torch.Tensor, state: torch.Tensor, starts: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    def unroll(self, x: torch.Tensor, state: torch.Tensor, starts: torch.Tensor,
+               ends: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """A time-major sequence from ``state``, the state zeroed before every step where an episode starts.
 
         Args:
@@ -94,26 +104,86 @@ class RecurrentCore(nn.Module):
             state: the state before step 0, ``(B, R, H)`` (already reset where step 0 starts an episode, or not:
                 ``starts[0]`` zeroes it too).
             starts: ``(T, B)`` bool, True where step ``t`` is the first step of an episode.
+            ends: whether the caller needs the fragment-end states; without them (a PPO gradient step) an LSTM's
+                sequence with starts inside runs one lane per column (``_unroll_lanes``), not the padded fragments.
 
         Returns:
             ``(output (T, B, H), ends (T, B, R, H))``: ``ends[t, b]`` is the state after step ``t`` wherever step
             ``t`` is the last of its fragment (``t = T - 1`` or ``starts[t + 1, b]``: the state an episode that
-            was cut at ``t`` continues from, e.g. to value its final observation), zeros elsewhere.
+            was cut at ``t`` continues from, e.g. to value its final observation), zeros elsewhere; None when
+            ``ends=False``.
         """
         steps, batch = starts.shape
         starts = starts.to(torch.bool)
-        state = torch.where(starts[0].view(batch, 1, 1), torch.zeros_like(state), state)
         if steps == 0:
-            return x.new_zeros(0, batch, self.hidden_size), x.new_zeros(0, batch, self.state_rows, self.hidden_size)
-        if bool(starts[1:].any()):
-            return self._unroll_padded(x, state, starts)
+            return (x.new_zeros(0, batch, self.hidden_size),
+                    x.new_zeros(0, batch, self.state_rows, self.hidden_size) if ends else None)
+        host = starts.cpu().numpy()  # (one copy from a GPU, not one per check)
+        if host[0].any():
+            state = torch.where(starts[0].view(batch, 1, 1), torch.zeros_like(state), state)
+        if host[1:].any():
+            if not ends and self.kind == 'lstm':
+                return self._unroll_lanes(x, state, host), None
+            return self._unroll_padded(x, state, starts, ends)
         out, hx = self.rnn(x, self._to_torch(state))  # no start after step 0: one call over the whole sequence
-        ends = x.new_zeros(steps, batch, self.state_rows, self.hidden_size)
-        ends[-1] = self._from_torch(hx)
-        return out, ends
+        if not ends:
+            return out, None
+        frag_ends = x.new_zeros(steps, batch, self.state_rows, self.hidden_size)
+        frag_ends[-1] = self._from_torch(hx)
+        return out, frag_ends
 
-    def _unroll_padded(self, x: torch.Tensor, state: torch.Tensor,
-                       starts: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    def _unroll_lanes(self, x: torch.Tensor, state: torch.Tensor, starts: np.ndarray) -> torch.Tensor:
+        """An LSTM's ``unroll`` output with episode starts inside and no fragment-end states: each column keeps its
+        one lane, its fragments back to back with a reset row inserted before every episode start, one fused call
+        per layer over ``(T + most starts in a column, B)`` (the padded fragments run about twice the lanes).
+
+        A reset row carries a flag in one extra input column (0 on every other row) whose weight (``reset_weight``,
+        not learned) saturates the input and forget gates to exactly 0: ``c = 0·c + 0·g = 0`` and
+        ``h = o·tanh(0) = 0`` after it, whatever its other inputs: the zero state an episode starts from. Its output
+        is dropped, and the saturated gates' derivatives are exactly 0 (as is ``tanh(0)``, the output gate's), so no
+        gradient crosses it: every learned weight gets the gradient of the plain path. A column with fewer starts
+        than the most ends in filler rows after its last step, which change nothing before them.
+        """
+        steps, batch = starts.shape
+        # where each row of the lanes comes from, on the host (a few small integer arrays: numpy's cost is a
+        # fraction of torch's per-op cost here): step (t, b) sits at row (t + starts in column b up to t) * B + b
+        inner = starts[1:]  # (on the host; ``unroll`` zeroed the state given where step 0 starts an episode)
+        shift = np.zeros((steps, batch), dtype=np.int64)
+        np.cumsum(inner, 0, out=shift[1:])
+        lane = steps + int(shift[-1].max())
+        real = ((np.arange(steps)[:, None] + shift) * batch + np.arange(batch)).reshape(-1)  # (T*B,) time-major
+        # the features of each row of the lanes: a step's own; on a reset row or after a column's last step, any
+        # step's (the first): the saturated gates make an input there change nothing, and get no gradient
+        source = np.zeros(lane * batch, dtype=np.int64)
+        source[real] = np.arange(steps * batch)
+        flag = np.zeros((lane * batch, 1), dtype=np.float32)
+        flag[real[batch:][inner.reshape(-1)] - batch] = 1.0  # the reset row before each start
+        source_t, real_t = torch.from_numpy(source).to(x.device), torch.from_numpy(real).to(x.device)
+        flag_t = torch.from_numpy(flag).to(x)
+        h0, c0 = self._to_torch(state)
+        weights, hidden, inp = self.rnn._flat_weights, self.hidden_size, x.reshape(steps * batch, -1)
+        for layer in range(self.num_layers):
+            w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
+            params = [torch.cat([w_ih, self._reset_column(w_ih)], 1), w_hh, b_ih, b_hh]
+            seq = torch.cat([inp.index_select(0, source_t), flag_t], 1).view(lane, batch, -1)
+            with warnings.catch_warnings():  # cuDNN: the weights with the reset column are one new chunk
+                warnings.filterwarnings('ignore', message='RNN module weights are not part of single')
+                out, _, _ = torch.lstm(seq, [h0[layer:layer + 1], c0[layer:layer + 1]], params, True, 1, 0.0,
+                                       self.training, False, False)
+            inp = out.reshape(lane * batch, hidden).index_select(0, real_t)
+        return inp.view(steps, batch, hidden)
+
+    def _reset_column(self, weight: torch.Tensor) -> torch.Tensor:
+        """``reset_weight`` scaled to saturate the gates, in ``weight``'s dtype and device (kept between calls)."""
+        key = (weight.dtype, weight.device)
+        cached = self._reset_columns.get(key)
+        if cached is None or cached[0] is not self.reset_weight:  # (a new buffer after ``.to()``: recompute)
+            gate = min(HOLD_GATE, torch.finfo(weight.dtype).max / 16)
+            cached = self._reset_columns[key] = (self.reset_weight, self.reset_weight.to(weight) * gate)
+        return cached[1]
+
+    def _unroll_padded(self, x: torch.Tensor, state: torch.Tensor, starts: torch.Tensor,
+                       ends: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """``unroll`` with episode starts inside: every column is cut into its episode fragments, which run side by
         side as the columns of one padded batch ``(L, F, D)`` (``L`` the longest fragment), one fused call per layer.
 
@@ -160,9 +230,11 @@ class RecurrentCore(nn.Module):
                                    self.training, False, False)
             inp = out.reshape(longest * n_frag, hidden)
             h_ends.append(inp.index_select(0, last_padded))
-        frag_ends = torch.stack(h_ends + c_ends, 1)  # (F, R, H)
         out = inp.index_select(0, padded_index).view(batch, steps, hidden).transpose(0, 1)
+        if not ends:
+            return out, None
+        frag_ends = torch.stack(h_ends + c_ends, 1)  # (F, R, H)
         last = first + lengths - 1  # flat (b*T + t) index of each fragment's last step
-        ends = x.new_zeros(batch * steps, self.state_rows, hidden).index_copy(0, last, frag_ends)
-        return out, ends.view(batch, steps, self.state_rows, hidden).transpose(0, 1)
+        all_ends = x.new_zeros(batch * steps, self.state_rows, hidden).index_copy(0, last, frag_ends)
+        return out, all_ends.view(batch, steps, self.state_rows, hidden).transpose(0, 1)
 

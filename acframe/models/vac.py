@@ -215,26 +215,28 @@ class VAC(nn.Module):
         out['value'] = self.critic_head(critic_feature).squeeze(-1)
         return out
 
-    def unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
+    def unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor, ends: bool = True) -> Dict[str, torch.Tensor]:
         """Actor and critic over a time-major sequence (the learner's recompute; recurrent models only).
 
         Args:
             obs: observations ``(T*B, *obs_shape)``, time-major flattened (a dict per key for Dict observations).
             state: the state before step 0, ``(B, R, H)``.
             starts: ``(T, B)`` bool, True where an episode starts (the state is zeroed before that step).
+            ends: whether to return ``'ends'`` (False: a faster unroll where the caller needs only the outputs).
 
         Returns:
-            ``compute_actor_critic``'s outputs ``(T*B, ...)`` and ``'ends'`` ``(T*B, R, H)``: the state after every
-            step that ends a fragment (``RecurrentCore.unroll``), zeros elsewhere.
+            ``compute_actor_critic``'s outputs ``(T*B, ...)`` and (with ``ends``) ``'ends'`` ``(T*B, R, H)``: the state
+            after every step that ends a fragment (``RecurrentCore.unroll``), zeros elsewhere.
         """
         assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
         steps, batch = starts.shape
         feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
-        feature, ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts)
+        feature, frag_ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts, ends)
         feature = feature.reshape(steps * batch, -1)
         out = self._actor_from_feature(feature)
         out['value'] = self.critic_head(feature).squeeze(-1)
-        out['ends'] = ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
+        if frag_ends is not None:
+            out['ends'] = frag_ends.reshape((steps * batch,) + tuple(frag_ends.shape[2:]))
         return out
 
     def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',

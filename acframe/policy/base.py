@@ -451,29 +451,31 @@ class Policy:
         output = masked(self._model(obs, mode='compute_actor_critic'), mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
-    def _evaluate_rollout(self, rollout: Any) -> Dict[str, torch.Tensor]:
+    def _evaluate_rollout(self, rollout: Any, ends: bool = True) -> Dict[str, torch.Tensor]:
         """``compute_actor_critic`` on a collected segment's ``T + 1`` observations, ``(T+1, B, ...)`` each.
 
         Feed-forward: ``_evaluate(rollout.obs)``. Recurrent (``policy.model.rnn``): the sequence is recomputed
         from the state stored at the segment's first step (``rollout.rnn_state[0]``), the state zeroed before every
         step the collector flagged as an episode start (``rollout.episode_start``) and before the bootstrap
         observation when the last step ended its episode; ``'ends'`` ``(T+1, B, R, H)`` then holds the state after
-        every step that ends an episode fragment (to value a truncated episode's final observation).
+        every step that ends an episode fragment (to value a truncated episode's final observation); ``ends=False``:
+        without them (the model's faster unroll), where the caller values no final observation.
         """
         if not self._recurrent:
             return self._evaluate(rollout.obs)
         done = rollout.terminated | rollout.truncated
         starts = torch.cat([torch.zeros_like(done[:1]), rollout.episode_start[1:].to(torch.bool), done[-1:]])
-        return self._evaluate_unroll(rollout.obs, rollout.rnn_state[0], starts)
+        return self._evaluate_unroll(rollout.obs, rollout.rnn_state[0], starts, ends=ends)
 
     def _evaluate_unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor,
-                         model: Optional[nn.Module] = None) -> Dict[str, torch.Tensor]:
+                         model: Optional[nn.Module] = None, ends: bool = True) -> Dict[str, torch.Tensor]:
         """A recurrent model's (default: this policy's) outputs on observations ``(T, B, *obs_shape)`` from ``state``
         ``(B, R, H)``, the state zeroed before every step where ``starts`` ``(T, B)`` is True; every output
-        ``(T, B, ...)`` (``VAC.unroll``)."""
+        ``(T, B, ...)`` (``VAC.unroll``; ``ends=False``: without ``'ends'``, the model's faster unroll)."""
         lead = lead_shape(obs, 2)
         obs, mask = split_action_mask(flatten_lead(obs, 2))
-        output = masked((self._model if model is None else model).unroll(obs, state, starts), mask)
+        model = self._model if model is None else model
+        output = masked(model.unroll(obs, state, starts) if ends else model.unroll(obs, state, starts, ends=False), mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
     def _compute_actor(self, obs: Any, state: Optional[torch.Tensor] = None,

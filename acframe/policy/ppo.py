@@ -197,7 +197,9 @@ class PPOPolicy(Policy):
         # the observation statistics stay those the rollout was collected with until its last gradient step
         # (``_minibatches``): log π_old is then the behaviour policy's, and every epoch sees the same inputs
         with torch.no_grad():
-            output = self._evaluate_rollout(rollout)  # (T+1, B, ...); recurrent: from the stored first state
+            # (T+1, B, ...); recurrent: from the stored first state, with the fragment-end states only where a
+            # truncated episode's final observation is valued from them
+            output = self._evaluate_rollout(rollout, ends=bool(rollout.truncated.any()))
             log_prob_old = self._distribution(output, drop_last=True).log_prob(rollout.action)
             reward = self._scaled_reward(rollout.reward)
             if self._reward_normalizer is not None:  # once per rollout: recompute_adv reuses these rewards
@@ -290,7 +292,7 @@ class PPOPolicy(Policy):
             epoch, index = divmod(step, per_epoch)
             if index == 0 and epoch > 0 and self._cfg.recompute_adv:
                 with torch.no_grad():
-                    self._fill_targets(plan, self._evaluate_rollout(rollout))
+                    self._fill_targets(plan, self._evaluate_rollout(rollout, ends=bool(rollout.truncated.any())))
             idx = plan.order[epoch, index * per_batch:(index + 1) * per_batch]
             starts = seqs(rollout.episode_start)[:, idx].clone()
             starts[0] = False
@@ -313,8 +315,8 @@ class PPOPolicy(Policy):
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:
         """One gradient step on one minibatch of transitions."""
         learn = self._cfg.learn
-        if self._recurrent:  # whole sequences (L, n, ...) from their stored start states
-            output = self._evaluate_unroll(batch.obs, batch.rnn_state, batch.episode_start)
+        if self._recurrent:  # whole sequences (L, n, ...) from their stored start states; no fragment-end states
+            output = self._evaluate_unroll(batch.obs, batch.rnn_state, batch.episode_start, ends=False)
         else:
             output = self._evaluate(batch.obs, 1)  # (N, ...)
         values = output['value']

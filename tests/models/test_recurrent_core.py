@@ -136,3 +136,55 @@ def test_a_recurrent_vac_needs_its_state_and_a_shared_encoder():
         model.compute_actor(torch.randn(3, 4))
     with pytest.raises(ValueError, match='share_encoder=True'):
         VAC(4, 2, share_encoder=False, rnn=dict(type='lstm'))
+
+
+def _starts_of_every_kind(steps: int, batch: int) -> torch.Tensor:
+    """Episode starts at the first row, mid-sequence, on adjacent rows, on the last row, and a column without one."""
+    starts = torch.zeros(steps, batch, dtype=torch.bool)
+    starts[0, 0] = starts[5, 0] = True  # the first row (the state given is zeroed), then mid-sequence
+    starts[3, 1] = starts[4, 1] = starts[5, 1] = True  # adjacent starts (fragments of one step)
+    starts[steps - 1, 2] = True  # a start on the last row
+    # column 3: no start at all
+    starts[1, 4] = starts[steps - 2, 4] = True  # the second row, the one before the last
+    return starts
+
+
+@pytest.mark.parametrize('dtype, tol', [(torch.double, 1e-12), (torch.float, 1e-6)])
+@pytest.mark.parametrize('layers', [1, 2])
+def test_an_lstm_unroll_without_fragment_ends_equals_the_padded_one_outputs_and_gradients(layers, dtype, tol):
+    """``unroll(..., ends=False)`` (an LSTM: one lane per column, a reset row before each start) gives the padded
+    fragments' outputs and every gradient (inputs, start state, weights) with the same weights and batch."""
+    torch.manual_seed(0)
+    core = RecurrentCore(D, 'lstm', H, layers).to(dtype)
+    steps, batch = 9, 5
+    starts = _starts_of_every_kind(steps, batch)
+    x = torch.randn(steps, batch, D, dtype=dtype, requires_grad=True)
+    state = torch.randn(batch, core.state_rows, H, dtype=dtype, requires_grad=True)
+    w_out = torch.randn(steps, batch, H, dtype=dtype)
+    results = []
+    for ends in (True, False):
+        out, frag_ends = core.unroll(x, state, starts, ends=ends)
+        assert (frag_ends is None) == (not ends)
+        grads = torch.autograd.grad((out * w_out).sum(), [x, state] + list(core.parameters()))
+        results.append((out, grads))
+    (padded, padded_grads), (lanes, lanes_grads) = results
+    assert torch.allclose(lanes, padded, rtol=0, atol=tol)
+    ref_out, _ = stepped(core, x.detach(), state.detach(), starts)
+    assert torch.allclose(lanes, ref_out, rtol=0, atol=tol)
+    for got, want in zip(lanes_grads, padded_grads):
+        assert torch.isfinite(got).all()
+        assert torch.allclose(got, want, rtol=0, atol=tol * max(1.0, want.abs().max().item()))
+    state_grad = lanes_grads[1].abs().sum((1, 2))
+    assert state_grad[0] == 0 and (state_grad[1:] > 0).all()  # the state given reaches a column until its first start
+    assert core.reset_weight.grad is None and 'reset_weight' not in core.state_dict()  # not learned, not saved
+
+
+@pytest.mark.parametrize('kind', ['lstm', 'gru'])
+def test_unroll_without_fragment_ends_returns_none_for_them_on_every_path(kind):
+    torch.manual_seed(0)
+    core = RecurrentCore(D, kind, H)
+    x, state = torch.randn(T, B, D), torch.randn(B, core.state_rows, H)
+    for starts in (torch.zeros(T, B, dtype=torch.bool), _starts_of_every_kind(T, B + 1)[:, :B]):
+        out, frag_ends = core.unroll(x, state, starts, ends=False)
+        assert frag_ends is None
+        assert torch.allclose(out, core.unroll(x, state, starts)[0], rtol=0, atol=1e-6)

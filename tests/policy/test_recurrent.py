@@ -99,6 +99,40 @@ def test_ppo_sequence_minibatches_from_their_stored_states_equal_the_full_unroll
     assert segment.episode_start[1:].any()  # sequences with episode starts inside were among them
 
 
+@pytest.mark.parametrize('limit', [LIMIT, 500])
+def test_ppo_gradient_steps_on_one_lane_per_column_equal_those_on_the_padded_fragments(limit):
+    """PPO's gradient step unrolls without fragment-end states (an LSTM: one lane per column with reset rows,
+    ``RecurrentCore._unroll_lanes``), and so does its prepare where no episode was truncated (``limit=500``); the
+    same weights and minibatches through the padded fragments (``ends=True``, the path that returns them) give the
+    same losses and the same weights after every step, to float rounding."""
+    runs = []
+    for lanes in (True, False):
+        _, env, policy = build('ppo', learn=dict(batch_size=T, epoch_per_collect=2), limit=limit)
+        segment = SampleCollector(env, policy.collect_mode, B * T).collect()
+        env.close()
+        calls = []
+        if lanes:
+            unroll_lanes = policy.model.core._unroll_lanes
+            policy.model.core._unroll_lanes = lambda *args: calls.append(1) or unroll_lanes(*args)
+        else:
+            evaluate_unroll = policy._evaluate_unroll
+            policy._evaluate_unroll = lambda *args, ends=True, **kwargs: evaluate_unroll(*args, **kwargs)
+        learn = policy.learn_mode
+        plan = learn.prepare(segment)
+        truncated = bool(segment.truncated.any())
+        assert segment.episode_start[1:].any() and truncated == (limit == LIMIT)
+        assert len(calls) == (lanes and not truncated)  # prepare: one lane per column unless it needs the ends
+        prepared = len(calls)
+        infos = [learn.forward(batch) for batch in learn.minibatches(plan)]
+        assert (len(calls) > prepared) == lanes  # the gradient steps on sequences with starts inside
+        runs.append((infos, [p.detach().clone() for p in policy.model.parameters()]))
+    (lane_infos, lane_params), (padded_infos, padded_params) = runs
+    for got, want in zip(lane_infos, padded_infos):
+        assert got['total_loss'] == pytest.approx(want['total_loss'], rel=1e-5, abs=1e-6)
+    for got, want in zip(lane_params, padded_params):
+        assert torch.allclose(got, want, rtol=0, atol=1e-5)
+
+
 def test_ppo_learns_from_sequence_minibatches():
     _, env, policy = build('ppo', rnn=dict(RNN, seq_len=10), learn=dict(batch_size=20, epoch_per_collect=2))
     segment = SampleCollector(env, policy.collect_mode, B * T).collect()
