@@ -13,7 +13,7 @@ fresh episodes -236 / -179 / -175 (Pendulum-v1 with its velocity, pendulum_ppo.p
 file without the core (``policy.model.rnn.type=None``), seed 0: best -1100. sb3-contrib's RecurrentPPO beside it:
 docs/benchmarks.md (recurrent section). Re-run after the LSTM's gradient step took the one-lane-per-column unroll
 (the same numbers to float rounding; 2026-11-28, ``acframe -c pendulum_novel_ppo_lstm.py -s SEED``): best evaluation
--221 / -225 / -176 (hold-out not re-run).
+-221 / -225 / -176; the ladder's hold-out (the command above, 56 / 53 / 57 s) -197 / -236 / -170.
 """
 main_config = dict(
     exp_name='pendulum_novel_ppo_lstm',  # the run folder is ./pendulum_novel_ppo_lstm_seed<seed>
