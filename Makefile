@@ -20,8 +20,9 @@ install: $(VENV)/.installed
 run: install
 	$(VENV)/bin/acframe -c $(CONFIG)
 
+# the suite on two worker processes (pytest-xdist; the machines this runs on have 2 cores), no test longer than 10 minutes
 test: install
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 --timeout 600 tests
 
 bench: install
 	$(PY) bench/run_all.py

@@ -19,7 +19,7 @@ setup(
         "matplotlib",
     ],
     extras_require={
-        "test": ["pytest", "pytest-timeout", "hypothesis"],
+        "test": ["pytest", "pytest-timeout", "pytest-xdist", "hypothesis"],
         "ray": ["ray"],
         "box2d": ["gymnasium[box2d]"],
         # acframe -m eval --video: gymnasium's RecordVideo encodes with moviepy (its imageio-ffmpeg wheel ships ffmpeg)
