@@ -12,7 +12,8 @@ MEASURED (2026-11-28, one CPU thread, ``acframe -c cue_memory_a2c_gru.py -s SEED
 (``policy.model.rnn.type=None``) spent the whole 100k on seeds 0 / 1 / 2 at chance: best evaluation 0.50 / 0.60 /
 0.55. Variants on seeds 0 / 1 / 2: a learning rate of 1e-3 solved at 88,064 / 96,256 / 55,808 (too near the
 budget); cartpole_novel_a2c_lstm.py's 5 steps per env (``policy.collect.n_sample=40``) solved at 33,280 / 47,840 /
-41,080, where no rollout holds both the cue and the decision (the cue reaches the decision through the stored start state).
+41,080, where no rollout holds both the cue and the decision (the cue reaches the decision through the stored start
+state).
 """
 main_config = dict(
     exp_name='cue_memory_a2c_gru',  # the run folder is ./cue_memory_a2c_gru_seed<seed>
