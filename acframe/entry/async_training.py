@@ -47,7 +47,7 @@ from ..policy import policy_class
 from ..signals import sigterm_as_interrupt
 from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook, SampleCollector
-from .data_parallel import _watch_parent, per_process_state_refusals
+from .data_parallel import PROCESS_SEED_STRIDE, _watch_parent, per_process_state_refusals, process_seed
 from .parallel.local import _exit_reason
 from .budget import CollectionPlan
 from .run_base import build_buffer, check_no_replay, compile_run_config
@@ -55,8 +55,8 @@ from .serial import SerialRun, _off_policy_loop
 
 #: seconds worker 0 waits for the other workers to finish their turn once the run is over (then kills them)
 JOIN_TIMEOUT_S = 30.0
-#: the RNG stream of worker w is seeded ``seed + WORKER_SEED_STRIDE · w``
-WORKER_SEED_STRIDE = 1_000_003
+#: the RNG stream of worker w is seeded ``seed + WORKER_SEED_STRIDE · w`` (``data_parallel.process_seed``)
+WORKER_SEED_STRIDE = PROCESS_SEED_STRIDE
 
 
 class AsyncWorkerError(AcframeError, RuntimeError):
@@ -277,7 +277,7 @@ def _worker_main(run: AsyncRun, worker: int, parent: int) -> None:
     try:
         set_torch_threads(run.cfg.policy.learn.torch_threads)
         _watch_parent(parent)
-        set_global_seed((int(run.cfg.seed) + WORKER_SEED_STRIDE * worker) % 2_147_483_647)
+        set_global_seed(process_seed(run.cfg.seed, worker))
         worker_loop(run, worker)
     except BaseException as exc:  # noqa: BLE001 - reported by worker 0, in one line
         run.errors.put((worker, one_line(exc)))

@@ -55,6 +55,23 @@ class DataParallelError(AcframeError, RuntimeError):
     """A data-parallel rank died, failed or did not answer within ``parallel.collective_timeout_s``."""
 
 
+#: the RNG stream of data-parallel rank (or async worker) ``r`` is seeded ``seed + PROCESS_SEED_STRIDE · r``
+PROCESS_SEED_STRIDE = 1_000_003
+
+
+def process_seed(seed: int, index: int) -> int:
+    """The seed of training process ``index`` (a data-parallel rank, an async worker) of a run seeded ``seed``."""
+    return (int(seed) + PROCESS_SEED_STRIDE * int(index)) % 2_147_483_647
+
+
+def check_split(key: str, value: int, num: int, share: str) -> None:
+    """Refuse, in one line, a global ``key=value`` that ``parallel.learner_num=num`` ranks cannot share evenly
+    (``share``: what each rank takes of it)."""
+    if value % num:
+        raise ConfigError(f"{key}={value} does not split evenly over parallel.learner_num={num} ranks ({share}); set it "
+                          f"to a multiple of {num}, e.g. {max(num, value // num * num)} or {value // num * num + num}")
+
+
 def check_data_parallel(cfg: Any, split_envs: bool = True) -> None:
     """Refuse, in one line naming the key and the fix, what N data-parallel learners cannot run (before anything
     is built or written). ``split_envs``: the ranks share ``env.collector_env_num`` (the serial pipelines; in the
@@ -77,17 +94,12 @@ def check_data_parallel(cfg: Any, split_envs: bool = True) -> None:
         if num > cores:
             raise ConfigError(f"parallel.learner_num={num} data-parallel learners need a CPU core each and this process "
                               f"may use {cores}; set parallel.learner_num <= {cores}")
-    envs = int(cfg.env.collector_env_num)
-    if split_envs and envs % num:
-        raise ConfigError(f"env.collector_env_num={envs} does not split evenly over parallel.learner_num={num} ranks "
-                          f"(each rank steps collector_env_num / learner_num envs); set it to a multiple of {num}, "
-                          f"e.g. {max(num, envs // num * num)} or {envs // num * num + num}")
-    batch = cfg.policy.learn.get('batch_size')
-    if batch is not None and int(batch) % num:
-        batch = int(batch)
-        raise ConfigError(f"policy.learn.batch_size={batch} does not split evenly over parallel.learner_num={num} ranks "
-                          f"(each rank learns on batch_size / learner_num of every batch); set it to a multiple of "
-                          f"{num}, e.g. {max(num, batch // num * num)} or {batch // num * num + num}")
+    if split_envs:
+        check_split('env.collector_env_num', int(cfg.env.collector_env_num), num,
+                    'each rank steps collector_env_num / learner_num envs')
+    if cfg.policy.learn.get('batch_size') is not None:
+        check_split('policy.learn.batch_size', int(cfg.policy.learn.batch_size), num,
+                    'each rank learns on batch_size / learner_num of every batch')
     for key, fix in per_process_state_refusals(cfg):
         raise ConfigError(f"{key} does not run with data-parallel learners (parallel.learner_num={num}) yet: {fix}, "
                           f"or parallel.learner_num=1")
@@ -191,7 +203,7 @@ class DataParallel:
         self.broadcast_module(policy.model)
         if self.rank:
             from ..utils import set_global_seed
-            set_global_seed((int(self.cfg.seed) + 1_000_003 * self.rank) % 2_147_483_647)
+            set_global_seed(process_seed(self.cfg.seed, self.rank))
         learner = DataParallelLearner(self, learn_mode if learn_mode is not None else policy.learn_mode, None, hooks,
                                       state_provider, buffer=buffer)
         self.train_iter = lambda: learner.train_iter

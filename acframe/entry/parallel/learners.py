@@ -24,7 +24,7 @@ from typing import Any, Optional, Sequence
 
 from ...errors import ConfigError
 from ...worker import LearnerHook
-from ..data_parallel import DataParallel, check_data_parallel, local_config, run_ranks
+from ..data_parallel import DataParallel, check_data_parallel, check_split, local_config, process_seed, run_ranks
 from .run import ParallelRun, async_loop, resolve_actor_num, resolve_steps_per_update, sync_loop
 
 
@@ -42,11 +42,8 @@ def check_parallel_learners(cfg: Any, backend: str) -> None:
                           f"(docs/ddp.md); use --backend local, or set parallel.learner_num=1")
     cfg.parallel.actor_num = resolve_actor_num(cfg, backend)
     check_data_parallel(cfg, split_envs=False)
-    actors = int(cfg.parallel.actor_num)
-    if actors % num:
-        raise ConfigError(f"parallel.actor_num={actors} does not split evenly over parallel.learner_num={num} ranks "
-                          f"(each rank learns from actor_num / learner_num actors of its own); set it to a multiple of "
-                          f"{num}, e.g. {max(num, actors // num * num)} or {actors // num * num + num}")
+    check_split('parallel.actor_num', int(cfg.parallel.actor_num), num,
+                'each rank learns from actor_num / learner_num actors of its own')
     if cfg.parallel.get('inference', 'actor') != 'actor':
         raise ConfigError(f"parallel.inference='{cfg.parallel.inference}' does not run with data-parallel learners "
                           f"(parallel.learner_num={num}) yet: set parallel.inference='actor', or parallel.learner_num=1")
@@ -59,7 +56,7 @@ def rank_config(cfg: Any, num: int, rank: int) -> Any:
     local.parallel.actor_num = int(cfg.parallel.actor_num) // num
     local.parallel.env_steps_per_update = resolve_steps_per_update(cfg) / num
     local.max_env_step = -(-int(cfg.max_env_step) // num)
-    local.seed = (int(cfg.seed) + 1_000_003 * rank) % 2_147_483_647
+    local.seed = process_seed(cfg.seed, rank)
     return local
 
 

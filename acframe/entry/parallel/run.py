@@ -427,7 +427,7 @@ class ParallelRun(RunBase):
             return stop
         # sync rounds: a rank whose share is spent would wait for a round its actors are granted nothing for (its
         # share can run out a round before the others' when a restarted actor collected a segment twice): all stop
-        share_spent = self.sync and getattr(getattr(self.backend, 'budget', None), 'left', 1) <= 0
+        share_spent = self.sync and self.backend.budget.left <= 0
         stop = self.ddp.end_turn(self, stop or share_spent, self.own_env_step)
         self._other_env_step = self.ddp.total_count - self.own_env_step
         return stop or not self.budget_left()  # the budget again, with every rank's env steps of now (the same on all)
