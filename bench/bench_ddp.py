@@ -43,10 +43,14 @@ def _row(learners: int, run: Dict[str, Any]) -> Dict[str, Any]:
     return {'learners': learners, **{k: run[k] for k in keys}}
 
 
+#: the learner counts --solve and --speed run (``--learners 2``: only the 2-rank runs)
+LEARNERS: List[int] = [1, 2]
+
+
 def solve(seeds: List[int]) -> List[Dict[str, Any]]:
     rows = []
     for seed in seeds:
-        for learners in (1, 2):
+        for learners in LEARNERS:
             rows.append(_row(learners, run_cli(CONFIG, seed, [f'parallel.learner_num={learners}', *MODE_OVERRIDES],
                                                MODE_ARGS)))
             print(json.dumps({'bench': 'solve', **rows[-1]}), flush=True)
@@ -60,7 +64,7 @@ WIDE = 'policy.model.encoder_hidden_size_list=[512,512]'
 def speed(seeds: List[int], env_steps: int, extra: Sequence[str] = ()) -> List[Dict[str, Any]]:
     rows = []
     for seed in seeds:
-        for learners in (1, 2):
+        for learners in LEARNERS:
             run = run_cli(CONFIG, seed, [f'parallel.learner_num={learners}', 'env.stop_value=None', *extra,
                                          *MODE_OVERRIDES], ['--max-env-step', str(env_steps), *MODE_ARGS])
             rows.append(_row(learners, run))
@@ -91,10 +95,13 @@ def main() -> int:
     parser.add_argument('--env-steps', type=int, default=20_000, help='the budget of --speed')
     parser.add_argument('--config', default=None, help='the config to run (default cartpole_ppo.py; --parallel: '
                         'cartpole_impala.py)')
+    parser.add_argument('--learners', type=int, nargs='+', default=[1, 2],
+                        help='the learner counts to run (default 1 2; `--learners 2` skips the 1-learner runs)')
     parser.add_argument('--parallel', action='store_true', help='-m parallel --backend local: learner ranks fed by '
                         'their own actors (parallel.actor_num=2)')
     args = parser.parse_args()
     global CONFIG
+    LEARNERS[:] = args.learners
     CONFIG = args.config or ('cartpole_impala.py' if args.parallel else 'cartpole_ppo.py')
     if args.parallel:
         MODE_ARGS[:] = ['-m', 'parallel', '--backend', 'local']
