@@ -75,13 +75,15 @@ def speed(seeds: List[int], env_steps: int, extra: Sequence[str] = ()) -> List[D
 def table(title: str, rows: List[Dict[str, Any]]) -> None:
     print(f"\n{title}\n\n| learners | solved | env steps (per seed) | train s (per seed) | env steps/s (median) | "
           f"whole-process s (median) |\n|---|---|---|---|---|---|")
-    for learners in (1, 2):
+    for learners in LEARNERS:
         mine = [r for r in rows if r['learners'] == learners]
         steps = ', '.join(str(r['env_steps']) for r in mine)
         walls = ', '.join(format(r['wall_s'], '.1f') for r in mine)
         print(f"| {learners} | {sum(r['solved'] for r in mine)}/{len(mine)} | {steps} | {walls} | "
               f"{statistics.median(r['env_steps_per_s'] for r in mine):,.0f} | "
               f"{statistics.median(r['process_s'] for r in mine):.1f} |")
+    if not {1, 2} <= set(LEARNERS):
+        return
     one = statistics.median(r['env_steps_per_s'] for r in rows if r['learners'] == 1)
     two = statistics.median(r['env_steps_per_s'] for r in rows if r['learners'] == 2)
     print(f"\n2 learners / 1 learner, env steps per second of training: {two / one:.2f}x")

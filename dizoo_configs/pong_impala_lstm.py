@@ -1,0 +1,73 @@
+"""IMPALA with an LSTM on Atari Pong (ALE/Pong-v5, the standard preprocessing of pong_impala.py): the IMPALA
+paper's shallow agent *with* its LSTM (Espeholt et al. 2018, fig. 3, left: conv 16x8x8/4, conv 32x4x4/2, a 256-unit
+layer, then an LSTM of 256 units before the policy and baseline; the paper also feeds the last action and reward to
+the LSTM, acframe's core takes the encoder's output only). Needs ``pip install 'acframe[atari]'``.
+
+Everything else is pong_impala.py's (the paper's table G.1 settings, batches of 8 unrolls of 20 steps). The actors
+carry one LSTM state per env and reset it where a game starts; each unroll keeps the state at its first step and the
+learner recomputes the unroll from it (docs/recurrent.md). Pong shows the ball's motion in the 4 stacked frames, so
+the LSTM is not needed to solve it: this file is the pixel recurrent path at Atari scale, and what a game that needs
+memory would start from (``env.atari.frame_stack=1`` leaves the motion to the LSTM).
+
+Budget: 10M env steps (40M frames), as pong_impala.py. Stop value 20 kept from pong_impala.py as the aim; this file's
+own learning is NOT measured on 3 seeds yet (docs/recurrent.md says what was run).
+"""
+main_config = dict(
+    exp_name='pong_impala_lstm',  # the run folder is ./pong_impala_lstm_seed<seed>
+    env=dict(
+        env_id='ALE/Pong-v5',  # the ALE's Pong, v5 (env.atari skips frames, not the emulator)
+        # the standard preprocessing (84x84 grey, frame skip 4, 4 frames); no sticky actions
+        atari=dict(enable=True, repeat_action_probability=0.0),
+        collector_env_num=8,  # envs stepped together by the collector
+        evaluator_env_num=4,  # evaluation games played at once
+        n_evaluator_episode=4,  # games per evaluation (a score at the stop value is confirmed on 50 fresh ones)
+        stop_value=20,  # mean game score that solves it (Pong's maximum is 21): all three measured seeds reach it
+    ),
+    policy=dict(
+        unroll_len=20,  # the paper's Atari unroll length
+        # the shallow network (see above): 2 conv layers of the Nature CNN's shape with 16 and 32 channels, then 256
+        model=dict(
+            encoder='nature_cnn',  # the shallow network's convolutions (pong_impala.py's)
+            encoder_channels=[16, 32],  # 16 and 32 channels
+            encoder_hidden_size_list=[256],  # then 256 units
+            activation='relu',  # ReLU everywhere, as the paper's
+            share_encoder=True,  # one encoder and one LSTM for policy and baseline (the recurrent core needs it)
+            rnn=dict(type='lstm', hidden_size=256, num_layers=1),  # the paper's LSTM: 256 units, one layer
+        ),
+        learn=dict(
+            # the serial pipeline learns in a second thread while the collector collects the next segment (both
+            # cores busy on a small machine; one more round of policy lag, which V-trace corrects)
+            learner_thread=True,
+            update_per_collect=1,  # one update per collection of 8 unrolls
+            # 8 unrolls per update, not the paper's 32: four times the updates per env step at the same learner cost
+            # per env step (with 32, the policy stayed uniform for 1.5M env steps; with 8 it learns from ~1M)
+            batch_size=8,
+            # the paper's losses are sums over the batch's steps; its RMSprop epsilon and gradient clip are set for them
+            loss_reduction='sum',
+            optim='rmsprop',  # the paper's optimizer
+            learning_rate=0.0006,  # the paper's Atari learning rate
+            # decayed linearly to 0 over the budget, as the paper's: 10M env steps / 160 per update
+            lr_decay_iters=62_500,
+            rms_alpha=0.99,  # RMSprop's smoothing constant (the paper's decay)
+            rms_eps=0.01,  # the paper's RMSprop epsilon
+            entropy_weight=0.01,  # the paper's entropy cost
+            # the paper's baseline cost 0.5 times its baseline loss 0.5 * sum (v_s - V)^2
+            value_weight=0.25,
+            discount_factor=0.99,  # gamma
+            grad_clip_type='clip_norm',  # clip the global gradient norm
+            grad_clip_value=40.0,  # to the paper's 40
+        ),
+        # 8 unrolls of 20 steps, one per env, per collection: one batch, each unroll trained on once
+        collect=dict(n_sample=8),
+        # every 2000 updates = 320k env steps
+        eval=dict(evaluator=dict(eval_freq=2000)),
+        # a FIFO of two batches; each unroll used once
+        other=dict(replay_buffer=dict(replay_buffer_size=16, max_use=1)),
+    ),
+    max_env_step=10_000_000,  # 40M frames, the RL Zoo's budget
+)
+create_config = dict(
+    env=dict(type='gym'),  # gymnasium envs (env.manager=envpool runs them on EnvPool)
+    env_manager=dict(type='sync'),  # in-process vector env
+    policy=dict(type='impala'),  # acframe/policy/impala.py with policy.model.rnn
+)
