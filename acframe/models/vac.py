@@ -235,7 +235,8 @@ class VAC(nn.Module):
         if lanes is not None:  # an LSTM with episode starts inside: one lane per column (``RecurrentCore.run_lanes``)
             # the observations are gathered into the lanes (no gradient), the encoder and the heads run on the lanes'
             # rows, and only the heads' outputs are taken back: no gather of the features is differentiated
-            rows = obs.index_select(0, lanes.source) if is_leaf(obs) else tree_map(lambda x: x.index_select(0, lanes.source), obs)
+            take = lanes.source
+            rows = obs.index_select(0, take) if is_leaf(obs) else tree_map(lambda x: x.index_select(0, take), obs)
             feature = self.actor_encoder(normalize_obs(self.obs_normalizer, rows))
             feature = self.core.run_lanes(feature, state, lanes)
             out = self._actor_from_feature(feature)
