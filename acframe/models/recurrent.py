@@ -93,6 +93,8 @@ class RecurrentCore(nn.Module):
             else:
                 x = torch.gru_cell(x, rows[layer], w_ih, w_hh, b_ih, b_hh)
             hs.append(x)
+        if self.state_rows == 1:  # one GRU layer: the state is the output, a view of it (no copy: 3 % of a collect step)
+            return x, x.unsqueeze(1)
         return x, torch.stack(hs + cs, 1)
 
     def unroll(self, x: torch.Tensor, state: torch.Tensor, starts: torch.Tensor,

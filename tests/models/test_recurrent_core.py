@@ -229,3 +229,24 @@ def test_a_recurrent_vac_unroll_on_its_lanes_equals_the_padded_one_outputs_and_g
         assert torch.isfinite(got).all()
         assert torch.allclose(got, want, rtol=0, atol=1e-6 * max(1.0, want.abs().max().item()))
     assert lanes_grads[0].abs().sum() > 0  # the state given reaches the columns without a start at step 0
+
+
+@pytest.mark.parametrize('kind, layers', [('lstm', 1), ('lstm', 2), ('gru', 1), ('gru', 2)])
+def test_step_gives_the_fused_cells_numbers_bit_for_bit(kind, layers):
+    """``step`` (the collect and eval modes' path; one GRU layer returns a view of its output as the state) equals
+    the fused cells of ``torch`` on the module's weights, stacked as ``(B, R, H)``, bit for bit."""
+    torch.manual_seed(0)
+    core = RecurrentCore(D, kind, H, layers)
+    x, state = torch.randn(B, D), torch.randn(B, core.state_rows, H)
+    out, new = core.step(x, state)
+    weights, hs, cs, inp = core.rnn._flat_weights, [], [], x
+    for layer in range(layers):
+        w = weights[4 * layer:4 * layer + 4]
+        if kind == 'lstm':
+            inp, c = torch.lstm_cell(inp, (state[:, layer], state[:, layers + layer]), *w)
+            cs.append(c)
+        else:
+            inp = torch.gru_cell(inp, state[:, layer], *w)
+        hs.append(inp)
+    assert new.shape == (B, core.state_rows, H)
+    assert torch.equal(out, inp) and torch.equal(new, torch.stack(hs + cs, 1))
