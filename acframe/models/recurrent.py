@@ -16,7 +16,9 @@ Two ways through the core, with the same weights and the same numbers (to float 
   the columns of one padded batch, one fused call per layer (``_unroll_padded``; on a CPU the LSTM's call is
   oneDNN's, which packed sequences do not get). Where the caller needs no fragment-end states (``ends=False``: PPO's
   gradient step), an LSTM keeps one lane per column instead, its fragments back to back with a reset row before
-  each episode start (``_unroll_lanes``): fewer than half the rows of the padded batch.
+  each episode start (``_unroll_lanes``): fewer than half the rows of the padded batch. A model can lay out its own
+  inputs in those lanes (``lanes`` gives the layout, ``run_lanes`` the call): ``VAC.unroll`` gathers its
+  observations, not its features, so no gather of a wide tensor is differentiated.
 """
 from __future__ import annotations
 
