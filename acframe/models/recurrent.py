@@ -253,7 +253,6 @@ class RecurrentCore(nn.Module):
         return out, all_ends.view(batch, steps, self.state_rows, hidden).transpose(0, 1)
 
 
-
 class Lanes:
     """Where each row of an LSTM's one-lane-per-column unroll (``RecurrentCore.run_lanes``) comes from, computed on
     the host from the episode starts ``(T, B)`` (a few small integer arrays: numpy's cost is a fraction of torch's
