@@ -10,7 +10,19 @@ The three models run side by side in one process, interleaved rollout by rollout
 falls on all three alike); each repeat reports the medians over its rollouts, and the ratios are the medians over
 the repeats of each repeat's ratio.
 
+``--breakdown`` instead says where the recurrent model's extra time goes, each part timed in place (interleaved as
+above, so a part's cost includes what it does to the caches and the allocator of the loop around it):
+
+* collection, µs per step of 8 envs: the feed-forward model; the LSTM model; the LSTM model whose core does no cell
+  (``step`` gives back its features and a new copy of the state: what is left is the state's handling, its resets
+  and the segment's ``rnn_state``/``episode_start``); the same without the resets; and the feed-forward model with one
+  ``torch.lstm_cell`` of the LSTM's size on its features per step (the result dropped: the cell alone);
+* update, ms: the gradient steps of both models as above; the LSTM's fused call alone (``torch.lstm`` forward and
+  backward on the lanes' shape, 8 × (32 + 3) rows of 65 inputs); the clip and optimizer step alone of each model
+  (random gradients: the LSTM's weights are four tensors of 4·64 rows more).
+
     python bench/bench_recurrent.py [--repeats 5] [--hidden 64] [--seq-len 0] [--clock cpu|wall] [--ab-padded]
+    python bench/bench_recurrent.py --breakdown [--repeats 3]
 """
 from __future__ import annotations
 
@@ -99,6 +111,83 @@ def measure(hidden: int, seq_len: int, batch_size: int, rollouts: int,
                    'episode_starts_inside_per_rollout': statistics.mean(t['starts'])} for name, t in times.items()}
 
 
+def breakdown(hidden: int, rollouts: int, clock: Callable[[], float] = time.process_time) -> Dict[str, Dict[str, float]]:
+    """One repeat of ``--breakdown`` (see the module's docstring): medians over ``rollouts`` rounds, each part once
+    per round, interleaved."""
+    from acframe.policy.base import clip_gradients
+
+    def no_cell(core: Any) -> None:
+        core.step = lambda x, state: (x[:, :hidden], state + 0)
+
+    def with_cell(model: Any) -> None:
+        lstm = torch.nn.LSTM(hidden, hidden)
+        weights, encoder = lstm._flat_weights, model.actor_encoder
+        zero = torch.zeros(ENVS, hidden)
+
+        class EncoderAndCell(torch.nn.Module):
+            def forward(self, obs: Any) -> torch.Tensor:
+                feature = encoder(obs)
+                torch.lstm_cell(feature, (zero, zero), *weights)
+                return feature
+        model.actor_encoder = EncoderAndCell()
+
+    variants = {'feed_forward': (None, None), 'lstm': ('lstm', None), 'lstm_without_cell': ('lstm', 'no_cell'),
+                'lstm_without_cell_and_resets': ('lstm', 'no_cell_no_resets'), 'feed_forward_with_cell': (None, 'cell')}
+    collectors, learners, closing = {}, {}, []
+    for name, (rnn, change) in variants.items():
+        env, policy = build(rnn, hidden, 0, ENVS * STEPS)
+        closing.append(env)
+        if change is not None and change.startswith('no_cell'):
+            no_cell(policy.model.core)
+        if change == 'no_cell_no_resets':
+            policy._collect_states.begin = lambda env_ids: None
+        if change == 'cell':
+            with_cell(policy.model)
+        collector = SampleCollector(env, policy.collect_mode, ENVS * STEPS)
+        collector.collect()  # warm-up
+        collectors[name] = collector
+        if change is None:
+            learn = policy.learn_mode
+            batch = next(iter(learn.minibatches(learn.prepare(collector.collect()))))
+            params = list(policy.model.parameters())
+            learners[name] = (learn, batch, params, policy._optimizer, policy._cfg.learn)
+    lstm = torch.nn.LSTM(hidden + 1, hidden)  # the lanes' call: features and the reset flag
+    lanes = torch.randn(STEPS + 3, ENVS, hidden + 1, requires_grad=True)
+    times: Dict[str, list] = {}
+
+    def timed(key: str, fn: Callable[[], Any], repeat: int = 1) -> None:
+        t0 = clock()
+        for _ in range(repeat):
+            fn()
+        times.setdefault(key, []).append((clock() - t0) / repeat)
+
+    for _ in range(rollouts):
+        for name, collector in collectors.items():
+            timed(f'collect_us_per_step.{name}', collector.collect)
+        for name, (learn, batch, params, optimizer, cfg) in learners.items():
+            timed(f'update_ms.grad_step.{name}', lambda: learn.forward(batch), 5)
+
+            def clip_and_step() -> None:
+                for param in params:
+                    param.grad = torch.randn_like(param)  # (untimed part below subtracted: see the key)
+                clip_gradients(params, cfg.grad_clip_type, cfg.grad_clip_value)
+                optimizer.step()
+            timed(f'update_ms.clip_and_optimizer_step.{name}', clip_and_step, 5)
+            timed(f'update_ms.random_gradients.{name}', lambda: [torch.randn_like(p) for p in params], 5)
+        timed('update_ms.fused_lstm_call.forward_and_backward_8x35_rows', lambda: lstm(lanes)[0].sum().backward(), 5)
+    for env in closing:
+        env.close()
+    report: Dict[str, Dict[str, float]] = {}
+    for key, values in times.items():
+        group, name = key.rsplit('.', 1)
+        scale = 1e6 / STEPS if group.startswith('collect') else 1e3
+        report.setdefault(group, {})[name] = statistics.median(values) * scale
+    optimizer_ms = report.pop('update_ms.clip_and_optimizer_step')
+    gradients_ms = report.pop('update_ms.random_gradients')
+    report['update_ms.clip_and_optimizer_step'] = {k: v - gradients_ms[k] for k, v in optimizer_ms.items()}
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--repeats', type=int, default=5, help='repeats of each measurement (the median is reported)')
@@ -110,9 +199,20 @@ def main() -> None:
                         help="the process's CPU time (one thread; other processes' load not counted) or wall time")
     parser.add_argument('--ab-padded', action='store_true',
                         help="also time the LSTM's gradient step with the padded fragments (the unroll before)")
+    parser.add_argument('--breakdown', action='store_true',
+                        help="where the LSTM's extra time goes, each part timed in place (see the docstring)")
     args = parser.parse_args()
     kinds = KINDS + ((PADDED,) if args.ab_padded else ())
     set_torch_threads(1)
+    if args.breakdown:
+        clock = time.process_time if args.clock == 'cpu' else time.perf_counter
+        runs = [breakdown(args.hidden, args.rollouts, clock) for _ in range(args.repeats)]
+        out: Dict[str, Any] = {'envs': ENVS, 'steps_per_env': STEPS, 'hidden': args.hidden, 'clock': args.clock,
+                               'threads': torch.get_num_threads()}
+        for group in runs[0]:
+            out[group] = {k: round(statistics.median(r[group][k] for r in runs), 3) for k in runs[0][group]}
+        print(json.dumps(out, indent=1))
+        return
     report: Dict[str, Any] = {'envs': ENVS, 'steps_per_env': STEPS, 'batch_size': args.batch_size,
                               'seq_len': args.seq_len, 'hidden': args.hidden, 'threads': torch.get_num_threads(),
                               'clock': args.clock}

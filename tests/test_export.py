@@ -181,7 +181,17 @@ def torchscript_step(path):
     return step
 
 
-@pytest.mark.parametrize('run, rows', [('lstm_run', 2), ('acer_lstm_run', 2), ('gru_pendulum_run', 2),
+@pytest.fixture(scope='module')
+def gru_run(tmp_path_factory):
+    """Two updates of A2C with a one-layer GRU on CartPole without velocities: its step returns a view of its output
+    as the state (``RecurrentCore.step``), a state of 1 row."""
+    run_dir = tmp_path_factory.mktemp('gru1') / 'run'
+    assert main(['-c', 'cartpole_a2c.py', '--exp-dir', str(run_dir), '--max-train-iter', '2', '-q',
+                 'policy.model.rnn.type=gru', *RECURRENT]) == 0
+    return run_dir
+
+
+@pytest.mark.parametrize('run, rows', [('lstm_run', 2), ('acer_lstm_run', 2), ('gru_pendulum_run', 2), ('gru_run', 1),
                                        ('trained_run', 0), ('pendulum_run', 0)])
 def test_the_exported_step_acts_as_load_policy_over_whole_episodes(run, rows, request, tmp_path, capsys):
     """Recurrent and feed-forward runs: TorchScript, the state fed back from step to step, equals load_policy's
@@ -231,10 +241,11 @@ def test_the_explicit_batch_form_keeps_one_state_per_env(lstm_run):
         policy.act(obs, False)
 
 
-def test_onnx_export_of_a_recurrent_step_acts_as_load_policy_over_whole_episodes(lstm_run, gru_pendulum_run, tmp_path):
+def test_onnx_export_of_a_recurrent_step_acts_as_load_policy_over_whole_episodes(lstm_run, gru_pendulum_run, gru_run,
+                                                                                   tmp_path):
     pytest.importorskip('onnxscript', reason='ONNX export needs the onnx extra (pip install acframe[onnx])')
     ort = pytest.importorskip('onnxruntime', reason='running the ONNX model needs the onnx extra (onnxruntime)')
-    for run_dir in (lstm_run, gru_pendulum_run):
+    for run_dir in (lstm_run, gru_pendulum_run, gru_run):
         out = tmp_path / f'{run_dir.parent.name}.onnx'
         assert main(['-m', 'export', '--load', str(run_dir), '--out', str(out), '-q']) == 0
         session = ort.InferenceSession(str(out), providers=['CPUExecutionProvider'])

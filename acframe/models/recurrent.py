@@ -16,7 +16,9 @@ Two ways through the core, with the same weights and the same numbers (to float 
   the columns of one padded batch, one fused call per layer (``_unroll_padded``; on a CPU the LSTM's call is
   oneDNN's, which packed sequences do not get). Where the caller needs no fragment-end states (``ends=False``: PPO's
   gradient step), an LSTM keeps one lane per column instead, its fragments back to back with a reset row before
-  each episode start (``_unroll_lanes``): fewer than half the rows of the padded batch.
+  each episode start (``_unroll_lanes``): fewer than half the rows of the padded batch. A model can lay out its own
+  inputs in those lanes (``lanes`` gives the layout, ``run_lanes`` the call): ``VAC.unroll`` gathers its
+  observations, not its features, so no gather of a wide tensor is differentiated.
 """
 from __future__ import annotations
 
@@ -93,6 +95,8 @@ class RecurrentCore(nn.Module):
             else:
                 x = torch.gru_cell(x, rows[layer], w_ih, w_hh, b_ih, b_hh)
             hs.append(x)
+        if self.state_rows == 1:  # one GRU layer: the state is the output, a view of it (no copy: 3 % of a collect step)
+            return x, x.unsqueeze(1)
         return x, torch.stack(hs + cs, 1)
 
     def unroll(self, x: torch.Tensor, state: torch.Tensor, starts: torch.Tensor,
@@ -119,11 +123,11 @@ class RecurrentCore(nn.Module):
             return (x.new_zeros(0, batch, self.hidden_size),
                     x.new_zeros(0, batch, self.state_rows, self.hidden_size) if ends else None)
         host = starts.cpu().numpy()  # (one copy from a GPU, not one per check)
+        if not ends and self.kind == 'lstm' and host[1:].any():  # (``run_lanes`` zeroes the state where step 0 starts)
+            return self._unroll_lanes(x, state, Lanes.of(host, starts)), None
         if host[0].any():
             state = torch.where(starts[0].view(batch, 1, 1), torch.zeros_like(state), state)
         if host[1:].any():
-            if not ends and self.kind == 'lstm':
-                return self._unroll_lanes(x, state, host), None
             return self._unroll_padded(x, state, starts, ends)
         out, hx = self.rnn(x, self._to_torch(state))  # no start after step 0: one call over the whole sequence
         if not ends:
@@ -132,46 +136,56 @@ class RecurrentCore(nn.Module):
         frag_ends[-1] = self._from_torch(hx)
         return out, frag_ends
 
-    def _unroll_lanes(self, x: torch.Tensor, state: torch.Tensor, starts: np.ndarray) -> torch.Tensor:
-        """An LSTM's ``unroll`` output with episode starts inside and no fragment-end states: each column keeps its
-        one lane, its fragments back to back with a reset row inserted before every episode start, one fused call
-        per layer over ``(T + most starts in a column, B)`` (the padded fragments run about twice the lanes).
+    def lanes(self, starts: torch.Tensor) -> Optional[Lanes]:
+        """The one-lane-per-column layout (``Lanes``) of an LSTM's sequence whose ``starts`` ``(T, B)`` have an episode
+        start after the first step; None for a GRU or a sequence without one (those take ``unroll``'s other paths).
+        The caller gathers the rows of its inputs with ``lanes.source``, runs them with ``run_lanes`` and takes the
+        steps' outputs back with ``lanes.real`` (``unroll``; ``VAC.unroll`` gathers its observations instead of its
+        features, so no gather of a wide tensor is differentiated)."""
+        if self.kind != 'lstm':
+            return None
+        host = starts.to(torch.bool).cpu().numpy()  # (one copy from a GPU, not one per check)
+        if not host[1:].any():
+            return None
+        return Lanes.of(host, starts)
 
-        A reset row carries a flag in one extra input column (0 on every other row) whose weight (``reset_weight``,
-        not learned) saturates the input and forget gates to exactly 0: ``c = 0·c + 0·g = 0`` and
+    def _unroll_lanes(self, x: torch.Tensor, state: torch.Tensor, lanes: Lanes) -> torch.Tensor:
+        """``unroll``'s output ``(T, B, H)`` of an LSTM through one lane per column (``lanes``): the features
+        gathered into the lanes, ``run_lanes``, the steps' outputs gathered back."""
+        steps, batch = lanes.shape
+        rows = x.reshape(steps * batch, -1).index_select(0, lanes.source)
+        return self.run_lanes(rows, state, lanes).index_select(0, lanes.real).view(steps, batch, self.hidden_size)
+
+    def run_lanes(self, rows: torch.Tensor, state: torch.Tensor, lanes: Lanes) -> torch.Tensor:
+        """An LSTM over one lane per column: ``rows`` ``(lane * B, D)`` the features of the lanes' rows (time-major,
+        gathered by ``lanes.source``), ``state`` ``(B, R, H)`` the state before step 0 → the output of every row
+        ``(lane * B, H)`` (the steps' at ``lanes.real``; a reset or filler row's output means nothing).
+
+        Each column keeps its one lane, its fragments back to back with a reset row inserted before every episode
+        start, one fused call per layer over ``(T + most starts in a column, B)`` (the padded fragments run about
+        twice the lanes). A reset row carries a flag in one extra input column (0 on every other row) whose weight
+        (``reset_weight``, not learned) saturates the input and forget gates to exactly 0: ``c = 0·c + 0·g = 0`` and
         ``h = o·tanh(0) = 0`` after it, whatever its other inputs: the zero state an episode starts from. Its output
         is dropped, and the saturated gates' derivatives are exactly 0 (as is ``tanh(0)``, the output gate's), so no
         gradient crosses it: every learned weight gets the gradient of the plain path. A column with fewer starts
         than the most ends in filler rows after its last step, which change nothing before them.
         """
-        steps, batch = starts.shape
-        # where each row of the lanes comes from, on the host (a few small integer arrays: numpy's cost is a
-        # fraction of torch's per-op cost here): step (t, b) sits at row (t + starts in column b up to t) * B + b
-        inner = starts[1:]  # (on the host; ``unroll`` zeroed the state given where step 0 starts an episode)
-        shift = np.zeros((steps, batch), dtype=np.int64)
-        np.cumsum(inner, 0, out=shift[1:])
-        lane = steps + int(shift[-1].max())
-        real = ((np.arange(steps)[:, None] + shift) * batch + np.arange(batch)).reshape(-1)  # (T*B,) time-major
-        # the features of each row of the lanes: a step's own; on a reset row or after a column's last step, any
-        # step's (the first): the saturated gates make an input there change nothing, and get no gradient
-        source = np.zeros(lane * batch, dtype=np.int64)
-        source[real] = np.arange(steps * batch)
-        flag = np.zeros((lane * batch, 1), dtype=np.float32)
-        flag[real[batch:][inner.reshape(-1)] - batch] = 1.0  # the reset row before each start
-        source_t, real_t = torch.from_numpy(source).to(x.device), torch.from_numpy(real).to(x.device)
-        flag_t = torch.from_numpy(flag).to(x)
+        batch = lanes.shape[1]
+        if lanes.first is not None:  # the state given is zeroed where step 0 starts an episode
+            state = torch.where(lanes.first.view(batch, 1, 1), torch.zeros_like(state), state)
+        flag = lanes.flag.to(rows)
         h0, c0 = self._to_torch(state)
-        weights, hidden, inp = self.rnn._flat_weights, self.hidden_size, x.reshape(steps * batch, -1)
+        weights, hidden, inp = self.rnn._flat_weights, self.hidden_size, rows
         for layer in range(self.num_layers):
             w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
             params = [torch.cat([w_ih, self._reset_column(w_ih)], 1), w_hh, b_ih, b_hh]
-            seq = torch.cat([inp.index_select(0, source_t), flag_t], 1).view(lane, batch, -1)
+            seq = torch.cat([inp, flag], 1).view(lanes.lane, batch, -1)
             with warnings.catch_warnings():  # cuDNN: the weights with the reset column are one new chunk
                 warnings.filterwarnings('ignore', message='RNN module weights are not part of single')
                 out, _, _ = torch.lstm(seq, [h0[layer:layer + 1], c0[layer:layer + 1]], params, True, 1, 0.0,
                                        self.training, False, False)
-            inp = out.reshape(lane * batch, hidden).index_select(0, real_t)
-        return inp.view(steps, batch, hidden)
+            inp = out.reshape(lanes.lane * batch, hidden)
+        return inp
 
     def _reset_column(self, weight: torch.Tensor) -> torch.Tensor:
         """``reset_weight`` scaled to saturate the gates, in ``weight``'s dtype and device (kept between calls)."""
@@ -238,3 +252,40 @@ class RecurrentCore(nn.Module):
         all_ends = x.new_zeros(batch * steps, self.state_rows, hidden).index_copy(0, last, frag_ends)
         return out, all_ends.view(batch, steps, self.state_rows, hidden).transpose(0, 1)
 
+
+class Lanes:
+    """Where each row of an LSTM's one-lane-per-column unroll (``RecurrentCore.run_lanes``) comes from, computed on
+    the host from the episode starts ``(T, B)`` (a few small integer arrays: numpy's cost is a fraction of torch's
+    per-op cost here). Step ``(t, b)`` sits at row ``(t + starts in column b after step 0 up to t) * B + b`` of the
+    lanes ``(lane, B)``, ``lane = T +`` the most starts after step 0 in a column.
+
+    * ``source`` ``(lane * B,)``: the step (time-major flat index) whose inputs each row takes; a reset row, or a
+      filler row after a column's last step, takes the first step's (its input changes nothing, gets no gradient);
+    * ``real`` ``(T * B,)``: the row of each step, time-major (to take the steps' outputs back);
+    * ``flag`` ``(lane * B, 1)``: 1 on the reset row before each episode start after step 0, else 0;
+    * ``first`` ``(B,)`` bool where step 0 starts an episode (the state given is zeroed there), or None.
+    """
+
+    __slots__ = ('shape', 'lane', 'source', 'real', 'flag', 'first')
+
+    def __init__(self, shape: Tuple[int, int], lane: int, source: torch.Tensor, real: torch.Tensor,
+                 flag: torch.Tensor, first: Optional[torch.Tensor]) -> None:
+        self.shape, self.lane, self.source, self.real, self.flag, self.first = shape, lane, source, real, flag, first
+
+    @classmethod
+    def of(cls, host: np.ndarray, starts: torch.Tensor) -> 'Lanes':
+        """The layout of ``host`` (the episode starts ``(T, B)`` bool, on the host; ``starts`` the same on the
+        model's device, where the layout's tensors go)."""
+        steps, batch = host.shape
+        inner = host[1:]
+        shift = np.zeros((steps, batch), dtype=np.int64)
+        np.cumsum(inner, 0, out=shift[1:])
+        lane = steps + int(shift[-1].max())
+        real = ((np.arange(steps)[:, None] + shift) * batch + np.arange(batch)).reshape(-1)  # (T*B,) time-major
+        source = np.zeros(lane * batch, dtype=np.int64)
+        source[real] = np.arange(steps * batch)
+        flag = np.zeros((lane * batch, 1), dtype=np.float32)
+        flag[real[batch:][inner.reshape(-1)] - batch] = 1.0  # the reset row before each start
+        device = starts.device
+        return cls((steps, batch), lane, torch.from_numpy(source).to(device), torch.from_numpy(real).to(device),
+                   torch.from_numpy(flag).to(device), starts[0].to(torch.bool) if host[0].any() else None)

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import torch
 import torch.nn as nn
 
+from ..data.tree import is_leaf, tree_map
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
@@ -230,6 +231,17 @@ class VAC(nn.Module):
         """
         assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
         steps, batch = starts.shape
+        lanes = None if ends else self.core.lanes(starts)
+        if lanes is not None:  # an LSTM with episode starts inside: one lane per column (``RecurrentCore.run_lanes``)
+            # the observations are gathered into the lanes (no gradient), the encoder and the heads run on the lanes'
+            # rows, and only the heads' outputs are taken back: no gather of the features is differentiated
+            take = lanes.source
+            rows = obs.index_select(0, take) if is_leaf(obs) else tree_map(lambda x: x.index_select(0, take), obs)
+            feature = self.actor_encoder(normalize_obs(self.obs_normalizer, rows))
+            feature = self.core.run_lanes(feature, state, lanes)
+            out = self._actor_from_feature(feature)
+            out['value'] = self.critic_head(feature).squeeze(-1)
+            return {k: v.index_select(0, lanes.real) for k, v in out.items()}
         feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
         feature, frag_ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts, ends)
         feature = feature.reshape(steps * batch, -1)

@@ -188,3 +188,65 @@ def test_unroll_without_fragment_ends_returns_none_for_them_on_every_path(kind):
         out, frag_ends = core.unroll(x, state, starts, ends=False)
         assert frag_ends is None
         assert torch.allclose(out, core.unroll(x, state, starts)[0], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize('obs_kind', ['vector', 'dict'])
+@pytest.mark.parametrize('action_space, shape, head', [('discrete', 3, 0), ('continuous', 2, 16)])
+@pytest.mark.parametrize('layers', [1, 2])
+def test_a_recurrent_vac_unroll_on_its_lanes_equals_the_padded_one_outputs_and_gradients(obs_kind, action_space, shape,
+                                                                                         head, layers):
+    """``VAC.unroll(..., ends=False)`` of an LSTM with starts inside gathers the observations into the lanes and runs
+    the encoder and the heads on the lanes' rows (``RecurrentCore.lanes`` / ``run_lanes``); with the same weights and
+    batch its outputs and every gradient (weights, start state) equal the padded fragments' path (``ends=True``), a
+    start at step 0 included."""
+    torch.manual_seed(0)
+    obs_shape = {'a': 3, 'b': 2} if obs_kind == 'dict' else 5
+    model = VAC(obs_shape, shape, action_space, encoder_hidden_size_list=[16], actor_head_hidden_size=head,
+                critic_head_hidden_size=head, rnn=dict(type='lstm', hidden_size=H, num_layers=layers), obs_norm=True)
+    if obs_kind == 'vector':
+        model.obs_normalizer.update(torch.randn(64, 5) * 3 + 1)
+    steps, batch = 9, 5
+    starts = _starts_of_every_kind(steps, batch)
+    obs = ({'a': torch.randn(steps * batch, 3), 'b': torch.randn(steps * batch, 2)} if obs_kind == 'dict'
+           else torch.randn(steps * batch, 5))
+    state = torch.randn(batch, model.core.state_rows, H, requires_grad=True)
+    assert model.core.lanes(starts) is not None and model.core.lanes(torch.zeros_like(starts)) is None
+    results = []
+    for ends in (True, False):
+        out = model.unroll(obs, state, starts, ends=ends)
+        assert ('ends' in out) == ends
+        torch.manual_seed(1)  # (the same weights of the outputs in both: drawn after the outputs, from one seed)
+        weights = {k: torch.randn_like(v) for k, v in sorted(out.items()) if k != 'ends'}
+        loss = sum((out[k] * w).sum() for k, w in weights.items() if out[k].requires_grad)
+        grads = torch.autograd.grad(loss, [state] + [p for p in model.parameters() if p.requires_grad])
+        results.append(({k: v for k, v in out.items() if k != 'ends'}, grads))
+    (padded, padded_grads), (lanes, lanes_grads) = results
+    assert padded.keys() == lanes.keys()
+    for key in padded:
+        assert lanes[key].shape == padded[key].shape, key
+        assert torch.allclose(lanes[key], padded[key], rtol=0, atol=1e-6), key
+    for got, want in zip(lanes_grads, padded_grads):
+        assert torch.isfinite(got).all()
+        assert torch.allclose(got, want, rtol=0, atol=1e-6 * max(1.0, want.abs().max().item()))
+    assert lanes_grads[0].abs().sum() > 0  # the state given reaches the columns without a start at step 0
+
+
+@pytest.mark.parametrize('kind, layers', [('lstm', 1), ('lstm', 2), ('gru', 1), ('gru', 2)])
+def test_step_gives_the_fused_cells_numbers_bit_for_bit(kind, layers):
+    """``step`` (the collect and eval modes' path; one GRU layer returns a view of its output as the state) equals
+    the fused cells of ``torch`` on the module's weights, stacked as ``(B, R, H)``, bit for bit."""
+    torch.manual_seed(0)
+    core = RecurrentCore(D, kind, H, layers)
+    x, state = torch.randn(B, D), torch.randn(B, core.state_rows, H)
+    out, new = core.step(x, state)
+    weights, hs, cs, inp = core.rnn._flat_weights, [], [], x
+    for layer in range(layers):
+        w = weights[4 * layer:4 * layer + 4]
+        if kind == 'lstm':
+            inp, c = torch.lstm_cell(inp, (state[:, layer], state[:, layers + layer]), *w)
+            cs.append(c)
+        else:
+            inp = torch.gru_cell(inp, state[:, layer], *w)
+        hs.append(inp)
+    assert new.shape == (B, core.state_rows, H)
+    assert torch.equal(out, inp) and torch.equal(new, torch.stack(hs + cs, 1))

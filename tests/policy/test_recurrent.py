@@ -102,7 +102,7 @@ def test_ppo_sequence_minibatches_from_their_stored_states_equal_the_full_unroll
 @pytest.mark.parametrize('limit', [LIMIT, 500])
 def test_ppo_gradient_steps_on_one_lane_per_column_equal_those_on_the_padded_fragments(limit):
     """PPO's gradient step unrolls without fragment-end states (an LSTM: one lane per column with reset rows,
-    ``RecurrentCore._unroll_lanes``), and so does its prepare where no episode was truncated (``limit=500``); the
+    ``RecurrentCore.run_lanes``), and so does its prepare where no episode was truncated (``limit=500``); the
     same weights and minibatches through the padded fragments (``ends=True``, the path that returns them) give the
     same losses and the same weights after every step, to float rounding."""
     runs = []
@@ -112,8 +112,8 @@ def test_ppo_gradient_steps_on_one_lane_per_column_equal_those_on_the_padded_fra
         env.close()
         calls = []
         if lanes:
-            unroll_lanes = policy.model.core._unroll_lanes
-            policy.model.core._unroll_lanes = lambda *args: calls.append(1) or unroll_lanes(*args)
+            run_lanes = policy.model.core.run_lanes
+            policy.model.core.run_lanes = lambda *args: calls.append(1) or run_lanes(*args)
         else:
             evaluate_unroll = policy._evaluate_unroll
             policy._evaluate_unroll = lambda *args, ends=True, **kwargs: evaluate_unroll(*args, **kwargs)
