@@ -4,10 +4,11 @@ The observation hides the cart and pole velocities, so a feed-forward policy can
 the LSTM (``policy.model.rnn``) infers it from the history. The RL Zoo's ``ppo_lstm`` settings for CartPoleNoVel-v1
 (8 envs x 32 steps per rollout, one minibatch of 256 = the whole rollout, 20 epochs, gamma 0.98, GAE lambda 0.8, lr
 1e-3 and clip 0.2 decayed linearly to 0 over the 100k-step budget, an LSTM of 64 units).
-Measured (2026-11-28, one CPU thread, `acframe -c cartpole_novel_ppo_lstm.py -s SEED`, budget 100k env steps, with
-the one-lane-per-column unroll of docs/recurrent.md): seeds 0 / 1 / 2 solved (10-episode greedy mean >= 475,
-confirmed by 492.3 / 500.0 / 500.0 on 50 fresh episodes) at 57,600 / 24,320 / 14,080 env steps (4,500 / 1,900 /
-1,100 gradient steps; 54.5 / 17.0 / 10.6 s on a loaded machine). (With the padded unroll before it: 70,400 / 25,600
+Measured (2026-11-28 18:57 UTC, one CPU thread, `acframe -c cartpole_novel_ppo_lstm.py -s SEED`, budget 100k env
+steps, with the one-lane-per-column unroll on the observations' lanes of docs/recurrent.md): seeds 0 / 1 / 2 solved
+(10-episode greedy mean >= 475, confirmed by 493.2 / 495.7 / 498.7 on 50 fresh episodes) at 43.5k / 16.6k / 15.4k
+env steps (22.9 / 8.5 / 7.8 s). (The same unroll on the features' lanes, differing in the last bits: 57,600 / 24,320
+/ 14,080; with the padded unroll before it: 70,400 / 25,600
 / 21,760, seeds 3 / 4: 38,400 / 26,880; before that: 44,800 / 35,840 / 16,640.) The same file without the core
 (``policy.model.rnn.type=None``) spent the whole 100k on seeds 0 / 1 / 2 with a best evaluation of 45.6 / 45.9 / 46.5.
 """
