@@ -62,6 +62,11 @@ class EnvStepBudget:
             granted.popleft()
         self.left -= env_steps
 
+    def refund(self, env_steps: int) -> None:
+        """A received segment the learner discarded (sync: a restarted actor's duplicate) is not charged: the budget
+        counts the steps of the data trained on, so every data-parallel rank's rounds keep the same lengths."""
+        self.left += env_steps
+
     def forget(self, actor_id: int) -> None:
         """The actor was lost: what it was granted and did not deliver may be granted again."""
         self.outstanding.pop(actor_id, None)

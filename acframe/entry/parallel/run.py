@@ -106,6 +106,7 @@ class ParallelStats:
         self.steps_per_actor = [0] * actor_num
         self.segments = 0
         self.discarded_segments = 0
+        self.discarded_env_steps = 0  # sync: their env steps, charged to neither env_step nor the budget
         self.samples_trained = 0
         self.idle_s = 0.0
         self.lag_sum = 0.0
@@ -340,6 +341,21 @@ class ParallelRun(RunBase):
                 message.release()
         return kept
 
+    def discard(self, message: SegmentMessage) -> None:
+        """Sync mode: a segment that is not the round's (a restarted actor's duplicate of a segment it had delivered,
+        or one of an older version) is dropped uncharged: not in ``env_step``, its steps given back to the budget
+        (``EnvStepBudget.refund``), so the budget counts the data trained on and every data-parallel rank's rounds
+        keep the same length; counted in ``discarded_segments`` / ``discarded_env_steps``."""
+        self.backend.budget.refund(message.env_steps)
+        self.stats.on_segment(message)  # the actor's throughput (it did step its envs)
+        self.stats.discarded_segments += 1
+        self.stats.discarded_env_steps += message.env_steps
+        if self.randomizer is not None:  # the actor's re-draws count its segments
+            self.randomizer.note_actor_segment(message.actor_id, message.incarnation, self.cfg.parallel.actor_num,
+                                               self.env_step)
+        if message.release is not None:
+            message.release()
+
     def sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
         """A batch from the buffer (data-parallel: the batch held from an earlier turn first); with the ingest thread,
         None only once every segment handed to it is pushed."""
@@ -425,8 +441,8 @@ class ParallelRun(RunBase):
         stop = self.handle_evals() or not self.budget_left()
         if self.ddp is None:
             return stop
-        # sync rounds: a rank whose share is spent would wait for a round its actors are granted nothing for (its
-        # share can run out a round before the others' when a restarted actor collected a segment twice): all stop
+        # sync rounds: a rank whose share is spent would wait for a round its actors are granted nothing for: all
+        # stop (a guard: the ranks' shares run out in the same round, since a discarded duplicate is not charged)
         share_spent = self.sync and self.backend.budget.left <= 0
         stop = self.ddp.end_turn(self, stop or share_spent, self.own_env_step)
         self._other_env_step = self.ddp.total_count - self.own_env_step
@@ -566,6 +582,7 @@ class ParallelRun(RunBase):
             'worker_failures': list(self.backend.failures),
             'segments': int(self.stats.segments),
             'discarded_segments': int(self.stats.discarded_segments),
+            'discarded_env_steps': int(self.stats.discarded_env_steps),  # sync: not in env_steps nor the budget
             # local backend: segments whose arrays came through shared memory (parallel.shared_memory_segments)
             'segments_through_shared_memory': int(getattr(getattr(self.backend, 'segment_pools', None), 'shared', 0)),
             # train samples the replay buffer overwrote before they were ever trained on (the actors outran it)
@@ -658,12 +675,10 @@ def sync_loop(run: ParallelRun) -> None:
             messages = run.backend.receive(IDLE_WAIT_S)
             run.stats.idle_s += time.perf_counter() - start
             for message in messages:
-                fresh = message.behaviour_version == version and message.actor_id not in round_samples
-                samples = run.take([message])
-                if fresh:
-                    round_samples[message.actor_id] = samples[0]
-                else:  # a restarted actor's duplicate, or data of an older version
-                    run.stats.discarded_segments += 1
+                if message.behaviour_version == version and message.actor_id not in round_samples:
+                    round_samples[message.actor_id] = run.take([message])[0]
+                else:  # a restarted actor's duplicate, or data of an older version: not charged
+                    run.discard(message)
         trees = [round_samples[i] for i in sorted(round_samples)]
         if run.buffer is None:  # on-policy: the time-major segments side by side are one rollout
             run.train_rollout(ttorch.cat(trees, dim=1))
