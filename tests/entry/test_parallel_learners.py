@@ -196,3 +196,43 @@ def test_sync_ranks_end_together_when_a_killed_actor_collected_its_segment_twice
     assert summary['env_steps'] == budget and summary['train_iters'] == 6 * 4, summary
     _same_weights(_records(seen), summary['train_iters'])
     assert (tmp_path / 'run' / 'summary.json').exists()
+
+
+def test_a_batch_held_for_the_other_ranks_is_saved_with_the_final_checkpoint_and_trained_after_resume(tmp_path,
+                                                                                                      monkeypatch):
+    """Rank 1 finds no batch for a while (its sampler says so from iter 3 on), so rank 0 samples one and holds it
+    (``agreed_batch``); then rank 1 gets a real SIGTERM: every rank stops at that turn and writes the final checkpoint.
+    Rank 0's held batch, which its once-only buffer (max_use=1) no longer has, is in the checkpoint, and the resumed
+    run trains on it first."""
+    from acframe.data import to_dict
+    from acframe.entry.parallel.run import ParallelRun
+
+    sample, turns, first = ParallelRun.sample, [0], {}
+
+    def sample_or_not(self, batch_size):
+        if self.ddp.rank == 1 and self.learner.train_iter >= 3 and not self.resuming:
+            turns[0] += 1
+            if turns[0] == 30:  # rank 0 has held its batch for many turns by now
+                os.kill(os.getpid(), signal.SIGTERM)
+            return None
+        batch = sample(self, batch_size)
+        if self.ddp.rank == 0 and self.resuming and batch is not None and 'batch' not in first:
+            first['batch'] = to_dict(batch)
+        return batch
+
+    monkeypatch.setattr(ParallelRun, 'sample', sample_or_not)
+    monkeypatch.chdir(tmp_path)
+    overrides = TWO + [('env.stop_value', None), ('policy.other.replay_buffer.max_use', 1),
+                       ('policy.other.replay_buffer.save_in_checkpoint', True), ('parallel.env_steps_per_update', 0)]
+    stopped = parallel_pipeline('cartpole_impala.py', overrides=overrides, max_env_step=100_000, progress=False,
+                                exp_dir=str(tmp_path / 'run'))
+    assert stopped.summary['interrupted'] and stopped.summary['train_iters'] == 3, stopped.summary
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    held = state['parallel']['held_batch']
+    assert held is not None and state['data_parallel']['ranks'][0]['parallel']['held_batch'] is None
+    assert held['obs'].shape[1] == 8  # rank 0's half of a batch of 16 unrolls (time-major)
+
+    resumed = parallel_pipeline(resume=str(tmp_path / 'run'), max_train_iter=5, progress=False)
+    assert resumed.summary['train_iters'] == 5
+    for key in ('obs', 'action', 'reward'):
+        assert torch.equal(first['batch'][key], held[key]), key

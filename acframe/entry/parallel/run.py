@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
 
-from ...data import make_tree, ttorch
+from ...data import make_tree, to_dict, ttorch
 from ...envs import make_env_manager
 from ...envs.randomization import DomainRandomizer
 from ...errors import ConfigError
@@ -294,7 +294,10 @@ class ParallelRun(RunBase):
         backend = self.backend
         return {'parallel': {'backend': self.backend_name, 'actor_num': int(self.local_cfg.parallel.actor_num),
                              'actor_incarnations': list(backend.incarnations) if backend is not None else None,
-                             'own_env_step': int(self.own_env_step)},  # data-parallel: each rank's own
+                             'own_env_step': int(self.own_env_step),  # data-parallel: each rank's own
+                             # data-parallel: the batch sampled and held for the other ranks (``agreed_batch``), which
+                             # a buffer that hands each sample out once (max_use=1) no longer holds: trained after --resume
+                             'held_batch': None if self.held_batch is None else to_dict(self.held_batch)},
                 'domain_randomization': self.randomizer.state_dict() if self.randomizer is not None else None}
 
     def _opened(self) -> None:
@@ -309,6 +312,8 @@ class ParallelRun(RunBase):
         self._other_env_step = total - self._env_step
         self._first_iter, self._first_env_step = self.learner.train_iter, self.own_env_step
         self._first_total_env_step = total
+        held = (state.get('parallel') or {}).get('held_batch')
+        self.held_batch = make_tree(held) if held is not None and self.ddp is not None else None
         incarnations = (state.get('parallel') or {}).get('actor_incarnations')
         self._incarnations = list(incarnations) if incarnations else None
         if self.randomizer is not None and state.get('domain_randomization'):
