@@ -15,6 +15,7 @@ import torch
 
 from acframe.entry.parallel import parallel_pipeline
 from acframe.errors import ConfigError
+from acframe.worker import LearnerHook
 
 from test_data_parallel import _RecordWeights, _cli  # the serial ranks' tests' helpers
 
@@ -236,3 +237,29 @@ def test_a_batch_held_for_the_other_ranks_is_saved_with_the_final_checkpoint_and
     assert resumed.summary['train_iters'] == 5
     for key in ('obs', 'action', 'reward'):
         assert torch.equal(first['batch'][key], held[key]), key
+
+
+class _SlowFinalEvaluation(LearnerHook):
+    """Rank 0's final evaluation lasts ``seconds`` longer (its result reaches the hooks inside it)."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def after_eval(self, learner, result):
+        if result['train_iter'] > 0:  # the only evaluations: the first (iter 0) and the final one
+            time.sleep(self.seconds)
+
+
+def test_a_final_evaluation_longer_than_the_collective_timeout_ends_the_run_normally(tmp_path, monkeypatch):
+    """The other ranks hand rank 0 their share of the final checkpoint before its final evaluation, so they need not
+    wait for it (they timed out after parallel.collective_timeout_s and the run failed)."""
+    monkeypatch.chdir(tmp_path)
+    overrides = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 3.0),
+                 ('env.stop_value', None), ('policy.eval.evaluator.eval_freq', 10_000)]
+    policy = parallel_pipeline('cartpole_a2c.py', overrides=overrides, max_env_step=400, progress=False,
+                               exp_dir=str(tmp_path / 'run'), learner_hooks=[_SlowFinalEvaluation(5.0)])
+    summary = policy.summary
+    assert summary['train_iters'] == 5 and summary['last_eval_return'] is not None, summary
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['evaluator']['last_eval_iter'] == 5 and len(state['data_parallel']['ranks']) == 1  # after the eval
+    assert state['data_parallel']['ranks'][0]['parallel']['own_env_step'] == 200

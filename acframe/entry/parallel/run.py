@@ -547,6 +547,8 @@ class ParallelRun(RunBase):
             loop(self)
             self.stats.end = time.perf_counter()
             self.backend.stop_actors()
+            if self.ddp is not None:  # the other ranks' share of the final checkpoint: they need not wait for the eval
+                self.learner.hand_over_final_state()
             self.final_eval()
 
         return super().drive(run_workers)
