@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -263,3 +264,37 @@ def test_a_final_evaluation_longer_than_the_collective_timeout_ends_the_run_norm
     state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert state['evaluator']['last_eval_iter'] == 5 and len(state['data_parallel']['ranks']) == 1  # after the eval
     assert state['data_parallel']['ranks'][0]['parallel']['own_env_step'] == 200
+
+
+def test_every_rank_stops_when_one_has_collected_its_share_and_its_queue_gives_no_batch(tmp_path, monkeypatch, capsys):
+    """IMPALA's queue (max_use=1), actors that run free: rank 1's actor is stopped (a real SIGSTOP) for its first
+    seconds, so rank 0's actor collects rank 0's whole share meanwhile, most of it overwritten in its small queue. Once
+    rank 0's queue gives no batch it can never train again, and the ranks train only together: every rank stops then,
+    with a note (before, training stopped for good while rank 1 went on collecting the rest of its share)."""
+    from acframe.entry.parallel.local import LocalBackend
+
+    start = LocalBackend.start
+
+    def start_stalled(self, version):
+        start(self, version)
+        if not self.evaluates:  # rank 1
+            pids = [child.process.pid for child in self.actors]
+            for pid in pids:
+                os.kill(pid, signal.SIGSTOP)
+            threading.Timer(4.0, lambda: [os.kill(pid, signal.SIGCONT) for pid in pids]).start()
+
+    monkeypatch.setattr(LocalBackend, 'start', start_stalled)  # the forked rank 1 has it too
+    monkeypatch.chdir(tmp_path)
+    seen = tmp_path / 'seen'
+    seen.mkdir()
+    overrides = TWO + [('env.stop_value', None), ('policy.other.replay_buffer.max_use', 1),
+                       ('policy.other.replay_buffer.replay_buffer_size', 32), ('parallel.env_steps_per_update', 0)]
+    budget = 4096  # 2 x 16 segments of 128 env steps (8 envs x 16 steps)
+    policy = parallel_pipeline('cartpole_impala.py', overrides=overrides, max_env_step=budget, progress=True,
+                               exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))])
+    summary = policy.summary
+    out = capsys.readouterr()
+    assert 'a data-parallel rank can train no more' in out.out + out.err, out
+    assert budget // 2 <= summary['env_steps'] < budget - 512, summary  # rank 0's share, a part of rank 1's
+    assert not summary['interrupted'] and summary['train_iters'] > 0
+    _same_weights(_records(seen), summary['train_iters'])

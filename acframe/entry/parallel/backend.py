@@ -62,6 +62,10 @@ class EnvStepBudget:
             granted.popleft()
         self.left -= env_steps
 
+    def collected(self) -> bool:
+        """True once the budget is spent and every granted segment was received: nothing more will arrive."""
+        return self.left <= 0 and not any(self.outstanding.values())
+
     def refund(self, env_steps: int) -> None:
         """A received segment the learner discarded (sync: a restarted actor's duplicate) is not charged: the budget
         counts the steps of the data trained on, so every data-parallel rank's rounds keep the same lengths."""

@@ -23,6 +23,7 @@ from ...envs import make_env_manager
 from ...envs.randomization import DomainRandomizer
 from ...errors import ConfigError
 from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
+from ...signals import interrupt_pending
 from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook, eval_score
 from ..budget import check_start
 from ..run_base import RunBase, build_buffer, check_no_replay
@@ -180,6 +181,7 @@ class ParallelRun(RunBase):
         self.ddp = data_parallel
         self.writes = data_parallel is None or data_parallel.rank == 0
         self.held_batch: Optional[ttorch.Tensor] = None  # data-parallel: sampled, waiting for every rank to have one
+        self.sampled_nothing = False  # this turn's ``sample`` gave no batch (read and reset by ``done``)
         self.sync = check_setup(cfg, backend, ray_address)
         self.backend_name = backend
         self.backend: Optional[Backend] = None
@@ -364,6 +366,11 @@ class ParallelRun(RunBase):
     def sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
         """A batch from the buffer (data-parallel: the batch held from an earlier turn first); with the ingest thread,
         None only once every segment handed to it is pushed."""
+        batch = self._sample(batch_size)
+        self.sampled_nothing = batch is None
+        return batch
+
+    def _sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
         if self.held_batch is not None:
             batch, self.held_batch = self.held_batch, None
             return batch
@@ -441,16 +448,25 @@ class ParallelRun(RunBase):
     def done(self) -> bool:
         """The start of every turn of a loop: log finished evaluations; True when the run stops (solved, out of
         budget). Data-parallel learners: one all-reduce tells every rank whether one stops (rank 0 solved, the
-        budget, a Ctrl-C or SIGTERM) and sums the ranks' env steps; each rank's actors collect its share of
-        ``max_env_step`` (a rank whose share is spent trains on from its buffer while the others collect theirs)."""
+        budget, a Ctrl-C or SIGTERM, a rank that can train no more) and sums the ranks' env steps; each rank's actors
+        collect its share of ``max_env_step`` (a rank whose share is spent trains on from its buffer while the others
+        collect theirs; once that buffer gives no batch, with nothing more to come, every rank stops, with a note)."""
         stop = self.handle_evals() or not self.budget_left()
         if self.ddp is None:
             return stop
         # sync rounds: a rank whose share is spent would wait for a round its actors are granted nothing for: all
         # stop (a guard: the ranks' shares run out in the same round, since a discarded duplicate is not charged)
         share_spent = self.sync and self.backend.budget.left <= 0
-        stop = self.ddp.end_turn(self, stop or share_spent, self.own_env_step)
+        # async: a rank whose share is collected and whose buffer gave no batch (a once-only queue, max_use=1, drained)
+        # can never train again, and the ranks train only together: all stop (rather than the others collecting the
+        # rest of their shares untrained)
+        dry, self.sampled_nothing = not self.sync and self.sampled_nothing and self.backend.budget.collected(), False
+        stop = self.ddp.end_turn(self, stop or share_spent or dry, self.own_env_step)
         self._other_env_step = self.ddp.total_count - self.own_env_step
+        if stop and self.writes and not (self.solved or self.interrupted or interrupt_pending()) and self.budget_left():
+            self.progress.message(f"[acframe] a data-parallel rank can train no more (its share of max_env_step is "
+                                  f"collected and its replay buffer gives no more batches; the ranks train together): "
+                                  f"every rank stops at env step {self.env_step} of {self.cfg.max_env_step}")
         return stop or not self.budget_left()  # the budget again, with every rank's env steps of now (the same on all)
 
     def all_ranks(self, flag: bool) -> bool:
