@@ -391,6 +391,9 @@ class DataParallelLearner(Learner):
         self._handed = (self.group.gather(own),)
 
     def checkpoint_state(self) -> Dict[str, Any]:
+        if self._handed is not None and not self.group.writes:  # handed over already: nothing to gather or write
+            self._handed = None
+            return {}
         state = super().checkpoint_state()
         if self._handed is not None:
             (ranks,), self._handed = self._handed, None

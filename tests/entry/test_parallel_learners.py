@@ -192,7 +192,8 @@ def test_sync_ranks_end_together_when_a_killed_actor_collected_its_segment_twice
                                exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))])
     summary = policy.summary
     assert len(killed) == 1, killed
-    assert summary['actor_restarts'] == 1 and f'actor {killed[0][0]} was killed by SIGKILL' in summary['worker_failures'][0]
+    assert summary['actor_restarts'] == 1
+    assert f'actor {killed[0][0]} was killed by SIGKILL' in summary['worker_failures'][0]
     assert summary['discarded_segments'] >= 1 and summary['discarded_env_steps'] >= 16, summary
     # the budget is the trained-on data's: every rank made its 6 rounds of 2 epochs x 2 minibatches
     assert summary['env_steps'] == budget and summary['train_iters'] == 6 * 4, summary

@@ -297,8 +297,8 @@ class ParallelRun(RunBase):
         return {'parallel': {'backend': self.backend_name, 'actor_num': int(self.local_cfg.parallel.actor_num),
                              'actor_incarnations': list(backend.incarnations) if backend is not None else None,
                              'own_env_step': int(self.own_env_step),  # data-parallel: each rank's own
-                             # data-parallel: the batch sampled and held for the other ranks (``agreed_batch``), which
-                             # a buffer that hands each sample out once (max_use=1) no longer holds: trained after --resume
+                             # data-parallel: the batch sampled and held for the other ranks (``agreed_batch``),
+                             # which a once-only buffer (max_use=1) no longer holds: trained first after --resume
                              'held_batch': None if self.held_batch is None else to_dict(self.held_batch)},
                 'domain_randomization': self.randomizer.state_dict() if self.randomizer is not None else None}
 
