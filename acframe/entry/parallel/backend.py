@@ -56,6 +56,10 @@ class EnvStepBudget:
             self.outstanding.setdefault(actor_id, deque()).append(length * self.num_envs)
         return length
 
+    def round_env_steps(self, version: int) -> Optional[int]:
+        """Sync: the env steps of each segment of the round of ``version`` (None before it was granted)."""
+        return self._round[1] * self.num_envs if self._round[0] == version else None
+
     def received(self, actor_id: int, env_steps: int) -> None:
         granted = self.outstanding.get(actor_id)
         if granted:

@@ -697,10 +697,13 @@ def sync_loop(run: ParallelRun) -> None:
             start = time.perf_counter()
             messages = run.backend.receive(IDLE_WAIT_S)
             run.stats.idle_s += time.perf_counter() - start
+            length = run.backend.budget.round_env_steps(version)
             for message in messages:
-                if message.behaviour_version == version and message.actor_id not in round_samples:
+                if (message.behaviour_version == version and message.actor_id not in round_samples
+                        and message.env_steps == (length or message.env_steps)):
                     round_samples[message.actor_id] = run.take([message])[0]
-                else:  # a restarted actor's duplicate, or data of an older version: not charged
+                else:  # a restarted actor's duplicate (of this round, or collected with these weights on the grant
+                    # of an earlier round, whose length it has), or data of an older version: not charged
                     run.discard(message)
         trees = [round_samples[i] for i in sorted(round_samples)]
         if run.buffer is None:  # on-policy: the time-major segments side by side are one rollout
