@@ -325,6 +325,8 @@ class ParallelRun(RunBase):
     def take(self, messages: List[SegmentMessage]) -> List[ttorch.Tensor]:
         """Account for arrived segments (steps, returns, lag); push them into the buffer, or return them (sync)."""
         kept = []
+        if messages:  # new data: an empty sample before it says nothing about the buffer now
+            self.sampled_nothing = False
         for message in messages:
             self.env_step += message.env_steps
             self.stats.on_segment(message)
