@@ -205,19 +205,22 @@ def test_sync_ranks_end_together_when_a_killed_actor_collected_its_segment_twice
 
 def test_a_batch_held_for_the_other_ranks_is_saved_with_the_final_checkpoint_and_trained_after_resume(tmp_path,
                                                                                                       monkeypatch):
-    """Rank 1 finds no batch for a while (its sampler says so from iter 3 on), so rank 0 samples one and holds it
-    (``agreed_batch``); then rank 1 gets a real SIGTERM: every rank stops at that turn and writes the final checkpoint.
+    """Rank 1 finds no batch (its sampler says so from iter 3 on), so rank 0 samples one and holds it
+    (``agreed_batch``); once it does, rank 1 gets a real SIGTERM: every rank stops at that turn and writes the final
+    checkpoint.
     Rank 0's held batch, which its once-only buffer (max_use=1) no longer has, is in the checkpoint, and the resumed
     run trains on it first."""
     from acframe.data import to_dict
     from acframe.entry.parallel.run import ParallelRun
 
-    sample, turns, first = ParallelRun.sample, [0], {}
+    sample, holding, first = ParallelRun.sample, tmp_path / 'rank0_holds_a_batch', {}
 
     def sample_or_not(self, batch_size):
+        if self.ddp.rank == 0 and self.held_batch is not None and not self.resuming:
+            holding.touch()
         if self.ddp.rank == 1 and self.learner.train_iter >= 3 and not self.resuming:
-            turns[0] += 1
-            if turns[0] == 30:  # rank 0 has held its batch for many turns by now
+            if holding.exists() and not first.get('sent'):  # (the forked rank's own copy of ``first``)
+                first['sent'] = True
                 os.kill(os.getpid(), signal.SIGTERM)
             return None
         batch = sample(self, batch_size)
@@ -231,6 +234,7 @@ def test_a_batch_held_for_the_other_ranks_is_saved_with_the_final_checkpoint_and
                        ('policy.other.replay_buffer.save_in_checkpoint', True), ('parallel.env_steps_per_update', 0)]
     stopped = parallel_pipeline('cartpole_impala.py', overrides=overrides, max_env_step=100_000, progress=False,
                                 exp_dir=str(tmp_path / 'run'))
+    assert holding.exists()
     assert stopped.summary['interrupted'] and stopped.summary['train_iters'] == 3, stopped.summary
     state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     held = state['parallel']['held_batch']
@@ -270,13 +274,13 @@ def test_a_final_evaluation_longer_than_the_collective_timeout_ends_the_run_norm
 
 
 def test_every_rank_stops_when_one_has_collected_its_share_and_its_queue_gives_no_batch(tmp_path, monkeypatch, capsys):
-    """IMPALA's queue (max_use=1), actors that run free: rank 1's actor is stopped (a real SIGSTOP) for its first
-    seconds, so rank 0's actor collects rank 0's whole share meanwhile, most of it overwritten in its small queue. Once
+    """IMPALA's queue (max_use=1), actors that run free: rank 1's actor is stopped (a real SIGSTOP) until rank 0's actor
+    has collected rank 0's whole share, most of it overwritten in rank 0's small queue. Once
     rank 0's queue gives no batch it can never train again, and the ranks train only together: every rank stops then,
     with a note (before, training stopped for good while rank 1 went on collecting the rest of its share)."""
     from acframe.entry.parallel.local import LocalBackend
 
-    start = LocalBackend.start
+    start, receive, collected = LocalBackend.start, LocalBackend.receive, tmp_path / 'rank0_collected_its_share'
 
     def start_stalled(self, version):
         start(self, version)
@@ -284,9 +288,23 @@ def test_every_rank_stops_when_one_has_collected_its_share_and_its_queue_gives_n
             pids = [child.process.pid for child in self.actors]
             for pid in pids:
                 os.kill(pid, signal.SIGSTOP)
-            threading.Timer(4.0, lambda: [os.kill(pid, signal.SIGCONT) for pid in pids]).start()
 
-    monkeypatch.setattr(LocalBackend, 'start', start_stalled)  # the forked rank 1 has it too
+            def resume_them():
+                deadline = time.monotonic() + 30
+                while not collected.exists() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                for pid in pids:
+                    os.kill(pid, signal.SIGCONT)
+            threading.Thread(target=resume_them, daemon=True).start()
+
+    def receive_noting(self, timeout, max_segments=None):
+        messages = receive(self, timeout, max_segments)
+        if self.evaluates and self.budget.left <= 0 and not any(self.budget.outstanding.values()):  # rank 0
+            collected.touch()
+        return messages
+
+    monkeypatch.setattr(LocalBackend, 'start', start_stalled)  # the forked rank 1 has them too
+    monkeypatch.setattr(LocalBackend, 'receive', receive_noting)
     monkeypatch.chdir(tmp_path)
     seen = tmp_path / 'seen'
     seen.mkdir()
@@ -299,5 +317,5 @@ def test_every_rank_stops_when_one_has_collected_its_share_and_its_queue_gives_n
     out = capsys.readouterr()
     assert 'a data-parallel rank can train no more' in out.out + out.err, out
     assert budget // 2 <= summary['env_steps'] < budget - 512, summary  # rank 0's share, a part of rank 1's
-    assert not summary['interrupted'] and summary['train_iters'] > 0
+    assert not summary['interrupted'] and summary['train_iters'] > 0 and collected.exists()
     _same_weights(_records(seen), summary['train_iters'])
