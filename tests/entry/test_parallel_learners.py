@@ -262,10 +262,10 @@ def test_a_final_evaluation_longer_than_the_collective_timeout_ends_the_run_norm
     """The other ranks hand rank 0 their share of the final checkpoint before its final evaluation, so they need not
     wait for it (they timed out after parallel.collective_timeout_s and the run failed)."""
     monkeypatch.chdir(tmp_path)
-    overrides = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 3.0),
+    overrides = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 4.0),
                  ('env.stop_value', None), ('policy.eval.evaluator.eval_freq', 10_000)]
     policy = parallel_pipeline('cartpole_a2c.py', overrides=overrides, max_env_step=400, progress=False,
-                               exp_dir=str(tmp_path / 'run'), learner_hooks=[_SlowFinalEvaluation(5.0)])
+                               exp_dir=str(tmp_path / 'run'), learner_hooks=[_SlowFinalEvaluation(6.0)])
     summary = policy.summary
     assert summary['train_iters'] == 5 and summary['last_eval_return'] is not None, summary
     state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
