@@ -379,11 +379,26 @@ class DataParallelLearner(Learner):
     def __init__(self, group: DataParallel, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.group = group
+        self._handed: Optional[Tuple[Optional[List[Any]]]] = None  # ``hand_over_final_state``'s gather
+
+    def hand_over_final_state(self) -> None:
+        """The collective part of the final checkpoint, now: every rank's own state gathered on rank 0, which writes
+        it with its own state at the end (the next ``checkpoint_state`` gathers nothing). The parallel pipeline calls
+        it before rank 0's final evaluation, which the other ranks then need not wait for (at most
+        ``parallel.collective_timeout_s``): a rank whose loop ended with a Ctrl-C or SIGTERM skips the call and
+        gathers in its final ``checkpoint_state`` instead, which is the same one collective."""
+        own = {k: v for k, v in super().checkpoint_state().items() if k not in SHARED_STATE}
+        self._handed = (self.group.gather(own),)
 
     def checkpoint_state(self) -> Dict[str, Any]:
+        if self._handed is not None and not self.group.writes:  # handed over already: nothing to gather or write
+            self._handed = None
+            return {}
         state = super().checkpoint_state()
-        own = {k: v for k, v in state.items() if k not in SHARED_STATE}
-        ranks = self.group.gather(own)
+        if self._handed is not None:
+            (ranks,), self._handed = self._handed, None
+        else:
+            ranks = self.group.gather({k: v for k, v in state.items() if k not in SHARED_STATE})
         if ranks is not None:
             state['data_parallel'] = {'learner_num': self.group.world, 'ranks': ranks[1:]}
         return state

@@ -56,11 +56,24 @@ class EnvStepBudget:
             self.outstanding.setdefault(actor_id, deque()).append(length * self.num_envs)
         return length
 
+    def round_env_steps(self, version: int) -> Optional[int]:
+        """Sync: the env steps of each segment of the round of ``version`` (None before it was granted)."""
+        return self._round[1] * self.num_envs if self._round[0] == version else None
+
     def received(self, actor_id: int, env_steps: int) -> None:
         granted = self.outstanding.get(actor_id)
         if granted:
             granted.popleft()
         self.left -= env_steps
+
+    def collected(self) -> bool:
+        """True once the budget is spent and every granted segment was received: nothing more will arrive."""
+        return self.left <= 0 and not any(self.outstanding.values())
+
+    def refund(self, env_steps: int) -> None:
+        """A received segment the learner discarded (sync: a restarted actor's duplicate) is not charged: the budget
+        counts the steps of the data trained on, so every data-parallel rank's rounds keep the same lengths."""
+        self.left += env_steps
 
     def forget(self, actor_id: int) -> None:
         """The actor was lost: what it was granted and did not deliver may be granted again."""

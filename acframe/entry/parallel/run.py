@@ -18,11 +18,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
 
-from ...data import make_tree, ttorch
+from ...data import make_tree, to_dict, ttorch
 from ...envs import make_env_manager
 from ...envs.randomization import DomainRandomizer
 from ...errors import ConfigError
 from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
+from ...signals import interrupt_pending
 from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook, eval_score
 from ..budget import check_start
 from ..run_base import RunBase, build_buffer, check_no_replay
@@ -106,6 +107,7 @@ class ParallelStats:
         self.steps_per_actor = [0] * actor_num
         self.segments = 0
         self.discarded_segments = 0
+        self.discarded_env_steps = 0  # sync: their env steps, charged to neither env_step nor the budget
         self.samples_trained = 0
         self.idle_s = 0.0
         self.lag_sum = 0.0
@@ -179,6 +181,7 @@ class ParallelRun(RunBase):
         self.ddp = data_parallel
         self.writes = data_parallel is None or data_parallel.rank == 0
         self.held_batch: Optional[ttorch.Tensor] = None  # data-parallel: sampled, waiting for every rank to have one
+        self.sampled_nothing = False  # this turn's ``sample`` gave no batch (read and reset by ``done``)
         self.sync = check_setup(cfg, backend, ray_address)
         self.backend_name = backend
         self.backend: Optional[Backend] = None
@@ -293,7 +296,10 @@ class ParallelRun(RunBase):
         backend = self.backend
         return {'parallel': {'backend': self.backend_name, 'actor_num': int(self.local_cfg.parallel.actor_num),
                              'actor_incarnations': list(backend.incarnations) if backend is not None else None,
-                             'own_env_step': int(self.own_env_step)},  # data-parallel: each rank's own
+                             'own_env_step': int(self.own_env_step),  # data-parallel: each rank's own
+                             # data-parallel: the batch sampled and held for the other ranks (``agreed_batch``),
+                             # which a once-only buffer (max_use=1) no longer holds: trained first after --resume
+                             'held_batch': None if self.held_batch is None else to_dict(self.held_batch)},
                 'domain_randomization': self.randomizer.state_dict() if self.randomizer is not None else None}
 
     def _opened(self) -> None:
@@ -308,6 +314,8 @@ class ParallelRun(RunBase):
         self._other_env_step = total - self._env_step
         self._first_iter, self._first_env_step = self.learner.train_iter, self.own_env_step
         self._first_total_env_step = total
+        held = (state.get('parallel') or {}).get('held_batch')
+        self.held_batch = make_tree(held) if held is not None and self.ddp is not None else None
         incarnations = (state.get('parallel') or {}).get('actor_incarnations')
         self._incarnations = list(incarnations) if incarnations else None
         if self.randomizer is not None and state.get('domain_randomization'):
@@ -317,6 +325,8 @@ class ParallelRun(RunBase):
     def take(self, messages: List[SegmentMessage]) -> List[ttorch.Tensor]:
         """Account for arrived segments (steps, returns, lag); push them into the buffer, or return them (sync)."""
         kept = []
+        if messages:  # new data: an empty sample before it says nothing about the buffer now
+            self.sampled_nothing = False
         for message in messages:
             self.env_step += message.env_steps
             self.stats.on_segment(message)
@@ -340,9 +350,29 @@ class ParallelRun(RunBase):
                 message.release()
         return kept
 
+    def discard(self, message: SegmentMessage) -> None:
+        """Sync mode: a segment that is not the round's (a restarted actor's duplicate of a segment it had delivered,
+        or one of an older version) is dropped uncharged: not in ``env_step``, its steps given back to the budget
+        (``EnvStepBudget.refund``), so the budget counts the data trained on and every data-parallel rank's rounds
+        keep the same length; counted in ``discarded_segments`` / ``discarded_env_steps``."""
+        self.backend.budget.refund(message.env_steps)
+        self.stats.on_segment(message)  # the actor's throughput (it did step its envs)
+        self.stats.discarded_segments += 1
+        self.stats.discarded_env_steps += message.env_steps
+        if self.randomizer is not None:  # the actor's re-draws count its segments
+            self.randomizer.note_actor_segment(message.actor_id, message.incarnation, self.cfg.parallel.actor_num,
+                                               self.env_step)
+        if message.release is not None:
+            message.release()
+
     def sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
         """A batch from the buffer (data-parallel: the batch held from an earlier turn first); with the ingest thread,
         None only once every segment handed to it is pushed."""
+        batch = self._sample(batch_size)
+        self.sampled_nothing = batch is None
+        return batch
+
+    def _sample(self, batch_size: int) -> Optional[ttorch.Tensor]:
         if self.held_batch is not None:
             batch, self.held_batch = self.held_batch, None
             return batch
@@ -420,16 +450,25 @@ class ParallelRun(RunBase):
     def done(self) -> bool:
         """The start of every turn of a loop: log finished evaluations; True when the run stops (solved, out of
         budget). Data-parallel learners: one all-reduce tells every rank whether one stops (rank 0 solved, the
-        budget, a Ctrl-C or SIGTERM) and sums the ranks' env steps; each rank's actors collect its share of
-        ``max_env_step`` (a rank whose share is spent trains on from its buffer while the others collect theirs)."""
+        budget, a Ctrl-C or SIGTERM, a rank that can train no more) and sums the ranks' env steps; each rank's actors
+        collect its share of ``max_env_step`` (a rank whose share is spent trains on from its buffer while the others
+        collect theirs; once that buffer gives no batch, with nothing more to come, every rank stops, with a note)."""
         stop = self.handle_evals() or not self.budget_left()
         if self.ddp is None:
             return stop
-        # sync rounds: a rank whose share is spent would wait for a round its actors are granted nothing for (its
-        # share can run out a round before the others' when a restarted actor collected a segment twice): all stop
+        # sync rounds: a rank whose share is spent would wait for a round its actors are granted nothing for: all
+        # stop (a guard: the ranks' shares run out in the same round, since a discarded duplicate is not charged)
         share_spent = self.sync and self.backend.budget.left <= 0
-        stop = self.ddp.end_turn(self, stop or share_spent, self.own_env_step)
+        # async: a rank whose share is collected and whose buffer gave no batch (a once-only queue, max_use=1, drained)
+        # can never train again, and the ranks train only together: all stop (rather than the others collecting the
+        # rest of their shares untrained)
+        dry, self.sampled_nothing = not self.sync and self.sampled_nothing and self.backend.budget.collected(), False
+        stop = self.ddp.end_turn(self, stop or share_spent or dry, self.own_env_step)
         self._other_env_step = self.ddp.total_count - self.own_env_step
+        if stop and self.writes and not (self.solved or self.interrupted or interrupt_pending()) and self.budget_left():
+            self.progress.message(f"[acframe] a data-parallel rank can train no more (its share of max_env_step is "
+                                  f"collected and its replay buffer gives no more batches; the ranks train together): "
+                                  f"every rank stops at env step {self.env_step} of {self.cfg.max_env_step}")
         return stop or not self.budget_left()  # the budget again, with every rank's env steps of now (the same on all)
 
     def all_ranks(self, flag: bool) -> bool:
@@ -526,6 +565,8 @@ class ParallelRun(RunBase):
             loop(self)
             self.stats.end = time.perf_counter()
             self.backend.stop_actors()
+            if self.ddp is not None:  # the other ranks' share of the final checkpoint: they need not wait for the eval
+                self.learner.hand_over_final_state()
             self.final_eval()
 
         return super().drive(run_workers)
@@ -566,6 +607,7 @@ class ParallelRun(RunBase):
             'worker_failures': list(self.backend.failures),
             'segments': int(self.stats.segments),
             'discarded_segments': int(self.stats.discarded_segments),
+            'discarded_env_steps': int(self.stats.discarded_env_steps),  # sync: not in env_steps nor the budget
             # local backend: segments whose arrays came through shared memory (parallel.shared_memory_segments)
             'segments_through_shared_memory': int(getattr(getattr(self.backend, 'segment_pools', None), 'shared', 0)),
             # train samples the replay buffer overwrote before they were ever trained on (the actors outran it)
@@ -657,13 +699,14 @@ def sync_loop(run: ParallelRun) -> None:
             start = time.perf_counter()
             messages = run.backend.receive(IDLE_WAIT_S)
             run.stats.idle_s += time.perf_counter() - start
+            length = run.backend.budget.round_env_steps(version)
             for message in messages:
-                fresh = message.behaviour_version == version and message.actor_id not in round_samples
-                samples = run.take([message])
-                if fresh:
-                    round_samples[message.actor_id] = samples[0]
-                else:  # a restarted actor's duplicate, or data of an older version
-                    run.stats.discarded_segments += 1
+                if (message.behaviour_version == version and message.actor_id not in round_samples
+                        and message.env_steps == (length or message.env_steps)):
+                    round_samples[message.actor_id] = run.take([message])[0]
+                else:  # a restarted actor's duplicate (of this round, or collected with these weights on the grant
+                    # of an earlier round, whose length it has), or data of an older version: not charged
+                    run.discard(message)
         trees = [round_samples[i] for i in sorted(round_samples)]
         if run.buffer is None:  # on-policy: the time-major segments side by side are one rollout
             run.train_rollout(ttorch.cat(trees, dim=1))
