@@ -85,14 +85,12 @@ def check_data_parallel(cfg: Any, split_envs: bool = True, local_devices: bool =
     if backend == 'nccl' and not cuda:
         raise ConfigError("parallel.learner_backend='nccl' runs the learners on GPUs: set policy.cuda=True, or "
                           "parallel.learner_backend='gloo' (or 'auto') for CPU learners")
-    if not local_devices:
-        pass
-    elif cuda:
+    if local_devices and cuda:  # (on Ray the cluster's GPUs and CPUs count: ray_ranks.check_ray_ranks)
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if num > gpus:
             raise ConfigError(f"parallel.learner_num={num} data-parallel learners need one GPU each with policy.cuda, "
                               f"and {gpus} are visible; set parallel.learner_num <= {max(gpus, 1)}")
-    else:
+    elif local_devices:
         cores = cpu_cores()
         if num > cores:
             raise ConfigError(f"parallel.learner_num={num} data-parallel learners need a CPU core each and this process "
