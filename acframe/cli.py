@@ -183,6 +183,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("no config given; pass -c CONFIG (e.g. acframe -c cartpole_impala.py) or --list to see the configs")
     else:
         config_path = args.config
+    if (recorded_mode or args.mode) == 'async' and (args.backend != 'local' or args.ray_address):
+        raise ConfigError("-m async runs its workers on this machine only (they share one model in its shared memory, "
+                          "docs/ddp.md); drop --backend/--ray-address, or train on a Ray cluster with -m parallel "
+                          "--backend ray (parallel.learner_num for several learners)")
     if (recorded_mode or args.mode) != 'parallel' and (args.backend != 'local' or args.ray_address):
         raise ConfigError("--backend and --ray-address choose how the parallel pipeline runs; add -m parallel")
     if args.load is not None:

@@ -72,10 +72,11 @@ def check_split(key: str, value: int, num: int, share: str) -> None:
                           f"to a multiple of {num}, e.g. {max(num, value // num * num)} or {value // num * num + num}")
 
 
-def check_data_parallel(cfg: Any, split_envs: bool = True) -> None:
+def check_data_parallel(cfg: Any, split_envs: bool = True, local_devices: bool = True) -> None:
     """Refuse, in one line naming the key and the fix, what N data-parallel learners cannot run (before anything
     is built or written). ``split_envs``: the ranks share ``env.collector_env_num`` (the serial pipelines; in the
-    parallel pipeline it counts one actor's envs and the ranks share the actors)."""
+    parallel pipeline it counts one actor's envs and the ranks share the actors). ``local_devices``: the ranks run
+    on this machine (its cores or GPUs are counted; False on Ray, whose cluster's are)."""
     num = int(cfg.parallel.learner_num)
     if num <= 1:
         return
@@ -84,12 +85,12 @@ def check_data_parallel(cfg: Any, split_envs: bool = True) -> None:
     if backend == 'nccl' and not cuda:
         raise ConfigError("parallel.learner_backend='nccl' runs the learners on GPUs: set policy.cuda=True, or "
                           "parallel.learner_backend='gloo' (or 'auto') for CPU learners")
-    if cuda:
+    if local_devices and cuda:  # (on Ray the cluster's GPUs and CPUs count: ray_ranks.check_ray_ranks)
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if num > gpus:
             raise ConfigError(f"parallel.learner_num={num} data-parallel learners need one GPU each with policy.cuda, "
                               f"and {gpus} are visible; set parallel.learner_num <= {max(gpus, 1)}")
-    else:
+    elif local_devices:
         cores = cpu_cores()
         if num > cores:
             raise ConfigError(f"parallel.learner_num={num} data-parallel learners need a CPU core each and this process "
@@ -134,9 +135,9 @@ def local_config(cfg: Any, num: int, split_envs: bool = True) -> Any:
     return local
 
 
-def free_port() -> int:
+def free_port(host: str = '127.0.0.1') -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(('127.0.0.1', 0))
+        sock.bind((host, 0))
         return int(sock.getsockname()[1])
 
 
@@ -148,15 +149,16 @@ class DataParallel:
     """
 
     def __init__(self, cfg: Any, rank: int, port: int, children: Sequence[Any] = (), errors: Any = None,
-                 parent_pid: Optional[int] = None) -> None:
+                 parent_pid: Optional[int] = None, host: str = '127.0.0.1', gpu: Optional[int] = None) -> None:
         self.cfg = cfg
         self.rank, self.world = int(rank), int(cfg.parallel.learner_num)
-        self.port = int(port)
+        self.host, self.port = host, int(port)  # the rendezvous: rank 0's address
         self.timeout_s = float(cfg.parallel.collective_timeout_s)
         cuda = bool(cfg.policy.get('cuda'))
         backend = cfg.parallel.learner_backend
         self.backend = ('nccl' if cuda else 'gloo') if backend == 'auto' else backend
-        self.device = torch.device('cuda', self.rank) if cuda else torch.device('cpu')
+        # with policy.cuda: cuda:gpu (by default cuda:rank; a Ray actor's own GPU is its cuda:0)
+        self.device = torch.device('cuda', self.rank if gpu is None else gpu) if cuda else torch.device('cpu')
         self.children = list(children)
         self.errors = errors
         self.parent_pid = parent_pid
@@ -178,7 +180,7 @@ class DataParallel:
             torch.cuda.set_device(self.device)
         timeout = datetime.timedelta(seconds=self.timeout_s)
         self._collective('joining the process group', lambda: dist.init_process_group(
-            self.backend, init_method=f'tcp://127.0.0.1:{self.port}', rank=self.rank, world_size=self.world,
+            self.backend, init_method=f'tcp://{self.host}:{self.port}', rank=self.rank, world_size=self.world,
             timeout=timeout))
         self._joined = True
 
@@ -340,8 +342,9 @@ class DataParallel:
             for rank, process in gone:
                 if rank in messages:
                     cause = f"data-parallel rank {rank} failed: {messages[rank]}"
-                else:  # 'was killed by SIGKILL', 'exited with code 1'
-                    cause = f"data-parallel rank {rank} (pid {process.pid}) {_exit_reason(process)}"
+                else:  # 'was killed by SIGKILL', 'exited with code 1' (a Ray actor: 'its process died')
+                    cause = f"data-parallel rank {rank} ({getattr(process, 'what', 'pid')} {process.pid}) " \
+                            f"{getattr(process, 'exit_reason', None) or _exit_reason(process)}"
                 return f"{cause} ({what} {where}); the run stopped, {self._resume_hint()}"
             if 'timed out' in str(exc).lower() or 'timeout' in str(exc).lower():
                 late = 'data-parallel rank 1' if self.world == 2 else f"one of data-parallel ranks 1-{self.world - 1}"
@@ -443,17 +446,14 @@ def _watch_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name='acframe-rank-watch', daemon=True).start()
 
 
-def _rank_main(rank: int, port: int, parent_pid: int, errors: Any, loop: Callable[[Any], None], cfg: Any,
-               exp_dir: Optional[str], make_run: Callable[..., Any]) -> None:
-    """A rank > 0: build its share of the run (``make_run``) and drive the loop in step with rank 0; its errors go back
-    to rank 0 as one line (``errors``); it writes nothing."""
-    from ..utils import set_torch_threads
-
-    # first: a forked child of a process whose intra-op pool ran hangs at its first multi-threaded op
-    set_torch_threads(cfg.policy.learn.torch_threads)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches every process: rank 0 stops the group
-    _watch_parent(parent_pid)
-    group = DataParallel(cfg, rank, port, parent_pid=parent_pid)
+def run_rank(rank: int, host: str, port: int, loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str],
+             make_run: Callable[..., Any], report: Callable[[str], None], parent_pid: Optional[int] = None,
+             gpu: Optional[int] = None) -> bool:
+    """A rank > 0, wherever it was started (``LocalRanks``: a process of this machine; the parallel pipeline's
+    ``RayRanks``: a Ray actor): join the group at ``host:port``, build its share of the run (``make_run``) and drive the
+    loop in step with rank 0; it writes nothing. Its error goes to ``report`` as one line (before it leaves the group);
+    returns False when it failed."""
+    group = DataParallel(cfg, rank, port, parent_pid=parent_pid, host=host, gpu=gpu)
     try:
         group.join()
         run = make_run(group, False, ())
@@ -464,15 +464,32 @@ def _rank_main(rank: int, port: int, parent_pid: int, errors: Any, loop: Callabl
     except BaseException as exc:  # noqa: BLE001 - reported by rank 0, in one line
         from ..cli import one_line
 
-        line = one_line(exc)
+        report(one_line(exc))
+        group.leave()
+        return False
+    group.leave()
+    return True
+
+
+def _rank_main(rank: int, host: str, port: int, parent_pid: int, errors: Any, loop: Callable[[Any], None], cfg: Any,
+               exp_dir: Optional[str], make_run: Callable[..., Any]) -> None:
+    """A rank > 0 as a process of this machine (``LocalRanks``): its errors go back to rank 0 on ``errors``."""
+    from ..utils import set_torch_threads
+
+    # first: a forked child of a process whose intra-op pool ran hangs at its first multi-threaded op
+    set_torch_threads(cfg.policy.learn.torch_threads)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches every process: rank 0 stops the group
+    _watch_parent(parent_pid)
+
+    def report(line: str) -> None:
         if os.getppid() != parent_pid:
             print(f"acframe: error: data-parallel rank {rank}: {line}", file=sys.stderr, flush=True)
         else:
             errors.put((rank, line))
-        group.leave()
+
+    if not run_rank(rank, host, port, loop, cfg, exp_dir, make_run, report, parent_pid=parent_pid):
         sys.stdout.flush()
         os._exit(1)
-    group.leave()
 
 
 def _serial_run(cfg: Any, exp_dir: Optional[str], resume: bool, learner_hooks: Sequence[LearnerHook], model: Any,
@@ -496,26 +513,63 @@ def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[s
     return run.policy
 
 
-def run_ranks(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], progress: bool,
-              config_changes: Sequence[str], make_run: Callable[..., Any]) -> Any:
-    """Start ranks 1..N-1 (forked on CPU, spawned with CUDA: ``parallel.start_method``), join the group as rank 0, build
-    this rank's run — ``make_run(group, progress, config_changes)``, a ``RunBase`` built on its share — and drive it
-    with ``loop``; the other ranks build theirs with ``make_run(group, False, ())`` (picklable: a ``functools.partial``
-    of a module-level function). Returns rank 0's finished run (``run.summary``); the ranks are stopped at the end."""
-    import multiprocessing
+class LocalRanks:
+    """How ``run_ranks`` starts ranks 1..N-1 by default: processes of this machine (forked on CPU, spawned with CUDA:
+    ``parallel.start_method``), rank r on ``cuda:r``, their errors sent back on a queue.
 
-    world = int(cfg.parallel.learner_num)
-    port = free_port()
-    context = multiprocessing.get_context(start_method(cfg))  # parallel.start_method: fork on CPU, spawn with CUDA
-    errors = context.SimpleQueue()
-    children = [context.Process(target=_rank_main, name=f'acframe-rank{rank}',
-                                args=(rank, port, os.getpid(), errors, loop, cfg, exp_dir, make_run))
-                for rank in range(1, world)]
-    group = DataParallel(cfg, 0, port, children, errors)
+    The seam for another way (the parallel pipeline's ``RayRanks``: Ray actors): ``host`` (rank 0's address, the
+    rendezvous), ``start`` (returns the queue the ranks' error lines come back on, as ``(rank, line)``),
+    ``children`` (one handle per rank, as ``multiprocessing.Process``: ``pid``, ``exitcode``; ``what`` and
+    ``exit_reason`` may say more), ``rank0_gpu`` and ``stop``."""
+
+    host = '127.0.0.1'
+
+    def __init__(self) -> None:
+        self.children: List[Any] = []
+
+    def start(self, cfg: Any, port: int, loop: Callable[[Any], None], exp_dir: Optional[str],
+              make_run: Callable[..., Any]) -> Any:
+        import multiprocessing
+
+        context = multiprocessing.get_context(start_method(cfg))  # parallel.start_method: fork on CPU, spawn with CUDA
+        errors = context.SimpleQueue()
+        self.children = [context.Process(target=_rank_main, name=f'acframe-rank{rank}',
+                                         args=(rank, self.host, port, os.getpid(), errors, loop, cfg, exp_dir, make_run))
+                         for rank in range(1, int(cfg.parallel.learner_num))]
+        for child in self.children:
+            child.start()
+        return errors
+
+    def rank0_gpu(self, cfg: Any) -> Optional[int]:
+        """Rank 0's GPU index with ``policy.cuda`` (None: ``cuda:0``)."""
+        return None
+
+    def stop(self, grace_s: float) -> None:
+        """Wait up to ``grace_s`` for the ranks to end (their share of the final checkpoint), then kill those left."""
+        deadline = time.monotonic() + grace_s
+        for child in self.children:
+            if child.pid is None:
+                continue
+            child.join(max(0.0, deadline - time.monotonic()))
+            if child.is_alive():
+                child.kill()
+                child.join(5.0)
+
+
+def run_ranks(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], progress: bool,
+              config_changes: Sequence[str], make_run: Callable[..., Any], ranks: Any = None) -> Any:
+    """Start ranks 1..N-1 (``ranks``; by default ``LocalRanks``: processes of this machine), join the group as rank 0,
+    build this rank's run — ``make_run(group, progress, config_changes)``, a ``RunBase`` built on its share — and drive
+    it with ``loop``; the other ranks build theirs with ``make_run(group, False, ())`` (picklable: a
+    ``functools.partial`` of a module-level function). Returns rank 0's finished run (``run.summary``); the ranks are
+    stopped at the end."""
+    ranks = ranks if ranks is not None else LocalRanks()
+    port = free_port(ranks.host)
+    group: Optional[DataParallel] = None
     finished = False
     try:
-        for child in children:
-            child.start()
+        errors = ranks.start(cfg, port, loop, exp_dir, make_run)
+        group = DataParallel(cfg, 0, port, ranks.children, errors, host=ranks.host, gpu=ranks.rank0_gpu(cfg))
         with sigterm_as_interrupt():
             group.join()
             run = make_run(group, progress, config_changes)
@@ -527,12 +581,6 @@ def run_ranks(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], pro
         finished = True  # the final checkpoint was written with every rank
         raise
     finally:
-        deadline = time.monotonic() + (JOIN_TIMEOUT_S if finished else 0.0)
-        for child in children:
-            if child.pid is None:
-                continue
-            child.join(max(0.0, deadline - time.monotonic()))
-            if child.is_alive():
-                child.kill()
-                child.join(5.0)
-        group.leave()
+        ranks.stop(JOIN_TIMEOUT_S if finished else 0.0)
+        if group is not None:
+            group.leave()

@@ -287,6 +287,8 @@ def test_bad_input_from_the_cli_and_the_parallel_pipeline(tmp_path):
     done = _cli('-c', 'cartpole_ppo.py', 'parallel.learner_num=2', 'policy.learn.batch_size=255', cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.count('\n') == 1, done.stderr
     assert done.stderr.startswith('acframe: error: policy.learn.batch_size=255 does not split evenly'), done.stderr
-    done = _cli('-c', 'cartpole_ppo.py', '-m', 'parallel', '--backend', 'ray', 'parallel.learner_num=2', cwd=tmp_path)
-    assert done.returncode == 2 and 'data-parallel learners do not run on the Ray backend yet' in done.stderr
+    done = _cli('-c', 'cartpole_impala.py', '-m', 'parallel', 'parallel.learner_num=2', 'parallel.actor_num=3', cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count('\n') == 1, done.stderr
+    assert done.stderr.startswith('acframe: error: parallel.actor_num=3 does not split evenly over parallel.learner_num=2'), \
+        done.stderr
     assert os.listdir(tmp_path) == []

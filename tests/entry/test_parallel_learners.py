@@ -1,6 +1,7 @@
 """Data-parallel learners in the parallel pipeline (``-m parallel`` with ``parallel.learner_num=2``; local backend,
 gloo on CPU): each rank learns from its own actors, all ranks end with the same weights, rank 0 alone writes,
 ``--resume`` continues; a killed rank ends the run in one line naming it; what cannot run is refused in one line.
+(On the Ray backend: ``test_parallel_ray.py``.)
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from acframe.entry.parallel import parallel_pipeline
 from acframe.errors import ConfigError
 from acframe.worker import LearnerHook
 
-from test_data_parallel import _RecordWeights, _cli  # the serial ranks' tests' helpers
+from test_data_parallel import _RecordWeights  # the serial ranks' tests' helper
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TWO = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 30.0)]
@@ -130,14 +131,6 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path, overrides, li
     with pytest.raises(ConfigError, match=line.replace('(', r'\(').replace('.', r'\.')):
         parallel_pipeline('cartpole_impala.py', overrides=[('parallel.learner_num', 2)] + overrides,
                           exp_dir=str(tmp_path / 'run'), progress=False)
-    assert os.listdir(tmp_path) == []
-
-
-def test_ray_is_refused_from_the_cli_in_one_line_exit_2(tmp_path):
-    done = _cli('-m', 'parallel', '--backend', 'ray', '-c', 'cartpole_impala.py', 'parallel.learner_num=2', cwd=tmp_path)
-    assert done.returncode == 2 and done.stderr.count('\n') == 1, done.stderr
-    assert done.stderr.startswith('acframe: error: parallel.learner_num=2: data-parallel learners do not run on the Ray '
-                                  'backend yet (docs/ddp.md); use --backend local, or set parallel.learner_num=1'), done.stderr
     assert os.listdir(tmp_path) == []
 
 

@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+import torch
 
 ray = pytest.importorskip('ray', reason='Ray is not installed (pip install acframe[ray]); the Ray backend cannot be tested')
 
@@ -221,3 +222,100 @@ def test_a_local_ray_run_starts_every_actor_and_leaves_nothing_in_the_home_folde
     assert len(summary['env_steps_per_s_per_actor']) == 4
     assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor']), summary['env_steps_per_s_per_actor']
     assert not (home / '.ray' / 'auth_token').exists()  # no token written where later clusters would pick it up
+
+
+# ---- data-parallel learner ranks on Ray (parallel.learner_num=2: rank 1 a Ray actor; docs/ddp.md) ---------------
+#: 2 ranks of one actor each; every Ray worker reserves a quarter CPU (the loopback cluster has 4)
+TWO_RANKS = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.actor_num_cpus', 0.25),
+             ('parallel.evaluator_num_cpus', 0.25), ('parallel.learner_num_cpus', 0.25),
+             ('parallel.collective_timeout_s', 60.0), ('env.stop_value', None)]
+
+
+def test_two_learner_ranks_on_ray_end_identical_rank_1_writes_nothing_and_resume_continues(tmp_path, monkeypatch,
+                                                                                          loopback_cluster):
+    from test_data_parallel import _RecordWeights
+    from test_parallel_learners import _records, _same_weights
+
+    monkeypatch.chdir(tmp_path)
+    seen = tmp_path / 'seen'
+    seen.mkdir()
+    policy = parallel_pipeline('cartpole_impala.py', backend='ray', ray_address=loopback_cluster, max_env_step=1500,
+                               overrides=TWO_RANKS + [('policy.learn.learner.save_ckpt_freq', 20)], progress=False,
+                               exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))])
+    summary = policy.summary
+    assert summary['backend'] == 'ray' and summary['learner_num'] == 2 and summary['train_iters'] > 0, summary
+    assert 1500 <= summary['env_steps'] <= 1500 + 2 * 8, summary['env_steps']  # both ranks' actors, 8 envs each
+    records = _records(seen)
+    assert os.getpid() in [record['pid'] for record in records]  # rank 0 is this process, rank 1 a Ray actor
+    _same_weights(records, summary['train_iters'])
+    assert sorted(os.listdir(tmp_path)) == ['run', 'seen']  # rank 1 wrote nothing, anywhere
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    own = [state['parallel']['own_env_step'], state['data_parallel']['ranks'][0]['parallel']['own_env_step']]
+    assert sum(own) == state['env_step'] == summary['env_steps'] and min(own) > 0  # both ranks' actors collected
+    assert not ray.is_initialized()
+
+    again = tmp_path / 'again'
+    again.mkdir()
+    resumed = parallel_pipeline(resume=str(tmp_path / 'run'), backend='ray', ray_address=loopback_cluster,
+                                max_env_step=2200, progress=False, learner_hooks=[_RecordWeights(str(again))])
+    assert 2200 <= resumed.summary['env_steps'] <= 2200 + 2 * 8
+    assert resumed.summary['train_iters'] > summary['train_iters']
+    _same_weights(_records(again), resumed.summary['train_iters'])
+
+
+class KillRankActorAt(LearnerHook):
+    """On rank 0 (this process), at learner iteration ``at``: kill -9 the process of the rank 1 Ray actor."""
+
+    def __init__(self, at: int) -> None:
+        self.at, self.driver, self.killed, self.when = at, os.getpid(), None, None
+
+    def after_iter(self, learner, info) -> None:
+        if os.getpid() == self.driver and learner.train_iter == self.at:
+            deadline = time.monotonic() + 10
+            while len(cluster_pids(b'ray::RayLearnerRank')) > 1 and time.monotonic() < deadline:
+                time.sleep(0.1)  # an earlier test's rank actor, killed, on its way out
+            [self.killed] = cluster_pids(b'ray::RayLearnerRank')
+            os.kill(self.killed, signal.SIGKILL)
+            self.when = time.monotonic()
+
+
+def test_a_killed_learner_rank_actor_ends_the_run_in_one_line_naming_it(tmp_path, loopback_cluster):
+    from acframe.entry.data_parallel import DataParallelError
+
+    killer = KillRankActorAt(at=10)
+    with pytest.raises(DataParallelError) as caught:
+        parallel_pipeline('cartpole_impala.py', backend='ray', ray_address=loopback_cluster, max_env_step=100_000,
+                          overrides=TWO_RANKS, progress=False, exp_dir=str(tmp_path / 'run'), learner_hooks=[killer])
+    took = time.monotonic() - killer.when
+    line = str(caught.value)
+    assert '\n' not in line and line.startswith(f'data-parallel rank 1 (Ray actor on {LOOPBACK}, pid {killer.killed}) '
+                                                f'was lost'), line
+    assert f'--resume {tmp_path / "run"}' in line, line
+    assert took < 15, took  # at once, not after the collective timeout (60 s)
+    assert not ray.is_initialized() and not cluster_pids(b'ray::RayLearnerRank')
+
+
+@pytest.mark.parametrize('overrides, line', [
+    ([('parallel.actor_num', 3)], 'parallel.actor_num=3 does not split evenly over parallel.learner_num=2 ranks'),
+    ([('parallel.learner_num_cpus', 8.0)], 'the Ray cluster has 4 CPUs but 1 learner rank(s) x parallel.learner_num_cpus=8'),
+    ([('policy.cuda', True), ('parallel.learner_num_cpus', 0.25)], 'parallel.learner_num=2 with policy.cuda on Ray: '
+                                                                   'ranks 1..1 are Ray actors with a GPU each and the cluster has 0'),
+])
+def test_what_ray_ranks_cannot_run_is_refused_in_one_line_exit_2(tmp_path, monkeypatch, capsys, loopback_cluster,
+                                                                 overrides, line):
+    monkeypatch.chdir(tmp_path)
+    args = [f'{key}={value}' for key, value in TWO_RANKS + overrides]
+    code = cli_main(['-m', 'parallel', '--backend', 'ray', '--ray-address', loopback_cluster, '-c', 'cartpole_impala.py',
+                     '-q', *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith(f'acframe: error: {line}'), err
+    assert os.listdir(tmp_path) == [] and not ray.is_initialized()
+
+
+def test_async_workers_on_ray_are_refused_in_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code = cli_main(['-m', 'async', '--backend', 'ray', '-c', 'cartpole_a3c.py', '-q'])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith('acframe: error: -m async runs its workers on this machine '
+                                                             'only'), err
+    assert os.listdir(tmp_path) == []

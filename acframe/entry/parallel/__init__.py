@@ -66,7 +66,8 @@ def parallel_pipeline(
         if ray_address is not None and backend != 'ray':
             raise ConfigError(f"--ray-address is only used by --backend ray (the backend is '{backend}')")
         from .learners import parallel_learners
-        return parallel_learners(cfg, exp_dir, resume is not None, progress, backend, learner_hooks, changes)
+        return parallel_learners(cfg, exp_dir, resume is not None, progress, backend, learner_hooks, changes,
+                                 ray_address)
     run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks, changes)
     summary = run.drive(sync_loop if run.sync else async_loop)  # Ctrl-C/SIGTERM: finished, then re-raised
     policy = run.trained_policy()

@@ -28,25 +28,25 @@ from ..data_parallel import DataParallel, check_data_parallel, check_split, loca
 from .run import ParallelRun, async_loop, resolve_actor_num, resolve_steps_per_update, sync_loop
 
 
-def check_parallel_learners(cfg: Any, backend: str) -> None:
+def check_parallel_learners(cfg: Any, backend: str, ray: Any = None) -> None:
     """Refuse, in one line naming the key and the fix, what N learners of a parallel run cannot do (before any
     process starts or anything is written); resolves the default ``parallel.actor_num`` (a multiple of N).
 
     The cores: each rank's learner needs one (``parallel.learner_num`` <= the CPU cores this process may use, as in
     the serial pipelines) and at least one actor of its own (``parallel.actor_num`` a multiple of N); a rank's actors
     share the cores with the learners, as with one learner (a learner waits for its actors' segments, they for its
-    grants)."""
+    grants). On Ray (``ray``: connected) the cluster's CPUs (and GPUs) count instead: ``ray_ranks.check_ray_ranks``."""
     num = int(cfg.parallel.learner_num)
-    if backend == 'ray':
-        raise ConfigError(f"parallel.learner_num={num}: data-parallel learners do not run on the Ray backend yet "
-                          f"(docs/ddp.md); use --backend local, or set parallel.learner_num=1")
-    cfg.parallel.actor_num = resolve_actor_num(cfg, backend)
-    check_data_parallel(cfg, split_envs=False)
+    cfg.parallel.actor_num = resolve_actor_num(cfg, backend, ray)
+    check_data_parallel(cfg, split_envs=False, local_devices=backend != 'ray')
     check_split('parallel.actor_num', int(cfg.parallel.actor_num), num,
                 'each rank learns from actor_num / learner_num actors of its own')
     if cfg.parallel.get('inference', 'actor') != 'actor':
         raise ConfigError(f"parallel.inference='{cfg.parallel.inference}' does not run with data-parallel learners "
                           f"(parallel.learner_num={num}) yet: set parallel.inference='actor', or parallel.learner_num=1")
+    if backend == 'ray':
+        from .ray_ranks import check_ray_ranks
+        check_ray_ranks(ray, cfg)
 
 
 def rank_config(cfg: Any, num: int, rank: int) -> Any:
@@ -72,12 +72,25 @@ def _loop(run: ParallelRun) -> None:
 
 
 def parallel_learners(cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool, backend: str,
-                      learner_hooks: Sequence[LearnerHook], config_changes: Sequence[str]) -> Any:
-    """Train with ``parallel.learner_num`` learner ranks, each fed by its own actors; this process is rank 0. Returns
-    the trained policy (``policy.summary``: ``summary.json``), as ``parallel_pipeline``."""
-    check_parallel_learners(cfg, backend)
-    make_run = functools.partial(_rank_run, cfg, exp_dir, resume, backend, tuple(learner_hooks))
-    run = run_ranks(_loop, cfg, exp_dir, progress, config_changes, make_run)
+                      learner_hooks: Sequence[LearnerHook], config_changes: Sequence[str],
+                      ray_address: Optional[str] = None) -> Any:
+    """Train with ``parallel.learner_num`` learner ranks, each fed by its own actors; this process is rank 0 (on Ray,
+    ranks 1..N-1 are Ray actors: ``ray_ranks.RayRanks``). Returns the trained policy (``policy.summary``:
+    ``summary.json``), as ``parallel_pipeline``."""
+    ray, owns_ray, ranks = None, False, None
+    if backend == 'ray':
+        from .ray_backend import connect, disconnect
+        from .ray_ranks import RayRanks
+        ray, owns_ray = connect(ray_address)
+    try:
+        check_parallel_learners(cfg, backend, ray)
+        if ray is not None:
+            ranks = RayRanks(ray)
+        make_run = functools.partial(_rank_run, cfg, exp_dir, resume, backend, tuple(learner_hooks))
+        run = run_ranks(_loop, cfg, exp_dir, progress, config_changes, make_run, ranks)
+    finally:
+        if owns_ray:
+            disconnect(ray)
     policy = run.trained_policy()
     policy.summary = run.summary
     return policy

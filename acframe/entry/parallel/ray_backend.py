@@ -135,10 +135,13 @@ def _restore_auth_env() -> None:
 
 
 def cluster_actor_num(ray: Any, cfg: Any) -> int:
-    """How many actors the cluster's CPUs hold beside the evaluator (at least 1)."""
+    """How many actors the cluster's CPUs hold beside the evaluator (at least 1; with ``parallel.learner_num`` = N
+    data-parallel learners, beside ranks 1..N-1 too, rounded down to a multiple of N, at least N)."""
     cpus = float(ray.cluster_resources().get('CPU', 1.0))
     per_actor = float(cfg.parallel.actor_num_cpus) or 1.0
-    return max(1, int((cpus - float(cfg.parallel.evaluator_num_cpus)) // per_actor))
+    learners = int(cfg.parallel.get('learner_num', 1))
+    cpus -= float(cfg.parallel.evaluator_num_cpus) + (learners - 1) * float(cfg.parallel.get('learner_num_cpus', 1.0))
+    return max(learners, int(cpus // per_actor) // learners * learners)
 
 
 class RayActorWorker:
@@ -202,8 +205,8 @@ class RayBackend(Backend):
 
     def __init__(self, cfg: Any, weights_fn: Callable[[], Dict[str, torch.Tensor]], warn: Callable[[str], None],
                  sync: bool, incarnations: Optional[Sequence[int]] = None, ray: Any = None,
-                 owns_ray: bool = False) -> None:
-        super().__init__(cfg, weights_fn, warn, sync, incarnations)
+                 owns_ray: bool = False, evaluates: bool = True) -> None:
+        super().__init__(cfg, weights_fn, warn, sync, incarnations, evaluates)
         self.ray = ray if ray is not None else import_ray()
         self.owns_ray = owns_ray
         self._plain_cfg = to_plain(cfg)
@@ -239,7 +242,8 @@ class RayBackend(Backend):
         return self.evaluator
 
     def _check_resources(self) -> None:
-        need = self.actor_num * float(self.cfg.parallel.actor_num_cpus) + float(self.cfg.parallel.evaluator_num_cpus)
+        need = (self.actor_num * float(self.cfg.parallel.actor_num_cpus)
+                + float(self.cfg.parallel.evaluator_num_cpus) * self.evaluates)
         have = float(self.ray.cluster_resources().get('CPU', 0.0))
         if need > have:
             raise ConfigError(f"the Ray cluster has {have:g} CPUs but {self.actor_num} actors x parallel.actor_num_cpus="
@@ -251,8 +255,9 @@ class RayBackend(Backend):
         self.version = version
         for actor_id in range(self.actor_num):
             self._new_actor(actor_id)
-        self._new_evaluator()
-        handles = list(self.actors) + [self.evaluator]
+        if self.evaluates:  # (a data-parallel rank > 0 has none: rank 0 evaluates)
+            self._new_evaluator()
+        handles = list(self.actors) + ([self.evaluator] if self.evaluates else [])
         try:
             answers = self.ray.get([h.ready.remote() for h in handles], timeout=float(self.cfg.parallel.start_timeout))
         except self.ray.exceptions.GetTimeoutError as exc:

@@ -289,7 +289,8 @@ class ParallelRun(RunBase):
             from .inline import InlineBackend
             return InlineBackend(self.local_cfg, weights_fn, warn, self.sync, incarnations, evaluates=self.writes)
         from .ray_backend import RayBackend
-        return RayBackend(self.cfg, weights_fn, warn, self.sync, incarnations, self._ray, self._owns_ray)
+        return RayBackend(self.local_cfg, weights_fn, warn, self.sync, incarnations, self._ray, self._owns_ray,
+                          evaluates=self.writes)
 
     # ---- checkpoints -------------------------------------------------------------------------------
     def _extra_state(self) -> Dict[str, Any]:
