@@ -7,9 +7,15 @@ lambda 0.98, entropy bonus 0.01, no normalization, 1M env steps; RecurrentPPO's 
 and clip 0.2 constant), here as sequences of 64 steps (one per minibatch, as RecurrentPPO's minibatch of 64 is a
 run of 64 consecutive steps), each recomputed from the actors' state stored at its first step; a 64-unit encoder
 and a 64-unit LSTM (the Zoo's LSTM has 256 units and a separate critic LSTM: acframe's core is shared,
-``share_encoder=True``). The budget is the Zoo's: 1M env steps.
+``share_encoder=True``). Not the Zoo's: rewards x 0.01 (``reward_scale``), see below. The budget is the Zoo's 1M.
 
-MEASURED: see docs/benchmarks.md (recurrent section) and docs/recurrent.md.
+MEASURED (2026-11-28, one CPU thread, ``python bench/ladder.py --rows lunarlander_novel --algos ppo_lstm --seeds
+0,1,2``, 434 / 612 / 535 s for the 1M, beside another job): best 10-episode greedy evaluation -2 / -122 / -63, hold-out
+of that checkpoint on 50 fresh episodes -49 / -104 / -118; nowhere near the ladder's 200 (no stop value). With the
+Zoo's rewards (``policy.learn.reward_scale=1.0``, seed 0) the greedy policy played one action for most of the 1M
+(best -132, hold-out -119); the likely cause, not measured directly: the value loss of returns in the hundreds
+drowning the policy's gradient in the shared encoder and LSTM. Without the core (``policy.model.rnn.type=None``) and sb3-contrib's RecurrentPPO beside it: docs/benchmarks.md
+(recurrent section).
 """
 main_config = dict(
     exp_name='lunarlander_novel_ppo_lstm',  # the run folder is ./lunarlander_novel_ppo_lstm_seed<seed>
@@ -40,6 +46,9 @@ main_config = dict(
             discount_factor=0.999,  # the Zoo's gamma
             gae_lambda=0.98,  # the Zoo's GAE lambda
             clip_ratio=0.2,  # PPO's clip range, RecurrentPPO's default, constant
+            # rewards x 0.01 before the targets (returns of about +-2, not +-200): the value loss would otherwise
+            # swamp the policy's gradient in the encoder and LSTM that actor and critic share (not the Zoo's)
+            reward_scale=0.01,
             value_weight=0.5,  # value-loss coefficient
             entropy_weight=0.01,  # the Zoo's entropy bonus
         ),
