@@ -46,6 +46,8 @@ ROWS: Dict[str, Dict[str, Any]] = {
     'pendulum': dict(env_id='Pendulum-v1', target=-200.0, budget=1_000_000),
     # acframe's pendulum_novel; SB3 gets Pendulum-v1 with the same entries kept (the RL Zoo's PendulumNoVel-v1)
     'pendulum_novel': dict(env_id='Pendulum-v1', keep=(0, 1), target=-200.0, budget=100_000),
+    # acframe's lunarlander_novel; SB3 gets LunarLander-v3 with the same entries kept (the RL Zoo's LunarLanderNoVel-v2)
+    'lunarlander_novel': dict(env_id='LunarLander-v3', keep=(0, 1, 4, 6, 7), target=200.0, budget=1_000_000),
     'lunarlander_continuous': dict(env_id='LunarLanderContinuous-v3', target=200.0, budget=1_000_000),
     'halfcheetah': dict(env_id='HalfCheetah-v5', target=3000.0, budget=1_000_000),
     'hopper': dict(env_id='Hopper-v5', target=2000.0, budget=1_000_000),
@@ -76,6 +78,9 @@ ZOO: Dict[Tuple[str, str], Dict[str, Any]] = {
     ('pendulum_novel', 'ppo_lstm'): dict(n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10,
                                          ent_coef=0.0, learning_rate=1e-3, clip_range=0.2, use_sde=True,
                                          sde_sample_freq=4),
+    # hyperparams/ppo_lstm.yml's LunarLanderNoVel-v2, for sb3-contrib's RecurrentPPO ('MlpLstmPolicy', its defaults)
+    ('lunarlander_novel', 'ppo_lstm'): dict(n_envs=16, n_steps=1024, batch_size=64, gae_lambda=0.98, gamma=0.999,
+                                            n_epochs=4, ent_coef=0.01),
     ('lunarlander_continuous', 'a2c'): dict(normalize=True, n_envs=4, ent_coef=0.0, max_grad_norm=0.5, n_steps=8,
                                             gae_lambda=0.9, vf_coef=0.4, gamma=0.99, use_rms_prop=True,
                                             normalize_advantage=False, learning_rate='lin_7e-4', use_sde=True,
