@@ -237,12 +237,13 @@ def run_serial(loop: Callable[[SerialRun], None], cfg: Any, exp_dir: Optional[st
     Ctrl-C and SIGTERM also finish the run (so ``--resume`` can continue it), then re-raise
     ``KeyboardInterrupt`` (``Terminated`` for SIGTERM).
     """
-    from .data_parallel import check_serial_backend, run_data_parallel
-
-    check_serial_backend(cfg, backend, ray_address)
     if int(cfg.parallel.get('learner_num', 1)) > 1:  # data-parallel learners: this process is rank 0 of N
+        from .data_parallel import run_data_parallel
         return run_data_parallel(loop, cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer, mode,
                                  config_changes, backend, ray_address)
+    if backend != 'local' or ray_address is not None:  # Ray with one learner, 'inline': refused in one line
+        from .data_parallel import check_serial_backend
+        check_serial_backend(cfg, backend, ray_address)
     with sigterm_as_interrupt():  # a SIGTERM during start-up stops it as cleanly as one during training
         run = SerialRun(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=use_buffer, mode=mode,
                         config_changes=config_changes)
