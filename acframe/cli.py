@@ -103,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--accept-config-change', action='store_true',
                         help='with --resume: continue with a -c config, -s seed or overrides that change keys of the run '
                              '(refused otherwise, naming the keys; budgets may always change)')
-    parser.add_argument('--backend', default='local', choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel)')
+    parser.add_argument('--backend', default='local', choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel); '
+                        'with a serial pipeline and parallel.learner_num > 1, ray runs ranks 1..N-1 as Ray actors')
     parser.add_argument('--ray-address', default=None, help='Ray cluster address HOST:PORT (--backend ray)')
     add_tune_arguments(parser, _count)
     parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers, loggers, hooks and dizoo '
@@ -187,8 +188,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("-m async runs its workers on this machine only (they share one model in its shared memory, "
                           "docs/ddp.md); drop --backend/--ray-address, or train on a Ray cluster with -m parallel "
                           "--backend ray (parallel.learner_num for several learners)")
-    if (recorded_mode or args.mode) != 'parallel' and (args.backend != 'local' or args.ray_address):
-        raise ConfigError("--backend and --ray-address choose how the parallel pipeline runs; add -m parallel")
     if args.load is not None:
         raise ConfigError("--load evaluates or exports a finished run with -m eval / -m export; to continue training use --resume DIR")
     if args.init_from is not None and args.resume is not None:
@@ -231,7 +230,8 @@ def run(args: argparse.Namespace) -> int:
         from .entry.serial_onpolicy import serial_pipeline_onpolicy as pipeline
     else:
         from .entry.serial import serial_pipeline as pipeline
-    pipeline(cfg, **common)
+    # --backend ray: the data-parallel ranks on Ray (parallel.learner_num > 1; otherwise refused in one line)
+    pipeline(cfg, backend=args.backend, ray_address=args.ray_address, **common)
     return 0
 
 

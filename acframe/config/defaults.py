@@ -173,7 +173,7 @@ PARALLEL = dict(
     ray_scheduling='default',
     # (int in [1, 256]) Data-parallel learners (DDP; docs/ddp.md): this many rank processes, each learning on its share of every batch, gradients all-reduced each step; serial pipelines: each rank collects with its share of the envs; -m parallel (local, inline or Ray backend): each rank is fed by its share of parallel.actor_num; the batch keys (env.collector_env_num and collect.n_sample in the serial pipelines, parallel.actor_num in -m parallel, learn.batch_size, replay sizes) stay global and are split evenly; 1: one learner.
     learner_num=1,
-    # (float >= 0) -m parallel --backend ray with parallel.learner_num > 1: CPUs each learner rank 1..N-1 (a Ray actor; rank 0 is the driver process) reserves; with policy.cuda it reserves one GPU too.
+    # (float >= 0) --backend ray (-m parallel or a serial pipeline) with parallel.learner_num > 1: CPUs each learner rank 1..N-1 (a Ray actor; rank 0 is the driver process) reserves; with policy.cuda it reserves one GPU too.
     learner_num_cpus=1.0,
     # (str in {'auto', 'gloo', 'nccl'}) torch.distributed backend of the data-parallel learners: 'auto' (nccl with policy.cuda, one GPU per rank; else gloo), 'gloo' or 'nccl'.
     learner_backend='auto',

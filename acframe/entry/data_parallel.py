@@ -501,14 +501,50 @@ def _serial_run(cfg: Any, exp_dir: Optional[str], resume: bool, learner_hooks: S
                      config_changes=config_changes, data_parallel=group)
 
 
+#: how a serial pipeline's ranks 1..N-1 may run: processes of this machine, or Ray actors
+SERIAL_BACKENDS = ('local', 'ray')
+
+
+def check_serial_backend(cfg: Any, backend: str, ray_address: Optional[str]) -> None:
+    """Refuse, in one line naming the fix, a serial pipeline's ``backend`` (``--backend``) that it cannot use: 'ray'
+    runs its data-parallel ranks 1..N-1 on Ray, so it needs ``parallel.learner_num`` > 1; 'inline' is the parallel
+    pipeline's; ``ray_address`` goes with 'ray'."""
+    if backend == 'inline':
+        raise ConfigError("backend 'inline' (--backend inline) runs the parallel pipeline; add -m parallel, or give a "
+                          "serial pipeline backend 'local' or 'ray' (its data-parallel ranks on Ray)")
+    if backend not in SERIAL_BACKENDS:
+        raise ConfigError(f"backend '{backend}' is not one of {', '.join(SERIAL_BACKENDS)} (a serial pipeline's)")
+    if ray_address is not None and backend != 'ray':
+        raise ConfigError(f"--ray-address is only used by --backend ray (the backend is '{backend}')")
+    num = int(cfg.parallel.get('learner_num', 1))
+    if backend == 'ray' and num <= 1:
+        raise ConfigError(f"--backend ray runs a serial pipeline's data-parallel ranks on Ray and parallel.learner_num="
+                          f"{num}; set parallel.learner_num=2 or more, or add -m parallel (actors on Ray)")
+
+
 def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool,
                       learner_hooks: Sequence[LearnerHook], model: Any, use_buffer: bool, mode: str,
-                      config_changes: Sequence[str]) -> Any:
+                      config_changes: Sequence[str], backend: str = 'local', ray_address: Optional[str] = None) -> Any:
     """Run ``loop`` with ``parallel.learner_num`` data-parallel learners in a serial pipeline: this process is rank 0
-    (it evaluates, logs, writes the run folder and returns the trained policy)."""
-    check_data_parallel(cfg)
+    (it evaluates, logs, writes the run folder and returns the trained policy); ranks 1..N-1 are processes of this
+    machine (``backend='local'``) or Ray actors (``'ray'``: ``parallel.ray_ranks.RayRanks``, on the cluster at
+    ``ray_address``; None starts a local Ray)."""
+    check_serial_backend(cfg, backend, ray_address)
+    check_data_parallel(cfg, local_devices=backend != 'ray')
     make_run = functools.partial(_serial_run, cfg, exp_dir, resume, tuple(learner_hooks), model, use_buffer, mode)
-    run = run_ranks(loop, cfg, exp_dir, progress, config_changes, make_run)
+    if backend != 'ray':
+        run = run_ranks(loop, cfg, exp_dir, progress, config_changes, make_run)
+    else:
+        from .parallel.ray_backend import connect, disconnect
+        from .parallel.ray_ranks import RayRanks, check_ray_ranks
+
+        ray, owns_ray = connect(ray_address)
+        try:
+            check_ray_ranks(ray, cfg, actors=False)
+            run = run_ranks(loop, cfg, exp_dir, progress, config_changes, make_run, RayRanks(ray))
+        finally:
+            if owns_ray:
+                disconnect(ray)
     run.policy.summary = run.summary
     return run.policy
 
@@ -517,7 +553,7 @@ class LocalRanks:
     """How ``run_ranks`` starts ranks 1..N-1 by default: processes of this machine (forked on CPU, spawned with CUDA:
     ``parallel.start_method``), rank r on ``cuda:r``, their errors sent back on a queue.
 
-    The seam for another way (the parallel pipeline's ``RayRanks``: Ray actors): ``host`` (rank 0's address, the
+    The seam for another way (``parallel.ray_ranks.RayRanks``: Ray actors): ``host`` (rank 0's address, the
     rendezvous), ``start`` (returns the queue the ranks' error lines come back on, as ``(rank, line)``),
     ``children`` (one handle per rank, as ``multiprocessing.Process``: ``pid``, ``exitcode``; ``what`` and
     ``exit_reason`` may say more), ``rank0_gpu`` and ``stop``."""

@@ -229,8 +229,10 @@ class SerialRun(RunBase):
 
 def run_serial(loop: Callable[[SerialRun], None], cfg: Any, exp_dir: Optional[str], resume: bool, progress: bool,
                learner_hooks: Sequence[LearnerHook], model: Optional[torch.nn.Module], use_buffer: bool,
-               mode: str = 'serial', config_changes: Sequence[str] = ()) -> Any:
-    """Build a ``SerialRun``, drive it with ``loop`` and finish it: final checkpoint and ``summary.json``.
+               mode: str = 'serial', config_changes: Sequence[str] = (), backend: str = 'local',
+               ray_address: Optional[str] = None) -> Any:
+    """Build a ``SerialRun``, drive it with ``loop`` and finish it: final checkpoint and ``summary.json``
+    (``parallel.learner_num`` > 1: data-parallel ranks, on this machine or on Ray with ``backend='ray'``).
 
     Ctrl-C and SIGTERM also finish the run (so ``--resume`` can continue it), then re-raise
     ``KeyboardInterrupt`` (``Terminated`` for SIGTERM).
@@ -238,7 +240,10 @@ def run_serial(loop: Callable[[SerialRun], None], cfg: Any, exp_dir: Optional[st
     if int(cfg.parallel.get('learner_num', 1)) > 1:  # data-parallel learners: this process is rank 0 of N
         from .data_parallel import run_data_parallel
         return run_data_parallel(loop, cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer, mode,
-                                 config_changes)
+                                 config_changes, backend, ray_address)
+    if backend != 'local' or ray_address is not None:  # Ray with one learner, 'inline': refused in one line
+        from .data_parallel import check_serial_backend
+        check_serial_backend(cfg, backend, ray_address)
     with sigterm_as_interrupt():  # a SIGTERM during start-up stops it as cleanly as one during training
         run = SerialRun(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=use_buffer, mode=mode,
                         config_changes=config_changes)
@@ -258,6 +263,8 @@ def serial_pipeline(
     learner_hooks: Sequence[LearnerHook] = (),
     model: Optional[torch.nn.Module] = None,
     accept_config_change: bool = False,
+    backend: str = 'local',
+    ray_address: Optional[str] = None,
 ) -> Any:
     """Train an off-policy policy (collector → replay buffer → learner) until solved or out of budget.
 
@@ -274,6 +281,9 @@ def serial_pipeline(
         learner_hooks: extra ``LearnerHook`` objects.
         model: a model instance to use instead of the policy's default model.
         accept_config_change: with ``resume``, continue with a config that differs from the run's.
+        backend: where data-parallel ranks 1..N-1 run (``parallel.learner_num`` = N > 1): ``'local'`` (processes
+            of this machine) or ``'ray'`` (Ray actors; docs/ddp.md).
+        ray_address: ``HOST:PORT`` of a running Ray cluster (``backend='ray'``; None starts a local Ray).
 
     Returns the trained policy; ``summary.json`` in the experiment folder says how it went.
     """
@@ -288,7 +298,8 @@ def serial_pipeline(
         raise ConfigError(f"policy.learn.learner_thread: policy '{cfg.policy.type}' draws random numbers in its updates, "
                           f"which a second thread would interleave with the collector's; set policy.learn.learner_thread=False")
     return run_serial(_threaded_off_policy_loop if threaded else _off_policy_loop, cfg, exp_dir, resume is not None,
-                      progress, learner_hooks, model, use_buffer=True, mode='serial', config_changes=changes)
+                      progress, learner_hooks, model, use_buffer=True, mode='serial', config_changes=changes,
+                      backend=backend, ray_address=ray_address)
 
 
 def _off_policy_loop(run: SerialRun) -> None:

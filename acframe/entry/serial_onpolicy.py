@@ -35,10 +35,12 @@ def serial_pipeline_onpolicy(
     learner_hooks: Sequence[LearnerHook] = (),
     model: Optional[torch.nn.Module] = None,
     accept_config_change: bool = False,
+    backend: str = 'local',
+    ray_address: Optional[str] = None,
 ) -> Any:
     """Train an on-policy policy (collect → learn on that segment → repeat) until solved or out of budget.
 
-    The arguments are ``serial_pipeline``'s.
+    The arguments are ``serial_pipeline``'s (``backend='ray'``: data-parallel ranks 1..N-1 as Ray actors).
 
     Each collection is followed by the gradient steps the policy's learn mode makes on it (``Learner.train_rollout``).
     Returns the trained policy; ``summary.json`` in the experiment folder says how it went.
@@ -52,7 +54,8 @@ def serial_pipeline_onpolicy(
         raise ConfigError("policy.learn.learner_thread: an on-policy policy learns each rollout with the weights that "
                           "collected it, so it cannot learn beside the collector; set policy.learn.learner_thread=False")
     return run_serial(_on_policy_loop, cfg, exp_dir, resume is not None, progress, learner_hooks, model,
-                      use_buffer=False, mode='serial_onpolicy', config_changes=changes)
+                      use_buffer=False, mode='serial_onpolicy', config_changes=changes, backend=backend,
+                      ray_address=ray_address)
 
 
 def _on_policy_loop(run: SerialRun) -> None:

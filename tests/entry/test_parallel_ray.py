@@ -319,3 +319,61 @@ def test_async_workers_on_ray_are_refused_in_one_line_exit_2(tmp_path, monkeypat
     assert code == 2 and len(err) == 1 and err[0].startswith('acframe: error: -m async runs its workers on this machine '
                                                              'only'), err
     assert os.listdir(tmp_path) == []
+
+
+# ---- a serial pipeline's data-parallel ranks on Ray (parallel.learner_num=2 --backend ray: rank 1 a Ray actor) ----
+def test_two_serial_ppo_ranks_on_ray_end_identical_and_rank_1_writes_nothing(tmp_path, monkeypatch, loopback_cluster):
+    from acframe.entry import data_parallel
+    from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
+    from test_data_parallel import TWO, _RecordWeights
+    from test_parallel_learners import _records, _same_weights
+
+    def no_local_ranks(*args, **kwargs):
+        raise AssertionError('backend ray started the ranks as local processes')
+
+    monkeypatch.setattr(data_parallel.LocalRanks, 'start', no_local_ranks)
+    monkeypatch.chdir(tmp_path)
+    seen = tmp_path / 'seen'
+    seen.mkdir()
+    overrides = TWO + [('parallel.learner_num_cpus', 0.25), ('policy.learn.learner.save_ckpt_freq', 10),
+                       ('policy.model.obs_norm', True)]  # the statistics agree too
+    policy = serial_pipeline_onpolicy('cartpole_ppo.py', overrides=overrides, max_env_step=1024, progress=False,
+                                      exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))],
+                                      backend='ray', ray_address=loopback_cluster)
+    assert policy.summary['env_steps'] == 1024 and policy.summary['train_iters'] == 80  # 4 rollouts x 20 epochs
+    records = _records(seen)
+    assert os.getpid() in [record['pid'] for record in records]  # rank 0 is this process, rank 1 a Ray actor
+    _same_weights(records, 80)
+    assert float(records[0]['weights']['obs_normalizer.count']) == pytest.approx(1024, abs=1e-3)  # both ranks' steps
+    assert sorted(os.listdir(tmp_path)) == ['run', 'seen']  # rank 1 wrote nothing, anywhere
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['data_parallel']['learner_num'] == 2 and len(state['data_parallel']['ranks']) == 1
+    assert not ray.is_initialized() and not cluster_pids(b'ray::RayLearnerRank')
+
+
+@pytest.mark.parametrize('args, line', [
+    (['--backend', 'ray'], "--backend ray runs a serial pipeline's data-parallel ranks on Ray and "
+                           "parallel.learner_num=1; set parallel.learner_num=2 or more, or add -m parallel"),
+    (['--backend', 'inline', 'parallel.learner_num=2'], "backend 'inline' (--backend inline) runs the parallel "
+                                                        "pipeline; add -m parallel"),
+    (['--ray-address', '127.0.0.1:1'], "--ray-address is only used by --backend ray (the backend is 'local')"),
+])
+def test_a_serial_backend_the_pipeline_cannot_use_is_refused_in_one_line_exit_2(tmp_path, monkeypatch, capsys, args,
+                                                                                line):
+    monkeypatch.chdir(tmp_path)
+    code = cli_main(['-c', 'cartpole_ppo.py', '-q', *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith(f'acframe: error: {line}'), err
+    assert os.listdir(tmp_path) == [] and not ray.is_initialized()
+
+
+def test_serial_ranks_the_ray_cluster_cannot_hold_are_refused_in_one_line_exit_2(tmp_path, monkeypatch, capsys,
+                                                                               loopback_cluster):
+    monkeypatch.chdir(tmp_path)
+    code = cli_main(['-c', 'cartpole_ppo.py', '--backend', 'ray', '--ray-address', loopback_cluster, '-q',
+                     'parallel.learner_num=2', 'parallel.learner_num_cpus=8'])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == ['acframe: error: the Ray cluster has 4 CPUs but 1 learner rank(s) x '
+                                 'parallel.learner_num_cpus=8 need 8; lower parallel.learner_num or the CPUs per '
+                                 'worker'], err
+    assert os.listdir(tmp_path) == [] and not ray.is_initialized()

@@ -1,11 +1,13 @@
-"""Data-parallel learner ranks on the Ray backend: ``-m parallel --backend ray`` with ``parallel.learner_num`` = N > 1.
+"""Data-parallel learner ranks on the Ray backend: ``--backend ray`` with ``parallel.learner_num`` = N > 1, in the
+parallel pipeline (``-m parallel``) or a serial one (``data_parallel.run_data_parallel``).
 
 ``run_ranks`` (``entry/data_parallel.py``) starts ranks 1..N-1 through ``RayRanks`` instead of ``LocalRanks``: each
 is a Ray actor (``RayLearnerRank``) reserving ``parallel.learner_num_cpus`` CPUs, and one GPU with ``policy.cuda``
 (its ``cuda:0``: the GPU Ray gave it), placed by Ray on any node of the cluster. Rank 0 is the driver process, as
 with the local backend. Each rank runs its ``ParallelRun`` with a ``RayBackend`` over its own share of the actors
 (Ray actors it owns: they die with it); the process group's rendezvous is the driver's node IP, so the ranks may sit
-on other nodes. A rank actor that dies (its process killed, its node lost) is seen by Ray, and rank 0's next
+on other nodes. (A serial pipeline's rank runs its ``SerialRun``, stepping its share of the envs in its actor.)
+A rank actor that dies (its process killed, its node lost) is seen by Ray, and rank 0's next
 collective names it in one line (``DataParallelError``).
 """
 from __future__ import annotations
@@ -22,21 +24,25 @@ from ...errors import ConfigError, EnvError
 from ..data_parallel import run_rank
 
 
-def check_ray_ranks(ray: Any, cfg: Any) -> None:
+def check_ray_ranks(ray: Any, cfg: Any, actors: bool = True) -> None:
     """Refuse, in one line naming the keys, N ranks the Ray cluster cannot hold: ranks 1..N-1 reserve
-    ``parallel.learner_num_cpus`` each (and a GPU with ``policy.cuda``), beside the actors and the evaluator; rank 0
+    ``parallel.learner_num_cpus`` each (and a GPU with ``policy.cuda``), beside the actors and the evaluator
+    (``actors``: the parallel pipeline; False: a serial pipeline's ranks, which step their envs themselves); rank 0
     (this process) needs a GPU here with ``policy.cuda``."""
     num = int(cfg.parallel.learner_num)
     par = cfg.parallel
     resources = ray.cluster_resources()
-    need = ((num - 1) * float(par.learner_num_cpus) + int(par.actor_num) * float(par.actor_num_cpus)
-            + float(par.evaluator_num_cpus))
+    need = (num - 1) * float(par.learner_num_cpus)
+    workers = ''
+    if actors:
+        need += int(par.actor_num) * float(par.actor_num_cpus) + float(par.evaluator_num_cpus)
+        workers = (f" + {int(par.actor_num)} actors x parallel.actor_num_cpus={float(par.actor_num_cpus):g} + "
+                   f"parallel.evaluator_num_cpus={float(par.evaluator_num_cpus):g}")
     have = float(resources.get('CPU', 0.0))
     if need > have:
         raise ConfigError(f"the Ray cluster has {have:g} CPUs but {num - 1} learner rank(s) x parallel.learner_num_cpus="
-                          f"{float(par.learner_num_cpus):g} + {int(par.actor_num)} actors x parallel.actor_num_cpus="
-                          f"{float(par.actor_num_cpus):g} + parallel.evaluator_num_cpus={float(par.evaluator_num_cpus):g} "
-                          f"need {need:g}; lower parallel.learner_num, parallel.actor_num or the CPUs per worker")
+                          f"{float(par.learner_num_cpus):g}{workers} need {need:g}; lower parallel.learner_num"
+                          f"{', parallel.actor_num' if actors else ''} or the CPUs per worker")
     if cfg.policy.get('cuda'):
         gpus = float(resources.get('GPU', 0.0))
         if num - 1 > gpus:
