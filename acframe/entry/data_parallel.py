@@ -566,6 +566,7 @@ def run_ranks(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], pro
     ranks = ranks if ranks is not None else LocalRanks()
     port = free_port(ranks.host)
     group: Optional[DataParallel] = None
+    run: Any = None
     finished = False
     try:
         errors = ranks.start(cfg, port, loop, exp_dir, make_run)
@@ -578,7 +579,9 @@ def run_ranks(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], pro
         finished = True
         return run
     except KeyboardInterrupt:
-        finished = True  # the final checkpoint was written with every rank
+        # driven: the final checkpoint was written with every rank; before (rank 0 joining, building its run) the
+        # others, which wait in a collective rank 0 will never make, are stopped at once
+        finished = run is not None
         raise
     finally:
         ranks.stop(JOIN_TIMEOUT_S if finished else 0.0)

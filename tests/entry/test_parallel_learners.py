@@ -344,3 +344,30 @@ def test_a_sigterm_to_rank_0_while_its_actors_start_stops_every_rank_at_once_wit
     assert len(state['data_parallel']['ranks']) == 1 and state['train_iter'] == 0
     summary = __import__('json').loads((tmp_path / 'run' / 'summary.json').read_text())
     assert summary['interrupted'], summary
+
+
+def test_a_sigterm_to_rank_0_before_its_run_is_built_stops_the_other_ranks_at_once(tmp_path, monkeypatch):
+    """A real SIGTERM reaches rank 0 while it builds its run (after the weights' broadcast), while rank 1 is already in
+    its loop: nothing was driven, so rank 1 is stopped at once (before, rank 0 waited for rank 1 to end on its own,
+    which it did only when its turn's all-reduce gave up after parallel.collective_timeout_s)."""
+    from acframe.entry.parallel.run import ParallelRun
+    from acframe.signals import Terminated
+
+    make_backend = ParallelRun._make_backend
+
+    def make_backend_then_sigterm(self, incarnations):
+        backend = make_backend(self, incarnations)
+        if self.writes:  # rank 0
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)
+        return backend
+
+    monkeypatch.setattr(ParallelRun, '_make_backend', make_backend_then_sigterm)
+    monkeypatch.chdir(tmp_path)
+    overrides = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 12.0),
+                 ('env.stop_value', None)]
+    began = time.monotonic()
+    with pytest.raises(Terminated):
+        parallel_pipeline('cartpole_impala.py', overrides=overrides, max_env_step=100_000, progress=False,
+                          exp_dir=str(tmp_path / 'run'))
+    assert time.monotonic() - began < 8.0  # not after the collective timeout
