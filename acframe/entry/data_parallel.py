@@ -317,6 +317,35 @@ class DataParallel:
         self._collective('the checkpoint state', lambda: dist.gather_object(obj, found, dst=0))
         return found
 
+    def share_checkpoint(self, path: str) -> Dict[str, Any]:
+        """The checkpoint at ``path`` to resume, read by rank 0 alone (a rank on another node, a Ray actor, does not
+        see rank 0's disk, nor its working folder): every other rank gets the entries all ranks share
+        (``SHARED_STATE``) and, under ``data_parallel``, its own, which ``DataParallelLearner.load_checkpoint_state``
+        reads. (Rank 0's error reading it ends the run, the other ranks with it.)"""
+        import torch.distributed as dist
+
+        from ..worker import load_checkpoint
+
+        state: Dict[str, Any] = {}
+        parts: Optional[List[Any]] = None
+        if self.rank == 0:
+            state = load_checkpoint(path)
+            stored = state.get('data_parallel')
+            ranks = stored.get('ranks') if isinstance(stored, dict) else None
+            parts = [None]
+            for rank in range(1, self.world):
+                own = ranks[rank - 1] if isinstance(ranks, list) and rank - 1 < len(ranks) else None
+                if isinstance(own, dict):  # the shared entries and its own (not the others': a buffer each, maybe)
+                    part = {k: v for k, v in state.items() if k in SHARED_STATE}
+                    part.update(own)
+                    part['data_parallel'] = {**stored, 'ranks': [None] * (rank - 1) + [own]}
+                else:  # what does not fit fails on that rank as on rank 0
+                    part = state
+                parts.append(part)
+        received: List[Any] = [None]
+        self._collective('the checkpoint to resume', lambda: dist.scatter_object_list(received, parts, src=0))
+        return state if self.rank == 0 else received[0]
+
     def _collective(self, what: str, call: Callable[[], Any]) -> Any:
         try:
             return call()
