@@ -317,6 +317,35 @@ class DataParallel:
         self._collective('the checkpoint state', lambda: dist.gather_object(obj, found, dst=0))
         return found
 
+    def share_checkpoint(self, path: str) -> Dict[str, Any]:
+        """The checkpoint at ``path`` to resume, read by rank 0 alone (a rank on another node, a Ray actor, does not
+        see rank 0's disk, nor its working folder): every other rank gets the entries all ranks share
+        (``SHARED_STATE``) and, under ``data_parallel``, its own, which ``DataParallelLearner.load_checkpoint_state``
+        reads. (Rank 0's error reading it ends the run, the other ranks with it.)"""
+        import torch.distributed as dist
+
+        from ..worker import load_checkpoint
+
+        state: Dict[str, Any] = {}
+        parts: Optional[List[Any]] = None
+        if self.rank == 0:
+            state = load_checkpoint(path)
+            stored = state.get('data_parallel')
+            ranks = stored.get('ranks') if isinstance(stored, dict) else None
+            parts = [None]
+            for rank in range(1, self.world):
+                own = ranks[rank - 1] if isinstance(ranks, list) and rank - 1 < len(ranks) else None
+                if isinstance(own, dict):  # the shared entries and its own (not the others': a buffer each, maybe)
+                    part = {k: v for k, v in state.items() if k in SHARED_STATE}
+                    part.update(own)
+                    part['data_parallel'] = {**stored, 'ranks': [None] * (rank - 1) + [own]}
+                else:  # what does not fit fails on that rank as on rank 0
+                    part = state
+                parts.append(part)
+        received: List[Any] = [None]
+        self._collective('the checkpoint to resume', lambda: dist.scatter_object_list(received, parts, src=0))
+        return state if self.rank == 0 else received[0]
+
     def _collective(self, what: str, call: Callable[[], Any]) -> Any:
         try:
             return call()
@@ -602,6 +631,7 @@ def run_ranks(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], pro
     ranks = ranks if ranks is not None else LocalRanks()
     port = free_port(ranks.host)
     group: Optional[DataParallel] = None
+    run: Any = None
     finished = False
     try:
         errors = ranks.start(cfg, port, loop, exp_dir, make_run)
@@ -614,7 +644,9 @@ def run_ranks(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str], pro
         finished = True
         return run
     except KeyboardInterrupt:
-        finished = True  # the final checkpoint was written with every rank
+        # driven: the final checkpoint was written with every rank; before (rank 0 joining, building its run) the
+        # others, which wait in a collective rank 0 will never make, are stopped at once
+        finished = run is not None
         raise
     finally:
         ranks.stop(JOIN_TIMEOUT_S if finished else 0.0)

@@ -310,7 +310,10 @@ class RunBase:
 
     def restore(self, path: str) -> None:
         """Continue from the checkpoint at ``path``; a ``CheckpointError`` naming it when it does not fit."""
-        state = load_checkpoint(path)
+        from .data_parallel import DataParallelLearner  # data-parallel: rank 0 reads it, each rank gets its share
+
+        learner = self.learner
+        state = learner.group.share_checkpoint(path) if isinstance(learner, DataParallelLearner) else load_checkpoint(path)
         if 'rng' not in state and 'eval_return' in state:  # ckpt_best.pth copied over ckpt_latest.pth
             raise CheckpointError(f"checkpoint '{path}' holds only a policy's weights (a best checkpoint), not a run "
                                   f"to continue; start a new run from those weights with -c CONFIG --init-from "

@@ -312,3 +312,62 @@ def test_every_rank_stops_when_one_has_collected_its_share_and_its_queue_gives_n
     assert budget // 2 <= summary['env_steps'] < budget - 512, summary  # rank 0's share, a part of rank 1's
     assert not summary['interrupted'] and summary['train_iters'] > 0 and collected.exists()
     _same_weights(_records(seen), summary['train_iters'])
+
+
+def test_a_sigterm_to_rank_0_while_its_actors_start_stops_every_rank_at_once_with_the_final_checkpoint(tmp_path,
+                                                                                                      monkeypatch):
+    """A real SIGTERM reaches rank 0 while its backend starts (the actors, the evaluator: seconds on Ray), before its
+    loop, while rank 1 is already in its loop: it is held until rank 0's first turn, where every rank stops together
+    and writes its share of the final checkpoint (before, rank 0 went straight to the final checkpoint's gather while
+    rank 1 waited in its turn's all-reduce: both waited parallel.collective_timeout_s and the run failed)."""
+    from acframe.entry.parallel.local import LocalBackend
+    from acframe.signals import Terminated
+
+    start = LocalBackend.start
+
+    def start_then_sigterm(self, version):
+        start(self, version)
+        if self.evaluates:  # rank 0
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)
+
+    monkeypatch.setattr(LocalBackend, 'start', start_then_sigterm)  # the forked rank 1 has it too
+    monkeypatch.chdir(tmp_path)
+    overrides = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 12.0),
+                 ('env.stop_value', None)]
+    began = time.monotonic()
+    with pytest.raises(Terminated):
+        parallel_pipeline('cartpole_impala.py', overrides=overrides, max_env_step=100_000, progress=False,
+                          exp_dir=str(tmp_path / 'run'))
+    assert time.monotonic() - began < 12.0  # not after the collective timeout
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert len(state['data_parallel']['ranks']) == 1 and state['train_iter'] == 0
+    summary = __import__('json').loads((tmp_path / 'run' / 'summary.json').read_text())
+    assert summary['interrupted'], summary
+
+
+def test_a_sigterm_to_rank_0_before_its_run_is_built_stops_the_other_ranks_at_once(tmp_path, monkeypatch):
+    """A real SIGTERM reaches rank 0 while it builds its run (after the weights' broadcast), while rank 1 is already in
+    its loop: nothing was driven, so rank 1 is stopped at once (before, rank 0 waited for rank 1 to end on its own,
+    which it did only when its turn's all-reduce gave up after parallel.collective_timeout_s)."""
+    from acframe.entry.parallel.run import ParallelRun
+    from acframe.signals import Terminated
+
+    make_backend = ParallelRun._make_backend
+
+    def make_backend_then_sigterm(self, incarnations):
+        backend = make_backend(self, incarnations)
+        if self.writes:  # rank 0
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)
+        return backend
+
+    monkeypatch.setattr(ParallelRun, '_make_backend', make_backend_then_sigterm)
+    monkeypatch.chdir(tmp_path)
+    overrides = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 12.0),
+                 ('env.stop_value', None)]
+    began = time.monotonic()
+    with pytest.raises(Terminated):
+        parallel_pipeline('cartpole_impala.py', overrides=overrides, max_env_step=100_000, progress=False,
+                          exp_dir=str(tmp_path / 'run'))
+    assert time.monotonic() - began < 8.0  # not after the collective timeout

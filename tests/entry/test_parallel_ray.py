@@ -241,7 +241,7 @@ def test_two_learner_ranks_on_ray_end_identical_rank_1_writes_nothing_and_resume
     seen.mkdir()
     policy = parallel_pipeline('cartpole_impala.py', backend='ray', ray_address=loopback_cluster, max_env_step=1500,
                                overrides=TWO_RANKS + [('policy.learn.learner.save_ckpt_freq', 20)], progress=False,
-                               exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))])
+                               exp_dir='run', learner_hooks=[_RecordWeights(str(seen))])
     summary = policy.summary
     assert summary['backend'] == 'ray' and summary['learner_num'] == 2 and summary['train_iters'] > 0, summary
     assert 1500 <= summary['env_steps'] <= 1500 + 2 * 8, summary['env_steps']  # both ranks' actors, 8 envs each
@@ -256,7 +256,10 @@ def test_two_learner_ranks_on_ray_end_identical_rank_1_writes_nothing_and_resume
 
     again = tmp_path / 'again'
     again.mkdir()
-    resumed = parallel_pipeline(resume=str(tmp_path / 'run'), backend='ray', ray_address=loopback_cluster,
+    # a folder relative to the driver's working folder: rank 1 works in the one its Ray node gives it (on another
+    # node it does not see the driver's disk at all), so it gets its share of the checkpoint from rank 0, which alone
+    # reads it (before, every rank read the file at that path itself, and rank 1 failed: it does not exist)
+    resumed = parallel_pipeline(resume='run', backend='ray', ray_address=loopback_cluster,
                                 max_env_step=2200, progress=False, learner_hooks=[_RecordWeights(str(again))])
     assert 2200 <= resumed.summary['env_steps'] <= 2200 + 2 * 8
     assert resumed.summary['train_iters'] > summary['train_iters']

@@ -12,6 +12,7 @@ The learner process owns the experiment folder, the learn-only policy, the repla
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -23,7 +24,7 @@ from ...envs import make_env_manager
 from ...envs.randomization import DomainRandomizer
 from ...errors import ConfigError
 from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
-from ...signals import interrupt_pending
+from ...signals import interrupt_pending, interrupts_deferred
 from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook, eval_score
 from ..budget import check_start
 from ..run_base import RunBase, build_buffer, check_no_replay
@@ -559,15 +560,21 @@ class ParallelRun(RunBase):
     def drive(self, loop: Callable[['ParallelRun'], None]) -> Dict[str, Any]:
         """Start the workers, run ``loop``, stop the actors, evaluate the final weights; finish (``RunBase.drive``)."""
         def run_workers(run: 'ParallelRun') -> None:
-            started = time.perf_counter()
-            self.backend.start(self.learner.train_iter)
-            self.startup_s = time.perf_counter() - started
-            self.stats.start = time.perf_counter()
-            loop(self)
+            # data-parallel: a Ctrl-C or SIGTERM while the workers start is held for the loop's first turn, where every
+            # rank stops together (raised here, this rank would gather the final checkpoint while the others wait in
+            # their turn's all-reduce); and one during the hand-over is raised after its collectives
+            held = interrupts_deferred if self.ddp is not None else contextlib.nullcontext
+            with held():
+                started = time.perf_counter()
+                self.backend.start(self.learner.train_iter)
+                self.startup_s = time.perf_counter() - started
+                self.stats.start = time.perf_counter()
+                loop(self)
             self.stats.end = time.perf_counter()
             self.backend.stop_actors()
             if self.ddp is not None:  # the other ranks' share of the final checkpoint: they need not wait for the eval
-                self.learner.hand_over_final_state()
+                with interrupts_deferred():
+                    self.learner.hand_over_final_state()
             self.final_eval()
 
         return super().drive(run_workers)
