@@ -564,16 +564,11 @@ def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[s
     if backend != 'ray':
         run = run_ranks(loop, cfg, exp_dir, progress, config_changes, make_run)
     else:
-        from .parallel.ray_backend import connect, disconnect
-        from .parallel.ray_ranks import RayRanks, check_ray_ranks
+        from .parallel.ray_ranks import check_ray_ranks, connected_ranks
 
-        ray, owns_ray = connect(ray_address)
-        try:
+        with connected_ranks(ray_address) as (ray, ranks):
             check_ray_ranks(ray, cfg, actors=False)
-            run = run_ranks(loop, cfg, exp_dir, progress, config_changes, make_run, RayRanks(ray))
-        finally:
-            if owns_ray:
-                disconnect(ray)
+            run = run_ranks(loop, cfg, exp_dir, progress, config_changes, make_run, ranks)
     run.policy.summary = run.summary
     return run.policy
 

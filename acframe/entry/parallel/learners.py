@@ -19,6 +19,7 @@ share of the actors.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Optional, Sequence
 
@@ -77,20 +78,15 @@ def parallel_learners(cfg: Any, exp_dir: Optional[str], resume: bool, progress: 
     """Train with ``parallel.learner_num`` learner ranks, each fed by its own actors; this process is rank 0 (on Ray,
     ranks 1..N-1 are Ray actors: ``ray_ranks.RayRanks``). Returns the trained policy (``policy.summary``:
     ``summary.json``), as ``parallel_pipeline``."""
-    ray, owns_ray, ranks = None, False, None
     if backend == 'ray':
-        from .ray_backend import connect, disconnect
-        from .ray_ranks import RayRanks
-        ray, owns_ray = connect(ray_address)
-    try:
+        from .ray_ranks import connected_ranks
+        connected = connected_ranks(ray_address)
+    else:
+        connected = contextlib.nullcontext((None, None))  # ranks 1..N-1: processes of this machine
+    with connected as (ray, ranks):
         check_parallel_learners(cfg, backend, ray)
-        if ray is not None:
-            ranks = RayRanks(ray)
         make_run = functools.partial(_rank_run, cfg, exp_dir, resume, backend, tuple(learner_hooks))
         run = run_ranks(_loop, cfg, exp_dir, progress, config_changes, make_run, ranks)
-    finally:
-        if owns_ray:
-            disconnect(ray)
     policy = run.trained_policy()
     policy.summary = run.summary
     return policy

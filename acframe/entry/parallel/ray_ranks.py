@@ -12,11 +12,12 @@ collective names it in one line (``DataParallelError``).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
 import time
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import torch
 
@@ -182,3 +183,17 @@ class RayRanks:
                 child.kill()
             except Exception:  # noqa: BLE001 - already gone
                 pass
+
+
+@contextlib.contextmanager
+def connected_ranks(ray_address: Optional[str]) -> Iterator[Tuple[Any, RayRanks]]:
+    """Ray connected (the cluster at ``ray_address``; None starts a local one) and ``RayRanks`` on it, for
+    ``run_ranks``: both pipelines' data-parallel ranks on Ray. A Ray this started is shut down at the end."""
+    from .ray_backend import connect, disconnect
+
+    ray, owns_ray = connect(ray_address)
+    try:
+        yield ray, RayRanks(ray)
+    finally:
+        if owns_ray:
+            disconnect(ray)
