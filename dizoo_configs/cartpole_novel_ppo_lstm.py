@@ -24,7 +24,7 @@ main_config = dict(
     policy=dict(
         model=dict(
             encoder_hidden_size_list=[64],  # one 64-unit layer before the LSTM
-            share_encoder=True,  # one encoder and one LSTM for actor and critic (the recurrent core needs it)
+            share_encoder=True,  # one encoder and one LSTM for actor and critic (False: an encoder and a core each)
             actor_head_hidden_size=64,  # a 64-unit layer after the LSTM in the actor head (the Zoo's pi=[64])
             critic_head_hidden_size=64,  # and in the critic head (the Zoo's vf=[64])
             rnn=dict(

@@ -33,7 +33,7 @@ main_config = dict(
             encoder_channels=[16, 32],  # 16 and 32 channels
             encoder_hidden_size_list=[256],  # then 256 units
             activation='relu',  # ReLU everywhere, as the paper's
-            share_encoder=True,  # one encoder and one LSTM for policy and baseline (the recurrent core needs it)
+            share_encoder=True,  # one encoder and one LSTM for policy and baseline (False: an encoder and a core each)
             rnn=dict(type='lstm', hidden_size=256, num_layers=1),  # the paper's LSTM: 256 units, one layer
         ),
         learn=dict(

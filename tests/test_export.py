@@ -126,11 +126,12 @@ def acer_lstm_run(tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def gru_pendulum_run(tmp_path_factory):
-    """Two updates of Pendulum A2C with a 2-layer GRU: continuous actions, clipped, from a state of 2 rows."""
+    """Two updates of Pendulum A2C with a 2-layer GRU each for the actor and the critic (``share_encoder=False``):
+    continuous actions, clipped, from a state of 2 + 2 rows."""
     run_dir = tmp_path_factory.mktemp('gru') / 'run'
     assert main(['-c', 'pendulum_a2c.py', '--exp-dir', str(run_dir), '--max-train-iter', '2', '-q',
                  'env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
-                 'policy.model.init_sigma=3.0', 'policy.model.share_encoder=True', 'policy.model.rnn.type=gru',
+                 'policy.model.init_sigma=3.0', 'policy.model.share_encoder=False', 'policy.model.rnn.type=gru',
                  'policy.model.rnn.hidden_size=8', 'policy.model.rnn.num_layers=2']) == 0
     return run_dir
 
@@ -191,7 +192,7 @@ def gru_run(tmp_path_factory):
     return run_dir
 
 
-@pytest.mark.parametrize('run, rows', [('lstm_run', 2), ('acer_lstm_run', 2), ('gru_pendulum_run', 2), ('gru_run', 1),
+@pytest.mark.parametrize('run, rows', [('lstm_run', 2), ('acer_lstm_run', 2), ('gru_pendulum_run', 4), ('gru_run', 1),
                                        ('trained_run', 0), ('pendulum_run', 0)])
 def test_the_exported_step_acts_as_load_policy_over_whole_episodes(run, rows, request, tmp_path, capsys):
     """Recurrent and feed-forward runs: TorchScript, the state fed back from step to step, equals load_policy's

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import torch
 import torch.nn as nn
@@ -29,22 +29,29 @@ def _check_space(model: str, action_space: str, expected: str) -> None:
 
 
 class _RecurrentTrunk:
-    """The optional recurrent core of ACER's models (``policy.model.rnn``) on the shared encoder's output: building
-    it, one step of it (collect/eval) and a time-major unroll of it (the learner)."""
+    """The optional recurrent core of ACER's models (``policy.model.rnn``) on the encoder's output: building it, one
+    step of it (collect/eval) and a time-major unroll of it (the learner). With separate bodies
+    (``share_encoder=False``) the policy and the critic each have their own core (``core``, ``critic_core``) and the
+    state is the policy core's ``R`` rows then the critic core's, ``(B, 2R, H)``; every step runs both, so the
+    state stays whole (as ``VAC``'s)."""
 
     core: Optional[RecurrentCore]
+    critic_core: Optional[RecurrentCore]
+    share_encoder: bool
     actor_encoder: nn.Module
+    critic_encoder: nn.Module
     obs_normalizer: Optional[ObsNormalizer]
 
-    def _build_core(self, feature: int, rnn: Optional[Mapping[str, Any]], share_encoder: bool) -> int:
-        """Build ``self.core`` when ``rnn`` asks for one; returns the size of the features the heads read."""
-        self.core = None
+    def _build_core(self, feature: int, rnn: Optional[Mapping[str, Any]]) -> int:
+        """Build ``self.core`` (and ``self.critic_core`` with separate bodies) when ``rnn`` asks for one; returns the
+        size of the features the heads read."""
+        self.core = self.critic_core = None
         if rnn is None or rnn.get('type') is None:
             return feature
-        if not share_encoder:
-            raise ValueError("policy.model.rnn needs one encoder for the policy and the critic: set "
-                             "policy.model.share_encoder=True")
-        self.core = RecurrentCore(feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
+        core_args = (feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
+        self.core = RecurrentCore(*core_args)
+        if not self.share_encoder:
+            self.critic_core = RecurrentCore(*core_args)
         return self.core.hidden_size
 
     @property
@@ -53,29 +60,47 @@ class _RecurrentTrunk:
         return self.core is not None
 
     def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
-        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)``."""
+        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)`` (``2R`` rows
+        with a critic core)."""
         assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
-        return self.core.initial_state(batch, device if device is not None else next(self.core.parameters()).device)
+        device = device if device is not None else next(self.core.parameters()).device
+        state = self.core.initial_state(batch, device)
+        return state if self.critic_core is None else torch.cat([state, self.critic_core.initial_state(batch, device)], 1)
 
-    def _step(self, obs: torch.Tensor, state: Optional[torch.Tensor], out: Dict[str, torch.Tensor]) -> torch.Tensor:
-        """The shared feature of (normalized) ``obs``: through one step of the core when recurrent (the next state
-        into ``out``)."""
-        feature = self.actor_encoder(obs)
+    def _step(self, obs: torch.Tensor, state: Optional[torch.Tensor], out: Dict[str, torch.Tensor],
+              critic: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The policy's and the critic's features of (normalized) ``obs`` (the critic's only when ``critic`` or a
+        core of its own must step): through one step of the core(s) when recurrent (the next state into ``out``)."""
+        actor = self.actor_encoder(obs)
         if self.core is None:
-            return feature
+            return actor, (actor if self.share_encoder else self.critic_encoder(obs)) if critic else None
         if state is None:
             raise ValueError(f"a recurrent {type(self).__name__} (policy.model.rnn) needs its state: pass state=")
-        feature, out['state'] = self.core.step(feature, state)
-        return feature
+        if self.critic_core is None:
+            actor, out['state'] = self.core.step(actor, state)
+            return actor, actor
+        rows = self.core.state_rows
+        actor, actor_next = self.core.step(actor, state[:, :rows])
+        critic_feature, critic_next = self.critic_core.step(self.critic_encoder(obs), state[:, rows:])
+        out['state'] = torch.cat([actor_next, critic_next], 1)
+        return actor, critic_feature
 
     def _unroll_features(self, obs: Any, state: torch.Tensor, starts: torch.Tensor):
-        """The core's outputs ``(T*B, H)`` over time-major flattened ``obs`` ``(T*B, ...)`` from ``state`` ``(B, R, H)``,
-        zeroed before every step where ``starts`` ``(T, B)``; and ``ends`` ``(T*B, R, H)`` (``RecurrentCore.unroll``)."""
+        """The policy's and the critic's core outputs ``(T*B, H)`` (one tensor twice when shared) over time-major
+        flattened ``obs`` ``(T*B, ...)`` from ``state`` ``(B, R[+R], H)``, zeroed before every step where ``starts``
+        ``(T, B)``; and ``ends`` ``(T*B, R[+R], H)`` (``RecurrentCore.unroll``)."""
         assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
         steps, batch = starts.shape
-        feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
-        feature, ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts)
-        return feature.reshape(steps * batch, -1), ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
+        obs = normalize_obs(self.obs_normalizer, obs)
+        rows = self.core.state_rows
+        actor, ends = self.core.unroll(self.actor_encoder(obs).reshape(steps, batch, -1), state[:, :rows], starts)
+        critic = actor
+        if self.critic_core is not None:
+            critic, critic_ends = self.critic_core.unroll(self.critic_encoder(obs).reshape(steps, batch, -1),
+                                                          state[:, rows:], starts)
+            ends = torch.cat([ends, critic_ends], 2)
+        flat = (steps * batch, -1)
+        return actor.reshape(flat), critic.reshape(flat), ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
 
 
 @MODEL_REGISTRY.register('acer_q')
@@ -98,7 +123,7 @@ class ACERDiscrete(_RecurrentTrunk, nn.Module):
             learn mode updates it from every batch, replays included, and the average policy network shares it).
         obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
         rnn: a recurrent core between the (shared) encoder and the heads, ``dict(type='lstm'|'gru', hidden_size,
-            num_layers)`` (``models.recurrent``, as ``VAC``'s; needs ``share_encoder=True``): every ``compute_*`` then
+            num_layers)`` (``models.recurrent``, as ``VAC``'s; with ``share_encoder=False`` a core each): every ``compute_*`` then
             takes ``state`` ``(N, R, H)`` and returns the next one as ``'state'``, and ``unroll`` runs a time-major
             sequence (the learner's recompute); see docs/recurrent.md.
 
@@ -124,7 +149,7 @@ class ACERDiscrete(_RecurrentTrunk, nn.Module):
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
-        feature = self._build_core(feature, rnn, share_encoder)  # the heads read the core's output when recurrent
+        feature = self._build_core(feature, rnn)  # the heads read the core's output when recurrent
         self.policy_head = nn.Linear(feature, n_actions)
         self.q_head = nn.Linear(feature, n_actions)
         if orthogonal_init:
@@ -140,7 +165,7 @@ class ACERDiscrete(_RecurrentTrunk, nn.Module):
         if self.core is None:
             return {'logit': self.policy_head(self.actor_encoder(obs))}
         out: Dict[str, torch.Tensor] = {}
-        out['logit'] = self.policy_head(self._step(obs, state, out))
+        out['logit'] = self.policy_head(self._step(obs, state, out, critic=False)[0])
         return out
 
     def compute_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
@@ -150,8 +175,7 @@ class ACERDiscrete(_RecurrentTrunk, nn.Module):
     def compute_actor_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
         extra: Dict[str, torch.Tensor] = {}
-        actor_feature = self._step(obs, state, extra)
-        critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
+        actor_feature, critic_feature = self._step(obs, state, extra)
         out = self._heads(actor_feature, critic_feature)
         out.update(extra)
         return out
@@ -174,8 +198,8 @@ class ACERDiscrete(_RecurrentTrunk, nn.Module):
             ``logit``, ``q_value``, ``value`` ``(T*B, ...)`` and ``'ends'`` ``(T*B, R, H)``: the state after every step
             that ends a fragment (``RecurrentCore.unroll``), zeros elsewhere.
         """
-        feature, ends = self._unroll_features(obs, state, starts)
-        out = self._heads(feature, feature)
+        actor_feature, critic_feature, ends = self._unroll_features(obs, state, starts)
+        out = self._heads(actor_feature, critic_feature)
         out['ends'] = ends
         return out
 
@@ -217,7 +241,7 @@ class ACERSDN(_RecurrentTrunk, nn.Module):
             learn mode updates it from every batch, replays included, and the average policy network shares it).
         obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
         rnn: a recurrent core between the (shared) encoder and the heads, as ``acer_q``'s (needs
-            ``share_encoder=True``): every ``compute_*`` then takes ``state`` and returns the next one as ``'state'``,
+            with ``share_encoder=False`` a core each): every ``compute_*`` then takes ``state`` and returns the next one as ``'state'``,
             and ``unroll`` runs a time-major sequence.
 
     ``forward(obs, mode, actions=None, state=None)``: ``'compute_actor'`` -> ``{'mu', 'sigma'}``; ``'compute_critic'`` ->
@@ -255,7 +279,7 @@ class ACERSDN(_RecurrentTrunk, nn.Module):
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
-        feature = self._build_core(feature, rnn, share_encoder)  # the heads read the core's output when recurrent
+        feature = self._build_core(feature, rnn)  # the heads read the core's output when recurrent
         self.mu_head = nn.Linear(feature, action_dim)
         if sigma_type == 'independent':
             self.log_sigma = nn.Parameter(torch.full((action_dim,), math.log(init_sigma)))
@@ -286,7 +310,7 @@ class ACERSDN(_RecurrentTrunk, nn.Module):
 
     def compute_actor(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         extra: Dict[str, torch.Tensor] = {}
-        out = self._actor(self._step(normalize_obs(self.obs_normalizer, obs), state, extra))
+        out = self._actor(self._step(normalize_obs(self.obs_normalizer, obs), state, extra, critic=False)[0])
         out.update(extra)
         return out
 
@@ -294,17 +318,17 @@ class ACERSDN(_RecurrentTrunk, nn.Module):
         obs = normalize_obs(self.obs_normalizer, obs)
         if self.core is not None:
             out: Dict[str, torch.Tensor] = {}
-            out['value'] = self.value_head(self._step(obs, state, out)).squeeze(-1)
+            out['value'] = self.value_head(self._step(obs, state, out)[1]).squeeze(-1)
             return out
         return {'value': self.value_head(self.critic_encoder(obs)).squeeze(-1)}
 
     def unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
         """The actor and ``V`` over a time-major sequence (the learner's recompute; recurrent models only), as
-        ``acer_q``'s ``unroll``; ``'feature'`` ``(T*B, H)`` is the core's output, for ``sdn_q`` at chosen actions."""
-        feature, ends = self._unroll_features(obs, state, starts)
-        out = self._actor(feature)
-        out['value'] = self.value_head(feature).squeeze(-1)
-        out['feature'] = feature
+        ``acer_q``'s ``unroll``; ``'feature'`` ``(T*B, H)`` is the critic's core output, for ``sdn_q`` at chosen actions."""
+        actor_feature, critic_feature, ends = self._unroll_features(obs, state, starts)
+        out = self._actor(actor_feature)
+        out['value'] = self.value_head(critic_feature).squeeze(-1)
+        out['feature'] = critic_feature
         out['ends'] = ends
         return out
 
@@ -312,8 +336,7 @@ class ACERSDN(_RecurrentTrunk, nn.Module):
                              state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
         extra: Dict[str, torch.Tensor] = {}
-        actor_feature = self._step(obs, state, extra)
-        critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
+        actor_feature, critic_feature = self._step(obs, state, extra)
         out = self._actor(actor_feature)
         out.update(extra)
         out['value'] = self.value_head(critic_feature).squeeze(-1)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -51,10 +51,13 @@ class VAC(nn.Module):
             ``sigma = sde_std(phi(s), sde_log_std)`` with ``phi`` the actor's last hidden features (without
             gradient) and ``sde_log_std`` an ``(L, D)`` parameter initialised to ``log(init_sigma)``; the actor's
             output adds ``'sde_latent'`` (``phi(s)``), from which the collect mode draws the noise. Replaces sigma_type.
-        rnn: a recurrent core between the (shared) encoder and the heads, ``dict(type='lstm'|'gru', hidden_size,
+        rnn: a recurrent core between the encoder and the heads, ``dict(type='lstm'|'gru', hidden_size,
             num_layers)`` (``models.recurrent``; other keys, e.g. the learner's ``seq_len``, are not the model's);
             None or ``type=None``: feed-forward. The ``compute_*`` methods then take and return the state
-            (``state=`` in, ``'state'`` out) and ``unroll`` runs a sequence; see docs/recurrent.md.
+            (``state=`` in, ``'state'`` out) and ``unroll`` runs a sequence; see docs/recurrent.md. With
+            ``share_encoder=False`` the actor and the critic each have their own encoder and core (``core`` and
+            ``critic_core``, sb3-contrib RecurrentPPO's default): the state is the actor core's ``R`` rows then the
+            critic core's, ``(B, 2R, H)``, and every ``compute_*`` steps both cores, so the state stays whole.
 
     ``forward(obs, mode)`` with mode ``'compute_actor'`` returns ``{'logit'}`` or ``{'mu', 'sigma'}``;
     ``'compute_critic'`` returns ``{'value'}`` of shape ``(B,)``; ``'compute_actor_critic'`` returns both.
@@ -104,11 +107,13 @@ class VAC(nn.Module):
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
         self.core: Optional[RecurrentCore] = None
+        self.critic_core: Optional[RecurrentCore] = None  # the critic's own core (rnn with share_encoder=False)
         if rnn is not None and rnn.get('type') is not None:
+            core_args = (feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
+            self.core = RecurrentCore(*core_args)
             if not share_encoder:
-                raise ValueError("policy.model.rnn needs one encoder for actor and critic: set policy.model.share_encoder=True")
-            self.core = RecurrentCore(feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
-            feature = self.core.hidden_size  # the heads read the core's output
+                self.critic_core = RecurrentCore(*core_args)
+            feature = self.core.hidden_size  # the heads read the cores' output
         # heads: [hidden layer +] linear output; the hidden part is kept apart for the conditioned sigma head
         for name, layers in (('actor_head_layer_num', actor_head_layer_num), ('critic_head_layer_num', critic_head_layer_num)):
             if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
@@ -155,25 +160,37 @@ class VAC(nn.Module):
     def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
         """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)``."""
         assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
-        return self.core.initial_state(batch, device if device is not None else self.actor_out.weight.device)
+        device = device if device is not None else self.actor_out.weight.device
+        state = self.core.initial_state(batch, device)
+        return state if self.critic_core is None else torch.cat([state, self.critic_core.initial_state(batch, device)], 1)
 
-    def _features(self, encoder: nn.Module, obs: torch.Tensor, state: Optional[torch.Tensor],
-                  out: Dict[str, torch.Tensor]) -> torch.Tensor:
-        """``encoder(obs)``, through one step of the core when the model is recurrent (the next state into ``out``)."""
-        feature = encoder(obs)
-        if self.core is None:
-            return feature
+    def _split_state(self, state: torch.Tensor) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The actor core's rows and the critic core's (None when the cores are one) of a state ``(..., R[+R], H)``."""
+        if self.critic_core is None:
+            return state, None
+        rows = self.core.state_rows
+        return state[..., :rows, :], state[..., rows:, :]
+
+    def _step_features(self, obs: torch.Tensor, state: Optional[torch.Tensor],
+                       out: Dict[str, torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The actor's and the critic's features after one step of the core(s) (one tensor twice when shared); the
+        next state into ``out['state']``."""
         if state is None:
             raise ValueError("a recurrent VAC (policy.model.rnn) needs its state: pass state=")
-        feature, out['state'] = self.core.step(feature, state)
-        return feature
+        actor_state, critic_state = self._split_state(state)
+        actor, out['state'] = self.core.step(self.actor_encoder(obs), actor_state)
+        if self.critic_core is None:
+            return actor, actor
+        critic, critic_next = self.critic_core.step(self.critic_encoder(obs), critic_state)
+        out['state'] = torch.cat([out['state'], critic_next], 1)
+        return actor, critic
 
     def compute_actor(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
         if self.core is None:
             return self._actor_from_feature(self.actor_encoder(obs))
         extra: Dict[str, torch.Tensor] = {}
-        out = self._actor_from_feature(self._features(self.actor_encoder, obs, state, extra))
+        out = self._actor_from_feature(self._step_features(obs, state, extra)[0])
         out.update(extra)
         return out
 
@@ -198,16 +215,16 @@ class VAC(nn.Module):
         if self.core is None:
             return {'value': self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
         out: Dict[str, torch.Tensor] = {}
-        out['value'] = self.critic_head(self._features(self.critic_encoder, obs, state, out)).squeeze(-1)
+        out['value'] = self.critic_head(self._step_features(obs, state, out)[1]).squeeze(-1)
         return out
 
     def compute_actor_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
         if self.core is not None:
             extra: Dict[str, torch.Tensor] = {}
-            feature = self._features(self.actor_encoder, obs, state, extra)
-            out = self._actor_from_feature(feature)
-            out['value'] = self.critic_head(feature).squeeze(-1)
+            actor_feature, critic_feature = self._step_features(obs, state, extra)
+            out = self._actor_from_feature(actor_feature)
+            out['value'] = self.critic_head(critic_feature).squeeze(-1)
             out.update(extra)
             return out
         actor_feature = self.actor_encoder(obs)
@@ -221,7 +238,7 @@ class VAC(nn.Module):
 
         Args:
             obs: observations ``(T*B, *obs_shape)``, time-major flattened (a dict per key for Dict observations).
-            state: the state before step 0, ``(B, R, H)``.
+            state: the state before step 0, ``(B, R, H)`` (``(B, 2R, H)`` with a critic core: the actor's rows first).
             starts: ``(T, B)`` bool, True where an episode starts (the state is zeroed before that step).
             ends: whether to return ``'ends'`` (False: a faster unroll where the caller needs only the outputs).
 
@@ -231,22 +248,29 @@ class VAC(nn.Module):
         """
         assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
         steps, batch = starts.shape
+        actor_state, critic_state = self._split_state(state)
         lanes = None if ends else self.core.lanes(starts)
         if lanes is not None:  # an LSTM with episode starts inside: one lane per column (``RecurrentCore.run_lanes``)
             # the observations are gathered into the lanes (no gradient), the encoder and the heads run on the lanes'
             # rows, and only the heads' outputs are taken back: no gather of the features is differentiated
             take = lanes.source
             rows = obs.index_select(0, take) if is_leaf(obs) else tree_map(lambda x: x.index_select(0, take), obs)
-            feature = self.actor_encoder(normalize_obs(self.obs_normalizer, rows))
-            feature = self.core.run_lanes(feature, state, lanes)
+            rows = normalize_obs(self.obs_normalizer, rows)
+            feature = self.core.run_lanes(self.actor_encoder(rows), actor_state, lanes)
+            critic_feature = feature if self.critic_core is None else \
+                self.critic_core.run_lanes(self.critic_encoder(rows), critic_state, lanes)
             out = self._actor_from_feature(feature)
-            out['value'] = self.critic_head(feature).squeeze(-1)
+            out['value'] = self.critic_head(critic_feature).squeeze(-1)
             return {k: v.index_select(0, lanes.real) for k, v in out.items()}
-        feature = self.actor_encoder(normalize_obs(self.obs_normalizer, obs))
-        feature, frag_ends = self.core.unroll(feature.reshape(steps, batch, -1), state, starts, ends)
-        feature = feature.reshape(steps * batch, -1)
-        out = self._actor_from_feature(feature)
-        out['value'] = self.critic_head(feature).squeeze(-1)
+        obs = normalize_obs(self.obs_normalizer, obs)
+        feature, frag_ends = self.core.unroll(self.actor_encoder(obs).reshape(steps, batch, -1), actor_state, starts, ends)
+        critic_feature = feature
+        if self.critic_core is not None:
+            critic_feature, critic_ends = self.critic_core.unroll(
+                self.critic_encoder(obs).reshape(steps, batch, -1), critic_state, starts, ends)
+            frag_ends = None if frag_ends is None else torch.cat([frag_ends, critic_ends], 2)
+        out = self._actor_from_feature(feature.reshape(steps * batch, -1))
+        out['value'] = self.critic_head(critic_feature.reshape(steps * batch, -1)).squeeze(-1)
         if frag_ends is not None:
             out['ends'] = frag_ends.reshape((steps * batch,) + tuple(frag_ends.shape[2:]))
         return out

@@ -162,14 +162,10 @@ class ACERPolicy(Policy):
 
     @classmethod
     def check_run_config(cls, cfg: Any) -> None:
-        """A recurrent ACER needs one encoder for its heads (``share_encoder``) and a burn-in that leaves steps to learn
-        from in every window (``burn_in < unroll_len``)."""
+        """A recurrent ACER needs a burn-in that leaves steps to learn from in every window (``burn_in < unroll_len``)."""
         super().check_run_config(cfg)
         rnn = cfg.policy.model.get('rnn') or {}
         burn_in, length = int(rnn.get('burn_in') or 0), int(cfg.policy.other.replay_buffer.unroll_len)
-        if rnn.get('type') and not cfg.policy.model.get('share_encoder', False):
-            raise ConfigError("policy.model.rnn needs one encoder for the policy and the critic (acer_q's and acer_sdn's "
-                              "default is one each): set policy.model.share_encoder=True")
         if rnn.get('type') and burn_in >= length:
             raise ConfigError(f"policy.model.rnn.burn_in={burn_in} leaves no step to learn from in the windows of "
                               f"policy.other.replay_buffer.unroll_len={length} steps; set burn_in below {length}")

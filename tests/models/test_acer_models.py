@@ -86,3 +86,36 @@ def test_models_refuse_the_other_action_space():
         ACERSDN(OBS, A, action_space='discrete')
     with pytest.raises(ValueError, match='actions must be'):
         ACERSDN(OBS, D)(torch.randn(N, OBS), actions=torch.randn(N, D))
+
+
+def test_separate_recurrent_cores_are_two_shared_core_models_side_by_side():
+    """``acer_q`` with ``rnn`` and ``share_encoder=False``: the policy (encoder, core, policy head) and the critic
+    (encoder, core, Q head) compute what shared-core models with their weights compute, stepped and unrolled over
+    episode starts, from one state ``(B, 2R, H)`` (the policy core's rows first); ``value`` is ``pi . Q`` of the two."""
+    torch.manual_seed(0)
+    kwargs = dict(encoder_hidden_size_list=[16], rnn=dict(type='lstm', hidden_size=8))
+    split = ACERDiscrete(OBS, A, share_encoder=False, **kwargs)
+    actor, critic = ACERDiscrete(OBS, A, share_encoder=True, **kwargs), ACERDiscrete(OBS, A, share_encoder=True, **kwargs)
+    for name in ('actor_encoder', 'core', 'policy_head'):
+        getattr(actor, name).load_state_dict(getattr(split, name).state_dict())
+    critic.actor_encoder.load_state_dict(split.critic_encoder.state_dict())
+    critic.core.load_state_dict(split.critic_core.state_dict())
+    critic.q_head.load_state_dict(split.q_head.state_dict())
+    batch, steps = 4, 5
+    state = torch.randn(batch, 4, 8)
+    assert split.initial_state(batch).shape == (batch, 4, 8)
+    obs = torch.randn(batch, OBS)
+    out = split.compute_actor_critic(obs, state)
+    a, c = actor.compute_actor_critic(obs, state[:, :2]), critic.compute_actor_critic(obs, state[:, 2:])
+    torch.testing.assert_close(out['logit'], a['logit'])
+    torch.testing.assert_close(out['q_value'], c['q_value'])
+    torch.testing.assert_close(out['value'], (torch.softmax(a['logit'], -1) * c['q_value']).sum(-1))
+    torch.testing.assert_close(out['state'], torch.cat([a['state'], c['state']], 1))
+    torch.testing.assert_close(split.compute_actor(obs, state)['state'], out['state'])  # both cores step
+    seq, starts = torch.randn(steps * batch, OBS), torch.zeros(steps, batch, dtype=torch.bool)
+    starts[2, 0] = starts[3, 2] = True
+    got, ref_a, ref_c = split.unroll(seq, state, starts), actor.unroll(seq, state[:, :2], starts), \
+        critic.unroll(seq, state[:, 2:], starts)
+    torch.testing.assert_close(got['logit'], ref_a['logit'])
+    torch.testing.assert_close(got['q_value'], ref_c['q_value'])
+    torch.testing.assert_close(got['ends'], torch.cat([ref_a['ends'], ref_c['ends']], 1))

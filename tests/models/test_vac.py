@@ -101,3 +101,53 @@ def test_bad_arguments_name_the_config_key(kwargs, message):
 def test_unknown_mode_is_an_error():
     with pytest.raises(ValueError, match='unknown mode'):
         VAC(OBS, 2)(torch.randn(B, OBS), mode='compute_q')
+
+
+@pytest.mark.parametrize('kind, layers', [('lstm', 1), ('gru', 2)])
+def test_separate_recurrent_cores_are_two_shared_core_models_side_by_side(kind, layers):
+    """``rnn`` with ``share_encoder=False``: the actor (encoder, core, actor head) and the critic (encoder, core, value
+    head) each compute what a shared-core VAC with the same weights computes, one step at a time and over a sequence
+    with episode starts inside (both unroll paths), from one state ``(B, 2R, H)``: the actor core's rows first."""
+    torch.manual_seed(0)
+    rnn = dict(type=kind, hidden_size=8, num_layers=layers)
+    kwargs = dict(obs_shape=5, action_shape=3, encoder_hidden_size_list=[16], rnn=rnn, critic_head_hidden_size=8)
+    split = VAC(share_encoder=False, **kwargs)
+    actor, critic = VAC(share_encoder=True, **kwargs), VAC(share_encoder=True, **kwargs)
+    actor.actor_encoder.load_state_dict(split.actor_encoder.state_dict())
+    actor.core.load_state_dict(split.core.state_dict())
+    actor.actor_out.load_state_dict(split.actor_out.state_dict())
+    critic.actor_encoder.load_state_dict(split.critic_encoder.state_dict())
+    critic.core.load_state_dict(split.critic_core.state_dict())
+    critic.critic_head.load_state_dict(split.critic_head.state_dict())
+    assert not set(map(id, split.core.parameters())) & set(map(id, split.critic_core.parameters()))
+    batch, steps, rows = 4, 6, actor.initial_state(1).shape[1]
+    state = torch.randn(batch, 2 * rows, 8)
+    assert split.initial_state(batch).shape == (batch, 2 * rows, 8)
+    obs = torch.randn(batch, 5)
+    out = split.compute_actor_critic(obs, state)
+    a, c = actor.compute_actor(obs, state[:, :rows]), critic.compute_critic(obs, state[:, rows:])
+    assert torch.allclose(out['logit'], a['logit'], atol=1e-6) and torch.allclose(out['value'], c['value'], atol=1e-6)
+    assert torch.allclose(out['state'], torch.cat([a['state'], c['state']], 1), atol=1e-6)
+    for mode in ('compute_actor', 'compute_critic'):  # each steps both cores: the state stays whole
+        assert torch.allclose(split(obs, mode, state)['state'], out['state'], atol=1e-6)
+    seq = torch.randn(steps * batch, 5)
+    starts = torch.zeros(steps, batch, dtype=torch.bool)
+    starts[2, 1] = starts[4, 1] = starts[3, 2] = starts[0, 3] = True
+    for ends in (True, False):
+        got = split.unroll(seq, state, starts, ends=ends)
+        ref_a, ref_c = actor.unroll(seq, state[:, :rows], starts, ends=ends), critic.unroll(seq, state[:, rows:], starts, ends=ends)
+        assert torch.allclose(got['logit'], ref_a['logit'], atol=1e-5)
+        assert torch.allclose(got['value'], ref_c['value'], atol=1e-5)
+        if ends:
+            assert torch.allclose(got['ends'], torch.cat([ref_a['ends'], ref_c['ends']], 1), atol=1e-5)
+    # and the sequence equals stepping it, resetting the state where an episode starts
+    step_state, logits, values = state, [], []
+    for t in range(steps):
+        step_state = torch.where(starts[t].view(batch, 1, 1), torch.zeros_like(step_state), step_state)
+        step = split.compute_actor_critic(seq[t * batch:(t + 1) * batch], step_state)
+        step_state = step['state']
+        logits.append(step['logit'])
+        values.append(step['value'])
+    got = split.unroll(seq, state, starts, ends=False)
+    assert torch.allclose(got['logit'], torch.cat(logits), atol=1e-5)
+    assert torch.allclose(got['value'], torch.cat(values), atol=1e-5)

@@ -23,9 +23,9 @@ from acframe.worker import SampleCollector
 B, T, L, LIMIT = 3, 24, 8, 10
 
 
-def build(rnn, env_id='cartpole_novel', **learn):
+def build(rnn, env_id='cartpole_novel', share=True, **learn):
     main = dict(env=dict(env_id=env_id, collector_env_num=B, max_episode_steps=LIMIT),
-                policy=dict(model=dict(encoder_hidden_size_list=[16], share_encoder=True, rnn=rnn),
+                policy=dict(model=dict(encoder_hidden_size_list=[16], share_encoder=share, rnn=rnn),
                             learn=dict(learn), collect=dict(n_sample=B),
                             other=dict(replay_buffer=dict(unroll_len=L, replay_start_size=0))))
     cfg = compile_config((main, dict(env=dict(type='gym'), policy=dict(type='acer'))), seed=0)
@@ -45,10 +45,13 @@ def collect_batches(policy, env, windows=32):
     return segment, buffer.sample_windows(windows)
 
 
-@pytest.mark.parametrize('kind, burn_in, env_id', [('lstm', 0, 'cartpole_novel'), ('gru', 3, 'cartpole_novel'),
-                                                   ('gru', 0, 'Pendulum-v1'), ('lstm', 2, 'Pendulum-v1')])
-def test_the_learner_recomputes_the_actors_statistics_from_the_stored_states(kind, burn_in, env_id):
-    _, env, policy = build(dict(type=kind, hidden_size=16, burn_in=burn_in), env_id)
+# (share=False: the policy and the critic each have an encoder and a core; the state holds both cores' rows)
+@pytest.mark.parametrize('kind, burn_in, env_id, share', [
+    ('lstm', 0, 'cartpole_novel', True), ('gru', 3, 'cartpole_novel', True), ('gru', 0, 'Pendulum-v1', True),
+    ('lstm', 2, 'Pendulum-v1', True), ('lstm', 3, 'cartpole_novel', False), ('gru', 2, 'Pendulum-v1', False)])
+def test_the_learner_recomputes_the_actors_statistics_from_the_stored_states(kind, burn_in, env_id, share):
+    _, env, policy = build(dict(type=kind, hidden_size=16, burn_in=burn_in), env_id, share)
+    assert (policy.model.critic_core is None) == share
     stats = ('logit',) if env_id == 'cartpole_novel' else ('mu', 'sigma')
     segment, windows = collect_batches(policy, env)
     assert segment.rnn_state[0].abs().sum() > 0  # the fresh segment starts mid-episode, from non-zero states

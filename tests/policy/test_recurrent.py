@@ -26,9 +26,9 @@ B, T, LIMIT = 3, 30, 12
 RNN = dict(type='lstm', hidden_size=16)
 
 
-def build(policy_type='ppo', env_id='cartpole_novel', rnn=None, limit=LIMIT, env_type='gym', **policy):
+def build(policy_type='ppo', env_id='cartpole_novel', rnn=None, limit=LIMIT, env_type='gym', share=True, **policy):
     main = dict(env=dict(env_id=env_id, collector_env_num=B, max_episode_steps=limit),
-                policy=dict(model=dict(encoder_hidden_size_list=[16], rnn=dict(rnn or RNN)),
+                policy=dict(model=dict(encoder_hidden_size_list=[16], rnn=dict(rnn or RNN), share_encoder=share),
                             collect=dict(n_sample=B * T), **policy))
     if policy_type == 'ppo':
         main['policy'].setdefault('learn', dict(batch_size=T))
@@ -43,14 +43,16 @@ def stats_keys(policy):
     return ('mu', 'sigma') if policy._action_space == 'continuous' else ('logit',)
 
 
-CASES = [('ppo', 'cartpole_novel', 'lstm'), ('a2c', 'cartpole_novel', 'gru'), ('ppo', 'Pendulum-v1', 'gru'),
-         ('a2c', 'Pendulum-v1', 'lstm')]
+# (share: one encoder and core for actor and critic, or each its own: the state is then both cores' rows)
+CASES = [('ppo', 'cartpole_novel', 'lstm', True), ('a2c', 'cartpole_novel', 'gru', True), ('ppo', 'Pendulum-v1', 'gru', True),
+         ('a2c', 'Pendulum-v1', 'lstm', True), ('ppo', 'cartpole_novel', 'lstm', False), ('a2c', 'Pendulum-v1', 'gru', False)]
 
 
-@pytest.mark.parametrize('policy_type, env_id, kind', CASES)
-def test_the_learner_recomputes_the_actors_outputs_from_the_stored_state(policy_type, env_id, kind):
+@pytest.mark.parametrize('policy_type, env_id, kind, share', CASES)
+def test_the_learner_recomputes_the_actors_outputs_from_the_stored_state(policy_type, env_id, kind, share):
     """Collected with episode starts inside the segment (terminations and truncations at LIMIT steps)."""
-    _, env, policy = build(policy_type, env_id, dict(RNN, type=kind), limit=LIMIT if env_id != 'Pendulum-v1' else 7)
+    _, env, policy = build(policy_type, env_id, dict(RNN, type=kind), limit=LIMIT if env_id != 'Pendulum-v1' else 7,
+                           share=share)
     policy.collect_stats = True  # the segment then keeps the actor's statistics of collection time, to compare with
     collector = SampleCollector(env, policy.collect_mode, B * T)
     collector.collect(5)  # the next segment starts mid-episode, from non-zero states
@@ -99,15 +101,15 @@ def test_ppo_sequence_minibatches_from_their_stored_states_equal_the_full_unroll
     assert segment.episode_start[1:].any()  # sequences with episode starts inside were among them
 
 
-@pytest.mark.parametrize('limit', [LIMIT, 500])
-def test_ppo_gradient_steps_on_one_lane_per_column_equal_those_on_the_padded_fragments(limit):
+@pytest.mark.parametrize('limit, share', [(LIMIT, True), (500, True), (LIMIT, False)])
+def test_ppo_gradient_steps_on_one_lane_per_column_equal_those_on_the_padded_fragments(limit, share):
     """PPO's gradient step unrolls without fragment-end states (an LSTM: one lane per column with reset rows,
     ``RecurrentCore.run_lanes``), and so does its prepare where no episode was truncated (``limit=500``); the
     same weights and minibatches through the padded fragments (``ends=True``, the path that returns them) give the
     same losses and the same weights after every step, to float rounding."""
     runs = []
     for lanes in (True, False):
-        _, env, policy = build('ppo', learn=dict(batch_size=T, epoch_per_collect=2), limit=limit)
+        _, env, policy = build('ppo', learn=dict(batch_size=T, epoch_per_collect=2), limit=limit, share=share)
         segment = SampleCollector(env, policy.collect_mode, B * T).collect()
         env.close()
         calls = []
@@ -214,7 +216,9 @@ RECURRENT = ['env.env_id=cartpole_novel', 'env.collector_env_num=2', 'env.evalua
              'policy.eval.evaluator.eval_freq=1000']
 RESUME_CASES = [('cartpole_ppo.py', ['policy.learn.epoch_per_collect=3', 'policy.learn.batch_size=8',
                                      'policy.model.rnn.seq_len=4'], 7, 40),
-                ('cartpole_a2c.py', [], 3, 12)]
+                ('cartpole_a2c.py', [], 3, 12),
+                ('cartpole_ppo.py', ['policy.model.share_encoder=False', 'policy.learn.epoch_per_collect=2',  # a core each
+                                     'policy.learn.batch_size=8', 'policy.model.rnn.seq_len=4'], 5, 24)]
 
 
 @pytest.mark.parametrize('config, extra, stop, total', RESUME_CASES)
@@ -252,17 +256,12 @@ def run_cli(args, capsys):
 
 
 BAD = [
-    (['-c', 'cartpole_impala.py', "policy.model.rnn={'type': 'lstm'}", 'policy.model.share_encoder=False'],
-     'share_encoder=True'),
     (['-c', 'cartpole_impala.py', 'policy.model.rnn.type=lstm', 'policy.model.rnn.hiden_size=8'],
      'policy.model.rnn.hidden_size'),
-    (['-c', 'cartpole_novel_acer_lstm.py', 'policy.model.share_encoder=False'], 'share_encoder=True'),
     (['-c', 'cartpole_novel_acer_lstm.py', 'policy.model.rnn.burn_in=16'],
      'policy.model.rnn.burn_in=16 leaves no step to learn from'),
     (['-c', 'cartpole_novel_acer_lstm.py', '-m', 'parallel', '--backend', 'inline', 'policy.model.rnn.burn_in=20'],
      'policy.model.rnn.burn_in=20 leaves no step'),
-    (['-c', 'pendulum_acer.py', 'policy.model.rnn.type=gru'], 'share_encoder=True'),
-    (['-c', 'cartpole_ppo.py', 'policy.model.rnn.type=lstm'], 'share_encoder=True'),
     (['-c', 'cartpole_ppo.py', 'policy.model.share_encoder=True', 'policy.model.rnn.type=lstm',
       'policy.model.rnn.seq_len=5'], 'policy.model.rnn.seq_len=5 does not divide the 32 steps'),
     (['-c', 'cartpole_ppo.py', 'policy.model.share_encoder=True', 'policy.model.rnn.type=lstm',
@@ -342,9 +341,9 @@ def test_the_cue_task_is_solved_with_memory_and_not_without(tmp_path):
 
 
 # ---- IMPALA: replayed unrolls carry the state at their first step ------------------------------------------------
-def build_impala(kind='lstm', env_id='cartpole_novel', limit=LIMIT, unroll=10):
+def build_impala(kind='lstm', env_id='cartpole_novel', limit=LIMIT, unroll=10, share=True):
     main = dict(env=dict(env_id=env_id, collector_env_num=B, max_episode_steps=limit),
-                policy=dict(unroll_len=unroll, model=dict(encoder_hidden_size_list=[16], share_encoder=True,
+                policy=dict(unroll_len=unroll, model=dict(encoder_hidden_size_list=[16], share_encoder=share,
                                                           rnn=dict(RNN, type=kind)),
                             collect=dict(n_sample=B * 3), learn=dict(batch_size=B * 3)))
     cfg = compile_config((main, dict(env=dict(type='gym'), policy=dict(type='impala'))), seed=0)
@@ -353,17 +352,18 @@ def build_impala(kind='lstm', env_id='cartpole_novel', limit=LIMIT, unroll=10):
     return cfg, env, create_policy(cfg, env.observation_space, env.action_space)
 
 
-@pytest.mark.parametrize('kind, env_id', [('lstm', 'cartpole_novel'), ('gru', 'Pendulum-v1')])
-def test_impala_recomputes_replayed_unrolls_from_their_first_state(kind, env_id):
+@pytest.mark.parametrize('kind, env_id, share', [('lstm', 'cartpole_novel', True), ('gru', 'Pendulum-v1', True),
+                                                  ('lstm', 'Pendulum-v1', False)])
+def test_impala_recomputes_replayed_unrolls_from_their_first_state(kind, env_id, share):
     """Unrolls of 10 steps through the replay buffer: each keeps only its first state ``(1, B, R, H)``; the learner's
     recompute from it, starts inside masked, gives the actors' statistics (so V-trace's ratios are 1) and values."""
-    _, env, policy = build_impala(kind, env_id, limit=LIMIT if env_id != 'Pendulum-v1' else 7)
+    _, env, policy = build_impala(kind, env_id, limit=LIMIT if env_id != 'Pendulum-v1' else 7, share=share)
     collector = SampleCollector(env, policy.collect_mode, B * 3)  # 3 unrolls of 10 steps per env
     collector.collect(5)  # the next segment starts mid-episode
     segment = collector.collect()
     env.close()
     samples = policy.collect_mode.get_train_sample(segment)
-    rows = policy.model.core.state_rows
+    rows = policy.model.initial_state(1).shape[1]  # (both cores' rows when the critic has its own)
     assert tuple(samples.rnn_state.shape) == (B * 3, 1, rows, 16)  # the state at each unroll's first step only
     buffer = ReplayBuffer(100)
     buffer.push(samples)
