@@ -5,13 +5,13 @@ Zoo's ``ppo_lstm`` settings for PendulumNoVel-v1 (rl-baselines3-zoo hyperparams/
 per rollout, 10 epochs, gamma 0.9, GAE lambda 0.95, lr 1e-3 and clip 0.2 constant, no entropy bonus, gSDE redrawn
 every 4 steps; RecurrentPPO's default minibatch of 128 steps), here as sequences of 128 steps (one per minibatch),
 each recomputed from the actors' state stored at its first step; a 64-unit encoder and LSTM (the Zoo's LSTM has
-256 units and a separate critic LSTM: acframe's core is shared, ``share_encoder=True``).
+256 units and a separate critic LSTM: this file's core is shared, ``share_encoder=True``).
 
 MEASURED (2026-11-28, one CPU thread, ``python bench/ladder.py --rows pendulum_novel --algos ppo_lstm --seeds 0,1,2``,
 the whole 100k, 60 / 61 / 67 s): best 50-episode evaluation -260 / -202 / -195, hold-out of that checkpoint on 50
 fresh episodes -236 / -179 / -175 (Pendulum-v1 with its velocity, pendulum_ppo.py: -165 / -160 / -160). The same
-file without the core (``policy.model.rnn.type=None``), seed 0: best -1100. sb3-contrib's RecurrentPPO beside it:
-docs/benchmarks.md (recurrent section). Re-run after the LSTM's gradient step took the one-lane-per-column unroll
+file without the core (``policy.model.rnn.type=None``), seed 0: best -1100. sb3-contrib's RecurrentPPO with the Zoo's
+settings at the same 100k: hold-out -331 / -370 / -268 in 1,930-2,011 s per seed (docs/benchmarks.md, recurrent section). Re-run after the LSTM's gradient step took the one-lane-per-column unroll
 (the same numbers to float rounding; 2026-11-28, ``acframe -c pendulum_novel_ppo_lstm.py -s SEED``): best evaluation
 -221 / -225 / -176; the ladder's hold-out (the command above, 56 / 53 / 57 s) -197 / -236 / -170.
 """
