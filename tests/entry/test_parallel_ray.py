@@ -298,6 +298,33 @@ def test_a_killed_learner_rank_actor_ends_the_run_in_one_line_naming_it(tmp_path
     assert not ray.is_initialized() and not cluster_pids(b'ray::RayLearnerRank')
 
 
+class RaisesBeforeItsRun:
+    """A rank actor whose ``run`` raises before ``run_rank`` can turn the error into its line."""
+
+    def run(self):
+        raise ModuleNotFoundError("No module named 'my_plugin'\n(on the rank's node)")
+
+
+def test_a_rank_actor_that_raises_before_its_run_is_named_with_its_error_not_as_lost(loopback_cluster):
+    """A real Ray actor raising (``RayTaskError``) is a failed rank with its error's first line, exit code 1; a dead
+    process (``RayActorError``) stays 'was lost' (the SIGKILL test above)."""
+    import queue
+
+    from acframe.entry.parallel.ray_ranks import RayRank
+
+    ray.init(address=loopback_cluster, log_to_driver=False)
+    try:
+        handle = ray.remote(RaisesBeforeItsRun).remote()
+        errors = queue.SimpleQueue()
+        rank = RayRank(ray, 1, handle, errors)
+        rank.ref = handle.run.remote()
+        rank.join(60)
+        assert rank.exitcode == 1 and rank.exit_reason is None
+        assert errors.get_nowait() == (1, "ModuleNotFoundError: No module named 'my_plugin'")
+    finally:
+        ray.shutdown()
+
+
 @pytest.mark.parametrize('overrides, line', [
     ([('parallel.actor_num', 3)], 'parallel.actor_num=3 does not split evenly over parallel.learner_num=2 ranks'),
     ([('parallel.learner_num_cpus', 8.0)], 'the Ray cluster has 4 CPUs but 1 learner rank(s) x parallel.learner_num_cpus=8'),

@@ -130,12 +130,12 @@ def test_a_recurrent_vac_steps_as_it_unrolls(action_space, shape):
         state = step['state']
 
 
-def test_a_recurrent_vac_needs_its_state_and_a_shared_encoder():
-    model = VAC(4, 2, rnn=dict(type='lstm'))
-    with pytest.raises(ValueError, match='needs its state'):
-        model.compute_actor(torch.randn(3, 4))
-    with pytest.raises(ValueError, match='share_encoder=True'):
-        VAC(4, 2, share_encoder=False, rnn=dict(type='lstm'))
+def test_a_recurrent_vac_needs_its_state_with_one_core_or_two():
+    for share in (True, False):  # (False: the actor and the critic each have a core, the state both cores' rows)
+        model = VAC(4, 2, share_encoder=share, rnn=dict(type='lstm'))
+        assert (model.critic_core is None) == share and model.initial_state(3).shape == (3, 2 if share else 4, 64)
+        with pytest.raises(ValueError, match='needs its state'):
+            model.compute_actor(torch.randn(3, 4))
 
 
 def _starts_of_every_kind(steps: int, batch: int) -> torch.Tensor:

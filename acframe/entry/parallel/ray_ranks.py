@@ -106,6 +106,12 @@ class RayRank:
     def _resolve(self) -> None:
         try:
             line = self.ray.get(self.ref)
+        except self.ray.exceptions.RayTaskError as exc:  # it raised before its run could say so (e.g. its node cannot
+            cause = getattr(exc, 'cause', None) or exc     # import a module the run needs): its error, not "lost"
+            text = str(cause).strip().splitlines()
+            self._exitcode = 1
+            self.errors.put((self.rank, f"{type(cause).__name__}: {text[0][:200] if text else 'no message'}"))
+            return
         except self.ray.exceptions.RayError as exc:  # its process died, its node was lost
             self._exitcode = -1
             self.exit_reason = f"was lost ({type(exc).__name__}: its process died or its node was lost)"
