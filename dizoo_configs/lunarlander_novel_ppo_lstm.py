@@ -6,16 +6,18 @@ hyperparams/ppo_lstm.yml: 16 envs x 1024 steps per rollout, minibatches of 64 st
 lambda 0.98, entropy bonus 0.01, no normalization, 1M env steps; RecurrentPPO's defaults for the rest: Adam 3e-4
 and clip 0.2 constant), here as sequences of 64 steps (one per minibatch, as RecurrentPPO's minibatch of 64 is a
 run of 64 consecutive steps), each recomputed from the actors' state stored at its first step; a 64-unit encoder
-and a 64-unit LSTM (the Zoo's LSTM has 256 units and a separate critic LSTM: acframe's core is shared,
-``share_encoder=True``). Not the Zoo's: rewards x 0.01 (``reward_scale``), see below. The budget is the Zoo's 1M.
+and a 64-unit LSTM shared by actor and critic (RecurrentPPO's default is a 256-unit LSTM each, no encoder: measured
+below). Not the Zoo's: rewards x 0.01 (``reward_scale``), see below. The budget is the Zoo's 1M.
 
 MEASURED (2026-11-28, one CPU thread, ``python bench/ladder.py --rows lunarlander_novel --algos ppo_lstm --seeds
 0,1,2``, 434 / 612 / 535 s for the 1M, beside another job): best 10-episode greedy evaluation -2 / -122 / -63, hold-out
 of that checkpoint on 50 fresh episodes -49 / -104 / -118; nowhere near the ladder's 200 (no stop value). With the
 Zoo's rewards (``policy.learn.reward_scale=1.0``, seed 0) the greedy policy played one action for most of the 1M
 (best -132, hold-out -119); the likely cause, not measured directly: the value loss of returns in the hundreds
-drowning the policy's gradient in the shared encoder and LSTM. Without the core (``policy.model.rnn.type=None``) and sb3-contrib's RecurrentPPO beside it: docs/benchmarks.md
-(recurrent section).
+drowning the policy's gradient in the shared encoder and LSTM. A core each (``policy.model.share_encoder=False``),
+seed 0: best -106, hold-out -141; RecurrentPPO's network (a 256-unit LSTM each, 64x64 tanh heads, no encoder, the Zoo's
+rewards), seed 0: best -117, hold-out -107; neither beats the shared core. Without the core
+(``policy.model.rnn.type=None``) and sb3-contrib's RecurrentPPO beside it: docs/benchmarks.md (recurrent section).
 """
 main_config = dict(
     exp_name='lunarlander_novel_ppo_lstm',  # the run folder is ./lunarlander_novel_ppo_lstm_seed<seed>

@@ -14,8 +14,10 @@ MEASURED (2026-11-28 16:47-16:57 UTC, one CPU thread, ``acframe -c pendulum_nove
 before that budget's end, so the file's budget is 400k (a run stops where it solves: the same numbers). The stop
 value is -250, not the ladder's -200, because not every seed reaches -200: the same seeds with stop -200 and a
 200k budget (``--max-env-step 200000 env.stop_value=-200``) had best evaluations -239.1 / -306.6 / -257.5, none
-at -200. The same file without the core (``policy.model.rnn.type=None``), seed 0, 200k env steps: best evaluation
--1,249 (no learning: a feed-forward policy cannot tell which way the pendulum swings).
+at -200; seed 0 with 500k (``--max-env-step 500000 env.stop_value=-200``, 2026-11-28 evening) best -214.9, still
+not -200. A core each for the policy and the critic (``policy.model.share_encoder=False``), seed 0, 300k, stop -200:
+best -299.6 (worse than the shared core). The same file without the core (``policy.model.rnn.type=None``), seed 0,
+200k env steps: best evaluation -1,249 (no learning: a feed-forward policy cannot tell which way the pendulum swings).
 """
 main_config = dict(
     exp_name='pendulum_novel_acer_lstm',  # the run folder is ./pendulum_novel_acer_lstm_seed<seed>
