@@ -383,8 +383,9 @@ class DataParallel:
             if self.parent_pid is not None and os.getppid() != self.parent_pid:
                 return f"data-parallel rank 0 is gone ({what} {where}); rank {self.rank} stopped"
         detail = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        hint = f"; {self._resume_hint()}" if self.rank == 0 else ''  # (rank 0 adds it to the line a rank sends it)
         return (f"data-parallel rank {self.rank}: {what} failed {where} ({detail}): a rank did not answer within "
-                f"parallel.collective_timeout_s={self.timeout_s:g} s or went away; {self._resume_hint()}")
+                f"parallel.collective_timeout_s={self.timeout_s:g} s or went away{hint}")
 
     def _resume_hint(self) -> str:
         return (f"--resume {self.exp_dir} continues it from its last checkpoint" if self.exp_dir

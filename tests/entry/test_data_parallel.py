@@ -292,3 +292,29 @@ def test_bad_input_from_the_cli_and_the_parallel_pipeline(tmp_path):
     assert done.stderr.startswith('acframe: error: parallel.actor_num=3 does not split evenly over parallel.learner_num=2'), \
         done.stderr
     assert os.listdir(tmp_path) == []
+
+
+def test_a_rank_s_failure_line_reaches_the_user_with_one_resume_hint(tmp_path):
+    """Rank 1's own line (a collective that failed on it) leaves the ``--resume`` hint to rank 0, which names the
+    rank and adds the hint once."""
+    import queue
+
+    cfg = compile_config('cartpole_ppo.py', seed=0, overrides=['parallel.learner_num=3'])
+    rank_1 = DataParallel(cfg, 1, 0, parent_pid=os.getppid())
+    rank_1.exp_dir = str(tmp_path / 'run')
+    line = rank_1.describe_failure('the gradients', RuntimeError('Connection closed by peer'))
+    assert line.startswith('data-parallel rank 1: the gradients failed at train iter 0 (Connection closed by peer)')
+    assert '--resume' not in line, line
+
+    class Exited:  # rank 1's process as rank 0 sees it once it has ended with its line
+        exitcode, pid = 1, 4242
+
+    errors = queue.SimpleQueue()
+    errors.put((1, line))
+    rank_0 = DataParallel(cfg, 0, 0, children=[Exited(), type('Running', (), {'exitcode': None, 'pid': 4243})()],
+                          errors=errors)
+    rank_0.exp_dir = str(tmp_path / 'run')
+    told = rank_0.describe_failure('the gradients', RuntimeError('Connection closed by peer'))
+    assert told.startswith('data-parallel rank 1 failed: data-parallel rank 1: the gradients failed'), told
+    assert told.count('--resume') == 1 and told.endswith(f'--resume {tmp_path / "run"} continues it from its last '
+                                                         f'checkpoint'), told
