@@ -15,7 +15,8 @@ A Dict observation (an image with vectors) is a dict of batches: TorchScript tak
 A recurrent policy (``policy.model.rnn``) is exported as one step with its state in and out:
 ``model(obs, state) -> (action, next_state)`` (TorchScript); ONNX inputs ``obs`` (or one per key) and ``state``,
 outputs ``action`` and ``state_out``. ``state`` is float32 ``(B, R, H)``: ``R = num_layers`` for a GRU,
-``2·num_layers`` for an LSTM (its ``h`` rows, then its ``c`` rows), ``H = hidden_size``; zeros at an episode's first
+``2·num_layers`` for an LSTM (its ``h`` rows, then its ``c`` rows), twice that with a critic core of its own
+(``share_encoder=False``: the actor core's rows first), ``H = hidden_size``; zeros at an episode's first
 step, then the ``next_state`` of the env's previous step — what ``load_policy(...).act(obs, state)`` computes.
 
 Before anything is written, the traced model is run beside ``load_policy`` over an episode of the run's env (at most

@@ -75,7 +75,8 @@ class RecurrentActor(DeterministicActor):
     ``(obs (B, *obs_shape), state (B, R, H)) → (action, next state (B, R, H))``.
 
     ``state`` is zeros ``(B, R, H)`` at an episode's first step (``R = num_layers`` for a GRU, ``2·num_layers`` for an
-    LSTM: its ``h`` rows then its ``c`` rows; ``H = hidden_size``); feeding ``next state`` back at the env's next step
+    LSTM: its ``h`` rows then its ``c`` rows; twice that with a critic core of its own, ``share_encoder=False``: the
+    actor core's rows, then the critic's; ``H = hidden_size``); feeding ``next state`` back at the env's next step
     gives the actions of ``LoadedPolicy.act`` with ``reset()`` at every episode start. What ``act(obs, state)`` runs
     and what ``acframe -m export`` traces for a recurrent run.
     """
@@ -230,7 +231,7 @@ class LoadedPolicy:
     def initial_state(self, batch: Optional[int] = None) -> np.ndarray:
         """The state at an episode's first step for ``act(obs, state)``: zeros ``(batch, R, H)`` float32, ``(R, H)``
         for one observation (``batch=None``); ``R`` is ``num_layers`` (GRU) or ``2·num_layers`` (LSTM: ``h`` rows, then
-        ``c``), ``H`` the ``hidden_size``. A feed-forward policy's state is empty: ``(batch, 0, 0)``."""
+        ``c``), twice that with a critic core of its own (``share_encoder=False``), ``H`` the ``hidden_size``. A feed-forward policy's state is empty: ``(batch, 0, 0)``."""
         if self.recurrent:
             zeros = self.policy.model.initial_state(1 if batch is None else int(batch), torch.device('cpu')).numpy()
         else:

@@ -132,7 +132,7 @@ class ACERDiscrete(_RecurrentTrunk, nn.Module):
     """
 
     #: the critic's modules (``policy.learn.critic_learning_rate`` steps them at its own rate)
-    critic_modules = ('critic_encoder', 'q_head')
+    critic_modules = ('critic_encoder', 'critic_core', 'q_head')
 
     def __init__(self, obs_shape: int, action_shape: int, action_space: str = 'discrete',
                  encoder_hidden_size_list: Sequence[int] = (64, 64), share_encoder: bool = False,
@@ -250,7 +250,7 @@ class ACERSDN(_RecurrentTrunk, nn.Module):
     """
 
     #: the critic's modules (``policy.learn.critic_learning_rate`` steps them at its own rate)
-    critic_modules = ('critic_encoder', 'value_head', 'advantage')
+    critic_modules = ('critic_encoder', 'critic_core', 'value_head', 'advantage')
 
     def __init__(self, obs_shape: int, action_shape: int, action_space: str = 'continuous',
                  encoder_hidden_size_list: Sequence[int] = (64, 64), share_encoder: bool = False,

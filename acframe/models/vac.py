@@ -158,7 +158,8 @@ class VAC(nn.Module):
         return self.core is not None
 
     def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
-        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)``."""
+        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)`` (``2R`` rows with
+        a critic core: the actor core's, then the critic core's)."""
         assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
         device = device if device is not None else self.actor_out.weight.device
         state = self.core.initial_state(batch, device)

@@ -237,6 +237,18 @@ def test_a_critic_learning_rate_steps_the_q_network_at_its_own_rate(spaces, crit
         make_policy(spaces, ['policy.learn.critic_learning_rate=0.003', 'policy.model.share_encoder=True'])
 
 
+@pytest.mark.parametrize('spaces', [CARTPOLE, PENDULUM], ids=['discrete', 'continuous'])
+def test_a_critic_learning_rate_steps_the_critic_s_own_recurrent_core_at_its_rate(spaces):
+    """With ``policy.model.rnn`` and a body each (``share_encoder=False``), the critic's core is the critic's."""
+    policy = make_policy(spaces, ['policy.learn.critic_learning_rate=0.003', 'policy.model.rnn.type=lstm',
+                                  'policy.model.rnn.hidden_size=8'])
+    actor_group, critic_group = policy.learn_mode.optimizers()[0].param_groups
+    in_critic = {id(p) for p in critic_group['params']}
+    assert {id(p) for p in policy.model.critic_core.parameters()} <= in_critic
+    assert not {id(p) for p in policy.model.core.parameters()} & in_critic
+    assert {id(p) for p in policy.model.core.parameters()} <= {id(p) for p in actor_group['params']}
+
+
 # ---- learning ---------------------------------------------------------------------------------------------
 
 
