@@ -119,3 +119,37 @@ def test_separate_recurrent_cores_are_two_shared_core_models_side_by_side():
     torch.testing.assert_close(got['logit'], ref_a['logit'])
     torch.testing.assert_close(got['q_value'], ref_c['q_value'])
     torch.testing.assert_close(got['ends'], torch.cat([ref_a['ends'], ref_c['ends']], 1))
+
+
+def test_sdn_with_separate_recurrent_cores_reads_the_policy_core_for_pi_and_the_critic_core_for_v_and_q():
+    """``acer_sdn`` with ``rnn`` and ``share_encoder=False``: mu/sigma are a shared-core model's with the policy's
+    weights, V and Q~ (same sampled a') one with the critic's; ``unroll``'s ``'feature'`` is the critic core's output,
+    from which ``sdn_q`` gives the stepped Q~."""
+    torch.manual_seed(0)
+    kwargs = dict(encoder_hidden_size_list=[16], rnn=dict(type='gru', hidden_size=8, num_layers=2))
+    split = ACERSDN(OBS, D, share_encoder=False, **kwargs)
+    actor, critic = ACERSDN(OBS, D, share_encoder=True, **kwargs), ACERSDN(OBS, D, share_encoder=True, **kwargs)
+    actor.load_state_dict({k: v for k, v in split.state_dict().items() if not k.startswith('critic_')}, strict=False)
+    critic.load_state_dict({k.replace('critic_encoder', 'actor_encoder').replace('critic_core', 'core'): v
+                            for k, v in split.state_dict().items()
+                            if not k.startswith(('actor_encoder', 'core.'))}, strict=False)
+    state, obs, actions = torch.randn(N, 4, 8), torch.randn(N, OBS), torch.randn(N, 3, D)
+    torch.manual_seed(1)
+    out = split.compute_actor_critic(obs, actions, state)
+    a = actor.compute_actor(obs, state[:, :2])
+    torch.manual_seed(1)
+    c = critic.compute_actor_critic(obs, actions, state[:, 2:])
+    torch.testing.assert_close(out['mu'], a['mu'])
+    torch.testing.assert_close(out['value'], c['value'])
+    # Q~ samples a' ~ pi: the same noise, scaled by each model's own pi; compare with the critic's Q~ at split's pi
+    torch.manual_seed(1)
+    q = critic.sdn_q(critic._step(obs, state[:, 2:], {})[1], c['value'], out['mu'], out['sigma'], actions)
+    torch.testing.assert_close(out['q_value'], q)
+    torch.testing.assert_close(out['state'], torch.cat([a['state'], c['state']], 1))
+    starts = torch.zeros(3, N, dtype=torch.bool)
+    starts[1, 2] = True
+    seq = torch.randn(3 * N, OBS)
+    got, ref_c = split.unroll(seq, state, starts), critic.unroll(seq, state[:, 2:], starts)
+    torch.testing.assert_close(got['feature'], ref_c['feature'])
+    torch.testing.assert_close(got['value'], ref_c['value'])
+    torch.testing.assert_close(got['mu'], actor.unroll(seq, state[:, :2], starts)['mu'])
