@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 import torch
 import torch.nn as nn
@@ -19,7 +19,7 @@ from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
 from .normalization import ObsNormalizer, normalize_obs, obs_normalizer
-from .recurrent import RecurrentCore
+from .recurrent import RecurrentTrunk
 
 
 def _check_space(model: str, action_space: str, expected: str) -> None:
@@ -28,83 +28,8 @@ def _check_space(model: str, action_space: str, expected: str) -> None:
                          f"use {'acer_q' if action_space == 'discrete' else 'acer_sdn'} for {action_space} actions")
 
 
-class _RecurrentTrunk:
-    """The optional recurrent core of ACER's models (``policy.model.rnn``) on the encoder's output: building it, one
-    step of it (collect/eval) and a time-major unroll of it (the learner). With separate bodies
-    (``share_encoder=False``) the policy and the critic each have their own core (``core``, ``critic_core``) and the
-    state is the policy core's ``R`` rows then the critic core's, ``(B, 2R, H)``; every step runs both, so the
-    state stays whole (as ``VAC``'s)."""
-
-    core: Optional[RecurrentCore]
-    critic_core: Optional[RecurrentCore]
-    share_encoder: bool
-    actor_encoder: nn.Module
-    critic_encoder: nn.Module
-    obs_normalizer: Optional[ObsNormalizer]
-
-    def _build_core(self, feature: int, rnn: Optional[Mapping[str, Any]]) -> int:
-        """Build ``self.core`` (and ``self.critic_core`` with separate bodies) when ``rnn`` asks for one; returns the
-        size of the features the heads read."""
-        self.core = self.critic_core = None
-        if rnn is None or rnn.get('type') is None:
-            return feature
-        core_args = (feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
-        self.core = RecurrentCore(*core_args)
-        if not self.share_encoder:
-            self.critic_core = RecurrentCore(*core_args)
-        return self.core.hidden_size
-
-    @property
-    def recurrent(self) -> bool:
-        """True when the model has a recurrent core (``rnn``): its forwards then carry a state."""
-        return self.core is not None
-
-    def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
-        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)`` (``2R`` rows
-        with a critic core)."""
-        assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
-        device = device if device is not None else next(self.core.parameters()).device
-        state = self.core.initial_state(batch, device)
-        return state if self.critic_core is None else torch.cat([state, self.critic_core.initial_state(batch, device)], 1)
-
-    def _step(self, obs: torch.Tensor, state: Optional[torch.Tensor], out: Dict[str, torch.Tensor],
-              critic: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """The policy's and the critic's features of (normalized) ``obs`` (the critic's only when ``critic`` or a
-        core of its own must step): through one step of the core(s) when recurrent (the next state into ``out``)."""
-        actor = self.actor_encoder(obs)
-        if self.core is None:
-            return actor, (actor if self.share_encoder else self.critic_encoder(obs)) if critic else None
-        if state is None:
-            raise ValueError(f"a recurrent {type(self).__name__} (policy.model.rnn) needs its state: pass state=")
-        if self.critic_core is None:
-            actor, out['state'] = self.core.step(actor, state)
-            return actor, actor
-        rows = self.core.state_rows
-        actor, actor_next = self.core.step(actor, state[:, :rows])
-        critic_feature, critic_next = self.critic_core.step(self.critic_encoder(obs), state[:, rows:])
-        out['state'] = torch.cat([actor_next, critic_next], 1)
-        return actor, critic_feature
-
-    def _unroll_features(self, obs: Any, state: torch.Tensor, starts: torch.Tensor):
-        """The policy's and the critic's core outputs ``(T*B, H)`` (one tensor twice when shared) over time-major
-        flattened ``obs`` ``(T*B, ...)`` from ``state`` ``(B, R[+R], H)``, zeroed before every step where ``starts``
-        ``(T, B)``; and ``ends`` ``(T*B, R[+R], H)`` (``RecurrentCore.unroll``)."""
-        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
-        steps, batch = starts.shape
-        obs = normalize_obs(self.obs_normalizer, obs)
-        rows = self.core.state_rows
-        actor, ends = self.core.unroll(self.actor_encoder(obs).reshape(steps, batch, -1), state[:, :rows], starts)
-        critic = actor
-        if self.critic_core is not None:
-            critic, critic_ends = self.critic_core.unroll(self.critic_encoder(obs).reshape(steps, batch, -1),
-                                                          state[:, rows:], starts)
-            ends = torch.cat([ends, critic_ends], 2)
-        flat = (steps * batch, -1)
-        return actor.reshape(flat), critic.reshape(flat), ends.reshape((steps * batch,) + tuple(ends.shape[2:]))
-
-
 @MODEL_REGISTRY.register('acer_q')
-class ACERDiscrete(_RecurrentTrunk, nn.Module):
+class ACERDiscrete(RecurrentTrunk, nn.Module):
     """Categorical policy and ``Q(x, .)`` heads for discrete actions.
 
     Args:
@@ -213,7 +138,7 @@ class ACERDiscrete(_RecurrentTrunk, nn.Module):
 
 
 @MODEL_REGISTRY.register('acer_sdn')
-class ACERSDN(_RecurrentTrunk, nn.Module):
+class ACERSDN(RecurrentTrunk, nn.Module):
     """Gaussian policy and stochastic dueling network (SDN) critic for continuous actions.
 
     The critic body feeds a value head ``V(x)`` and an advantage MLP ``A(x, a)`` on ``[feature, a]``;

@@ -23,11 +23,13 @@ Two ways through the core, with the same weights and the same numbers (to float 
 from __future__ import annotations
 
 import warnings
-from typing import Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 import torch
 import torch.nn as nn
+
+from .normalization import normalize_obs
 
 RNN_TYPES = ('lstm', 'gru')
 #: the pre-activation an LSTM's hold flag adds to a gate (``_unroll_padded``): sigmoid(+-1e18) is exactly 1 / 0, and
@@ -251,6 +253,93 @@ class RecurrentCore(nn.Module):
         last = first + lengths - 1  # flat (b*T + t) index of each fragment's last step
         all_ends = x.new_zeros(batch * steps, self.state_rows, hidden).index_copy(0, last, frag_ends)
         return out, all_ends.view(batch, steps, self.state_rows, hidden).transpose(0, 1)
+
+
+class RecurrentTrunk:
+    """A model's optional recurrent core(s) (``policy.model.rnn``) on its encoders' output, for ``VAC`` and ACER's
+    models (a mixin of their ``nn.Module``): building them, one step (collect/eval) and a time-major unroll (the
+    learner). With one body (``share_encoder=True``) actor and critic read one encoder and one core (``core``). With
+    a body each (``share_encoder=False``) each has its own core (``core``, ``critic_core``) and the state is the actor
+    core's ``R`` rows then the critic core's, ``(B, 2R, H)``; every step runs both, so the state stays whole."""
+
+    core: Optional[RecurrentCore]
+    critic_core: Optional[RecurrentCore]
+    share_encoder: bool
+    actor_encoder: nn.Module
+    critic_encoder: nn.Module
+    obs_normalizer: Optional[nn.Module]
+
+    def _build_core(self, feature: int, rnn: Optional[Mapping[str, Any]]) -> int:
+        """Build ``self.core`` (and ``self.critic_core`` with a body each) when ``rnn`` asks for one; returns the
+        size of the features the heads read."""
+        self.core = self.critic_core = None
+        if rnn is None or rnn.get('type') is None:
+            return feature
+        core_args = (feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
+        self.core = RecurrentCore(*core_args)
+        if not self.share_encoder:
+            self.critic_core = RecurrentCore(*core_args)
+        return self.core.hidden_size
+
+    @property
+    def recurrent(self) -> bool:
+        """True when the model has a recurrent core (``rnn``): its forwards then carry a state."""
+        return self.core is not None
+
+    def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
+        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)`` (``2R`` rows
+        with a critic core: the actor core's, then the critic core's)."""
+        assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
+        device = device if device is not None else next(self.core.parameters()).device
+        state = self.core.initial_state(batch, device)
+        return state if self.critic_core is None else torch.cat([state, self.critic_core.initial_state(batch, device)], 1)
+
+    def _split_state(self, state: torch.Tensor) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The actor core's rows and the critic core's (None with one core) of a state ``(B, R[+R], H)``."""
+        if self.critic_core is None:
+            return state, None
+        rows = self.core.state_rows
+        return state[:, :rows], state[:, rows:]
+
+    def _step(self, obs: torch.Tensor, state: Optional[torch.Tensor], out: Dict[str, torch.Tensor],
+              critic: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The actor's and the critic's features of (normalized) ``obs`` (one tensor twice with one body; the
+        critic's only when ``critic`` or a core of its own must step): through one step of the core(s) when
+        recurrent (the next state into ``out['state']``)."""
+        actor = self.actor_encoder(obs)
+        if self.core is None:
+            return actor, (actor if self.share_encoder else self.critic_encoder(obs)) if critic else None
+        if state is None:
+            raise ValueError(f"a recurrent {type(self).__name__} (policy.model.rnn) needs its state: pass state=")
+        actor_state, critic_state = self._split_state(state)
+        actor, out['state'] = self.core.step(actor, actor_state)
+        if self.critic_core is None:
+            return actor, actor
+        critic_feature, critic_next = self.critic_core.step(self.critic_encoder(obs), critic_state)
+        out['state'] = torch.cat([out['state'], critic_next], 1)
+        return actor, critic_feature
+
+    def _unroll_features(self, obs: Any, state: torch.Tensor, starts: torch.Tensor,
+                         ends: bool = True) -> Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
+        """The actor's and the critic's core outputs ``(T*B, H)`` (one tensor twice with one core) over time-major
+        flattened ``obs`` ``(T*B, ...)`` (normalized here) from ``state`` ``(B, R[+R], H)``, zeroed before every step
+        where ``starts`` ``(T, B)``; and (with ``ends``) the fragment-end states ``(T*B, R[+R], H)``
+        (``RecurrentCore.unroll``), else None."""
+        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
+        steps, batch = starts.shape
+        obs = normalize_obs(self.obs_normalizer, obs)
+        actor_state, critic_state = self._split_state(state)
+        actor, frag_ends = self.core.unroll(self.actor_encoder(obs).reshape(steps, batch, -1), actor_state, starts,
+                                            ends)
+        critic = actor
+        if self.critic_core is not None:
+            critic, critic_ends = self.critic_core.unroll(self.critic_encoder(obs).reshape(steps, batch, -1),
+                                                          critic_state, starts, ends)
+            frag_ends = None if frag_ends is None else torch.cat([frag_ends, critic_ends], 2)
+        flat = (steps * batch, -1)
+        if frag_ends is not None:
+            frag_ends = frag_ends.reshape((steps * batch,) + tuple(frag_ends.shape[2:]))
+        return actor.reshape(flat), critic.reshape(flat), frag_ends
 
 
 class Lanes:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
@@ -12,14 +12,14 @@ from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
 from .encoders import build_encoder, use_channels_last
 from .normalization import ObsNormalizer, normalize_obs, obs_normalizer
-from .recurrent import RecurrentCore
+from .recurrent import RecurrentTrunk
 from .sde import sde_std
 
 ACTION_SPACES = ('discrete', 'continuous', 'multi_discrete')
 
 
 @MODEL_REGISTRY.register('vac')
-class VAC(nn.Module):
+class VAC(RecurrentTrunk, nn.Module):
     """Encoder (MLP, Nature CNN or IMPALA ResNet) → actor head (categorical logits or Gaussian mu/sigma) and value head.
 
     Args:
@@ -106,14 +106,7 @@ class VAC(nn.Module):
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
-        self.core: Optional[RecurrentCore] = None
-        self.critic_core: Optional[RecurrentCore] = None  # the critic's own core (rnn with share_encoder=False)
-        if rnn is not None and rnn.get('type') is not None:
-            core_args = (feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
-            self.core = RecurrentCore(*core_args)
-            if not share_encoder:
-                self.critic_core = RecurrentCore(*core_args)
-            feature = self.core.hidden_size  # the heads read the cores' output
+        feature = self._build_core(feature, rnn)  # the heads read the core's output when recurrent
         # heads: [hidden layer +] linear output; the hidden part is kept apart for the conditioned sigma head
         for name, layers in (('actor_head_layer_num', actor_head_layer_num), ('critic_head_layer_num', critic_head_layer_num)):
             if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
@@ -152,46 +145,12 @@ class VAC(nn.Module):
             init_orthogonal(self.critic_head, math.sqrt(2), last_gain=1.0)
         use_channels_last(self)
 
-    @property
-    def recurrent(self) -> bool:
-        """True when the model has a recurrent core (``rnn``): its forwards then carry a state."""
-        return self.core is not None
-
-    def initial_state(self, batch: int, device: Optional[torch.device] = None) -> torch.Tensor:
-        """The recurrent state of ``batch`` envs at their episodes' first step, zeros ``(batch, R, H)`` (``2R`` rows with
-        a critic core: the actor core's, then the critic core's)."""
-        assert self.core is not None, "initial_state: the model has no recurrent core (policy.model.rnn)"
-        device = device if device is not None else self.actor_out.weight.device
-        state = self.core.initial_state(batch, device)
-        return state if self.critic_core is None else torch.cat([state, self.critic_core.initial_state(batch, device)], 1)
-
-    def _split_state(self, state: torch.Tensor) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """The actor core's rows and the critic core's (None when the cores are one) of a state ``(..., R[+R], H)``."""
-        if self.critic_core is None:
-            return state, None
-        rows = self.core.state_rows
-        return state[..., :rows, :], state[..., rows:, :]
-
-    def _step_features(self, obs: torch.Tensor, state: Optional[torch.Tensor],
-                       out: Dict[str, torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
-        """The actor's and the critic's features after one step of the core(s) (one tensor twice when shared); the
-        next state into ``out['state']``."""
-        if state is None:
-            raise ValueError("a recurrent VAC (policy.model.rnn) needs its state: pass state=")
-        actor_state, critic_state = self._split_state(state)
-        actor, out['state'] = self.core.step(self.actor_encoder(obs), actor_state)
-        if self.critic_core is None:
-            return actor, actor
-        critic, critic_next = self.critic_core.step(self.critic_encoder(obs), critic_state)
-        out['state'] = torch.cat([out['state'], critic_next], 1)
-        return actor, critic
-
     def compute_actor(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
         if self.core is None:
             return self._actor_from_feature(self.actor_encoder(obs))
         extra: Dict[str, torch.Tensor] = {}
-        out = self._actor_from_feature(self._step_features(obs, state, extra)[0])
+        out = self._actor_from_feature(self._step(obs, state, extra, critic=False)[0])
         out.update(extra)
         return out
 
@@ -216,14 +175,14 @@ class VAC(nn.Module):
         if self.core is None:
             return {'value': self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
         out: Dict[str, torch.Tensor] = {}
-        out['value'] = self.critic_head(self._step_features(obs, state, out)[1]).squeeze(-1)
+        out['value'] = self.critic_head(self._step(obs, state, out)[1]).squeeze(-1)
         return out
 
     def compute_actor_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
         if self.core is not None:
             extra: Dict[str, torch.Tensor] = {}
-            actor_feature, critic_feature = self._step_features(obs, state, extra)
+            actor_feature, critic_feature = self._step(obs, state, extra)
             out = self._actor_from_feature(actor_feature)
             out['value'] = self.critic_head(critic_feature).squeeze(-1)
             out.update(extra)
@@ -244,16 +203,15 @@ class VAC(nn.Module):
             ends: whether to return ``'ends'`` (False: a faster unroll where the caller needs only the outputs).
 
         Returns:
-            ``compute_actor_critic``'s outputs ``(T*B, ...)`` and (with ``ends``) ``'ends'`` ``(T*B, R, H)``: the state
+            ``compute_actor_critic``'s outputs ``(T*B, ...)`` and (with ``ends``) ``'ends'`` ``(T*B, R[+R], H)``: the state
             after every step that ends a fragment (``RecurrentCore.unroll``), zeros elsewhere.
         """
         assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
-        steps, batch = starts.shape
-        actor_state, critic_state = self._split_state(state)
         lanes = None if ends else self.core.lanes(starts)
         if lanes is not None:  # an LSTM with episode starts inside: one lane per column (``RecurrentCore.run_lanes``)
             # the observations are gathered into the lanes (no gradient), the encoder and the heads run on the lanes'
             # rows, and only the heads' outputs are taken back: no gather of the features is differentiated
+            actor_state, critic_state = self._split_state(state)
             take = lanes.source
             rows = obs.index_select(0, take) if is_leaf(obs) else tree_map(lambda x: x.index_select(0, take), obs)
             rows = normalize_obs(self.obs_normalizer, rows)
@@ -263,17 +221,11 @@ class VAC(nn.Module):
             out = self._actor_from_feature(feature)
             out['value'] = self.critic_head(critic_feature).squeeze(-1)
             return {k: v.index_select(0, lanes.real) for k, v in out.items()}
-        obs = normalize_obs(self.obs_normalizer, obs)
-        feature, frag_ends = self.core.unroll(self.actor_encoder(obs).reshape(steps, batch, -1), actor_state, starts, ends)
-        critic_feature = feature
-        if self.critic_core is not None:
-            critic_feature, critic_ends = self.critic_core.unroll(
-                self.critic_encoder(obs).reshape(steps, batch, -1), critic_state, starts, ends)
-            frag_ends = None if frag_ends is None else torch.cat([frag_ends, critic_ends], 2)
-        out = self._actor_from_feature(feature.reshape(steps * batch, -1))
-        out['value'] = self.critic_head(critic_feature.reshape(steps * batch, -1)).squeeze(-1)
+        feature, critic_feature, frag_ends = self._unroll_features(obs, state, starts, ends)
+        out = self._actor_from_feature(feature)
+        out['value'] = self.critic_head(critic_feature).squeeze(-1)
         if frag_ends is not None:
-            out['ends'] = frag_ends.reshape((steps * batch,) + tuple(frag_ends.shape[2:]))
+            out['ends'] = frag_ends
         return out
 
     def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
