@@ -47,10 +47,11 @@ class ACERDiscrete(RecurrentTrunk, nn.Module):
         obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, as ``VAC``'s; the
             learn mode updates it from every batch, replays included, and the average policy network shares it).
         obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
-        rnn: a recurrent core between the (shared) encoder and the heads, ``dict(type='lstm'|'gru', hidden_size,
-            num_layers)`` (``models.recurrent``, as ``VAC``'s; with ``share_encoder=False`` a core each): every ``compute_*`` then
-            takes ``state`` ``(N, R, H)`` and returns the next one as ``'state'``, and ``unroll`` runs a time-major
-            sequence (the learner's recompute); see docs/recurrent.md.
+        rnn: a recurrent core between the encoder and the heads, ``dict(type='lstm'|'gru', hidden_size, num_layers)``
+            (``models.recurrent.RecurrentTrunk``, as ``VAC``'s; with ``share_encoder=False`` a core each, the Q head
+            reading the critic's): every ``compute_*`` then takes ``state`` ``(N, R, H)`` (``2R`` rows with a core each)
+            and returns the next one as ``'state'``, and ``unroll`` runs a time-major sequence (the learner's
+            recompute); see docs/recurrent.md.
 
     ``forward(obs, mode, state=None)``: ``'compute_actor'`` -> ``{'logit' (N, A)}``; ``'compute_critic'`` ->
     ``{'q_value' (N, A), 'value' (N,)}``; ``'compute_actor_critic'`` -> all three.
@@ -120,7 +121,7 @@ class ACERDiscrete(RecurrentTrunk, nn.Module):
             starts: ``(T, B)`` bool, True where an episode starts (the state is zeroed before that step).
 
         Returns:
-            ``logit``, ``q_value``, ``value`` ``(T*B, ...)`` and ``'ends'`` ``(T*B, R, H)``: the state after every step
+            ``logit``, ``q_value``, ``value`` ``(T*B, ...)`` and ``'ends'`` ``(T*B, R[+R], H)``: the state after every step
             that ends a fragment (``RecurrentCore.unroll``), zeros elsewhere.
         """
         actor_feature, critic_feature, ends = self._unroll_features(obs, state, starts)
@@ -165,9 +166,9 @@ class ACERSDN(RecurrentTrunk, nn.Module):
         obs_norm: normalize observations by their running mean and std (``self.obs_normalizer``, as ``VAC``'s; the
             learn mode updates it from every batch, replays included, and the average policy network shares it).
         obs_norm_clip: normalized observations are clipped to ``[-obs_norm_clip, obs_norm_clip]``.
-        rnn: a recurrent core between the (shared) encoder and the heads, as ``acer_q``'s (needs
-            with ``share_encoder=False`` a core each): every ``compute_*`` then takes ``state`` and returns the next one as ``'state'``,
-            and ``unroll`` runs a time-major sequence.
+        rnn: a recurrent core between the encoder and the heads, as ``acer_q``'s (with ``share_encoder=False`` a core
+            each, ``V`` and the advantage network reading the critic's): every ``compute_*`` then takes ``state`` and
+            returns the next one as ``'state'``, and ``unroll`` runs a time-major sequence.
 
     ``forward(obs, mode, actions=None, state=None)``: ``'compute_actor'`` -> ``{'mu', 'sigma'}``; ``'compute_critic'`` ->
     ``{'value' (N,)}``; ``'compute_actor_critic'`` -> all three, plus ``'q_value' (N, K)`` = ``Q~(x, a_k)``

@@ -180,17 +180,11 @@ class VAC(RecurrentTrunk, nn.Module):
 
     def compute_actor_critic(self, obs: torch.Tensor, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         obs = normalize_obs(self.obs_normalizer, obs)
-        if self.core is not None:
-            extra: Dict[str, torch.Tensor] = {}
-            actor_feature, critic_feature = self._step(obs, state, extra)
-            out = self._actor_from_feature(actor_feature)
-            out['value'] = self.critic_head(critic_feature).squeeze(-1)
-            out.update(extra)
-            return out
-        actor_feature = self.actor_encoder(obs)
-        critic_feature = actor_feature if self.share_encoder else self.critic_encoder(obs)
+        extra: Dict[str, torch.Tensor] = {}  # (a recurrent model's next state)
+        actor_feature, critic_feature = self._step(obs, state, extra)
         out = self._actor_from_feature(actor_feature)
         out['value'] = self.critic_head(critic_feature).squeeze(-1)
+        out.update(extra)
         return out
 
     def unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor, ends: bool = True) -> Dict[str, torch.Tensor]:
