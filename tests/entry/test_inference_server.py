@@ -110,13 +110,14 @@ def _assert_same_segments(expected, got):
     assert int(got[1].samples[VERSION_KEY].min()) == 11  # the second segment acted with the newest weights
 
 
-@pytest.mark.parametrize('policy_type, kind', [('impala', 'lstm'), ('ppo', 'gru')])
-def test_one_recurrent_actor_through_the_server_collects_the_segments_of_its_own_forward_pass(policy_type, kind):
+@pytest.mark.parametrize('policy_type, kind, share', [('impala', 'lstm', True), ('ppo', 'gru', True),
+                                                      ('impala', 'lstm', False)])
+def test_one_recurrent_actor_through_the_server_collects_the_segments_of_its_own_forward_pass(policy_type, kind, share):
     """A recurrent model: the server carries the actor's states per env and zeroes them where the actor's collector
     marks an episode start (episodes of 9 steps: starts inside both segments). Element by element, the segments --
     actions, logits, values, the state each step acted from (``rnn_state``), ``episode_start`` -- and the states
     carried into the next step equal the actor's own forward pass."""
-    main, create = recurrent_config(policy_type, kind)
+    main, create = recurrent_config(policy_type, kind, share=share)
     main['parallel'] = dict(actor_num=1, inference='server')
     if policy_type == 'impala':
         main['policy'].update(unroll_len=10, collect=dict(n_sample=ENVS * 2), learn=dict(batch_size=4))

@@ -27,11 +27,12 @@ from acframe.policy import create_policy
 ENVS, STEPS, LIMIT = 3, 20, 9
 
 
-def recurrent_config(policy_type='ppo', kind='lstm', limit=LIMIT, **env):
-    """CartPole without velocities, episodes cut at ``limit`` steps (starts inside every segment), 2 actors."""
+def recurrent_config(policy_type='ppo', kind='lstm', limit=LIMIT, share=True, **env):
+    """CartPole without velocities, episodes cut at ``limit`` steps (starts inside every segment), 2 actors; one core
+    for actor and critic (``share``) or a core each."""
     main = dict(env=dict(env_id='cartpole_novel', collector_env_num=ENVS, evaluator_env_num=2, n_evaluator_episode=4,
                          max_episode_steps=limit, stop_value=None, **env),
-                policy=dict(model=dict(encoder_hidden_size_list=[16], share_encoder=True,
+                policy=dict(model=dict(encoder_hidden_size_list=[16], share_encoder=share,
                                        rnn=dict(type=kind, hidden_size=8)),
                             collect=dict(n_sample=ENVS * STEPS), eval=dict(evaluator=dict(eval_freq=4))),
                 parallel=dict(actor_num=2))
@@ -51,9 +52,9 @@ def learner_and_weights(cfg):
     return learner, source
 
 
-@pytest.mark.parametrize('policy_type, kind', [('ppo', 'lstm'), ('a2c', 'gru')])
-def test_the_learner_recomputes_what_an_actor_acted_with_from_the_segments_first_state(policy_type, kind):
-    cfg = compile_config(recurrent_config(policy_type, kind), seed=0)
+@pytest.mark.parametrize('policy_type, kind, share', [('ppo', 'lstm', True), ('a2c', 'gru', True), ('ppo', 'lstm', False)])
+def test_the_learner_recomputes_what_an_actor_acted_with_from_the_segments_first_state(policy_type, kind, share):
+    cfg = compile_config(recurrent_config(policy_type, kind, share=share), seed=0)
     learner, source = learner_and_weights(cfg)
     actor = ActorWorker(cfg, 0, 0, source)
     try:
