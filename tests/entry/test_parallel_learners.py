@@ -314,6 +314,21 @@ def test_every_rank_stops_when_one_has_collected_its_share_and_its_queue_gives_n
     _same_weights(_records(seen), summary['train_iters'])
 
 
+def _two_ranks_until_terminated(tmp_path, monkeypatch) -> float:
+    """``cartpole_impala.py`` with 2 learner ranks and 2 actors, no stop value, in ``tmp_path / 'run'``, until the
+    SIGTERM the test arranged ends it (``Terminated``): the seconds it took."""
+    from acframe.signals import Terminated
+
+    monkeypatch.chdir(tmp_path)
+    overrides = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 12.0),
+                 ('env.stop_value', None)]
+    began = time.monotonic()
+    with pytest.raises(Terminated):
+        parallel_pipeline('cartpole_impala.py', overrides=overrides, max_env_step=100_000, progress=False,
+                          exp_dir=str(tmp_path / 'run'))
+    return time.monotonic() - began
+
+
 def test_a_sigterm_to_rank_0_while_its_actors_start_stops_every_rank_at_once_with_the_final_checkpoint(tmp_path,
                                                                                                       monkeypatch):
     """A real SIGTERM reaches rank 0 while its backend starts (the actors, the evaluator: seconds on Ray), before its
@@ -321,7 +336,6 @@ def test_a_sigterm_to_rank_0_while_its_actors_start_stops_every_rank_at_once_wit
     and writes its share of the final checkpoint (before, rank 0 went straight to the final checkpoint's gather while
     rank 1 waited in its turn's all-reduce: both waited parallel.collective_timeout_s and the run failed)."""
     from acframe.entry.parallel.local import LocalBackend
-    from acframe.signals import Terminated
 
     start = LocalBackend.start
 
@@ -332,14 +346,7 @@ def test_a_sigterm_to_rank_0_while_its_actors_start_stops_every_rank_at_once_wit
             time.sleep(0.2)
 
     monkeypatch.setattr(LocalBackend, 'start', start_then_sigterm)  # the forked rank 1 has it too
-    monkeypatch.chdir(tmp_path)
-    overrides = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 12.0),
-                 ('env.stop_value', None)]
-    began = time.monotonic()
-    with pytest.raises(Terminated):
-        parallel_pipeline('cartpole_impala.py', overrides=overrides, max_env_step=100_000, progress=False,
-                          exp_dir=str(tmp_path / 'run'))
-    assert time.monotonic() - began < 12.0  # not after the collective timeout
+    assert _two_ranks_until_terminated(tmp_path, monkeypatch) < 12.0  # not after the collective timeout
     state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert len(state['data_parallel']['ranks']) == 1 and state['train_iter'] == 0
     summary = __import__('json').loads((tmp_path / 'run' / 'summary.json').read_text())
@@ -351,7 +358,6 @@ def test_a_sigterm_to_rank_0_before_its_run_is_built_stops_the_other_ranks_at_on
     its loop: nothing was driven, so rank 1 is stopped at once (before, rank 0 waited for rank 1 to end on its own,
     which it did only when its turn's all-reduce gave up after parallel.collective_timeout_s)."""
     from acframe.entry.parallel.run import ParallelRun
-    from acframe.signals import Terminated
 
     make_backend = ParallelRun._make_backend
 
@@ -363,11 +369,4 @@ def test_a_sigterm_to_rank_0_before_its_run_is_built_stops_the_other_ranks_at_on
         return backend
 
     monkeypatch.setattr(ParallelRun, '_make_backend', make_backend_then_sigterm)
-    monkeypatch.chdir(tmp_path)
-    overrides = [('parallel.learner_num', 2), ('parallel.actor_num', 2), ('parallel.collective_timeout_s', 12.0),
-                 ('env.stop_value', None)]
-    began = time.monotonic()
-    with pytest.raises(Terminated):
-        parallel_pipeline('cartpole_impala.py', overrides=overrides, max_env_step=100_000, progress=False,
-                          exp_dir=str(tmp_path / 'run'))
-    assert time.monotonic() - began < 8.0  # not after the collective timeout
+    assert _two_ranks_until_terminated(tmp_path, monkeypatch) < 8.0  # not after the collective timeout
