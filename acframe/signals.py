@@ -75,6 +75,13 @@ def interrupt_pending() -> bool:
     return _Deferral.pending is not None
 
 
+def as_raised(exc: KeyboardInterrupt) -> KeyboardInterrupt:
+    """The interrupt a handler raised, where code between it and ``exc``'s catcher turned it into a plain
+    ``KeyboardInterrupt`` (Ray's ``ray.get`` does: a SIGTERM there would read as Ctrl-C, exit 130); else ``exc``."""
+    raised = _Deferral.raised
+    return raised if isinstance(raised, Terminated) and not isinstance(exc, Terminated) else exc
+
+
 def interrupt_handled() -> None:
     """The run's interrupt path has the interrupt: nothing is left to raise again."""
     _Deferral.raised = None
@@ -155,6 +162,11 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGINT, _raise_keyboard_interrupt)
     try:
         yield
+    except KeyboardInterrupt as exc:
+        raised = as_raised(exc)
+        if raised is not exc:
+            raise raised from None
+        raise
     finally:
         interrupt_handled()  # nothing is left to raise after the block
         for terminating, handler in previous.items():

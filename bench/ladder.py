@@ -17,6 +17,7 @@ env steps on x) are rewritten from everything recorded. SB3 is a bench-only depe
 from __future__ import annotations
 
 import argparse
+import collections
 import copy
 import json
 import os
@@ -26,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple, Union
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -198,6 +199,9 @@ def sb3_worker(row: str, algo: str, seed: int, budget: int, eval_every: int, out
             sync_envs_normalization(model.get_env(), eval_env)
         mean, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)
         curve.append((int(model.num_timesteps), float(mean)))
+        # progress on stderr, which run_sb3 passes through: a run cut short still shows its curve
+        print(f'# sb3 {algo} {row} seed {seed}: env_step {model.num_timesteps} eval {mean:.1f} '
+              f'({time.perf_counter() - start:.0f} s)', file=sys.stderr, flush=True)
         if mean > best['mean']:
             best.update(mean=float(mean), policy=copy.deepcopy(model.policy.state_dict()),
                         obs_rms=copy.deepcopy(model.get_env().obs_rms) if normalize else None)
@@ -258,9 +262,14 @@ def run_sb3(row: str, algo: str, seed: int, budget: int, eval_every: int,
     out = tempfile.mktemp(prefix='ladder_sb3_', suffix='.json')
     cmd = [python or sys.executable, os.path.abspath(__file__), '--sb3-worker', row, algo, str(seed), str(budget),
            str(eval_every), out]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tail: Deque[str] = collections.deque(maxlen=40)
+    with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # passed through as it comes (the evaluations), the tail kept for an error
+            sys.stderr.write(line)
+            tail.append(line)
     if proc.returncode != 0:
-        raise RuntimeError(f"SB3 {algo} on {row} seed {seed} failed: {proc.stderr[-2000:]}")
+        raise RuntimeError(f"SB3 {algo} on {row} seed {seed} failed: {''.join(tail)[-2000:]}")
     with open(out) as f:
         result = json.load(f)
     os.remove(out)

@@ -33,6 +33,35 @@ def test_a_second_sigterm_does_not_interrupt_the_interrupt_path():
     assert finished
 
 
+def library_that_turns_interrupts_into_keyboard_interrupt():
+    """What Ray's ``ray.get`` does with the exception a handler raises while it waits."""
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt() from None
+
+
+def test_a_sigterm_a_library_reraised_as_a_plain_keyboard_interrupt_leaves_the_block_as_the_sigterm():
+    with pytest.raises(Terminated) as info:
+        with sigterm_as_interrupt():
+            library_that_turns_interrupts_into_keyboard_interrupt()
+    assert info.value.exit_code == 143  # the CLI's exit status for SIGTERM, not Ctrl-C's 130
+
+
+def test_a_run_stopped_by_a_sigterm_a_library_reraised_is_finished_and_reraises_the_sigterm(tmp_path):
+    from acframe.config.compile import compile_config
+    from acframe.entry.serial import SerialRun
+
+    def loop(run):
+        library_that_turns_interrupts_into_keyboard_interrupt()
+
+    run = SerialRun(compile_config('cartpole_impala.py'), exp_dir=str(tmp_path / 'run'), progress=False)
+    with pytest.raises(Terminated):
+        run.drive(loop)
+    assert run.interrupted and (tmp_path / 'run' / 'summary.json').exists()
+
+
 def test_an_interrupt_inside_a_deferred_block_is_raised_when_the_block_ends():
     steps = []
     with pytest.raises(Terminated):

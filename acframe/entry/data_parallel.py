@@ -567,7 +567,8 @@ def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[s
     else:
         from .parallel.ray_ranks import check_ray_ranks, connected_ranks
 
-        with connected_ranks(ray_address) as (ray, ranks):
+        # SIGTERM as Ctrl-C from before Ray starts (connect keeps the handlers): also while the rank actors start
+        with sigterm_as_interrupt(), connected_ranks(ray_address) as (ray, ranks):
             check_ray_ranks(ray, cfg, actors=False)
             run = run_ranks(loop, cfg, exp_dir, progress, config_changes, make_run, ranks)
     run.policy.summary = run.summary

@@ -36,7 +36,8 @@ from ..plot import write_run_curves
 from ..registry import BUFFER_REGISTRY
 from ..runs import initial_weights
 from ..loggers import RunLogger, check_loggers, open_loggers
-from ..signals import describe_interrupt, interrupt_handled, raise_swallowed_interrupt, sigterm_as_interrupt
+from ..signals import (as_raised, describe_interrupt, interrupt_handled, raise_swallowed_interrupt,
+                       sigterm_as_interrupt)
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
 from ..worker import CollectorHook, EvaluatorHook, hooks_from_config, load_checkpoint
@@ -406,6 +407,7 @@ class RunBase:
             try:
                 loop(self)
             except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``Terminated``)
+                exc = as_raised(exc)  # a SIGTERM inside Ray's ray.get reaches here as a plain KeyboardInterrupt
                 interrupt_handled()
                 interrupt = exc
                 self.interrupted = True

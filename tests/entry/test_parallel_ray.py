@@ -110,17 +110,49 @@ def cluster_pids(cmdline_prefix: bytes = b'') -> list:
     return pids
 
 
+def with_descendants(pids: list) -> list:
+    """``pids`` and every process below them (Ray's dashboard and runtime-env agents do not inherit the marker)."""
+    children: dict = {}
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat') as f:
+                parent = int(f.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], list(pids)
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
 def stop_cluster(grace_s: float = 10.0) -> None:
     """Stop the test cluster's processes only (``ray stop`` would stop every Ray of this machine's user)."""
-    for pid in cluster_pids():
+    pids = with_descendants(cluster_pids())
+    for pid in pids:
         try:
             os.kill(pid, signal.SIGTERM)
         except OSError:
             pass
+    def left() -> list:  # those still there, and still Ray's (a pid is not reused for another program meanwhile)
+        still = []
+        for pid in pids:
+            try:
+                with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                    if b'ray' in f.read():
+                        still.append(pid)
+            except OSError:
+                continue
+        return still
+
     deadline = time.monotonic() + grace_s
-    while cluster_pids() and time.monotonic() < deadline:
+    while left() and time.monotonic() < deadline:
         time.sleep(0.1)
-    for pid in cluster_pids():
+    for pid in left():
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -379,6 +411,51 @@ def test_two_serial_ppo_ranks_on_ray_end_identical_and_rank_1_writes_nothing(tmp
     state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert state['data_parallel']['learner_num'] == 2 and len(state['data_parallel']['ranks']) == 1
     assert not ray.is_initialized() and not cluster_pids(b'ray::RayLearnerRank')
+
+
+#: the CLI in a process whose Ray rank actors take 4 s to answer ``ready`` and which gets a SIGTERM 1 s into that wait
+#: (the class is defined in ``__main__``, so Ray ships it by value to the cluster's workers)
+TERMINATED_WHILE_RANKS_START = """
+import os, signal, sys, threading, time
+import ray._private.services as services
+services.resolve_ip_for_localhost = lambda host: host  # 127.0.0.1 kept, as the cluster's nodes keep it (RAY_CLI)
+from acframe.entry.parallel import ray_ranks
+
+class SlowToStart(ray_ranks.RayLearnerRank):
+    def ready(self):
+        time.sleep(4)
+        return super().ready()
+
+start = ray_ranks.RayRanks.start
+
+def start_and_terminate(self, *args, **kwargs):
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM)).start()
+    answer = start(self, *args, **kwargs)
+    print('the ranks started', file=sys.stderr, flush=True)
+    return answer
+
+ray_ranks.RayLearnerRank, ray_ranks.RayRanks.start = SlowToStart, start_and_terminate
+from acframe.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_sigterm_while_the_ray_rank_actors_start_stops_the_run_as_ctrl_c_does(tmp_path, loopback_cluster):
+    """SIGTERM is Ctrl-C from the moment Ray starts: Ray's own handlers (a native stack dump, the process killed at
+    once) never replace acframe's, and a plain ``KeyboardInterrupt`` out of ``ray.get`` is still the SIGTERM."""
+    proc = subprocess.run([sys.executable, '-c', TERMINATED_WHILE_RANKS_START, '-c', 'cartpole_ppo.py', '-q',
+                           '--backend', 'ray', '--ray-address', loopback_cluster, 'parallel.learner_num=2',
+                           'parallel.learner_num_cpus=0.25', '--exp-dir', str(tmp_path / 'run')],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 143, proc.stderr
+    assert err[-1] == 'acframe: terminated (SIGTERM)', proc.stderr
+    assert 'the ranks started' not in proc.stderr and 'SIGTERM received' not in proc.stderr, proc.stderr
+    assert os.listdir(tmp_path) == []  # a failed start writes nothing
+    deadline = time.monotonic() + 30  # the rank actor goes with the driver's job
+    while cluster_pids(b'ray::SlowToStart') and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not cluster_pids(b'ray::SlowToStart')
 
 
 @pytest.mark.parametrize('args, line', [

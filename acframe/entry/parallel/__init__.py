@@ -12,10 +12,12 @@ See docs/parallel.md.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Optional, Sequence
 
 from ...config.compile import ConfigInput
 from ...errors import ConfigError
+from ...signals import sigterm_as_interrupt
 from ...worker import LearnerHook
 from ..run_base import compile_run_config
 from .run import BACKENDS, ParallelRun, async_loop, sync_loop
@@ -68,8 +70,10 @@ def parallel_pipeline(
         from .learners import parallel_learners
         return parallel_learners(cfg, exp_dir, resume is not None, progress, backend, learner_hooks, changes,
                                  ray_address)
-    run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks, changes)
-    summary = run.drive(sync_loop if run.sync else async_loop)  # Ctrl-C/SIGTERM: finished, then re-raised
+    # on Ray, SIGTERM as Ctrl-C from before it starts (connect keeps the handlers): also while its workers start
+    with sigterm_as_interrupt() if backend == 'ray' else contextlib.nullcontext():
+        run = ParallelRun(cfg, exp_dir, resume is not None, progress, backend, ray_address, learner_hooks, changes)
+        summary = run.drive(sync_loop if run.sync else async_loop)  # Ctrl-C/SIGTERM: finished, then re-raised
     policy = run.trained_policy()
     policy.summary = summary
     return policy

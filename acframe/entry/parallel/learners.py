@@ -24,6 +24,7 @@ import functools
 from typing import Any, Optional, Sequence
 
 from ...errors import ConfigError
+from ...signals import sigterm_as_interrupt
 from ...worker import LearnerHook
 from ..data_parallel import DataParallel, check_data_parallel, check_split, local_config, process_seed, run_ranks
 from .run import ParallelRun, async_loop, resolve_actor_num, resolve_steps_per_update, sync_loop
@@ -83,7 +84,9 @@ def parallel_learners(cfg: Any, exp_dir: Optional[str], resume: bool, progress: 
         connected = connected_ranks(ray_address)
     else:
         connected = contextlib.nullcontext((None, None))  # ranks 1..N-1: processes of this machine
-    with connected as (ray, ranks):
+    # on Ray, SIGTERM as Ctrl-C from before it starts (connect keeps the handlers): also while the rank actors start
+    terminating = sigterm_as_interrupt() if backend == 'ray' else contextlib.nullcontext()
+    with terminating, connected as (ray, ranks):
         check_parallel_learners(cfg, backend, ray)
         make_run = functools.partial(_rank_run, cfg, exp_dir, resume, backend, tuple(learner_hooks))
         run = run_ranks(_loop, cfg, exp_dir, progress, config_changes, make_run, ranks)

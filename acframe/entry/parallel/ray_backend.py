@@ -16,18 +16,22 @@
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import secrets
+import signal
 import socket
+import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 from easydict import EasyDict
 
 from ...config.compile import to_plain
 from ...errors import ConfigError, EnvError
+from ...signals import TERMINATING
 from .backend import Backend, failure_reason, startup_error
 from .messages import EvalRequest, EvalResult, SegmentMessage, WorkerError, WorkerReady, numpy_to_weights, weights_to_numpy
 from .roles import ActorWorker, EvalWorker, HandedWeights
@@ -104,14 +108,40 @@ def connect(address: Optional[str]) -> Tuple[Any, bool]:
     else:
         _private_auth()
     try:
-        # 'local': always a new instance of this run's own (never one that happens to run on this machine)
-        ray.init(address=address if address is not None else 'local', log_to_driver=False,
-                 include_dashboard=False if address is None else None)
+        with _signal_handlers_kept():
+            # 'local': always a new instance of this run's own (never one that happens to run on this machine)
+            ray.init(address=address if address is not None else 'local', log_to_driver=False,
+                     include_dashboard=False if address is None else None)
     except Exception as exc:
         _restore_auth_env()
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"--ray-address {address}: cannot connect to the Ray cluster ({first})") from exc
     return ray, True
+
+
+@contextlib.contextmanager
+def _signal_handlers_kept() -> Iterator[None]:
+    """The signal handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT as they were before the block, after it.
+
+    ``ray.init`` installs its own in the driver (a SIGTERM then prints a native stack dump and kills the process at
+    once); a run started inside ``signals.sigterm_as_interrupt`` keeps its handlers, so a SIGTERM while the Ray
+    workers start stops it as Ctrl-C does (one line, exit 143, nothing written). Off the main thread: nothing to keep.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signums = (signal.SIGINT, *TERMINATING)
+    kept = {signum: signal.getsignal(signum) for signum in signums}
+    # held back meanwhile: one that arrives inside ray.init reaches the kept handler once it is back (the threads Ray
+    # starts keep them blocked, so the main thread gets them)
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signums)
+    try:
+        yield
+    finally:
+        for signum, handler in kept.items():
+            if handler is not None:  # None: set outside Python, nothing of ours to put back
+                signal.signal(signum, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def disconnect(ray: Any) -> None:
