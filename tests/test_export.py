@@ -117,22 +117,22 @@ def lstm_run(tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def acer_lstm_run(tmp_path_factory):
-    """Six updates of ACER (acer_q) with an LSTM on CartPole without velocities."""
+    """Six updates of ACER (acer_q) with an LSTM on CartPole without velocities, a LayerNorm on its input."""
     run_dir = tmp_path_factory.mktemp('acer_lstm') / 'run'
     assert main(['-c', 'cartpole_acer.py', '--exp-dir', str(run_dir), '--max-train-iter', '6', '-q',
-                 'policy.model.rnn.type=lstm', *RECURRENT]) == 0
+                 'policy.model.rnn.type=lstm', 'policy.model.rnn.input_norm=True', *RECURRENT]) == 0
     return run_dir
 
 
 @pytest.fixture(scope='module')
 def gru_pendulum_run(tmp_path_factory):
     """Two updates of Pendulum A2C with a 2-layer GRU each for the actor and the critic (``share_encoder=False``):
-    continuous actions, clipped, from a state of 2 + 2 rows."""
+    continuous actions, clipped, from a state of 2 + 2 rows; a LayerNorm on each core's input."""
     run_dir = tmp_path_factory.mktemp('gru') / 'run'
     assert main(['-c', 'pendulum_a2c.py', '--exp-dir', str(run_dir), '--max-train-iter', '2', '-q',
                  'env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
                  'policy.model.init_sigma=3.0', 'policy.model.share_encoder=False', 'policy.model.rnn.type=gru',
-                 'policy.model.rnn.hidden_size=8', 'policy.model.rnn.num_layers=2']) == 0
+                 'policy.model.rnn.hidden_size=8', 'policy.model.rnn.num_layers=2', 'policy.model.rnn.input_norm=True']) == 0
     return run_dir
 
 

@@ -275,6 +275,10 @@ class RecurrentTrunk:
         self.core = self.critic_core = None
         if rnn is None or rnn.get('type') is None:
             return feature
+        if rnn.get('input_norm'):  # every path to a core reads the encoders: the norm is their last layer
+            self.actor_encoder = nn.Sequential(self.actor_encoder, nn.LayerNorm(feature))
+            self.critic_encoder = (self.actor_encoder if self.share_encoder
+                                   else nn.Sequential(self.critic_encoder, nn.LayerNorm(feature)))
         core_args = (feature, rnn['type'], int(rnn.get('hidden_size', 64)), int(rnn.get('num_layers', 1)))
         self.core = RecurrentCore(*core_args)
         if not self.share_encoder:

@@ -668,7 +668,7 @@ class Policy:
 
 
 #: the keys of ``policy.model.rnn`` the model takes (the rest, e.g. PPO's ``seq_len``, are the learn mode's)
-RNN_MODEL_KEYS = ('type', 'hidden_size', 'num_layers')
+RNN_MODEL_KEYS = ('type', 'hidden_size', 'num_layers', 'input_norm')
 
 
 def rnn_type(rnn: Any) -> Optional[str]:
@@ -679,7 +679,11 @@ def rnn_type(rnn: Any) -> Optional[str]:
 def check_recurrent(cfg: Any, policy_cls: type) -> None:
     """A ``ConfigError`` (one line) when ``policy.model.rnn`` asks for a recurrent core that ``policy_cls`` cannot
     learn with yet (``cfg`` is ``cfg.policy``)."""
-    kind = rnn_type(cfg.get('model', {}).get('rnn'))
+    rnn = cfg.get('model', {}).get('rnn')
+    kind = rnn_type(rnn)
+    if not kind and isinstance(rnn, Mapping) and rnn.get('input_norm'):
+        raise ConfigError("policy.model.rnn.input_norm=True normalizes a recurrent core's input and there is no core "
+                          "(policy.model.rnn.type=None): set policy.model.rnn.type=lstm or gru, or drop input_norm")
     if kind and not policy_cls.supports_rnn:
         raise ConfigError(f"policy.model.rnn.type='{kind}': policy '{cfg.get('type', policy_cls.__name__)}' has no "
                           f"recurrent form yet (ppo, a2c, impala and acer have); remove policy.model.rnn or "

@@ -249,6 +249,19 @@ def test_a_critic_learning_rate_steps_the_critic_s_own_recurrent_core_at_its_rat
     assert {id(p) for p in policy.model.core.parameters()} <= {id(p) for p in actor_group['params']}
 
 
+@pytest.mark.parametrize('spaces', [CARTPOLE, PENDULUM], ids=['discrete', 'continuous'])
+def test_with_a_norm_on_the_cores_input_each_body_keeps_its_own_norm_at_its_own_rate(spaces):
+    """``policy.model.rnn.input_norm``: the critic's LayerNorm is the last layer of the critic's encoder (critic rate),
+    the policy's of the policy's."""
+    policy = make_policy(spaces, ['policy.learn.critic_learning_rate=0.003', 'policy.model.rnn.type=lstm',
+                                  'policy.model.rnn.hidden_size=8', 'policy.model.rnn.input_norm=True'])
+    actor_group, critic_group = policy.learn_mode.optimizers()[0].param_groups
+    actor_norm, critic_norm = policy.model.actor_encoder[-1], policy.model.critic_encoder[-1]
+    assert isinstance(actor_norm, torch.nn.LayerNorm) and isinstance(critic_norm, torch.nn.LayerNorm)
+    assert {id(p) for p in critic_norm.parameters()} <= {id(p) for p in critic_group['params']}
+    assert {id(p) for p in actor_norm.parameters()} <= {id(p) for p in actor_group['params']}
+
+
 # ---- learning ---------------------------------------------------------------------------------------------
 
 

@@ -43,16 +43,22 @@ def stats_keys(policy):
     return ('mu', 'sigma') if policy._action_space == 'continuous' else ('logit',)
 
 
-# (share: one encoder and core for actor and critic, or each its own: the state is then both cores' rows)
-CASES = [('ppo', 'cartpole_novel', 'lstm', True), ('a2c', 'cartpole_novel', 'gru', True), ('ppo', 'Pendulum-v1', 'gru', True),
-         ('a2c', 'Pendulum-v1', 'lstm', True), ('ppo', 'cartpole_novel', 'lstm', False), ('a2c', 'Pendulum-v1', 'gru', False)]
+# (share: one encoder and core for actor and critic, or each its own: the state is then both cores' rows;
+# norm: a LayerNorm on each core's input, rnn.input_norm)
+CASES = [('ppo', 'cartpole_novel', 'lstm', True, False), ('a2c', 'cartpole_novel', 'gru', True, False),
+         ('ppo', 'Pendulum-v1', 'gru', True, False), ('a2c', 'Pendulum-v1', 'lstm', True, False),
+         ('ppo', 'cartpole_novel', 'lstm', False, False), ('a2c', 'Pendulum-v1', 'gru', False, False),
+         ('ppo', 'cartpole_novel', 'lstm', True, True), ('a2c', 'Pendulum-v1', 'lstm', False, True)]
 
 
-@pytest.mark.parametrize('policy_type, env_id, kind, share', CASES)
-def test_the_learner_recomputes_the_actors_outputs_from_the_stored_state(policy_type, env_id, kind, share):
+@pytest.mark.parametrize('policy_type, env_id, kind, share, norm', CASES)
+def test_the_learner_recomputes_the_actors_outputs_from_the_stored_state(policy_type, env_id, kind, share, norm):
     """Collected with episode starts inside the segment (terminations and truncations at LIMIT steps)."""
-    _, env, policy = build(policy_type, env_id, dict(RNN, type=kind), limit=LIMIT if env_id != 'Pendulum-v1' else 7,
-                           share=share)
+    _, env, policy = build(policy_type, env_id, dict(RNN, type=kind, input_norm=norm),
+                           limit=LIMIT if env_id != 'Pendulum-v1' else 7, share=share)
+    if norm:  # the norm is the last layer of each encoder that feeds a core
+        assert isinstance(policy.model.actor_encoder[-1], torch.nn.LayerNorm)
+        assert (policy.model.critic_encoder is policy.model.actor_encoder) == share
     policy.collect_stats = True  # the segment then keeps the actor's statistics of collection time, to compare with
     collector = SampleCollector(env, policy.collect_mode, B * T)
     collector.collect(5)  # the next segment starts mid-episode, from non-zero states
@@ -268,6 +274,8 @@ BAD = [
       'policy.model.rnn.seq_len=16', 'policy.learn.batch_size=40'], 'policy.learn.batch_size=40 is not a multiple'),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn.type=rnn'], "policy.model.rnn.type"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn.hiden_size=8'], "policy.model.rnn.hidden_size"),
+    (['-c', 'cartpole_impala.py', 'policy.model.rnn.input_norm=True'],
+     "policy.model.rnn.input_norm=True normalizes a recurrent core's input and there is no core"),
 ]
 
 
@@ -341,10 +349,10 @@ def test_the_cue_task_is_solved_with_memory_and_not_without(tmp_path):
 
 
 # ---- IMPALA: replayed unrolls carry the state at their first step ------------------------------------------------
-def build_impala(kind='lstm', env_id='cartpole_novel', limit=LIMIT, unroll=10, share=True):
+def build_impala(kind='lstm', env_id='cartpole_novel', limit=LIMIT, unroll=10, share=True, norm=False):
     main = dict(env=dict(env_id=env_id, collector_env_num=B, max_episode_steps=limit),
                 policy=dict(unroll_len=unroll, model=dict(encoder_hidden_size_list=[16], share_encoder=share,
-                                                          rnn=dict(RNN, type=kind)),
+                                                          rnn=dict(RNN, type=kind, input_norm=norm)),
                             collect=dict(n_sample=B * 3), learn=dict(batch_size=B * 3)))
     cfg = compile_config((main, dict(env=dict(type='gym'), policy=dict(type='impala'))), seed=0)
     env = make_env_manager(cfg, 'collector', B, cfg.seed)
@@ -352,12 +360,14 @@ def build_impala(kind='lstm', env_id='cartpole_novel', limit=LIMIT, unroll=10, s
     return cfg, env, create_policy(cfg, env.observation_space, env.action_space)
 
 
-@pytest.mark.parametrize('kind, env_id, share', [('lstm', 'cartpole_novel', True), ('gru', 'Pendulum-v1', True),
-                                                  ('lstm', 'Pendulum-v1', False)])
-def test_impala_recomputes_replayed_unrolls_from_their_first_state(kind, env_id, share):
+@pytest.mark.parametrize('kind, env_id, share, norm', [('lstm', 'cartpole_novel', True, False),
+                                                        ('gru', 'Pendulum-v1', True, False),
+                                                        ('lstm', 'Pendulum-v1', False, False),
+                                                        ('lstm', 'cartpole_novel', True, True)])
+def test_impala_recomputes_replayed_unrolls_from_their_first_state(kind, env_id, share, norm):
     """Unrolls of 10 steps through the replay buffer: each keeps only its first state ``(1, B, R, H)``; the learner's
     recompute from it, starts inside masked, gives the actors' statistics (so V-trace's ratios are 1) and values."""
-    _, env, policy = build_impala(kind, env_id, limit=LIMIT if env_id != 'Pendulum-v1' else 7, share=share)
+    _, env, policy = build_impala(kind, env_id, limit=LIMIT if env_id != 'Pendulum-v1' else 7, share=share, norm=norm)
     collector = SampleCollector(env, policy.collect_mode, B * 3)  # 3 unrolls of 10 steps per env
     collector.collect(5)  # the next segment starts mid-episode
     segment = collector.collect()
