@@ -31,7 +31,7 @@ from easydict import EasyDict
 
 from ...config.compile import to_plain
 from ...errors import ConfigError, EnvError
-from ...signals import TERMINATING
+from ...signals import TERMINATING, Terminated
 from .backend import Backend, failure_reason, startup_error
 from .messages import EvalRequest, EvalResult, SegmentMessage, WorkerError, WorkerReady, numpy_to_weights, weights_to_numpy
 from .roles import ActorWorker, EvalWorker, HandedWeights
@@ -123,25 +123,28 @@ def connect(address: Optional[str]) -> Tuple[Any, bool]:
 def _signal_handlers_kept() -> Iterator[None]:
     """The signal handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT as they were before the block, after it.
 
-    ``ray.init`` installs its own in the driver (a SIGTERM then prints a native stack dump and kills the process at
-    once); a run started inside ``signals.sigterm_as_interrupt`` keeps its handlers, so a SIGTERM while the Ray
-    workers start stops it as Ctrl-C does (one line, exit 143, nothing written). Off the main thread: nothing to keep.
+    ``ray.init`` installs its own in the driver (a SIGTERM then printed a native stack dump and killed the process at
+    once, exit 134); a run started inside ``signals.sigterm_as_interrupt`` gets its handlers back, so a SIGTERM
+    while the Ray workers or rank actors start stops it as Ctrl-C does (one line, exit 143). Inside ``ray.init`` itself
+    Ray's handlers answer: its Python one exits with status 15 (raised here as ``Terminated``), its native one (once
+    the driver's core worker runs) dumps and aborts. (Holding the signals back with a signal mask instead would
+    leave them blocked in every process Ray starts meanwhile: its GCS, raylet and workers inherit the mask.)
+    Off the main thread: nothing to keep.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signums = (signal.SIGINT, *TERMINATING)
-    kept = {signum: signal.getsignal(signum) for signum in signums}
-    # held back meanwhile: one that arrives inside ray.init reaches the kept handler once it is back (the threads Ray
-    # starts keep them blocked, so the main thread gets them)
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signums)
+    kept = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, *TERMINATING)}
     try:
         yield
+    except SystemExit as exc:
+        if exc.code == signal.SIGTERM:  # Ray's handler during ray.init: sys.exit(signum)
+            raise Terminated('received signal 15 (SIGTERM) while Ray started', signal.SIGTERM) from None
+        raise
     finally:
         for signum, handler in kept.items():
             if handler is not None:  # None: set outside Python, nothing of ours to put back
                 signal.signal(signum, handler)
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def disconnect(ray: Any) -> None:
