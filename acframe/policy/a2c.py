@@ -65,7 +65,7 @@ class A2CPolicy(Policy):
         hidden_size=64,
         # (int in [1, 16]) Stacked recurrent layers.
         num_layers=1,
-        # (bool) A LayerNorm (learned scale and shift) on the core's input, the encoder's features at each step: keeps the gates out of saturation where the features' scale drifts (docs/recurrent.md, Pong).
+        # (bool) A LayerNorm (learned scale and shift) on the core's input, the encoder's features at each step, so their scale cannot drift (docs/recurrent.md).
         input_norm=False,
             ),
         ),

@@ -83,7 +83,7 @@ class ACERPolicy(Policy):
                 hidden_size=64,
                 # (int in [1, 16]) Stacked recurrent layers.
                 num_layers=1,
-                # (bool) A LayerNorm (learned scale and shift) on the core's input, the encoder's features at each step: keeps the gates out of saturation where the features' scale drifts (docs/recurrent.md, Pong).
+                # (bool) A LayerNorm (learned scale and shift) on the core's input, the encoder's features at each step, so their scale cannot drift (docs/recurrent.md).
                 input_norm=False,
                 # (int >= 0) Burn-in: the first burn_in steps of every training batch (replayed window or fresh segment) only warm the state stored at its first step, with no loss on them (R2D2's); less than replay_buffer.unroll_len. 0: the loss covers every step.
                 burn_in=0,

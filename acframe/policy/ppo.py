@@ -73,7 +73,7 @@ class PPOPolicy(Policy):
                 hidden_size=64,
                 # (int in [1, 16]) Stacked recurrent layers.
                 num_layers=1,
-                # (bool) A LayerNorm (learned scale and shift) on the core's input, the encoder's features at each step: keeps the gates out of saturation where the features' scale drifts (docs/recurrent.md, Pong).
+                # (bool) A LayerNorm (learned scale and shift) on the core's input, the encoder's features at each step, so their scale cannot drift (docs/recurrent.md).
                 input_norm=False,
                 # (int >= 0) Steps of one training sequence: each env's T rollout steps are cut into T / seq_len sequences, each recomputed from the state stored at its first step (a divisor of T, and batch_size a multiple of it); 0: whole rollout columns (T steps).
                 seq_len=0,
