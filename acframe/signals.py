@@ -170,6 +170,8 @@ def sigterm_as_interrupt() -> Iterator[None]:
     finally:
         interrupt_handled()  # nothing is left to raise after the block
         for terminating, handler in previous.items():
+            if handler is _raise_terminated and signal.getsignal(terminating) is signal.SIG_IGN:
+                continue  # an outer block's, and the signal came: later ones stay ignored until that block ends
             signal.signal(terminating, handler)
         if previous_int is signal.default_int_handler:
             signal.signal(signal.SIGINT, previous_int)

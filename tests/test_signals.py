@@ -62,6 +62,23 @@ def test_a_run_stopped_by_a_sigterm_a_library_reraised_is_finished_and_reraises_
     assert run.interrupted and (tmp_path / 'run' / 'summary.json').exists()
 
 
+def test_after_a_sigterm_in_an_inner_block_later_ones_stay_ignored_until_the_outer_block_ends():
+    """A run's start (the outer block) and its training (an inner block): the stop path after the inner block (e.g.
+    waiting for Ray's rank actors) must not be cut short by a second SIGTERM."""
+    before = signal.getsignal(signal.SIGTERM)
+    stopped = False
+    with sigterm_as_interrupt():
+        try:
+            with sigterm_as_interrupt():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+        except Terminated:
+            os.kill(os.getpid(), signal.SIGTERM)  # a second `docker stop` while the run stops
+            time.sleep(0.05)
+            stopped = True
+    assert stopped and signal.getsignal(signal.SIGTERM) is before
+
+
 def test_an_interrupt_inside_a_deferred_block_is_raised_when_the_block_ends():
     steps = []
     with pytest.raises(Terminated):

@@ -116,6 +116,12 @@ def connect(address: Optional[str]) -> Tuple[Any, bool]:
         _restore_auth_env()
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"--ray-address {address}: cannot connect to the Ray cluster ({first})") from exc
+    except BaseException:  # Ctrl-C or SIGTERM inside ray.init: nothing half-started is left behind
+        try:
+            ray.shutdown()
+        finally:
+            _restore_auth_env()
+        raise
     return ray, True
 
 
@@ -135,16 +141,21 @@ def _signal_handlers_kept() -> Iterator[None]:
         yield
         return
     kept = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, *TERMINATING)}
+    terminated = False
     try:
         yield
     except SystemExit as exc:
-        if exc.code == signal.SIGTERM:  # Ray's handler during ray.init: sys.exit(signum)
-            raise Terminated('received signal 15 (SIGTERM) while Ray started', signal.SIGTERM) from None
-        raise
+        if exc.code != signal.SIGTERM:
+            raise
+        terminated = True  # Ray's handler during ray.init: sys.exit(signum)
+        raise Terminated('received signal 15 (SIGTERM) while Ray started', signal.SIGTERM) from None
     finally:
         for signum, handler in kept.items():
             if handler is not None:  # None: set outside Python, nothing of ours to put back
                 signal.signal(signum, handler)
+        if terminated:  # as after acframe's own handler: later ones are ignored while the run stops
+            for signum in TERMINATING:
+                signal.signal(signum, signal.SIG_IGN)
 
 
 def disconnect(ray: Any) -> None:
