@@ -3,17 +3,24 @@ paper's shallow agent *with* its LSTM (Espeholt et al. 2018, fig. 3, left: conv 
 layer, then an LSTM of 256 units before the policy and baseline; the paper also feeds the last action and reward to
 the LSTM, acframe's core takes the encoder's output only). Needs ``pip install 'acframe[atari]'``.
 
-Everything else is pong_impala.py's (the paper's table G.1 settings, batches of 8 unrolls of 20 steps). The actors
-carry one LSTM state per env and reset it where a game starts; each unroll keeps the state at its first step and the
-learner recomputes the unroll from it (docs/recurrent.md). Pong shows the ball's motion in the 4 stacked frames, so
-the LSTM is not needed to solve it: this file is the pixel recurrent path at Atari scale, and what a game that needs
-memory would start from (``env.atari.frame_stack=1`` leaves the motion to the LSTM).
+Everything else is pong_impala.py's (the paper's table G.1 settings, batches of 8 unrolls of 20 steps) but the
+optimizer: Adam, lr 2.5e-4 (CleanRL's PPO-LSTM Atari rate), decayed to 0 over the budget. With pong_impala.py's
+RMSprop (lr 6e-4, eps 0.01) this LSTM's gates saturated within 3,000 updates (the features grew, the core's output
+stopped depending on the screen, the encoder's gradients fell far below RMSprop's eps) and it stayed at -21 for 2.6M
+env steps; with Adam the gates stayed in range and seed 0 began to learn at about 1.4M env steps (greedy evaluation
+-10.5 at 2.24M; pong_impala.py's seed 0: -13.8 by 2.5M): docs/recurrent.md, "Pong: the LSTM's gates saturate",
+measured with bench/recurrent_saturation.py. The actors carry one LSTM state per env and reset it where a game
+starts; each unroll keeps the state at its first step and the learner recomputes the unroll from it. Pong shows the
+ball's motion in the 4 stacked frames, so the LSTM is not needed to solve it: this file is the pixel recurrent path at
+Atari scale, and what a game that needs memory would start from (``env.atari.frame_stack=1`` leaves the motion to the
+LSTM).
 
-Budget: 10M env steps (40M frames), as pong_impala.py. No stop value: this file's own learning is NOT measured yet
-(about an hour of a 2-core CPU per seed), and acframe ships no stop value a config has not reached on 3 seeds; the run
-trains its whole budget, and ``env.stop_value=20`` (pong_impala.py's) stops it at a confirmed 20. Its speed (``acframe -c pong_impala_lstm.py -s 0 --max-env-step 24000
-env.manager=envpool env.stop_value=None`` with evaluation off, interleaved twice with pong_impala.py, 2026-11-28, 2-core
-CPU, load 3-4): 424 / 342 env steps/s against the feed-forward file's 475 / 514 (0.89x / 0.66x).
+Budget: 10M env steps (40M frames), as pong_impala.py. No stop value: no run of this file has reached a score on 3
+seeds yet (about 2.5 hours of a 2-core CPU per seed), and acframe ships no stop value a config has not reached; the run
+trains its whole budget, and ``env.stop_value=20`` (pong_impala.py's) stops it at a confirmed 20. Its speed (``acframe
+-c pong_impala_lstm.py -s 0 --max-env-step 24000 env.manager=envpool env.stop_value=None`` with evaluation off,
+interleaved twice with pong_impala.py, 2026-11-28, 2-core CPU, load 3-4): 424 / 342 env steps/s against the
+feed-forward file's 475 / 514 (0.89x / 0.66x).
 """
 main_config = dict(
     exp_name='pong_impala_lstm',  # the run folder is ./pong_impala_lstm_seed<seed>
@@ -45,14 +52,14 @@ main_config = dict(
             # 8 unrolls per update, not the paper's 32: four times the updates per env step at the same learner cost
             # per env step (with 32, the policy stayed uniform for 1.5M env steps; with 8 it learns from ~1M)
             batch_size=8,
-            # the paper's losses are sums over the batch's steps; its RMSprop epsilon and gradient clip are set for them
+            # the paper's losses are sums over the batch's steps; its gradient clip is set for them
             loss_reduction='sum',
-            optim='rmsprop',  # the paper's optimizer
-            learning_rate=0.0006,  # the paper's Atari learning rate
+            # Adam, not the paper's RMSprop (lr 6e-4, eps 0.01): under RMSprop this LSTM's gates saturated within 3,000
+            # updates and it never learned (docs/recurrent.md, "Pong: the LSTM's gates saturate")
+            optim='adam',
+            learning_rate=0.00025,  # CleanRL's PPO-LSTM Atari rate
             # decayed linearly to 0 over the budget, as the paper's: 10M env steps / 160 per update
             lr_decay_iters=62_500,
-            rms_alpha=0.99,  # RMSprop's smoothing constant (the paper's decay)
-            rms_eps=0.01,  # the paper's RMSprop epsilon
             entropy_weight=0.01,  # the paper's entropy cost
             # the paper's baseline cost 0.5 times its baseline loss 0.5 * sum (v_s - V)^2
             value_weight=0.25,
