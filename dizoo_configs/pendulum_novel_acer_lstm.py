@@ -18,6 +18,10 @@ at -200; seed 0 with 500k (``--max-env-step 500000 env.stop_value=-200``, 2026-1
 not -200. A core each for the policy and the critic (``policy.model.share_encoder=False``), seed 0, 300k, stop -200:
 best -299.6 (worse than the shared core). The same file without the core (``policy.model.rnn.type=None``), seed 0,
 200k env steps: best evaluation -1,249 (no learning: a feed-forward policy cannot tell which way the pendulum swings).
+On the ladder's protocol (2026-11-29, ``python bench/ladder.py --rows pendulum_novel --algos acer_lstm --seeds 0,1,2
+--budget 400000``: this file, its best checkpoint held out on 50 fresh episodes): stopped at 141,120 / 191,040 /
+211,360 env steps, held out at -183 / -190 / -226 (2/3 at the ladder's -200; the training evaluations' 20 fixed start
+states read lower than fresh episodes on these seeds).
 """
 main_config = dict(
     exp_name='pendulum_novel_acer_lstm',  # the run folder is ./pendulum_novel_acer_lstm_seed<seed>

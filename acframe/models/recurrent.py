@@ -166,11 +166,12 @@ class RecurrentCore(nn.Module):
         Each column keeps its one lane, its fragments back to back with a reset row inserted before every episode
         start, one fused call per layer over ``(T + most starts in a column, B)`` (the padded fragments run about
         twice the lanes). A reset row carries a flag in one extra input column (0 on every other row) whose weight
-        (``reset_weight``, not learned) saturates the input and forget gates to exactly 0: ``c = 0·c + 0·g = 0`` and
-        ``h = o·tanh(0) = 0`` after it, whatever its other inputs: the zero state an episode starts from. Its output
-        is dropped, and the saturated gates' derivatives are exactly 0 (as is ``tanh(0)``, the output gate's), so no
-        gradient crosses it: every learned weight gets the gradient of the plain path. A column with fewer starts
-        than the most ends in filler rows after its last step, which change nothing before them.
+        (``reset_weight``, not learned) saturates the input, forget and output gates to exactly 0:
+        ``c = 0·c + 0·g = 0`` and ``h = 0·tanh(0) = 0`` after it, whatever its other inputs: the zero state an
+        episode starts from. Its output is dropped, and the saturated gates' derivatives are exactly 0 (as is
+        ``tanh(0)``, the output gate's), so no gradient crosses it: every learned weight gets the gradient of the
+        plain path. A column with fewer starts than the most ends in filler rows after its last step, which change
+        nothing before them.
         """
         batch = lanes.shape[1]
         if lanes.first is not None:  # the state given is zeroed where step 0 starts an episode
