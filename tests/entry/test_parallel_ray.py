@@ -222,6 +222,42 @@ def test_domain_randomization_reaches_the_ray_actors_envs(tmp_path, loopback_clu
     assert not ray.is_initialized()
 
 
+@pytest.mark.parametrize('policy_type', ['impala', 'acer'])
+def test_recurrent_impala_and_acer_actors_on_ray_train_and_resume(tmp_path, loopback_cluster, policy_type):
+    """The Ray backend carries a recurrent model's actors as the local and inline ones do (tests/entry/
+    test_parallel_recurrent.py): asynchronous LSTM actors on both nodes train the core, and a resume continues it
+    with fresh actors (ACER with the checkpoint's episodic buffer, whose windows keep their stored states)."""
+    from test_parallel_recurrent import ENVS, recurrent_config
+
+    main, create = recurrent_config(policy_type, 'lstm')
+    if policy_type == 'impala':
+        main['policy'].update(unroll_len=10, collect=dict(n_sample=ENVS * 2), learn=dict(batch_size=4))
+    else:
+        main['policy'].update(learn=dict(batch_size=4), collect=dict(n_sample=ENVS * 4),
+                              other=dict(replay_buffer=dict(unroll_len=8, replay_start_size=24, save_in_checkpoint=True)))
+    exp_dir = tmp_path / policy_type
+    policy = parallel_pipeline((main, create), seed=0, exp_dir=str(exp_dir), backend='ray',
+                               ray_address=loopback_cluster, max_train_iter=20, progress=False)
+    summary = policy.summary
+    assert summary['backend'] == 'ray' and summary['sync_mode'] == 'async' and summary['train_iters'] == 20, summary
+    assert policy.model.core is not None and all(rate > 0 for rate in summary['env_steps_per_s_per_actor'])
+    first = torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    if policy_type == 'acer':
+        assert summary['samples_trained'] > summary['env_steps']  # replayed windows, not only the fresh segments
+        assert 'rnn_state' in first['buffer']['storage']
+    resumed = parallel_pipeline(None, resume=str(exp_dir), backend='ray', ray_address=loopback_cluster,
+                                max_train_iter=40, progress=False)
+    second = torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert resumed.summary['train_iters'] == 40 and second['env_step'] > first['env_step']
+    assert first['parallel']['actor_incarnations'] == [1, 1] and second['parallel']['actor_incarnations'] == [2, 2]
+    if policy_type == 'acer':
+        assert second['buffer']['pushed'] == second['env_step']  # the resumed run kept the checkpoint's buffer
+    changed = [k for k in first['policy']['model'] if not torch.equal(first['policy']['model'][k],
+                                                                     second['policy']['model'][k])]
+    assert any(k.startswith('core.') for k in changed)  # the core kept learning after the resume
+    assert not ray.is_initialized()
+
+
 def test_an_unreachable_ray_address_fails_at_start_up_in_one_line(tmp_path, capsys):
     address = f'{LOOPBACK}:{free_port()}'  # nothing listens there
     with pytest.raises(ConfigError, match=rf"--ray-address {address}: no Ray cluster answers there"):
