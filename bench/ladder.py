@@ -46,6 +46,8 @@ ROWS: Dict[str, Dict[str, Any]] = {
     'lunarlander': dict(env_id='LunarLander-v3', target=200.0, budget=1_000_000),
     'pendulum': dict(env_id='Pendulum-v1', target=-200.0, budget=1_000_000),
     # acframe's pendulum_novel; SB3 gets Pendulum-v1 with the same entries kept (the RL Zoo's PendulumNoVel-v1)
+    # acframe's cartpole_novel; SB3 gets CartPole-v1 with the same entries kept (the RL Zoo's CartPoleNoVel-v1)
+    'cartpole_novel': dict(env_id='CartPole-v1', keep=(0, 2), target=475.0, budget=100_000),
     'pendulum_novel': dict(env_id='Pendulum-v1', keep=(0, 1), target=-200.0, budget=100_000),
     # acframe's lunarlander_novel; SB3 gets LunarLander-v3 with the same entries kept (the RL Zoo's LunarLanderNoVel-v2)
     'lunarlander_novel': dict(env_id='LunarLander-v3', keep=(0, 1, 4, 6, 7), target=200.0, budget=1_000_000),
@@ -75,6 +77,12 @@ ZOO: Dict[Tuple[str, str], Dict[str, Any]] = {
                               policy_kwargs=dict(log_std_init=-2, ortho_init=False)),
     ('pendulum', 'ppo'): dict(n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
                               learning_rate=1e-3, clip_range=0.2, use_sde=True, sde_sample_freq=4),
+    # hyperparams/ppo_lstm.yml's CartPoleNoVel-v1, for sb3-contrib's RecurrentPPO ('MlpLstmPolicy')
+    ('cartpole_novel', 'ppo_lstm'): dict(normalize=True, n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8,
+                                         gamma=0.98, n_epochs=20, ent_coef=0.0, learning_rate='lin_0.001',
+                                         clip_range='lin_0.2',
+                                         policy_kwargs=dict(ortho_init=False, activation_fn='relu', lstm_hidden_size=64,
+                                                            enable_critic_lstm=True, net_arch=dict(pi=[64], vf=[64]))),
     # hyperparams/ppo_lstm.yml's PendulumNoVel-v1, for sb3-contrib's RecurrentPPO ('MlpLstmPolicy', its defaults)
     ('pendulum_novel', 'ppo_lstm'): dict(n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10,
                                          ent_coef=0.0, learning_rate=1e-3, clip_range=0.2, use_sde=True,
@@ -382,7 +390,9 @@ def plot_row(results: Dict[str, Any], row: str) -> Optional[str]:
     ax.axhline(ROWS[row]['target'], color='grey', linestyle='--', linewidth=1, label='target')
     ax.set_xlabel('env steps')
     ax.set_ylabel('evaluation return')
-    ax.set_title(f"{ROWS[row]['env_id']}: evaluation return, mean ± std over seeds")
+    keep = ROWS[row].get('keep')
+    task = ROWS[row]['env_id'] + (f" without velocities (observation entries {list(keep)} kept)\n" if keep else ': ')
+    ax.set_title(f"{task}evaluation return, mean ± std over seeds", fontsize=10 if keep else None)
     ax.legend(fontsize=8)
     fig.tight_layout()
     os.makedirs(IMG_DIR, exist_ok=True)

@@ -11,6 +11,10 @@ env steps (22.9 / 8.5 / 7.8 s). (The same unroll on the features' lanes, differi
 / 14,080; with the padded unroll before it: 70,400 / 25,600
 / 21,760, seeds 3 / 4: 38,400 / 26,880; before that: 44,800 / 35,840 / 16,640.) The same file without the core
 (``policy.model.rnn.type=None``) spent the whole 100k on seeds 0 / 1 / 2 with a best evaluation of 45.6 / 45.9 / 46.5.
+On the benchmark ladder beside sb3-contrib's RecurrentPPO with the Zoo's settings (2026-11-29, an AMD EPYC, where the
+float paths differ: ``python bench/ladder.py --rows cartpole_novel --algos ppo_lstm --seeds 0,1,2``): solved at
+55k / 32k / 17k env steps in 60 / 36 / 22 s, the best checkpoints held out at 499.5 / 481.1 / 497.9 on 50 fresh
+episodes; the whole 100k (``env.stop_value=None``) took 102 s, RecurrentPPO's 466-505 s (docs/benchmarks.md).
 """
 main_config = dict(
     exp_name='cartpole_novel_ppo_lstm',  # the run folder is ./cartpole_novel_ppo_lstm_seed<seed>
