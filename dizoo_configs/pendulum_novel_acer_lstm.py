@@ -31,6 +31,10 @@ best -299.6 (worse than the shared core). The same file without the core (``poli
 On the ladder's protocol (2026-11-29, ``python bench/ladder.py --rows pendulum_novel --algos acer_lstm --seeds 0,1,2
 --budget 400000`` with learning rate 3e-3): stopped at 141,120 / 191,040 / 211,360 env steps, held out at -183 / -190
 / -226 (2/3 at the ladder's -200), hence 1e-3 (5/5).
+A stop at -200 with 50 evaluation episodes (``env.evaluator_env_num=50 env.n_evaluator_episode=50
+env.stop_value=-200``, 600k, 2026-11-29): seeds 0 and 2 solved at 236k / 136k (confirmed -191.6 / -197.0), seed 1's
+evaluations reached -198.4 but its confirmations read -207.7 / -204.6 and it did not: -200 is this config's edge,
+so the stop stays -250 (docs/benchmarks.md).
 """
 main_config = dict(
     exp_name='pendulum_novel_acer_lstm',  # the run folder is ./pendulum_novel_acer_lstm_seed<seed>
