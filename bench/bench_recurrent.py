@@ -23,6 +23,10 @@ above, so a part's cost includes what it does to the caches and the allocator of
 
     python bench/bench_recurrent.py [--repeats 5] [--hidden 64] [--seq-len 0] [--clock cpu|wall] [--ab-padded]
     python bench/bench_recurrent.py --breakdown [--repeats 3]
+    python bench/bench_recurrent.py --cuda [--repeats 3]   # the models on the GPU (policy.cuda), wall time
+
+With ``--cuda`` every model runs on the GPU (``policy.cuda=True``: collection's forward too, the envs stay on the
+CPU) and each timed part ends with ``torch.cuda.synchronize()``, on the wall clock.
 """
 from __future__ import annotations
 
@@ -47,11 +51,12 @@ from acframe.worker import SampleCollector  # noqa: E402
 ENVS, STEPS = 8, 32
 
 
-def build(rnn: Optional[str], hidden: int, seq_len: int, batch_size: int) -> Any:
+def build(rnn: Optional[str], hidden: int, seq_len: int, batch_size: int, cuda: bool = False) -> Any:
     model = dict(encoder_hidden_size_list=[64], share_encoder=True, actor_head_hidden_size=64, critic_head_hidden_size=64,
                  rnn=dict(type=rnn, hidden_size=hidden, seq_len=seq_len))
     main = dict(env=dict(env_id='cartpole_novel', collector_env_num=ENVS),
-                policy=dict(model=model, collect=dict(n_sample=ENVS * STEPS), learn=dict(batch_size=batch_size)))
+                policy=dict(model=model, cuda=cuda, collect=dict(n_sample=ENVS * STEPS),
+                            learn=dict(batch_size=batch_size)))
     cfg = compile_config((main, dict(policy=dict(type='ppo'))), seed=0)
     env = make_env_manager(cfg, 'collector', ENVS, cfg.seed)
     torch.manual_seed(0)
@@ -75,14 +80,15 @@ def force_fragment_ends(policy: Any) -> None:
 
 
 def measure(hidden: int, seq_len: int, batch_size: int, rollouts: int,
-            clock: Callable[[], float] = time.process_time, kinds: tuple = KINDS) -> Dict[str, Dict[str, float]]:
+            clock: Callable[[], float] = time.process_time, kinds: tuple = KINDS,
+            cuda: bool = False) -> Dict[str, Dict[str, float]]:
     """One repeat: the three models side by side, interleaved rollout by rollout (collect one rollout with each,
     then prepare it and take its gradient steps), so a change of the machine's load falls on all three alike;
     the medians over the rollouts. ``clock``: the process's CPU time (default: time other processes take on a shared
     machine is not counted) or ``time.perf_counter`` (wall time)."""
     runs = {}
     for name, rnn in kinds:
-        env, policy = build(rnn, hidden, seq_len, batch_size)
+        env, policy = build(rnn, hidden, seq_len, batch_size, cuda)
         if name == PADDED[0]:
             force_fragment_ends(policy)
         collector = SampleCollector(env, policy.collect_mode, ENVS * STEPS)
@@ -188,6 +194,12 @@ def breakdown(hidden: int, rollouts: int, clock: Callable[[], float] = time.proc
     return report
 
 
+def cuda_clock() -> float:
+    """The wall clock once the GPU's queue has drained (``--cuda``: the process's CPU time would miss the GPU's)."""
+    torch.cuda.synchronize()
+    return time.perf_counter()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--repeats', type=int, default=5, help='repeats of each measurement (the median is reported)')
@@ -201,7 +213,11 @@ def main() -> None:
                         help="also time the LSTM's gradient step with the padded fragments (the unroll before)")
     parser.add_argument('--breakdown', action='store_true',
                         help="where the LSTM's extra time goes, each part timed in place (see the docstring)")
+    parser.add_argument('--cuda', action='store_true',
+                        help='the models on the GPU (policy.cuda), timed on the wall clock after a synchronize')
     args = parser.parse_args()
+    if args.cuda and (args.breakdown or not torch.cuda.is_available()):
+        parser.error('--cuda needs a GPU (torch.cuda.is_available()) and times the models, not --breakdown')
     kinds = KINDS + ((PADDED,) if args.ab_padded else ())
     set_torch_threads(1)
     if args.breakdown:
@@ -216,8 +232,10 @@ def main() -> None:
     report: Dict[str, Any] = {'envs': ENVS, 'steps_per_env': STEPS, 'batch_size': args.batch_size,
                               'seq_len': args.seq_len, 'hidden': args.hidden, 'threads': torch.get_num_threads(),
                               'clock': args.clock}
-    clock = time.process_time if args.clock == 'cpu' else time.perf_counter
-    runs = [measure(args.hidden, args.seq_len, args.batch_size, args.rollouts, clock, kinds)
+    clock = cuda_clock if args.cuda else time.process_time if args.clock == 'cpu' else time.perf_counter
+    if args.cuda:
+        report['clock'] = 'wall, cuda synchronized'
+    runs = [measure(args.hidden, args.seq_len, args.batch_size, args.rollouts, clock, kinds, args.cuda)
             for _ in range(args.repeats)]
     for name, _ in kinds:
         report[name] = {key: round(statistics.median(r[name][key] for r in runs), 3) for key in runs[0][name]}
