@@ -45,9 +45,9 @@ ROWS: Dict[str, Dict[str, Any]] = {
     'acrobot': dict(env_id='Acrobot-v1', target=-100.0, budget=500_000),
     'lunarlander': dict(env_id='LunarLander-v3', target=200.0, budget=1_000_000),
     'pendulum': dict(env_id='Pendulum-v1', target=-200.0, budget=1_000_000),
-    # acframe's pendulum_novel; SB3 gets Pendulum-v1 with the same entries kept (the RL Zoo's PendulumNoVel-v1)
     # acframe's cartpole_novel; SB3 gets CartPole-v1 with the same entries kept (the RL Zoo's CartPoleNoVel-v1)
     'cartpole_novel': dict(env_id='CartPole-v1', keep=(0, 2), target=475.0, budget=100_000),
+    # acframe's pendulum_novel; SB3 gets Pendulum-v1 with the same entries kept (the RL Zoo's PendulumNoVel-v1)
     'pendulum_novel': dict(env_id='Pendulum-v1', keep=(0, 1), target=-200.0, budget=100_000),
     # acframe's lunarlander_novel; SB3 gets LunarLander-v3 with the same entries kept (the RL Zoo's LunarLanderNoVel-v2)
     'lunarlander_novel': dict(env_id='LunarLander-v3', keep=(0, 1, 4, 6, 7), target=200.0, budget=1_000_000),
