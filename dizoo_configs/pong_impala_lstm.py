@@ -8,7 +8,8 @@ optimizer: Adam, lr 2.5e-4 (CleanRL's PPO-LSTM Atari rate), decayed to 0 over th
 RMSprop (lr 6e-4, eps 0.01) this LSTM's gates saturated within 3,000 updates (the features grew, the core's output
 stopped depending on the screen, the encoder's gradients fell far below RMSprop's eps) and it stayed at -21 for 2.6M
 env steps; with Adam the gates stayed in range and seed 0 began to learn at about 1.4M env steps (greedy evaluation
--10.5 at 2.24M, +8.0 at 3.2M where the run was stopped; pong_impala.py's seed 0: -13.8 by 2.5M): docs/recurrent.md, "Pong: the LSTM's gates saturate",
+-10.5 at 2.24M, +8.0 at 3.2M where the run was stopped; pong_impala.py's seed 0: -13.8 by 2.5M; seed 1 of this file:
+-10.75 at 2.24M, +2.0 at 3.52M where it was stopped): docs/recurrent.md, "Pong: the LSTM's gates saturate",
 measured with bench/recurrent_saturation.py. The actors carry one LSTM state per env and reset it where a game
 starts; each unroll keeps the state at its first step and the learner recomputes the unroll from it. Pong shows the
 ball's motion in the 4 stacked frames, so the LSTM is not needed to solve it: this file is the pixel recurrent path at
