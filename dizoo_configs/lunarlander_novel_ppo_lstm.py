@@ -17,8 +17,8 @@ Zoo's rewards (``policy.learn.reward_scale=1.0``, seed 0) the greedy policy play
 drowning the policy's gradient in the shared encoder and LSTM. A core each (``policy.model.share_encoder=False``),
 seed 0: best -106, hold-out -141; RecurrentPPO's network (a 256-unit LSTM each, 64x64 tanh heads, no encoder, the Zoo's
 rewards), seed 0: best -117, hold-out -107; neither beats the shared core. sb3-contrib's RecurrentPPO with the Zoo's
-settings at 1M, seeds 0 / 1 / 2 (2026-11-29): hold-out -122 / -88 / -173 (this file: -49 / -104 / -118). Without the core (``policy.model.rnn.type=None``)
-and RecurrentPPO beside it: docs/benchmarks.md (recurrent section).
+settings at 1M, seeds 0 / 1 / 2 (2026-11-29): hold-out -122 / -88 / -173 (this file: -49 / -104 / -118). Without
+the core (``policy.model.rnn.type=None``) and RecurrentPPO beside it: docs/benchmarks.md (recurrent section).
 """
 main_config = dict(
     exp_name='lunarlander_novel_ppo_lstm',  # the run folder is ./lunarlander_novel_ppo_lstm_seed<seed>

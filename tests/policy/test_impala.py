@@ -347,7 +347,8 @@ def test_impala_improves_on_pendulum(tmp_path, tb_scalars):
     # and 361. With gSDE's log-std at -2 (before) seeds 0 and 2 did not improve within 150k on another CPU: the
     # start of the swing-up is that fragile. On an AMD EPYC (2026-11-29) seed 0 failed here (late - early 222: its
     # swing-up began later), seeds 1 / 2 / 3 gave late - early 884 / 963 / 843 and best - early 932 / 980 / 1106; so
-    # seed 1, which clears both asserts on both CPUs (margins 225+ and 487+ on the Intel one, 584 and 432 there).
+    # the test runs seed 1, which clears both asserts on both CPUs (margins 225+ and 487+ on the Intel one, 584 and 432
+    # on the AMD one).
     policy = serial_pipeline('pendulum_impala.py', seed=1, max_env_step=PENDULUM_BUDGET,
                              exp_dir=str(tmp_path / 'pendulum'), progress=False,
                              overrides=['env.n_evaluator_episode=10', 'env.stop_value=None'])
