@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _list(imports: Sequence[str] = ()) -> str:
     from .registry import (BUFFER_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, HOOK_REGISTRY, LOGGER_REGISTRY,
                            MODEL_REGISTRY, POLICY_REGISTRY, import_names)
-    from .envs.gym_env import SHORT_NAMES
+    from .envs.gym_env import NO_VELOCITY, SHORT_NAMES
     import importlib.util
 
     import_names(imports)  # --import: the user's registrations are listed too
@@ -128,6 +128,8 @@ def _list(imports: Sequence[str] = ()) -> str:
                      LOGGER_REGISTRY, HOOK_REGISTRY):
         lines.append(f"{registry.plural.replace('_', ' ')}: {', '.join(registry.names())}")
     lines.append(f"env short names: {', '.join(f'{k} ({v})' for k, v in SHORT_NAMES.items())}")
+    lines.append(f"partially observed envs (velocities removed): "
+                 f"{', '.join(f'{k} ({v[0]})' for k, v in NO_VELOCITY.items())}")
     spec = importlib.util.find_spec('dizoo_configs')
     if spec is not None and spec.submodule_search_locations:
         folder = list(spec.submodule_search_locations)[0]

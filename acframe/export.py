@@ -140,6 +140,8 @@ def _export_onnx(actor: torch.nn.Module, inputs: Tuple[Any, ...], path: str) -> 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', FutureWarning)
+            # the state's batch axis is the observations' on purpose: torch says it names one axis once
+            warnings.filterwarnings('ignore', message=r'# The axis name: .* shares the same shape constraints', category=UserWarning)
             if len(inputs) == 2:  # a recurrent step: the state in and out
                 state_dims = {0: batch}
                 if isinstance(example, dict):

@@ -72,6 +72,7 @@ def test_list_shows_registered_names_and_configs(capsys):
     assert 'prioritized' in out.split('buffers:')[1].splitlines()[0]
     assert 'jsonl' in out.split('loggers:')[1].splitlines()[0]
     assert 'linear_lr_decay' in out.split('hooks:')[1].splitlines()[0]
+    assert 'cartpole_novel (CartPole-v1)' in out.split('partially observed envs (velocities removed):')[1].splitlines()[0]
 
 
 def test_list_names_what_an_imported_module_registers(tmp_path, capsys, monkeypatch):
@@ -108,6 +109,9 @@ def bad_policy_config(tmp_path):
     (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate=fast'], "'policy.learn.learning_rate' must be float"),
     (['-c', 'cartpole_impala.py', 'policy.learn.discount_factor=2'], 'must lie in [0, 1]'),
     (['--resume', 'no_such_run'], '--resume no_such_run: no such folder'),
+    (['-c', 'cartpole_ppo.py', 'env.env_id=toy_cue_memory'],
+     "env.env_id 'toy_cue_memory' names an env type (registered in ENV_REGISTRY), not a gymnasium env: set "
+     "env.type=toy_cue_memory"),
 ])
 def test_usage_and_config_errors_exit_2_with_one_line(args, message, bad_policy_config, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

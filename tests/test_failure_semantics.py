@@ -169,7 +169,8 @@ def test_exp_dir_that_is_a_file_or_too_long_is_one_line(tmp_path, capsys):
 def test_a_checkpoint_that_does_not_fit_says_why_in_one_line(run_dir, capsys):
     code, _, err = cli(['-m', 'eval', '-c', 'cartpole_impala.py', '--load', run_dir / 'ckpt' / 'ckpt_latest.pth',
                         'policy.model.encoder_hidden_size_list=[32]'], capsys)
-    assert one_line_error(code, err) and 'size mismatch' in err
+    assert one_line_error(code, err) and 'weights differ in shape (e.g. actor_encoder.0.weight: [64, 4] in the checkpoint, [32, 4] here)' in err, err
+    assert err.rstrip().endswith('use the config the checkpoint was trained with')
 
 
 def test_a_checkpoint_whose_model_is_not_a_dict_is_one_line(run_dir, capsys):

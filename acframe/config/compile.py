@@ -213,6 +213,8 @@ def unknown_key_message(full: str, key: str, siblings: dict, parent: str, root: 
     elsewhere = _closest_path(str(key), root) if root is not None else None
     if elsewhere:
         return f"unknown config key '{full}'; did you mean '{elsewhere}'?"
+    if not siblings:
+        return f"unknown config key '{full}': '{parent or '(top level)'}' takes no keys here; remove it"
     valid = ', '.join(sorted(map(str, siblings)))
     return f"unknown config key '{full}'; valid keys under '{parent or '(top level)'}' are: {valid}"
 
@@ -265,7 +267,9 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
         parts = key.split('.')
         node, path = cfg, ''
         for part in parts[:-1]:
-            path = f"{path}.{part}" if path else part
+            parent, path = path, f"{path}.{part}" if path else part
+            if isinstance(node, dict) and part not in node and parent and _is_free_form(parent):
+                node[part] = {}  # a new section of a free-form mapping (``policy.model.rnn.type=`` on any model)
             if not isinstance(node, dict) or part not in node:
                 raise ConfigError(unknown_key_message(path, part, node if isinstance(node, dict) else {}, path.rpartition('.')[0], cfg))
             node = node[part]
@@ -276,8 +280,10 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
             raise ConfigError(unknown_key_message(key, last, node, path, cfg))
         if isinstance(node.get(last), dict) and node[last] and not _is_free_form(key):
             if not isinstance(value, dict):  # a section is changed key by key, never replaced by a scalar
+                first = next(iter(node[last]))
+                example = f"{key}.{first}=None" if first == 'type' and value is None else f"{key}.{first}=..."
                 raise ConfigError(f"config key '{key}' must be a dict (a section of keys), got {type(value).__name__} "
-                                  f"{value!r}; set one of its keys, e.g. {key}.{next(iter(node[last]))}=...")
+                                  f"{value!r}; set one of its keys, e.g. {example}")
             deep_merge(node[last], value, key, root=cfg)
             continue
         node[last] = value
@@ -364,6 +370,8 @@ def compile_config(
     apply_overrides(result, overrides)
     result['import_names'] = sorted(set(import_list))
     warn_inherited_stop_value(file_env_id, result, overrides)
+    if not isinstance(cfg, EasyDict):  # a compiled config was warned about when it was compiled
+        warn_idle_rnn_keys(result, reference)
     if seed is not None:
         result['seed'] = int(seed)
     _check_plain_data(result, '')
@@ -394,6 +402,20 @@ def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[I
         warnings.warn(f"env.env_id was overridden to '{env_id}' but env.stop_value={cfg['env']['stop_value']} is the config's "
                       f"value for '{file_env_id}'; set env.stop_value for '{env_id}' (or env.stop_value=None to never stop early)",
                       ConfigWarning, stacklevel=3)
+
+
+def warn_idle_rnn_keys(cfg: dict, reference: dict) -> None:
+    """Warn when ``policy.model.rnn`` sets keys away from their defaults but asks for no core (``type`` None): they
+    configure nothing, and a user who set ``seq_len`` or ``hidden_size`` may have expected a recurrent run."""
+    rnn = cfg['policy'].get('model', {}).get('rnn')
+    declared = reference['policy'].get('model', {}).get('rnn')
+    if not isinstance(rnn, dict) or rnn.get('type') or not isinstance(declared, dict):
+        return
+    idle = [f"{key}={value!r}" for key, value in rnn.items() if key != 'type' and key in declared and value != declared[key]]
+    if idle:
+        warnings.warn(f"policy.model.rnn: {', '.join(idle)} configure a recurrent core and there is none "
+                      f"(policy.model.rnn.type=None): the run is feed-forward; set policy.model.rnn.type=lstm or gru "
+                      f"for a core", ConfigWarning, stacklevel=3)
 
 
 def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None:

@@ -91,7 +91,7 @@ class Rule(NamedTuple):
                 raise ConfigError(f"config key '{key}' = {_num(value)} must {self._range_phrase()}"
                                   f"{' (or None)' if self.nullable else ''}")
         if self.choices is not None and value not in self.choices:
-            choices = ', '.join(repr(c) for c in self.choices)
+            choices = ', '.join(repr(c) for c in self.choices) + (' or None' if self.nullable else '')
             raise ConfigError(f"config key '{key}' = {value!r} is not one of {choices}")
         return value
 

@@ -152,6 +152,11 @@ def check_no_replay(cfg: Any) -> None:
             f"set policy.other.replay_buffer.type='' (no buffer)")
 
 
+def return_text(value: Optional[float]) -> str:
+    """An evaluation return as the result line shows it: two decimals (summary.json keeps every digit); '-' for none."""
+    return '-' if value is None else f"{value:.2f}"
+
+
 def build_buffer(cfg: Any, seed: Optional[int] = None) -> Any:
     """The replay buffer ``policy.other.replay_buffer`` describes (seeded with ``seed``, default the run seed)."""
     buffer_cfg = dict(cfg.policy.other.replay_buffer)
@@ -209,7 +214,7 @@ class RunBase:
     def _result_line(self, summary: Dict[str, Any]) -> str:
         return (f"[acframe] {'solved' if self.solved else 'stopped'}: {summary['env_steps']} env steps, "
                 f"{summary['train_iters']} iters, {summary['wall_s']:.1f} s, best eval return "
-                f"{summary['best_eval_return']} -> {self.exp_dir}")
+                f"{return_text(summary['best_eval_return'])} -> {self.exp_dir}")
 
     def _final_report(self) -> None:
         """Last measurements, written before the loggers close."""
@@ -306,6 +311,7 @@ class RunBase:
             'rng': capture_rng_states(),
             'wall_s': self.wall_s(),
             'recent_returns': list(self.recent_returns),
+            'log_window': self.log_hook.state_dict(),  # the logged means of a window cut by a resume stay the same
             **self._extra_state(),
         }
 
@@ -329,6 +335,7 @@ class RunBase:
             restore_rng_states(state['rng'])
             self.wall_before = float(state.get('wall_s', 0.0))
             self.recent_returns.extend(float(r) for r in state.get('recent_returns', []))
+            self.log_hook.load_state_dict(state.get('log_window') or {})
         except CheckpointError as exc:
             raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as exc:

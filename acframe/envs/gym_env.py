@@ -57,6 +57,10 @@ def resolve_env_id(env_id: str) -> str:
         return env_id
     if re.fullmatch(r'LunarLander(Continuous)?-v\d+', env_id):
         return env_id  # registered by gymnasium, needs box2d: gym.make says so
+    from ..registry import ENV_REGISTRY
+    if env_id != 'gym' and env_id in ENV_REGISTRY:
+        raise ConfigError(f"env.env_id '{env_id}' names an env type (registered in ENV_REGISTRY), not a gymnasium env: "
+                          f"set env.type={env_id} (create_config.env.type in a config file)")
     known = list(SHORT_NAMES) + list(NO_VELOCITY) + list(gym.registry)
     hint = closest(env_id, known)
     did_you_mean = f" Did you mean '{hint}'?" if hint else ""

@@ -324,7 +324,8 @@ class Policy:
         try:
             self._model.load_state_dict(weights)
         except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
-            raise CheckpointError(f"the checkpoint does not fit this policy's model: {fit_message(exc)}") from exc
+            why = model_mismatch(self._model.state_dict(), weights) or fit_message(exc)
+            raise CheckpointError(f"the checkpoint does not fit this policy's model: {why}") from exc
 
     # ---- modes -------------------------------------------------------------------------------------
     @property
@@ -431,7 +432,9 @@ class Policy:
             if 'optimizer' in state and hasattr(self, '_optimizer'):
                 self._optimizer.load_state_dict(state['optimizer'])
         except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
-            raise CheckpointError(f"the checkpoint does not fit this policy's model/optimizer: {fit_message(exc)}") from exc
+            model = state.get('model') if isinstance(state, Mapping) else None
+            why = (model_mismatch(self._model.state_dict(), model) if isinstance(model, Mapping) else None) or fit_message(exc)
+            raise CheckpointError(f"the checkpoint does not fit this policy's model/optimizer: {why}") from exc
         for name, stats in self._learn_statistics().items():
             if stats is not None and name in state:
                 stats.load_state_dict(state[name])
@@ -681,9 +684,6 @@ def check_recurrent(cfg: Any, policy_cls: type) -> None:
     learn with yet (``cfg`` is ``cfg.policy``)."""
     rnn = cfg.get('model', {}).get('rnn')
     kind = rnn_type(rnn)
-    if not kind and isinstance(rnn, Mapping) and rnn.get('input_norm'):
-        raise ConfigError("policy.model.rnn.input_norm=True normalizes a recurrent core's input and there is no core "
-                          "(policy.model.rnn.type=None): set policy.model.rnn.type=lstm or gru, or drop input_norm")
     if kind and not policy_cls.supports_rnn:
         raise ConfigError(f"policy.model.rnn.type='{kind}': policy '{cfg.get('type', policy_cls.__name__)}' has no "
                           f"recurrent form yet (ppo, a2c, impala and acer have); remove policy.model.rnn or "
@@ -790,6 +790,42 @@ def actor_critic_groups(model: nn.Module, critic_lr: float) -> List[Dict[str, An
                           f"parameters (modules named 'critic_*' or listed in its critic_modules); set "
                           f"critic_learning_rate=None")
     return [{'params': actor, 'name': 'actor'}, {'params': critic, 'name': 'critic', 'lr': critic_lr}]
+
+
+def describe_core(weights: Mapping[str, Any]) -> str:
+    """The recurrent core a model's weights hold, in words (``'an LSTM core of 64 units, 1 layer'``, ``'no recurrent
+    core'``), read from the shapes of ``core.rnn.weight_hh_l<k>`` (``(G·H, H)``: G = 4 gates for an LSTM, 3 for a GRU)."""
+    layers = [weights[key] for key in sorted(weights) if key.startswith('core.rnn.weight_hh_l')]
+    shape = tuple(getattr(layers[0], 'shape', ())) if layers else ()
+    if len(shape) != 2 or not shape[1]:
+        return 'no recurrent core'
+    kind = {4: 'an LSTM', 3: 'a GRU'}.get(shape[0] // shape[1], 'a recurrent')
+    critic = ' (and a critic core)' if any(key.startswith('critic_core.rnn.') for key in weights) else ''
+    return f"{kind} core of {shape[1]} units, {len(layers)} layer{'s' if len(layers) > 1 else ''}{critic}"
+
+
+def model_mismatch(expected: Mapping[str, Any], given: Mapping[str, Any]) -> Optional[str]:
+    """Why weights ``given`` do not load into a model whose state dict is ``expected``, in one line: another
+    recurrent core (``policy.model.rnn``), else the counts of missing, unknown and reshaped weights with an example
+    of each; None when they agree on names and shapes (the cause is elsewhere)."""
+    if describe_core(given) != describe_core(expected):
+        return (f"the checkpoint's model has {describe_core(given)}, this config's has {describe_core(expected)} "
+                f"(policy.model.rnn); use the config the checkpoint was trained with")
+    missing = [key for key in expected if key not in given]
+    unknown = [key for key in given if key not in expected]
+    reshaped = [key for key in expected if key in given and hasattr(given[key], 'shape')
+                and tuple(given[key].shape) != tuple(expected[key].shape)]
+    def weights(count: int) -> str:
+        return f"{count} weight{'' if count == 1 else 's'}"
+    parts = [f"this model has {weights(len(missing))} the checkpoint lacks (e.g. {missing[0]})"] if missing else []
+    parts += [f"the checkpoint has {weights(len(unknown))} this model lacks (e.g. {unknown[0]})"] if unknown else []
+    if reshaped:
+        key = reshaped[0]
+        parts.append(f"{weights(len(reshaped))} differ{'s' if len(reshaped) == 1 else ''} in shape (e.g. {key}: {list(given[key].shape)} in the "
+                     f"checkpoint, {list(expected[key].shape)} here)")
+    if not parts:
+        return None
+    return '; '.join(parts) + " (another policy.model?); use the config the checkpoint was trained with"
 
 
 def fit_message(exc: BaseException) -> str:

@@ -45,6 +45,15 @@ class LogHook(LearnerHook):
         self._count = 0
         self.last: Dict[str, float] = {}
 
+    def state_dict(self) -> Dict[str, Any]:
+        """The window being summed (checkpoints carry it, so a resume logs the means an unbroken run would)."""
+        return {'sums': {key: float(value) for key, value in self._sums.items()}, 'count': int(self._count)}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Continue the window of ``state_dict`` (an empty ``state``, as from an older checkpoint: a new window)."""
+        self._sums = defaultdict(float, {str(key): float(value) for key, value in (state.get('sums') or {}).items()})
+        self._count = int(state.get('count', 0))
+
     def after_iter(self, learner: 'Learner', info: Dict[str, float]) -> None:
         for key, value in info.items():
             self._sums[key] += value

@@ -4,7 +4,8 @@
   for A2C, PPO, IMPALA and ACER — two steps, so the optimizer states are checked too; advantages normalised per batch
   (A2C, PPO, IMPALA with ``adv_norm``) use the whole batch's statistics, and ``loss_reduction='sum'`` sums the
   gradients instead of averaging them; with ``obs_norm`` and ``reward_norm`` (A2C, IMPALA; ACER ``obs_norm``) every
-  update of the running statistics merges both ranks' batches, so the step is still the whole batch's;
+  update of the running statistics merges both ranks' batches, so the step is still the whole batch's; and with a
+  recurrent core (A2C, PPO, IMPALA, ACER), each rank recomputing its columns from their stored start states;
 * a short run: both ranks end with identical weights, rank 1 writes nothing, ``--resume`` continues it;
 * a killed rank ends the run with one line naming it, well within ``parallel.collective_timeout_s``;
 * bad input: one line naming the key, exit 2, nothing written.
@@ -23,7 +24,7 @@ import pytest
 import torch
 
 from acframe.config import compile_config
-from acframe.data.tree import tree_map
+from acframe.data.tree import leaves, make_tree, nest, tree_map
 from acframe.entry.data_parallel import DataParallel, free_port
 from acframe.entry.run_base import build_buffer
 from acframe.entry.serial import serial_pipeline
@@ -37,8 +38,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TWO = [('parallel.learner_num', 2), ('parallel.collective_timeout_s', 30.0)]
 
 
-def _case(name, overrides, split_dim):
-    """(policy, batch of 4 env columns or 32 transitions, the dimension the ranks split it along)."""
+def _case(name, overrides, split_dim, double=False):
+    """(policy, batch of 4 env columns or 32 transitions, the dimension the ranks split it along); ``double``: the
+    policy (built with float64 as torch's default dtype) and the batch's floats in float64."""
     torch.manual_seed(0)
     cfg = compile_config(name, [('env.collector_env_num', 4), ('policy.collect.n_sample', 32)] + overrides + TWO)
     env = make_env_manager(cfg, 'collector', 4, 0)
@@ -54,6 +56,15 @@ def _case(name, overrides, split_dim):
         batch = buffer.sample(4)
     else:  # A2C and ACER (its on-policy update): the segment, (T, 4)
         batch = sample
+    if double:  # the same weights, every parameter and buffer float64 (the optimizer's state is made at its first step)
+        weights = policy.get_weights()
+        torch.set_default_dtype(torch.float64)
+        try:
+            policy = create_policy(cfg, env.observation_space, env.action_space)
+        finally:
+            torch.set_default_dtype(torch.float32)
+        policy.load_weights({key: value.double() if value.is_floating_point() else value for key, value in weights.items()})
+        batch = tree_map(lambda x: x.double() if x.is_floating_point() else x, batch)
     return cfg, policy, batch, split_dim
 
 
@@ -70,12 +81,27 @@ CASES = {
     'acer_norm': ('cartpole_acer.py', [('policy.model.obs_norm', True)], 1),
     'acer': ('cartpole_acer.py', [], 1),
 }
+#: a recurrent core: each rank recomputes its env columns from their stored states (``rnn_state``: A2C's one per
+#: step, (T, B, R, H); PPO's minibatch, 4 sequences of 8 steps, one per sequence, (4, R, H)). In float64: in float32
+#: the unrolls' rounding reaches the weights up to 7e-6 (ACER's GRU) through Adam's first steps, lr g / (|g| + eps),
+#: where a gradient entry sums to almost nothing; in float64 both sides agree to 1e-14 (the other cases too)
+MEMORY = [('env.env_id', 'cartpole_novel'), ('policy.model.share_encoder', True), ('policy.model.rnn.hidden_size', 16)]
+CASES.update({
+    'a2c_lstm': ('cartpole_a2c.py', MEMORY + [('policy.model.rnn.type', 'lstm')], 1, True),
+    'ppo_gru': ('cartpole_ppo.py', MEMORY + [('policy.model.rnn.type', 'gru'), ('policy.model.rnn.seq_len', 8),
+                                             ('policy.learn.batch_size', 32)], 1, True),
+    'impala_lstm': ('cartpole_impala.py', MEMORY + [('policy.model.rnn.type', 'lstm')], 1, True),
+    'acer_gru': ('cartpole_acer.py', MEMORY + [('policy.model.rnn.type', 'gru')], 1, True),
+})
 STEPS = 2
 
 
 def _half(batch, dim, rank):
     size = (batch.reward if hasattr(batch, 'reward') else batch.advantage).shape[dim] // 2
-    return tree_map(lambda x: x.narrow(dim, rank * size, size).contiguous(), batch)
+    # along dim, but a start state per column or sequence (B, R, H) along its first (not one per step, (T, B, R, H))
+    flat = {key: value.narrow(0 if key == 'rnn_state' and value.dim() == 3 else dim, rank * size, size).contiguous()
+            for key, value in leaves(batch)}
+    return make_tree(nest(flat))
 
 
 def _rank(rank, port, cases, out):
@@ -122,7 +148,8 @@ def test_two_ranks_on_halves_step_as_one_process_on_the_whole_batch():
         for name, expected in whole.get_weights().items():
             for rank in range(2):
                 got = found[rank, key][name]
-                assert torch.allclose(got, expected, atol=1e-6, rtol=0), (key, name, rank, (got - expected).abs().max())
+                tolerance = 1e-12 if expected.dtype == torch.float64 else 1e-6
+                assert torch.allclose(got, expected, atol=tolerance, rtol=0), (key, name, rank, (got - expected).abs().max())
             if expected.is_floating_point() and 'weight' in name:
                 assert not torch.equal(expected, start[name]), (key, name)  # the step moved them
 

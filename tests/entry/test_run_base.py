@@ -65,3 +65,22 @@ def test_a_parallel_run_is_resumable_from_its_first_moments(tmp_path):
     assert os.path.isfile(tmp_path / 'p' / 'ckpt' / 'ckpt_latest.pth')
     parallel_pipeline(resume=str(tmp_path / 'p'), max_env_step=80, backend='inline', progress=False)
     assert read_summary(tmp_path / 'p')['env_steps'] == 80
+
+
+def test_a_resume_inside_a_logging_window_logs_the_means_an_unbroken_run_logs(tmp_path):
+    """The learner logs the mean of each value over ``log_freq`` iterations; the checkpoint carries the window being
+    summed, so a run resumed at iteration 7 logs at 10 and 20 exactly what a run that never stopped logs."""
+    from acframe.logs import read_scalars
+    overrides = ['env.collector_env_num=2', 'policy.collect.n_sample=10', 'policy.learn.learner.log_freq=10',
+                 'env.stop_value=None', 'policy.eval.evaluator.eval_freq=1000']
+
+    def learner_scalars(folder):
+        return sorted((s.tag, s.step, s.value) for s in read_scalars(str(folder / 'log')) if s.tag.startswith('learner/'))
+    serial_pipeline_onpolicy('cartpole_a2c.py', seed=0, overrides=overrides, exp_dir=str(tmp_path / 'whole'),
+                             max_train_iter=20, progress=False)
+    serial_pipeline_onpolicy('cartpole_a2c.py', seed=0, overrides=overrides, exp_dir=str(tmp_path / 'part'),
+                             max_train_iter=7, progress=False)
+    serial_pipeline_onpolicy(None, resume=str(tmp_path / 'part'), max_train_iter=20, progress=False)
+    whole = learner_scalars(tmp_path / 'whole')
+    assert {step for _, step, _ in whole} == {10, 20} and len(whole) > 2
+    assert learner_scalars(tmp_path / 'part') == whole

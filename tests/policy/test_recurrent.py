@@ -8,6 +8,7 @@
 * what cannot work yet is refused with one line, exit 2, nothing written.
 """
 import json
+import os
 
 import numpy as np
 import pytest
@@ -254,6 +255,9 @@ def _leaves(tree, prefix=''):
         yield prefix[:-1], tree
 
 
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'examples')
+
+
 def run_cli(args, capsys):
     from acframe.cli import main as cli_main
     code = cli_main(args)
@@ -272,10 +276,17 @@ BAD = [
       'policy.model.rnn.seq_len=5'], 'policy.model.rnn.seq_len=5 does not divide the 32 steps'),
     (['-c', 'cartpole_ppo.py', 'policy.model.share_encoder=True', 'policy.model.rnn.type=lstm',
       'policy.model.rnn.seq_len=16', 'policy.learn.batch_size=40'], 'policy.learn.batch_size=40 is not a multiple'),
-    (['-c', 'cartpole_ppo.py', 'policy.model.rnn.type=rnn'], "policy.model.rnn.type"),
+    (['-c', 'cartpole_ppo.py', 'policy.model.rnn.type=rnn'],
+     "config key 'policy.model.rnn.type' = 'rnn' is not one of 'lstm', 'gru' or None"),
+    (['-c', 'cartpole_ppo.py', 'policy.model.rnn=None'],  # the section stays; its type=None is feed-forward
+     "config key 'policy.model.rnn' must be a dict (a section of keys), got NoneType None; set one of its keys, "
+     "e.g. policy.model.rnn.type=None"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn.hiden_size=8'], "policy.model.rnn.hidden_size"),
-    (['-c', 'cartpole_impala.py', 'policy.model.rnn.input_norm=True'],
-     "policy.model.rnn.input_norm=True normalizes a recurrent core's input and there is no core"),
+    # a policy without a recurrent form (the README's custom policy): refused by name, the dotted form too
+    (['-c', os.path.join(EXAMPLES, 'custom_policy.py'), 'policy.model.rnn.type=lstm'],
+     "policy.model.rnn.type='lstm': policy 'my_pg' has no recurrent form yet"),
+    (['-c', os.path.join(EXAMPLES, 'custom_policy.py'), "policy.model.rnn={'type': 'gru'}"],
+     "policy.model.rnn.type='gru': policy 'my_pg' has no recurrent form yet"),
 ]
 
 
@@ -286,6 +297,44 @@ def test_what_cannot_work_is_refused_with_one_line_and_exit_2(tmp_path, capsys, 
     assert code == 2, err
     assert err.count('\n') == 1 and err.startswith('acframe: error: ') and message in err, err
     assert not exp_dir.exists()
+
+
+@pytest.mark.parametrize('theirs, ours, words', [
+    (dict(type='lstm'), dict(type='gru'), "the checkpoint's model has an LSTM core of 16 units, 1 layer, this config's "
+                                          "has a GRU core of 16 units, 1 layer (policy.model.rnn)"),
+    (dict(type='gru', num_layers=2), dict(type=None), "the checkpoint's model has a GRU core of 16 units, 2 layers, "
+                                                      "this config's has no recurrent core (policy.model.rnn)"),
+    (dict(type='lstm', hidden_size=4), dict(type='lstm'), "the checkpoint's model has an LSTM core of 4 units, 1 layer, "
+                                                          "this config's has an LSTM core of 16 units, 1 layer"),
+    # the same core, another env (3 continuous observations, not 2, and a Gaussian head): what differs, by kind
+    (dict(type='lstm', env_id='Pendulum-v1'), dict(type='lstm'), "the checkpoint has 1 weight this model lacks "
+                                                                 "(e.g. log_sigma); 4 weights differ in shape (e.g. "
+                                                                 "actor_encoder.0.weight: [16, 3] in the checkpoint, "
+                                                                 "[16, 2] here)"),
+])
+def test_weights_of_another_model_are_refused_naming_what_differs(theirs, ours, words):
+    from acframe.errors import CheckpointError
+    theirs = dict(theirs)
+    env_id = theirs.pop('env_id', 'cartpole_novel')
+    weights = build(env_id=env_id, rnn=dict(RNN, **theirs))[2].get_weights()
+    _, env, policy = build(rnn=dict(RNN, **ours))
+    env.close()
+    with pytest.raises(CheckpointError) as info:
+        policy.load_weights(weights)
+    assert words in str(info.value) and str(info.value).endswith('use the config the checkpoint was trained with')
+    assert '\n' not in str(info.value)
+
+
+def test_core_keys_without_a_core_warn_that_the_run_is_feed_forward(tmp_path, capsys):
+    from acframe.errors import ConfigWarning
+    with pytest.warns(ConfigWarning) as record:
+        code, out, err = run_cli(['-c', 'cartpole_ppo.py', '--exp-dir', str(tmp_path / 'run'), '-q', '--max-train-iter',
+                                  '2', 'policy.model.rnn.seq_len=5', 'policy.model.rnn.input_norm=True'], capsys)
+    assert code == 0, err
+    # once, though the pipeline compiles the config again
+    assert [str(w.message) for w in record if issubclass(w.category, ConfigWarning)] == [
+        "policy.model.rnn: input_norm=True, seq_len=5 configure a recurrent core and there is none "
+        "(policy.model.rnn.type=None): the run is feed-forward; set policy.model.rnn.type=lstm or gru for a core"]
 
 
 def test_a_recurrent_run_is_evaluated_and_loaded_for_acting_one_env_at_a_time(tmp_path, capsys):

@@ -27,7 +27,7 @@ from ...policy import Policy, create_policy, env_steps_per_collection, policy_cl
 from ...signals import interrupt_pending, interrupts_deferred
 from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook, eval_score
 from ..budget import check_start
-from ..run_base import RunBase, build_buffer, check_no_replay
+from ..run_base import RunBase, build_buffer, check_no_replay, return_text
 from .backend import Backend, EnvStepBudget
 from .shm_segments import SegmentIngest
 from .inference_server import check_inference
@@ -627,7 +627,7 @@ class ParallelRun(RunBase):
                 f"{summary['env_steps']} env steps, {summary['train_iters']} iters, {summary['wall_s']:.1f} s, "
                 f"{summary['env_steps_per_s']:,.0f} env steps/s over {summary['actor_num']} "
                 f"actor{'s' if summary['actor_num'] != 1 else ''}, "
-                f"learner idle {summary['learner_idle_fraction']:.0%}, best eval return {summary['best_eval_return']} "
+                f"learner idle {summary['learner_idle_fraction']:.0%}, best eval return {return_text(summary['best_eval_return'])} "
                 f"-> {self.exp_dir}")
 
     def trained_policy(self) -> Policy:
