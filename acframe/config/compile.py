@@ -214,7 +214,7 @@ def unknown_key_message(full: str, key: str, siblings: dict, parent: str, root: 
     if elsewhere:
         return f"unknown config key '{full}'; did you mean '{elsewhere}'?"
     if not siblings:
-        return f"unknown config key '{full}': '{parent or '(top level)'}' takes no keys here; remove it"
+        return f"unknown config key '{full}': no keys are declared under '{parent or '(top level)'}'; remove it"
     valid = ', '.join(sorted(map(str, siblings)))
     return f"unknown config key '{full}'; valid keys under '{parent or '(top level)'}' are: {valid}"
 
@@ -267,9 +267,9 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
         parts = key.split('.')
         node, path = cfg, ''
         for part in parts[:-1]:
-            parent, path = path, f"{path}.{part}" if path else part
-            if isinstance(node, dict) and part not in node and parent and _is_free_form(parent):
-                node[part] = {}  # a new section of a free-form mapping (``policy.model.rnn.type=`` on any model)
+            path = f"{path}.{part}" if path else part
+            if isinstance(node, dict) and part not in node and path in _DECLARED_IN_FREE_FORM:
+                node[part] = {}  # a section some policies declare, on a model that has none (``check_recurrent`` says)
             if not isinstance(node, dict) or part not in node:
                 raise ConfigError(unknown_key_message(path, part, node if isinstance(node, dict) else {}, path.rpartition('.')[0], cfg))
             node = node[part]
@@ -370,12 +370,11 @@ def compile_config(
     apply_overrides(result, overrides)
     result['import_names'] = sorted(set(import_list))
     warn_inherited_stop_value(file_env_id, result, overrides)
-    if not isinstance(cfg, EasyDict):  # a compiled config was warned about when it was compiled
-        warn_idle_rnn_keys(result, reference)
     if seed is not None:
         result['seed'] = int(seed)
     _check_plain_data(result, '')
     check_config(result, reference, comments)  # every key against the rule declared above its default
+    warn_idle_rnn_keys(result, reference, rnn_type_given(main, overrides))
     check_exp_name(result['exp_name'])
     check_env_manager(result['env']['manager'])
     check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
@@ -404,16 +403,32 @@ def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[I
                       ConfigWarning, stacklevel=3)
 
 
-def warn_idle_rnn_keys(cfg: dict, reference: dict) -> None:
-    """Warn when ``policy.model.rnn`` sets keys away from their defaults but asks for no core (``type`` None): they
-    configure nothing, and a user who set ``seq_len`` or ``hidden_size`` may have expected a recurrent run."""
-    rnn = cfg['policy'].get('model', {}).get('rnn')
-    declared = reference['policy'].get('model', {}).get('rnn')
-    if not isinstance(rnn, dict) or rnn.get('type') or not isinstance(declared, dict):
+def rnn_type_given(main: dict, overrides: Optional[Iterable[Any]]) -> bool:
+    """Whether the config (``main``) or an override names ``policy.model.rnn.type``, even as None: a core turned off
+    on purpose (a stored run's config, a recurrent file's feed-forward baseline) is not a slip to warn about."""
+    model = main.get('policy', {}).get('model') if isinstance(main.get('policy'), dict) else None
+    rnn = model.get('rnn') if isinstance(model, dict) else None
+    if isinstance(rnn, dict) and 'type' in rnn:
+        return True
+    for item in overrides or ():
+        key, value = parse_override(item) if isinstance(item, str) else item
+        if key == 'policy.model.rnn.type' or key == 'policy.model.rnn' and isinstance(value, dict) and 'type' in value:
+            return True
+    return False
+
+
+def warn_idle_rnn_keys(cfg: dict, reference: dict, type_given: bool) -> None:
+    """Warn when ``policy.model.rnn`` sets keys away from their defaults and nobody named a core (``type`` left
+    None): they configure nothing, and a user who set ``seq_len`` or ``hidden_size`` may have expected a recurrent run."""
+    model, declared_model = cfg['policy'].get('model'), reference['policy'].get('model')
+    rnn = model.get('rnn') if isinstance(model, dict) else None
+    declared = declared_model.get('rnn') if isinstance(declared_model, dict) else None
+    if type_given or not isinstance(rnn, dict) or rnn.get('type') or not isinstance(declared, dict):
         return
     idle = [f"{key}={value!r}" for key, value in rnn.items() if key != 'type' and key in declared and value != declared[key]]
     if idle:
-        warnings.warn(f"policy.model.rnn: {', '.join(idle)} configure a recurrent core and there is none "
+        verb = 'configures' if len(idle) == 1 else 'configure'
+        warnings.warn(f"policy.model.rnn: {', '.join(idle)} {verb} a recurrent core and there is none "
                       f"(policy.model.rnn.type=None): the run is feed-forward; set policy.model.rnn.type=lstm or gru "
                       f"for a core", ConfigWarning, stacklevel=3)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import math
 import multiprocessing
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -792,37 +793,56 @@ def actor_critic_groups(model: nn.Module, critic_lr: float) -> List[Dict[str, An
     return [{'params': actor, 'name': 'actor'}, {'params': critic, 'name': 'critic', 'lr': critic_lr}]
 
 
-def describe_core(weights: Mapping[str, Any]) -> str:
+_CORE_LAYER = re.compile(r'core\.rnn\.weight_hh_l\d+')
+
+
+def describe_core(weights: Mapping[str, Any], critic: bool = True) -> str:
     """The recurrent core a model's weights hold, in words (``'an LSTM core of 64 units, 1 layer'``, ``'no recurrent
-    core'``), read from the shapes of ``core.rnn.weight_hh_l<k>`` (``(G·H, H)``: G = 4 gates for an LSTM, 3 for a GRU)."""
-    layers = [weights[key] for key in sorted(weights) if key.startswith('core.rnn.weight_hh_l')]
+    core'``), read from the shapes of ``core.rnn.weight_hh_l<k>`` (``(G·H, H)``: G = 4 gates for an LSTM, 3 for a GRU);
+    ``critic``: say whether the critic has a core of its own (``share_encoder=False``)."""
+    layers = [weights[key] for key in sorted(k for k in weights if isinstance(k, str) and _CORE_LAYER.fullmatch(k))]
     shape = tuple(getattr(layers[0], 'shape', ())) if layers else ()
     if len(shape) != 2 or not shape[1]:
         return 'no recurrent core'
     kind = {4: 'an LSTM', 3: 'a GRU'}.get(shape[0] // shape[1], 'a recurrent')
-    critic = ' (and a critic core)' if any(key.startswith('critic_core.rnn.') for key in weights) else ''
-    return f"{kind} core of {shape[1]} units, {len(layers)} layer{'s' if len(layers) > 1 else ''}{critic}"
+    own = critic and any(isinstance(key, str) and key.startswith('critic_core.rnn.') for key in weights)
+    return f"{kind} core of {shape[1]} units, {len(layers)} layer{'s' if len(layers) > 1 else ''}" + \
+        (' (and a critic core)' if own else '')
 
 
 def model_mismatch(expected: Mapping[str, Any], given: Mapping[str, Any]) -> Optional[str]:
     """Why weights ``given`` do not load into a model whose state dict is ``expected``, in one line: another
-    recurrent core (``policy.model.rnn``), else the counts of missing, unknown and reshaped weights with an example
-    of each; None when they agree on names and shapes (the cause is elsewhere)."""
-    if describe_core(given) != describe_core(expected):
-        return (f"the checkpoint's model has {describe_core(given)}, this config's has {describe_core(expected)} "
-                f"(policy.model.rnn); use the config the checkpoint was trained with")
+    recurrent core (``policy.model.rnn``), a core each or one shared (``policy.model.share_encoder``), else the counts
+    of missing, unknown and reshaped weights with an example of each; None when none of these explains it."""
+    try:
+        return _model_mismatch(expected, given)
+    except Exception:  # noqa: BLE001 - weights someone edited: the caller falls back to torch's own words
+        return None
+
+
+def _model_mismatch(expected: Mapping[str, Any], given: Mapping[str, Any]) -> Optional[str]:
+    theirs, ours = describe_core(given), describe_core(expected)
+    if theirs != ours:
+        if describe_core(given, critic=False) == describe_core(expected, critic=False):
+            shared = ('a core each for actor and critic' if 'critic core' in theirs else 'one core for both',
+                      'a core each for actor and critic' if 'critic core' in ours else 'one core for both')
+            return (f"the checkpoint's model has {shared[0]}, this config's has {shared[1]} "
+                    f"(policy.model.share_encoder); use the config the checkpoint was trained with")
+        return (f"the checkpoint's model has {theirs}, this config's has {ours} (policy.model.rnn); use the config "
+                f"the checkpoint was trained with")
     missing = [key for key in expected if key not in given]
     unknown = [key for key in given if key not in expected]
     reshaped = [key for key in expected if key in given and hasattr(given[key], 'shape')
-                and tuple(given[key].shape) != tuple(expected[key].shape)]
+                and hasattr(expected[key], 'shape') and tuple(given[key].shape) != tuple(expected[key].shape)]
+
     def weights(count: int) -> str:
         return f"{count} weight{'' if count == 1 else 's'}"
     parts = [f"this model has {weights(len(missing))} the checkpoint lacks (e.g. {missing[0]})"] if missing else []
     parts += [f"the checkpoint has {weights(len(unknown))} this model lacks (e.g. {unknown[0]})"] if unknown else []
     if reshaped:
         key = reshaped[0]
-        parts.append(f"{weights(len(reshaped))} differ{'s' if len(reshaped) == 1 else ''} in shape (e.g. {key}: {list(given[key].shape)} in the "
-                     f"checkpoint, {list(expected[key].shape)} here)")
+        parts.append(f"{weights(len(reshaped))} differ{'s' if len(reshaped) == 1 else ''} in shape (e.g. {key}: "
+                     f"{list(given[key].shape)} in the checkpoint, {list(expected[key].shape)} here)")
     if not parts:
         return None
     return '; '.join(parts) + " (another policy.model?); use the config the checkpoint was trained with"

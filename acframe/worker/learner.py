@@ -52,7 +52,7 @@ class LogHook(LearnerHook):
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Continue the window of ``state_dict`` (an empty ``state``, as from an older checkpoint: a new window)."""
         self._sums = defaultdict(float, {str(key): float(value) for key, value in (state.get('sums') or {}).items()})
-        self._count = int(state.get('count', 0))
+        self._count = int(state.get('count') or 0)
 
     def after_iter(self, learner: 'Learner', info: Dict[str, float]) -> None:
         for key, value in info.items():

@@ -88,6 +88,20 @@ def test_unknown_override_key_names_its_full_path_and_the_closest_valid_key():
         compile_main(dict(), ['policy.other.buffer.max_use=2'])
 
 
+@pytest.mark.parametrize('override, message', [
+    # a section inside a free-form mapping is made only where policies declare one (policy.model.rnn)
+    ('policy.model.rnnn.type=lstm', "unknown config key 'policy.model.rnnn'; did you mean 'policy.model.rnn'?"),
+    ('env.env_kwargs.a.b=1', "unknown config key 'env.env_kwargs.a': no keys are declared under 'env.env_kwargs'"),
+    ('logger.options.a.b=1', "unknown config key 'logger.options.a': no keys are declared under 'logger.options'"),
+    # a free-form mapping is still a mapping
+    ('policy.model=None', "config key 'policy.model' must not be None"),
+])
+def test_a_dotted_override_makes_no_section_where_none_is_declared(override, message):
+    with pytest.raises(ConfigError) as info:
+        compile_config('cartpole_ppo.py', [override])
+    assert str(info.value).startswith(message), str(info.value)
+
+
 def test_override_without_equals_sign_says_the_form():
     with pytest.raises(ConfigError, match='key.path=value'):
         compile_main(dict(), ['policy.learn.learning_rate'])

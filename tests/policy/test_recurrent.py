@@ -306,6 +306,8 @@ def test_what_cannot_work_is_refused_with_one_line_and_exit_2(tmp_path, capsys, 
                                                       "this config's has no recurrent core (policy.model.rnn)"),
     (dict(type='lstm', hidden_size=4), dict(type='lstm'), "the checkpoint's model has an LSTM core of 4 units, 1 layer, "
                                                           "this config's has an LSTM core of 16 units, 1 layer"),
+    (dict(type='lstm', share=False), dict(type='lstm'), "the checkpoint's model has a core each for actor and critic, "
+                                                        "this config's has one core for both (policy.model.share_encoder)"),
     # the same core, another env (3 continuous observations, not 2, and a Gaussian head): what differs, by kind
     (dict(type='lstm', env_id='Pendulum-v1'), dict(type='lstm'), "the checkpoint has 1 weight this model lacks "
                                                                  "(e.g. log_sigma); 4 weights differ in shape (e.g. "
@@ -315,8 +317,8 @@ def test_what_cannot_work_is_refused_with_one_line_and_exit_2(tmp_path, capsys, 
 def test_weights_of_another_model_are_refused_naming_what_differs(theirs, ours, words):
     from acframe.errors import CheckpointError
     theirs = dict(theirs)
-    env_id = theirs.pop('env_id', 'cartpole_novel')
-    weights = build(env_id=env_id, rnn=dict(RNN, **theirs))[2].get_weights()
+    env_id, share = theirs.pop('env_id', 'cartpole_novel'), theirs.pop('share', True)
+    weights = build(env_id=env_id, rnn=dict(RNN, **theirs), share=share)[2].get_weights()
     _, env, policy = build(rnn=dict(RNN, **ours))
     env.close()
     with pytest.raises(CheckpointError) as info:
@@ -335,6 +337,14 @@ def test_core_keys_without_a_core_warn_that_the_run_is_feed_forward(tmp_path, ca
     assert [str(w.message) for w in record if issubclass(w.category, ConfigWarning)] == [
         "policy.model.rnn: input_norm=True, seq_len=5 configure a recurrent core and there is none "
         "(policy.model.rnn.type=None): the run is feed-forward; set policy.model.rnn.type=lstm or gru for a core"]
+    # a core turned off on purpose says nothing: a recurrent file's feed-forward baseline, a stored run's config
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', ConfigWarning)
+        compile_config('cartpole_novel_ppo_lstm.py', ['policy.model.rnn.type=None'])
+        compile_config(('cue_memory_ppo_gru.py'), ["policy.model.rnn={'type': None, 'hidden_size': 8}"])
+        code, out, err = run_cli(['--resume', str(tmp_path / 'run'), '--max-train-iter', '3', '-q'], capsys)
+    assert code == 0, err
 
 
 def test_a_recurrent_run_is_evaluated_and_loaded_for_acting_one_env_at_a_time(tmp_path, capsys):
