@@ -8,7 +8,7 @@ an ``AcframeError`` as one line and exits with status 2.
 import os
 import traceback
 from types import TracebackType
-from typing import Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 _LIBRARY_DIRS = (os.path.dirname(os.path.abspath(os.__file__)) + os.sep,)  # the standard library
 
@@ -89,6 +89,18 @@ def user_code_error(exc: BaseException, what: str) -> Optional['PolicyError']:
     if isinstance(exc, AcframeError) or not any(_is_user_file(f.filename) for f in frames):
         return None
     return PolicyError(f"{what} raised {describe_raised(exc)}")
+
+
+def call_user_code(what: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``; what it raises from user code (a plugin's hook, say) is one line naming ``what`` and the
+    user's file and line (``user_code_error``), anything else propagates as it is."""
+    try:
+        return fn(*args)
+    except Exception as exc:
+        error = user_code_error(exc, what)
+        if error is None:
+            raise
+        raise error from exc
 
 
 class EnvTimeoutError(EnvError):

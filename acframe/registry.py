@@ -105,6 +105,9 @@ class Registry:
 
         def _do(target: Any) -> Any:
             current = self._entries.get(name)
+            if isinstance(current, str) and not force and getattr(target, '__module__', None) != current.split(':')[0]:
+                raise RegistryError(  # a built-in not imported yet: its module registers it under this name
+                    f"{self.kind} '{name}' is already registered by {current}; pick another name or pass force=True")
             if current is not None and not force and not isinstance(current, str) and current is not target:
                 same_place = getattr(current, "__qualname__", None) == getattr(target, "__qualname__", None) and \
                     getattr(current, "__module__", None) == getattr(target, "__module__", None)

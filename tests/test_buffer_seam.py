@@ -137,3 +137,36 @@ def test_di_engines_priority_switches_mean_what_they_mean_there():
     assert buffer.type == 'fifo' and 'alpha' not in buffer
     with pytest.raises(ConfigError, match='must be True or False'):
         ding('impala', priority='yes')
+
+
+HALF_BUFFER = '''
+from acframe import BUFFER_REGISTRY
+
+
+@BUFFER_REGISTRY.register('half_buffer')
+class HalfBuffer:
+    """Stores, but cannot sample, count or be checkpointed."""
+    config = dict()
+    reuses_data = True
+
+    def __init__(self, seed=0, **kwargs):
+        self.items = []
+
+    def push(self, samples):
+        self.items.append(samples)
+'''
+
+
+@pytest.mark.parametrize('override, message', [
+    ('policy.other.replay_buffer.type=half_buffer',
+     "policy.other.replay_buffer.type='half_buffer': HalfBuffer lacks sample, __len__, state_dict, load_state_dict, "
+     "rng_state, set_rng_state; a buffer provides push, sample, __len__"),
+    ('policy.other.replay_buffer.type=fifoo', "config key 'policy.other.replay_buffer.type': unknown buffer 'fifoo'. "
+                                              "Did you mean 'fifo'?"),
+])
+def test_a_buffer_that_cannot_serve_the_run_is_refused_before_anything_is_written(tmp_path, user_setup, override, message):
+    (user_setup / 'half_buffers.py').write_text(HALF_BUFFER)
+    out = cli(tmp_path, user_setup, '-c', 'cartpole_impala.py', '--import', 'half_buffers', '--exp-dir', 'run',
+              '--max-train-iter', '12', override)
+    assert out.returncode == 2 and message in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / 'run').exists()

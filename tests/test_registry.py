@@ -146,3 +146,23 @@ def test_fuzzy_matching_skips_names_too_long_to_compare_quickly():
     start = time.perf_counter()
     assert closest('x' * 100_000, ['impala', 'a2c', 'y' * 100_000]) is None
     assert time.perf_counter() - start < 1.0
+
+
+def test_a_built_in_not_imported_yet_is_not_silently_replaced():
+    from acframe.registry import Registry
+    registry = Registry('logger')
+    registry.register_lazy('jsonl', 'acframe.loggers.files:JsonlLogger')
+
+    class Mine:
+        pass
+    with pytest.raises(RegistryError, match="logger 'jsonl' is already registered by acframe.loggers.files:JsonlLogger; "
+                                            "pick another name or pass force=True"):
+        registry.register('jsonl', Mine)
+    assert registry.location('jsonl') == 'acframe.loggers.files:JsonlLogger'
+    registry.register('jsonl', Mine, force=True)  # on purpose
+    assert registry.get('jsonl') is Mine
+    from acframe.loggers.files import JsonlLogger  # the built-in's own module registering it is not a clash
+    fresh = Registry('logger')
+    fresh.register_lazy('jsonl', 'acframe.loggers.files:JsonlLogger')
+    fresh.register('jsonl', JsonlLogger)
+    assert fresh.get('jsonl') is JsonlLogger

@@ -251,9 +251,23 @@ def parse_override(text: str) -> Tuple[str, Any]:
     if raw in ('false', 'False'):
         return key, False
     try:
-        return key, ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
+        return key, ast.literal_eval(_dict_calls_as_literals(ast.parse(raw, mode='eval')))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return key, raw
+
+
+def _dict_calls_as_literals(tree: ast.Expression) -> ast.Expression:
+    """``dict(type='a', n=2)`` written as the config files write it -> the literal ``{'type': 'a', 'n': 2}``, so an
+    override reads as the file would; nothing is called (``ast.literal_eval`` still refuses any other call)."""
+    class DictCalls(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            if isinstance(node.func, ast.Name) and node.func.id == 'dict' and not node.args and \
+                    all(keyword.arg is not None for keyword in node.keywords):
+                return ast.Dict(keys=[ast.Constant(keyword.arg) for keyword in node.keywords],
+                                values=[keyword.value for keyword in node.keywords])
+            return node
+    return ast.fix_missing_locations(DictCalls().visit(tree))
 
 
 def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]]) -> None:

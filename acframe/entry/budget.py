@@ -99,6 +99,27 @@ class CollectionPlan:
         return low
 
 
+#: what the pipelines call on a replay buffer (docs/replay.md, "The contract"); ``update_priority`` is optional
+BUFFER_CONTRACT = ('push', 'sample', '__len__', 'state_dict', 'load_state_dict', 'rng_state', 'set_rng_state')
+
+
+def buffer_class(cfg: Any) -> type:
+    """The class ``policy.other.replay_buffer.type`` names; a ``ConfigError`` naming the key for an unknown name or a
+    class that lacks part of ``BUFFER_CONTRACT`` (at the start: a checkpoint would otherwise fail on it mid-run)."""
+    from ..errors import RegistryError
+
+    name = cfg.policy.other.replay_buffer.get('type')
+    try:
+        cls = BUFFER_REGISTRY.get(name)
+    except RegistryError as exc:
+        raise ConfigError(f"config key 'policy.other.replay_buffer.type': {exc}") from None
+    lacking = [method for method in BUFFER_CONTRACT if not callable(getattr(cls, method, None))]
+    if lacking:
+        raise ConfigError(f"policy.other.replay_buffer.type='{name}': {getattr(cls, '__qualname__', cls)} lacks "
+                          f"{', '.join(lacking)}; a buffer provides {', '.join(BUFFER_CONTRACT)} (docs/replay.md)")
+    return cls
+
+
 def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool = False) -> None:
     """``ConfigError`` with the arithmetic when the run could never learn: its budget delivers less than the learn
     mode needs (``Policy.learn_needs``), a full rollout is smaller than a need per rollout, or the replay buffer
@@ -106,7 +127,7 @@ def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool =
     cls = policy_class(cfg)
     buffer_type = cfg.policy.other.replay_buffer.get('type') or ''
     if buffer_type and not cls.on_policy:
-        check = getattr(BUFFER_REGISTRY.get(buffer_type), 'check_learn_config', None)
+        check = getattr(buffer_class(cfg), 'check_learn_config', None)
         if check is not None:
             check(cfg.policy.other.replay_buffer, cfg.policy.learn)
     plan = CollectionPlan.of(cfg, pipeline, actors, sync)

@@ -31,9 +31,8 @@ from ..config import compile_config
 from ..config.compile import ConfigInput
 from ..config.run_folder import config_differences, load_run_config, read_run_record, save_run_config
 from ..envs.check import check_env_at_start
-from ..errors import CheckpointError, ConfigError, EnvTimeoutError
+from ..errors import CheckpointError, ConfigError, EnvTimeoutError, call_user_code
 from ..plot import write_run_curves
-from ..registry import BUFFER_REGISTRY
 from ..runs import initial_weights
 from ..loggers import RunLogger, check_loggers, open_loggers
 from ..signals import (as_raised, describe_interrupt, interrupt_handled, raise_swallowed_interrupt,
@@ -41,7 +40,9 @@ from ..signals import (as_raised, describe_interrupt, interrupt_handled, raise_s
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
 from ..worker import CollectorHook, EvaluatorHook, hooks_from_config, load_checkpoint
+from ..worker.learner import hook_name
 from .run_folder import RunLock, check_folder_is_data, create_exp_dir, plan_exp_dir
+from .budget import buffer_class
 
 #: the CLI flag of each pipeline mode (named when a folder is resumed with the wrong one)
 MODE_FLAGS = {'async': '-m async', 'parallel': '-m parallel', 'serial_onpolicy': '-m serial_onpolicy', 'serial': '-m serial'}
@@ -145,7 +146,7 @@ def check_no_replay(cfg: Any) -> None:
     buffer_type = cfg.policy.other.replay_buffer.get('type') or ''
     if not buffer_type:
         return
-    if getattr(BUFFER_REGISTRY.get(buffer_type), 'reuses_data', True):
+    if getattr(buffer_class(cfg), 'reuses_data', True):
         raise ConfigError(
             f"policy '{cfg.policy.type}' is on-policy: it learns each segment once with the weights that collected it, "
             f"so the replay buffer '{buffer_type}' (which reuses data) cannot be used; "
@@ -158,9 +159,11 @@ def return_text(value: Optional[float]) -> str:
 
 
 def build_buffer(cfg: Any, seed: Optional[int] = None) -> Any:
-    """The replay buffer ``policy.other.replay_buffer`` describes (seeded with ``seed``, default the run seed)."""
+    """The replay buffer ``policy.other.replay_buffer`` describes (seeded with ``seed``, default the run seed); its
+    class is checked first (``budget.buffer_class``)."""
     buffer_cfg = dict(cfg.policy.other.replay_buffer)
-    return BUFFER_REGISTRY.build(buffer_cfg.pop('type'), seed=cfg.seed if seed is None else seed, **buffer_cfg)
+    buffer_cfg.pop('type')
+    return buffer_class(cfg)(seed=cfg.seed if seed is None else seed, **buffer_cfg)
 
 
 class RunBase:
@@ -365,7 +368,7 @@ class RunBase:
         result = {'env_step': int(self.env_step), 'env_steps': int(env_steps), 'train_iter': int(self.learner.train_iter),
                   'episode_returns': [float(r) for r in returns], 'episode_lengths': [int(n) for n in lengths]}
         for hook in self.collector_hooks:
-            hook.after_collect(result)
+            call_user_code(hook_name(hook, 'after_collect'), hook.after_collect, result)
 
     def announce_eval(self, train_iter: int, env_step: int, mean: float, std: float,
                       confirm: Optional[Dict[str, Any]], solved: bool, returns: Sequence[float] = (),
@@ -387,7 +390,7 @@ class RunBase:
                       'return_std': float(std), 'returns': [float(r) for r in returns], 'lengths': [int(n) for n in lengths],
                       'best_return': float(self.evals.best_return), 'solved': bool(solved)}
             for hook in self.evaluator_hooks:
-                hook.after_evaluate(result)
+                call_user_code(hook_name(hook, 'after_evaluate'), hook.after_evaluate, result)
 
     # ---- progress ----------------------------------------------------------------------------------
     def wall_s(self) -> float:

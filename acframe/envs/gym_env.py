@@ -236,14 +236,25 @@ def cap_episodes(env: gym.Env, env_cfg: Dict[str, Any], role: str) -> gym.Env:
     return env
 
 
+def env_name(env_cfg: Dict[str, Any]) -> str:
+    """How messages name the env: ``env.env_id`` for gymnasium's, the registered ``env.type`` for any other (whose
+    factory may ignore ``env.env_id``, left at the default config's)."""
+    kind = env_cfg.get('type', 'gym') or 'gym'
+    return str(env_cfg.get('env_id') if kind == 'gym' else kind)
+
+
 def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overrides: Any) -> gym.Env:
     """One env as the workers see it: the registered factory, the Atari chain when ``env.atari.enable``
     (``envs.atari``; the evaluator's envs play whole, unclipped games), its episodes capped (``cap_episodes``),
     Dict observations flattened, errors guarded."""
+    from ..errors import RegistryError
     from ..registry import ENV_REGISTRY
     from .atari import atari_config, atari_make_kwargs, wrap_atari
 
-    factory = ENV_REGISTRY.get(env_cfg.get('type', 'gym'))
+    try:
+        factory = ENV_REGISTRY.get(env_cfg.get('type', 'gym'))
+    except RegistryError as exc:
+        raise ConfigError(f"config key 'env.type': {exc}") from None
     atari = atari_config(env_cfg)
     if atari is not None:
         overrides = {**atari_make_kwargs(atari, env_cfg['env_id']), **overrides}
@@ -253,13 +264,16 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
         raise
     except Exception as exc:  # the user's env (or factory) raised while it was built: one line naming it
         raise EnvError(f"{role} env {index} (seed {seed}) raised {describe_raised(exc, 'construction')}") from exc
+    if not isinstance(env, gym.Env):
+        raise ConfigError(f"env.type '{env_cfg.get('type', 'gym')}': its factory returned a {type(env).__name__}, not a "
+                          f"gymnasium.Env; make it return an env (a gymnasium.Env subclass, docs/custom_env.md)")
     if atari is not None:
         env = wrap_atari(env, atari, training=role != 'evaluator')
     env = cap_episodes(env, env_cfg, role)
     if isinstance(env.observation_space, gym.spaces.Dict):
         env = FlattenDictObservation(env, env_cfg.get('obs_keys'))
         if env.masked:  # (docs/masks.md)
-            name = env_cfg.get('env_id') or env_cfg.get('type')
+            name = env_name(env_cfg)
             check_mask_space(env.mask_space, env.action_space, name)
             env = ActionMaskCheck(env, name, index, seed, role)
     return GuardedEnv(env, index, seed, role)

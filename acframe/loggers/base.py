@@ -172,6 +172,12 @@ def check_loggers(cfg: Any) -> List[type]:
             cls = LOGGER_REGISTRY.get(name)
         except RegistryError as exc:
             raise ConfigError(f"logger.backends: {exc}") from exc
+        if not isinstance(cls, type) or not issubclass(cls, LoggerBackend):
+            raise ConfigError(f"logger.backends: '{name}' is registered as {cls!r}, not a LoggerBackend subclass; "
+                              f"subclass acframe.loggers.LoggerBackend (docs/logging.md)")
+        if cls.log_scalar is LoggerBackend.log_scalar:
+            raise ConfigError(f"logger.backends: '{name}' ({cls.__name__}) does not define log_scalar(tag, value, "
+                              f"step, wall_time), which every backend does; add it (docs/logging.md)")
         cls.check(cfg)
         classes.append(cls)
     return classes
@@ -197,6 +203,7 @@ def open_loggers(cfg: Any, exp_dir: str, resume: bool) -> RunLogger:
     """Open every backend of ``logger.backends`` for the run folder ``exp_dir`` (created and locked) and keep their
     run records in ``RUN/loggers.json``. A backend that fails to open is one warning line and left out."""
     log_dir = os.path.join(exp_dir, 'log')
+    os.makedirs(log_dir, exist_ok=True)  # there for every backend, whichever are chosen
     records = read_records(exp_dir) if resume else {}
     opened: List[Tuple[str, LoggerBackend]] = []
     for name, cls in zip(backend_names(cfg), check_loggers(cfg)):

@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from typing import Any, Callable, Dict, List, Optional
 
-from ..errors import CheckpointError, NonFiniteError, user_code_error
+from ..errors import CheckpointError, NonFiniteError, call_user_code, user_code_error
 from ..utils import atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
 
@@ -33,6 +33,11 @@ class LearnerHook:
     def after_eval(self, learner: 'Learner', result: Dict[str, Any]) -> None:
         """Called after each evaluation with ``{'train_iter', 'env_step', 'return_mean', 'best_return', 'solved'}``
         (an exception raised here ends the run, as any error in the loop does)."""
+
+
+def hook_name(hook: Any, method: str) -> str:
+    """How an error names a hook's method: ``"the hook IterLog.after_eval"``."""
+    return f"the hook {type(hook).__name__}.{method}"
 
 
 class LogHook(LearnerHook):
@@ -157,7 +162,7 @@ class Learner:
             self.buffer.update_priority(batch, priority)
         self.train_iter += 1
         for hook in self.hooks:
-            hook.after_iter(self, info)
+            call_user_code(hook_name(hook, 'after_iter'), hook.after_iter, self, info)
         return info
 
     def train_rollout(self, plan: Any, start: int = 0, max_train_iter: Optional[int] = None) -> Optional[int]:
@@ -187,12 +192,12 @@ class Learner:
         result = {'train_iter': int(train_iter), 'env_step': int(env_step), 'return_mean': float(return_mean),
                   'best_return': float(best_return), 'solved': bool(solved)}
         for hook in self.hooks:
-            hook.after_eval(self, result)
+            call_user_code(hook_name(hook, 'after_eval'), hook.after_eval, self, result)
 
     def end_round(self) -> None:
         """Called by the pipeline between rounds (a consistent point to checkpoint)."""
         for hook in self.hooks:
-            hook.after_round(self)
+            call_user_code(hook_name(hook, 'after_round'), hook.after_round, self)
 
     # ---- checkpoints -------------------------------------------------------------------------------
     def checkpoint_state(self) -> Dict[str, Any]:
@@ -232,7 +237,7 @@ class Learner:
         self.policy.load_state_dict(state['policy'])
         self.train_iter = int(state.get('train_iter', 0))
         for hook in self.hooks:
-            hook.after_load(self)
+            call_user_code(hook_name(hook, 'after_load'), hook.after_load, self)
 
 
 def load_checkpoint(path: str) -> Dict[str, Any]:

@@ -41,6 +41,12 @@ def test_override_values_are_parsed_as_python_literals():
     assert parse_override('policy.model.encoder_hidden_size_list=[32, 32]') == \
         ('policy.model.encoder_hidden_size_list', [32, 32])
     assert parse_override('env.env_id=CartPole-v0') == ('env.env_id', 'CartPole-v0')
+    # dict(...) as the config files write it, nested too; no other call is evaluated (the text stays a string)
+    assert parse_override("policy.learn.learner.hooks=[dict(type='linear_lr_decay', decay_iters=10)]") == \
+        ('policy.learn.learner.hooks', [{'type': 'linear_lr_decay', 'decay_iters': 10}])
+    assert parse_override("k=dict(a=dict(b=[1, 2]))") == ('k', {'a': {'b': [1, 2]}})
+    for text in ("k=dict(**other)", "k=__import__('os').getcwd()", "k=list((1, 2))"):
+        assert parse_override(text) == ('k', text[2:])
 
 
 def test_free_form_mappings_accept_any_key():

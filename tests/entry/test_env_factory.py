@@ -279,3 +279,23 @@ def test_a_manager_that_is_not_registered_is_one_config_error_naming_the_key():
     with pytest.raises(ConfigError, match=r"config key 'env.manager': unknown env_manager 'numpy_cartpol'. Did you mean "
                                           r"'numpy_cartpole'\?.*ENV_MANAGER_REGISTRY.register"):
         compile_config((main, create))
+
+
+def test_an_env_type_that_is_not_registered_or_whose_factory_gives_no_env_is_one_line(tmp_path):
+    from acframe import ENV_REGISTRY
+    from acframe.envs import make_env_manager
+
+    @ENV_REGISTRY.register('gives_no_env')
+    def gives_no_env(env_cfg, **overrides):
+        return object()
+    try:
+        for env_type, message in (('gives_no_ev', "config key 'env.type': unknown env 'gives_no_ev'. Did you mean "
+                                                  "'gives_no_env'?"),
+                                  ('gives_no_env', "env.type 'gives_no_env': its factory returned a object, not a "
+                                                   "gymnasium.Env; make it return an env")):
+            cfg = compile_config(a2c(env_type=env_type))
+            with pytest.raises(ConfigError) as info:
+                make_env_manager(cfg, 'collector', 2, 0)
+            assert str(info.value).startswith(message) and '\n' not in str(info.value)
+    finally:
+        ENV_REGISTRY._entries.pop('gives_no_env', None)

@@ -304,3 +304,46 @@ def test_backends_without_media_are_not_opened_for_videos(tmp_path):
     (tmp_path / 'a.mp4').write_bytes(b'not read')
     assert upload_videos(cfg, str(tmp_path), [str(tmp_path / 'a.mp4')], 0) == []
     assert sorted(os.listdir(tmp_path)) == ['a.mp4']  # no log folder, no lock, no loggers.json
+
+
+def test_a_registered_backend_that_cannot_log_scalars_is_refused_before_anything_is_written(tmp_path, capsys):
+    from acframe import LOGGER_REGISTRY
+    from acframe.cli import main
+
+    @LOGGER_REGISTRY.register('scalarless_backend')
+    class Scalarless(LoggerBackend):
+        def close(self):
+            pass
+    try:
+        code = main(['-c', 'cartpole_a2c.py', '--exp-dir', str(tmp_path / 'run'), '-q', '--max-env-step', '200',
+                     "logger.backends=['scalarless_backend']"])
+        err = capsys.readouterr().err
+        assert code == 2 and err == ("acframe: error: logger.backends: 'scalarless_backend' (Scalarless) does not define "
+                                     "log_scalar(tag, value, step, wall_time), which every backend does; add it "
+                                     "(docs/logging.md)\n")
+        assert not (tmp_path / 'run').exists()
+    finally:
+        LOGGER_REGISTRY._entries.pop('scalarless_backend', None)
+
+
+def test_a_users_backend_alone_finds_the_run_s_log_folder_made(tmp_path):
+    from acframe import LOGGER_REGISTRY
+
+    @LOGGER_REGISTRY.register('lines_backend')
+    class Lines(LoggerBackend):
+        def __init__(self, run):
+            super().__init__(run)
+            self.file = open(os.path.join(run.log_dir, 'lines.txt'), 'a')  # no makedirs: log/ is there
+
+        def log_scalar(self, tag, value, step, wall_time):
+            self.file.write(f"{tag} {step} {value}\n")
+
+        def close(self):
+            self.file.close()
+    try:
+        serial_pipeline_onpolicy('cartpole_a2c.py', seed=0, exp_dir=str(tmp_path / 'run'), max_env_step=400,
+                                 progress=False, overrides=["logger.backends=['lines_backend']"])
+        lines = (tmp_path / 'run' / 'log' / 'lines.txt').read_text().splitlines()
+        assert lines and all(len(line.split()) == 3 for line in lines)  # the run's scalars reached it
+    finally:
+        LOGGER_REGISTRY._entries.pop('lines_backend', None)

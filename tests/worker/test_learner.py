@@ -193,3 +193,22 @@ def test_a_time_based_checkpoint_is_written_when_its_seconds_have_passed(tmp_pat
     assert saved == [('ckpt_latest.pth', 161.0)]
     hook.after_round(FakeLearner())
     assert len(saved) == 1
+
+
+class FailingHook(LearnerHook):
+    """A user's hook whose after_eval writes to a folder that does not exist."""
+
+    def after_eval(self, learner, result):
+        with open('/nonexistent-folder/hook.log', 'a') as f:
+            f.write(str(result))
+
+
+def test_a_users_hook_that_raises_is_one_line_naming_the_hook_and_its_file():
+    from acframe.errors import PolicyError
+    learner = Learner(CountingLearnMode(), hooks=[FailingHook()])
+    learner.train(torch.ones(1))  # after_iter: the base class's, nothing to do
+    with pytest.raises(PolicyError) as info:
+        learner.after_eval(1, 8, 1.0, 1.0, False)
+    message = str(info.value)
+    assert message.startswith("the hook FailingHook.after_eval raised FileNotFoundError") and '\n' not in message
+    assert 'test_learner.py:' in message  # the user's file and line
