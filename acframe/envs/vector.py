@@ -62,6 +62,13 @@ class VectorEnvManager(EnvManager):
     def __init__(self, venv: gym.vector.VectorEnv, seeds: Sequence[int], role: str = '',
                  step_timeout_s: Optional[float] = None, watch_sync: bool = False, name: str = 'vector') -> None:
         self._prepare(seeds, self.kind, role, step_timeout_s)
+        lacking = [attr for attr in ('num_envs', 'single_observation_space', 'single_action_space')
+                   if getattr(venv, attr, None) is None]
+        if lacking:
+            venv.close()
+            raise ConfigError(f"env.manager '{name}': {type(venv).__name__} has no {', '.join(lacking)}; a "
+                              f"gymnasium.vector.VectorEnv sets num_envs, single_observation_space and "
+                              f"single_action_space in its __init__ (docs/custom_env.md)")
         if int(venv.num_envs) != len(self.seeds):
             venv.close()
             raise ConfigError(f"env.manager '{name}': {type(venv).__name__} has num_envs={venv.num_envs}, "

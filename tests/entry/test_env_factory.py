@@ -299,3 +299,23 @@ def test_an_env_type_that_is_not_registered_or_whose_factory_gives_no_env_is_one
             assert str(info.value).startswith(message) and '\n' not in str(info.value)
     finally:
         ENV_REGISTRY._entries.pop('gives_no_env', None)
+
+
+def test_a_vector_env_without_its_spaces_is_one_line_naming_the_manager():
+    from acframe import ENV_MANAGER_REGISTRY
+    from acframe.envs import make_env_manager
+    from vector_cartpole import NumpyCartPole
+
+    @ENV_MANAGER_REGISTRY.register('spaceless_cartpole')
+    class Spaceless(NumpyCartPole):
+        def __init__(self, num_envs, **kwargs):
+            super().__init__(num_envs, **kwargs)
+            del self.single_observation_space
+    try:
+        main, create = numpy_cartpole_config(num_envs=4)
+        cfg = compile_config((main, create), ['env.manager=spaceless_cartpole'])
+        with pytest.raises(ConfigError, match=r"^env.manager 'spaceless_cartpole': Spaceless has no "
+                                              r"single_observation_space; a gymnasium.vector.VectorEnv sets"):
+            make_env_manager(cfg, 'collector', 4, 0)
+    finally:
+        ENV_MANAGER_REGISTRY._entries.pop('spaceless_cartpole', None)
