@@ -82,7 +82,8 @@ def load_run_curves(run_dir: str) -> RunCurves:
     key, label = _config_identity(run_dir)
     tags = scalars_by_tag(read_scalars(os.path.join(run_dir, 'log')))
     if not tags:
-        raise ConfigError(f"{run_dir}: its log/ holds no logged values yet; plot it once it has evaluated or trained")
+        raise ConfigError(f"{run_dir}: its log/ holds no values plot reads yet (TensorBoard's or scalars.jsonl: "
+                          f"logger.backends 'tensorboard' or 'jsonl'); plot it once it has trained, with one of them")
     start = min(s.wall_time for series in tags.values() for s in series)
     to_env_steps = _train_iter_to_env_steps(tags)
     curves: Dict[str, Dict[str, Curve]] = {}

@@ -262,8 +262,9 @@ def _dict_calls_as_literals(tree: ast.Expression) -> ast.Expression:
     class DictCalls(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
+            names = [keyword.arg for keyword in node.keywords]
             if isinstance(node.func, ast.Name) and node.func.id == 'dict' and not node.args and \
-                    all(keyword.arg is not None for keyword in node.keywords):
+                    None not in names and len(set(names)) == len(names):  # (a repeated key stays text, as in Python)
                 return ast.Dict(keys=[ast.Constant(keyword.arg) for keyword in node.keywords],
                                 values=[keyword.value for keyword in node.keywords])
             return node

@@ -31,7 +31,7 @@ from ..config import compile_config
 from ..config.compile import ConfigInput
 from ..config.run_folder import config_differences, load_run_config, read_run_record, save_run_config
 from ..envs.check import check_env_at_start
-from ..errors import CheckpointError, ConfigError, EnvTimeoutError, call_user_code
+from ..errors import CheckpointError, ConfigError, EnvTimeoutError, PolicyError, call_user_code
 from ..plot import write_run_curves
 from ..runs import initial_weights
 from ..loggers import RunLogger, check_loggers, open_loggers
@@ -341,6 +341,8 @@ class RunBase:
             self.log_hook.load_state_dict(state.get('log_window') or {})
         except CheckpointError as exc:
             raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
+        except PolicyError:  # a user's hook (after_load) raised: it names itself, the checkpoint is not to blame
+            raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as exc:
             # a checkpoint is data someone may have edited: whatever does not fit is one line naming the file
             what = f"its entry {exc.args[0]!r} is missing" if isinstance(exc, KeyError) else \

@@ -265,6 +265,10 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
     except Exception as exc:  # the user's env (or factory) raised while it was built: one line naming it
         raise EnvError(f"{role} env {index} (seed {seed}) raised {describe_raised(exc, 'construction')}") from exc
     if not isinstance(env, gym.Env):
+        try:
+            getattr(env, 'close', lambda: None)()
+        except Exception:  # noqa: BLE001 - the error below is the one to report
+            pass
         raise ConfigError(f"env.type '{env_cfg.get('type', 'gym')}': its factory returned a {type(env).__name__}, not a "
                           f"gymnasium.Env; make it return an env (a gymnasium.Env subclass, docs/custom_env.md)")
     if atari is not None:

@@ -65,7 +65,10 @@ class VectorEnvManager(EnvManager):
         lacking = [attr for attr in ('num_envs', 'single_observation_space', 'single_action_space')
                    if getattr(venv, attr, None) is None]
         if lacking:
-            venv.close()
+            try:
+                venv.close()
+            except Exception:  # noqa: BLE001 - half set up: the error below is the one to report
+                pass
             raise ConfigError(f"env.manager '{name}': {type(venv).__name__} has no {', '.join(lacking)}; a "
                               f"gymnasium.vector.VectorEnv sets num_envs, single_observation_space and "
                               f"single_action_space in its __init__ (docs/custom_env.md)")
