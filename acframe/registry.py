@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 
-from .errors import RegistryError
+from .errors import ConfigError, RegistryError
 
 
 def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None:
@@ -172,6 +172,13 @@ class Registry:
             entry = loaded if not isinstance(loaded, str) else getattr(module, attr)
             self._entries[name] = entry
         return entry
+
+    def get_for(self, name: str, key: str) -> Any:
+        """``get(name)`` for the config key ``key`` that named it: an unknown name is a ``ConfigError`` naming the key."""
+        try:
+            return self.get(name)
+        except RegistryError as exc:
+            raise ConfigError(f"config key '{key}': {exc}") from None
 
     def build(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return self.get(name)(*args, **kwargs)

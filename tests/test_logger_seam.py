@@ -199,9 +199,10 @@ def test_collector_and_evaluator_hooks_from_the_cli_in_the_serial_off_policy_pip
 
 
 @pytest.mark.parametrize('backends, overrides, message', [
-    (['tensorbord'], [], "unknown logger 'tensorbord'. Did you mean 'tensorboard'?"),
+    (['tensorbord'], [], "config key 'logger.backends': unknown logger 'tensorbord'. Did you mean 'tensorboard'?"),
     (['tensorboard', 'needs_extra_seam'], [], "pip install 'acframe[seamextra]'"),
-    (['tensorboard'], ["policy.learn.learner.hooks=['no_such_hook']"], "unknown hook 'no_such_hook'"),
+    (['tensorboard'], ["policy.learn.learner.hooks=['no_such_hook']"],
+     "config key 'policy.learn.learner.hooks[0]': unknown hook 'no_such_hook'"),
     (['tensorboard'], ["policy.collect.hooks=['eval_recorder_seam']"],
      "policy.collect.hooks[0]': hook 'eval_recorder_seam' is <class 'user_trackers.EvalRecorder'>, not a CollectorHook"),
     (['tensorboard', 'mlflow'], ['logger.mlflow.tracking_uri=sqlite:///{file}/sub/mlflow.db'], 'cannot be written'),

@@ -399,13 +399,9 @@ def compile_config(
 def check_env_manager(name: str) -> None:
     """``env.manager`` names a registered env manager (``ENV_MANAGER_REGISTRY``; a user's is registered by a module in
     ``import_names``)."""
-    from ..errors import RegistryError
     from ..registry import ENV_MANAGER_REGISTRY
 
-    try:
-        ENV_MANAGER_REGISTRY._lookup(name)
-    except RegistryError as exc:
-        raise ConfigError(f"config key 'env.manager': {exc}") from None
+    ENV_MANAGER_REGISTRY.get_for(name, 'env.manager')
 
 
 def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:

@@ -106,13 +106,8 @@ BUFFER_CONTRACT = ('push', 'sample', '__len__', 'state_dict', 'load_state_dict',
 def buffer_class(cfg: Any) -> type:
     """The class ``policy.other.replay_buffer.type`` names; a ``ConfigError`` naming the key for an unknown name or a
     class that lacks part of ``BUFFER_CONTRACT`` (at the start: a checkpoint would otherwise fail on it mid-run)."""
-    from ..errors import RegistryError
-
     name = cfg.policy.other.replay_buffer.get('type')
-    try:
-        cls = BUFFER_REGISTRY.get(name)
-    except RegistryError as exc:
-        raise ConfigError(f"config key 'policy.other.replay_buffer.type': {exc}") from None
+    cls = BUFFER_REGISTRY.get_for(name, 'policy.other.replay_buffer.type')
     lacking = [method for method in BUFFER_CONTRACT if not callable(getattr(cls, method, None))]
     if lacking:
         raise ConfigError(f"policy.other.replay_buffer.type='{name}': {getattr(cls, '__qualname__', cls)} lacks "

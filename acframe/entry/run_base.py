@@ -493,7 +493,8 @@ class RunBase:
             'eval_deterministic': bool(self.cfg.policy.eval.deterministic),
             'seed': int(self.cfg.seed),
             'policy': self.cfg.policy.type,
-            'env_id': self.cfg.env.env_id,
+            'env_type': self.cfg.env.get('type', 'gym'),  # the registered factory ('gym': gymnasium's, by env_id)
+            'env_id': self.cfg.env.env_id,  # what a registered factory other than 'gym' may ignore
             'exp_dir': os.path.abspath(self.exp_dir),
             'env_steps_per_s': round(self.env_step / wall, 1) if wall > 0 else None,
             **self._extra_summary(wall),

@@ -41,6 +41,7 @@ import gymnasium as gym
 import numpy as np
 
 from ..errors import AcframeError, ConfigError, EnvError, describe_raised
+from .gym_env import env_name
 
 #: the key of a Dict observation, or of the info dict, that holds the action mask (PettingZoo's convention)
 MASK_KEY = 'action_mask'
@@ -606,14 +607,9 @@ def check_env(cfg: Any, seed: int = 0, full: bool = True, policies: Optional[Seq
     with warnings.catch_warnings():
         if full:  # gymnasium's own env checker says the same things as warnings: the findings say them once
             warnings.simplefilter('ignore')
-        checker = EnvChecker(env_maker(cfg.env, seed), env_name(cfg), seed, policy_checks(cfg, policies),
+        checker = EnvChecker(env_maker(cfg.env, seed), env_name(cfg.env), seed, policy_checks(cfg, policies),
                              watch, on_finding)
         return checker.run(full)
-
-
-def env_name(cfg: Any) -> str:
-    env_type = cfg.env.get('type', 'gym')
-    return cfg.env.env_id if env_type in ('gym', cfg.env.env_id) else f"{env_type} ({cfg.env.env_id})"
 
 
 # ---- at the start of every run -----------------------------------------------------------------------
@@ -632,7 +628,7 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
         return  # its envs live in subprocesses, so that one that crashes its process (native code, os.abort) is an
         # env error the run reports in one line: stepping one here would crash this process instead
     # built as the collector's first env, so a failure reads as the run's own would
-    checker = EnvChecker(env_maker(cfg.env, cfg.seed, 'collector'), env_name(cfg), cfg.seed, None)
+    checker = EnvChecker(env_maker(cfg.env, cfg.seed, 'collector'), env_name(cfg.env), cfg.seed, None)
     checker.close_timeout_s = float(cfg.env.get('step_timeout_s') or CALL_TIMEOUT_S)
     report = _run_watched(checker, cfg.env.get('step_timeout_s'))
     if checker.build_error is not None:  # as the run's own envs would fail to build
@@ -746,7 +742,7 @@ def check_in_child(cfg: Any, seed: int, policies: Optional[Sequence[str]]) -> Ch
     child.start()
     send.close()
     timeout = float(cfg.env.get('step_timeout_s') or CALL_TIMEOUT_S)
-    report = CheckReport(env_name(cfg))
+    report = CheckReport(env_name(cfg.env))
     doing = 'building the env'
     try:
         while True:

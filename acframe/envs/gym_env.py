@@ -247,14 +247,10 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
     """One env as the workers see it: the registered factory, the Atari chain when ``env.atari.enable``
     (``envs.atari``; the evaluator's envs play whole, unclipped games), its episodes capped (``cap_episodes``),
     Dict observations flattened, errors guarded."""
-    from ..errors import RegistryError
     from ..registry import ENV_REGISTRY
     from .atari import atari_config, atari_make_kwargs, wrap_atari
 
-    try:
-        factory = ENV_REGISTRY.get(env_cfg.get('type', 'gym'))
-    except RegistryError as exc:
-        raise ConfigError(f"config key 'env.type': {exc}") from None
+    factory = ENV_REGISTRY.get_for(env_cfg.get('type', 'gym'), 'env.type')
     atari = atari_config(env_cfg)
     if atari is not None:
         overrides = {**atari_make_kwargs(atari, env_cfg['env_id']), **overrides}

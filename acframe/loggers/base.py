@@ -162,16 +162,11 @@ def backend_names(cfg: Any) -> List[str]:
 
 
 def check_loggers(cfg: Any) -> List[type]:
-    """The backend classes ``logger.backends`` names, each checked (``LoggerBackend.check``); a ``ConfigError`` (or
-    ``RegistryError`` for an unknown name) before anything is written."""
-    from ..errors import RegistryError
-
+    """The backend classes ``logger.backends`` names, each checked (``LoggerBackend.check``); a ``ConfigError``
+    naming the key (an unknown name too) before anything is written."""
     classes = []
     for name in backend_names(cfg):
-        try:
-            cls = LOGGER_REGISTRY.get(name)
-        except RegistryError as exc:
-            raise ConfigError(f"logger.backends: {exc}") from exc
+        cls = LOGGER_REGISTRY.get_for(name, 'logger.backends')
         if not isinstance(cls, type) or not issubclass(cls, LoggerBackend):
             raise ConfigError(f"logger.backends: '{name}' is registered as {cls!r}, not a LoggerBackend subclass; "
                               f"subclass acframe.loggers.LoggerBackend (docs/logging.md)")

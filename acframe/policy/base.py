@@ -325,7 +325,7 @@ class Policy:
         try:
             self._model.load_state_dict(weights)
         except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
-            why = model_mismatch(self._model.state_dict(), weights) or fit_message(exc)
+            why = why_weights_do_not_fit(self._model.state_dict(), weights, exc)
             raise CheckpointError(f"the checkpoint does not fit this policy's model: {why}") from exc
 
     # ---- modes -------------------------------------------------------------------------------------
@@ -434,7 +434,7 @@ class Policy:
                 self._optimizer.load_state_dict(state['optimizer'])
         except (KeyError, RuntimeError, ValueError, TypeError, AttributeError) as exc:
             model = state.get('model') if isinstance(state, Mapping) else None
-            why = (model_mismatch(self._model.state_dict(), model) if isinstance(model, Mapping) else None) or fit_message(exc)
+            why = why_weights_do_not_fit(self._model.state_dict(), model, exc)
             raise CheckpointError(f"the checkpoint does not fit this policy's model/optimizer: {why}") from exc
         for name, stats in self._learn_statistics().items():
             if stats is not None and name in state:
@@ -810,14 +810,15 @@ def describe_core(weights: Mapping[str, Any], critic: bool = True) -> str:
         (' (and a critic core)' if own else '')
 
 
-def model_mismatch(expected: Mapping[str, Any], given: Mapping[str, Any]) -> Optional[str]:
-    """Why weights ``given`` do not load into a model whose state dict is ``expected``, in one line: another
+def why_weights_do_not_fit(expected: Mapping[str, Any], given: Any, exc: BaseException) -> str:
+    """Why weights ``given`` did not load (``exc``) into a model whose state dict is ``expected``, in one line: another
     recurrent core (``policy.model.rnn``), a core each or one shared (``policy.model.share_encoder``), else the counts
-    of missing, unknown and reshaped weights with an example of each; None when none of these explains it."""
+    of missing, unknown and reshaped weights with an example of each; else torch's own words (``fit_message``)."""
     try:
-        return _model_mismatch(expected, given)
-    except Exception:  # noqa: BLE001 - weights someone edited: the caller falls back to torch's own words
-        return None
+        why = _model_mismatch(expected, given) if isinstance(given, Mapping) else None
+    except Exception:  # noqa: BLE001 - weights someone edited: torch's own words say it
+        why = None
+    return why or fit_message(exc)
 
 
 def _model_mismatch(expected: Mapping[str, Any], given: Mapping[str, Any]) -> Optional[str]:

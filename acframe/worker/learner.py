@@ -276,7 +276,7 @@ def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks', bas
     ``policy.eval.evaluator.hooks`` with ``base`` ``CollectorHook`` / ``EvaluatorHook``): each entry a
     ``HOOK_REGISTRY`` name, or ``dict(type=name, **kwargs)``; a ``ConfigError`` naming the entry when one is not a
     registered subclass of ``base`` or its keyword arguments do not fit."""
-    from ..errors import ConfigError, RegistryError, describe_raised
+    from ..errors import ConfigError, describe_raised
     from ..registry import HOOK_REGISTRY
 
     if not isinstance(entries, (list, tuple)):
@@ -289,10 +289,7 @@ def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks', bas
         if not isinstance(name, str) or not name:
             raise ConfigError(f"config key '{where}' = {entry!r} must be a registered hook name or dict(type=name, "
                               f"**kwargs), e.g. 'linear_lr_decay' or dict(type='linear_lr_decay', decay_iters=1000)")
-        try:
-            cls = HOOK_REGISTRY.get(name)
-        except RegistryError as exc:
-            raise ConfigError(f"config key '{where}': {exc}") from exc
+        cls = HOOK_REGISTRY.get_for(name, where)
         if not (isinstance(cls, type) and issubclass(cls, base)):
             raise ConfigError(f"config key '{where}': hook '{name}' is {cls!r}, not a {base.__name__} subclass; "
                               f"register a class deriving from acframe.worker.{base.__name__}")

@@ -38,8 +38,10 @@ def test_a_parallel_summary_has_every_key_of_a_serial_one(tmp_path):
     parallel_pipeline(a2c_cartpole(), exp_dir=str(tmp_path / 'p'), max_env_step=200, backend='inline', progress=False)
     serial, parallel = read_summary(tmp_path / 's'), read_summary(tmp_path / 'p')
     assert set(serial) <= set(parallel)
-    for key in ('env_steps', 'train_iters', 'n_confirm_episode', 'eval_deterministic', 'policy', 'env_id', 'seed'):
+    for key in ('env_steps', 'train_iters', 'n_confirm_episode', 'eval_deterministic', 'policy', 'env_type', 'env_id',
+                'seed'):
         assert serial[key] == parallel[key], key
+    assert serial['env_type'] == 'gym' and serial['env_id'] == 'CartPole-v0'
 
 
 def test_an_evaluation_that_reaches_the_stop_value_is_confirmed_in_both_pipelines(tmp_path, capsys):

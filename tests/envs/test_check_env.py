@@ -157,6 +157,7 @@ def test_good_envs_pass(env):
     assert report.ok, [f.line() for f in report.findings]
     assert {'spaces', 'reset', 'step', 'seeding', 'time limit', 'close'} <= set(report.checks)
     assert 'time limit' in report.facts and '/step' in report.facts['steps']
+    assert report.env == env  # a gymnasium id or a registered env type, by its name only (no unused env.env_id)
 
 
 @pytest.mark.parametrize('mask_in', ['observation', 'info'])
