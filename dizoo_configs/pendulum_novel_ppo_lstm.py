@@ -12,8 +12,9 @@ the whole 100k, 60 / 61 / 67 s): best 50-episode evaluation -260 / -202 / -195, 
 fresh episodes -236 / -179 / -175 (Pendulum-v1 with its velocity, pendulum_ppo.py: -165 / -160 / -160). The same
 file without the core (``policy.model.rnn.type=None``), seed 0: best -1100. sb3-contrib's RecurrentPPO with the Zoo's
 settings at the same 100k: hold-out -331 / -370 / -268 in 1,930-2,011 s per seed (docs/benchmarks.md, recurrent section). Re-run after the LSTM's gradient step took the one-lane-per-column unroll
-(the same numbers to float rounding; 2026-11-28, ``acframe -c pendulum_novel_ppo_lstm.py -s SEED``): best evaluation
--221 / -225 / -176; the ladder's hold-out (the command above, 56 / 53 / 57 s) -197 / -236 / -170.
+(its sums run in another order, so each seed's run differs in the last bits and then lands elsewhere in the spread;
+2026-11-28, ``acframe -c pendulum_novel_ppo_lstm.py -s SEED``): best evaluation -221 / -225 / -176; the ladder's
+hold-out (the command above, 56 / 53 / 57 s) -197 / -236 / -170.
 """
 main_config = dict(
     exp_name='pendulum_novel_ppo_lstm',  # the run folder is ./pendulum_novel_ppo_lstm_seed<seed>

@@ -103,6 +103,9 @@ class SerialRun(RunBase):
             self.learner = self.ddp.learner(self.policy, hooks, self.state_provider, buffer=self.buffer)
         # updates still owed to the current round (a budget may end a run mid-round; resume finishes it)
         self.pending_updates = 0
+        #: the collector's copy of the weights came from the checkpoint (a learner thread's round that a budget cut:
+        #: the copy is a round behind the learner's weights, as in an unbroken run)
+        self.actor_weights_restored = False
         self.pending_batch = None  # the on-policy loop's prepared rollout while its gradient steps are pending
         self.rollout_step = 0  # the index of the next gradient step on pending_batch
         self._collecting = False
@@ -138,6 +141,8 @@ class SerialRun(RunBase):
             {'env_step': self.collector.env_step, 'obs': None, 'env': {'envs': None}},
             'domain_randomization': self.randomizer.state_dict() if self.randomizer is not None else None,
             'pending_updates': self.pending_updates,
+            'actor_weights': self.actor_policy.get_weights()
+            if self.actor_policy is not self.policy and self.pending_updates else None,
             'pending_batch': to_dict(self.pending_batch) if self.pending_batch is not None else None,
             'rollout_step': self.rollout_step,
         }
@@ -149,6 +154,9 @@ class SerialRun(RunBase):
             self.progress.message("[acframe] the collector envs' state is not plain data (or was mid-collection): "
                                   "they continue from a reset")
         self.pending_updates = int(state.get('pending_updates', 0))
+        if state.get('actor_weights') is not None and self.actor_policy is not self.policy:
+            self.actor_policy.load_weights(state['actor_weights'])
+            self.actor_weights_restored = True
         if state.get('pending_batch') is not None:
             # checkpoints hold CPU tensors: a rollout's plan goes back to the learner's device (policy.cuda)
             self.pending_batch = to_device(make_tree(state['pending_batch']), self.policy.device)
@@ -368,19 +376,32 @@ def _threaded_off_policy_loop(run: SerialRun) -> None:
     deterministic, since the update draws no random numbers (``Policy.learn_draws_random``)."""
     cfg = run.cfg
     update_per_collect, batch_size = cfg.policy.learn.update_per_collect, cfg.policy.learn.batch_size
-    run.sync_actor()
+    if not run.actor_weights_restored:
+        run.sync_actor()
     while True:
         if run.done():
             break
         updates = run.pending_updates or update_per_collect
+        room = cfg.max_train_iter - run.learner.train_iter
         batches: List[Any] = []
-        while len(batches) < updates and run.learner.train_iter + len(batches) < cfg.max_train_iter:
+        while len(batches) < min(updates, room):
             batch = run.buffer.sample(batch_size)
             if batch is None:  # too few samples, or the buffer's replay schedule is done
                 break
             batches.append(batch)
+        if room < updates and len(batches) == room:
+            # max_train_iter ends the run inside this round: its last updates now, without a segment, and the rest
+            # owed (pending_updates, in the checkpoint): a resumed run finishes the round as an unbroken one would
+            for batch in batches:
+                run.learner.train(batch)
+            run.pending_updates = updates - len(batches)
+            run.learner.end_round()
+            run.show_progress()
+            continue
         learner = _LearnerThread(run.learner, batches)
-        run.collect_iter = run.learner.train_iter  # the collector's logging must not race the thread's counter
+        # the collector logs against the round's first iteration (not the thread's moving counter; a resumed
+        # round that began before the checkpoint keeps the iteration it began at)
+        run.collect_iter = run.learner.train_iter - (update_per_collect - updates)
         try:
             learner.start()
             segment = run.collect()

@@ -266,8 +266,10 @@ class Policy:
         if 'rnn' in kwargs and not rnn_type(kwargs['rnn']) and 'rnn' not in params:
             kwargs.pop('rnn')  # the declared default (feed-forward) of a policy whose model has no recurrent core
         elif 'rnn' in kwargs and 'rnn' not in params and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
-            raise ConfigError(f"policy.model.rnn: model '{name}' has no recurrent core; use a model with one ('vac', "
-                              f"'acer_q') or set policy.model.rnn.type=None")
+            default = self.default_model()[0]
+            use = f"policy.model.type='{default}' (this policy's default) or " if default != name else ""
+            raise ConfigError(f"policy.model.rnn.type='{rnn_type(kwargs['rnn'])}': model '{name}' has no recurrent core; "
+                              f"use {use}a model whose constructor takes rnn, or set policy.model.rnn.type=None")
         if isinstance(kwargs.get('rnn'), Mapping):
             kwargs['rnn'] = {k: kwargs['rnn'][k] for k in RNN_MODEL_KEYS if k in kwargs['rnn']}
         if not any(p.kind == p.VAR_KEYWORD for p in params.values()):

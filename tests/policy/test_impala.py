@@ -59,9 +59,13 @@ def test_the_train_iter_budget_is_exact_even_mid_round(tmp_path):
     assert stopped.summary['train_iters'] == 5 and recorder.infos[-1][0] == 5
 
 
-def test_a_resumed_run_continues_the_losses_of_an_uninterrupted_run(tmp_path):
-    """Stopped mid-round (21 is not a multiple of update_per_collect=4), resume owes the round's last updates."""
-    keep_buffer = ['policy.other.replay_buffer.save_in_checkpoint=True']
+@pytest.mark.parametrize('threaded', [False, True], ids=['plain', 'learner_thread'])
+def test_a_resumed_run_continues_the_losses_of_an_uninterrupted_run(tmp_path, threaded):
+    """Stopped mid-round (21 is not a multiple of update_per_collect=4), resume owes the round's last updates; with
+    a learner thread too (the round's segment is collected while its updates run: the collector's copy of the
+    weights, a round behind, is in the checkpoint)."""
+    keep_buffer = ['policy.other.replay_buffer.save_in_checkpoint=True'] + \
+        (['policy.learn.learner_thread=True'] if threaded else [])
     _, whole = train(tmp_path, 'whole', overrides=keep_buffer, max_train_iter=40)
     stopped, first_half = train(tmp_path, 'half', overrides=keep_buffer, max_train_iter=21)
     stop_iter = stopped.summary['train_iters']

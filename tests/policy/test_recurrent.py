@@ -21,6 +21,7 @@ from acframe.entry.serial import serial_pipeline
 from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
 from acframe.models.distributions import make_distribution
 from acframe.policy import create_policy
+from acframe.registry import MODEL_REGISTRY
 from acframe.worker import Evaluator, LearnerHook, SampleCollector
 
 B, T, LIMIT = 3, 30, 12
@@ -287,7 +288,22 @@ BAD = [
      "policy.model.rnn.type='lstm': policy 'my_pg' has no recurrent form yet"),
     (['-c', os.path.join(EXAMPLES, 'custom_policy.py'), "policy.model.rnn={'type': 'gru'}"],
      "policy.model.rnn.type='gru': policy 'my_pg' has no recurrent form yet"),
+    # a recurrent policy given a model without a core (a user's, registered below): refused before it is built
+    (['-c', 'cartpole_ppo.py', 'policy.model.type=feed_forward_only_test', 'policy.model.rnn.type=lstm'],
+     "policy.model.rnn.type='lstm': model 'feed_forward_only_test' has no recurrent core; use "
+     "policy.model.type='vac' (this policy's default) or a model whose constructor takes rnn, or set "
+     "policy.model.rnn.type=None"),
+    (['-c', 'pendulum_acer.py', 'policy.model.type=feed_forward_only_test', 'policy.model.rnn.type=gru'],
+     "use policy.model.type='acer_sdn' (this policy's default)"),
 ]
+
+
+@MODEL_REGISTRY.register('feed_forward_only_test')
+class FeedForwardOnly(torch.nn.Module):
+    """A user's model with no recurrent core (its constructor takes no ``rnn``)."""
+
+    def __init__(self, obs_shape, action_shape):
+        super().__init__()
 
 
 @pytest.mark.parametrize('args, message', BAD)
@@ -455,26 +471,42 @@ def test_impala_recomputes_replayed_unrolls_from_their_first_state(kind, env_id,
     assert abs(info['mean_rho'] - 1.0) < 1e-5  # the learner's π is the actors' μ: the recompute is exact
 
 
-def test_impala_with_a_recurrent_core_resumes_bit_exactly_mid_episode(tmp_path):
-    """Stopped mid-round (13 is odd, update_per_collect=2) and mid-episode; the buffer's unrolls, with their first
-    states, are kept in the checkpoint."""
-    overrides = ['env.env_id=cartpole_novel', 'env.collector_env_num=2', 'env.evaluator_env_num=1',
-                 'env.n_evaluator_episode=1', 'env.stop_value=None', 'policy.model.share_encoder=True',
-                 'policy.model.rnn.type=lstm', 'policy.model.rnn.hidden_size=16', 'policy.collect.n_sample=2',
-                 'policy.learn.batch_size=4', 'policy.learn.update_per_collect=2',
-                 'policy.eval.evaluator.eval_freq=1000', 'policy.other.replay_buffer.save_in_checkpoint=True']
+OFF_POLICY_SMALL = ['env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
+                    'env.stop_value=None', 'policy.model.rnn.hidden_size=16', 'policy.collect.n_sample=2',
+                    'policy.learn.batch_size=4', 'policy.eval.evaluator.eval_freq=1000',
+                    'policy.other.replay_buffer.save_in_checkpoint=True']
+IMPALA_LSTM = ['env.env_id=cartpole_novel', 'policy.model.share_encoder=True', 'policy.model.rnn.type=lstm',
+               'policy.learn.update_per_collect=2']
+OFF_POLICY_RESUME_CASES = {
+    # stopped mid-round (13 is odd, update_per_collect=2): the buffer's unrolls keep their first states
+    'impala': ('cartpole_impala.py', IMPALA_LSTM, 13, 30),
+    # learning in a second thread while the next segment is collected (pong_impala_lstm.py's way)
+    'impala_learner_thread': ('cartpole_impala.py', IMPALA_LSTM + ['policy.learn.learner_thread=True'], 13, 30),
+    # episodic replay of sub-trajectories from their stored start states, with a burn-in
+    'acer_burn_in': ('cartpole_novel_acer_lstm.py', ['policy.other.replay_buffer.unroll_len=8',
+                                                     'policy.other.replay_buffer.replay_start_size=32',
+                                                     'policy.model.rnn.burn_in=2'], 23, 60),
+}
+
+
+@pytest.mark.parametrize('case', list(OFF_POLICY_RESUME_CASES))
+def test_an_off_policy_recurrent_run_resumes_bit_exactly_mid_episode(tmp_path, case):
+    """The serial off-policy pipeline (IMPALA, ACER), stopped mid-episode: the actors' states and the replayed
+    segments' start states are in the checkpoint, and the resumed run logs what the unbroken one logged."""
+    config, extra, stop, total = OFF_POLICY_RESUME_CASES[case]
 
     def train(name, **kwargs):
         recorder = InfoRecorder()
-        serial_pipeline('cartpole_impala.py', seed=0, overrides=overrides, exp_dir=str(tmp_path / name),
+        serial_pipeline(config, seed=0, overrides=OFF_POLICY_SMALL + extra, exp_dir=str(tmp_path / name),
                         progress=False, learner_hooks=[recorder], **kwargs)
         return recorder
-    whole = train('whole', max_train_iter=30)
-    first_part = train('part', max_train_iter=13)
+    whole = train('whole', max_train_iter=total)
+    first_part = train('part', max_train_iter=stop)
     saved = torch.load(tmp_path / 'part' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     states = [v for k, v in _leaves(saved) if k.endswith('rnn.state')]
     assert states and states[0].abs().sum() > 0
     recorder = InfoRecorder()
-    serial_pipeline(None, resume=str(tmp_path / 'part'), max_train_iter=30, progress=False, learner_hooks=[recorder])
-    assert first_part.infos == whole.infos[:13]
-    assert recorder.infos == whole.infos[13:]
+    serial_pipeline(None, resume=str(tmp_path / 'part'), max_train_iter=total, progress=False,
+                    learner_hooks=[recorder])
+    assert len(whole.infos) == total and first_part.infos == whole.infos[:stop]
+    assert recorder.infos == whole.infos[stop:]
