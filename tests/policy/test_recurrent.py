@@ -410,6 +410,40 @@ def test_the_core_sits_after_a_pixel_and_dict_encoder(tmp_path):
     assert policy.model.core is not None
 
 
+PIXEL_CORE = ['env.type=toy_pixel_goal', 'env.env_id=toy_pixel_goal', 'env.collector_env_num=4',
+              'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', 'env.stop_value=None',
+              'policy.model.encoder=impala_resnet', 'policy.model.encoder_channels=[4]',
+              'policy.model.encoder_hidden_size_list=[16]', 'policy.model.vector_hidden_size_list=[8]',
+              'policy.model.share_encoder=True', 'policy.model.rnn.hidden_size=8', 'policy.eval.evaluator.eval_freq=0']
+
+
+@pytest.mark.parametrize('config, extra', [
+    ('cartpole_a2c.py', ['policy.model.rnn.type=lstm', 'policy.collect.n_sample=32']),
+    ('cartpole_impala.py', ['policy.model.rnn.type=gru', 'policy.collect.n_sample=4', 'policy.learn.batch_size=4']),
+    ('cartpole_acer.py', ['policy.model.rnn.type=lstm', 'policy.model.rnn.burn_in=2', 'policy.collect.n_sample=4',
+                          'policy.learn.batch_size=2', 'policy.other.replay_buffer.unroll_len=8',
+                          'policy.other.replay_buffer.replay_start_size=8']),
+], ids=['a2c', 'impala', 'acer'])
+def test_each_algorithm_takes_the_core_after_a_pixel_and_dict_encoder(tmp_path, config, extra):
+    """The other three algorithms on toy_pixel_goal's uint8 image and vector: collect, learn from the stored states,
+    checkpoint and evaluate; the run's policy then acts on the env's Dict observation with its state."""
+    from acframe import load_policy
+    from acframe.entry.serial import serial_pipeline as off_policy
+    from acframe.envs import build_env
+
+    pipeline = serial_pipeline_onpolicy if config == 'cartpole_a2c.py' else off_policy
+    exp_dir = str(tmp_path / 'run')
+    policy = pipeline(config, seed=0, overrides=PIXEL_CORE + extra, max_env_step=320, exp_dir=exp_dir, progress=False)
+    assert policy.model.core is not None and policy.summary['train_iters'] > 0
+    assert policy.summary['last_eval_return'] is not None
+    loaded = load_policy(exp_dir)
+    env = build_env(dict(type='toy_pixel_goal', env_id='toy_pixel_goal'), 0, 0, 'evaluator')
+    obs, _ = env.reset(seed=1)
+    action, state = loaded.act(obs, loaded.initial_state())
+    assert env.action_space.contains(int(action)) and np.abs(state).sum() > 0  # a state from the image and vector
+    env.close()
+
+
 def test_the_cue_task_is_solved_with_memory_and_not_without(tmp_path):
     """dizoo_configs/cue_memory_ppo_gru.py: with its GRU, seeds 0-5 solved (all 20 greedy episodes rewarded, confirmed
     on 50 fresh ones) at 6.1k-10.2k env steps (its docstring); the budget here is three times the slowest. Without the
