@@ -173,10 +173,11 @@ class Registry:
             self._entries[name] = entry
         return entry
 
-    def get_for(self, name: str, key: str) -> Any:
-        """``get(name)`` for the config key ``key`` that named it: an unknown name is a ``ConfigError`` naming the key."""
+    def get_for(self, name: str, key: str, load: bool = True) -> Any:
+        """``get(name)`` for the config key ``key`` that named it: an unknown name is a ``ConfigError`` naming the key.
+        ``load=False`` only checks the name (a lazily registered entry stays unimported; returns None)."""
         try:
-            return self.get(name)
+            return self.get(name) if load else self._lookup(name) and None
         except RegistryError as exc:
             raise ConfigError(f"config key '{key}': {exc}") from None
 

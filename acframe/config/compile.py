@@ -401,7 +401,7 @@ def check_env_manager(name: str) -> None:
     ``import_names``)."""
     from ..registry import ENV_MANAGER_REGISTRY
 
-    ENV_MANAGER_REGISTRY.get_for(name, 'env.manager')
+    ENV_MANAGER_REGISTRY.get_for(name, 'env.manager', load=False)  # the manager's module is imported where it runs
 
 
 def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:

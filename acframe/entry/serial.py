@@ -145,6 +145,8 @@ class SerialRun(RunBase):
             if self.actor_policy is not self.policy and self.pending_updates else None,
             'pending_batch': to_dict(self.pending_batch) if self.pending_batch is not None else None,
             'rollout_step': self.rollout_step,
+            # the collector's logging window (episode returns not yet logged): a resumed run logs what an unbroken one does
+            'collector_log': {'returns': [float(r) for r in self._unlogged_returns], 'logged_at': self._returns_logged_at},
         }
 
     def _restore_extra(self, state: Dict[str, Any]) -> None:
@@ -161,6 +163,9 @@ class SerialRun(RunBase):
             # checkpoints hold CPU tensors: a rollout's plan goes back to the learner's device (policy.cuda)
             self.pending_batch = to_device(make_tree(state['pending_batch']), self.policy.device)
         self.rollout_step = int(state.get('rollout_step', 0))
+        window = state.get('collector_log') or {}
+        self._unlogged_returns = [float(r) for r in window.get('returns', [])]
+        self._returns_logged_at = int(window.get('logged_at', 0))
 
     # ---- loop pieces -------------------------------------------------------------------------------
     def collect(self):
@@ -373,7 +378,10 @@ def _threaded_off_policy_loop(run: SerialRun) -> None:
     segment; the collector gets the new weights when both are done. Torch's kernels and the envs' C code release
     the GIL, so on two cores learning and collection overlap. The data lags one round more than in
     ``_off_policy_loop`` (a segment is first trained on in the round after it was collected); the run is as
-    deterministic, since the update draws no random numbers (``Policy.learn_draws_random``)."""
+    deterministic, since the update draws no random numbers (``Policy.learn_draws_random``). A round that
+    ``max_train_iter`` cuts makes its last updates without collecting and owes the rest (``pending_updates``, with
+    the collector's copy of the weights, a round behind, in the checkpoint): a resumed run finishes that round with
+    its segment, as an unbroken run would."""
     cfg = run.cfg
     update_per_collect, batch_size = cfg.policy.learn.update_per_collect, cfg.policy.learn.batch_size
     if not run.actor_weights_restored:
@@ -392,9 +400,10 @@ def _threaded_off_policy_loop(run: SerialRun) -> None:
         if room < updates and len(batches) == room:
             # max_train_iter ends the run inside this round: its last updates now, without a segment, and the rest
             # owed (pending_updates, in the checkpoint): a resumed run finishes the round as an unbroken one would
+            run.pending_updates = updates
             for batch in batches:
                 run.learner.train(batch)
-            run.pending_updates = updates - len(batches)
+                run.pending_updates -= 1
             run.learner.end_round()
             run.show_progress()
             continue
@@ -402,13 +411,13 @@ def _threaded_off_policy_loop(run: SerialRun) -> None:
         # the collector logs against the round's first iteration (not the thread's moving counter; a resumed
         # round that began before the checkpoint keeps the iteration it began at)
         run.collect_iter = run.learner.train_iter - (update_per_collect - updates)
+        run.pending_updates = 0  # the round's updates are drawn: the thread trains them all, even on a Ctrl-C
         try:
             learner.start()
             segment = run.collect()
         finally:  # Ctrl-C or an env error: the round's updates end before the run writes its checkpoint
             learner.finish()
             run.collect_iter = None
-        run.pending_updates = 0
         if not run.last_segment_cut:  # the budget's last steps: shorter than the buffer's segments, not stored
             run.buffer.push(run.actor_policy.collect_mode.get_train_sample(segment))
         run.sync_actor()

@@ -41,7 +41,7 @@ import gymnasium as gym
 import numpy as np
 
 from ..errors import AcframeError, ConfigError, EnvError, describe_raised
-from .gym_env import env_name
+from .gym_env import env_name, type_env_id
 
 #: the key of a Dict observation, or of the info dict, that holds the action mask (PettingZoo's convention)
 MASK_KEY = 'action_mask'
@@ -685,6 +685,8 @@ def _command_env(cfg: Any) -> str:
     """The arguments of ``acframe -m check-env`` for the env of ``cfg`` (its simple ``env_kwargs`` included)."""
     env_type = cfg.env.get('type', 'gym')
     words = [cfg.env.env_id if env_type == 'gym' else env_type]
+    if env_type != 'gym' and type_env_id(cfg.env) is not None:  # a factory that picks its game by env.env_id
+        words.append(f"env.env_id={type_env_id(cfg.env)}")
     words += [f"--import {name}" for name in cfg.get('import_names') or []]
     words += [f"env.env_kwargs.{k}={v if isinstance(v, str) else repr(v)}"
               for k, v in (cfg.env.get('env_kwargs') or {}).items()

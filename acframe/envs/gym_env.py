@@ -237,10 +237,22 @@ def cap_episodes(env: gym.Env, env_cfg: Dict[str, Any], role: str) -> gym.Env:
 
 
 def env_name(env_cfg: Dict[str, Any]) -> str:
-    """How messages name the env: ``env.env_id`` for gymnasium's, the registered ``env.type`` for any other (whose
-    factory may ignore ``env.env_id``, left at the default config's)."""
+    """How messages name the env: ``env.env_id`` for gymnasium's; for any other registered ``env.type``, the type,
+    with the ``env.env_id`` it was given (``type_env_id``): ``pettingzoo_classic (connect_four_v3)``."""
     kind = env_cfg.get('type', 'gym') or 'gym'
-    return str(env_cfg.get('env_id') if kind == 'gym' else kind)
+    if kind == 'gym':
+        return str(env_cfg.get('env_id'))
+    env_id = type_env_id(env_cfg)
+    return kind if env_id is None else f"{kind} ({env_id})"
+
+
+def type_env_id(env_cfg: Dict[str, Any]) -> Optional[str]:
+    """The ``env.env_id`` of a registered ``env.type`` other than ``gym`` where it was set (a factory that picks a
+    game by it); None where it is the type's own name or the default config's, which such a factory ignores."""
+    from ..config.defaults import ENV
+
+    env_id = env_cfg.get('env_id')
+    return None if env_id in (None, env_cfg.get('type'), ENV['env_id']) else str(env_id)
 
 
 def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overrides: Any) -> gym.Env:

@@ -258,6 +258,20 @@ def test_training_refuses_a_broken_env_before_writing_anything(tmp_path):
                         "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=old_api'], tmp_path)
     assert code == 2 and os.listdir(tmp_path) == []
     assert 'the old gym API' in text and 'acframe -m check-env faulty --import fixtures.faulty_envs' in text
+    assert "env 'faulty' " in text  # not the default config's env_id, which the factory ignores
+
+
+def test_a_registered_env_type_is_named_with_the_env_id_it_was_given(tmp_path):
+    """A factory that picks its game by env.env_id (as pettingzoo_classic does) is named with it, and the command to
+    check it says it; the default config's env_id, which such a factory ignores, is never shown."""
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', 'env.type=faulty', 'env.env_id=my_game',
+                        "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=old_api'], tmp_path)
+    assert code == 2 and "env 'faulty (my_game)' " in text
+    assert 'acframe -m check-env faulty env.env_id=my_game --import fixtures.faulty_envs' in text
+    (tmp_path / 'cue.py').write_text("main_config = dict(env=dict(collector_env_num=2))\n"
+                                     "create_config = dict(env=dict(type='toy_cue_memory'), policy=dict(type='ppo'))\n")
+    code, out, lines, _ = check_cli(['-c', 'cue.py'], tmp_path)
+    assert code == 0 and 'toy_cue_memory' in out and 'CartPole' not in out, out
 
 
 def test_training_warns_at_start_when_an_env_has_no_time_limit(tmp_path):

@@ -64,8 +64,8 @@ def test_a_resumed_run_continues_the_losses_of_an_uninterrupted_run(tmp_path, th
     """Stopped mid-round (21 is not a multiple of update_per_collect=4), resume owes the round's last updates; with
     a learner thread too (the round's segment is collected while its updates run: the collector's copy of the
     weights, a round behind, is in the checkpoint)."""
-    keep_buffer = ['policy.other.replay_buffer.save_in_checkpoint=True'] + \
-        (['policy.learn.learner_thread=True'] if threaded else [])
+    keep_buffer = ['policy.other.replay_buffer.save_in_checkpoint=True', "logger.backends=['jsonl']",
+                   'policy.learn.learner.log_freq=5'] + (['policy.learn.learner_thread=True'] if threaded else [])
     _, whole = train(tmp_path, 'whole', overrides=keep_buffer, max_train_iter=40)
     stopped, first_half = train(tmp_path, 'half', overrides=keep_buffer, max_train_iter=21)
     stop_iter = stopped.summary['train_iters']
@@ -77,6 +77,21 @@ def test_a_resumed_run_continues_the_losses_of_an_uninterrupted_run(tmp_path, th
     assert resumed_recorder.infos[0][0] == stop_iter + 1
     assert resumed_recorder.infos == whole.infos[stop_iter:]
     assert resumed.summary['env_steps'] == json.loads((tmp_path / 'whole' / 'summary.json').read_text())['env_steps']
+    # the collector's episode returns, logged per window of log_freq iterations: the same points as the unbroken run's
+    # (log_freq=5: the threaded run's resumed round logs against the iteration it began at, 20, not 21)
+    whole_points, resumed_points = (collector_points(tmp_path / name) for name in ('whole', 'half'))
+    assert len(whole_points) > 3 and resumed_points == whole_points
+
+
+def collector_points(exp_dir):
+    """The ``collector/`` scalars a run logged, as (tag, env step, value), in order."""
+    points = []
+    for path in sorted((exp_dir / 'log').glob('scalars*.jsonl')):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if record['tag'].startswith('collector/'):
+                points.append((record['tag'], record['step'], record['value']))
+    return points
 
 
 class InterruptAt(LearnerHook):
