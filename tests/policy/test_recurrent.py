@@ -394,6 +394,28 @@ def test_a_recurrent_run_is_evaluated_and_loaded_for_acting_one_env_at_a_time(tm
     # (the exported step with the state in and out: tests/test_export.py)
 
 
+def test_a_recurrent_run_is_filmed_by_eval_video_one_frame_per_step(tmp_path, capsys):
+    """``-m eval --video`` of a recurrent run, as a user runs it (a fresh interpreter): an mp4 per counted episode,
+    each with a frame per step of the episode the state-carrying policy played."""
+    pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
+    import subprocess
+    import sys
+
+    import imageio_ffmpeg
+
+    run, videos = tmp_path / 'run', tmp_path / 'videos'
+    code, _, err = run_cli(['-c', 'cartpole_a2c.py', '--exp-dir', str(run), '--max-train-iter', '2', '-q',
+                            *RECURRENT], capsys)
+    assert code == 0, err
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(run), '--episodes', '1',
+                          '--video', str(videos), '--out', str(tmp_path / 'r.json')], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    [length] = json.loads((tmp_path / 'r.json').read_text())['lengths']
+    [video] = videos.glob('*.mp4')
+    assert length <= imageio_ffmpeg.count_frames_and_secs(str(video))[0] <= length + 1
+
+
 def test_the_core_sits_after_a_pixel_and_dict_encoder(tmp_path):
     """toy_pixel_goal (a uint8 image with a vector, IMPALA ResNet encoder): PPO with a GRU collects, learns in
     sequences and evaluates."""
