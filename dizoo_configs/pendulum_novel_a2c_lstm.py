@@ -17,6 +17,7 @@ So -250 is reached on every seed but with little margin: Pendulum's 50-episode m
 of 130-200 per episode), and A2C-LSTM is the weakest recurrent learner here (pendulum_novel_ppo_lstm.py holds out
 at -197 / -236 / -170 after 100k, pendulum_novel_acer_lstm.py at -175 / -192 / -170). With the 1M budget and
 pendulum_a2c.py's decay (seed 0): best evaluation -226 at 928k, -259 at the end.
+The same file without the core (``policy.model.rnn.type=None env.stop_value=None``, seed 0): best -1,029 in 2M.
 """
 import math
 main_config = dict(
