@@ -258,6 +258,48 @@ def test_recurrent_impala_and_acer_actors_on_ray_train_and_resume(tmp_path, loop
     assert not ray.is_initialized()
 
 
+def test_recurrent_ray_workers_zero_each_state_where_an_episode_starts(loopback_cluster):
+    """The Ray backend's own workers (``RayActorWorker``, ``RayEvalWorker``, in Ray's worker processes, weights handed
+    through the object store): an actor's segment zeroes the state where an episode starts and else carries what the
+    previous step left, and the learner recomputes from its first state what the actor acted with; the evaluator's
+    returns equal a loop that zeroes each env's state at its episode start, twice in a row (the checks of
+    test_parallel_recurrent.py, there on the in-process workers)."""
+    from acframe.config import compile_config
+    from acframe.entry.parallel.messages import EvalRequest, weights_to_numpy
+    from acframe.entry.parallel.ray_backend import RayActorWorker, RayEvalWorker
+    from acframe.envs import make_env_manager
+    from acframe.policy import create_policy
+    from test_parallel_recurrent import (assert_recomputed_from_the_first_state, learner_and_weights, recurrent_config,
+                                         returns_of_a_loop_that_zeroes_each_state_at_its_episode_start)
+
+    cfg = compile_config(recurrent_config('ppo', 'lstm'), seed=0)
+    learner, _ = learner_and_weights(cfg)
+    eval_cfg = compile_config(recurrent_config(limit=40), seed=0)
+    env = make_env_manager(eval_cfg, 'evaluator', 2, 0)
+    spaces = env.observation_space, env.action_space
+    env.close()
+    ray.init(address=loopback_cluster, log_to_driver=False)
+    try:
+        actor = ray.remote(RayActorWorker).remote(dict(cfg), 0, 0)
+        evaluator = ray.remote(RayEvalWorker).remote(dict(eval_cfg))
+        weights = [ray.put(weights_to_numpy(learner.learn_mode.get_weights()))]
+        assert ray.get(actor.ready.remote(), timeout=120).role == 'actor'
+        ray.get(actor.collect.remote(weights, 1, 7), timeout=120)  # the next segment starts mid-episode
+        message = ray.get(actor.collect.remote(weights, 1, None), timeout=120)
+        torch.manual_seed(3)
+        policy = create_policy(eval_cfg, *spaces, enable_field=('eval',))
+        eval_weights = [ray.put(weights_to_numpy(policy.model.state_dict()))]
+        answers = [ray.get(evaluator.evaluate.remote(EvalRequest(0, 0, 0), eval_weights), timeout=120) for _ in range(2)]
+    finally:
+        ray.shutdown()
+    assert type(message).__name__ == 'SegmentMessage', message
+    assert_recomputed_from_the_first_state(learner, message, 'ppo')
+    assert all(type(a).__name__ == 'EvalResult' for a in answers), answers
+    returns = returns_of_a_loop_that_zeroes_each_state_at_its_episode_start(eval_cfg, policy)
+    assert sorted(answers[0].returns) == sorted(returns) == sorted(answers[1].returns)
+    assert len(set(returns)) > 1  # the episodes differ: equal returns are not a coincidence of constant ones
+
+
 def test_an_unreachable_ray_address_fails_at_start_up_in_one_line(tmp_path, capsys):
     address = f'{LOOPBACK}:{free_port()}'  # nothing listens there
     with pytest.raises(ConfigError, match=rf"--ray-address {address}: no Ray cluster answers there"):

@@ -52,16 +52,17 @@ def learner_and_weights(cfg):
     return learner, source
 
 
-@pytest.mark.parametrize('policy_type, kind, share', [('ppo', 'lstm', True), ('a2c', 'gru', True), ('ppo', 'lstm', False)])
-def test_the_learner_recomputes_what_an_actor_acted_with_from_the_segments_first_state(policy_type, kind, share):
-    cfg = compile_config(recurrent_config(policy_type, kind, share=share), seed=0)
-    learner, source = learner_and_weights(cfg)
-    actor = ActorWorker(cfg, 0, 0, source)
-    try:
-        actor.collect(7)  # the next segment starts mid-episode, from states that are not zeros
-        message = pickle.loads(pickle.dumps(actor.collect()))  # what a process or Ray boundary does to it
-    finally:
-        actor.close()
+def collect_through_a_boundary(actor) -> object:
+    """Two segments of ``actor`` (an ``ActorWorker``): the second starts mid-episode, from states that are not zeros;
+    it comes back pickled and unpickled, as a process or Ray boundary hands it."""
+    actor.collect(7)
+    return pickle.loads(pickle.dumps(actor.collect()))
+
+
+def assert_recomputed_from_the_first_state(learner, message, policy_type):
+    """The segment's states are zeros where an episode started and else what the previous step left; the learner's
+    recompute (A2C's update, PPO's prepare) from the segment's first state alone gives the outputs the actor acted
+    with."""
     segment = numpy_to_tree(message.samples)
     segment = type(segment)({k: v for k, v in segment.items() if k != VERSION_KEY})
     model = learner.model
@@ -94,6 +95,43 @@ def test_the_learner_recomputes_what_an_actor_acted_with_from_the_segments_first
         assert np.isfinite(info['total_loss'])
 
 
+@pytest.mark.parametrize('policy_type, kind, share', [('ppo', 'lstm', True), ('a2c', 'gru', True), ('ppo', 'lstm', False)])
+def test_the_learner_recomputes_what_an_actor_acted_with_from_the_segments_first_state(policy_type, kind, share):
+    cfg = compile_config(recurrent_config(policy_type, kind, share=share), seed=0)
+    learner, source = learner_and_weights(cfg)
+    actor = ActorWorker(cfg, 0, 0, source)
+    try:
+        message = collect_through_a_boundary(actor)
+    finally:
+        actor.close()
+    assert_recomputed_from_the_first_state(learner, message, policy_type)
+
+
+def returns_of_a_loop_that_zeroes_each_state_at_its_episode_start(cfg, policy, episodes_per_env=2):
+    """Evaluation returns by hand: the explicit recurrent step on the evaluator's envs (seeded as ``EvalWorker``
+    seeds them), each env's state set to zeros at its episode start, ``episodes_per_env`` episodes per env."""
+    envs = int(cfg.env.evaluator_env_num)
+    env = make_env_manager(cfg, 'evaluator', envs, cfg.seed + EVAL_SEED_OFFSET)
+    try:
+        obs = torch.as_tensor(env.reset())
+        state = policy.model.initial_state(envs)
+        returns, done = [], np.zeros(envs, dtype=int)
+        with torch.no_grad():
+            while (done < episodes_per_env).any():
+                out = policy.eval_mode.step(obs, state)
+                result = env.step(out['action'].numpy())
+                state = out['state'].clone()
+                state[torch.as_tensor(result.done_index, dtype=torch.long)] = 0.0
+                obs = torch.as_tensor(result.obs)
+                for ret, _, index in zip(*env.pop_finished()):
+                    if done[index] < episodes_per_env:
+                        returns.append(ret)
+                    done[index] += 1
+    finally:
+        env.close()
+    return returns
+
+
 def test_the_parallel_evaluator_starts_every_episode_from_zeros(tmp_path):
     """EvalWorker over 4 episodes on 2 envs: its returns equal a loop of the explicit step that zeroes each env's state
     at its episode start, and a second evaluation of the same weights gives the same returns."""
@@ -109,24 +147,7 @@ def test_the_parallel_evaluator_starts_every_episode_from_zeros(tmp_path):
     finally:
         worker.close()
     assert first.returns == second.returns and len(first.returns) == 4
-    env = make_env_manager(cfg, 'evaluator', 2, cfg.seed + EVAL_SEED_OFFSET)
-    try:
-        obs = torch.as_tensor(env.reset())
-        state = policy.model.initial_state(2)
-        returns, done = [], np.zeros(2, dtype=int)
-        with torch.no_grad():
-            while (done < 2).any():
-                out = policy.eval_mode.step(obs, state)
-                result = env.step(out['action'].numpy())
-                state = out['state'].clone()
-                state[torch.as_tensor(result.done_index, dtype=torch.long)] = 0.0
-                obs = torch.as_tensor(result.obs)
-                for ret, _, index in zip(*env.pop_finished()):
-                    if done[index] < 2:
-                        returns.append(ret)
-                    done[index] += 1
-    finally:
-        env.close()
+    returns = returns_of_a_loop_that_zeroes_each_state_at_its_episode_start(cfg, policy)
     assert sorted(returns) == sorted(first.returns)
     assert len(set(first.returns)) > 1  # the episodes differ: equal returns are not a coincidence of constant ones
 
