@@ -124,8 +124,8 @@ class AsyncRun(SerialRun):
         self.context = context
         self.worker_num = int(cfg.parallel.async_worker_num)
         #: every worker's env steps and gradient steps (budgets, evaluation and checkpoint schedules count them)
-        self.shared_env_step = context.Value('q', 0)
-        self.shared_train_iter = context.Value('q', 0)
+        self.shared_env_step = SharedCounter(context, self.worker_num)
+        self.shared_train_iter = SharedCounter(context, self.worker_num)
         self.stop_flag = context.Value('b', 0, lock=False)
         self.errors = context.SimpleQueue()  # (worker, one line) from a worker that failed
         self.returns = context.Queue()  # the other workers' episode returns, for the progress line and the logs
@@ -134,8 +134,8 @@ class AsyncRun(SerialRun):
         self.on_policy = bool(policy_class(cfg).on_policy)
         super().__init__(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=not self.on_policy,
                          mode='async', config_changes=config_changes)
-        self.shared_train_iter.value = int(self.learner.train_iter)
-        self.learner.hooks.insert(0, SharedCount(self))  # every other hook sees every worker's steps
+        self.shared_train_iter.set(int(self.learner.train_iter))
+        self.learner.hooks.insert(0, SharedCount(self, 0))  # every other hook sees every worker's steps
 
     # ---- counters ----------------------------------------------------------------------------------
     @property
@@ -152,7 +152,7 @@ class AsyncRun(SerialRun):
 
     def _restore_extra(self, state: Dict[str, Any]) -> None:
         super()._restore_extra(state)
-        self.shared_env_step.value = int(state.get('env_step', 0))
+        self.shared_env_step.set(int(state.get('env_step', 0)))
 
     def _extra_summary(self, wall: float) -> Dict[str, Any]:
         return {'async_worker_num': self.worker_num}
@@ -164,7 +164,7 @@ class AsyncRun(SerialRun):
         try:
             return super().collect()
         finally:
-            add(self.shared_env_step, self.collector.env_step - before)
+            self.shared_env_step.add(0, self.collector.env_step - before)
 
     def _take_returns(self) -> None:
         while True:
@@ -252,18 +252,33 @@ class SharedCount(LearnerHook):
     """Each gradient step of a worker's learner (one ``after_iter``) adds one to the run's shared count, which the
     learner's counter then takes (so budgets, schedules and the other hooks count every worker's steps)."""
 
-    def __init__(self, run: AsyncRun) -> None:
-        self.counter = run.shared_train_iter
+    def __init__(self, run: AsyncRun, worker: int) -> None:
+        self.counter, self.worker = run.shared_train_iter, worker
 
     def after_iter(self, learner: Learner, info: Dict[str, float]) -> None:
-        learner.train_iter = add(self.counter, 1)
+        learner.train_iter = self.counter.add(self.worker, 1)
 
 
-def add(counter: Any, amount: int) -> int:
-    """``counter += amount`` under the counter's lock; the new value."""
-    with counter.get_lock():
-        counter.value += int(amount)
-        return int(counter.value)
+class SharedCounter:
+    """A count every async worker adds to, without a lock: one slot per worker in shared memory, each written by its
+    own worker only, the count their sum. A lock shared by the workers would hang worker 0 for ever on the next read
+    when a worker is killed while it holds it (SIGKILL releases nothing); one writer per slot needs none."""
+
+    def __init__(self, context: Any, workers: int) -> None:
+        self.slots = context.Array('q', workers, lock=False)
+
+    @property
+    def value(self) -> int:
+        return int(sum(self.slots))
+
+    def set(self, value: int) -> None:
+        """Worker 0, before the others start (a new run or ``--resume``): the count is ``value``."""
+        self.slots[:] = [int(value)] + [0] * (len(self.slots) - 1)
+
+    def add(self, worker: int, amount: int) -> int:
+        """Worker ``worker`` adds ``amount`` to its own slot; the new count."""
+        self.slots[worker] += int(amount)
+        return self.value
 
 
 def _worker_main(run: AsyncRun, worker: int, parent: int) -> None:
@@ -295,13 +310,13 @@ class AsyncWorker:
 
     def __init__(self, run: AsyncRun, worker: int) -> None:
         cfg = self.cfg = self.local_cfg = run.cfg
-        self.run = run
+        self.run, self.worker = run, worker
         num_envs = int(cfg.env.collector_env_num)
         self.env = make_env_manager(cfg, 'collector', num_envs, cfg.seed + worker * num_envs)
         self.policy = run.policy
         self.collector = SampleCollector(self.env, self.policy.collect_mode, cfg.policy.collect.n_sample)
         self.buffer = None if run.on_policy else build_buffer(cfg, cfg.seed + WORKER_SEED_STRIDE * worker)
-        self.learner = Learner(self.policy.learn_mode, hooks=[SharedCount(run)], buffer=self.buffer)
+        self.learner = Learner(self.policy.learn_mode, hooks=[SharedCount(run, worker)], buffer=self.buffer)
         self.pending_updates = 0  # the off-policy loop's updates still owed to the current segment
         self.last_segment_cut = False
 
@@ -324,7 +339,7 @@ class AsyncWorker:
         self.last_segment_cut = steps < self.collector.steps_per_env
         before = self.collector.env_step
         segment = self.collector.collect(steps)
-        add(run.shared_env_step, self.collector.env_step - before)
+        run.shared_env_step.add(self.worker, self.collector.env_step - before)
         returns = self.collector.pop_episode_stats()['returns']
         if returns:
             run.returns.put([float(r) for r in returns])

@@ -6,7 +6,8 @@
 * two workers both move the shared weights, and each parameter's shared step count is the sum of their steps;
 * a run from the CLI completes (evaluation, checkpoint, summary) and ``--resume`` continues it; SIGTERM writes the
   final checkpoint and summary (exit 143), as Ctrl-C does (exit 130);
-* a killed or failing worker ends the run with one line naming it;
+* a killed or failing worker ends the run with one line naming it; the shared counts take no lock, so a worker
+  killed in the middle of adding to one cannot hang worker 0;
 * bad input: one line naming the key, exit 2, nothing written.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -24,7 +26,7 @@ import torch
 
 from acframe.cli import main
 from acframe.config import compile_config
-from acframe.entry.async_training import AsyncWorkerError, async_pipeline
+from acframe.entry.async_training import AsyncWorkerError, SharedCounter, async_pipeline
 from acframe.utils import cpu_cores
 from acframe.envs import make_env_manager
 from acframe.policy import create_policy
@@ -218,6 +220,35 @@ def test_killed_worker_is_one_line(tmp_path):
     assert 'was killed by SIGKILL' in message and '--resume' in message
     assert time.monotonic() - start < 60
     assert not [c for c in multiprocessing.active_children() if c.name.startswith('acframe-async')]
+
+
+def test_a_worker_killed_while_adding_to_a_shared_count_leaves_it_readable():
+    """The real fault behind a hang once seen in test_killed_worker_is_one_line: worker 1 SIGKILLed in the middle of
+    adding to the run's shared count. A count behind a lock shared by the workers then stays locked for ever; the
+    per-worker slots take none, so worker 0 reads every worker's steps at once after the kill."""
+    context = multiprocessing.get_context('fork')
+    counter = SharedCounter(context, 2)
+    counter.set(7)
+
+    def add_forever():
+        while True:
+            counter.add(1, 1)
+
+    child = context.Process(target=add_forever, name='acframe-async-test')
+    child.start()
+    deadline = time.monotonic() + 30
+    while counter.value < 10_007 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(child.pid, signal.SIGKILL)
+    child.join(10)
+    assert child.exitcode == -signal.SIGKILL
+    read = []
+    reader = threading.Thread(target=lambda: read.append((counter.value, counter.add(0, 3))), daemon=True)
+    reader.start()
+    reader.join(5)
+    assert read, 'reading the shared count hung after its writer was killed'
+    added = counter.slots[1]
+    assert added >= 10_000 and read[0] == (7 + added, 10 + added)
 
 
 def test_failing_worker_is_one_line(tmp_path, monkeypatch):
