@@ -4,7 +4,10 @@ The run's eval mode (deterministic actions, unless the config evaluates by sampl
 episodes (default ``env.n_evaluator_episode``) on ``env.evaluator_env_num`` envs seeded as the run's own
 evaluations (``seed + EVAL_SEED_OFFSET + i``), so evaluating a run's best checkpoint with its seed reproduces
 the return that made it the best. The per-episode returns and lengths go to a JSON file (default
-``RUN_DIR/eval/<checkpoint>_seed<seed>.json``). ``--video DIR`` records every counted episode with gymnasium's
+``RUN_DIR/eval/<checkpoint>_seed<seed>.json``; an evaluation with other settings than the run's own -- a config
+(``-c``), overrides (``policy.eval.deterministic=False``) or ``--domain-params`` -- writes
+``<checkpoint>_seed<seed>_<tag>.json``, ``tag`` a digest of those settings, so it never replaces the run's own
+result; the JSON records them). ``--video DIR`` records every counted episode with gymnasium's
 ``RecordVideo`` as ``DIR/<checkpoint>_seed<seed>_env<i>-episode-<k>.mp4`` (the ``video`` extra: moviepy); for a run
 folder whose ``logger.backends`` name a tracker that stores media (W&B, MLflow), the videos are also uploaded to the
 run's tracker run (``loggers.upload_videos``; ``video_uploads`` in the result names where they went).
@@ -14,6 +17,8 @@ evaluator env with its own drawn parameters (default: as the run evaluated, ``ap
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import os
 import time
 from functools import partial
@@ -104,10 +109,35 @@ def resolve_domain_params(cfg: Any, domain_params: Optional[str]) -> Optional[st
     return domain_params
 
 
-def default_result_path(run_dir: Optional[str], checkpoint: str, seed: int) -> str:
+def settings_tag(settings: Dict[str, Any]) -> str:
+    """``''`` for an evaluation with the run's own settings, else ``'_'`` and 8 hex digits of their digest."""
+    if not settings:
+        return ''
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return '_' + hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]
+
+
+def default_result_path(run_dir: Optional[str], checkpoint: str, seed: int,
+                        settings: Optional[Dict[str, Any]] = None) -> str:
+    """``<run>/eval/<checkpoint>_seed<seed>.json``; with ``settings`` (what differs from the run's own evaluation:
+    ``config``, ``overrides``, ``domain_params``) ``..._seed<seed>_<tag>.json``, one file per distinct setting."""
     stem = os.path.splitext(os.path.basename(checkpoint))[0]
     folder = run_dir if run_dir is not None else os.path.dirname(os.path.abspath(checkpoint))
-    return os.path.join(folder, 'eval', f"{stem}_seed{seed}.json")
+    return os.path.join(folder, 'eval', f"{stem}_seed{seed}{settings_tag(settings or {})}.json")
+
+
+def evaluation_settings(config: Optional[Any], overrides: Sequence[Any], domain_params: Optional[str],
+                        default_domain_params: Optional[str]) -> Dict[str, Any]:
+    """What makes this evaluation differ from the run's own: a config given instead of the run's, the overrides
+    (in their order) and a ``--domain-params`` other than the run's; empty when there is none."""
+    settings: Dict[str, Any] = {}
+    if config is not None:  # a path or dizoo_configs name, or a config dict
+        settings['config'] = os.fspath(config) if isinstance(config, (str, os.PathLike)) else repr(config)
+    if overrides:
+        settings['overrides'] = [item if isinstance(item, str) else list(item) for item in overrides]
+    if domain_params != default_domain_params:
+        settings['domain_params'] = domain_params
+    return settings
 
 
 def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[Any] = (), seed: Optional[int] = None,
@@ -118,8 +148,9 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     few seconds with the episodes done and the time left at that pace (``-m eval`` without ``-q``).
 
     The result holds ``mean``, ``std``, ``min``, ``max``, ``episodes``, ``returns``, ``lengths``, the
-    checkpoint and its ``train_iter`` / ``env_step``, the ``seed``, ``domain_params`` (and ``drawn_params``),
-    ``video_dir`` and ``result_file`` (where it was written).
+    checkpoint and its ``train_iter`` / ``env_step``, the ``seed``, ``deterministic`` (greedy or sampled actions),
+    ``settings`` (what differs from the run's own evaluation, ``evaluation_settings``), ``domain_params`` (and
+    ``drawn_params``), ``video_dir`` and ``result_file`` (where it was written).
     """
     from ..inference import build_inference_policy
     from ..runs import locate_run
@@ -130,13 +161,14 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     artifacts = locate_run(target, config, overrides, seed, imports=imports)
     cfg = artifacts.cfg
     domain_params = resolve_domain_params(cfg, domain_params)
+    settings = evaluation_settings(config, overrides, domain_params, resolve_domain_params(cfg, None))
     n_episode = int(episodes or cfg.env.n_evaluator_episode)
     state = load_checkpoint(artifacts.checkpoint)  # a clear error before any env starts
     set_global_seed(cfg.seed)
     stem = os.path.splitext(os.path.basename(artifacts.checkpoint))[0]
     started = time.time()
     env, drawn = evaluator_env(cfg, cfg.seed + EVAL_SEED_OFFSET, domain_params or 'nominal', video_dir, n_episode,
-                               f"{stem}_seed{cfg.seed}_")
+                               f"{stem}_seed{cfg.seed}{settings_tag(settings)}_")
     try:
         # the eval mode as the run evaluated (greedy, or sampling where policy.eval.deterministic=False)
         policy = build_inference_policy(artifacts, env.observation_space, env.action_space, state=state,
@@ -152,6 +184,7 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
         'mean': result['mean'], 'std': result['std'], 'min': min(returns), 'max': max(returns),
         'episodes': len(returns), 'returns': returns, 'lengths': [int(n) for n in result['lengths']],
         'env_id': cfg.env.env_id, 'policy': cfg.policy.type, 'seed': int(cfg.seed),
+        'deterministic': bool(cfg.policy.eval.get('deterministic', True)), 'settings': settings,
         'run_dir': os.path.abspath(artifacts.run_dir) if artifacts.run_dir else None,
         'checkpoint': os.path.abspath(artifacts.checkpoint),
         'train_iter': state.get('train_iter'), 'env_step': state.get('env_step'),
@@ -162,11 +195,11 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     if video_dir is not None and artifacts.run_dir is not None and os.path.isdir(video_dir):  # to W&B / MLflow
         from ..loggers import upload_videos
 
-        prefix = f"{stem}_seed{cfg.seed}_"
+        prefix = f"{stem}_seed{cfg.seed}{settings_tag(settings)}_"
         videos = [os.path.join(video_dir, name) for name in os.listdir(video_dir) if name.startswith(prefix)
                   and name.endswith('.mp4') and os.path.getmtime(os.path.join(video_dir, name)) >= started - 1]
         report['video_uploads'] = upload_videos(cfg, artifacts.run_dir, videos, int(state.get('env_step') or 0))
-    path = out or default_result_path(artifacts.run_dir, artifacts.checkpoint, int(cfg.seed))
+    path = out or default_result_path(artifacts.run_dir, artifacts.checkpoint, int(cfg.seed), settings)
     report['result_file'] = os.path.abspath(path)
     atomic_write_json(path, report)
     return report

@@ -1,6 +1,9 @@
 """Specification of ``acframe -m eval --load RUN_DIR_OR_CKPT``: one result line, a JSON of the episodes, videos,
 and the nominal or drawn parameters of a domain-randomized run."""
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -41,6 +44,30 @@ def test_a_checkpoint_in_ckpt_finds_its_run_and_seed_episodes_and_out_apply(trai
     report = json.loads(out_file.read_text())
     assert report['episodes'] == 6 and report['seed'] == 3 and report['checkpoint'].endswith('ckpt_latest.pth')
     assert report['run_dir'] == str(trained_run)
+
+
+def test_an_evaluation_with_other_settings_keeps_the_runs_own_result(trained_run, tmp_path, capsys):
+    """A sampled evaluation (an override) of the checkpoint a greedy one already evaluated writes a file of its
+    own, named by its settings, and both files say how they were played."""
+    run = tmp_path / 'run'
+    shutil.copytree(trained_run, run, ignore=shutil.ignore_patterns('eval'))  # without the other tests' results
+    greedy = evaluate_run(str(run), seed=5, episodes=2)
+    sampled = evaluate_run(str(run), seed=5, episodes=2, overrides=['policy.eval.deterministic=False'])
+    again = evaluate_run(str(run), seed=5, episodes=2, overrides=['policy.eval.deterministic=False'])
+    assert greedy['result_file'] == str(run / 'eval' / 'ckpt_best_seed5.json')
+    assert re.fullmatch(re.escape(str(run / 'eval' / 'ckpt_best_seed5_')) + r'[0-9a-f]{8}\.json', sampled['result_file'])
+    assert again['result_file'] == sampled['result_file']  # the same settings: the same file, replaced
+    assert sorted(p.name for p in (run / 'eval').iterdir()) == sorted(
+        ['ckpt_best_seed5.json', os.path.basename(sampled['result_file'])])
+    kept = json.loads((run / 'eval' / 'ckpt_best_seed5.json').read_text())
+    assert kept['deterministic'] is True and kept['settings'] == {} and kept['returns'] == greedy['returns']
+    stored = json.loads(open(sampled['result_file']).read())
+    assert stored['deterministic'] is False
+    assert stored['settings'] == {'overrides': ['policy.eval.deterministic=False']}
+    # a config named with -c is another setting too
+    with_config = evaluate_run(str(run / 'ckpt' / 'ckpt_best.pth'), config='cartpole_a2c.py', seed=5, episodes=2)
+    assert with_config['settings'] == {'config': 'cartpole_a2c.py'}
+    assert with_config['result_file'] not in (greedy['result_file'], sampled['result_file'])
 
 
 def test_a_config_and_a_checkpoint_still_work(trained_run, capsys):
