@@ -129,6 +129,11 @@ class ACERDiscrete(RecurrentTrunk, nn.Module):
         out['ends'] = ends
         return out
 
+    def unroll_actor(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """``unroll``'s ``logit`` alone (bit for bit), without the critic's core and head: what the average
+        policy network contributes to the trust region."""
+        return {'logit': self.policy_head(self._unroll_actor_feature(obs, state, starts))}
+
     def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
                 state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
         if state is not None:
@@ -257,6 +262,11 @@ class ACERSDN(RecurrentTrunk, nn.Module):
         out['feature'] = critic_feature
         out['ends'] = ends
         return out
+
+    def unroll_actor(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
+        """``unroll``'s ``mu`` and ``sigma`` alone (bit for bit), without the critic's core, ``V`` and features:
+        what the average policy network contributes to the trust region."""
+        return self._actor(self._unroll_actor_feature(obs, state, starts))
 
     def compute_actor_critic(self, obs: torch.Tensor, actions: Optional[torch.Tensor] = None,
                              state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:

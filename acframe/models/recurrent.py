@@ -347,6 +347,18 @@ class RecurrentTrunk:
         return actor.reshape(flat), critic.reshape(flat), frag_ends
 
 
+    def _unroll_actor_feature(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
+        """The actor's core output ``(T*B, H)`` alone: ``_unroll_features``' first output, bit for bit (the same
+        padded path), without running a critic core of its own (for a network that only acts: ACER's average
+        policy network)."""
+        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
+        steps, batch = starts.shape
+        obs = normalize_obs(self.obs_normalizer, obs)
+        actor, _ = self.core.unroll(self.actor_encoder(obs).reshape(steps, batch, -1), self._split_state(state)[0],
+                                    starts)
+        return actor.reshape(steps * batch, -1)
+
+
 class Lanes:
     """Where each row of an LSTM's one-lane-per-column unroll (``RecurrentCore.run_lanes``) comes from, computed on
     the host from the episode starts ``(T, B)`` (a few small integer arrays: numpy's cost is a fraction of torch's

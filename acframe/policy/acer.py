@@ -259,7 +259,8 @@ class ACERPolicy(Policy):
             batch, starts = batch[burn_in:], starts[burn_in:]
         out = self._evaluate_unroll(batch.obs, state, starts)
         with torch.no_grad():
-            average = self._evaluate_unroll(batch.obs[:-1], average_state, starts[:-1], model=self._average_model)
+            average = self._evaluate_unroll(batch.obs[:-1], average_state, starts[:-1], model=self._average_model,
+                                            actor_only=True)  # its action distribution: no critic core to run
         return batch, out, average
 
     def _discrete_terms(self, batch: ttorch.Tensor) -> Dict[str, torch.Tensor]:

@@ -474,14 +474,20 @@ class Policy:
         return self._evaluate_unroll(rollout.obs, rollout.rnn_state[0], starts, ends=ends)
 
     def _evaluate_unroll(self, obs: Any, state: torch.Tensor, starts: torch.Tensor,
-                         model: Optional[nn.Module] = None, ends: bool = True) -> Dict[str, torch.Tensor]:
+                         model: Optional[nn.Module] = None, ends: bool = True,
+                         actor_only: bool = False) -> Dict[str, torch.Tensor]:
         """A recurrent model's (default: this policy's) outputs on observations ``(T, B, *obs_shape)`` from ``state``
         ``(B, R, H)``, the state zeroed before every step where ``starts`` ``(T, B)`` is True; every output
-        ``(T, B, ...)`` (``VAC.unroll``; ``ends=False``: without ``'ends'``, the model's faster unroll)."""
+        ``(T, B, ...)`` (``VAC.unroll``; ``ends=False``: without ``'ends'``, the model's faster unroll;
+        ``actor_only``: the action distribution alone, ``model.unroll_actor`` where the model has it)."""
         lead = lead_shape(obs, 2)
         obs, mask = split_action_mask(flatten_lead(obs, 2))
         model = self._model if model is None else model
-        output = masked(model.unroll(obs, state, starts) if ends else model.unroll(obs, state, starts, ends=False), mask)
+        if actor_only and hasattr(model, 'unroll_actor'):  # (a model of a user's own may have unroll alone)
+            output = model.unroll_actor(obs, state, starts)
+        else:
+            output = model.unroll(obs, state, starts) if ends else model.unroll(obs, state, starts, ends=False)
+        output = masked(output, mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
     def _compute_actor(self, obs: Any, state: Optional[torch.Tensor] = None,

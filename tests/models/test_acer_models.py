@@ -153,3 +153,25 @@ def test_sdn_with_separate_recurrent_cores_reads_the_policy_core_for_pi_and_the_
     torch.testing.assert_close(got['feature'], ref_c['feature'])
     torch.testing.assert_close(got['value'], ref_c['value'])
     torch.testing.assert_close(got['mu'], actor.unroll(seq, state[:, :2], starts)['mu'])
+
+
+@pytest.mark.parametrize('kind', ['lstm', 'gru'])
+@pytest.mark.parametrize('share_encoder', [True, False])
+@pytest.mark.parametrize('model_cls', [ACERDiscrete, ACERSDN])
+def test_unroll_actor_gives_unrolls_action_distribution_bit_for_bit(model_cls, share_encoder, kind):
+    """``unroll_actor`` (what ACER's average policy network runs: no critic core, no V or Q) returns ``unroll``'s
+    logits, or mu and sigma, exactly, over episode starts inside the sequence and at its first step."""
+    torch.manual_seed(0)
+    actions = A if model_cls is ACERDiscrete else D
+    model = model_cls(OBS, actions, share_encoder=share_encoder, encoder_hidden_size_list=[16],
+                      rnn=dict(type=kind, hidden_size=8, num_layers=2), obs_norm=True)
+    steps, batch = 6, 4
+    state = torch.randn(batch, model.initial_state(batch).shape[1], 8)
+    starts = torch.zeros(steps, batch, dtype=torch.bool)
+    starts[0, 1] = starts[2, 0] = starts[3, 2] = starts[4, 0] = True
+    seq = torch.randn(steps * batch, OBS)
+    full, alone = model.unroll(seq, state, starts), model.unroll_actor(seq, state, starts)
+    keys = ['logit'] if model_cls is ACERDiscrete else ['mu', 'sigma']
+    assert sorted(alone) == sorted(keys)
+    for key in keys:
+        assert torch.equal(alone[key], full[key]), key
