@@ -166,9 +166,10 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     state = load_checkpoint(artifacts.checkpoint)  # a clear error before any env starts
     set_global_seed(cfg.seed)
     stem = os.path.splitext(os.path.basename(artifacts.checkpoint))[0]
+    prefix = f"{stem}_seed{cfg.seed}{settings_tag(settings)}_"  # of the videos
     started = time.time()
     env, drawn = evaluator_env(cfg, cfg.seed + EVAL_SEED_OFFSET, domain_params or 'nominal', video_dir, n_episode,
-                               f"{stem}_seed{cfg.seed}{settings_tag(settings)}_")
+                               prefix)
     try:
         # the eval mode as the run evaluated (greedy, or sampling where policy.eval.deterministic=False)
         policy = build_inference_policy(artifacts, env.observation_space, env.action_space, state=state,
@@ -195,7 +196,6 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     if video_dir is not None and artifacts.run_dir is not None and os.path.isdir(video_dir):  # to W&B / MLflow
         from ..loggers import upload_videos
 
-        prefix = f"{stem}_seed{cfg.seed}{settings_tag(settings)}_"
         videos = [os.path.join(video_dir, name) for name in os.listdir(video_dir) if name.startswith(prefix)
                   and name.endswith('.mp4') and os.path.getmtime(os.path.join(video_dir, name)) >= started - 1]
         report['video_uploads'] = upload_videos(cfg, artifacts.run_dir, videos, int(state.get('env_step') or 0))
