@@ -14,10 +14,12 @@ Pong run, 1,309 / 2,001 / 1,972 s; run as ``acframe -c lunarlander_impala.py -s 
 policy.model.rnn.type=lstm policy.model.rnn.hidden_size=64 "policy.model.encoder_hidden_size_list=[64]"
 policy.learn.torch_threads=1``, whose compiled config is this file's but for its name), seeds 0 / 1 / 2: best
 10-episode greedy evaluation -40 / +53 / -99 (at 471k / 860k / 799k), final -128 / -117 / -140; hold-out on 50 fresh
-episodes (``acframe -m eval --load RUN/ckpt/ckpt_best.pth --episodes 50 -s 3000SEED``, the ladder's protocol) of the
-best checkpoint -61 / +39 / -140 (mean -54), of the last -115 / -56 / -138. Beside it on the same protocol:
-lunarlander_novel_ppo_lstm.py -49 / -104 / -118 (mean -90), sb3-contrib's RecurrentPPO with the RL Zoo's settings
--122 / -88 / -173 (mean -128); all far from the ladder's 200. Each unroll trained on 4 times instead of 16 (lr decay
+episodes (``acframe -m eval --load RUN/ckpt/ckpt_best.pth --episodes 50 -s 3000SEED``, i.e. 30000 + SEED) of the
+best checkpoint -61 / +39 / -140 (mean -54), of the last -115 / -56 / -138; at the ladder's seeds (``-s
+30000SEED``, 300000 + SEED; measured 2026-11-30) the best checkpoints hold out at -65 / +26 / -129 (mean -56).
+Beside it at the ladder's seeds: lunarlander_novel_ppo_lstm.py -49 / -104 / -118 (mean -90), sb3-contrib's
+RecurrentPPO with the RL Zoo's settings -122 / -88 / -173 (mean -128), lunarlander_novel_acer_lstm.py -119 / -122 /
+-121 (mean -121); all far from the ladder's 200. Each unroll trained on 4 times instead of 16 (lr decay
 over 7,812 iterations, seed 0, 563 s): best -129, hold-out -155.
 """
 main_config = dict(
