@@ -11,7 +11,8 @@ env steps; with Adam the gates stayed in range and seed 0 began to learn at abou
 -10.5 at 2.24M, +8.0 at 3.2M where the run was stopped; pong_impala.py's seed 0: -13.8 by 2.5M; seed 1 of this file:
 -10.75 at 2.24M, 12.0 at 6.72M, 20.25 on 4 games at 7.36M but 15.98 on the 50-game confirmation, 18.0 at 7.68M, and
 solved at 8.64M env steps, confirmed at 20.18 +- 0.84 on 50 fresh games, 4.3 h of a 2-core CPU; seed 2: 18.0 at
-5.44M, 17.0-18.0 from 6.40M to 7.04M, solved at 7.36M env steps, confirmed at 20.08 +- 0.27 on 50 fresh games):
+5.44M, 17.0-18.0 from 6.40M to 7.04M, solved at 7.36M env steps, confirmed at 20.08 +- 0.27 on 50 fresh games;
+seed 0 from scratch: +16.0 at 3.52M, +17.0 at 4.80M, not yet run further):
 docs/recurrent.md, "Pong: the LSTM's gates saturate", measured with bench/recurrent_saturation.py. The actors carry
 one LSTM state per env and reset it where a game starts; each unroll keeps the state at its first step and the
 learner recomputes the unroll from it. Pong shows the ball's motion in the 4 stacked frames, so the LSTM is not
