@@ -86,8 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help='domain-randomized runs: evaluate with the nominal or drawn env parameters (-m eval; '
                              'default: as the run evaluated)')
     parser.add_argument('--out', default=None, metavar='FILE',
-                        help='-m eval: the result JSON (default RUN_DIR/eval/<ckpt>_seed<seed>.json, <ckpt>_seed<seed>_<tag>.json with '
-                             '-c, overrides or another --domain-params); -m plot: the PNG '
+                        help='-m eval: the result JSON (default RUN_DIR/eval/<ckpt>_seed<seed>.json; _<N>ep and/or _<tag> '
+                             'appended when the episodes or config values differ from the run\'s own); -m plot: the PNG '
                              '(default RUN_DIR/curves.png for one run, ./curves.png for several; FILE.svg: an SVG); -m export: FILE.pt or FILE.onnx')
     parser.add_argument('--x', default='env_steps', choices=('env_steps', 'wall_s'), help='x axis of -m plot')
     parser.add_argument('--resume', default=None, metavar='DIR',

@@ -4,11 +4,13 @@ The run's eval mode (deterministic actions, unless the config evaluates by sampl
 episodes (default ``env.n_evaluator_episode``) on ``env.evaluator_env_num`` envs seeded as the run's own
 evaluations (``seed + EVAL_SEED_OFFSET + i``), so evaluating a run's best checkpoint with its seed reproduces
 the return that made it the best. The per-episode returns and lengths go to a JSON file (default
-``RUN_DIR/eval/<checkpoint>_seed<seed>.json``; an evaluation with other settings than the run's own -- a config
-(``-c``), overrides (``policy.eval.deterministic=False``) or ``--domain-params`` -- writes
-``<checkpoint>_seed<seed>_<tag>.json``, ``tag`` a digest of those settings, so it never replaces the run's own
-result; the JSON records them). ``--video DIR`` records every counted episode with gymnasium's
-``RecordVideo`` as ``DIR/<checkpoint>_seed<seed>_env<i>-episode-<k>.mp4`` (the ``video`` extra: moviepy); for a run
+``RUN_DIR/eval/<checkpoint>_seed<seed>.json``; an evaluation with other settings than the run's own -- another
+number of episodes, or a config (``-c``), overrides (``policy.eval.deterministic=False``) or ``--domain-params`` that
+change what the run's config says -- writes ``<checkpoint>_seed<seed>_<N>ep.json`` or
+``<checkpoint>_seed<seed>[_<N>ep]_<tag>.json``, ``tag`` a digest of the differing values, so it never replaces the run's
+own result; the JSON records them; a checkpoint outside a run folder, evaluated with ``-c``, always gets a tag).
+``--video DIR`` records every counted episode with gymnasium's ``RecordVideo`` as
+``DIR/<checkpoint>_seed<seed>[<tag>]_env<i>-episode-<k>.mp4``, the result file's tag (the ``video`` extra: moviepy); for a run
 folder whose ``logger.backends`` name a tracker that stores media (W&B, MLflow), the videos are also uploaded to the
 run's tracker run (``loggers.upload_videos``; ``video_uploads`` in the result names where they went).
 A domain-randomized run evaluates with the nominal parameters or, with ``--domain-params drawn``, each
@@ -20,6 +22,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import time
 from functools import partial
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -109,35 +112,58 @@ def resolve_domain_params(cfg: Any, domain_params: Optional[str]) -> Optional[st
     return domain_params
 
 
+#: keys a run fills in from its env's spaces when its config leaves them out (``fill_model_spaces``)
+FILLED_FROM_ENV = ('policy.model.obs_shape', 'policy.model.action_shape', 'policy.model.action_space')
+
+
 def settings_tag(settings: Dict[str, Any]) -> str:
-    """``''`` for an evaluation with the run's own settings, else ``'_'`` and 8 hex digits of their digest."""
-    if not settings:
-        return ''
-    text = json.dumps(settings, sort_keys=True, default=str)
-    return '_' + hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]
+    """``''`` for an evaluation with the run's own settings; ``'_<N>ep'`` when it plays another number of episodes;
+    then ``'_'`` and 8 hex digits of the digest of every other setting that differs."""
+    rest = {k: v for k, v in settings.items() if k != 'episodes'}
+    tag = f"_{settings['episodes']}ep" if 'episodes' in settings else ''
+    if rest:
+        text = json.dumps(rest, sort_keys=True, default=str)
+        tag += '_' + hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]
+    return tag
 
 
 def default_result_path(run_dir: Optional[str], checkpoint: str, seed: int,
                         settings: Optional[Dict[str, Any]] = None) -> str:
-    """``<run>/eval/<checkpoint>_seed<seed>.json``; with ``settings`` (what differs from the run's own evaluation:
-    ``config``, ``overrides``, ``domain_params``) ``..._seed<seed>_<tag>.json``, one file per distinct setting."""
+    """``<run>/eval/<checkpoint>_seed<seed>.json``; with ``settings`` (what differs from the run's own evaluation,
+    ``evaluation_settings``) ``..._seed<seed><settings_tag>.json``, one file per distinct setting."""
     stem = os.path.splitext(os.path.basename(checkpoint))[0]
     folder = run_dir if run_dir is not None else os.path.dirname(os.path.abspath(checkpoint))
     return os.path.join(folder, 'eval', f"{stem}_seed{seed}{settings_tag(settings or {})}.json")
 
 
-def evaluation_settings(config: Optional[Any], overrides: Sequence[Any], domain_params: Optional[str],
+def _dotted(tree: Any, key: str) -> Any:
+    for part in key.split('.'):
+        tree = tree.get(part) if isinstance(tree, dict) else None
+    return tree
+
+
+def evaluation_settings(cfg: Any, own: Optional[Any], n_episode: int, domain_params: Optional[str],
                         default_domain_params: Optional[str]) -> Dict[str, Any]:
-    """What makes this evaluation differ from the run's own: a config given instead of the run's, the overrides
-    (in their order) and a ``--domain-params`` other than the run's; empty when there is none."""
+    """What makes this evaluation differ from the run's own, by value, not by how it was asked for (a config file
+    edited between two evaluations differs; an override that sets a key to its value does not): ``'differences'``,
+    ``{dotted key: value}`` of the compiled config ``cfg`` against the run's own ``own`` (the whole config
+    ``'config'`` when there is no run folder, ``own`` None); ``'episodes'`` when it plays other than the run's
+    ``env.n_evaluator_episode``; ``'domain_params'`` other than the run's. Empty when there is none."""
+    from ..config.run_folder import config_differences
+
     settings: Dict[str, Any] = {}
-    if config is not None:  # a path or dizoo_configs name, or a config dict
-        settings['config'] = os.fspath(config) if isinstance(config, (str, os.PathLike)) else repr(config)
-    if overrides:
-        settings['overrides'] = [item if isinstance(item, str) else list(item) for item in overrides]
+    if own is None:
+        settings['config'] = json.loads(json.dumps(cfg, default=str))
+    else:
+        keys = [key for key in config_differences(own, cfg) if key not in ('env.n_evaluator_episode', 'seed')
+                and not (key in FILLED_FROM_ENV and _dotted(cfg, key) is None)]  # (filled from the same env)
+        if keys:
+            settings['differences'] = {key: _dotted(cfg, key) for key in keys}
+        if n_episode != int(own.env.n_evaluator_episode):
+            settings['episodes'] = n_episode
     if domain_params != default_domain_params:
         settings['domain_params'] = domain_params
-    return settings
+    return json.loads(json.dumps(settings, default=str))  # (as the result file will hold them)
 
 
 def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[Any] = (), seed: Optional[int] = None,
@@ -161,8 +187,14 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     artifacts = locate_run(target, config, overrides, seed, imports=imports)
     cfg = artifacts.cfg
     domain_params = resolve_domain_params(cfg, domain_params)
-    settings = evaluation_settings(config, overrides, domain_params, resolve_domain_params(cfg, None))
     n_episode = int(episodes or cfg.env.n_evaluator_episode)
+    own = None
+    if artifacts.run_dir is not None:  # the run's own config, to name what differs from it
+        from ..config.run_folder import load_run_config
+
+        own = cfg if config is None and not overrides else load_run_config(artifacts.run_dir, seed=cfg.seed,
+                                                                            imports=imports)
+    settings = evaluation_settings(cfg, own, n_episode, domain_params, resolve_domain_params(cfg if own is None else own, None))
     state = load_checkpoint(artifacts.checkpoint)  # a clear error before any env starts
     set_global_seed(cfg.seed)
     stem = os.path.splitext(os.path.basename(artifacts.checkpoint))[0]
@@ -196,8 +228,9 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     if video_dir is not None and artifacts.run_dir is not None and os.path.isdir(video_dir):  # to W&B / MLflow
         from ..loggers import upload_videos
 
-        videos = [os.path.join(video_dir, name) for name in os.listdir(video_dir) if name.startswith(prefix)
-                  and name.endswith('.mp4') and os.path.getmtime(os.path.join(video_dir, name)) >= started - 1]
+        ours = re.compile(re.escape(prefix) + r'env\d+-episode-\d+\.mp4')  # (not another setting's: its tag follows)
+        videos = [os.path.join(video_dir, name) for name in os.listdir(video_dir) if ours.fullmatch(name)
+                  and os.path.getmtime(os.path.join(video_dir, name)) >= started - 1]
         report['video_uploads'] = upload_videos(cfg, artifacts.run_dir, videos, int(state.get('env_step') or 0))
     path = out or default_result_path(artifacts.run_dir, artifacts.checkpoint, int(cfg.seed), settings)
     report['result_file'] = os.path.abspath(path)

@@ -48,26 +48,53 @@ def test_a_checkpoint_in_ckpt_finds_its_run_and_seed_episodes_and_out_apply(trai
 
 def test_an_evaluation_with_other_settings_keeps_the_runs_own_result(trained_run, tmp_path, capsys):
     """A sampled evaluation (an override) of the checkpoint a greedy one already evaluated writes a file of its
-    own, named by its settings, and both files say how they were played."""
+    own, named by the values that differ from the run's config, and every file says how it was played; so does one
+    of another number of episodes (``--episodes`` or ``env.n_evaluator_episode`` alike)."""
     run = tmp_path / 'run'
     shutil.copytree(trained_run, run, ignore=shutil.ignore_patterns('eval'))  # without the other tests' results
-    greedy = evaluate_run(str(run), seed=5, episodes=2)
-    sampled = evaluate_run(str(run), seed=5, episodes=2, overrides=['policy.eval.deterministic=False'])
-    again = evaluate_run(str(run), seed=5, episodes=2, overrides=['policy.eval.deterministic=False'])
+    greedy = evaluate_run(str(run), seed=5)
+    sampled = evaluate_run(str(run), seed=5, overrides=['policy.eval.deterministic=False'])
+    again = evaluate_run(str(run), seed=5, overrides=['policy.eval.deterministic=False'])
     assert greedy['result_file'] == str(run / 'eval' / 'ckpt_best_seed5.json')
     assert re.fullmatch(re.escape(str(run / 'eval' / 'ckpt_best_seed5_')) + r'[0-9a-f]{8}\.json', sampled['result_file'])
     assert again['result_file'] == sampled['result_file']  # the same settings: the same file, replaced
-    assert sorted(p.name for p in (run / 'eval').iterdir()) == sorted(
-        ['ckpt_best_seed5.json', os.path.basename(sampled['result_file'])])
     kept = json.loads((run / 'eval' / 'ckpt_best_seed5.json').read_text())
     assert kept['deterministic'] is True and kept['settings'] == {} and kept['returns'] == greedy['returns']
     stored = json.loads(open(sampled['result_file']).read())
     assert stored['deterministic'] is False
-    assert stored['settings'] == {'overrides': ['policy.eval.deterministic=False']}
-    # a config named with -c is another setting too
-    with_config = evaluate_run(str(run / 'ckpt' / 'ckpt_best.pth'), config='cartpole_a2c.py', seed=5, episodes=2)
-    assert with_config['settings'] == {'config': 'cartpole_a2c.py'}
-    assert with_config['result_file'] not in (greedy['result_file'], sampled['result_file'])
+    assert stored['settings'] == {'differences': {'policy.eval.deterministic': False}}
+    # an override that sets the run's own value changes nothing: the run's own result
+    same = evaluate_run(str(run), seed=5, overrides=['policy.eval.deterministic=True'])
+    assert same['result_file'] == greedy['result_file'] and same['returns'] == greedy['returns']
+    # another number of episodes, asked for either way
+    fewer = evaluate_run(str(run), seed=5, episodes=2)
+    assert fewer['result_file'] == str(run / 'eval' / 'ckpt_best_seed5_2ep.json') and fewer['settings'] == {'episodes': 2}
+    assert evaluate_run(str(run), seed=5, overrides=['env.n_evaluator_episode=2'])['result_file'] == fewer['result_file']
+    # the run's own config named with -c is the run's own setting; another config is another setting
+    own = evaluate_run(str(run / 'ckpt' / 'ckpt_best.pth'), config=str(run / 'config.py'), seed=5)
+    assert own['result_file'] == greedy['result_file'] and own['settings'] == {}
+    with_config = evaluate_run(str(run / 'ckpt' / 'ckpt_best.pth'), config='cartpole_a2c.py', seed=5)
+    assert with_config['settings']['differences']['env.evaluator_env_num'] == 10  # the file's, not the run's 4
+    assert sorted(p.name for p in (run / 'eval').iterdir()) == sorted(os.path.basename(r['result_file']) for r in (
+        greedy, sampled, fewer, with_config))
+
+
+def test_a_config_edited_between_two_evaluations_is_another_setting(trained_run, tmp_path):
+    """Without a run folder the whole config names the result: the same config file, edited, gets another file;
+    the same contents under another name get the same one."""
+    alone = tmp_path / 'alone.pth'
+    shutil.copy(trained_run / 'ckpt' / 'ckpt_best.pth', alone)
+    config = tmp_path / 'my_config.py'
+    shutil.copy(trained_run / 'config.py', config)
+    first = evaluate_run(str(alone), config=str(config), seed=5)
+    assert first['result_file'].startswith(str(tmp_path / 'eval' / 'alone_seed5_'))
+    assert first['settings']['config']['env']['evaluator_env_num'] == 4
+    shutil.copy(config, tmp_path / 'copy.py')
+    assert evaluate_run(str(alone), config=str(tmp_path / 'copy.py'), seed=5)['result_file'] == first['result_file']
+    config.write_text(config.read_text().replace("'evaluator_env_num': 4", "'evaluator_env_num': 2"))
+    edited = evaluate_run(str(alone), config=str(config), seed=5)
+    assert edited['result_file'] != first['result_file']
+    assert json.loads(open(first['result_file']).read())['returns'] == first['returns']  # kept
 
 
 def test_a_config_and_a_checkpoint_still_work(trained_run, capsys):
@@ -90,7 +117,8 @@ def test_video_records_each_counted_episode_as_mp4(trained_run, tmp_path):
     assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / 'r.json').read_text())
     files = sorted(p.name for p in videos.glob('*.mp4'))
-    assert files == ['ckpt_best_seed0_env0-episode-0.mp4', 'ckpt_best_seed0_env1-episode-0.mp4']
+    # named as the result: 2 episodes where the run evaluated 4
+    assert files == ['ckpt_best_seed0_2ep_env0-episode-0.mp4', 'ckpt_best_seed0_2ep_env1-episode-0.mp4']
     frames = sorted(imageio_ffmpeg.count_frames_and_secs(str(videos / name))[0] for name in files)
     for count, length in zip(frames, sorted(report['lengths'])):  # episodes are reported in the order they end
         assert length <= count <= length + 1  # a frame per step (and the reset frame)
@@ -124,6 +152,13 @@ def test_a_randomized_run_evaluates_with_nominal_or_drawn_parameters(randomized_
     assert max(drawn['lengths']) < 5 < min(nominal['lengths'])
     again = evaluate_run(str(randomized_run), domain_params='drawn', out=str(tmp_path / 'd2.json'))
     assert again['drawn_params'] == drawn['drawn_params'] and again['returns'] == drawn['returns']
+    # without --out: the run evaluated with nominal parameters, so drawn ones are another setting, in a file of its own
+    own, other = evaluate_run(str(randomized_run)), evaluate_run(str(randomized_run), domain_params='drawn')
+    assert own['result_file'] == str(randomized_run / 'eval' / 'ckpt_best_seed0.json') and own['settings'] == {}
+    assert other['settings'] == {'domain_params': 'drawn'}
+    assert re.fullmatch(re.escape(str(randomized_run / 'eval' / 'ckpt_best_seed0_')) + r'[0-9a-f]{8}\.json',
+                        other['result_file'])
+    assert evaluate_run(str(randomized_run), domain_params='nominal')['result_file'] == own['result_file']
 
 
 @pytest.mark.parametrize('args, message', [
