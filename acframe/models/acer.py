@@ -130,8 +130,9 @@ class ACERDiscrete(RecurrentTrunk, nn.Module):
         return out
 
     def unroll_actor(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """``unroll``'s ``logit`` alone (bit for bit), without the critic's core and head: what the average
-        policy network contributes to the trust region."""
+        """``unroll``'s ``logit`` alone, without the critic's core and head and without fragment-end states (an
+        LSTM's one lane per column, ``RecurrentTrunk._unroll_actor_feature``): what the average policy network
+        contributes to the trust region."""
         return {'logit': self.policy_head(self._unroll_actor_feature(obs, state, starts))}
 
     def forward(self, obs: torch.Tensor, mode: str = 'compute_actor_critic',
@@ -264,8 +265,9 @@ class ACERSDN(RecurrentTrunk, nn.Module):
         return out
 
     def unroll_actor(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> Dict[str, torch.Tensor]:
-        """``unroll``'s ``mu`` and ``sigma`` alone (bit for bit), without the critic's core, ``V`` and features:
-        what the average policy network contributes to the trust region."""
+        """``unroll``'s ``mu`` and ``sigma`` alone, without the critic's core, ``V``, features and fragment-end states
+        (an LSTM's one lane per column, ``RecurrentTrunk._unroll_actor_feature``): what the average policy network
+        contributes to the trust region."""
         return self._actor(self._unroll_actor_feature(obs, state, starts))
 
     def compute_actor_critic(self, obs: torch.Tensor, actions: Optional[torch.Tensor] = None,

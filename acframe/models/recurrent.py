@@ -15,7 +15,7 @@ Two ways through the core, with the same weights and the same numbers (to float 
   Python loop per time step either: every column is cut into its episode fragments, which run side by side as
   the columns of one padded batch, one fused call per layer (``_unroll_padded``; on a CPU the LSTM's call is
   oneDNN's, which packed sequences do not get). Where the caller needs no fragment-end states (``ends=False``: PPO's
-  gradient step), an LSTM keeps one lane per column instead, its fragments back to back with a reset row before
+  gradient step, ACER's average policy network), an LSTM keeps one lane per column instead, its fragments back to back with a reset row before
   each episode start (``_unroll_lanes``): fewer than half the rows of the padded batch. A model can lay out its own
   inputs in those lanes (``lanes`` gives the layout, ``run_lanes`` the call): ``VAC.unroll`` gathers its
   observations, not its features, so no gather of a wide tensor is differentiated.
@@ -330,33 +330,38 @@ class RecurrentTrunk:
         flattened ``obs`` ``(T*B, ...)`` (normalized here) from ``state`` ``(B, R[+R], H)``, zeroed before every step
         where ``starts`` ``(T, B)``; and (with ``ends``) the fragment-end states ``(T*B, R[+R], H)``
         (``RecurrentCore.unroll``), else None."""
-        assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
-        steps, batch = starts.shape
-        obs = normalize_obs(self.obs_normalizer, obs)
-        actor_state, critic_state = self._split_state(state)
-        actor, frag_ends = self.core.unroll(self.actor_encoder(obs).reshape(steps, batch, -1), actor_state, starts,
-                                            ends)
+        obs, actor_state, critic_state = self._unroll_inputs(obs, state)
+        actor, frag_ends = self._unroll_core(self.core, self.actor_encoder, obs, actor_state, starts, ends)
         critic = actor
         if self.critic_core is not None:
-            critic, critic_ends = self.critic_core.unroll(self.critic_encoder(obs).reshape(steps, batch, -1),
-                                                          critic_state, starts, ends)
-            frag_ends = None if frag_ends is None else torch.cat([frag_ends, critic_ends], 2)
-        flat = (steps * batch, -1)
-        if frag_ends is not None:
-            frag_ends = frag_ends.reshape((steps * batch,) + tuple(frag_ends.shape[2:]))
-        return actor.reshape(flat), critic.reshape(flat), frag_ends
-
+            critic, critic_ends = self._unroll_core(self.critic_core, self.critic_encoder, obs, critic_state, starts,
+                                                    ends)
+            frag_ends = None if frag_ends is None else torch.cat([frag_ends, critic_ends], 1)
+        return actor, critic, frag_ends
 
     def _unroll_actor_feature(self, obs: Any, state: torch.Tensor, starts: torch.Tensor) -> torch.Tensor:
-        """The actor's core output ``(T*B, H)`` alone: ``_unroll_features``' first output, bit for bit (the same
-        padded path), without running a critic core of its own (for a network that only acts: ACER's average
-        policy network)."""
+        """The actor's core output ``(T*B, H)`` alone, without running a critic core of its own (for a network that
+        only acts, without a gradient: ACER's average policy network). No fragment-end states, so an LSTM's sequence
+        with starts inside runs one lane per column (``RecurrentCore.unroll(..., ends=False)``): the padded path's
+        outputs, equal to float rounding (bit for bit on the CPUs measured, docs/benchmarks.md); a GRU's are
+        ``_unroll_features``' first output bit for bit."""
+        obs, actor_state, _ = self._unroll_inputs(obs, state)
+        return self._unroll_core(self.core, self.actor_encoder, obs, actor_state, starts, ends=False)[0]
+
+    def _unroll_inputs(self, obs: Any, state: torch.Tensor) -> Tuple[Any, torch.Tensor, Optional[torch.Tensor]]:
+        """``(normalized obs, the actor core's state, the critic core's state or None)``."""
         assert self.core is not None, "unroll: the model has no recurrent core (policy.model.rnn)"
+        return (normalize_obs(self.obs_normalizer, obs),) + self._split_state(state)
+
+    @staticmethod
+    def _unroll_core(core: 'RecurrentCore', encoder: nn.Module, obs: Any, state: torch.Tensor, starts: torch.Tensor,
+                     ends: bool) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """One core over the encoder's features: ``(output (T*B, H), fragment-end states (T*B, R, H) or None)``."""
         steps, batch = starts.shape
-        obs = normalize_obs(self.obs_normalizer, obs)
-        actor, _ = self.core.unroll(self.actor_encoder(obs).reshape(steps, batch, -1), self._split_state(state)[0],
-                                    starts)
-        return actor.reshape(steps * batch, -1)
+        out, frag_ends = core.unroll(encoder(obs).reshape(steps, batch, -1), state, starts, ends)
+        if frag_ends is not None:
+            frag_ends = frag_ends.reshape((steps * batch,) + tuple(frag_ends.shape[2:]))
+        return out.reshape(steps * batch, -1), frag_ends
 
 
 class Lanes:

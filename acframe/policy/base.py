@@ -479,11 +479,13 @@ class Policy:
         """A recurrent model's (default: this policy's) outputs on observations ``(T, B, *obs_shape)`` from ``state``
         ``(B, R, H)``, the state zeroed before every step where ``starts`` ``(T, B)`` is True; every output
         ``(T, B, ...)`` (``VAC.unroll``; ``ends=False``: without ``'ends'``, the model's faster unroll;
-        ``actor_only``: the action distribution alone, ``model.unroll_actor`` where the model has it)."""
+        ``actor_only``: the action distribution alone, ``model.unroll_actor`` where the class that defines the
+        model's ``unroll`` defines it too: a model of a user's own may have ``unroll`` alone, or override it and
+        inherit an ``unroll_actor`` that no longer agrees with it; those run ``unroll``)."""
         lead = lead_shape(obs, 2)
         obs, mask = split_action_mask(flatten_lead(obs, 2))
         model = self._model if model is None else model
-        if actor_only and hasattr(model, 'unroll_actor'):  # (a model of a user's own may have unroll alone)
+        if actor_only and _defined_together(type(model), 'unroll', 'unroll_actor'):
             output = model.unroll_actor(obs, state, starts)
         else:
             output = model.unroll(obs, state, starts) if ends else model.unroll(obs, state, starts, ends=False)
@@ -915,6 +917,12 @@ def _as_size(value: Any) -> Any:
         items = [_as_size(v) for v in value]
         return items[0] if len(items) == 1 else items
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def _defined_together(cls: type, name: str, other: str) -> bool:
+    """Whether the class that defines ``cls``'s attribute ``name`` also defines ``other``."""
+    owner = next((klass for klass in cls.__mro__ if name in vars(klass)), None)
+    return owner is not None and other in vars(owner)
 
 
 def obs_shape_of(obs_space: Any) -> Any:

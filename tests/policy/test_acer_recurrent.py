@@ -141,3 +141,23 @@ def test_with_the_recurrence_neutralised_the_learn_step_equals_feed_forward_acer
     for (name, a), b in zip(policy.model.named_parameters(), feed_forward.model.inner.parameters()):
         if 'weight_hh' not in name:
             assert a.grad is not None and torch.allclose(a.grad, b.grad, rtol=1e-5, atol=1e-7), name
+
+
+def test_a_model_that_overrides_unroll_alone_gives_the_average_network_its_unroll():
+    """The average network runs ``unroll_actor`` only where the class that defines the model's ``unroll`` defines it
+    too: a user's subclass that changes ``unroll`` (here: halved logits) is not bypassed by the inherited one."""
+    _, env, policy = build(dict(type='lstm', hidden_size=16))
+    _, windows = collect_batches(policy, env)
+    assert windows.episode_start[1:].any()
+    with torch.no_grad():
+        plain = policy._unroll_windows(windows)[2]['logit']
+
+    class Halved(type(policy.model)):
+        def unroll(self, obs, state, starts):
+            out = super().unroll(obs, state, starts)
+            return dict(out, logit=out['logit'] / 2)
+
+    policy._average_model.__class__ = Halved
+    with torch.no_grad():
+        halved = policy._unroll_windows(windows)[2]['logit']
+    torch.testing.assert_close(halved, plain / 2, rtol=0, atol=1e-6)

@@ -176,12 +176,15 @@ RUNS = {'ppo': ['policy.collect.n_sample=128', 'policy.learn.epoch_per_collect=2
         'a2c': [], 'impala': [],
         'acer': ['policy.other.replay_buffer.replay_start_size=64', 'policy.learn.update_per_collect=2'],
         'ppo_lstm': ['policy.model.rnn.type=lstm', 'policy.model.rnn.hidden_size=16', 'policy.collect.n_sample=128',
-                     'policy.learn.epoch_per_collect=2', 'policy.learn.batch_size=64', 'policy.model.share_encoder=True']}
+                     'policy.learn.epoch_per_collect=2', 'policy.learn.batch_size=64', 'policy.model.share_encoder=True'],
+        # recurrent ACER: replayed windows and the average network's unroll over masked logits
+        'acer_lstm': ['policy.model.rnn.type=lstm', 'policy.model.rnn.hidden_size=16',
+                      'policy.other.replay_buffer.replay_start_size=64', 'policy.learn.update_per_collect=2']}
 
 
 @pytest.fixture(scope='module')
 def masked_runs(tmp_path_factory):
-    """A short run of every algorithm (and PPO with an LSTM) on the masked tic-tac-toe, from the CLI."""
+    """A short run of every algorithm (and PPO and ACER with an LSTM) on the masked tic-tac-toe, from the CLI."""
     root = tmp_path_factory.mktemp('masked')
     runs = {}
     for name, extra in RUNS.items():
