@@ -173,19 +173,29 @@ class EvalHistory:
         self.best_return = -float('inf')
         self.last_return: Optional[float] = None
         self.last_eval_iter = -1
+        #: the iteration of the last evaluation the schedule asked for: ``eval_freq`` counts from it
+        self.schedule_iter = -1
         self.confirmations: List[Dict[str, Any]] = []
 
     def due(self, train_iter: int) -> bool:
-        """True before the first evaluation and every ``eval_freq`` learner iterations after the last (0: never again)."""
-        if self.last_eval_iter < 0:
+        """True before the first evaluation and every ``eval_freq`` learner iterations after the last one the
+        schedule asked for (0: never again). An evaluation outside the schedule -- the final weights' at the end of
+        a budget -- does not move it, so a run stopped there and resumed evaluates where an unbroken run does."""
+        if self.schedule_iter < 0:
             return True
-        return self.eval_freq > 0 and train_iter - self.last_eval_iter >= self.eval_freq
+        return self.eval_freq > 0 and train_iter - self.schedule_iter >= self.eval_freq
+
+    def mark(self, train_iter: int) -> None:
+        """An evaluation of the weights at ``train_iter`` (on the schedule when it is due there)."""
+        if self.due(train_iter):
+            self.schedule_iter = train_iter
+        self.last_eval_iter = train_iter
 
     def record(self, train_iter: int, env_step: int, mean: float, score: float) -> bool:
         """An evaluation's mean return (logged to tensorboard) and its ``eval_score``; True when the score is the best
         so far."""
         self.last_return = mean
-        self.last_eval_iter = train_iter
+        self.mark(train_iter)
         if self.tb_logger is not None:
             self.tb_logger.add_scalar('evaluator/return_mean', mean, env_step)
             self.tb_logger.add_scalar('evaluator/return_mean_by_iter', mean, train_iter)
@@ -202,10 +212,11 @@ class EvalHistory:
 
     def state_dict(self) -> Dict[str, Any]:
         return {'best_return': self.best_return, 'last_return': self.last_return, 'last_eval_iter': self.last_eval_iter,
-                'confirmations': [dict(c) for c in self.confirmations]}
+                'schedule_iter': self.schedule_iter, 'confirmations': [dict(c) for c in self.confirmations]}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self.best_return = state['best_return']
         self.last_return = state['last_return']
         self.last_eval_iter = state['last_eval_iter']
+        self.schedule_iter = state.get('schedule_iter', self.last_eval_iter)  # (a checkpoint from before it)
         self.confirmations = [dict(c) for c in state.get('confirmations', [])]

@@ -86,3 +86,25 @@ def test_a_resume_inside_a_logging_window_logs_the_means_an_unbroken_run_logs(tm
     whole = learner_scalars(tmp_path / 'whole')
     assert {step for _, step, _ in whole} == {10, 20} and len(whole) > 2
     assert learner_scalars(tmp_path / 'part') == whole
+
+
+def test_a_run_stopped_by_its_budget_and_resumed_evaluates_where_an_unbroken_run_does(tmp_path):
+    """The final weights are evaluated at the end of a budget (iteration 13 here), outside the schedule of every
+    ``eval_freq`` = 5 iterations; that evaluation does not move the schedule, so the resumed run evaluates at 15 and
+    20 as the unbroken run does (not at 18), and finds the same returns there."""
+    from acframe.logs import read_scalars
+    overrides = ['env.collector_env_num=2', 'policy.collect.n_sample=10', 'env.stop_value=None',
+                 'policy.eval.evaluator.eval_freq=5', 'env.evaluator_env_num=2', 'env.n_evaluator_episode=2']
+
+    def evaluations(folder):
+        return sorted((s.step, s.value) for s in read_scalars(str(folder / 'log'))
+                      if s.tag == 'evaluator/return_mean_by_iter')
+    serial_pipeline_onpolicy('cartpole_a2c.py', seed=0, overrides=overrides, exp_dir=str(tmp_path / 'whole'),
+                             max_train_iter=22, progress=False)
+    serial_pipeline_onpolicy('cartpole_a2c.py', seed=0, overrides=overrides, exp_dir=str(tmp_path / 'part'),
+                             max_train_iter=13, progress=False)
+    assert [step for step, _ in evaluations(tmp_path / 'part')] == [0, 5, 10, 13]
+    serial_pipeline_onpolicy(None, resume=str(tmp_path / 'part'), max_train_iter=22, progress=False)
+    whole, part = evaluations(tmp_path / 'whole'), evaluations(tmp_path / 'part')
+    assert [step for step, _ in whole] == [0, 5, 10, 15, 20, 22]
+    assert [e for e in part if e[0] != 13] == whole

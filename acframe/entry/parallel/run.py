@@ -499,7 +499,7 @@ class ParallelRun(RunBase):
     def request_eval(self) -> None:
         it = self.learner.train_iter
         self.eval_pending = EvalRequest(it, it, self.env_step, weights_to_numpy(self.policy.get_weights()))
-        self.evals.last_eval_iter = it
+        self.evals.mark(it)  # (not due again while it runs)
         self.backend.request_eval(self.eval_pending)
 
     def handle_evals(self) -> bool:
