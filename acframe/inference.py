@@ -14,7 +14,8 @@
         done = terminated or truncated
 
 ``act`` takes one observation or a batch (numpy in, numpy out). A recurrent policy (``policy.model.rnn``) carries
-its state from call to call: call ``policy.reset()`` whenever an episode starts. The explicit form keeps nothing:
+its state from call to call: call ``policy.reset()`` whenever an episode starts (``policy.reset(envs)`` for some
+rows of a batch: indices or a bool array). The explicit form keeps nothing:
 ``action, state = policy.act(obs, state)`` from ``state = policy.initial_state(B)`` (zeros: put zeros back in the
 rows of envs that start an episode), for any policy (a feed-forward one hands its empty state back). Whatever the
 model does to observations (e.g. normalization kept in its state) happens inside its forward, so nothing is applied
@@ -259,12 +260,34 @@ class LoadedPolicy:
         next_state = output['state'].cpu().numpy()
         return (result[0], next_state[0]) if single else (result, next_state)
 
-    def reset(self) -> None:
+    def reset(self, envs: Optional[Any] = None) -> None:
         """Start new episodes: a recurrent policy (``policy.model.rnn``) forgets its state. ``act`` keeps one state per
         env of the batch it is given (one observation: one env), carried from call to call, so call ``reset()`` at
-        every episode start, and before acting on another number of envs; a feed-forward policy has nothing to reset."""
-        self.policy.eval_mode.reset()
-        self.policy.collect_mode.reset()
+        every episode start, and before acting on another number of envs; a feed-forward policy has nothing to reset.
+
+        ``envs``: only these rows of the batch start an episode at the next ``act``, whose observations for them are
+        their episodes' first (indices, or a bool array ``(B,)``: sb3-contrib's ``episode_start``); the other envs
+        keep their states. None: every env, and the next ``act`` may take another number of envs.
+        """
+        if envs is None:
+            self.policy.eval_mode.reset()
+            self.policy.collect_mode.reset()
+            return
+        ids = np.asarray(envs)
+        if ids.dtype == np.bool_:
+            ids = np.flatnonzero(ids)
+        if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
+            raise ValueError(f"reset(envs): give the indices of the envs that start an episode, or a bool array (B,); "
+                             f"got {np.asarray(envs).dtype} of shape {np.shape(envs)}")
+        held = [len(states) for states in (self.policy._eval_states, self.policy._collect_states)
+                if states is not None and len(states)]
+        if held and ids.size and (ids.min() < 0 or ids.max() >= held[0]):
+            bad = int(ids.max() if ids.max() >= held[0] else ids.min())
+            raise ValueError(f"reset(envs): env {bad} is not one of the {held[0]} envs the policy acts for; give "
+                             f"indices 0..{held[0] - 1}")
+        if self.recurrent and ids.size:
+            self.policy.eval_mode.episode_start(ids.tolist())
+            self.policy.collect_mode.episode_start(ids.tolist())
 
     def __repr__(self) -> str:
         return (f"LoadedPolicy({self.cfg.policy.type} on {self.cfg.env.env_id}, checkpoint "

@@ -722,6 +722,10 @@ class EnvStates:
                              f"{batch} observations; reset() it before acting on another number of envs")
         return self.state, self.start
 
+    def __len__(self) -> int:
+        """How many envs the states are for (0 before the first step or after ``reset``)."""
+        return 0 if self.state is None else int(self.state.shape[0])
+
     def advance(self, state: torch.Tensor) -> None:
         """After a step: the next states; no env starts an episode any more until ``begin`` (one all-False tensor,
         made with the states: ``begin`` replaces it rather than writing into it)."""

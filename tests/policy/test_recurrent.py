@@ -391,6 +391,35 @@ def test_a_recurrent_run_is_evaluated_and_loaded_for_acting_one_env_at_a_time(tm
         loaded.act(np.zeros((3, 2), dtype=np.float32))
     loaded.reset()
     assert loaded.act(np.zeros((3, 2), dtype=np.float32)).shape == (3,)  # after reset(): states for 3 envs
+
+
+def test_a_loaded_recurrent_policy_resets_some_envs_of_a_batch(tmp_path, capsys):
+    """``reset(envs)`` (indices or a bool array, sb3-contrib's ``episode_start``): those rows act from the zero state
+    at the next ``act``, the others keep theirs -- as the explicit form with zeros put back in those rows."""
+    from acframe import load_policy
+    run = tmp_path / 'run'
+    code, _, err = run_cli(['-c', 'cartpole_a2c.py', '--exp-dir', str(run), '--max-train-iter', '4', '-q',
+                            *RECURRENT], capsys)
+    assert code == 0, err
+    loaded = load_policy(str(run))
+    rng = np.random.default_rng(0)
+    state = loaded.initial_state(4)
+    loaded.reset()
+    for starts in (None, [1], np.array([True, False, False, True]), [], None, np.array([2, 0])):
+        obs = rng.normal(size=(4, 2)).astype(np.float32)
+        if starts is not None:
+            loaded.reset(starts)
+            rows = np.flatnonzero(starts) if np.asarray(starts).dtype == bool else np.asarray(starts, dtype=int)
+            state[rows] = 0
+        action, state = loaded.act(obs, state)  # the explicit form: the reference
+        assert np.array_equal(loaded.act(obs), action)
+        assert np.array_equal(loaded.policy._eval_states.state.numpy(), state)  # the states it keeps, row by row
+    with pytest.raises(ValueError, match=r'env 4 is not one of the 4 envs'):
+        loaded.reset([4])
+    with pytest.raises(ValueError, match='indices of the envs'):
+        loaded.reset(np.zeros((2, 2), dtype=int))
+    with pytest.raises(ValueError, match='reset'):  # still 4 envs until reset()
+        loaded.act(np.zeros((3, 2), dtype=np.float32))
     # (the exported step with the state in and out: tests/test_export.py)
 
 
