@@ -289,8 +289,20 @@ class LoadedPolicy:
             self.policy.eval_mode.episode_start(ids.tolist())
             self.policy.collect_mode.episode_start(ids.tolist())
 
+    def make_env(self, render_mode: Optional[str] = None) -> gym.Env:
+        """One env of the run, built as its evaluator built its envs (the one env factory: ``env.type``, ``env_id``
+        -- acframe's own names too, e.g. ``cartpole_novel`` --, ``env_kwargs``, the Atari chain playing whole games,
+        a Dict observation flattened as in training): the env ``act`` expects, for a loop of your own. Seed it with
+        ``reset(seed=...)``; ``render_mode`` (e.g. ``'rgb_array'``, ``'human'``) is passed to the env's factory."""
+        from .envs.gym_env import build_env
+
+        extra = {} if render_mode is None else {'render_mode': render_mode}
+        return build_env(dict(self.cfg.env), 0, int(self.cfg.seed), 'evaluator', **extra)
+
     def __repr__(self) -> str:
-        return (f"LoadedPolicy({self.cfg.policy.type} on {self.cfg.env.env_id}, checkpoint "
+        from .envs.gym_env import env_name
+
+        return (f"LoadedPolicy({self.cfg.policy.type} on {env_name(self.cfg.env)}, checkpoint "
                 f"'{self.checkpoint}', obs {getattr(self.observation_space, 'shape', None) or self.observation_space}, "
                 f"actions {self.action_space})")
 

@@ -31,6 +31,36 @@ def test_a_plain_gymnasium_loop_reproduces_the_runs_evaluation(trained_run):
     assert summary['best_eval_return'] > 50  # it learned: a random CartPole policy averages about 22
 
 
+def test_make_env_builds_the_env_act_expects_even_under_acframes_own_names(trained_run, tmp_path):
+    """``make_env()``: the run's env as its evaluator built it, for a loop of one's own: the trained run's evaluation
+    again from its seeds; an env known by acframe's name only (``cartpole_novel``, which ``gym.make`` does not know)
+    or by its ``env.type`` (``toy_dict``, which names it in the policy's repr, not the unused ``env_id``)."""
+    from acframe.cli import main
+
+    policy = acframe.load_policy(trained_run)
+    report = evaluate_run(str(trained_run))
+    returns = []
+    for i in range(4):
+        env = policy.make_env()
+        obs, _ = env.reset(seed=EVAL_SEED_OFFSET + i)
+        total, done = 0.0, False
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(policy.act(obs))
+            total, done = total + reward, terminated or truncated
+        returns.append(total)
+    assert sorted(returns) == sorted(report['returns'])
+    for name, extra in (('novel', ['env.env_id=cartpole_novel']), ('dict', ['env.type=toy_dict'])):
+        assert main(['-c', 'cartpole_a2c.py', '--exp-dir', str(tmp_path / name), '--max-train-iter', '1', '-q',
+                     'env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1', *extra]) == 0
+        loaded = acframe.load_policy(tmp_path / name)
+        env = loaded.make_env()
+        obs, _ = env.reset(seed=0)
+        assert env.observation_space == loaded.observation_space and env.action_space.contains(loaded.act(obs))
+    assert env.observation_space.shape == (9,) and 'a2c on toy_dict,' in repr(loaded)
+    with pytest.raises(gym.error.NameNotFound):
+        gym.make('cartpole_novel')
+
+
 def test_act_takes_one_observation_or_a_batch(trained_run):
     policy = acframe.load_policy(trained_run / 'ckpt' / 'ckpt_latest.pth')
     assert policy.checkpoint.endswith('ckpt_latest.pth')

@@ -20,6 +20,7 @@ from ..errors import ConfigError, ConfigWarning, describe_raised
 from ..registry import BUFFER_REGISTRY, POLICY_REGISTRY, closest, import_names
 from . import defaults as D
 from .ding_compat import leaf_paths, translate_ding_config, translate_override
+from .foreign_names import foreign_name_message
 from .introspect import loaded_class_config, static_class_config
 from .rules import check_config
 from .run_folder import check_exp_name, named_imports
@@ -205,7 +206,16 @@ def deep_merge(base: dict, update: dict, path: str = '', strict: bool = True, ro
 
 
 def unknown_key_message(full: str, key: str, siblings: dict, parent: str, root: Optional[dict] = None) -> str:
-    """Name the unknown key and the closest valid one: a sibling, else the same name elsewhere in ``root``."""
+    """Name the unknown key and acframe's for it: the key of another framework's name (``FOREIGN_NAMES``), the
+    closest sibling, else the same name elsewhere in ``root``; and the policies that declare it, when other
+    policies do."""
+    foreign = foreign_name_message(full, key)
+    if foreign:
+        return f"unknown config key '{full}': {foreign}"
+    declared = policies_declaring(full)
+    if declared:
+        return (f"unknown config key '{full}': a key of policy {', '.join(declared)}, not of this one; remove it, "
+                f"or use policy.type={declared[0]}")
     hint = closest(key, siblings, cutoff=0.6)
     prefix = f"{parent}." if parent else ""
     if hint:
@@ -217,6 +227,23 @@ def unknown_key_message(full: str, key: str, siblings: dict, parent: str, root: 
         return f"unknown config key '{full}': no keys are declared under '{parent or '(top level)'}'; remove it"
     valid = ', '.join(sorted(map(str, siblings)))
     return f"unknown config key '{full}'; valid keys under '{parent or '(top level)'}' are: {valid}"
+
+
+def policies_declaring(full: str) -> List[str]:
+    """The registered policies whose defaults declare the dotted key ``full`` (a ``policy.`` key), sorted."""
+    if not full.startswith('policy.'):
+        return []
+    names = []
+    for name in POLICY_REGISTRY.names():
+        try:
+            node: Any = {'policy': policy_defaults(name)[0]}
+        except Exception:  # (a user's policy that cannot be read: not a hint worth an error of its own)
+            continue
+        for part in full.split('.'):
+            node = node.get(part, _UNSET) if isinstance(node, dict) else _UNSET
+        if node is not _UNSET:
+            names.append(name)
+    return sorted(names)
 
 
 def _closest_path(key: str, root: dict) -> Optional[str]:

@@ -273,11 +273,15 @@ class Policy:
         if isinstance(kwargs.get('rnn'), Mapping):
             kwargs['rnn'] = {k: kwargs['rnn'][k] for k in RNN_MODEL_KEYS if k in kwargs['rnn']}
         if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            from ..config.foreign_names import foreign_name_message
             from ..registry import closest
             for key in kwargs:
                 if key not in params:
-                    hint = closest(key, params, cutoff=0.6)
-                    extra_hint = f"; did you mean 'policy.model.{hint}'?" if hint else f"; valid keys: {', '.join(p for p in params if p != 'self')}"
+                    foreign = foreign_name_message(f'policy.model.{key}', key)
+                    hint = (f'rnn.{key}' if key in RNN_MODEL_KEYS + ('seq_len', 'burn_in') and 'rnn' in params
+                            else closest(key, params, cutoff=0.6))  # (a recurrent core's key one level too high)
+                    extra_hint = (f": {foreign}" if foreign else f"; did you mean 'policy.model.{hint}'?" if hint
+                                  else f"; valid keys: {', '.join(p for p in params if p != 'self')}")
                     raise ConfigError(f"unknown config key 'policy.model.{key}' for model '{name}'{extra_hint}")
         self._check_model_memory(name, lambda: model_cls(**kwargs))
         try:

@@ -108,6 +108,48 @@ def test_a_dotted_override_makes_no_section_where_none_is_declared(override, mes
     assert str(info.value).startswith(message), str(info.value)
 
 
+@pytest.mark.parametrize('override, message', [
+    # a Stable-Baselines3 / RL Zoo name is answered with acframe's key, not with the nearest spelling
+    ('policy.learn.ent_coef=0.01',
+     "unknown config key 'policy.learn.ent_coef': that is Stable-Baselines3's name; acframe's is "
+     "'policy.learn.entropy_weight'"),
+    ('policy.learn.n_steps=128', "acframe's is 'policy.collect.n_sample' (over all envs: n_steps x n_envs)"),
+    ('policy.learn.clip_range=0.1', "acframe's is 'policy.learn.clip_ratio'"),
+    # a key another policy declares says so (burn-in is ACER's: its replayed windows)
+    ('policy.model.rnn.burn_in=4',
+     "unknown config key 'policy.model.rnn.burn_in': a key of policy acer, not of this one; remove it, or use "
+     "policy.type=acer"),
+])
+def test_a_key_of_another_framework_or_another_policy_is_named_as_such(override, message):
+    with pytest.raises(ConfigError) as info:
+        compile_config('cartpole_novel_ppo_lstm.py', [override])
+    assert message in str(info.value), str(info.value)
+
+
+def test_every_foreign_name_points_at_a_key_acframe_declares():
+    import inspect
+
+    from acframe.config.compile import default_config
+    from acframe.config.foreign_names import FOREIGN_NAMES
+    from acframe.models.vac import VAC
+    from acframe.policy.base import RNN_MODEL_KEYS
+    from acframe.registry import POLICY_REGISTRY
+
+    model_keys = set(inspect.signature(VAC.__init__).parameters) | {f'rnn.{k}' for k in RNN_MODEL_KEYS}
+    configs = [default_config(name) for name in POLICY_REGISTRY.names()]
+    for name, (_, ours, _) in FOREIGN_NAMES.items():
+        if ours.startswith('policy.model.'):
+            assert ours[len('policy.model.'):] in model_keys, name
+            continue
+        found = False
+        for cfg in configs:
+            node = cfg
+            for part in ours.split('.'):
+                node = node.get(part) if isinstance(node, dict) and part in node else KeyError
+            found = found or node is not KeyError
+        assert found, (name, ours)
+
+
 def test_override_without_equals_sign_says_the_form():
     with pytest.raises(ConfigError, match='key.path=value'):
         compile_main(dict(), ['policy.learn.learning_rate'])

@@ -295,6 +295,14 @@ BAD = [
      "policy.model.rnn.type=None"),
     (['-c', 'pendulum_acer.py', 'policy.model.type=feed_forward_only_test', 'policy.model.rnn.type=gru'],
      "use policy.model.type='acer_sdn' (this policy's default)"),
+    # sb3-contrib's RecurrentPPO names, and a core's key one level too high, are answered with acframe's keys
+    (['-c', 'cartpole_novel_ppo_lstm.py', 'policy.model.lstm_hidden_size=32'],
+     "that is sb3-contrib's RecurrentPPO name; acframe's is 'policy.model.rnn.hidden_size'"),
+    (['-c', 'cartpole_novel_ppo_lstm.py', 'policy.model.enable_critic_lstm=True'],
+     "acframe's is 'policy.model.share_encoder' (False: the critic has an encoder and a core of its own)"),
+    (['-c', 'cartpole_novel_ppo_lstm.py', 'policy.model.hidden_size=32'], "did you mean 'policy.model.rnn.hidden_size'?"),
+    # burn-in is ACER's (its replayed windows start from stored states); PPO's sequences start from the actors' own
+    (['-c', 'cartpole_novel_ppo_lstm.py', 'policy.model.rnn.burn_in=4'], "a key of policy acer, not of this one"),
 ]
 
 

@@ -1,0 +1,48 @@
+"""Hyperparameter names of Stable-Baselines3 (and the RL Zoo's files) and sb3-contrib's ``RecurrentPPO`` that a user
+coming from them writes for acframe's keys: an unknown key with one of these names is answered with acframe's key
+(``config.compile.unknown_key_message`` and the model's unknown-key message), not with the nearest spelling.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+SB3 = "Stable-Baselines3's"
+RECURRENT_PPO = "sb3-contrib's RecurrentPPO"
+
+#: name -> (whose name it is, acframe's key, what to know when translating its value or None)
+FOREIGN_NAMES: Dict[str, Tuple[str, str, Optional[str]]] = {
+    'n_steps': (SB3, 'policy.collect.n_sample', "over all envs: n_steps x n_envs"),
+    'n_envs': (SB3, 'env.collector_env_num', None),
+    'n_timesteps': (SB3, 'max_env_step', "or --max-env-step"),
+    'gamma': (SB3, 'policy.learn.discount_factor', None),
+    'ent_coef': (SB3, 'policy.learn.entropy_weight', None),
+    'vf_coef': (SB3, 'policy.learn.value_weight', None),
+    'clip_range': (SB3, 'policy.learn.clip_ratio', None),
+    'clip_range_vf': (SB3, 'policy.learn.value_clip_ratio', None),
+    'n_epochs': (SB3, 'policy.learn.epoch_per_collect', None),
+    'max_grad_norm': (SB3, 'policy.learn.grad_clip_value', None),
+    'normalize_advantage': (SB3, 'policy.learn.adv_norm', None),
+    'policy_kwargs': (SB3, 'policy.model', "its keys: encoder_hidden_size_list, activation, ..."),
+    'net_arch': (SB3, 'policy.model.encoder_hidden_size_list', "with actor_head_hidden_size and "
+                 "critic_head_hidden_size for the heads"),
+    'activation_fn': (SB3, 'policy.model.activation', "'tanh' or 'relu'"),
+    'ortho_init': (SB3, 'policy.model.orthogonal_init', None),
+    'log_std_init': (SB3, 'policy.model.init_sigma', "the standard deviation itself: exp(log_std_init)"),
+    'normalize': (SB3, 'policy.model.obs_norm', "and policy.learn.reward_norm for VecNormalize's rewards"),
+    'lstm_hidden_size': (RECURRENT_PPO, 'policy.model.rnn.hidden_size', None),
+    'n_lstm_layers': (RECURRENT_PPO, 'policy.model.rnn.num_layers', None),
+    'shared_lstm': (RECURRENT_PPO, 'policy.model.share_encoder', "True: one encoder and core for the actor and "
+                    "the critic"),
+    'enable_critic_lstm': (RECURRENT_PPO, 'policy.model.share_encoder', "False: the critic has an encoder and a "
+                           "core of its own"),
+}
+
+
+def foreign_name_message(full: str, key: str) -> Optional[str]:
+    """``"that is <whose> name; acframe's is '<key>' (<note>)"`` for a foreign name ``key`` (the last part of the
+    dotted ``full``), else None."""
+    entry = FOREIGN_NAMES.get(str(key))
+    if entry is None or full == entry[1]:
+        return None
+    whose, ours, note = entry
+    return f"that is {whose} name; acframe's is '{ours}'" + (f" ({note})" if note else "")
