@@ -9,9 +9,10 @@ run folder two levels up. A checkpoint elsewhere needs its config named (``-c CO
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple, Union
 
-from .errors import CheckpointError, ConfigError
+from .errors import CheckpointError, ConfigError, ConfigWarning
 
 CKPT_DIR = 'ckpt'
 BEST = 'ckpt_best.pth'
@@ -82,15 +83,17 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
         checkpoint = target
     if run_dir is not None:
         check_folder_is_data(run_dir)
-    if config is not None:
-        cfg = compile_config(config, list(overrides), seed=seed)
-    elif run_dir is not None:
-        from .config.run_folder import load_run_config
-
-        cfg = load_run_config(run_dir, list(overrides), seed=seed, imports=imports)  # config.json: data, never executed
-    else:
+    if config is None and run_dir is None:
         raise ConfigError(f"{what} {target}: this checkpoint is not in a run folder's {CKPT_DIR}/; "
                           f"name its config with -c CONFIG")
+    with warnings.catch_warnings():  # (the stop value of an overridden env_id means nothing to a run that is done)
+        warnings.filterwarnings('ignore', message='env.env_id was overridden', category=ConfigWarning)
+        if config is not None:
+            cfg = compile_config(config, list(overrides), seed=seed)
+        else:
+            from .config.run_folder import load_run_config
+
+            cfg = load_run_config(run_dir, list(overrides), seed=seed, imports=imports)  # config.json: data, never run
     return RunArtifacts(run_dir, checkpoint, cfg)
 
 

@@ -191,3 +191,17 @@ def test_a_long_evaluation_shows_its_progress_and_the_time_left(trained_run):
     finally:
         proc.kill()
         proc.communicate()
+
+
+def test_an_evaluation_on_another_env_id_does_not_warn_about_the_stop_value(trained_run, tmp_path):
+    """Training warns when an override changes ``env.env_id`` and keeps the other env's stop value; a run that is
+    done never stops early, so ``-m eval`` (and ``load_policy``) do not."""
+    import warnings
+
+    from acframe.errors import ConfigWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        report = evaluate_run(str(trained_run), overrides=['env.env_id=CartPole-v0'], episodes=1,
+                              out=str(tmp_path / 'v0.json'))
+    assert report['env_id'] == 'CartPole-v0'
+    assert not [w for w in caught if issubclass(w.category, ConfigWarning)], [str(w.message) for w in caught]
