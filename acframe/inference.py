@@ -273,27 +273,35 @@ class LoadedPolicy:
             self.policy.eval_mode.reset()
             self.policy.collect_mode.reset()
             return
-        ids = np.asarray(envs)
-        if ids.dtype == np.bool_:
-            ids = np.flatnonzero(ids)
-        if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
+        given = np.atleast_1d(np.asarray(envs))
+        if given.ndim != 1 or not (given.dtype == np.bool_ or np.issubdtype(given.dtype, np.integer) or given.size == 0):
             raise ValueError(f"reset(envs): give the indices of the envs that start an episode, or a bool array (B,); "
-                             f"got {np.asarray(envs).dtype} of shape {np.shape(envs)}")
-        held = [len(states) for states in (self.policy._eval_states, self.policy._collect_states)
-                if states is not None and len(states)]
-        if held and ids.size and (ids.min() < 0 or ids.max() >= held[0]):
-            bad = int(ids.max() if ids.max() >= held[0] else ids.min())
-            raise ValueError(f"reset(envs): env {bad} is not one of the {held[0]} envs the policy acts for; give "
-                             f"indices 0..{held[0] - 1}")
-        if self.recurrent and ids.size:
-            self.policy.eval_mode.episode_start(ids.tolist())
-            self.policy.collect_mode.episode_start(ids.tolist())
+                             f"got {given.dtype} of shape {np.shape(envs)}")
+        for states, mode in ((self.policy._eval_states, self.policy.eval_mode),
+                             (self.policy._collect_states, self.policy.collect_mode)):
+            held = 0 if states is None else len(states)
+            if held == 0:  # no states yet (or a feed-forward policy): every env starts at the next act anyway
+                continue
+            if given.dtype == np.bool_:
+                if len(given) != held:
+                    raise ValueError(f"reset(envs): a bool array of {len(given)} envs for a policy acting for {held}; "
+                                     f"give one flag per env")
+                ids = np.flatnonzero(given)
+            else:
+                ids = given.astype(np.int64)
+                if ids.size and (ids.min() < 0 or ids.max() >= held):
+                    bad = int(ids.min() if ids.min() < 0 else ids.max())
+                    raise ValueError(f"reset(envs): env {bad} is not one of the {held} envs the policy acts for; give "
+                                     f"indices 0..{held - 1}")
+            if ids.size:
+                mode.episode_start(ids.tolist())
 
     def make_env(self, render_mode: Optional[str] = None) -> gym.Env:
         """One env of the run, built as its evaluator built its envs (the one env factory: ``env.type``, ``env_id``
         -- acframe's own names too, e.g. ``cartpole_novel`` --, ``env_kwargs``, the Atari chain playing whole games,
         a Dict observation flattened as in training): the env ``act`` expects, for a loop of your own. Seed it with
-        ``reset(seed=...)``; ``render_mode`` (e.g. ``'rgb_array'``, ``'human'``) is passed to the env's factory."""
+        ``reset(seed=...)``; ``render_mode`` (e.g. ``'rgb_array'``, ``'human'``) is passed to the env's factory. A
+        domain-randomized run's env has the nominal parameters (``-m eval --domain-params drawn`` plays drawn ones)."""
         from .envs.gym_env import build_env
 
         extra = {} if render_mode is None else {'render_mode': render_mode}

@@ -38,6 +38,7 @@ def test_make_env_builds_the_env_act_expects_even_under_acframes_own_names(train
     from acframe.cli import main
 
     policy = acframe.load_policy(trained_run)
+    policy.reset([0, 1])  # (a feed-forward policy keeps no state: nothing to reset, for any envs)
     report = evaluate_run(str(trained_run))
     returns = []
     for i in range(4):

@@ -11,7 +11,8 @@ RECURRENT_PPO = "sb3-contrib's RecurrentPPO"
 
 #: name -> (whose name it is, acframe's key, what to know when translating its value or None)
 FOREIGN_NAMES: Dict[str, Tuple[str, str, Optional[str]]] = {
-    'n_steps': (SB3, 'policy.collect.n_sample', "over all envs: n_steps x n_envs"),
+    'n_steps': (SB3, 'policy.collect.n_sample', "samples per collection over all envs: n_steps x n_envs for PPO and "
+                "A2C; IMPALA's and ACER's samples are unrolls: n_steps x n_envs / unroll_len"),
     'n_envs': (SB3, 'env.collector_env_num', None),
     'n_timesteps': (SB3, 'max_env_step', "or --max-env-step"),
     'gamma': (SB3, 'policy.learn.discount_factor', None),
@@ -28,13 +29,15 @@ FOREIGN_NAMES: Dict[str, Tuple[str, str, Optional[str]]] = {
     'activation_fn': (SB3, 'policy.model.activation', "'tanh' or 'relu'"),
     'ortho_init': (SB3, 'policy.model.orthogonal_init', None),
     'log_std_init': (SB3, 'policy.model.init_sigma', "the standard deviation itself: exp(log_std_init)"),
-    'normalize': (SB3, 'policy.model.obs_norm', "and policy.learn.reward_norm for VecNormalize's rewards"),
+    'normalize': (SB3, 'policy.model.obs_norm', "VecNormalize's observations; its rewards: policy.learn.reward_norm, "
+                  "where the policy has it"),
     'lstm_hidden_size': (RECURRENT_PPO, 'policy.model.rnn.hidden_size', None),
     'n_lstm_layers': (RECURRENT_PPO, 'policy.model.rnn.num_layers', None),
     'shared_lstm': (RECURRENT_PPO, 'policy.model.share_encoder', "True: one encoder and core for the actor and "
                     "the critic"),
-    'enable_critic_lstm': (RECURRENT_PPO, 'policy.model.share_encoder', "False: the critic has an encoder and a "
-                           "core of its own"),
+    'enable_critic_lstm': (RECURRENT_PPO, 'policy.model.share_encoder', "its default True with shared_lstm=False is "
+                           "share_encoder=False, a core of the critic's own; a critic without a core has no acframe "
+                           "form"),
 }
 
 

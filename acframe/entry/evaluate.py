@@ -24,6 +24,7 @@ import json
 import os
 import re
 import time
+import warnings
 from functools import partial
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -31,7 +32,7 @@ import gymnasium as gym
 
 from ..envs import EnvManager, in_process_manager, make_env_manager
 from ..envs.randomization import DomainRandomizer
-from ..errors import ConfigError
+from ..errors import ConfigError, ConfigWarning
 from ..utils import atomic_write_json, set_global_seed
 from ..worker import Evaluator
 
@@ -138,29 +139,44 @@ def default_result_path(run_dir: Optional[str], checkpoint: str, seed: int,
 
 def _dotted(tree: Any, key: str) -> Any:
     for part in key.split('.'):
-        tree = tree.get(part) if isinstance(tree, dict) else None
+        tree = tree[part] if isinstance(tree, dict) and part in tree else '<absent>'
     return tree
 
 
-def evaluation_settings(cfg: Any, own: Optional[Any], n_episode: int, domain_params: Optional[str],
-                        default_domain_params: Optional[str]) -> Dict[str, Any]:
+#: keys that do not change what an evaluation plays: budgets and names (``RESUME_FREE_KEYS``), the seed (in the
+#: file name) and the episodes (``'episodes'``)
+NOT_A_SETTING = ('seed', 'env.n_evaluator_episode')
+
+
+def evaluation_settings(cfg: Any, own: Any, n_episode: int, domain_params: Optional[str],
+                        default_domain_params: Optional[str], named_config: bool = False) -> Dict[str, Any]:
     """What makes this evaluation differ from the run's own, by value, not by how it was asked for (a config file
-    edited between two evaluations differs; an override that sets a key to its value does not): ``'differences'``,
-    ``{dotted key: value}`` of the compiled config ``cfg`` against the run's own ``own`` (the whole config
-    ``'config'`` when there is no run folder, ``own`` None); ``'episodes'`` when it plays other than the run's
-    ``env.n_evaluator_episode``; ``'domain_params'`` other than the run's. Empty when there is none."""
-    from ..config.run_folder import config_differences
+    edited between two evaluations differs; an override that sets a key to its value does not).
+
+    ``own`` is the run's compiled config, or, with ``named_config`` (a checkpoint outside a run folder, or a run
+    folder whose config this acframe cannot compile), the config given with ``-c`` compiled without overrides,
+    which then names the result as a whole (``'config'``). ``'differences'``: ``{dotted key: value}`` of ``cfg``
+    against ``own``; ``'episodes'`` when it plays other than ``own``'s ``env.n_evaluator_episode``;
+    ``'domain_params'`` other than the run's. Budgets, names, the seed and the episode count are never part of
+    ``'differences'`` or ``'config'``. Empty when there is none."""
+    from ..config.run_folder import RESUME_FREE_KEYS, config_differences
 
     settings: Dict[str, Any] = {}
-    if own is None:
-        settings['config'] = json.loads(json.dumps(cfg, default=str))
-    else:
-        keys = [key for key in config_differences(own, cfg) if key not in ('env.n_evaluator_episode', 'seed')
-                and not (key in FILLED_FROM_ENV and _dotted(cfg, key) is None)]  # (filled from the same env)
-        if keys:
-            settings['differences'] = {key: _dotted(cfg, key) for key in keys}
-        if n_episode != int(own.env.n_evaluator_episode):
-            settings['episodes'] = n_episode
+    if named_config:
+        whole = json.loads(json.dumps(own, default=str))
+        for key in RESUME_FREE_KEYS + NOT_A_SETTING:
+            *parents, last = key.split('.')
+            node = whole
+            for part in parents:
+                node = node.get(part, {})
+            node.pop(last, None)
+        settings['config'] = whole
+    keys = [key for key in config_differences(own, cfg) if key not in NOT_A_SETTING
+            and not (key in FILLED_FROM_ENV and _dotted(cfg, key) in (None, '<absent>'))]  # (filled from the env)
+    if keys:
+        settings['differences'] = {key: _dotted(cfg, key) for key in keys}
+    if n_episode != int(own.env.n_evaluator_episode):
+        settings['episodes'] = n_episode
     if domain_params != default_domain_params:
         settings['domain_params'] = domain_params
     return json.loads(json.dumps(settings, default=str))  # (as the result file will hold them)
@@ -192,9 +208,19 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     if artifacts.run_dir is not None:  # the run's own config, to name what differs from it
         from ..config.run_folder import load_run_config
 
-        own = cfg if config is None and not overrides else load_run_config(artifacts.run_dir, seed=cfg.seed,
-                                                                            imports=imports)
-    settings = evaluation_settings(cfg, own, n_episode, domain_params, resolve_domain_params(cfg if own is None else own, None))
+        try:
+            own = cfg if config is None and not overrides else load_run_config(artifacts.run_dir, seed=cfg.seed,
+                                                                                imports=imports)
+        except ConfigError:  # (a run folder this acframe cannot compile, evaluated with -c: named by the config)
+            own = None
+    named_config = own is None
+    if named_config:  # the config given, without the overrides, names the result
+        from ..config import compile_config
+
+        with warnings.catch_warnings():  # (said once already, when the evaluation's config was compiled)
+            warnings.simplefilter('ignore', ConfigWarning)
+            own = compile_config(config, [], seed=cfg.seed)
+    settings = evaluation_settings(cfg, own, n_episode, domain_params, resolve_domain_params(own, None), named_config)
     state = load_checkpoint(artifacts.checkpoint)  # a clear error before any env starts
     set_global_seed(cfg.seed)
     stem = os.path.splitext(os.path.basename(artifacts.checkpoint))[0]

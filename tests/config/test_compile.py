@@ -113,7 +113,8 @@ def test_a_dotted_override_makes_no_section_where_none_is_declared(override, mes
     ('policy.learn.ent_coef=0.01',
      "unknown config key 'policy.learn.ent_coef': that is Stable-Baselines3's name; acframe's is "
      "'policy.learn.entropy_weight'"),
-    ('policy.learn.n_steps=128', "acframe's is 'policy.collect.n_sample' (over all envs: n_steps x n_envs)"),
+    ('policy.learn.n_steps=128', "acframe's is 'policy.collect.n_sample' (samples per collection over all envs: "
+                                 "n_steps x n_envs for PPO and A2C; IMPALA's and ACER's samples are unrolls"),
     ('policy.learn.clip_range=0.1', "acframe's is 'policy.learn.clip_ratio'"),
     # a key another policy declares says so (burn-in is ACER's: its replayed windows)
     ('policy.model.rnn.burn_in=4',

@@ -91,10 +91,31 @@ def test_a_config_edited_between_two_evaluations_is_another_setting(trained_run,
     assert first['settings']['config']['env']['evaluator_env_num'] == 4
     shutil.copy(config, tmp_path / 'copy.py')
     assert evaluate_run(str(alone), config=str(tmp_path / 'copy.py'), seed=5)['result_file'] == first['result_file']
+    # another budget or name is not another setting; another number of episodes is, asked for either way
+    budget = tmp_path / 'budget.py'
+    budget.write_text(config.read_text().replace("'max_env_step': 1600", "'max_env_step': 99"))
+    assert budget.read_text() != config.read_text()
+    assert evaluate_run(str(alone), config=str(budget), seed=5)['result_file'] == first['result_file']
+    fewer = evaluate_run(str(alone), config=str(config), seed=5, episodes=2)
+    assert fewer['result_file'] == first['result_file'].replace('_seed5_', '_seed5_2ep_')
+    assert evaluate_run(str(alone), config=str(config), seed=5,
+                        overrides=['env.n_evaluator_episode=2'])['result_file'] == fewer['result_file']
     config.write_text(config.read_text().replace("'evaluator_env_num': 4", "'evaluator_env_num': 2"))
     edited = evaluate_run(str(alone), config=str(config), seed=5)
     assert edited['result_file'] != first['result_file']
     assert json.loads(open(first['result_file']).read())['returns'] == first['returns']  # kept
+
+
+def test_a_run_folder_this_acframe_cannot_compile_is_evaluated_with_a_config(trained_run, tmp_path):
+    """A run folder whose config.json holds a key this acframe does not declare (an older or newer acframe's) is
+    evaluated with ``-c``, its result named by the whole config as for a checkpoint outside a run folder."""
+    run = tmp_path / 'run'
+    shutil.copytree(trained_run, run, ignore=shutil.ignore_patterns('eval'))
+    record = json.loads((run / 'config.json').read_text())
+    record['config']['env']['a_key_from_elsewhere'] = 1
+    (run / 'config.json').write_text(json.dumps(record))
+    result = evaluate_run(str(run / 'ckpt' / 'ckpt_best.pth'), config=str(trained_run / 'config.py'), seed=5)
+    assert 'config' in result['settings'] and result['result_file'].startswith(str(run / 'eval' / 'ckpt_best_seed5_'))
 
 
 def test_a_config_and_a_checkpoint_still_work(trained_run, capsys):

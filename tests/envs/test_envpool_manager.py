@@ -214,5 +214,5 @@ def test_a_run_trained_on_envpool_is_evaluated_on_envpool_from_the_cli(tmp_path)
         out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(run), '-s', '7',
                               '--episodes', '3', '-q'], capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
-        results.append(json.loads((run / 'eval' / 'ckpt_best_seed7.json').read_text()))
+        results.append(json.loads((run / 'eval' / 'ckpt_best_seed7_3ep.json').read_text()))  # 3 of the run's 8
     assert len(results[0]['returns']) == 3 and results[0]['returns'] == results[1]['returns']

@@ -299,7 +299,7 @@ BAD = [
     (['-c', 'cartpole_novel_ppo_lstm.py', 'policy.model.lstm_hidden_size=32'],
      "that is sb3-contrib's RecurrentPPO name; acframe's is 'policy.model.rnn.hidden_size'"),
     (['-c', 'cartpole_novel_ppo_lstm.py', 'policy.model.enable_critic_lstm=True'],
-     "acframe's is 'policy.model.share_encoder' (False: the critic has an encoder and a core of its own)"),
+     "acframe's is 'policy.model.share_encoder' (its default True with shared_lstm=False is share_encoder=False"),
     (['-c', 'cartpole_novel_ppo_lstm.py', 'policy.model.hidden_size=32'], "did you mean 'policy.model.rnn.hidden_size'?"),
     # burn-in is ACER's (its replayed windows start from stored states); PPO's sequences start from the actors' own
     (['-c', 'cartpole_novel_ppo_lstm.py', 'policy.model.rnn.burn_in=4'], "a key of policy acer, not of this one"),
@@ -412,8 +412,8 @@ def test_a_loaded_recurrent_policy_resets_some_envs_of_a_batch(tmp_path, capsys)
     loaded = load_policy(str(run))
     rng = np.random.default_rng(0)
     state = loaded.initial_state(4)
-    loaded.reset()
-    for starts in (None, [1], np.array([True, False, False, True]), [], None, np.array([2, 0])):
+    loaded.reset([7])  # before the first act there is nothing to keep: every env starts there anyway
+    for starts in (None, [1], np.array([True, False, False, True]), [], None, np.array([2, 0]), np.int64(3)):
         obs = rng.normal(size=(4, 2)).astype(np.float32)
         if starts is not None:
             loaded.reset(starts)
@@ -424,6 +424,10 @@ def test_a_loaded_recurrent_policy_resets_some_envs_of_a_batch(tmp_path, capsys)
         assert np.array_equal(loaded.policy._eval_states.state.numpy(), state)  # the states it keeps, row by row
     with pytest.raises(ValueError, match=r'env 4 is not one of the 4 envs'):
         loaded.reset([4])
+    with pytest.raises(ValueError, match=r'env -1 is not one of the 4 envs'):
+        loaded.reset([-1])
+    with pytest.raises(ValueError, match=r'a bool array of 2 envs for a policy acting for 4'):
+        loaded.reset(np.array([True, False]))
     with pytest.raises(ValueError, match='indices of the envs'):
         loaded.reset(np.zeros((2, 2), dtype=int))
     with pytest.raises(ValueError, match='reset'):  # still 4 envs until reset()

@@ -184,3 +184,28 @@ def test_the_cli_prints_that_warning_as_one_line(tmp_path):
     assert proc.stderr.splitlines() == [
         "acframe: warning: env.env_id was overridden to 'Acrobot-v1' but env.stop_value=490 is the config's value "
         "for 'CartPole-v1'; set env.stop_value for 'Acrobot-v1' (or env.stop_value=None to never stop early)"]
+
+
+def test_the_schedule_counts_from_the_evaluations_it_asked_for():
+    """``EvalHistory.due``: the first check, then every ``eval_freq`` iterations after the last evaluation the schedule
+    asked for; one outside it (the final weights' at a budget's end, at 13) does not move it; ``eval_freq=0``: the
+    first only. A checkpoint from before ``schedule_iter`` counts from its last evaluation, as before."""
+    from acframe.worker.evaluator import EvalHistory
+
+    history = EvalHistory(5)
+    for it in (0, 5, 10):
+        assert history.due(it)
+        history.record(it, it, 1.0, 1.0)
+    assert not history.due(13)
+    history.record(13, 13, 1.0, 1.0)  # the budget's end
+    assert history.last_eval_iter == 13 and history.schedule_iter == 10
+    restored = EvalHistory(5)
+    restored.load_state_dict(history.state_dict())
+    assert restored.due(15) and not restored.due(14)
+    old = {k: v for k, v in history.state_dict().items() if k != 'schedule_iter'}
+    restored.load_state_dict(old)
+    assert restored.schedule_iter == 13 and not restored.due(15) and restored.due(18)
+    never = EvalHistory(0)
+    assert never.due(0)
+    never.mark(0)
+    assert not never.due(10 ** 6)
