@@ -12,17 +12,18 @@ env steps; with Adam the gates stayed in range and seed 0 began to learn at abou
 -10.75 at 2.24M, 12.0 at 6.72M, 20.25 on 4 games at 7.36M but 15.98 on the 50-game confirmation, 18.0 at 7.68M, and
 solved at 8.64M env steps, confirmed at 20.18 +- 0.84 on 50 fresh games, 4.3 h of a 2-core CPU; seed 2: 18.0 at
 5.44M, 17.0-18.0 from 6.40M to 7.04M, solved at 7.36M env steps, confirmed at 20.08 +- 0.27 on 50 fresh games;
-seed 0 from scratch: +16.0 at 3.52M, +17.0 at 4.80M, not yet run further):
+seed 0 from scratch: +16.0 at 3.52M, +17.0 at 4.80M, 18.5 at 6.08M, solved at 6.40M env steps, confirmed at
+20.72 +- 0.45 on 50 fresh games, 4.9 h in all over three sittings, 365 env steps/s):
 docs/recurrent.md, "Pong: the LSTM's gates saturate", measured with bench/recurrent_saturation.py. The actors carry
 one LSTM state per env and reset it where a game starts; each unroll keeps the state at its first step and the
 learner recomputes the unroll from it. Pong shows the ball's motion in the 4 stacked frames, so the LSTM is not
 needed to solve it: this file is the pixel recurrent path at Atari scale, and what a game that needs memory would
 start from (``env.atari.frame_stack=1`` leaves the motion to the LSTM).
 
-Budget: 10M env steps (40M frames), as pong_impala.py. No stop value: two seeds of three have reached a score
-(seed 1, 20 at 8.64M; seed 2 at 7.36M; 4-5 hours of a 2-core CPU per seed), and acframe ships no stop value a config
-has not reached on 3 seeds; the run trains its whole budget, and ``env.stop_value=20`` (pong_impala.py's) stops it
-at a confirmed 20. Its speed (``acframe -c pong_impala_lstm.py -s 0 --max-env-step 24000 env.manager=envpool
+Budget: 10M env steps (40M frames), as pong_impala.py. Stop value 20 (confirmed on 50 fresh games), reached by
+seeds 0 / 1 / 2 at 6.40M / 8.64M / 7.36M env steps (confirmed 20.72 / 20.18 / 20.08; 4-5 hours of a 2-core CPU
+per seed, run with ``acframe -c pong_impala_lstm.py -s SEED env.manager=envpool``), all within the budget, the
+slowest with 1.36M env steps to spare. Its speed (``acframe -c pong_impala_lstm.py -s 0 --max-env-step 24000 env.manager=envpool
 env.stop_value=None`` with evaluation off, interleaved twice with pong_impala.py, 2026-11-28, 2-core CPU, load 3-4):
 424 / 342 env steps/s against the feed-forward file's 475 / 514 (0.89x / 0.66x).
 """
@@ -35,7 +36,7 @@ main_config = dict(
         collector_env_num=8,  # envs stepped together by the collector
         evaluator_env_num=4,  # evaluation games played at once
         n_evaluator_episode=4,  # games per evaluation (a score at the stop value is confirmed on 50 fresh ones)
-        stop_value=None,  # none: 2 of 3 seeds trained to 20 so far (see above); pong_impala.py's is 20
+        stop_value=20,  # reached by seeds 0 / 1 / 2 at 6.40M / 8.64M / 7.36M env steps (see above), as pong_impala.py's
     ),
     policy=dict(
         unroll_len=20,  # the paper's Atari unroll length
