@@ -19,7 +19,7 @@ from easydict import EasyDict
 from ..errors import ConfigError, ConfigWarning, describe_raised
 from ..registry import BUFFER_REGISTRY, POLICY_REGISTRY, closest, import_names
 from . import defaults as D
-from .ding_compat import leaf_paths, translate_ding_config, translate_override
+from .ding_compat import MISSING, get_path, leaf_paths, translate_ding_config, translate_override
 from .foreign_names import foreign_name_message
 from .introspect import loaded_class_config, static_class_config
 from .rules import check_config
@@ -236,12 +236,10 @@ def policies_declaring(full: str) -> List[str]:
     names = []
     for name in POLICY_REGISTRY.names():
         try:
-            node: Any = {'policy': policy_defaults(name)[0]}
+            defaults = {'policy': policy_defaults(name)[0]}
         except Exception:  # (a user's policy that cannot be read: not a hint worth an error of its own)
             continue
-        for part in full.split('.'):
-            node = node.get(part, _UNSET) if isinstance(node, dict) else _UNSET
-        if node is not _UNSET:
+        if get_path(defaults, full) is not MISSING:
             names.append(name)
     return sorted(names)
 

@@ -160,7 +160,8 @@ DING_KEYS: Tuple[str, ...] = (
 DING_MODEL_KEYS_BY_POLICY: Dict[str, Tuple[str, ...]] = {
     'acer': ('actor_head_hidden_size', 'critic_head_hidden_size', 'actor_head_layer_num', 'critic_head_layer_num'),
 }
-_MISSING = object()
+#: what ``get_path`` returns for an absent path
+MISSING = object()
 
 
 def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str], dict],
@@ -333,7 +334,7 @@ def _translate_mujoco(main: dict, env_main: dict) -> None:
     logger.warning("acframe: note: env.env_id '%s' is gym's (mujoco-py); gymnasium 1.x has '%s' (the same task), "
                    "used instead", env_id, new)
     sizes = _MUJOCO_V5_OBS.get(task)
-    if sizes is not None and _get(main, 'policy.model.obs_shape') in (sizes[0], [sizes[0]], (sizes[0],)):
+    if sizes is not None and get_path(main, 'policy.model.obs_shape') in (sizes[0], [sizes[0]], (sizes[0],)):
         _pop(main, 'policy.model.obs_shape')
         logger.warning("acframe: note: policy.model.obs_shape=%d is %s's; %s observes %d values (no contact forces "
                        "of the world body): the model is built for %d", sizes[0], env_id, new, sizes[1], sizes[1])
@@ -368,9 +369,9 @@ def _round_n_sample(main: dict, defaults: dict) -> None:
     """DI-engine collects ``n_sample`` in all over its collector envs, whatever their number; acframe's collector
     steps every env alike, so ``n_sample`` must be a multiple of ``env.collector_env_num``: round it up, with a note
     (a DI-engine file's 2048 samples over 10 envs become 2050)."""
-    n_sample = _get(main, 'policy.collect.n_sample')
-    envs = _get(main, 'env.collector_env_num')
-    if envs is _MISSING:
+    n_sample = get_path(main, 'policy.collect.n_sample')
+    envs = get_path(main, 'env.collector_env_num')
+    if envs is MISSING:
         envs = defaults['env']['collector_env_num']
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (n_sample, envs)) or n_sample % envs == 0:
         return  # absent, already a multiple, or a bad value that compile_config names
@@ -384,12 +385,12 @@ def _translate_trajectory_buffer_size(main: dict, policy_type: str, defaults: di
     """DI-engine's ACER stores trajectories of ``unroll_len`` steps and counts ``replay_buffer_size`` in them;
     acframe's episodic buffer counts transitions: a DI-engine file's size is multiplied by its unroll length, with a
     note (its Pong file's 3000 trajectories of 64 steps hold 192,000 transitions)."""
-    size = _get(main, 'policy.other.replay_buffer.replay_buffer_size')
-    if policy_type != 'acer' or size is _MISSING:
+    size = get_path(main, 'policy.other.replay_buffer.replay_buffer_size')
+    if policy_type != 'acer' or size is MISSING:
         return
-    unroll = _get(main, 'policy.other.replay_buffer.unroll_len')
-    if unroll is _MISSING:
-        unroll = _get(defaults, 'policy.other.replay_buffer.unroll_len')
+    unroll = get_path(main, 'policy.other.replay_buffer.unroll_len')
+    if unroll is MISSING:
+        unroll = get_path(defaults, 'policy.other.replay_buffer.unroll_len')
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (size, unroll)):
         return  # compile_config names the bad value
     _set(main, 'policy.other.replay_buffer.replay_buffer_size', size * unroll)
@@ -401,14 +402,14 @@ def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[
     """DI-engine's PPO ``learn.lr_scheduler=dict(epoch_num, min_lr_lambda=0)`` decays the learning rate linearly to 0
     over ``epoch_num`` collections (one step per collection); acframe's ``learn.lr_decay_iters`` decays it to 0 over
     that many gradient steps: ``epoch_num`` x ``epoch_per_collect`` x ceil(``n_sample`` / ``batch_size``)."""
-    value = _get(main, 'policy.learn.lr_scheduler')
-    if value is _MISSING:
+    value = get_path(main, 'policy.learn.lr_scheduler')
+    if value is MISSING:
         return
     if value is None:  # DI-engine's default: no scheduler
         _pop(main, 'policy.learn.lr_scheduler')
         return
     defaults = defaults_of(policy_type)
-    if policy_type != 'ppo' or _get(defaults, 'policy.learn.lr_decay_iters') is _MISSING:
+    if policy_type != 'ppo' or get_path(defaults, 'policy.learn.lr_decay_iters') is MISSING:
         return  # not DI-engine's PPO key here: compile_config names it as unknown
     epochs, floor = (value.get('epoch_num'), value.get('min_lr_lambda', 0)) if isinstance(value, dict) else (None, None)
     if (not isinstance(value, dict) or set(value) - {'epoch_num', 'min_lr_lambda'} or isinstance(epochs, bool)
@@ -420,16 +421,16 @@ def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[
                           f"learning rate to 0 (policy.learn.lr_decay_iters); set min_lr_lambda=0 or remove lr_scheduler")
 
     def setting(path: str) -> Any:
-        given = _get(main, path)
-        return _get(defaults, path) if given is _MISSING else given
+        given = get_path(main, path)
+        return get_path(defaults, path) if given is MISSING else given
 
     sizes = [setting(p) for p in ('policy.learn.epoch_per_collect', 'policy.collect.n_sample', 'policy.learn.batch_size')]
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes):
         return  # compile_config names the bad size; lr_scheduler is then an unknown key
     epoch_per_collect, n_sample, batch_size = sizes
     iters = epochs * epoch_per_collect * -(-n_sample // batch_size)
-    current = _get(main, 'policy.learn.lr_decay_iters')
-    if current is not _MISSING and current != iters:
+    current = get_path(main, 'policy.learn.lr_decay_iters')
+    if current is not MISSING and current != iters:
         raise ConfigError(f"config keys 'policy.learn.lr_scheduler' ({epochs} collections = {iters} gradient steps) and "
                           f"'policy.learn.lr_decay_iters' ({current!r}) differ; keep one")
     _set(main, 'policy.learn.lr_decay_iters', iters)
@@ -451,12 +452,12 @@ def _translate_multi_gpu(main: dict, learner_num: Any) -> None:
     and the per-rank keys become acframe's whole-run ones (N times; docs/ddp.md); without it, it is refused in one
     line naming that key."""
     asked = [key for key in ('policy.multi_gpu', 'policy.learn.multi_gpu')
-             if _get(main, key) not in (_MISSING, False, None)]
+             if get_path(main, key) not in (MISSING, False, None)]
     if not asked:
         return
     key = asked[0]
     if isinstance(learner_num, bool) or not isinstance(learner_num, int) or learner_num < 1:
-        raise ConfigError(f"config key '{key}' = {_get(main, key)!r} asks for DI-engine's data-parallel learners, whose "
+        raise ConfigError(f"config key '{key}' = {get_path(main, key)!r} asks for DI-engine's data-parallel learners, whose "
                           f"number its launcher sets (--nproc_per_node); give it as parallel.learner_num=N (e.g. "
                           f"acframe -c FILE parallel.learner_num=2: acframe starts the N ranks and multiplies the file's "
                           f"per-rank collector_env_num, n_sample, batch_size and replay_buffer_size by N; docs/ddp.md), "
@@ -465,7 +466,7 @@ def _translate_multi_gpu(main: dict, learner_num: Any) -> None:
         _pop(main, name)
     scaled = []
     for name in PER_RANK_KEYS:
-        value = _get(main, name)
+        value = get_path(main, name)
         if isinstance(value, int) and not isinstance(value, bool):
             _set(main, name, value * learner_num)
             scaled.append(f"{name.rsplit('.', 1)[-1]} {value} -> {value * learner_num}")
@@ -477,7 +478,7 @@ def _translate_multi_gpu(main: dict, learner_num: Any) -> None:
 def _translate_activation(main: dict) -> None:
     """A ``torch.nn`` activation module (class or instance) under ``policy.model`` -> acframe's activation name,
     so that the compiled config (and the run folder's config.json) holds the name, never the object."""
-    model = _get(main, 'policy.model')
+    model = get_path(main, 'policy.model')
     if not isinstance(model, dict):
         return
     for key, value in list(model.items()):
@@ -504,7 +505,7 @@ def _translate_image_encoder(main: dict) -> None:
     """DI-engine's VAC encodes a 3-dim ``obs_shape`` with its ConvEncoder: 3 conv layers (8x8/4, 4x4/2, 3x3/1, ReLU;
     channels ``encoder_hidden_size_list[:3]``) and a linear layer of ``encoder_hidden_size_list[-1]`` units. That is
     acframe's ``nature_cnn`` encoder with those channels and one hidden layer (``encoder_hidden_size_list[-1:]``)."""
-    model = _get(main, 'policy.model')
+    model = get_path(main, 'policy.model')
     if not isinstance(model, dict) or 'encoder' in model or model.get('impala_cnn_encoder'):
         return
     shape = model.get('obs_shape')
@@ -533,21 +534,21 @@ PRIORITY_ALIASES = {'priority_power_factor': 'alpha', 'IS_weight_power_factor': 
 def _translate_buffer(main: dict, create: dict, valid: Dict[str, Any]) -> None:
     """``replay_buffer.type='naive'`` (DI-engine's plain FIFO buffer) -> the policy's default buffer type; DI-engine's
     priority switches -> a prioritized buffer (``_translate_priority``); the keys the buffer declares are valid."""
-    default_type = valid.get('policy.other.replay_buffer.type', _MISSING)
+    default_type = valid.get('policy.other.replay_buffer.type', MISSING)
     create_buffer = create.pop('replay_buffer', None)
     if create_buffer is not None:
         if not isinstance(create_buffer, dict) or set(create_buffer) - {'type', 'import_names'}:
             raise ConfigError(f"create_config.replay_buffer must be dict(type=...), got {create_buffer!r}")
         if 'type' in create_buffer:
             _set(main, 'policy.other.replay_buffer.type', create_buffer['type'], keep_existing=True)
-    buffer_type = _get(main, 'policy.other.replay_buffer.type')
-    if isinstance(buffer_type, str) and buffer_type == 'naive' and default_type is not _MISSING:
+    buffer_type = get_path(main, 'policy.other.replay_buffer.type')
+    if isinstance(buffer_type, str) and buffer_type == 'naive' and default_type is not MISSING:
         _set(main, 'policy.other.replay_buffer.type', default_type)
     _translate_priority(main, default_type)
     from .compile import buffer_defaults  # compile imports this module
 
-    buffer_type = _get(main, 'policy.other.replay_buffer.type')
-    own, _ = buffer_defaults(default_type if buffer_type is _MISSING else buffer_type)
+    buffer_type = get_path(main, 'policy.other.replay_buffer.type')
+    own, _ = buffer_defaults(default_type if buffer_type is MISSING else buffer_type)
     valid.update({f'policy.other.replay_buffer.{k}': v for k, v in leaf_paths(own).items()})
 
 
@@ -557,8 +558,8 @@ def _translate_priority(main: dict, default_type: Any) -> None:
     switches = {}
     for name in ('priority', 'priority_IS_weight'):
         for path in (f'policy.{name}', f'policy.other.replay_buffer.{name}'):
-            value = _get(main, path)
-            if value is _MISSING:
+            value = get_path(main, path)
+            if value is MISSING:
                 continue
             _pop(main, path)
             if not isinstance(value, bool):
@@ -566,7 +567,7 @@ def _translate_priority(main: dict, default_type: Any) -> None:
             if name in switches and switches[name] != value:
                 raise ConfigError(f"'policy.{name}' and 'policy.other.replay_buffer.{name}' differ; keep one")
             switches[name] = value
-    rb = _get(main, 'policy.other.replay_buffer')
+    rb = get_path(main, 'policy.other.replay_buffer')
     if isinstance(rb, dict):
         for ding_name, name in PRIORITY_ALIASES.items():
             if ding_name in rb:
@@ -575,8 +576,8 @@ def _translate_priority(main: dict, default_type: Any) -> None:
                 rb[name] = rb.pop(ding_name)
     if not switches.get('priority'):
         return
-    buffer_type = _get(main, 'policy.other.replay_buffer.type')
-    buffer_type = default_type if buffer_type is _MISSING else buffer_type
+    buffer_type = get_path(main, 'policy.other.replay_buffer.type')
+    buffer_type = default_type if buffer_type is MISSING else buffer_type
     if buffer_type in PRIORITIZED:
         _set(main, 'policy.other.replay_buffer.type', PRIORITIZED[buffer_type])
         logger.warning("acframe: note: policy.priority=True: replay_buffer.type '%s' is read as '%s' (prioritized replay, "
@@ -592,7 +593,7 @@ def _translate_priority(main: dict, default_type: Any) -> None:
 def _cuda_if_available(main: dict) -> None:
     """DI-engine reads ``policy.cuda=True`` as 'CUDA when available' (``cfg.cuda and torch.cuda.is_available()``);
     acframe refuses an unavailable device, so a DI-engine file falls back to the CPU here, with a note."""
-    if _get(main, 'policy.cuda') is not True:
+    if get_path(main, 'policy.cuda') is not True:
         return
     import torch
     if not torch.cuda.is_available():
@@ -621,8 +622,8 @@ def translate_override(key: str, value: Any, policy_type: str, valid: Dict[str, 
 
 def _check_on_policy(main: dict, policy_type: str, valid: Dict[str, Any]) -> None:
     """``policy.on_policy`` (DI-engine's files state it): dropped when it agrees with the policy class."""
-    value = _get(main, 'policy.on_policy')
-    if value is _MISSING or 'policy.on_policy' in valid:
+    value = get_path(main, 'policy.on_policy')
+    if value is MISSING or 'policy.on_policy' in valid:
         return
     _require_on_policy(value, policy_type)
     _pop(main, 'policy.on_policy')
@@ -645,11 +646,11 @@ def _warn_renamed(old: str, new: str) -> None:
 
 def _translate_renamed(main: dict, valid: Dict[str, Any]) -> None:
     for old, new in RENAMED.items():
-        value = _get(main, old)
-        if value is _MISSING or old in valid or new not in valid:
+        value = get_path(main, old)
+        if value is MISSING or old in valid or new not in valid:
             continue
-        current = _get(main, new)
-        if current is not _MISSING and current != value:
+        current = get_path(main, new)
+        if current is not MISSING and current != value:
             raise ConfigError(f"config keys '{old}' ({value!r}, its former name) and '{new}' ({current!r}) differ; "
                               f"keep '{new}'")
         _warn_renamed(old, new)
@@ -663,23 +664,23 @@ def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None
             continue
         if ding_key in valid or not (key in valid or key.startswith('policy.model.')):
             continue
-        value = _get(main, ding_key)
-        if value is _MISSING:
+        value = get_path(main, ding_key)
+        if value is MISSING:
             continue
         if transform is not None:
             try:
                 value = transform(value)
             except (TypeError, ValueError) as exc:
                 raise ConfigError(f"config key '{ding_key}' = {value!r} must be a number") from exc
-        current = _get(main, key)
-        if current is not _MISSING and current != value:
-            raise ConfigError(f"config keys '{ding_key}' ({_get(main, ding_key)!r}) and '{key}' ({current!r}) mean the same "
+        current = get_path(main, key)
+        if current is not MISSING and current != value:
+            raise ConfigError(f"config keys '{ding_key}' ({get_path(main, ding_key)!r}) and '{key}' ({current!r}) mean the same "
                               f"thing in acframe but differ; keep one (docs/from_di_engine.md)")
         _set(main, key, value)
         _pop(main, ding_key)
     for ding_key in UNROLL_KEYS:  # left over: the policy trains on single transitions
-        value = _get(main, ding_key)
-        if value is _MISSING or ding_key in valid:
+        value = get_path(main, ding_key)
+        if value is MISSING or ding_key in valid:
             continue
         if value != 1:
             raise ConfigError(f"config key '{ding_key}' = {value!r}: policy '{policy_type}' trains on single transitions "
@@ -693,8 +694,8 @@ def _translate_head_layers(main: dict) -> None:
     """DI-engine's ``*_head_layer_num``: 0 is a linear head (acframe's ``*_head_hidden_size=0``), N >= 1 is N hidden
     layers of ``*_head_hidden_size`` units (the ``vac`` model's ``*_head_layer_num``; 1 is its default)."""
     for head in ('actor', 'critic'):
-        layers = _get(main, f'policy.model.{head}_head_layer_num')
-        if layers is _MISSING:
+        layers = get_path(main, f'policy.model.{head}_head_layer_num')
+        if layers is MISSING:
             continue
         if isinstance(layers, bool) or not isinstance(layers, int) or layers < 0:
             raise ConfigError(f"config key 'policy.model.{head}_head_layer_num' = {layers!r} must be a whole number "
@@ -708,18 +709,18 @@ def _translate_head_layers(main: dict) -> None:
 def _drop_unused(main: dict, policy_type: str, valid: Dict[str, Any]) -> List[str]:
     """Remove DI-engine keys that are not keys of this policy; return their paths."""
     dropped = []
-    if _get(main, 'env._ding_manager') is not _MISSING:
+    if get_path(main, 'env._ding_manager') is not MISSING:
         _pop(main, 'env._ding_manager')
         dropped.append('env.manager')
     for path in DING_KEYS:
-        if path.startswith('create_config.') or path in valid or _get(main, path) is _MISSING:
+        if path.startswith('create_config.') or path in valid or get_path(main, path) is MISSING:
             continue
         if any(v.startswith(path + '.') for v in valid):
             continue  # a section acframe has too: its keys are checked as acframe's
         _pop(main, path)
         dropped.append(path)
     for key in DING_MODEL_KEYS_BY_POLICY.get(policy_type, ()):
-        if _get(main, f'policy.model.{key}') is not _MISSING:
+        if get_path(main, f'policy.model.{key}') is not MISSING:
             _pop(main, f'policy.model.{key}')
             dropped.append(f'policy.model.{key}')
     return dropped
@@ -737,11 +738,12 @@ def leaf_paths(tree: dict, prefix: str = '') -> Dict[str, Any]:
     return out
 
 
-def _get(tree: dict, path: str) -> Any:
+def get_path(tree: dict, path: str) -> Any:
+    """The value at the dotted ``path`` of a nested dict, ``MISSING`` where it is absent."""
     node: Any = tree
     for part in path.split('.'):
         if not isinstance(node, dict) or part not in node:
-            return _MISSING
+            return MISSING
         node = node[part]
     return node
 

@@ -138,9 +138,11 @@ def default_result_path(run_dir: Optional[str], checkpoint: str, seed: int,
 
 
 def _dotted(tree: Any, key: str) -> Any:
-    for part in key.split('.'):
-        tree = tree[part] if isinstance(tree, dict) and part in tree else '<absent>'
-    return tree
+    """The value at ``key`` of a compiled config, ``'<absent>'`` (as ``config_differences`` says) where absent."""
+    from ..config.ding_compat import MISSING, get_path
+
+    value = get_path(tree, key)
+    return '<absent>' if value is MISSING else value
 
 
 #: keys that do not change what an evaluation plays: budgets and names (``RESUME_FREE_KEYS``), the seed (in the
