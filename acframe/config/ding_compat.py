@@ -335,7 +335,7 @@ def _translate_mujoco(main: dict, env_main: dict) -> None:
                    "used instead", env_id, new)
     sizes = _MUJOCO_V5_OBS.get(task)
     if sizes is not None and get_path(main, 'policy.model.obs_shape') in (sizes[0], [sizes[0]], (sizes[0],)):
-        _pop(main, 'policy.model.obs_shape')
+        pop_path(main, 'policy.model.obs_shape')
         logger.warning("acframe: note: policy.model.obs_shape=%d is %s's; %s observes %d values (no contact forces "
                        "of the world body): the model is built for %d", sizes[0], env_id, new, sizes[1], sizes[1])
 
@@ -406,7 +406,7 @@ def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[
     if value is MISSING:
         return
     if value is None:  # DI-engine's default: no scheduler
-        _pop(main, 'policy.learn.lr_scheduler')
+        pop_path(main, 'policy.learn.lr_scheduler')
         return
     defaults = defaults_of(policy_type)
     if policy_type != 'ppo' or get_path(defaults, 'policy.learn.lr_decay_iters') is MISSING:
@@ -434,7 +434,7 @@ def _translate_lr_scheduler(main: dict, policy_type: str, defaults_of: Callable[
         raise ConfigError(f"config keys 'policy.learn.lr_scheduler' ({epochs} collections = {iters} gradient steps) and "
                           f"'policy.learn.lr_decay_iters' ({current!r}) differ; keep one")
     _set(main, 'policy.learn.lr_decay_iters', iters)
-    _pop(main, 'policy.learn.lr_scheduler')
+    pop_path(main, 'policy.learn.lr_scheduler')
     logger.warning("acframe: note: policy.learn.lr_scheduler (linear to 0 over %d collections) is "
                    "policy.learn.lr_decay_iters=%d (%d epochs x %d minibatches per collection), decayed per gradient step",
                    epochs, iters, epoch_per_collect, -(-n_sample // batch_size))
@@ -463,7 +463,7 @@ def _translate_multi_gpu(main: dict, learner_num: Any) -> None:
                           f"per-rank collector_env_num, n_sample, batch_size and replay_buffer_size by N; docs/ddp.md), "
                           f"or set {key}=False for one learner")
     for name in asked:
-        _pop(main, name)
+        pop_path(main, name)
     scaled = []
     for name in PER_RANK_KEYS:
         value = get_path(main, name)
@@ -561,7 +561,7 @@ def _translate_priority(main: dict, default_type: Any) -> None:
             value = get_path(main, path)
             if value is MISSING:
                 continue
-            _pop(main, path)
+            pop_path(main, path)
             if not isinstance(value, bool):
                 raise ConfigError(f"config key '{path}' = {value!r} must be True or False (DI-engine's prioritized replay switch)")
             if name in switches and switches[name] != value:
@@ -626,7 +626,7 @@ def _check_on_policy(main: dict, policy_type: str, valid: Dict[str, Any]) -> Non
     if value is MISSING or 'policy.on_policy' in valid:
         return
     _require_on_policy(value, policy_type)
-    _pop(main, 'policy.on_policy')
+    pop_path(main, 'policy.on_policy')
 
 
 def _require_on_policy(value: Any, policy_type: str) -> None:
@@ -655,7 +655,7 @@ def _translate_renamed(main: dict, valid: Dict[str, Any]) -> None:
                               f"keep '{new}'")
         _warn_renamed(old, new)
         _set(main, new, value)
-        _pop(main, old)
+        pop_path(main, old)
 
 
 def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None:
@@ -677,7 +677,7 @@ def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None
             raise ConfigError(f"config keys '{ding_key}' ({get_path(main, ding_key)!r}) and '{key}' ({current!r}) mean the same "
                               f"thing in acframe but differ; keep one (docs/from_di_engine.md)")
         _set(main, key, value)
-        _pop(main, ding_key)
+        pop_path(main, ding_key)
     for ding_key in UNROLL_KEYS:  # left over: the policy trains on single transitions
         value = get_path(main, ding_key)
         if value is MISSING or ding_key in valid:
@@ -685,7 +685,7 @@ def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None
         if value != 1:
             raise ConfigError(f"config key '{ding_key}' = {value!r}: policy '{policy_type}' trains on single transitions "
                               f"(a sample is one step), so it takes only 1; remove the key")
-        _pop(main, ding_key)
+        pop_path(main, ding_key)
     if policy_type not in DING_MODEL_KEYS_BY_POLICY:
         _translate_head_layers(main)
 
@@ -703,25 +703,25 @@ def _translate_head_layers(main: dict) -> None:
         if layers == 0:
             _set(main, f'policy.model.{head}_head_hidden_size', 0)
         if layers <= 1:
-            _pop(main, f'policy.model.{head}_head_layer_num')
+            pop_path(main, f'policy.model.{head}_head_layer_num')
 
 
 def _drop_unused(main: dict, policy_type: str, valid: Dict[str, Any]) -> List[str]:
     """Remove DI-engine keys that are not keys of this policy; return their paths."""
     dropped = []
     if get_path(main, 'env._ding_manager') is not MISSING:
-        _pop(main, 'env._ding_manager')
+        pop_path(main, 'env._ding_manager')
         dropped.append('env.manager')
     for path in DING_KEYS:
         if path.startswith('create_config.') or path in valid or get_path(main, path) is MISSING:
             continue
         if any(v.startswith(path + '.') for v in valid):
             continue  # a section acframe has too: its keys are checked as acframe's
-        _pop(main, path)
+        pop_path(main, path)
         dropped.append(path)
     for key in DING_MODEL_KEYS_BY_POLICY.get(policy_type, ()):
         if get_path(main, f'policy.model.{key}') is not MISSING:
-            _pop(main, f'policy.model.{key}')
+            pop_path(main, f'policy.model.{key}')
             dropped.append(f'policy.model.{key}')
     return dropped
 
@@ -764,7 +764,8 @@ def _set(tree: dict, path: str, value: Any, keep_existing: bool = False) -> None
     node[last] = value
 
 
-def _pop(tree: dict, path: str) -> None:
+def pop_path(tree: dict, path: str) -> None:
+    """Remove the dotted ``path`` of a nested dict (its parents must exist), and the sections it leaves empty."""
     *parents, last = path.split('.')
     node = tree
     chain = []

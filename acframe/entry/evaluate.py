@@ -7,12 +7,12 @@ the return that made it the best. The per-episode returns and lengths go to a JS
 ``RUN_DIR/eval/<checkpoint>_seed<seed>.json``; an evaluation with other settings than the run's own -- another
 number of episodes, or a config (``-c``), overrides (``policy.eval.deterministic=False``) or ``--domain-params`` that
 change what the run's config says -- writes ``<checkpoint>_seed<seed>_<N>ep.json`` or
-``<checkpoint>_seed<seed>[_<N>ep]_<tag>.json``, ``tag`` a digest of the differing values, so it never replaces the run's
-own result; the JSON records them; a checkpoint outside a run folder, evaluated with ``-c``, always gets a tag).
-``--video DIR`` records every counted episode with gymnasium's ``RecordVideo`` as
-``DIR/<checkpoint>_seed<seed>[<tag>]_env<i>-episode-<k>.mp4``, the result file's tag (the ``video`` extra: moviepy); for a run
-folder whose ``logger.backends`` name a tracker that stores media (W&B, MLflow), the videos are also uploaded to the
-run's tracker run (``loggers.upload_videos``; ``video_uploads`` in the result names where they went).
+``<checkpoint>_seed<seed>[_<N>ep]_<tag>.json``, ``tag`` a digest of the differing values, so it never replaces the
+run's own result; the JSON records them; a checkpoint outside a run folder, evaluated with ``-c``, always gets a
+tag). ``--video DIR`` records every counted episode with gymnasium's ``RecordVideo`` as
+``DIR/<checkpoint>_seed<seed>[<tag>]_env<i>-episode-<k>.mp4``, the result file's tag (the ``video`` extra: moviepy);
+for a run folder whose ``logger.backends`` name a tracker that stores media (W&B, MLflow), the videos are also
+uploaded to the run's tracker run (``loggers.upload_videos``; ``video_uploads`` in the result names where they went).
 A domain-randomized run evaluates with the nominal parameters or, with ``--domain-params drawn``, each
 evaluator env with its own drawn parameters (default: as the run evaluated, ``apply_to_evaluator``).
 """
@@ -161,17 +161,14 @@ def evaluation_settings(cfg: Any, own: Any, n_episode: int, domain_params: Optio
     against ``own``; ``'episodes'`` when it plays other than ``own``'s ``env.n_evaluator_episode``;
     ``'domain_params'`` other than the run's. Budgets, names, the seed and the episode count are never part of
     ``'differences'`` or ``'config'``. Empty when there is none."""
+    from ..config.ding_compat import pop_path
     from ..config.run_folder import RESUME_FREE_KEYS, config_differences
 
     settings: Dict[str, Any] = {}
     if named_config:
         whole = json.loads(json.dumps(own, default=str))
         for key in RESUME_FREE_KEYS + NOT_A_SETTING:
-            *parents, last = key.split('.')
-            node = whole
-            for part in parents:
-                node = node.get(part, {})
-            node.pop(last, None)
+            pop_path(whole, key)
         settings['config'] = whole
     keys = [key for key in config_differences(own, cfg) if key not in NOT_A_SETTING
             and not (key in FILLED_FROM_ENV and _dotted(cfg, key) in (None, '<absent>'))]  # (filled from the env)
@@ -213,8 +210,8 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
         try:
             own = cfg if config is None and not overrides else load_run_config(artifacts.run_dir, seed=cfg.seed,
                                                                                 imports=imports)
-        except ConfigError:  # (a run folder this acframe cannot compile, evaluated with -c: named by the config)
-            own = None
+        except ConfigError:  # a run folder this acframe cannot compile alone: with -c, named by that config
+            own = None if config is not None else cfg
     named_config = own is None
     if named_config:  # the config given, without the overrides, names the result
         from ..config import compile_config

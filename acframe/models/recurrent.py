@@ -15,8 +15,8 @@ Two ways through the core, with the same weights and the same numbers (to float 
   Python loop per time step either: every column is cut into its episode fragments, which run side by side as
   the columns of one padded batch, one fused call per layer (``_unroll_padded``; on a CPU the LSTM's call is
   oneDNN's, which packed sequences do not get). Where the caller needs no fragment-end states (``ends=False``: PPO's
-  gradient step, ACER's average policy network), an LSTM keeps one lane per column instead, its fragments back to back with a reset row before
-  each episode start (``_unroll_lanes``): fewer than half the rows of the padded batch. A model can lay out its own
+  gradient step, ACER's average policy network), an LSTM keeps one lane per column instead, its fragments back to
+  back with a reset row before each episode start (``_unroll_lanes``): fewer than half the rows of the padded batch. A model can lay out its own
   inputs in those lanes (``lanes`` gives the layout, ``run_lanes`` the call): ``VAC.unroll`` gathers its
   observations, not its features, so no gather of a wide tensor is differentiated.
 """
