@@ -110,6 +110,15 @@ def cluster_pids(cmdline_prefix: bytes = b'') -> list:
     return pids
 
 
+def none_left(cmdline_prefix: bytes, within_s: float = 30.0) -> bool:
+    """No test-cluster process with that command-line prefix is left within ``within_s`` (``ray.kill`` returns before
+    the actor's process has exited; the process goes a moment later)."""
+    deadline = time.monotonic() + within_s
+    while cluster_pids(cmdline_prefix) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return not cluster_pids(cmdline_prefix)
+
+
 def with_descendants(pids: list) -> list:
     """``pids`` and every process below them (Ray's dashboard and runtime-env agents do not inherit the marker)."""
     children: dict = {}
@@ -405,7 +414,7 @@ def test_a_killed_learner_rank_actor_ends_the_run_in_one_line_naming_it(tmp_path
                                                 f'was lost'), line
     assert f'--resume {tmp_path / "run"}' in line, line
     assert took < 15, took  # at once, not after the collective timeout (60 s)
-    assert not ray.is_initialized() and not cluster_pids(b'ray::RayLearnerRank')
+    assert not ray.is_initialized() and none_left(b'ray::RayLearnerRank')
 
 
 class RaisesBeforeItsRun:
@@ -488,7 +497,7 @@ def test_two_serial_ppo_ranks_on_ray_end_identical_and_rank_1_writes_nothing(tmp
     assert sorted(os.listdir(tmp_path)) == ['run', 'seen']  # rank 1 wrote nothing, anywhere
     state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert state['data_parallel']['learner_num'] == 2 and len(state['data_parallel']['ranks']) == 1
-    assert not ray.is_initialized() and not cluster_pids(b'ray::RayLearnerRank')
+    assert not ray.is_initialized() and none_left(b'ray::RayLearnerRank')
 
 
 #: the CLI in a process whose Ray rank actors take 4 s to answer ``ready`` and which gets a SIGTERM 1 s into that wait
@@ -530,10 +539,7 @@ def test_a_sigterm_while_the_ray_rank_actors_start_stops_the_run_as_ctrl_c_does(
     assert err[-1] == 'acframe: terminated (SIGTERM)', proc.stderr
     assert 'the ranks started' not in proc.stderr and 'SIGTERM received' not in proc.stderr, proc.stderr
     assert os.listdir(tmp_path) == []  # a failed start writes nothing
-    deadline = time.monotonic() + 30  # the rank actor goes with the driver's job
-    while cluster_pids(b'ray::SlowToStart') and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not cluster_pids(b'ray::SlowToStart')
+    assert none_left(b'ray::SlowToStart')  # the rank actor goes with the driver's job
 
 
 @pytest.mark.parametrize('args, line', [
