@@ -256,8 +256,9 @@ class EnvChecker:
             self.fail('observation', f"{where} {message}", breaks, key='observation:' + message.split(' ')[0])
         self._passed('observation')
 
-    def _mask(self, obs: Any, info: Mapping, where: str) -> Optional[np.ndarray]:
-        """The action mask of this step (None without one), checked against the action space."""
+    def _mask(self, obs: Any, info: Mapping, where: str, final: bool = False) -> Optional[np.ndarray]:
+        """The action mask of this step (None without one), checked against the action space (``final``: the last
+        observation of an episode, whose mask no action is taken under: it may allow none)."""
         mask, source = None, None
         if isinstance(obs, Mapping) and MASK_KEY in obs:
             mask, source = obs[MASK_KEY], f"observation['{MASK_KEY}']"
@@ -266,7 +267,7 @@ class EnvChecker:
         if mask is None:
             return None
         self.report.facts['action mask'] = source
-        problems = mask_problems(mask, self.env.action_space)
+        problems = mask_problems(mask, self.env.action_space, final=final)
         for message in problems:
             self.fail('mask', f"{source} {where} {message}", key='mask:' + message.split(' ')[0])
         self._passed('mask')
@@ -315,7 +316,7 @@ class EnvChecker:
             trace.episode_len += 1
             obs, reward, terminated, truncated, info = self._step_result(result, what)
             self._observation(obs, f"the observation of {what}")
-            mask = self._mask(obs, info, f"after {what}")
+            mask = self._mask(obs, info, f"after {what}", final=bool(terminated or truncated))
             if trace.episodes == 0:
                 trace.actions.append(action)
                 trace.record.append((obs, reward, bool(terminated), bool(truncated)))
@@ -543,8 +544,10 @@ def observation_problems(obs: Any, space: gym.Space, path: str = '') -> List[Tup
                                f"the space", True)]
 
 
-def mask_problems(mask: Any, action_space: gym.Space) -> List[str]:
-    """How an action mask does not fit ``action_space`` (each saying the fix); [] when it fits."""
+def mask_problems(mask: Any, action_space: gym.Space, final: bool = False) -> List[str]:
+    """How an action mask does not fit ``action_space`` (each saying the fix); [] when it fits. ``final``: the mask
+    of an episode's last observation (terminated or truncated), which no action is taken under: it may allow no
+    action (a full board), its shape and values must still fit."""
     if not isinstance(action_space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)):
         return [f"comes with {_short(action_space)} actions; masks apply to Discrete and MultiDiscrete actions: "
                 f"drop the mask or use a discrete action_space"]
@@ -559,7 +562,7 @@ def mask_problems(mask: Any, action_space: gym.Space) -> List[str]:
         return [f"holds {_describe(mask)} values other than 0 and 1; give a bool or int8 array with 1 for each legal "
                 f"action"]
     offset, problems = 0, []
-    for i, n in enumerate(sizes):
+    for i, n in enumerate(sizes if not final else ()):
         if not np.any(arr[offset:offset + n]):
             where = '' if len(sizes) == 1 else f" in sub-space {i}"
             problems.append(f"allows no action{where} (all zeros); every state the env hands the policy needs at least "

@@ -150,7 +150,8 @@ class MaskedDictEnv(gym.Env):
         return obs, 1.0, False, False, info
 
 
-@pytest.mark.parametrize('env', ['CartPole-v1', 'pendulum', 'toy_multidiscrete', 'toy_dict', 'toy_cue_memory'])
+@pytest.mark.parametrize('env', ['CartPole-v1', 'pendulum', 'toy_multidiscrete', 'toy_dict', 'toy_cue_memory',
+                                 'toy_tictactoe'])  # (its last board is full: a final mask allowing no action)
 def test_good_envs_pass(env):
     cfg, policies = check_env_config(env, None, [], [])
     report = check_env(cfg)
