@@ -238,8 +238,13 @@ def named_imports(imports: Sequence[str] = (), overrides: Any = None) -> List[st
     named = list(imports or ())
     for item in overrides or ():
         key, value = parse_override(item) if isinstance(item, str) else item
-        if key == 'import_names' and isinstance(value, (list, tuple)):
-            named += [str(name) for name in value]
+        if key != 'import_names':
+            continue
+        if not isinstance(value, (list, tuple)) or not all(isinstance(name, str) and name for name in value):
+            shown = repr(value)[:80]
+            raise ConfigError(f"override import_names={shown} must be a list of module names, e.g. "
+                              f"\"import_names=['my_package.my_envs']\" (or --import my_package.my_envs)")
+        named += list(value)
     return named
 
 
