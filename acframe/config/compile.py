@@ -308,8 +308,10 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
         node, path = cfg, ''
         for part in parts[:-1]:
             path = f"{path}.{part}" if path else part
-            if isinstance(node, dict) and part not in node and path in _DECLARED_IN_FREE_FORM:
-                node[part] = {}  # a section some policies declare, on a model that has none (``check_recurrent`` says)
+            if isinstance(node, dict) and part not in node and (
+                    path in _DECLARED_IN_FREE_FORM or path.startswith(tuple(f + '.' for f in _WHOLLY_FREE_FORM))):
+                node[part] = {}  # a section some policies declare, on a model that has none (``check_recurrent`` says),
+                #                  or a mapping inside a wholly free-form one (``logger.options.mine.file=...``)
             if not isinstance(node, dict) or part not in node:
                 raise ConfigError(unknown_key_message(path, part, node if isinstance(node, dict) else {}, path.rpartition('.')[0], cfg))
             node = node[part]
@@ -334,12 +336,15 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
 FREE_FORM_WITH_DECLARED_KEYS = ('policy.model',)
 #: declared sections inside a free-form mapping: strict again (a typo is an error)
 _DECLARED_IN_FREE_FORM = ('policy.model.rnn',)
+#: free-form mappings with no declared key, read by the user's code (an env's kwargs, a logger backend's options):
+#: a dotted override may make a mapping inside them, as a config file may write one
+_WHOLLY_FREE_FORM = ('env.env_kwargs', 'env.domain_randomization.params', 'logger.options')
 
 
 def _is_free_form(path: str) -> bool:
     if path in _DECLARED_IN_FREE_FORM or path.startswith(tuple(f + '.' for f in _DECLARED_IN_FREE_FORM)):
         return False
-    free = ('env.env_kwargs', 'policy.model', 'env.domain_randomization.params', 'logger.options')
+    free = _WHOLLY_FREE_FORM + FREE_FORM_WITH_DECLARED_KEYS
     return path in free or path.startswith(tuple(f + '.' for f in free))
 
 

@@ -56,8 +56,10 @@ class LoggerBackend:
         heavy (the default checks that ``requires`` is installed)."""
         if cls.requires and importlib.util.find_spec(cls.requires) is None:
             name = getattr(cls, 'registered_name', cls.__name__)
+            how = f"pip install 'acframe[{cls.extra}]'" if cls.extra else \
+                f"install the package that provides module {cls.requires}"
             raise ConfigError(f"logger.backends names '{name}' but {cls.requires} is not installed; "
-                              f"pip install 'acframe[{cls.extra or cls.requires}]' (or drop '{name}' from logger.backends)")
+                              f"{how} (or drop '{name}' from logger.backends)")
 
     def __init__(self, run: LoggerRun) -> None:
         self.run = run

@@ -347,3 +347,21 @@ def test_a_users_backend_alone_finds_the_run_s_log_folder_made(tmp_path):
         assert lines and all(len(line.split()) == 3 for line in lines)  # the run's scalars reached it
     finally:
         LOGGER_REGISTRY._entries.pop('lines_backend', None)
+
+
+def test_a_missing_requires_names_the_extra_only_when_the_backend_has_one():
+    from acframe.config import ConfigError
+
+    class Acframes(LoggerBackend):
+        registered_name, requires, extra = 'mine', 'no_such_module_for_acframe', 'mine'
+
+    class Users(LoggerBackend):
+        registered_name, requires = 'theirs', 'no_such_module_for_acframe'
+
+    with pytest.raises(ConfigError, match=r"no_such_module_for_acframe is not installed; pip install 'acframe\[mine\]'"):
+        Acframes.check({})
+    with pytest.raises(ConfigError) as info:
+        Users.check({})
+    assert str(info.value) == ("logger.backends names 'theirs' but no_such_module_for_acframe is not installed; install "
+                               "the package that provides module no_such_module_for_acframe (or drop 'theirs' from "
+                               "logger.backends)")
