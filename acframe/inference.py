@@ -173,12 +173,32 @@ class LoadedPolicy:
         self._device = next(self.policy.model.parameters()).device
         self._obs_keys = list(self.cfg.env.obs_keys) if self.cfg.env.get('obs_keys') else None
 
+    def _from_env_form(self, obs: Mapping) -> Any:
+        """An observation as the env gives it (its own Dict keys: one observation, or a batch ``(B, ...)`` under every
+        key, as a gymnasium vector env gives them) as the policy saw it in training (``FlattenDictObservation``, row
+        by row for a batch)."""
+        layer = self._flatten
+        spaces = layer.env.observation_space.spaces
+        needed = list(layer.keys) + ([ACTION_MASK_KEY] if layer.masked else [])
+        missing = [k for k in needed if k not in obs]
+        if missing:
+            raise ValueError(f"act: the observation lacks key(s) {missing}; the env's keys {sorted(spaces)} were expected")
+        batched = {k: np.ndim(obs[k]) == len(spaces[k].shape) + 1 for k in needed}
+        if len(set(batched.values())) > 1:
+            raise ValueError("act: give every key of the observation one observation each, or every key a batch")
+        if not batched[needed[0]]:
+            return layer.observation(obs)
+        rows = [layer.observation({k: obs[k][i] for k in needed}) for i in range(len(obs[needed[0]]))]
+        if rows and isinstance(rows[0], Mapping):
+            return {k: np.stack([row[k] for row in rows]) for k in rows[0]}
+        return np.stack(rows) if rows else np.zeros((0, *self.observation_space.shape), np.float32)
+
     def _as_batch(self, obs: Any) -> Tuple[Any, bool]:
-        masked = isinstance(self.observation_space, gym.spaces.Dict) and ACTION_MASK_KEY in self.observation_space.spaces
-        if (masked and isinstance(obs, Mapping) and set(obs) != set(self.observation_space.spaces)
-                and self._flatten is not None):  # one observation as the env gives it: flattened as in training
-            obs = self._flatten.observation(obs)
-        if isinstance(self.observation_space, gym.spaces.Dict):  # images with vectors, a mask: the model takes a dict
+        policy_dict = isinstance(self.observation_space, gym.spaces.Dict)
+        if isinstance(obs, Mapping) and self._flatten is not None and not (
+                policy_dict and set(obs) <= set(self.observation_space.spaces)):  # as the env gives it
+            obs = self._from_env_form(obs)
+        if policy_dict:  # images with vectors, a mask: the model takes a dict
             if not isinstance(obs, Mapping):
                 raise ValueError(f"act: a Dict observation with keys {list(self.observation_space.spaces)} was expected, "
                                  f"got {type(obs).__name__}")
@@ -190,10 +210,10 @@ class LoadedPolicy:
             singles = {single for _, single in parts.values()}
             if len(singles) > 1:
                 raise ValueError("act: give every key of the observation one observation each, or every key a batch")
-            if masked:
+            if ACTION_MASK_KEY in parts:
                 check_legal(parts[ACTION_MASK_KEY][0], self.action_space)
             return {k: t.to(self._device) for k, (t, _) in parts.items()}, singles.pop()
-        if isinstance(obs, Mapping):  # one observation of a Dict-observation env, flattened as in training
+        if isinstance(obs, Mapping):  # one observation of a Dict-observation env (no flattening layer found)
             keys = self._obs_keys or sorted(obs)
             obs = np.concatenate([np.asarray(obs[k], dtype=np.float32).ravel() for k in keys])
         batch, single = _batch_of(obs, self.observation_space, 'an observation')

@@ -239,6 +239,27 @@ def test_the_exported_policy_takes_the_mask(masked_runs, tmp_path, capsys):
     assert action[0] == -1 and mask[1:].gather(1, torch.as_tensor(action[1:, None])).all()
 
 
+def test_load_policy_acts_on_a_batch_of_the_envs_own_observations_row_by_row(masked_runs):
+    """A batch as a gymnasium vector env gives it (every key of the env's Dict observation stacked) acts as its rows
+    one by one; a missing mask is one line naming it."""
+    env = build_env(dict(ENV, type='toy_tictactoe', env_id='toy_tictactoe'), 0, 0, 'test')
+    raw, rows, rng = env.unwrapped, [], np.random.default_rng(0)
+    obs, _ = raw.reset(seed=0)
+    while len(rows) < 6:
+        rows.append(obs)
+        obs, _, terminated, truncated, _ = raw.step(int(rng.choice(np.flatnonzero(obs['action_mask']))))
+        if terminated or truncated:
+            obs, _ = raw.reset(seed=len(rows))
+    batch = {key: np.stack([row[key] for row in rows]) for key in rows[0]}
+    for name in ('a2c', 'ppo'):
+        policy = acframe.load_policy(masked_runs[name])
+        actions = policy.act(batch)
+        assert actions.shape == (6,) and actions.tolist() == [int(policy.act(row)) for row in rows], name
+        assert all(row['action_mask'][a] == 1 for row, a in zip(rows, actions))
+    with pytest.raises(ValueError, match=r"^act: the observation lacks key\(s\) \['action_mask'\]"):
+        policy.act({key: value for key, value in batch.items() if key != 'action_mask'})
+
+
 def test_load_policy_refuses_an_observation_with_no_legal_action(masked_runs):
     policy = acframe.load_policy(masked_runs['a2c'])
     obs = {'board': np.zeros(27, np.float32), 'action_mask': np.zeros(9, np.int8)}
