@@ -1,5 +1,6 @@
-"""Hyperparameter names of Stable-Baselines3 (and the RL Zoo's files) and sb3-contrib's ``RecurrentPPO`` that a user
-coming from them writes for acframe's keys: an unknown key with one of these names is answered with acframe's key
+"""Hyperparameter names of Stable-Baselines3 (and the RL Zoo's files), sb3-contrib's ``RecurrentPPO`` and DI-engine's
+replay priority switches (on the command line; a DI-engine config file's are translated) that a user coming from them
+writes for acframe's keys: an unknown key with one of these names is answered with acframe's key
 (``config.compile.unknown_key_message`` and the model's unknown-key message), not with the nearest spelling.
 """
 from __future__ import annotations
@@ -8,6 +9,10 @@ from typing import Dict, Optional, Tuple
 
 SB3 = "Stable-Baselines3's"
 RECURRENT_PPO = "sb3-contrib's RecurrentPPO"
+DING = "DI-engine's"
+#: what DI-engine's priority switches are in acframe (a DI-engine config file's are translated; an override is not)
+_PRIORITIZED = ("a prioritized buffer type: 'prioritized' (for IMPALA's fifo) or 'episodic_prioritized' (for ACER's "
+                "episodic); a DI-engine config file's priority=True is read as that")
 
 #: name -> (whose name it is, acframe's key, what to know when translating its value or None)
 FOREIGN_NAMES: Dict[str, Tuple[str, str, Optional[str]]] = {
@@ -38,6 +43,12 @@ FOREIGN_NAMES: Dict[str, Tuple[str, str, Optional[str]]] = {
     'enable_critic_lstm': (RECURRENT_PPO, 'policy.model.share_encoder', "its default True with shared_lstm=False is "
                            "share_encoder=False, a core of the critic's own; a critic without a core has no acframe "
                            "form"),
+    'priority': (DING, 'policy.other.replay_buffer.type', _PRIORITIZED),
+    'priority_IS_weight': (DING, 'policy.other.replay_buffer.is_weight', "a key of the prioritized buffer types"),
+    'priority_power_factor': (DING, 'policy.other.replay_buffer.alpha', "a key of the prioritized buffer types"),
+    'IS_weight_power_factor': (DING, 'policy.other.replay_buffer.beta', "a key of the prioritized buffer types"),
+    'IS_weight_anneal_train_iter': (DING, 'policy.other.replay_buffer.anneal_step',
+                                    "a key of the prioritized buffer types"),
 }
 
 

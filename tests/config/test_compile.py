@@ -134,10 +134,26 @@ def test_a_key_of_another_framework_or_another_policy_is_named_as_such(override,
     assert message in str(info.value), str(info.value)
 
 
+@pytest.mark.parametrize('override, message', [
+    # DI-engine's priority switches, which its config files' translation reads, on the command line
+    ('policy.priority=True', "unknown config key 'policy.priority': that is DI-engine's name; acframe's is "
+                             "'policy.other.replay_buffer.type' (a prioritized buffer type: 'prioritized'"),
+    ('policy.other.replay_buffer.priority_IS_weight=False', "acframe's is 'policy.other.replay_buffer.is_weight'"),
+    ('policy.other.replay_buffer.priority_power_factor=0.6', "acframe's is 'policy.other.replay_buffer.alpha'"),
+])
+def test_di_engines_priority_switches_on_the_command_line_name_acframes_keys(override, message):
+    with pytest.raises(ConfigError) as info:
+        compile_config('cartpole_impala.py', [override])
+    assert message in str(info.value), str(info.value)
+    cfg = compile_config('cartpole_impala.py', ['policy.other.replay_buffer.type=prioritized',
+                                                'policy.other.replay_buffer.alpha=0.5'])
+    assert cfg.policy.other.replay_buffer.alpha == 0.5
+
+
 def test_every_foreign_name_points_at_a_key_acframe_declares():
     import inspect
 
-    from acframe.config.compile import default_config
+    from acframe.config.compile import buffer_defaults, default_config
     from acframe.config.foreign_names import FOREIGN_NAMES
     from acframe.models.vac import VAC
     from acframe.policy.base import RNN_MODEL_KEYS
@@ -145,6 +161,8 @@ def test_every_foreign_name_points_at_a_key_acframe_declares():
 
     model_keys = set(inspect.signature(VAC.__init__).parameters) | {f'rnn.{k}' for k in RNN_MODEL_KEYS}
     configs = [default_config(name) for name in POLICY_REGISTRY.names()]
+    configs += [{'policy': {'other': {'replay_buffer': buffer_defaults(kind)[0]}}}  # a buffer type's own keys
+                for kind in ('prioritized', 'episodic_prioritized')]
     for name, (_, ours, _) in FOREIGN_NAMES.items():
         if ours.startswith('policy.model.'):
             assert ours[len('policy.model.'):] in model_keys, name
