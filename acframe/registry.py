@@ -39,9 +39,13 @@ def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None
         try:
             importlib.import_module(name)
         except ImportError as exc:
-            raise RegistryError(
-                f"import_names: cannot import module '{name}' ({exc}); fix the module name or put its folder on PYTHONPATH"
-            ) from exc
+            missing = getattr(exc, 'name', None)
+            if isinstance(exc, ModuleNotFoundError) and missing and (name == missing or name.startswith(missing + '.')):
+                raise RegistryError(f"import_names: cannot import module '{name}' ({exc}); fix the module name or put "
+                                    f"its folder on PYTHONPATH") from exc
+            from .errors import describe_raised  # found, but what it imports is not: not a wrong name
+            raise RegistryError(f"import_names: importing '{name}' raised {describe_raised(exc)}; install what it "
+                                f"imports or fix that import") from exc
         except (Exception, SystemExit) as exc:  # the module is user code: say what it raised, and where
             from .errors import describe_raised
             raise RegistryError(f"import_names: importing '{name}' raised {describe_raised(exc)}") from exc

@@ -119,6 +119,19 @@ def test_import_names_with_a_missing_module_names_it():
         import_names(['no_such_acframe_plugin'])
 
 
+def test_a_module_found_whose_own_import_fails_is_not_called_missing(tmp_path, monkeypatch):
+    (tmp_path / 'acframe_broken_plugin.py').write_text('import numpy\nimport no_such_dependency_of_it\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(RegistryError) as info:
+        import_names(['acframe_broken_plugin'])
+    line = str(info.value)
+    assert line.startswith("import_names: importing 'acframe_broken_plugin' raised ModuleNotFoundError: No module named "
+                           "'no_such_dependency_of_it' (at ") and 'acframe_broken_plugin.py:2' in line, line
+    assert line.endswith('install what it imports or fix that import') and 'fix the module name' not in line
+    with pytest.raises(RegistryError, match="cannot import module 'acframe.no_such_part'"):  # a missing submodule
+        import_names(['acframe.no_such_part'])
+
+
 def test_a_module_inside_a_refused_folder_is_never_imported_whatever_sys_path_holds(tmp_path, monkeypatch):
     """The working folder on sys.path makes a run folder in it a namespace package; its modules are located
     without running anything and refused, and a package's __init__ inside it does not run either."""
