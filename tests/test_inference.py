@@ -181,5 +181,8 @@ def test_a_run_whose_config_imports_a_module_resumes_and_evaluates_only_with_it_
         refused = run(*args)
         assert refused.returncode == 2 and refused.stderr.count('\n') == 1, refused.stderr
         assert 'my_marker_module' in refused.stderr and '--import' in refused.stderr
+        misspelt = run(*args, '--import', 'my_marker_modul')  # the name given is shown beside the one needed
+        assert misspelt.returncode == 2 and misspelt.stderr.count('\n') == 1, misspelt.stderr
+        assert "(--import named my_marker_modul, which it does not list)" in misspelt.stderr, misspelt.stderr
         named = run(*args, '--import', 'my_marker_module')
         assert named.returncode == 0, named.stderr

@@ -259,8 +259,10 @@ def check_stored_imports(stored: Any, named: Sequence[str], path: str, flag: str
     unnamed = [name for name in stored if name not in named and name not in sys.modules]
     if unnamed:
         shown = ','.join(name[:80] for name in unnamed[:5])
-        raise ConfigError(f"{path} lists import_names {shown} that you did not name; acframe imports only modules named "
-                          f"on the command line: add {flag} {shown} if you trust them (never code inside the folder)")
+        extra = [name for name in named if name not in stored]
+        also = f" ({flag} named {','.join(n[:80] for n in extra[:5])}, which it does not list)" if extra else ''
+        raise ConfigError(f"{path} lists import_names {shown} that you did not name{also}; acframe imports only modules "
+                          f"named on the command line: add {flag} {shown} if you trust them (never code inside the folder)")
     return sorted(set(stored) | set(named))
 
 
