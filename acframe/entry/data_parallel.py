@@ -43,6 +43,7 @@ from ..errors import AcframeError, CheckpointError, ConfigError
 from ..signals import interrupt_pending, interrupts_deferred, sigterm_as_interrupt
 from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook
+from ..worker.learner import check_learner_num
 from .parallel.local import _exit_reason, start_method
 
 #: checkpoint entries every rank has in common (rank 0's are saved); the rest of a rank's state is its own
@@ -447,14 +448,14 @@ class DataParallelLearner(Learner):
     def load_checkpoint_state(self, state: Dict[str, Any]) -> None:
         """Restore; on a rank > 0, ``state`` is updated in place with that rank's own entries, which the run's
         restore (``RunBase.restore``) reads next."""
-        stored = state.get('data_parallel')
-        num = int(stored['learner_num']) if isinstance(stored, dict) else 1
-        if num != self.group.world:
-            raise CheckpointError(f"it was written by {num} data-parallel learner(s) and this run has "
-                                  f"parallel.learner_num={self.group.world}; resume with parallel.learner_num={num}")
+        check_learner_num(state, self.learner_num)
         if self.group.rank:
-            state.update(stored['ranks'][self.group.rank - 1])
+            state.update(state['data_parallel']['ranks'][self.group.rank - 1])
         super().load_checkpoint_state(state)
+
+    @property
+    def learner_num(self) -> int:  # type: ignore[override]
+        return self.group.world
 
 
 def _deferred(loop: Callable[[Any], None]) -> Callable[[Any], None]:

@@ -233,11 +233,25 @@ class Learner:
             raise CheckpointError(f"the run folder {self.exp_dir} is gone: it was moved or deleted while the run went "
                                   f"on; {path} was not written — resume from wherever the folder went")
 
+    #: how many data-parallel learners this one is one of (``DataParallelLearner``: its group's size)
+    learner_num = 1
+
     def load_checkpoint_state(self, state: Dict[str, Any]) -> None:
+        check_learner_num(state, self.learner_num)
         self.policy.load_state_dict(state['policy'])
         self.train_iter = int(state.get('train_iter', 0))
         for hook in self.hooks:
             call_user_code(hook_name(hook, 'after_load'), hook.after_load, self)
+
+
+def check_learner_num(state: Dict[str, Any], learner_num: int) -> None:
+    """A ``CheckpointError`` when the checkpoint ``state`` was written by another number of data-parallel learners
+    than ``learner_num`` (its ``data_parallel`` entry; none: one): each rank's envs, RNGs and rollout are its own."""
+    stored = state.get('data_parallel')
+    num = int(stored['learner_num']) if isinstance(stored, dict) else 1
+    if num != learner_num:
+        raise CheckpointError(f"it was written by {num} data-parallel learner(s) and this run has "
+                              f"parallel.learner_num={learner_num}; resume with parallel.learner_num={num}")
 
 
 def load_checkpoint(path: str) -> Dict[str, Any]:

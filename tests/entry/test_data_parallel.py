@@ -30,7 +30,7 @@ from acframe.entry.run_base import build_buffer
 from acframe.entry.serial import serial_pipeline
 from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
 from acframe.envs import make_env_manager
-from acframe.errors import ConfigError
+from acframe.errors import CheckpointError, ConfigError
 from acframe.policy import create_policy
 from acframe.worker import LearnerHook, SampleCollector
 
@@ -183,6 +183,13 @@ def test_two_ranks_end_with_identical_weights_rank_1_writes_nothing_and_resume_c
     assert sorted(os.listdir(tmp_path)) == ['run', 'seen']  # rank 1 wrote nothing, anywhere
     state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert state['data_parallel']['learner_num'] == 2 and len(state['data_parallel']['ranks']) == 1
+    run_files = {name: (tmp_path / 'run' / name).read_bytes() for name in ('config.json', 'ckpt/ckpt_latest.pth')}
+    with pytest.raises(CheckpointError) as refused:  # one process cannot take over two ranks' envs, RNGs, rollouts
+        serial_pipeline_onpolicy(resume=str(tmp_path / 'run'), overrides=[('parallel.learner_num', 1)],
+                                 accept_config_change=True, max_env_step=1536, progress=False)
+    assert str(refused.value).endswith("it was written by 2 data-parallel learner(s) and this run has "
+                                       "parallel.learner_num=1; resume with parallel.learner_num=2"), str(refused.value)
+    assert {name: (tmp_path / 'run' / name).read_bytes() for name in run_files} == run_files  # nothing written
     resumed = serial_pipeline_onpolicy(resume=str(tmp_path / 'run'), max_env_step=1536, progress=False)
     assert resumed.summary['env_steps'] == 1536 and resumed.summary['train_iters'] == 120
 
