@@ -65,12 +65,15 @@ def process_seed(seed: int, index: int) -> int:
     return (int(seed) + PROCESS_SEED_STRIDE * int(index)) % 2_147_483_647
 
 
-def check_split(key: str, value: int, num: int, share: str) -> None:
+def check_split(key: str, value: int, num: int, share: str, unit: int = 1) -> None:
     """Refuse, in one line, a global ``key=value`` that ``parallel.learner_num=num`` ranks cannot share evenly
-    (``share``: what each rank takes of it)."""
-    if value % num:
+    (``share``: what each rank takes of it), each share a multiple of ``unit`` (a recurrent PPO's sequence)."""
+    multiple = num * unit
+    if value % multiple:
+        below = value // multiple * multiple
+        shown = ' or '.join(str(v) for v in (below, below + multiple) if v > 0)
         raise ConfigError(f"{key}={value} does not split evenly over parallel.learner_num={num} ranks ({share}); set it "
-                          f"to a multiple of {num}, e.g. {max(num, value // num * num)} or {value // num * num + num}")
+                          f"to a multiple of {multiple}, e.g. {shown}")
 
 
 def check_data_parallel(cfg: Any, split_envs: bool = True, local_devices: bool = True) -> None:
@@ -100,8 +103,12 @@ def check_data_parallel(cfg: Any, split_envs: bool = True, local_devices: bool =
         check_split('env.collector_env_num', int(cfg.env.collector_env_num), num,
                     'each rank steps collector_env_num / learner_num envs')
     if cfg.policy.learn.get('batch_size') is not None:
+        from ..policy import policy_class
+
+        unit = policy_class(cfg).batch_unit(cfg)
         check_split('policy.learn.batch_size', int(cfg.policy.learn.batch_size), num,
-                    'each rank learns on batch_size / learner_num of every batch')
+                    'each rank learns on batch_size / learner_num of every batch' +
+                    (f', in whole sequences of {unit} steps' if unit > 1 else ''), unit)
     for key, fix in per_process_state_refusals(cfg):
         raise ConfigError(f"{key} does not run with data-parallel learners (parallel.learner_num={num}) yet: {fix}, "
                           f"or parallel.learner_num=1")

@@ -126,6 +126,13 @@ class Policy:
                           'lower policy.learn.batch_size')]
 
     @classmethod
+    def batch_unit(cls, cfg: Any) -> int:
+        """The samples a learn minibatch (``policy.learn.batch_size``) is a whole number of, in the whole compiled
+        ``cfg``: 1 by default; a recurrent PPO's sequence length (its minibatches hold whole sequences). Data-parallel
+        ranks split ``batch_size`` in shares of whole units."""
+        return 1
+
+    @classmethod
     def check_run_config(cls, cfg: Any) -> None:
         """Refuse, with a one-line ``ConfigError``, what this policy cannot do with the whole compiled ``cfg`` (its
         env and collection sizes included); called by ``create_policy`` before anything is built. Default: a

@@ -158,7 +158,7 @@ class PPOPolicy(Policy):
         if not rnn.get('type'):
             return
         steps = int(cfg.policy.collect.n_sample) // int(cfg.env.collector_env_num)
-        length = int(rnn.get('seq_len') or steps)
+        length = cls.batch_unit(cfg)
         if steps % length:
             raise ConfigError(f"policy.model.rnn.seq_len={length} does not divide the {steps} steps each env collects per "
                               f"rollout (policy.collect.n_sample / env.collector_env_num); choose a divisor of {steps} "
@@ -167,6 +167,14 @@ class PPOPolicy(Policy):
             raise ConfigError(f"policy.learn.batch_size={cfg.policy.learn.batch_size} is not a multiple of the sequence "
                               f"length {length} (policy.model.rnn.seq_len, or the steps per env of a rollout when 0): "
                               f"minibatches hold whole sequences; set batch_size to a multiple of {length}")
+
+    @classmethod
+    def batch_unit(cls, cfg: Any) -> int:
+        """A recurrent PPO's minibatches hold whole sequences: ``rnn.seq_len`` steps (0: a rollout's steps per env)."""
+        rnn = cfg.policy.model.get('rnn') or {}
+        if not rnn.get('type'):
+            return 1
+        return int(rnn.get('seq_len') or int(cfg.policy.collect.n_sample) // int(cfg.env.collector_env_num))
 
     def _seq_len(self, steps: int) -> int:
         """Steps of a training sequence in a rollout of ``steps`` steps per env: ``rnn.seq_len`` (0: ``steps``). A

@@ -308,12 +308,24 @@ def test_a_stuck_rank_ends_the_run_after_the_collective_timeout(tmp_path):
     (['parallel.learner_num=2', 'policy.learn.batch_size=255'],
      'policy.learn.batch_size=255 does not split evenly over parallel.learner_num=2'),
     (['parallel.learner_num=2', "parallel.learner_backend='nccl'"], "parallel.learner_backend='nccl' runs the"),
+    # one env for two ranks: the fix names one value, not the same one twice
+    (['parallel.learner_num=2', 'env.collector_env_num=1', 'policy.collect.n_sample=64'],
+     'env.collector_env_num=1 does not split evenly over parallel.learner_num=2 ranks (each rank steps '
+     'collector_env_num / learner_num envs); set it to a multiple of 2, e.g. 2'),
+    # a recurrent PPO's ranks take whole sequences: the global batch_size and the multiple it needs, not a rank's
+    (['parallel.learner_num=2', "policy.model.rnn=dict(type='lstm', hidden_size=16, seq_len=16)",
+      'policy.learn.batch_size=48'],
+     'policy.learn.batch_size=48 does not split evenly over parallel.learner_num=2 ranks (each rank learns on '
+     'batch_size / learner_num of every batch, in whole sequences of 16 steps); set it to a multiple of 32, e.g. 32 or 64'),
 ])
 def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, overrides, key):
     if key.startswith('parallel.learner_num=256') and len(os.sched_getaffinity(0)) >= 256:
         pytest.skip('a machine with 256 cores')
-    with pytest.raises(ConfigError, match=key.replace('(', r'\(').replace('.', r'\.')):
+    with pytest.raises(ConfigError) as info:
         serial_pipeline_onpolicy('cartpole_ppo.py', overrides=overrides, exp_dir=str(tmp_path / 'run'), progress=False)
+    assert str(info.value).startswith(key), str(info.value)
+    if key.endswith(('e.g. 2', '32 or 64')):
+        assert str(info.value) == key
     assert not (tmp_path / 'run').exists()
 
 
