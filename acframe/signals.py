@@ -35,8 +35,11 @@ class Terminated(KeyboardInterrupt):
 
 
 def describe_interrupt(exc: BaseException) -> str:
-    """``'terminated (SIGHUP)'`` for a ``Terminated``, ``'interrupted'`` for a Ctrl-C."""
-    return f"terminated ({exc.signal_name})" if isinstance(exc, Terminated) else 'interrupted'
+    """``'terminated (SIGHUP)'`` for a ``Terminated``, ``'interrupted'`` for a Ctrl-C; ``'<who> was terminated
+    (SIGTERM)'`` for another process's (``interrupt_for``)."""
+    what = f"terminated ({exc.signal_name})" if isinstance(exc, Terminated) else 'interrupted'
+    who = getattr(exc, 'who', None)
+    return f"{who} was {what}" if who else what
 
 
 class _Deferral:
@@ -73,6 +76,23 @@ def raise_swallowed_interrupt() -> None:
 def interrupt_pending() -> bool:
     """True when a Ctrl-C or SIGTERM is held back by ``interrupts_deferred`` (it is raised when the block ends)."""
     return _Deferral.pending is not None
+
+
+def pending_signum() -> int:
+    """The signal of the interrupt held back by ``interrupts_deferred`` (SIGINT for a Ctrl-C), 0 for none."""
+    held = _Deferral.pending
+    if held is None:
+        return 0
+    return held.signum if isinstance(held, Terminated) else int(signal.SIGINT)
+
+
+def interrupt_for(signum: int, who: str) -> KeyboardInterrupt:
+    """The interrupt to end this process with when ``who`` (another process of the run) got signal ``signum``:
+    the same exit status as its own would give (``Terminated`` for SIGTERM/SIGHUP/SIGQUIT, else Ctrl-C's), and
+    ``describe_interrupt`` names ``who``."""
+    exc: KeyboardInterrupt = Terminated(who, signum) if signum and signum != signal.SIGINT else KeyboardInterrupt(who)
+    exc.who = who  # type: ignore[attr-defined]
+    return exc
 
 
 def as_raised(exc: KeyboardInterrupt) -> KeyboardInterrupt:

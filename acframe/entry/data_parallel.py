@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ..errors import AcframeError, CheckpointError, ConfigError
-from ..signals import interrupt_pending, interrupts_deferred, sigterm_as_interrupt
+from ..signals import interrupt_for, interrupt_pending, interrupts_deferred, pending_signum, sigterm_as_interrupt
 from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook
 from ..worker.learner import check_learner_num
@@ -300,14 +300,19 @@ class DataParallel:
         import torch.distributed as dist
 
         held = interrupt_pending()
-        sums = torch.tensor([float(stop), float(held), float(count)], dtype=torch.float64, device=self.device)
+        sums = torch.tensor([float(stop), float(held), float(count), float(pending_signum())], dtype=torch.float64,
+                            device=self.device)
         self._collective('the end of a turn', lambda: dist.all_reduce(sums))
-        stop, interrupted, total = sums.tolist()
-        stop, interrupted, self.total_count = stop > 0, interrupted > 0, int(total)
+        stop, interrupted, total, signums = (int(v) for v in sums.tolist())
+        self.total_count = total
         if interrupted and not held and not run.interrupted:
             run.interrupted = True
             run.progress.message('[acframe] a data-parallel rank was interrupted: writing the final checkpoint and summary')
-        return stop or interrupted
+            # rank 0 ends, once the run is finished, as that rank's own interrupt would (exit 130, or 128 + the
+            # signal); the held signals are one when they sum to a multiple (one rank, or a process group's)
+            same = signums // interrupted if signums % interrupted == 0 else int(signal.SIGTERM)
+            run.other_interrupt = interrupt_for(same, 'a data-parallel rank')
+        return stop > 0 or interrupted > 0
 
     def broadcast_module(self, module: torch.nn.Module) -> None:
         """Give every rank rank 0's weights and buffers."""

@@ -188,6 +188,9 @@ class RunBase:
         self.evaluator_hooks: List[EvaluatorHook] = []
         self.solved = False
         self.interrupted = False
+        #: the interrupt this process ends with, once finished, when another process of the run (a data-parallel
+        #: rank) got the Ctrl-C or SIGTERM (``DataParallel.end_turn``)
+        self.other_interrupt: Optional[KeyboardInterrupt] = None
         self.wall_before = 0.0
         self.summary: Optional[Dict[str, Any]] = None
         #: False on the ranks > 0 of data-parallel learners: they write nothing (no folder, lock, logs or summary)
@@ -441,6 +444,8 @@ class RunBase:
                 self.close()
                 raise
             self.summary = self.finish()
+        if interrupt is None and self.writes:  # another process of the run (a data-parallel rank) was interrupted
+            interrupt = self.other_interrupt
         if interrupt is not None:
             raise interrupt
         return self.summary

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import multiprocessing
 import os
 import signal
@@ -281,6 +282,19 @@ def _signal_rank_1(tmp_path, signum, timeout_s):
             process.kill()
     assert rank_1 not in _children(process.pid)
     return process.returncode, [line for line in err.splitlines() if line.strip()], took
+
+
+@pytest.mark.skipif(not os.path.exists('/proc/self/task'), reason='finds the rank process through /proc')
+def test_a_sigterm_to_one_rank_ends_the_run_as_a_sigterm_does_with_its_final_checkpoint(tmp_path):
+    """A scheduler that stops one rank: every rank leaves the loop at the same turn, the run writes its final
+    checkpoint and summary, and the command exits as a terminated run (143, naming the rank), not as a finished one."""
+    code, lines, took = _signal_rank_1(tmp_path, signal.SIGTERM, 60)
+    assert code == 143 and lines == ['acframe: a data-parallel rank was terminated (SIGTERM)'], (code, lines)
+    summary = json.loads((tmp_path / 'cartpole_a2c_seed0' / 'summary.json').read_text())
+    assert summary['interrupted'] is True and summary['env_steps'] > 0
+    resumed = _cli('--resume', 'cartpole_a2c_seed0', '-q', f"--max-env-step={summary['env_steps'] + 200}", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((tmp_path / 'cartpole_a2c_seed0' / 'summary.json').read_text())['interrupted'] is False
 
 
 @pytest.mark.skipif(not os.path.exists('/proc/self/task'), reason='finds the rank process through /proc')
