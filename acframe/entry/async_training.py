@@ -126,6 +126,9 @@ class AsyncRun(SerialRun):
         #: every worker's env steps and gradient steps (budgets, evaluation and checkpoint schedules count them)
         self.shared_env_step = SharedCounter(context, self.worker_num)
         self.shared_train_iter = SharedCounter(context, self.worker_num)
+        #: each worker's segment being collected (env steps), not yet in ``shared_env_step``: the budget's last
+        #: segments are planned with them (``claim_segment``)
+        self.in_flight = SharedCounter(context, self.worker_num)
         self.stop_flag = context.Value('b', 0, lock=False)
         self.errors = context.SimpleQueue()  # (worker, one line) from a worker that failed
         self.returns = context.Queue()  # the other workers' episode returns, for the progress line and the logs
@@ -157,6 +160,9 @@ class AsyncRun(SerialRun):
     def _extra_summary(self, wall: float) -> Dict[str, Any]:
         return {'async_worker_num': self.worker_num}
 
+    def _segment_steps(self) -> int:
+        return claim_segment(self, 0, self.collector)
+
     def collect(self) -> Any:
         """Worker 0's segment; its env steps join the shared count, the other workers' returns join the logs."""
         self._take_returns()
@@ -165,6 +171,7 @@ class AsyncRun(SerialRun):
             return super().collect()
         finally:
             self.shared_env_step.add(0, self.collector.env_step - before)
+            self.in_flight.put(0, 0)
 
     def _take_returns(self) -> None:
         while True:
@@ -280,6 +287,25 @@ class SharedCounter:
         self.slots[worker] += int(amount)
         return self.value
 
+    def put(self, worker: int, amount: int) -> None:
+        """Worker ``worker``'s own slot is ``amount``."""
+        self.slots[worker] = int(amount)
+
+    def others(self, worker: int) -> int:
+        """The other workers' slots, summed."""
+        return int(sum(self.slots)) - int(self.slots[worker])
+
+
+def claim_segment(run: 'AsyncRun', worker: int, collector: SampleCollector) -> int:
+    """Steps per env of worker ``worker``'s next segment: the collector's, or near the budget's end its share of what
+    is left once every counted env step and every other worker's segment in flight are taken off (ceil, so all
+    workers together stop within one step per env); claimed in ``run.in_flight`` until its steps are counted."""
+    num_envs = collector.env.num_envs
+    left = int(run.cfg.max_env_step) - run.env_step - run.in_flight.others(worker)
+    steps = min(collector.steps_per_env, max(1, -(-left // (num_envs * run.worker_num))))
+    run.in_flight.put(worker, steps * num_envs)
+    return steps
+
 
 def _worker_main(run: AsyncRun, worker: int, parent: int) -> None:
     """Worker ``worker`` > 0, forked from worker 0: train until the run stops; its error goes back as one line."""
@@ -334,12 +360,12 @@ class AsyncWorker:
         """A segment of this worker's envs (the budget's last one cut, as ``SerialRun.collect``); its env steps join
         the shared count, its episode returns go to worker 0."""
         run = self.run
-        left = int(self.cfg.max_env_step) - run.env_step
-        steps = min(self.collector.steps_per_env, max(1, -(-left // (self.env.num_envs * run.worker_num))))
+        steps = claim_segment(run, self.worker, self.collector)
         self.last_segment_cut = steps < self.collector.steps_per_env
         before = self.collector.env_step
         segment = self.collector.collect(steps)
         run.shared_env_step.add(self.worker, self.collector.env_step - before)
+        run.in_flight.put(self.worker, 0)
         returns = self.collector.pop_episode_stats()['returns']
         if returns:
             run.returns.put([float(r) for r in returns])

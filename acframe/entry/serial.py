@@ -168,13 +168,17 @@ class SerialRun(RunBase):
         self._returns_logged_at = int(window.get('logged_at', 0))
 
     # ---- loop pieces -------------------------------------------------------------------------------
+    def _segment_steps(self) -> int:
+        """Steps per env of the next segment: the collector's, or the budget's last (ceil: within one step per env)."""
+        num_envs = self.collector.env.num_envs * self.collecting_processes
+        steps_left = -(-(self.cfg.max_env_step - self.env_step) // num_envs)
+        return min(self.collector.steps_per_env, max(1, steps_left))
+
     def collect(self):
         """One segment; the last one of the budget is cut so the run stops within one step per env of
         ``max_env_step`` (check ``self.last_segment_cut``)."""
         self._collecting = True
-        num_envs = self.collector.env.num_envs * self.collecting_processes
-        steps_left = -(-(self.cfg.max_env_step - self.env_step) // num_envs)  # ceil: within one step per env
-        steps = min(self.collector.steps_per_env, max(1, steps_left))
+        steps = self._segment_steps()
         self.last_segment_cut = steps < self.collector.steps_per_env
         before = self.env_step
         segment = self.collector.collect(steps)

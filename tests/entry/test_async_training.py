@@ -145,7 +145,7 @@ def test_cli_run_completes_and_resumes(tmp_path):
     for count in (learn['model']['obs_normalizer.count'], learn['reward_normalizer']['count']):
         assert first['env_steps'] - 2 * 4 * 5 <= float(count) <= first['env_steps'] + 1, (count, first['env_steps'])
     assert first['async_worker_num'] == 2 and not first['interrupted']
-    assert 2000 <= first['env_steps'] < 2000 + 2 * 4 * 5  # within one segment per worker
+    assert 2000 <= first['env_steps'] < 2000 + 2 * 4  # within one step per env of the two workers' 8
     assert first['last_eval_return'] is not None and first['train_iters'] >= 2000 // 20 - 2
     assert os.path.isfile(os.path.join(folder, 'ckpt', 'ckpt_latest.pth'))
     assert json.load(open(os.path.join(folder, 'config.json')))['mode'] == 'async'
@@ -153,7 +153,7 @@ def test_cli_run_completes_and_resumes(tmp_path):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     second = _summary(folder)
-    assert 3000 <= second['env_steps'] < 3000 + 40 and second['train_iters'] > first['train_iters']
+    assert 3000 <= second['env_steps'] < 3000 + 8 and second['train_iters'] > first['train_iters']
     assert second['wall_s'] > first['wall_s']
 
 
