@@ -373,7 +373,8 @@ def compile_config(
     create = copy.deepcopy(dict(create or {}))
     if not isinstance(cfg, dict):  # a file or a pair may be DI-engine's; a compiled config is acframe's already
         main, create = translate_ding_config(main, create, default_config,
-                                             learner_num=override_value(overrides, 'parallel.learner_num'))
+                                             learner_num=override_value(overrides, 'parallel.learner_num'),
+                                             cuda=override_value(overrides, 'policy.cuda'))
 
     create_full = copy.deepcopy(D.CREATE)
     create_full['import_names'] = []

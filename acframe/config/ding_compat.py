@@ -165,13 +165,14 @@ MISSING = object()
 
 
 def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str], dict],
-                          learner_num: Any = None) -> Tuple[dict, dict]:
+                          learner_num: Any = None, cuda: Any = None) -> Tuple[dict, dict]:
     """DI-engine's ``(main_config, create_config)`` in acframe's keys (see the module docstring).
 
     ``main``/``create`` are plain copies the caller owns (changed in place and returned); ``defaults_of(policy_type)``
     gives every acframe key of a policy (``compile.default_config``). An acframe config passes through unchanged.
     ``learner_num``: ``parallel.learner_num`` as the command line gives it (None: not given), the number of ranks a
-    DI-engine ``multi_gpu=True`` file runs on (its launcher's ``--nproc_per_node``).
+    DI-engine ``multi_gpu=True`` file runs on (its launcher's ``--nproc_per_node``). ``cuda``: ``policy.cuda`` as the
+    command line gives it (None: not given; given, it decides the device and the file's is not read).
     """
     unused: List[str] = []
     create_imports = _env_import_names(create)
@@ -198,7 +199,8 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     _translate_multi_gpu(main, learner_num)
     _translate_activation(main)
     if from_dizoo:
-        _cuda_if_available(main)
+        if cuda is None:
+            _cuda_if_available(main)
         _translate_image_encoder(main)
         _translate_exp_name(main)
     _translate_lr_scheduler(main, policy_type, defaults_of)

@@ -71,7 +71,8 @@ def check_async(cfg: Any, resume: bool = False) -> None:
     if not getattr(cls, 'async_training', False):
         raise ConfigError(f"policy '{policy_type}' does not train asynchronously (-m async is A3C and async ACER: a "
                           f"policy with async_training, policy type 'a2c' or 'acer'); train '{policy_type}' with "
-                          f"-m serial_onpolicy or -m serial, -m parallel, or parallel.learner_num=N")
+                          f"-m {'serial_onpolicy' if cls.on_policy else 'serial'}, -m parallel, or "
+                          f"parallel.learner_num=N")
     num = int(cfg.parallel.async_worker_num)
     if not cls.on_policy and not resume:
         check_worker_replay_budget(cfg, num)
@@ -89,7 +90,7 @@ def check_async(cfg: Any, resume: bool = False) -> None:
         (int(cfg.policy.learn.get('torch_threads', 0) or 0) > 1, 'policy.learn.torch_threads',
          "a worker forked from a process whose thread pool ran hangs; set policy.learn.torch_threads=1"),
         (not getattr(manager_class(cfg.env.manager), 'fork_safe', True), 'env.manager',
-         f"'{cfg.env.manager}' does not survive a fork; use the 'sync' or 'subprocess' env manager"),
+         f"'{cfg.env.manager}' does not survive a fork; set env.manager='sync' or 'async' (its envs in subprocesses)"),
         (cfg.policy.learn.get('lr_decay_iters'), 'policy.learn.lr_decay_iters',
          "each worker's optimizer holds its own learning rate; set it to 0"),
     ]
@@ -105,9 +106,11 @@ def check_worker_replay_budget(cfg: Any, num: int) -> None:
     plan = CollectionPlan.of(cfg, 'serial')
     share = int(cfg.max_env_step) // num
     for need in policy_class(cfg).learn_needs(cfg.policy):
-        if need.scope == 'budget' and plan.learner_env_steps(share) < need.env_steps:
+        stored = plan.learner_env_steps(share)
+        if need.scope == 'budget' and stored < need.env_steps:
+            reach = f", of which {stored} reach its replay buffer," if stored < share else " for its own replay buffer"
             raise ConfigError(f"max_env_step={cfg.max_env_step} gives each of the parallel.async_worker_num={num} "
-                              f"async workers about {share} env steps for its own replay buffer but {need.wants} "
+                              f"async workers about {share} env steps{reach} but {need.wants} "
                               f"{need.env_steps} env steps in one buffer: the run would make 0 {need.lacks}; raise "
                               f"max_env_step to at least {plan.budget_for(need.env_steps) * num}, lower "
                               f"parallel.async_worker_num, or {need.fix}")

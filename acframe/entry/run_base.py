@@ -126,7 +126,8 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
     record = read_run_record(resume)
     if record['mode'] != mode:
         flag = MODE_FLAGS.get(record['mode'], record['mode'])
-        raise ConfigError(f"--resume {resume}: that folder holds a {record['mode']} run; resume it with {flag} "
+        article = 'an' if str(record['mode'])[:1] in 'aeiou' else 'a'
+        raise ConfigError(f"--resume {resume}: that folder holds {article} {record['mode']} run; resume it with {flag} "
                           f"(or without -m: acframe reads the mode from the folder)")
     # the folder's import_names are imported only where the user named them (here: the given config's own
     # import_names, an import_names= override, or modules the calling script imported already)

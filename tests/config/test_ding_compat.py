@@ -556,6 +556,9 @@ def test_cuda_true_in_a_di_engine_file_falls_back_to_the_cpu_with_a_note(caplog)
     cfg = compile_config(ding_file('lunarlander_impala_config.py'))
     assert cfg.policy.cuda is False
     assert any('policy.cuda=True but CUDA is not available' in m for m in warnings_of(caplog))
+    caplog.clear()  # the command line's policy.cuda decides: no note about the file's
+    cfg = compile_config(ding_file('lunarlander_impala_config.py'), ['policy.cuda=False'])
+    assert cfg.policy.cuda is False and not any('CUDA is not available' in m for m in warnings_of(caplog))
 
 
 def test_junk_in_di_engine_positions_is_a_config_error_never_a_crash():
