@@ -218,8 +218,12 @@ class RunBase:
         """The pipeline's own entries of ``summary.json``."""
         return {}
 
+    def _ending(self) -> str:
+        """How the run ended, as its result line starts: solved, interrupted (Ctrl-C, SIGTERM) or stopped (a budget)."""
+        return 'solved' if self.solved else 'interrupted' if self.interrupted else 'stopped'
+
     def _result_line(self, summary: Dict[str, Any]) -> str:
-        return (f"[acframe] {'solved' if self.solved else 'stopped'}: {summary['env_steps']} env steps, "
+        return (f"[acframe] {self._ending()}: {summary['env_steps']} env steps, "
                 f"{summary['train_iters']} iters, {summary['wall_s']:.1f} s, best eval return "
                 f"{return_text(summary['best_eval_return'])} -> {self.exp_dir}")
 
@@ -490,6 +494,7 @@ class RunBase:
             'interrupted': bool(self.interrupted),
             'env_steps': int(self.env_step),
             'train_iters': int(self.learner.train_iter),
+            'learner_num': int(self.learner.learner_num),  # data-parallel learners (parallel.learner_num)
             'wall_s': round(wall, 3),
             'best_eval_return': None if evals.best_return == -float('inf') else evals.best_return,
             'last_eval_return': evals.last_return,

@@ -175,6 +175,7 @@ def test_two_ranks_end_with_identical_weights_rank_1_writes_nothing_and_resume_c
     policy = serial_pipeline_onpolicy('cartpole_ppo.py', overrides=overrides, max_env_step=1024, progress=False,
                                       exp_dir=str(tmp_path / 'run'), learner_hooks=[_RecordWeights(str(seen))])
     assert policy.summary['env_steps'] == 1024 and policy.summary['train_iters'] == 80  # 4 rollouts x 20 epochs
+    assert policy.summary['learner_num'] == 2
     records = [torch.load(seen / f, weights_only=True) for f in sorted(os.listdir(seen))]
     assert len(records) == 2 and records[0]['pid'] != records[1]['pid']
     assert records[0]['train_iter'] == records[1]['train_iter'] == 80

@@ -596,7 +596,6 @@ class ParallelRun(RunBase):
         if self.ddp is not None:  # every rank's actors (the per-actor rates are rank 0's)
             rates['env_steps_per_s'] = (self.env_step - self._first_total_env_step) / self.stats.running_s()
         return {
-            'learner_num': int(self.cfg.parallel.learner_num),
             'startup_s': round(self.startup_s, 3),
             'backend': self.backend_name,
             'sync_mode': 'sync' if self.sync else 'async',
@@ -623,7 +622,7 @@ class ParallelRun(RunBase):
         }
 
     def _result_line(self, summary: Dict[str, Any]) -> str:
-        return (f"[acframe] {'solved' if self.solved else 'interrupted' if self.interrupted else 'stopped'}: "
+        return (f"[acframe] {self._ending()}: "
                 f"{summary['env_steps']} env steps, {summary['train_iters']} iters, {summary['wall_s']:.1f} s, "
                 f"{summary['env_steps_per_s']:,.0f} env steps/s over {summary['actor_num']} "
                 f"actor{'s' if summary['actor_num'] != 1 else ''}, "
