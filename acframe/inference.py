@@ -189,9 +189,14 @@ class LoadedPolicy:
         if not batched[needed[0]]:
             return layer.observation(obs)
         rows = [layer.observation({k: obs[k][i] for k in needed}) for i in range(len(obs[needed[0]]))]
-        if rows and isinstance(rows[0], Mapping):
+        if not rows:  # an empty batch: empty as the policy's observations are
+            space = self.observation_space
+            if isinstance(space, gym.spaces.Dict):
+                return {k: np.zeros((0, *sub.shape), sub.dtype) for k, sub in space.spaces.items()}
+            return np.zeros((0, *space.shape), space.dtype)
+        if isinstance(rows[0], Mapping):
             return {k: np.stack([row[k] for row in rows]) for k in rows[0]}
-        return np.stack(rows) if rows else np.zeros((0, *self.observation_space.shape), np.float32)
+        return np.stack(rows)
 
     def _as_batch(self, obs: Any) -> Tuple[Any, bool]:
         policy_dict = isinstance(self.observation_space, gym.spaces.Dict)

@@ -212,14 +212,14 @@ def test_exp_name_names_the_folder_as_in_di_engine(tmp_path, monkeypatch, capsys
     assert load_run_config(str(tmp_path / 'my_exp')).exp_name == 'my_exp'
 
 
-def test_an_exp_name_ending_with_a_seed_gets_the_runs_seed_not_a_second_one(tmp_path, monkeypatch):
+def test_an_exp_name_ending_with_the_runs_seed_does_not_get_it_twice(tmp_path, monkeypatch):
     from easydict import EasyDict
 
     from acframe.entry.run_folder import plan_exp_dir
     monkeypatch.chdir(tmp_path)
     named = {(name, seed): plan_exp_dir(EasyDict(exp_name=name, seed=seed), None, False)
              for name, seed in (('cartpole_ppo_seed0', 0), ('cartpole_ppo_seed0', 3), ('cartpole_ppo', 1), ('_seed0', 2))}
-    assert named == {('cartpole_ppo_seed0', 0): 'cartpole_ppo_seed0', ('cartpole_ppo_seed0', 3): 'cartpole_ppo_seed3',
+    assert named == {('cartpole_ppo_seed0', 0): 'cartpole_ppo_seed0', ('cartpole_ppo_seed0', 3): 'cartpole_ppo_seed0_seed3',
                      ('cartpole_ppo', 1): 'cartpole_ppo_seed1', ('_seed0', 2): '_seed0_seed2'}
 
 

@@ -58,6 +58,13 @@ def test_make_env_builds_the_env_act_expects_even_under_acframes_own_names(train
         obs, _ = env.reset(seed=0)
         assert env.observation_space == loaded.observation_space and env.action_space.contains(loaded.act(obs))
     assert env.observation_space.shape == (9,) and 'a2c on toy_dict,' in repr(loaded)
+    # a batch of the env's own Dict observations (every key stacked, as a vector env gives them): row by row
+    raw = env.unwrapped
+    rows = [raw.reset(seed=seed)[0] for seed in range(4)]
+    assert len(rows[0]) > 1  # several keys: the batch is flattened row by row, not concatenated whole
+    batch = {key: np.stack([row[key] for row in rows]) for key in rows[0]}
+    assert loaded.act(batch).tolist() == [int(loaded.act(row)) for row in rows]
+    assert loaded.act({key: value[:0] for key, value in batch.items()}).shape == (0,)
     with pytest.raises(gym.error.NameNotFound):
         gym.make('cartpole_novel')
 

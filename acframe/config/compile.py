@@ -23,7 +23,7 @@ from .ding_compat import MISSING, get_path, leaf_paths, translate_ding_config, t
 from .foreign_names import foreign_name_message
 from .introspect import loaded_class_config, static_class_config
 from .rules import check_config
-from .run_folder import check_exp_name, named_imports
+from .run_folder import check_exp_name, module_names, named_imports
 
 ConfigInput = Union[str, os.PathLike, Tuple[dict, dict], List[dict], dict]
 
@@ -384,12 +384,9 @@ def compile_config(
     policy_type = create_full['policy']['type'] or main_policy.get('type', '')
     if not policy_type:
         raise ConfigError("create_config.policy.type is not set; name a registered policy, e.g. create_config = dict(policy=dict(type='impala'))")
-    for where, names in (('create_config.import_names', extra_imports), ('import_names', main.get('import_names', []) or [])):
-        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n for n in names):
-            raise ConfigError(f"config key '{where}' = {names!r} must be a list of module names (strings), "
-                              f"e.g. ['my_package.my_envs']")
     # an import_names= override adds its modules (imported here, before the policy's name is looked up)
-    import_list = list(extra_imports) + list(main.get('import_names', []) or []) + named_imports((), overrides)
+    import_list = (module_names(extra_imports, "config key 'create_config.import_names'")
+                   + module_names(main.get('import_names'), "config key 'import_names'") + named_imports((), overrides))
     import_names(import_list, refuse_under=refuse_imports_under)
     POLICY_REGISTRY._lookup(policy_type)  # a clear error for an unknown name, before anything else
 

@@ -225,11 +225,9 @@ def _section(tree: dict, name: str) -> dict:
 
 # ---- import names and env ----------------------------------------------------------------------------
 def _names(value: Any) -> List[str]:
-    if not value:
-        return []
-    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"import_names must be a list of module names, got {value!r}")
-    return list(value)
+    from .run_folder import module_names  # (run_folder imports compile, which imports this module)
+
+    return module_names(value, 'import_names')
 
 
 def _env_import_names(create: dict) -> List[str]:

@@ -231,6 +231,17 @@ def read_run_record(run_dir: str) -> Dict[str, Any]:
     return {'mode': mode, 'config': config, 'changes': list(changes)}
 
 
+def module_names(value: Any, where: str) -> List[str]:
+    """``value`` as a list of module names (None or empty: none); a ``ConfigError`` naming ``where`` (the key, or
+    the override) when it is anything else."""
+    if not value:
+        return []
+    if not isinstance(value, (list, tuple)) or not all(isinstance(name, str) and name for name in value):
+        raise ConfigError(f"{where} = {str(repr(value))[:80]} must be a list of module names (strings), e.g. "
+                          f"['my_package.my_envs']")
+    return list(value)
+
+
 def named_imports(imports: Sequence[str] = (), overrides: Any = None) -> List[str]:
     """The modules a user named: ``imports`` (``--import``) and an ``import_names=[...]`` override."""
     from .compile import parse_override
@@ -238,13 +249,8 @@ def named_imports(imports: Sequence[str] = (), overrides: Any = None) -> List[st
     named = list(imports or ())
     for item in overrides or ():
         key, value = parse_override(item) if isinstance(item, str) else item
-        if key != 'import_names':
-            continue
-        if not isinstance(value, (list, tuple)) or not all(isinstance(name, str) and name for name in value):
-            shown = repr(value)[:80]
-            raise ConfigError(f"override import_names={shown} must be a list of module names, e.g. "
-                              f"\"import_names=['my_package.my_envs']\" (or --import my_package.my_envs)")
-        named += list(value)
+        if key == 'import_names':
+            named += module_names(value, 'the override import_names')
     return named
 
 

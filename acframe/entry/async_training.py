@@ -198,10 +198,17 @@ class AsyncRun(SerialRun):
         self.learner.train_iter = max(int(self.learner.train_iter), int(self.shared_train_iter.value))
 
     def budget_left(self) -> bool:
-        """``RunBase.budget_left`` on every worker's gradient steps so far: the other workers go on while this one
-        evaluates, so the count taken at the start of the turn may be behind."""
-        self._take_shared_count()
-        return super().budget_left()
+        """``RunBase.budget_left`` on every worker's gradient steps so far (the other workers go on while this one
+        evaluates, so the count taken at the start of the turn may be behind); where the other workers' segments in
+        flight take what is left of ``max_env_step``, it waits for them to be counted (the run then ends)."""
+        while True:
+            self._take_shared_count()
+            if not super().budget_left():
+                return False
+            if self.in_flight.others(0) + self.env_step < int(self.cfg.max_env_step):
+                return True
+            self.check_workers()  # (a worker that dies with its segment in flight ends the run)
+            time.sleep(0.02)
 
     def done(self) -> bool:
         """``SerialRun.done`` after ``sync`` (the serial off-policy loop calls it at the start of every turn)."""
@@ -302,9 +309,11 @@ class SharedCounter:
 def claim_segment(run: 'AsyncRun', worker: int, collector: SampleCollector) -> int:
     """Steps per env of worker ``worker``'s next segment: the collector's, or near the budget's end its share of what
     is left once every counted env step and every other worker's segment in flight are taken off (ceil, so all
-    workers together stop within one step per env); claimed in ``run.in_flight`` until its steps are counted."""
+    workers together stop within one step per env); claimed in ``run.in_flight`` until its steps are counted. A
+    worker asks only while something is left (``AsyncWorker.done``, ``AsyncRun.budget_left`` wait otherwise)."""
     num_envs = collector.env.num_envs
-    left = int(run.cfg.max_env_step) - run.env_step - run.in_flight.others(worker)
+    in_flight = run.in_flight.others(worker)  # read first: a worker counts its steps, then clears its claim
+    left = int(run.cfg.max_env_step) - run.env_step - in_flight
     steps = min(collector.steps_per_env, max(1, -(-left // (num_envs * run.worker_num))))
     run.in_flight.put(worker, steps * num_envs)
     return steps
@@ -354,7 +363,8 @@ class AsyncWorker:
         run, cfg = self.run, self.cfg
         while not run.stop_flag.value:
             self.learner.train_iter = int(run.shared_train_iter.value)
-            if run.env_step < cfg.max_env_step and self.learner.train_iter < cfg.max_train_iter:
+            in_flight = run.in_flight.others(self.worker)  # (read first: a worker counts its steps, then clears this)
+            if in_flight + run.env_step < cfg.max_env_step and self.learner.train_iter < cfg.max_train_iter:
                 return False
             time.sleep(0.02)
         return True

@@ -40,7 +40,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ..errors import AcframeError, CheckpointError, ConfigError
-from ..signals import interrupt_for, interrupt_pending, interrupts_deferred, pending_signum, sigterm_as_interrupt
+from ..signals import (TERMINATING, interrupt_for, interrupt_pending, interrupts_deferred, pending_signum,
+                       sigterm_as_interrupt)
 from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook
 from ..worker.learner import check_learner_num
@@ -300,18 +301,19 @@ class DataParallel:
         import torch.distributed as dist
 
         held = interrupt_pending()
-        sums = torch.tensor([float(stop), float(held), float(count), float(pending_signum())], dtype=torch.float64,
-                            device=self.device)
+        kinds = (signal.SIGINT,) + TERMINATING  # how many ranks hold each kind of interrupt
+        sums = torch.tensor([float(stop), float(held), float(count)] + [float(pending_signum() == kind) for kind in kinds],
+                            dtype=torch.float64, device=self.device)
         self._collective('the end of a turn', lambda: dist.all_reduce(sums))
-        stop, interrupted, total, signums = (int(v) for v in sums.tolist())
+        stop, interrupted, total, *held_kinds = (int(v) for v in sums.tolist())
         self.total_count = total
         if interrupted and not held and not run.interrupted:
             run.interrupted = True
             run.progress.message('[acframe] a data-parallel rank was interrupted: writing the final checkpoint and summary')
             # rank 0 ends, once the run is finished, as that rank's own interrupt would (exit 130, or 128 + the
-            # signal); the held signals are one when they sum to a multiple (one rank, or a process group's)
-            same = signums // interrupted if signums % interrupted == 0 else int(signal.SIGTERM)
-            run.other_interrupt = interrupt_for(same, 'a data-parallel rank')
+            # signal); ranks holding different kinds end it as a SIGTERM
+            seen = [kind for kind, n in zip(kinds, held_kinds) if n]
+            run.other_interrupt = interrupt_for(int(seen[0] if len(seen) == 1 else signal.SIGTERM), 'a data-parallel rank')
         return stop > 0 or interrupted > 0
 
     def broadcast_module(self, module: torch.nn.Module) -> None:
@@ -460,7 +462,7 @@ class DataParallelLearner(Learner):
     def load_checkpoint_state(self, state: Dict[str, Any]) -> None:
         """Restore; on a rank > 0, ``state`` is updated in place with that rank's own entries, which the run's
         restore (``RunBase.restore``) reads next."""
-        check_learner_num(state, self.learner_num)
+        check_learner_num(state, self.learner_num)  # before a rank looks for its entries (the base checks again)
         if self.group.rank:
             state.update(state['data_parallel']['ranks'][self.group.rank - 1])
         super().load_checkpoint_state(state)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import socket
 import time
 from typing import Any, Optional
@@ -45,7 +44,7 @@ def _check_path(path: str, flag: str) -> None:
 
 def plan_exp_dir(cfg: Any, exp_dir: Optional[str], resume: bool) -> str:
     """The experiment folder: ``exp_dir`` or ``./<exp_name>_seed<seed>`` (a fresh suffix if that holds a run; an
-    ``exp_name`` ending in ``_seed<N>`` has that replaced, so DI-engine's ``cartpole_ppo_seed0`` is not doubled).
+    ``exp_name`` that ends with ``_seed<seed>`` already, as DI-engine's ``cartpole_ppo_seed0``, does not get it twice).
 
     Nothing is created; a path that cannot be used is a ``ConfigError`` naming it.
     """
@@ -53,8 +52,8 @@ def plan_exp_dir(cfg: Any, exp_dir: Optional[str], resume: bool) -> str:
         return exp_dir
     check_exp_name(cfg.exp_name)
     if exp_dir is None:
-        # a name that ends with a seed already (DI-engine's files: 'cartpole_ppo_seed0') has it replaced by the run's
-        base = f"{re.sub(r'_seed[0-9]+$', '', cfg.exp_name) or cfg.exp_name}_seed{cfg.seed}"
+        suffix = f"_seed{cfg.seed}"  # not twice: DI-engine's files name their seed ('cartpole_ppo_seed0')
+        base = cfg.exp_name if cfg.exp_name.endswith(suffix) and cfg.exp_name != suffix else cfg.exp_name + suffix
         exp_dir, n = base, 1
         while _holds_run(exp_dir):
             exp_dir = f"{base}_{n}"

@@ -11,7 +11,8 @@
 * **observations**: in ``observation_space`` (keys, shape, dtype, bounds) and finite; **rewards** finite;
 * **action masks** (a ``Dict`` observation's ``action_mask`` entry, or ``info['action_mask']``): for ``Discrete(n)``
   actions n entries, for ``MultiDiscrete(nvec)`` sum(nvec) (the sub-spaces' masks one after the other), 0/1
-  values (bool or integers; 1 = legal) and at least one legal action (in each sub-space);
+  values (bool or integers; 1 = legal) and at least one legal action (in each sub-space) except in an episode's
+  last observation (terminated or truncated: no action is taken under it);
 * **seeding**: ``reset(seed=s)`` twice, then the same actions: the same observations, rewards and ends;
 * **a time limit**: a ``TimeLimit`` wrapper (``max_episode_steps`` of ``gymnasium.register``, or
   ``env.max_episode_steps``) or episodes the env truncates itself;
