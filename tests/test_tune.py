@@ -86,6 +86,17 @@ def test_the_best_config_is_the_base_config_with_the_best_values_and_runs_from_t
     assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['env_steps'] == 200
 
 
+def test_without_q_the_cli_prints_a_line_per_evaluation_of_the_running_trial(study, tmp_path, capsys):
+    copy = tmp_path / 'study'
+    shutil.copytree(study, copy)
+    assert main(['-m', 'tune', '--resume', str(copy), '--trials', '4']) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    evaluations = [line for line in lines if line.startswith('[tune] trial 3 seed ')]
+    assert evaluations and all(', eval return ' in line for line in evaluations), lines
+    assert {line.split()[4].rstrip(':') for line in evaluations} == {'1', '2'}  # both seeds' runs
+    assert lines[-1].startswith('[tune] best trial ') and not any(line.startswith('[acframe]') for line in lines)
+
+
 def test_resume_continues_the_trial_count_with_the_study_settings(study, tmp_path, capsys):
     copy = tmp_path / 'study'
     shutil.copytree(study, copy)

@@ -14,6 +14,7 @@ import contextlib
 import io
 import math
 import os
+import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ..config import compile_config
@@ -84,6 +85,17 @@ def run_dir_name(number: int, seed: int) -> str:
     return os.path.join('trials', f"trial_{number:04d}_seed{seed}")
 
 
+def _unmuted(echo: Optional[Callable[[str], None]], stream: Any) -> Optional[Callable[[str], None]]:
+    """``echo`` writing to ``stream`` (stdout as it was) while the run's own output is redirected."""
+    if echo is None:
+        return None
+
+    def say(line: str) -> None:
+        with contextlib.redirect_stdout(stream):
+            echo(line)
+    return say
+
+
 def train_runs(trial: Any, base: Mapping[str, Any], values: Mapping[str, Any], seeds: Sequence[int], budget: int,
                reports: int, study_dir: str, echo: Optional[Callable[[str], None]] = None) -> Dict[str, Any]:
     """Train one run per seed; returns ``{'value', 'seed_values', 'run_dirs', 'env_steps'}``.
@@ -104,7 +116,8 @@ def train_runs(trial: Any, base: Mapping[str, Any], values: Mapping[str, Any], s
         run_dir = os.path.join(study_dir, run_dir_name(trial.number, seed))
         run_dirs.append(run_dir)
         trial.set_user_attr('run_dirs', [os.path.relpath(d, study_dir) for d in run_dirs])
-        reporter = PruningReporter(trial, index, seed, bests, budget, reports, echo=echo)
+        # the run's own lines are muted (the study prints its own); the reporter's go where stdout went before
+        reporter = PruningReporter(trial, index, seed, bests, budget, reports, echo=_unmuted(echo, sys.stdout))
         main = dict(cfg)
         try:
             with contextlib.redirect_stdout(io.StringIO()):
