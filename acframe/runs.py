@@ -83,9 +83,10 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
         checkpoint = target
     if run_dir is not None:
         check_folder_is_data(run_dir)
+    python = what == 'load_policy'  # (the Python function: its arguments, not the command line's flags)
     if config is None and run_dir is None:
         raise ConfigError(f"{what} {target}: this checkpoint is not in a run folder's {CKPT_DIR}/; "
-                          f"name its config with -c CONFIG")
+                          f"name its config with {'config=CONFIG' if python else '-c CONFIG'}")
     with warnings.catch_warnings():  # (the stop value of an overridden env_id means nothing to a run that is done)
         warnings.filterwarnings('ignore', message='env.env_id was overridden', category=ConfigWarning)
         if config is not None:
@@ -93,7 +94,8 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
         else:
             from .config.run_folder import load_run_config
 
-            cfg = load_run_config(run_dir, list(overrides), seed=seed, imports=imports)  # config.json: data, never run
+            cfg = load_run_config(run_dir, list(overrides), seed=seed, imports=imports,  # config.json: data, never run
+                                  import_flag='imports' if python else '--import')
     return RunArtifacts(run_dir, checkpoint, cfg)
 
 

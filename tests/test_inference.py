@@ -89,7 +89,7 @@ def test_act_takes_one_observation_or_a_batch(trained_run):
 def test_a_loose_checkpoint_needs_its_config(trained_run, tmp_path):
     loose = tmp_path / 'best.pth'
     loose.write_bytes((trained_run / 'ckpt' / 'ckpt_best.pth').read_bytes())
-    with pytest.raises(ConfigError, match="not in a run folder's ckpt/; name its config with -c CONFIG"):
+    with pytest.raises(ConfigError, match="not in a run folder's ckpt/; name its config with config=CONFIG"):
         acframe.load_policy(loose)
     policy = acframe.load_policy(loose, config='cartpole_a2c.py')
     obs = np.zeros(4, dtype=np.float32)
@@ -193,3 +193,8 @@ def test_a_run_whose_config_imports_a_module_resumes_and_evaluates_only_with_it_
         assert "(--import named my_marker_modul, which it does not list)" in misspelt.stderr, misspelt.stderr
         named = run(*args, '--import', 'my_marker_module')
         assert named.returncode == 0, named.stderr
+    # load_policy in a script: the refusal names its argument, not the command line's flag
+    script = "import acframe\ntry:\n    acframe.load_policy('run')\nexcept acframe.ConfigError as exc:\n    print(exc)\n"
+    refused = subprocess.run([sys.executable, '-c', script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=120)
+    assert "named in imports=: add imports=['my_marker_module'] if you trust them" in refused.stdout, refused

@@ -147,3 +147,85 @@ def test_the_serial_run_is_the_same_from_the_same_seed(tmp_path):
         serial_pipeline_onpolicy(config(), exp_dir=str(tmp_path / name), max_env_step=320, progress=False)
         runs.append(latest_checkpoint(str(tmp_path / name))['policy']['model'])
     assert all(torch.equal(runs[0][k], runs[1][k]) for k in runs[0])
+
+
+# ---- a user's subclass of a built-in policy, from the CLI with import_names ---------------------------------------
+SUBCLASS_MODULE = '''
+from acframe import POLICY_REGISTRY
+from acframe.policy.a2c import A2CPolicy
+
+
+@POLICY_REGISTRY.register('a2c_with_a_key')
+class A2CWithAKey(A2CPolicy):
+    """A2C plus one declared key, whose default is an expression (not a literal)."""
+    config = dict(
+        learn=dict(
+            # (float > 0) A threshold of the user's own (declared, checked, unused here).
+            huber_delta=1.0 * 2,
+        ),
+    )
+'''
+SUBCLASS_CONFIG = ("from dizoo_configs.cartpole_a2c import main_config\n"
+                   "create_config = dict(policy=dict(type='a2c_with_a_key'), import_names=['a2c_with_a_key'])\n")
+
+
+def test_a_subclass_of_a_builtin_policy_keeps_its_keys_and_rules_and_declares_its_own_with_expressions(tmp_path):
+    """A subclass that declares only its new key keeps every key, default and rule of the class it extends (its
+    replay-less on-policy buffer too), and its own key's rule holds though its default is an expression."""
+    import subprocess
+    import sys
+
+    (tmp_path / 'a2c_with_a_key.py').write_text(SUBCLASS_MODULE)
+    (tmp_path / 'cfg.py').write_text(SUBCLASS_CONFIG)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get('PYTHONPATH', '')]),
+               OMP_NUM_THREADS='1')
+
+    def acframe(*args):
+        return subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cfg.py', '-q', *args], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=300)
+
+    for bad, key in (('policy.learn.huber_delta=-5', 'policy.learn.huber_delta'),
+                     ('policy.learn.discount_factor=1.5', 'policy.learn.discount_factor')):
+        refused = acframe('--exp-dir', 'bad', bad)
+        assert refused.returncode == 2 and refused.stderr.count('\n') == 1 and key in refused.stderr, refused.stderr
+        assert not (tmp_path / 'bad').exists()
+    done = acframe('--exp-dir', 'run', '--max-env-step', '200', 'policy.learn.learning_rate=0.001')
+    assert done.returncode == 0, done.stderr
+    cfg = json.loads((tmp_path / 'run' / 'config.json').read_text())['config']
+    learn = cfg['policy']['learn']
+    assert learn['huber_delta'] == 2.0 and learn['learning_rate'] == 0.001 and learn['gae_lambda'] == 1.0
+    assert cfg['policy']['other']['replay_buffer']['type'] == ''  # A2C's: on-policy, no buffer
+
+
+# ---- a user's model that keeps to the documented forward(obs, mode=...) contract alone ----------------------------
+class ForwardOnlyModel(torch.nn.Module):
+    """docs/custom_policy.md's model contract and nothing more: ``forward(obs, mode=...)``, no compute_* methods."""
+
+    def __init__(self, obs_shape, action_shape, **model_keys):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(int(obs_shape), 32), torch.nn.Tanh())
+        self.logit, self.value = torch.nn.Linear(32, int(action_shape)), torch.nn.Linear(32, 1)
+        self.calls = set()
+
+    def forward(self, obs, mode='compute_actor_critic'):
+        self.calls.add(mode)
+        hidden = self.body(obs)
+        out = {} if mode == 'compute_critic' else {'logit': self.logit(hidden)}
+        if mode != 'compute_actor':
+            out['value'] = self.value(hidden).squeeze(-1)
+        return out
+
+
+def test_a_model_with_only_the_documented_forward_trains_collects_and_bootstraps(tmp_path):
+    from acframe import MODEL_REGISTRY
+
+    MODEL_REGISTRY.register('forward_only_seam_test', ForwardOnlyModel)
+    try:
+        policy = serial_pipeline_onpolicy('cartpole_a2c.py', max_env_step=400, progress=False, exp_dir=str(tmp_path / 'run'),
+                                          overrides=["policy.model.type='forward_only_seam_test'",
+                                                     'env.max_episode_steps=15'])  # truncations: V(final obs)
+    finally:
+        MODEL_REGISTRY._entries.pop('forward_only_seam_test', None)
+    assert policy.summary['env_steps'] == 400 and policy.summary['train_iters'] > 0
+    assert isinstance(policy._model, ForwardOnlyModel)
+    assert policy._model.calls == {'compute_actor', 'compute_critic', 'compute_actor_critic'}

@@ -100,7 +100,8 @@ def class_comments(cls: type) -> Dict[str, str]:
     comments: Dict[str, str] = {}
     for klass in reversed(cls.__mro__):
         if 'config' in vars(klass):
-            found = static_class_config(f"{klass.__module__}:{klass.__qualname__}") or loaded_class_config(klass)
+            found = (static_class_config(f"{klass.__module__}:{klass.__qualname__}", lenient=True)
+                     or loaded_class_config(klass, lenient=True))  # (a default that is an expression keeps its rule)
             comments.update(found[1] if found is not None else {})
     return comments
 

@@ -48,19 +48,31 @@ def _comment_lines(source: str) -> Dict[int, str]:
     return comments
 
 
-def _dict_node(node: ast.AST, comments: Dict[int, str], prefix: str, out_comments: Comments) -> Dict[str, Any]:
-    """Evaluate a ``dict(k=v, ...)`` / ``{...}`` node whose leaves are literals; collect each key's comment."""
+#: ``lenient`` parsing's value of a default that is not a literal (its comment is still read)
+NOT_STATIC = object()
+
+
+def _dict_node(node: ast.AST, comments: Dict[int, str], prefix: str, out_comments: Comments,
+               lenient: bool = False) -> Dict[str, Any]:
+    """Evaluate a ``dict(k=v, ...)`` / ``{...}`` node whose leaves are literals; collect each key's comment.
+    ``lenient`` (for the comments alone): a leaf that is not a literal is ``NOT_STATIC``, and what a ``dict(base,
+    ...)`` or ``**base`` takes from elsewhere is skipped, instead of a ``ValueError``."""
     items = []
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
-        items = [(kw.arg, kw.value, kw.lineno) for kw in node.keywords]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and (
+            lenient or not node.args):
+        items = [(kw.arg, kw.value, kw.lineno) for kw in node.keywords if kw.arg is not None or not lenient]
         if any(k is None for k, _, _ in items):
             raise ValueError("**kwargs in config")
     elif isinstance(node, ast.Dict):
         for key, value in zip(node.keys, node.values):
             if key is None:
+                if lenient:
+                    continue
                 raise ValueError("** in config")
             items.append((ast.literal_eval(key), value, key.lineno))
     else:
+        if lenient:
+            return {}
         raise ValueError("not a dict")
     result: Dict[str, Any] = {}
     for key, value, lineno in items:
@@ -70,8 +82,12 @@ def _dict_node(node: ast.AST, comments: Dict[int, str], prefix: str, out_comment
             text = comments.get(lineno)
         if text:
             out_comments[path] = text
-        if isinstance(value, (ast.Call, ast.Dict)) and not _is_literal(value):
-            result[key] = _dict_node(value, comments, path + ".", out_comments)
+        is_dict = isinstance(value, ast.Dict) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                                                  and value.func.id == "dict")
+        if is_dict and not _is_literal(value):
+            result[key] = _dict_node(value, comments, path + ".", out_comments, lenient)
+        elif lenient and not _is_literal(value):
+            result[key] = NOT_STATIC
         else:
             result[key] = ast.literal_eval(value)
     return result
@@ -85,8 +101,10 @@ def _is_literal(node: ast.AST) -> bool:
         return False
 
 
-def static_class_config(location: str, attribute: str = "config") -> Optional[Tuple[Dict[str, Any], Comments]]:
-    """Defaults and comments of ``attribute`` of the class at ``"module:Class"``, or None if not static."""
+def static_class_config(location: str, attribute: str = "config",
+                        lenient: bool = False) -> Optional[Tuple[Dict[str, Any], Comments]]:
+    """Defaults and comments of ``attribute`` of the class at ``"module:Class"``, or None if not static
+    (``lenient``: for its comments, a default that is not a literal is ``NOT_STATIC``)."""
     module_name, class_name = location.split(":")
     try:
         source = _module_source(module_name)
@@ -94,17 +112,18 @@ def static_class_config(location: str, attribute: str = "config") -> Optional[Tu
         return None
     if source is None:
         return None
-    return _class_config_in(source, class_name, attribute)
+    return _class_config_in(source, class_name, attribute, lenient)
 
 
-def loaded_class_config(cls: type, attribute: str = "config") -> Optional[Tuple[Dict[str, Any], Comments]]:
+def loaded_class_config(cls: type, attribute: str = "config",
+                        lenient: bool = False) -> Optional[Tuple[Dict[str, Any], Comments]]:
     """Defaults and comments of ``attribute`` of a loaded class, read from its own source (``inspect``): for a
     class that ``static_class_config`` cannot find by module name (defined in a script's ``__main__`` or in a
     function). None when the source is unavailable or not static."""
     source = _loaded_class_source(cls)
     if source is None:
         return None
-    return _class_config_in(source, cls.__name__, attribute)
+    return _class_config_in(source, cls.__name__, attribute, lenient)
 
 
 @functools.lru_cache(maxsize=256)
@@ -119,13 +138,15 @@ def _loaded_class_source(cls: type) -> Optional[str]:
         return None
 
 
-def _class_config_in(source: str, class_name: str, attribute: str) -> Optional[Tuple[Dict[str, Any], Comments]]:
+def _class_config_in(source: str, class_name: str, attribute: str,
+                     lenient: bool = False) -> Optional[Tuple[Dict[str, Any], Comments]]:
     """A copy of the parsed defaults and comments (parsing is cached per source text: every config compile asks)."""
-    return copy.deepcopy(_parsed_class_config(source, class_name, attribute))
+    return copy.deepcopy(_parsed_class_config(source, class_name, attribute, lenient))
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed_class_config(source: str, class_name: str, attribute: str) -> Optional[Tuple[Dict[str, Any], Comments]]:
+def _parsed_class_config(source: str, class_name: str, attribute: str,
+                         lenient: bool = False) -> Optional[Tuple[Dict[str, Any], Comments]]:
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -139,7 +160,7 @@ def _parsed_class_config(source: str, class_name: str, attribute: str) -> Option
                         return _parsed_module_dict(source, stmt.value.id)
                     out_comments: Comments = {}
                     try:
-                        return _dict_node(stmt.value, comments, "", out_comments), out_comments
+                        return _dict_node(stmt.value, comments, "", out_comments, lenient), out_comments
                     except (ValueError, SyntaxError):
                         return None
     return None

@@ -267,25 +267,28 @@ def check_stored_imports(stored: Any, named: Sequence[str], path: str, flag: str
         shown = ','.join(name[:80] for name in unnamed[:5])
         extra = [name for name in named if name not in stored]
         also = f" ({flag} named {','.join(n[:80] for n in extra[:5])}, which it does not list)" if extra else ''
+        add = f"imports={[name[:80] for name in unnamed[:5]]!r}" if flag == 'imports' else f"{flag} {shown}"
+        where = 'in imports=' if flag == 'imports' else 'on the command line'
         raise ConfigError(f"{path} lists import_names {shown} that you did not name{also}; acframe imports only modules "
-                          f"named on the command line: add {flag} {shown} if you trust them (never code inside the folder)")
+                          f"named {where}: add {add} if you trust them (never code inside the folder)")
     return sorted(set(stored) | set(named))
 
 
 def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = None,
-                    imports: Sequence[str] = ()) -> EasyDict:
+                    imports: Sequence[str] = (), import_flag: str = '--import') -> EasyDict:
     """The compiled config of the run in ``run_dir`` (from ``config.json``; nothing is executed).
 
     The stored config is compiled again (defaults ← stored ← ``overrides``), so it is validated like any other.
     Its ``import_names`` are imported only when the user named them (``imports``, or an ``import_names=``
-    override; see ``check_stored_imports``), and never from inside ``run_dir``.
+    override; see ``check_stored_imports``, whose refusal names ``import_flag``: ``'imports'`` for the Python
+    argument), and never from inside ``run_dir``.
     """
     from .compile import compile_config
 
     main = read_run_record(run_dir)['config']
     named = named_imports(imports, overrides)
     main['import_names'] = check_stored_imports(main.get('import_names') or [], named,
-                                                os.path.join(run_dir, CONFIG_JSON))
+                                                os.path.join(run_dir, CONFIG_JSON), import_flag)
     # a compiled config (a dict, not a (main, create) pair): acframe's keys already, no DI-engine translation
     return compile_config(main, overrides, seed=seed, refuse_imports_under=(run_dir,))
 

@@ -100,7 +100,13 @@ class Policy:
 
     @classmethod
     def default_config(cls) -> Dict[str, Any]:
-        return copy.deepcopy(cls.config)
+        """The policy's ``config``, merged over the ``config`` of each class it inherits from (a subclass of
+        ``A2CPolicy`` that declares only its new keys keeps A2C's), as a buffer's keys are."""
+        merged: Dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            if isinstance(vars(klass).get('config'), dict):
+                _merge_defaults(merged, copy.deepcopy(vars(klass)['config']))
+        return merged
 
     @classmethod
     def train_sample_len(cls, cfg: Any) -> int:
@@ -509,8 +515,7 @@ class Policy:
         logits of illegal actions masked when ``obs`` carries an ``'action_mask'`` (docs/masks.md): every action the
         modes sample or take, and every statistic a segment stores, is then over the legal actions only."""
         obs, mask = split_action_mask(obs)
-        model = self._model if model is None else model
-        return masked(model.compute_actor(obs) if state is None else model.compute_actor(obs, state), mask)
+        return masked(model_output(self._model if model is None else model, 'compute_actor', obs, state), mask)
 
     def _distribution(self, output: Dict[str, torch.Tensor], drop_last: bool = False) -> Any:
         """The action distribution of the actor's statistics in ``output`` (without the last step: ``drop_last``,
@@ -569,8 +574,7 @@ class Policy:
     def _final_value(self, obs: Any, state: Optional[torch.Tensor] = None) -> torch.Tensor:
         """``V`` ``(N,)`` of ``N`` final observations (a recurrent model from ``state`` ``(N, R, H)``): the model's
         ``compute_critic``, which takes no action mask (ACER overrides it: its ``V = Σ π Q`` is over legal actions)."""
-        obs = split_action_mask(obs)[0]
-        return (self._model.compute_critic(obs) if state is None else self._model.compute_critic(obs, state))['value']
+        return model_output(self._model, 'compute_critic', split_action_mask(obs)[0], state)['value']
 
     # ---- collect -----------------------------------------------------------------------------------
     def _make_sde_noise(self) -> Optional[StateDependentNoise]:
@@ -694,6 +698,25 @@ class Policy:
 
 #: the keys of ``policy.model.rnn`` the model takes (the rest, e.g. PPO's ``seq_len``, are the learn mode's)
 RNN_MODEL_KEYS = ('type', 'hidden_size', 'num_layers', 'input_norm')
+
+
+def model_output(model: nn.Module, mode: str, obs: Any, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+    """``model``'s ``mode`` (``'compute_actor'``, ``'compute_critic'``) on ``obs`` (from ``state``, a recurrent model's):
+    its method of that name where it has one (``vac``'s), else ``model(obs, mode=mode)`` — the ``forward`` contract a
+    model of your own may keep to alone (docs/custom_policy.md)."""
+    method = getattr(model, mode, None)
+    if method is not None:
+        return method(obs) if state is None else method(obs, state)
+    return model(obs, mode=mode) if state is None else model(obs, mode=mode, state=state)
+
+
+def _merge_defaults(base: Dict[str, Any], update: Dict[str, Any]) -> None:
+    """``update``'s keys into ``base``, section by section (a dict under a dict is merged, anything else replaces)."""
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge_defaults(base[key], value)
+        else:
+            base[key] = value
 
 
 def rnn_type(rnn: Any) -> Optional[str]:
