@@ -262,6 +262,8 @@ class RunBase:
         init_from = None
         if cfg.get('init_from') and not resume:
             init_from, self.init_weights = initial_weights(cfg.init_from)
+            # the run's config.py/config.json name those weights wherever they are run from (not from here only)
+            cfg.init_from = os.path.abspath(os.fspath(cfg.init_from))
         try:
             try:
                 self._build()
@@ -292,6 +294,7 @@ class RunBase:
             if resume:
                 self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, "
                                       f"train iter {self.learner.train_iter}")
+                self._say_if_spent()
             else:  # resumable from its first moments
                 if init_from is not None:
                     self.progress.message(f"[acframe] starting from the model weights of {init_from} "
@@ -300,6 +303,16 @@ class RunBase:
         except BaseException:
             self.close()
             raise
+
+    def _say_if_spent(self) -> None:
+        """A resumed run whose budget is spent already trains on nothing: say which flag gives it more."""
+        cfg = self.cfg
+        if self.env_step >= cfg.max_env_step:
+            self.warn(f"[acframe] the budget is spent already (env step {self.env_step} >= max_env_step "
+                      f"{cfg.max_env_step}): nothing to train; pass a larger --max-env-step to go on")
+        elif self.learner.train_iter >= cfg.max_train_iter:
+            self.warn(f"[acframe] the budget is spent already (train iter {self.learner.train_iter} >= max_train_iter "
+                      f"{cfg.max_train_iter}): nothing to train; pass a larger --max-train-iter to go on")
 
     def _opened(self) -> None:
         """Called once the folder is locked and the loggers open."""

@@ -32,6 +32,17 @@ def test_a_new_run_starts_from_the_weights_of_a_run_folder_with_a_fresh_optimize
     assert (fresh.init_from is None) and compile_config(str(new / 'config.py')).init_from == str(trained_run)
 
 
+def test_a_relative_init_from_is_recorded_as_the_folder_it_named(trained_run, tmp_path, monkeypatch, capsys):
+    """config.py repeats the run from any folder: ``--init-from`` given relative to where the run started is kept
+    absolute in config.json and config.py."""
+    monkeypatch.chdir(trained_run.parent)
+    new = tmp_path / 'new'
+    assert main(['-c', 'cartpole_a2c.py', '--init-from', trained_run.name, '--exp-dir', str(new),
+                 '--max-env-step', '200', '--max-train-iter', '1', *TINY]) == 0
+    monkeypatch.chdir(tmp_path)
+    assert compile_config(str(new / 'config.py')).init_from == str(trained_run)
+
+
 def test_the_modes_derived_from_the_model_start_from_the_loaded_weights():
     """ACER's average policy network is a copy of the model made when the learn mode is set up: it must be a copy of
     the loaded weights, not of the random ones."""

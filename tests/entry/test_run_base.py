@@ -108,3 +108,18 @@ def test_a_run_stopped_by_its_budget_and_resumed_evaluates_where_an_unbroken_run
     whole, part = evaluations(tmp_path / 'whole'), evaluations(tmp_path / 'part')
     assert [step for step, _ in whole] == [0, 5, 10, 15, 20, 22]
     assert [e for e in part if e[0] != 13] == whole
+
+
+def test_a_resume_whose_budget_is_spent_says_so_and_names_the_flag(tmp_path, capsys):
+    from acframe.cli import main
+
+    run = str(tmp_path / 'run')
+    assert main(['-c', 'cartpole_a2c.py', '--exp-dir', run, '--max-env-step', '400', '-q']) == 0
+    capsys.readouterr()
+    assert main(['--resume', run, '--max-env-step', '300', '-q']) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ['[acframe] the budget is spent already (env step 400 >= max_env_step 300): nothing to train; pass '
+                   'a larger --max-env-step to go on'], err
+    assert json.loads(open(os.path.join(run, 'summary.json')).read())['env_steps'] == 400
+    assert main(['--resume', run, '--max-env-step', '600', '-q']) == 0  # a larger budget: no such line, it trains
+    assert capsys.readouterr().err == ''
