@@ -183,10 +183,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument('--policy', default='impala', help='registered policy whose defaults to print (default impala)')
     parser.add_argument('--write', metavar='DOCS_DIR', default=None,
                         help='write config_reference.md and algorithms/<policy>_config.md into DOCS_DIR')
+    parser.add_argument('--import', dest='imports', metavar='MODULE[,MODULE]', default='',
+                        help="modules to import first (their @POLICY_REGISTRY.register run): your own policy's")
     args = parser.parse_args(argv)
     from ..errors import AcframeError
+    from ..registry import import_names
 
     try:
+        import_names([name for name in args.imports.split(',') if name])
         if args.write:
             for path in write_docs(args.write):
                 print(f'wrote {path}')

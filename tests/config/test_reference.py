@@ -55,3 +55,18 @@ def test_generating_the_reference_does_not_import_torch(tmp_path):
              "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert out.stdout.strip() == 'False', out.stderr
+
+
+def test_the_reference_of_a_users_policy_imports_its_module_first(tmp_path, monkeypatch, capsys):
+    (tmp_path / 'reference_user_policy.py').write_text(
+        "from acframe import POLICY_REGISTRY\nfrom acframe.policy.a2c import A2CPolicy\n\n\n"
+        "@POLICY_REGISTRY.register('reference_user_a2c')\nclass Mine(A2CPolicy):\n    config = dict(\n"
+        "        learn=dict(\n            # (float > 0) The user's own key.\n            my_key=0.5,\n        ),\n    )\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from acframe import POLICY_REGISTRY
+    try:
+        assert main(['--policy', 'reference_user_a2c', '--import', 'reference_user_policy']) == 0
+    finally:
+        POLICY_REGISTRY._entries.pop('reference_user_a2c', None)
+    out = capsys.readouterr().out
+    assert "my_key = 0.5  # (float > 0) The user's own key." in out and 'gae_lambda = 1.0' in out  # and A2C's keys
