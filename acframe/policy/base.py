@@ -244,12 +244,16 @@ class Policy:
         return normalize_advantages(advantages)
 
     def _learn_step(self, total_loss: torch.Tensor, **terms: Any) -> Dict[str, float]:
-        """One guarded step of ``self._optimizer`` on ``total_loss`` over ``self._params`` (``_optimizer_step``).
+        """One guarded step of ``self._optimizer`` on ``total_loss`` over ``self._params`` (``_optimizer_step``;
+        the model's parameters when ``_init_learn`` set no ``_params``).
 
         Returns the step's info for the learner: ``cur_lr``, ``total_loss``, each of ``terms`` (tensors or
         numbers) as a float, and ``grad_norm`` (before clipping).
         """
-        grad_norm = self._optimizer_step(self._optimizer, total_loss, self._params)
+        params = getattr(self, '_params', None)
+        if params is None:
+            params = self._params = list(self._model.parameters())
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, params)
         info = {'cur_lr': self._optimizer.param_groups[0]['lr'], 'total_loss': total_loss.item()}
         info.update({k: v.item() if isinstance(v, torch.Tensor) else float(v) for k, v in terms.items()})
         info['grad_norm'] = grad_norm
