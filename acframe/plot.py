@@ -155,7 +155,7 @@ def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> D
     groups: Dict[str, List[RunCurves]] = {}
     for run in runs:
         groups.setdefault(run.config_key, []).append(run)
-    labels = _unique_labels([g[0].label for g in groups.values()])
+    labels = _unique_labels([g[0].label for g in groups.values()], [json.loads(key) for key in groups])
     panels = _panels(list(groups.values()), labels, x_axis)
     x_label = 'env steps' if x_axis == 'env_steps' else 'wall-clock seconds'
     if str(out).lower().endswith('.svg'):
@@ -220,13 +220,30 @@ def _draw_png(panels: List[List[Any]], x_label: str, out: str) -> None:
     atomic_write_with(out, lambda tmp: fig.savefig(tmp, format='png', dpi=DPI))
 
 
-def _unique_labels(labels: List[str]) -> List[str]:
+def _unique_labels(labels: List[str], configs: List[Dict[str, Any]]) -> List[str]:
+    """Each group's label; where one repeats (the same exp_name, another config), a later group names the first
+    key in which its config differs from the first group's and how many more (``cartpole_impala
+    (policy.learn.learning_rate=0.0003)``), or a number when only a budget differs."""
+    from .config.ding_compat import get_path
+    from .config.run_folder import config_differences
+
+    first: Dict[str, int] = {}
     seen: Dict[str, int] = {}
     result = []
-    for label in labels:
+    for index, label in enumerate(labels):
         seen[label] = seen.get(label, 0) + 1
-        result.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+        if label not in first:
+            first[label] = index
+            result.append(label)
+            continue
+        keys = config_differences(configs[first[label]], configs[index])
+        if not keys:
+            result.append(f"{label} #{seen[label]}")
+            continue
+        more = f" and {len(keys) - 1} more" if len(keys) > 1 else ''
+        result.append(f"{label} ({keys[0]}={str(repr(get_path(configs[index], keys[0])))[:24]}{more})")
     return result
+
 
 
 def default_plot_path(run_dirs: Sequence[str]) -> str:

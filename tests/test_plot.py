@@ -32,6 +32,11 @@ def two_seeds(tmp_path_factory):
     return runs
 
 
+#: the legend of ``two_seeds`` beside ``trained_run``: its first differing key (of 4: evaluator envs, episodes and the
+#: eval and log frequencies; budgets are not a config difference)
+SECOND = 'cartpole_a2c (env.evaluator_env_num=2 and 3 more)'
+
+
 def svg_lines(path) -> dict:
     """What an SVG written by acframe draws: its size, panel titles, legend labels and the polylines' point counts."""
     root = ElementTree.parse(path).getroot()
@@ -58,7 +63,8 @@ def test_plot_writes_svg_by_extension(trained_run, two_seeds, tmp_path):
     out = tmp_path / 'runs.svg'
     assert main(['-m', 'plot', str(trained_run), *map(str, two_seeds), '--out', str(out), '-q']) == 0
     drawn = svg_lines(out)
-    assert 'cartpole_a2c (1 run)' in drawn['texts'] and 'cartpole_a2c #2 (2 runs)' in drawn['texts']
+    # the same exp_name, another config: the second names where it differs (and how many more keys do)
+    assert 'cartpole_a2c (1 run)' in drawn['texts'] and SECOND + ' (2 runs)' in drawn['texts'], drawn['texts']
     assert drawn['bands'] == 2  # a mean ± std band per config
 
 
@@ -72,7 +78,7 @@ def test_plot_draws_runs_grouped_by_config(trained_run, two_seeds, tmp_path, cap
     out = tmp_path / 'curves.png'
     assert main(['-m', 'plot', str(trained_run), *map(str, two_seeds), '--out', str(out)]) == 0
     line = capsys.readouterr().out.strip()
-    assert line == f"[plot] 3 runs of 2 configs (cartpole_a2c, cartpole_a2c #2) by env_steps -> {out}"
+    assert line == f"[plot] 3 runs of 2 configs (cartpole_a2c, {SECOND}) by env_steps -> {out}"
     assert png_size(out) == (1200, 900)
     assert main(['-m', 'plot', *map(str, two_seeds), '--out', str(tmp_path / 'wall.png'), '--x', 'wall_s', '-q']) == 0
     assert '2 runs of 1 config' in capsys.readouterr().out
