@@ -57,9 +57,8 @@ class ReinforcePolicy(Policy):
         ),
     )
 
-    def _init_learn(self) -> None:
+    def _init_learn(self) -> None:  # (_learn_step steps every parameter of the model: no _params to set)
         self._optimizer = build_optimizer(self._model.parameters(), self._cfg.learn)
-        self._params = list(self._model.parameters())
 
     def _forward_learn(self, rollout) -> Dict[str, float]:
         output = self._evaluate(rollout.obs)  # (T+1, B, ...): the last step bootstraps

@@ -48,8 +48,18 @@ def _comment_lines(source: str) -> Dict[int, str]:
     return comments
 
 
+class _NotStatic:
+    """The one ``NOT_STATIC`` (a copy of the parsed defaults keeps it: ``is`` holds)."""
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> '_NotStatic':
+        return self
+
+    def __repr__(self) -> str:
+        return 'NOT_STATIC'
+
+
 #: ``lenient`` parsing's value of a default that is not a literal (its comment is still read)
-NOT_STATIC = object()
+NOT_STATIC = _NotStatic()
 
 
 def _dict_node(node: ast.AST, comments: Dict[int, str], prefix: str, out_comments: Comments,
@@ -156,10 +166,10 @@ def _parsed_class_config(source: str, class_name: str, attribute: str,
         if isinstance(node, ast.ClassDef) and node.name == class_name:
             for stmt in node.body:
                 if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attribute for t in stmt.targets):
-                    if isinstance(stmt.value, ast.Name):  # ``config = NAME``: a module-level dict of the same file
-                        return _parsed_module_dict(source, stmt.value.id)
-                    out_comments: Comments = {}
                     try:
+                        if isinstance(stmt.value, ast.Name):  # ``config = NAME``: a module-level dict of the same file
+                            return _parsed_module_dict(source, stmt.value.id, lenient)
+                        out_comments: Comments = {}
                         return _dict_node(stmt.value, comments, "", out_comments, lenient), out_comments
                     except (ValueError, SyntaxError):
                         return None
@@ -177,11 +187,11 @@ def module_dict_config(module_name: str, name: str) -> Tuple[Dict[str, Any], Com
 
 
 @functools.lru_cache(maxsize=64)
-def _parsed_module_dict(source: str, name: str) -> Optional[Tuple[Dict[str, Any], Comments]]:
+def _parsed_module_dict(source: str, name: str, lenient: bool = False) -> Optional[Tuple[Dict[str, Any], Comments]]:
     tree = ast.parse(source)
     comments = _comment_lines(source)
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             out_comments: Comments = {}
-            return _dict_node(node.value, comments, "", out_comments), out_comments
+            return _dict_node(node.value, comments, "", out_comments, lenient), out_comments
     return None

@@ -24,7 +24,7 @@ CONFIG_PY = 'config.py'
 FORMAT = 1
 #: keys a resumed run may change without ``--accept-config-change``: budgets, where the run lives, and what is
 #: imported (modules that register names; the run's own numbers do not depend on them)
-RESUME_FREE_KEYS = ('max_env_step', 'max_train_iter', 'exp_name', 'import_names')
+RESUME_FREE_KEYS = ('max_env_step', 'max_train_iter', 'exp_name', 'import_names', 'init_from')  # (a resume ignores init_from)
 
 
 #: the longest file name most filesystems take (bytes)
@@ -291,6 +291,19 @@ def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = N
                                                 os.path.join(run_dir, CONFIG_JSON), import_flag)
     # a compiled config (a dict, not a (main, create) pair): acframe's keys already, no DI-engine translation
     return compile_config(main, overrides, seed=seed, refuse_imports_under=(run_dir,))
+
+
+#: keys a run fills in from its env's spaces when its config leaves them out (``fill_model_spaces``)
+FILLED_FROM_ENV = ('policy.model.obs_shape', 'policy.model.action_shape', 'policy.model.action_space')
+
+
+def given_config_differences(stored: Any, given: Any) -> List[str]:
+    """``config_differences`` of a run's stored config and a config given for the same run, without the keys the
+    run filled in from its env where ``given`` leaves them to the env (``FILLED_FROM_ENV``)."""
+    from .ding_compat import MISSING, get_path
+
+    return [key for key in config_differences(stored, given)
+            if not (key in FILLED_FROM_ENV and get_path(given, key) in (None, MISSING))]
 
 
 def config_differences(old: Any, new: Any, path: str = '') -> List[str]:

@@ -113,10 +113,6 @@ def resolve_domain_params(cfg: Any, domain_params: Optional[str]) -> Optional[st
     return domain_params
 
 
-#: keys a run fills in from its env's spaces when its config leaves them out (``fill_model_spaces``)
-FILLED_FROM_ENV = ('policy.model.obs_shape', 'policy.model.action_shape', 'policy.model.action_space')
-
-
 def settings_tag(settings: Dict[str, Any]) -> str:
     """``''`` for an evaluation with the run's own settings; ``'_<N>ep'`` when it plays another number of episodes;
     then ``'_'`` and 8 hex digits of the digest of every other setting that differs."""
@@ -162,7 +158,7 @@ def evaluation_settings(cfg: Any, own: Any, n_episode: int, domain_params: Optio
     ``'domain_params'`` other than the run's. Budgets, names, the seed and the episode count are never part of
     ``'differences'`` or ``'config'``. Empty when there is none."""
     from ..config.ding_compat import pop_path
-    from ..config.run_folder import RESUME_FREE_KEYS, config_differences
+    from ..config.run_folder import RESUME_FREE_KEYS, given_config_differences
 
     settings: Dict[str, Any] = {}
     if named_config:
@@ -170,8 +166,7 @@ def evaluation_settings(cfg: Any, own: Any, n_episode: int, domain_params: Optio
         for key in RESUME_FREE_KEYS + NOT_A_SETTING:
             pop_path(whole, key)
         settings['config'] = whole
-    keys = [key for key in config_differences(own, cfg) if key not in NOT_A_SETTING
-            and not (key in FILLED_FROM_ENV and _dotted(cfg, key) in (None, '<absent>'))]  # (filled from the env)
+    keys = [key for key in given_config_differences(own, cfg) if key not in NOT_A_SETTING]
     if keys:
         settings['differences'] = {key: _dotted(cfg, key) for key in keys}
     if n_episode != int(own.env.n_evaluator_episode):

@@ -29,7 +29,7 @@ import torch
 
 from ..config import compile_config
 from ..config.compile import ConfigInput
-from ..config.run_folder import config_differences, load_run_config, read_run_record, save_run_config
+from ..config.run_folder import given_config_differences, load_run_config, read_run_record, save_run_config
 from ..envs.check import check_env_at_start
 from ..errors import CheckpointError, ConfigError, EnvTimeoutError, PolicyError, call_user_code
 from ..plot import write_run_curves
@@ -133,7 +133,7 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
     # import_names, an import_names= override, or modules the calling script imported already)
     cfg = load_run_config(resume, extra, seed) if input_cfg is None else compile_config(input_cfg, extra, seed=seed)
     stored = load_run_config(resume, imports=cfg.import_names)
-    changed = config_differences(stored, cfg)
+    changed = given_config_differences(stored, cfg)  # (the shapes the run filled in from its env are not a change)
     if changed and not accept_config_change:
         shown = ', '.join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else '')
         raise ConfigError(f"--resume {resume}: the config given changes {len(changed)} key(s) of the run: {shown}; "

@@ -100,12 +100,14 @@ class Policy:
 
     @classmethod
     def default_config(cls) -> Dict[str, Any]:
-        """The policy's ``config``, merged over the ``config`` of each class it inherits from (a subclass of
-        ``A2CPolicy`` that declares only its new keys keeps A2C's), as a buffer's keys are."""
+        """The policy's ``config``, merged section by section over the ``config`` of each class it inherits from (a
+        subclass of ``A2CPolicy`` that declares only its new keys keeps A2C's)."""
+        from ..config.compile import deep_merge
+
         merged: Dict[str, Any] = {}
         for klass in reversed(cls.__mro__):
             if isinstance(vars(klass).get('config'), dict):
-                _merge_defaults(merged, copy.deepcopy(vars(klass)['config']))
+                deep_merge(merged, copy.deepcopy(vars(klass)['config']), strict=False)
         return merged
 
     @classmethod
@@ -712,15 +714,6 @@ def model_output(model: nn.Module, mode: str, obs: Any, state: Optional[torch.Te
     if method is not None:
         return method(obs) if state is None else method(obs, state)
     return model(obs, mode=mode) if state is None else model(obs, mode=mode, state=state)
-
-
-def _merge_defaults(base: Dict[str, Any], update: Dict[str, Any]) -> None:
-    """``update``'s keys into ``base``, section by section (a dict under a dict is merged, anything else replaces)."""
-    for key, value in update.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _merge_defaults(base[key], value)
-        else:
-            base[key] = value
 
 
 def rnn_type(rnn: Any) -> Optional[str]:

@@ -344,3 +344,20 @@ def test_validation_is_the_same_before_and_after_the_policy_module_is_imported(t
     finally:
         POLICY_REGISTRY._entries.pop('probe_policy', None)
         sys.modules.pop('acframe_probe_policy', None)
+
+
+def test_a_users_policy_config_held_in_a_module_level_name_with_expressions_keeps_its_rules(tmp_path, monkeypatch):
+    (tmp_path / 'named_config_policy.py').write_text(
+        "from acframe import POLICY_REGISTRY\nfrom acframe.policy.a2c import A2CPolicy\n\nSCALE = 2.0\n"
+        "MY_CONFIG = dict(\n    learn=dict(\n        # (float > 0) A key of the user's own.\n        my_key=0.1 * SCALE,\n"
+        "    ),\n)\n\n\n@POLICY_REGISTRY.register('named_config_a2c')\nclass Named(A2CPolicy):\n    config = MY_CONFIG\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from acframe import POLICY_REGISTRY
+    create = dict(policy=dict(type='named_config_a2c'), import_names=['named_config_policy'])
+    try:
+        cfg = compile_config((dict(), create))
+        assert cfg.policy.learn.my_key == pytest.approx(0.2) and cfg.policy.learn.gae_lambda == 1.0
+        with pytest.raises(ConfigError, match='policy.learn.my_key'):
+            compile_config((dict(), create), ['policy.learn.my_key=-1.0'])
+    finally:
+        POLICY_REGISTRY._entries.pop('named_config_a2c', None)

@@ -36,9 +36,12 @@ def test_a_relative_init_from_is_recorded_as_the_folder_it_named(trained_run, tm
     """config.py repeats the run from any folder: ``--init-from`` given relative to where the run started is kept
     absolute in config.json and config.py."""
     monkeypatch.chdir(trained_run.parent)
-    new = tmp_path / 'new'
-    assert main(['-c', 'cartpole_a2c.py', '--init-from', trained_run.name, '--exp-dir', str(new),
-                 '--max-env-step', '200', '--max-train-iter', '1', *TINY]) == 0
+    new, cfg = tmp_path / 'new', tmp_path / 'cfg.py'
+    cfg.write_text("from dizoo_configs.cartpole_a2c import main_config, create_config\n"
+                   f"main_config['init_from'] = {trained_run.name!r}\n")
+    assert main(['-c', str(cfg), '--exp-dir', str(new), '--max-env-step', '200', '--max-train-iter', '1', *TINY]) == 0
+    # resumed with the config it started from (its init_from still relative): the same run, not a changed key
+    assert main(['--resume', str(new), '-c', str(cfg), '--max-env-step', '300', *TINY]) == 0, capsys.readouterr().err
     monkeypatch.chdir(tmp_path)
     assert compile_config(str(new / 'config.py')).init_from == str(trained_run)
 

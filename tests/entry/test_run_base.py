@@ -123,3 +123,16 @@ def test_a_resume_whose_budget_is_spent_says_so_and_names_the_flag(tmp_path, cap
     assert json.loads(open(os.path.join(run, 'summary.json')).read())['env_steps'] == 400
     assert main(['--resume', run, '--max-env-step', '600', '-q']) == 0  # a larger budget: no such line, it trains
     assert capsys.readouterr().err == ''
+
+
+def test_a_run_resumes_with_the_config_it_was_started_from_given_again(tmp_path, capsys):
+    """``--resume RUN -c CONFIG`` with the run's own config is the same run: the shapes the run filled in from its env
+    (policy.model.obs_shape, action_shape, action_space) are not a change (they were refused as 3 changed keys)."""
+    from acframe.cli import main
+
+    run = str(tmp_path / 'run')
+    assert main(['-c', 'cartpole_a2c.py', '--exp-dir', run, '--max-env-step', '400', '-q']) == 0
+    assert main(['--resume', run, '-c', 'cartpole_a2c.py', '--max-env-step', '600', '-q']) == 0, capsys.readouterr().err
+    assert main(['--resume', run, '-c', 'cartpole_a2c.py', '--max-env-step', '800', '-q',
+                 'policy.model.obs_shape=5']) == 2  # a shape the config does give is compared
+    assert 'policy.model.obs_shape' in capsys.readouterr().err
