@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ..errors import AcframeError, CheckpointError, ConfigError
-from ..signals import (TERMINATING, interrupt_for, interrupt_pending, interrupts_deferred, pending_signum,
+from ..signals import (TERMINATING, interrupt_for, interrupts_deferred, pending_signum,
                        sigterm_as_interrupt)
 from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook
@@ -300,9 +300,10 @@ class DataParallel:
         ranks' ``count`` (the parallel pipeline: each rank's actors' env steps) into ``self.total_count``."""
         import torch.distributed as dist
 
-        held = interrupt_pending()
+        signum = pending_signum()  # the interrupt this rank holds (0: none)
+        held = signum != 0
         kinds = (signal.SIGINT,) + TERMINATING  # how many ranks hold each kind of interrupt
-        sums = torch.tensor([float(stop), float(held), float(count)] + [float(pending_signum() == kind) for kind in kinds],
+        sums = torch.tensor([float(stop), float(held), float(count)] + [float(signum == kind) for kind in kinds],
                             dtype=torch.float64, device=self.device)
         self._collective('the end of a turn', lambda: dist.all_reduce(sums))
         stop, interrupted, total, *held_kinds = (int(v) for v in sums.tolist())
