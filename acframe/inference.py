@@ -182,7 +182,8 @@ class LoadedPolicy:
         needed = list(layer.keys) + ([ACTION_MASK_KEY] if layer.masked else [])
         missing = [k for k in needed if k not in obs]
         if missing:
-            raise ValueError(f"act: the observation lacks key(s) {missing}; the env's keys {sorted(spaces)} were expected")
+            raise ValueError(f"act: the observation lacks key(s) {missing}; the env's keys {sorted(spaces)} were "
+                             f"expected")
         batched = {k: np.ndim(obs[k]) == len(spaces[k].shape) + 1 for k in needed}
         if len(set(batched.values())) > 1:
             raise ValueError("act: give every key of the observation one observation each, or every key a batch")

@@ -23,8 +23,9 @@ CONFIG_JSON = 'config.json'
 CONFIG_PY = 'config.py'
 FORMAT = 1
 #: keys a resumed run may change without ``--accept-config-change``: budgets, where the run lives, and what is
-#: imported (modules that register names; the run's own numbers do not depend on them)
-RESUME_FREE_KEYS = ('max_env_step', 'max_train_iter', 'exp_name', 'import_names', 'init_from')  # (a resume ignores init_from)
+#: imported (modules that register names; the run's own numbers do not depend on them), and the weights a run
+#: started from (a resume ignores init_from)
+RESUME_FREE_KEYS = ('max_env_step', 'max_train_iter', 'exp_name', 'import_names', 'init_from')
 
 
 #: the longest file name most filesystems take (bytes)
@@ -269,8 +270,8 @@ def check_stored_imports(stored: Any, named: Sequence[str], path: str, flag: str
         also = f" ({flag} named {','.join(n[:80] for n in extra[:5])}, which it does not list)" if extra else ''
         add = f"imports={[name[:80] for name in unnamed[:5]]!r}" if flag == 'imports' else f"{flag} {shown}"
         where = 'in imports=' if flag == 'imports' else 'on the command line'
-        raise ConfigError(f"{path} lists import_names {shown} that you did not name{also}; acframe imports only modules "
-                          f"named {where}: add {add} if you trust them (never code inside the folder)")
+        raise ConfigError(f"{path} lists import_names {shown} that you did not name{also}; acframe imports only "
+                          f"modules named {where}: add {add} if you trust them (never code inside the folder)")
     return sorted(set(stored) | set(named))
 
 

@@ -314,7 +314,8 @@ class DataParallel:
             # rank 0 ends, once the run is finished, as that rank's own interrupt would (exit 130, or 128 + the
             # signal); ranks holding different kinds end it as a SIGTERM
             seen = [kind for kind, n in zip(kinds, held_kinds) if n]
-            run.other_interrupt = interrupt_for(int(seen[0] if len(seen) == 1 else signal.SIGTERM), 'a data-parallel rank')
+            kind = seen[0] if len(seen) == 1 else signal.SIGTERM
+            run.other_interrupt = interrupt_for(int(kind), 'a data-parallel rank')
         return stop > 0 or interrupted > 0
 
     def broadcast_module(self, module: torch.nn.Module) -> None:

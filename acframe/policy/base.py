@@ -706,10 +706,11 @@ class Policy:
 RNN_MODEL_KEYS = ('type', 'hidden_size', 'num_layers', 'input_norm')
 
 
-def model_output(model: nn.Module, mode: str, obs: Any, state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
-    """``model``'s ``mode`` (``'compute_actor'``, ``'compute_critic'``) on ``obs`` (from ``state``, a recurrent model's):
-    its method of that name where it has one (``vac``'s), else ``model(obs, mode=mode)`` — the ``forward`` contract a
-    model of your own may keep to alone (docs/custom_policy.md)."""
+def model_output(model: nn.Module, mode: str, obs: Any,
+                 state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
+    """``model``'s ``mode`` (``'compute_actor'``, ``'compute_critic'``) on ``obs`` (from ``state``, a recurrent
+    model's): its method of that name where it has one (``vac``'s), else ``model(obs, mode=mode)`` — the ``forward``
+    contract a model of your own may keep to alone (docs/custom_policy.md)."""
     method = getattr(model, mode, None)
     if method is not None:
         return method(obs) if state is None else method(obs, state)
