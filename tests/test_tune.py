@@ -171,6 +171,7 @@ def test_ctrl_c_records_the_running_trial_and_resume_runs_its_values_first(tmp_p
     assert 'continue with acframe -m tune --resume' in capsys.readouterr().out
     rows = read_csv(study_dir / 'trials.csv')
     assert [row['state'] for row in rows] == ['COMPLETE', 'INTERRUPTED', 'WAITING']
+    assert rows[2][LR] == rows[1][LR] != ''  # the queued trial shows the values it will run with
     # the interrupted run finished like a Ctrl-C'd training run: final checkpoint and summary
     summary = json.loads((study_dir / 'trials' / 'trial_0001_seed1' / 'summary.json').read_text())
     assert summary['interrupted'] is True

@@ -265,7 +265,8 @@ def trials_csv(trials: Sequence[Any], space: Space, seeds: Sequence[int]) -> str
     for t in trials:
         attrs = t.user_attrs
         seed_values = attrs.get('seed_values', {})
-        values = decode_params(space, t.params)
+        # a queued (WAITING) trial has no params yet: the values it will run with are optuna's fixed_params
+        values = decode_params(space, t.params or t.system_attrs.get('fixed_params', {}))
         state = 'INTERRUPTED' if t.state.name == 'FAIL' and 'error' not in attrs else t.state.name
         writer.writerow([t.number, state, '' if t.value is None else t.value]
                         + [seed_values.get(str(s), '') for s in seeds]
