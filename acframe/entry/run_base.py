@@ -309,10 +309,10 @@ class RunBase:
         cfg = self.cfg
         if self.env_step >= cfg.max_env_step:
             self.warn(f"[acframe] the budget is spent already (env step {self.env_step} >= max_env_step "
-                      f"{cfg.max_env_step}): nothing to train; pass a larger --max-env-step to go on")
+                      f"{cfg.max_env_step}): nothing to train; give it a larger max_env_step to go on (--max-env-step N)")
         elif self.learner.train_iter >= cfg.max_train_iter:
             self.warn(f"[acframe] the budget is spent already (train iter {self.learner.train_iter} >= max_train_iter "
-                      f"{cfg.max_train_iter}): nothing to train; pass a larger --max-train-iter to go on")
+                      f"{cfg.max_train_iter}): nothing to train; give it a larger max_train_iter to go on (--max-train-iter N)")
 
     def _opened(self) -> None:
         """Called once the folder is locked and the loggers open."""

@@ -118,8 +118,8 @@ def test_a_resume_whose_budget_is_spent_says_so_and_names_the_flag(tmp_path, cap
     capsys.readouterr()
     assert main(['--resume', run, '--max-env-step', '300', '-q']) == 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ['[acframe] the budget is spent already (env step 400 >= max_env_step 300): nothing to train; pass '
-                   'a larger --max-env-step to go on'], err
+    assert err == ['[acframe] the budget is spent already (env step 400 >= max_env_step 300): nothing to train; give it '
+                   'a larger max_env_step to go on (--max-env-step N)'], err
     assert json.loads(open(os.path.join(run, 'summary.json')).read())['env_steps'] == 400
     assert main(['--resume', run, '--max-env-step', '600', '-q']) == 0  # a larger budget: no such line, it trains
     assert capsys.readouterr().err == ''
