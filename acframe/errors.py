@@ -77,6 +77,11 @@ class NonFiniteError(AcframeError, ArithmeticError):
     """NaN or inf where numbers must be finite: env data, a loss, a gradient, the weights, a config value."""
 
 
+class EnvNonFiniteError(NonFiniteError, EnvError):
+    """An env gave NaN or inf (an observation or a reward; names the env, its seed and the step): an env's fault
+    (``EnvError``), so the run writes its final checkpoint before it ends, as for any other env failure."""
+
+
 class PolicyError(AcframeError, RuntimeError):
     """A user's policy plugin (or model) raised while acframe ran it."""
 

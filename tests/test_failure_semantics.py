@@ -45,8 +45,8 @@ def one_line_error(code, err):
     return code == 2 and err.startswith('acframe: error: ') and err.count('\n') == 1
 
 
-def faulty_config(tmp_path, fault, at_step=50):
-    return tmp_path / write_faulty_config(str(tmp_path), fault, at_step)
+def faulty_config(tmp_path, fault, at_step=50, policy='impala'):
+    return tmp_path / write_faulty_config(str(tmp_path), fault, at_step, policy=policy)
 
 
 @pytest.fixture
@@ -216,6 +216,31 @@ def test_nan_or_inf_from_an_env_stops_the_run_naming_env_and_seed(tmp_path, monk
     assert one_line_error(code, err) and f'NaN/inf {what}' in err and '(seed' in err, err
     state = torch.load(tmp_path / 'exp' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert all(torch.isfinite(t).all() for t in state['policy']['model'].values())
+
+
+@pytest.mark.parametrize('fault, policy, args', [
+    ('raise', 'impala', []), ('raise', 'acer', ['env.manager=async']), ('nan_obs', 'a2c', []),
+    ('inf_reward', 'ppo', ['policy.learn.batch_size=2']), ('raise', 'impala', ['-m', 'parallel', 'parallel.max_restarts=0'])])
+def test_an_env_failing_mid_run_writes_the_final_checkpoint_first_and_resume_continues(tmp_path, monkeypatch, capsys,
+                                                                                       fault, policy, args):
+    """A real collector env raising (or giving NaN/inf) at its 150th step, no periodic checkpoints: the one-line error
+    says the final checkpoint was written, the checkpoint holds the steps up to the failure (it held only the start:
+    the learner is sound, only the env failed), and --resume continues from there with fresh envs (a checkpoint
+    taken mid-collection resets them). Evaluations only at the start: the evaluator's env must not fail first."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(['-c', faulty_config(tmp_path, fault, at_step=150, policy=policy), '--exp-dir', 'exp',
+                        '--max-env-step', '100000', 'policy.learn.learner.save_ckpt_freq=0',
+                        'policy.eval.evaluator.eval_freq=1000000', *args], capsys)
+    assert one_line_error(code, err) and 'the final checkpoint was written first' in err, err
+    assert err.startswith('acframe: error: collector env ') or 'actor 0' in err, err
+    state = torch.load(tmp_path / 'exp' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['env_step'] >= 200 and state['train_iter'] > 0, (state['env_step'], state['train_iter'])
+    assert f"env step {state['env_step']}," in err and '--resume ' in err
+    assert all(torch.isfinite(t).all() for t in state['policy']['model'].values())
+    code, _, err = cli(['--resume', 'exp', '--import', 'fixtures.faulty_envs', '-q',
+                        '--max-env-step', str(state['env_step'] + 40)], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / 'exp' / 'summary.json').read_text())['env_steps'] >= state['env_step'] + 40
 
 
 def test_an_inf_eval_return_never_marks_a_run_solved(tmp_path, monkeypatch, capsys):

@@ -31,7 +31,7 @@ from ..config import compile_config
 from ..config.compile import ConfigInput
 from ..config.run_folder import given_config_differences, load_run_config, read_run_record, save_run_config
 from ..envs.check import check_env_at_start
-from ..errors import CheckpointError, ConfigError, EnvTimeoutError, PolicyError, call_user_code
+from ..errors import CheckpointError, ConfigError, EnvError, PolicyError, call_user_code
 from ..plot import write_run_curves
 from ..runs import initial_weights
 from ..loggers import RunLogger, check_loggers, open_loggers
@@ -450,7 +450,7 @@ class RunBase:
                 error: BaseException = exc
                 try:
                     self._stop_workers()
-                    error = self._checkpoint_stuck_run(exc)
+                    error = self._checkpoint_before_env_failure(exc)
                 finally:
                     self.close()
                 if error is exc:
@@ -468,12 +468,13 @@ class RunBase:
             raise interrupt
         return self.summary
 
-    def _checkpoint_stuck_run(self, exc: BaseException) -> BaseException:
-        """The step watchdog (``env.step_timeout_s``) ended the run: an env is stuck, not the learner, so write the
-        final checkpoint first (``--resume`` then loses nothing) and say so in the error; ``exc`` itself when the
-        error is another, or nothing can be written (a data-parallel rank > 0, a collective that could hang, a full
-        disk: the previous checkpoint stays)."""
-        if not isinstance(exc, EnvTimeoutError) or not self.writes or self.logger is None:
+    def _checkpoint_before_env_failure(self, exc: BaseException) -> BaseException:
+        """An env ended the run (it raised, gave NaN/inf, or the step watchdog ``env.step_timeout_s`` found it
+        stuck; a parallel actor failed past its restarts): the learner is sound, so write the final checkpoint
+        first (``--resume`` then loses nothing: a checkpoint taken mid-collection resets the envs) and say so in
+        the error; ``exc`` itself when the error is another, or nothing can be written (a data-parallel rank > 0,
+        a collective that could hang, a full disk: the previous checkpoint stays)."""
+        if not isinstance(exc, EnvError) or not self.writes or self.logger is None:
             return exc
         if torch.distributed.is_available() and torch.distributed.is_initialized():
             return exc

@@ -16,7 +16,7 @@ from ..data import make_tree, ttorch
 from ..envs import EnvManager
 from ..envs.obs import ObsArray, obs_buffer, put_obs
 from ..config.compile import check_n_sample
-from ..errors import NonFiniteError
+from ..errors import EnvNonFiniteError, NonFiniteError
 
 
 def steps_per_env(n_sample: int, num_envs: int, unroll_len: int = 1) -> int:
@@ -137,7 +137,7 @@ class SampleCollector:
                 t, env = np.argwhere(~np.isfinite(data.reshape(data.shape[0], data.shape[1], -1)).all(axis=2))[0]
                 step = self.env_step + int(t) * self.env.num_envs
                 seed = self.env.seeds[int(env)] if int(env) < len(self.env.seeds) else '?'
-                raise NonFiniteError(f"collector env {int(env)} (seed {seed}) returned a NaN/inf {what} "
+                raise EnvNonFiniteError(f"collector env {int(env)} (seed {seed}) returned a NaN/inf {what} "
                                      f"near env step {step}; fix the env (or wrap it to clip/replace such values)")
         if action is not None and action.is_floating_point() and not bool(torch.isfinite(action).all()):
             raise NonFiniteError("the policy produced a NaN/inf action: its weights or inputs are not finite")

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from ..envs import EnvManager, obs_to_tensor
-from ..errors import NonFiniteError
+from ..errors import EnvNonFiniteError, NonFiniteError
 
 #: the confirmation episodes' env seeds are the evaluation seeds plus this (fresh: no evaluation uses them)
 CONFIRM_SEED_OFFSET = 50_000
@@ -117,7 +117,7 @@ class Evaluator:
         mean = float(np.mean(returns))
         if not np.isfinite(mean):
             bad = int(np.flatnonzero(~np.isfinite(returns))[0])
-            raise NonFiniteError(f"an evaluation episode returned {returns[bad]}: the evaluator envs give NaN/inf rewards; "
+            raise EnvNonFiniteError(f"an evaluation episode returned {returns[bad]}: the evaluator envs give NaN/inf rewards; "
                                  f"a non-finite return can never count as solved — fix the env")
         solved = self.stop_value is not None and mean >= self.stop_value
         confirm = None
