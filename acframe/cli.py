@@ -310,6 +310,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         _say(f"acframe: error: out of memory ({one_line(exc)[:160]}); lower the replay buffer "
              f"(policy.other.replay_buffer.replay_buffer_size), the model or the envs, or raise the memory limit")
         return 2
+    except OSError as exc:  # a write refused anywhere (a full disk, ulimit -f, a read-only folder): one line
+        from .utils import is_out_of_room
+
+        if args.debug or not is_out_of_room(exc):
+            raise
+        where = f" {exc.filename}" if exc.filename else ''
+        _say(f"acframe: error: cannot write{where}: {exc.strerror or exc}; free disk space (or raise the file-size "
+             f"limit, or write elsewhere) and run the command again")
+        return 2
     except KeyboardInterrupt as exc:
         from .signals import Terminated, describe_interrupt
 

@@ -25,6 +25,7 @@ own, which a trace bakes in as a constant) is refused in one line.
 """
 from __future__ import annotations
 
+import io
 import os
 import warnings
 from typing import Any, Dict, Optional, Sequence, Tuple
@@ -34,7 +35,7 @@ import numpy as np
 import torch
 
 from .errors import ConfigError
-from .utils import atomic_write_with
+from .utils import atomic_write_bytes, atomic_write_with
 
 FORMATS = {'.pt': 'torchscript', '.onnx': 'onnx'}
 #: env steps of the episode on which the traced model must act as ``load_policy`` before it is written
@@ -77,7 +78,10 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
         if fmt == 'torchscript':
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore', DeprecationWarning)
-                atomic_write_with(out, lambda tmp: torch.jit.save(traced, tmp))
+                # through memory: torch's zip writer aborts the process (C++ terminate) when a disk fills under it
+                data = io.BytesIO()
+                torch.jit.save(traced, data)
+                atomic_write_bytes(out, data.getvalue())
         else:
             atomic_write_with(out, lambda tmp: _export_onnx(actor, inputs, tmp))
     obs_shape = ({k: list(s.shape) for k, s in spaces.items()} if spaces is not None else list(space.shape))

@@ -15,9 +15,14 @@ def _atomic(path: PathLike, write: Callable[[str], None], make_folder: bool = Tr
     ``make_folder=False`` a missing folder is ``FileNotFoundError`` instead of being created."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    if make_folder:
-        os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix='.tmp', dir=folder)
+    made = _missing_folders(folder) if make_folder else []
+    try:
+        if made:
+            os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix='.tmp', dir=folder)
+    except OSError as exc:
+        _remove_empty(made)
+        raise _naming(exc, path) from exc
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -25,10 +30,50 @@ def _atomic(path: PathLike, write: Callable[[str], None], make_folder: bool = Tr
     try:
         write(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        _remove_empty(made)  # a failed write leaves no folder it made behind (eval/ of a run on a full disk)
+        if isinstance(exc, OSError):
+            raise _naming(exc, path) from exc
         raise
+
+
+def _missing_folders(folder: str) -> list:
+    """``folder`` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    while folder and not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return missing
+
+
+def _remove_empty(folders: list) -> None:
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
+
+
+def _naming(exc: OSError, path: str) -> OSError:
+    """``exc`` naming the file that was being written (not its temporary name; ``os.write`` names none)."""
+    if type(exc) is not OSError and not isinstance(exc, (FileNotFoundError, PermissionError)):
+        return exc  # an acframe error (CheckpointError) or another subclass keeps its own message
+    if exc.filename == path or exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, path)
+
+
+def is_out_of_room(exc: BaseException) -> bool:
+    """A write refused for want of room or rights: a full disk or quota, the file-size limit (``ulimit -f``), a
+    read-only filesystem."""
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 
 
 def atomic_write_with(path: PathLike, write: Callable[[str], None]) -> None:
@@ -37,9 +82,13 @@ def atomic_write_with(path: PathLike, write: Callable[[str], None]) -> None:
 
 
 def atomic_write_text(path: PathLike, text: str) -> None:
+    atomic_write_bytes(path, text.encode('utf-8'))
+
+
+def atomic_write_bytes(path: PathLike, data: bytes) -> None:
     def write(tmp: str) -> None:
-        with open(tmp, 'w', encoding='utf-8') as f:
-            f.write(text)
+        with open(tmp, 'wb') as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
     _atomic(path, write)

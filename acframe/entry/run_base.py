@@ -41,7 +41,7 @@ from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, c
                      restore_rng_states, set_global_seed, set_torch_threads)
 from ..worker import CollectorHook, EvaluatorHook, hooks_from_config, load_checkpoint
 from ..worker.learner import hook_name
-from .run_folder import RunLock, check_folder_is_data, create_exp_dir, plan_exp_dir
+from .run_folder import NewRunFolder, RunLock, check_folder_is_data, plan_exp_dir
 from .budget import buffer_class
 
 #: the CLI flag of each pipeline mode (named when a folder is resumed with the wrong one)
@@ -264,6 +264,7 @@ class RunBase:
             init_from, self.init_weights = initial_weights(cfg.init_from)
             # the run's config.py/config.json name those weights wherever they are run from (not from here only)
             cfg.init_from = os.path.abspath(os.fspath(cfg.init_from))
+        made: Optional[NewRunFolder] = None
         try:
             try:
                 self._build()
@@ -280,7 +281,7 @@ class RunBase:
                     self.learner.save_checkpoint('ckpt_latest.pth')
                 return
             if not resume:
-                create_exp_dir(self.exp_dir)
+                made = NewRunFolder(self.exp_dir)
             self.lock = RunLock(self.exp_dir)
             self.learner.exp_dir = self.exp_dir
             changes = read_run_record(self.exp_dir)['changes'] if resume else []
@@ -301,7 +302,14 @@ class RunBase:
                                           f"(optimizer, counters and envs fresh)")
                 self.learner.save_checkpoint('ckpt_latest.pth')
         except BaseException:
-            self.close()
+            lock, self.lock = self.lock, None  # held until what this start wrote is taken back
+            try:
+                self.close()
+                if made is not None and lock is not None:  # a new run that failed to start leaves nothing behind
+                    made.remove()
+            finally:
+                if lock is not None:
+                    lock.release()
             raise
 
     def _say_if_spent(self) -> None:

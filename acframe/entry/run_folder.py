@@ -1,19 +1,21 @@
 """The experiment folder of a run: where it is, that its path is sane, and that one process owns it.
 
 * ``plan_exp_dir`` picks the folder without creating anything (a failed start writes nothing);
-* ``create_exp_dir`` makes it once every other start-up check has passed;
+* ``NewRunFolder`` makes it once every other start-up check has passed (and takes it back if the start fails after);
 * ``RunLock`` is an advisory lock (``fcntl.flock`` on ``.acframe.lock``, with the holder's pid and host
   written in it): a second process training in the same folder is refused with one line naming the holder.
   The kernel drops the lock when its process dies, so a lock left by a killed run is never in the way.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
+import shutil
 import socket
 import time
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from ..config.run_folder import NAME_MAX as _NAME_MAX, check_exp_name
 from ..errors import ConfigError
@@ -70,11 +72,42 @@ def _holds_run(folder: str) -> bool:
     return any(os.path.exists(os.path.join(folder, name)) for name in ('config.json', 'config.py', os.path.join('ckpt', 'ckpt_latest.pth')))
 
 
-def create_exp_dir(exp_dir: str) -> None:
-    try:
-        os.makedirs(os.path.join(exp_dir, 'ckpt'), exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the experiment folder {exp_dir}: {exc.strerror}; pass another --exp-dir") from exc
+class NewRunFolder:
+    """A new run's (or study's) folder, made once every other start-up check has passed; ``remove()`` takes back what the start
+    wrote when it fails after that (a full disk): the folders it made, or what it added to the empty folder it was
+    given. Called only while the run holds the folder's lock, so another process's run is never touched."""
+
+    def __init__(self, exp_dir: str, subfolder: Optional[str] = 'ckpt', what: str = 'experiment folder',
+                 flag: str = '--exp-dir') -> None:
+        self.exp_dir = exp_dir
+        self.made: List[str] = []  # exp_dir and the parents it needed, deepest first
+        folder = os.path.abspath(exp_dir)
+        while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+            self.made.append(folder)
+            folder = os.path.dirname(folder)
+        self.before = set() if self.made else set(os.listdir(exp_dir))
+        try:
+            os.makedirs(os.path.join(exp_dir, subfolder) if subfolder else exp_dir, exist_ok=True)
+        except OSError as exc:
+            self.remove()
+            raise ConfigError(f"cannot create the {what} {exp_dir}: {exc.strerror}; pass another {flag}") from exc
+
+    def remove(self) -> None:
+        if not self.made:
+            for name in set(os.listdir(self.exp_dir)) - self.before:
+                path = os.path.join(self.exp_dir, name)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
+            return
+        shutil.rmtree(self.made[0], ignore_errors=True)
+        for parent in self.made[1:]:
+            try:
+                os.rmdir(parent)
+            except OSError:
+                return
 
 
 #: the most entries ``check_folder_is_data`` walks (a run folder holds tens: checkpoints, event files, results)
@@ -137,9 +170,12 @@ class RunLock:
                 raise ConfigError(f"cannot lock {self.path}: {exc.strerror}") from exc
             raise ConfigError(f"{exp_dir} is in use by another acframe process ({holder}); wait for it to finish "
                               f"or stop it — one folder holds one run") from exc
-        os.ftruncate(self._fd, 0)
-        os.write(self._fd, json.dumps({'pid': os.getpid(), 'host': socket.gethostname(),
-                                       'since': time.strftime('%Y-%m-%d %H:%M:%S')}).encode())
+        try:  # who holds it, for the refusal of a second process; the lock is the flock, not this line
+            os.ftruncate(self._fd, 0)
+            os.write(self._fd, json.dumps({'pid': os.getpid(), 'host': socket.gethostname(),
+                                           'since': time.strftime('%Y-%m-%d %H:%M:%S')}).encode())
+        except OSError:  # a full disk: held all the same (a second process reads 'holder unknown')
+            pass
 
     def _holder(self) -> str:
         try:

@@ -7,6 +7,8 @@ folders, ``trials.csv`` and the best config as a ready-to-run config file. See d
 """
 from __future__ import annotations
 
+import errno
+import os
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError
@@ -48,7 +50,7 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
             folder never decides what is imported.
     """
     from .space import read_space_file
-    from .study import Study, check_settings, check_trial_configs
+    from .study import STUDY_DB, Study, check_settings, check_trial_configs
 
     given = dict(pruner=pruner, startup_trials=startup_trials, warmup_reports=warmup_reports, reports=reports,
                  sampler_seed=sampler_seed, budget=budget, seeds=None if seeds is None else [int(s) for s in seeds])
@@ -77,8 +79,13 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
             raise ConfigError(f"first_values: {', '.join(unknown)} not in the search space; give values of its keys only")
     check_settings(settings)
     check_trial_configs(settings, source)  # before the first trial: a bad key or value is one line
-    study = Study(study_dir, settings, resume is not None, echo or (lambda line: None), first_values, progress)
-    return study.run()
+    try:
+        study = Study(study_dir, settings, resume is not None, echo or (lambda line: None), first_values, progress)
+        return study.run()
+    except Exception as exc:  # SQLite's own word for a full disk (the study's storage, study.db)
+        if 'database or disk is full' not in str(exc):
+            raise
+        raise OSError(errno.ENOSPC, 'No space left on device', os.path.join(study_dir, STUDY_DB)) from exc
 
 
 def _new_settings(config: Any, overrides: Sequence[Any], trials: Optional[int], given: Dict[str, Any],
@@ -110,7 +117,6 @@ def _resumed_settings(study_dir: str, config: Any, overrides: Sequence[Any], tri
     """The settings of the study in ``study_dir``; a config, space or setting given that differs is refused.
     The study's ``import_names`` are imported only when named (``imports``, or an ``import_names=`` override),
     never from inside the study folder."""
-    import os
 
     from ..config import compile_config
     from ..config.compile import to_plain

@@ -26,7 +26,7 @@ import time
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 from ..config.run_folder import create_config_of, decode, encode, py_literal
-from ..entry.run_folder import RunLock, check_folder_is_data
+from ..entry.run_folder import NewRunFolder, RunLock, check_folder_is_data
 from ..errors import AcframeError, ConfigError
 from ..signals import describe_interrupt, sigterm_as_interrupt
 from ..utils import atomic_write_text
@@ -89,10 +89,7 @@ class Study:
         self.progress = progress  # one line per evaluation of a running trial
         self.space: Space = settings['space']
         self.base: Dict[str, Any] = settings['base_config']
-        try:
-            os.makedirs(study_dir, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"--study-dir {study_dir}: cannot create it ({exc.strerror or exc}); pass another folder") from exc
+        made = None if resume else NewRunFolder(study_dir, None, 'study folder', '--study-dir')
         check_folder_is_data(study_dir, 'study folder')
         self.lock = RunLock(study_dir)
         try:
@@ -116,7 +113,11 @@ class Study:
                 for values in first_values:
                     self.study.enqueue_trial(fixed_params(self.space, values))
         except BaseException:
-            self.lock.release()
+            try:
+                if made is not None:  # a new study that failed to start (a full disk, say) leaves nothing behind
+                    made.remove()
+            finally:
+                self.lock.release()
             raise
 
     def _load_study(self, storage: str) -> Any:
