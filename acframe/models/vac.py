@@ -112,6 +112,10 @@ class VAC(RecurrentTrunk, nn.Module):
             if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
                 raise ValueError(f"policy.model.{name} = {layers!r} must be a whole number >= 1 (the hidden layers of "
                                  f"the head; a linear head is *_head_hidden_size=0)")
+            width = name.replace('layer_num', 'hidden_size')
+            if layers > 1 and not {'actor': actor_head_hidden_size, 'critic': critic_head_hidden_size}[name[:name.index('_')]]:
+                raise ValueError(f"policy.model.{name} = {layers} needs policy.model.{width} > 0 (the width of those "
+                                 f"hidden layers; {width}=0 is a linear head, with no hidden layer)")
         self.actor_hidden = mlp(feature, [actor_head_hidden_size] * actor_head_layer_num if actor_head_hidden_size else [],
                                 activation)
         self.actor_out = nn.Linear(actor_head_hidden_size or feature, out_size)

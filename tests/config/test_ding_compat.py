@@ -273,6 +273,18 @@ def test_a_di_engine_head_of_several_layers_is_built_as_deep():
     assert [m.out_features for m in model.critic_head if isinstance(m, torch.nn.Linear)] == [16, 16, 1]
 
 
+def test_a_deeper_head_without_a_width_is_refused_not_built_linear():
+    """DI-engine's heads are 64 wide by default, acframe's linear: ``actor_head_layer_num=2`` with no width would
+    silently be a linear head; it is one line naming the width key (a DI file and acframe's own keys alike)."""
+    import gymnasium as gym
+
+    from acframe.policy import create_policy
+
+    cfg = compile_config(ding_pair('a2c', model=dict(actor_head_layer_num=2)))
+    with pytest.raises(ValueError, match=r"actor_head_layer_num = 2 needs policy.model.actor_head_hidden_size > 0"):
+        create_policy(cfg, gym.spaces.Box(-1.0, 1.0, (4,)), gym.spaces.Discrete(2))
+
+
 def test_acers_linear_heads_make_di_engine_head_sizes_unused(caplog):
     cfg = compile_config(ding_pair('acer', model=dict(critic_head_hidden_size=64, actor_head_hidden_size=64)))
     assert 'critic_head_hidden_size' not in cfg.policy.model
