@@ -262,7 +262,8 @@ def _resolve_ding_flags(args: argparse.Namespace) -> None:
                           f"run the command once per seed (each gets its own ./<exp_name>_seed<seed> folder)")
     args.seed = seeds[0] if seeds else None
     if args.replay_path is not None:
-        raise ConfigError("--replay-path (DI-engine's eval videos) is not supported; -m eval --load CKPT prints the returns")
+        raise ConfigError("--replay-path (DI-engine's eval videos) is not supported; -m eval --load CKPT --video DIR "
+                          "records the evaluated episodes as MP4")
     if args.exp_name is not None:
         args.overrides = list(args.overrides) + [('exp_name', args.exp_name)]
         if args.exp_dir is None:

@@ -109,7 +109,18 @@ ALIASES: Sequence[Tuple[str, str, Optional[Tuple[str, ...]], Optional[Callable[[
     ('policy.learn.unroll_len', 'policy.other.replay_buffer.unroll_len', None, None),
     ('policy.collect.unroll_len', 'policy.unroll_len', None, None),
     ('policy.collect.unroll_len', 'policy.other.replay_buffer.unroll_len', None, None),
+    # DI-engine's learner hooks: how often the learner checkpoints and logs (the rest of its hook dict is unused)
+    ('policy.learn.learner.hook.save_ckpt_after_iter', 'policy.learn.learner.save_ckpt_freq', None, int),
+    ('policy.learn.learner.hook.log_show_after_iter', 'policy.learn.learner.log_freq', None, int),
+    # DI-engine's env manager settings: its step watchdog (seconds; None waits forever, as acframe's)
+    ('env._ding_manager.step_timeout', 'env.step_timeout_s', None, lambda seconds: None if seconds is None else float(seconds)),
 )
+#: DI-engine keys with an acframe counterpart that is not the same setting: the unused-keys warning names it
+DING_HINTS: Dict[str, str] = {
+    'policy.load_path': "init_from (--init-from) starts from an acframe checkpoint's weights",
+    'policy.learn.resume_training': '--resume RUN continues a run',
+    'policy.learn.learner.train_iterations': 'max_train_iter (--max-train-iter) bounds the gradient steps',
+}
 #: acframe's former key names -> their names now. The old name is read (with a ConfigWarning) only when it is not
 #: itself a key of the policy and the new one is.
 RENAMED: Dict[str, str] = {
@@ -151,7 +162,7 @@ DING_KEYS: Tuple[str, ...] = (
     'policy.other.replay_buffer.alpha', 'policy.other.replay_buffer.beta', 'policy.other.replay_buffer.anneal_step',
     # model: DI-engine's normalisation and sigma/bound options (its head depth is the vac model's *_head_layer_num)
     'policy.model.norm_type',
-    'policy.learn.nstep', 'policy.learn.nstep_return', 'policy.learn.resume_training',
+    'policy.learn.nstep', 'policy.learn.nstep_return', 'policy.learn.resume_training', 'policy.learn.learner.train_iterations',
     'policy.model.fixed_sigma_value', 'policy.model.bound_type',
     # create_config: DI-engine's worker types (acframe has one of each)
     'create_config.collector', 'create_config.learner', 'create_config.evaluator', 'create_config.commander',
@@ -213,8 +224,9 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
         _translate_trajectory_buffer_size(main, policy_type, defaults_of(policy_type))
     unused += _drop_unused(main, policy_type, valid)
     if unused:
-        logger.warning("acframe: warning: DI-engine keys acframe has no use for, ignored: %s "
-                       "(docs/from_di_engine.md says why)", ', '.join(unused))
+        hints = '; '.join(f"for {key}: {DING_HINTS[key]}" for key in unused if key in DING_HINTS)
+        logger.warning("acframe: warning: DI-engine keys acframe has no use for, ignored: %s (%sdocs/from_di_engine.md "
+                       "says why)", ', '.join(unused), f"{hints}; " if hints else '')
     return main, create
 
 

@@ -142,6 +142,16 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
     return cfg, resume, changed
 
 
+def check_ding_arguments(env_setting: Any, dynamic_seed: Any) -> None:
+    """DI-engine's ``serial_pipeline`` arguments that acframe's pipelines accept as DI-engine's defaults only."""
+    if env_setting is not None:
+        raise ConfigError("env_setting (DI-engine's env functions and configs) is not taken: acframe builds the envs "
+                          "with its env factory (create_config.env.type; docs/custom_env.md); drop env_setting")
+    if dynamic_seed is not True:
+        raise ConfigError(f"dynamic_seed={dynamic_seed!r} (every episode of an env from the same seed) is not taken: "
+                          f"acframe seeds each env once and its episodes differ, as dynamic_seed=True; drop dynamic_seed")
+
+
 def check_no_replay(cfg: Any) -> None:
     """Refuse a replay buffer that reuses data (``reuses_data = True``) for an on-policy run."""
     buffer_type = cfg.policy.other.replay_buffer.get('type') or ''

@@ -26,7 +26,7 @@ from ..worker import (CheckpointHook, Evaluator, Learner, LearnerHook, LinearLRD
 
 from .evaluate import EVAL_SEED_OFFSET
 from .budget import check_start
-from .run_base import RunBase, build_buffer, compile_run_config
+from .run_base import RunBase, build_buffer, check_ding_arguments, compile_run_config
 
 class SerialRun(RunBase):
     """A run in one process: collector and evaluator envs, policy, buffer and learner (the rest: ``RunBase``)."""
@@ -282,6 +282,8 @@ def serial_pipeline(
     accept_config_change: bool = False,
     backend: str = 'local',
     ray_address: Optional[str] = None,
+    env_setting: Any = None,
+    dynamic_seed: bool = True,
 ) -> Any:
     """Train an off-policy policy (collector → replay buffer → learner) until solved or out of budget.
 
@@ -301,9 +303,13 @@ def serial_pipeline(
         backend: where data-parallel ranks 1..N-1 run (``parallel.learner_num`` = N > 1): ``'local'`` (processes
             of this machine) or ``'ray'`` (Ray actors; docs/ddp.md).
         ray_address: ``HOST:PORT`` of a running Ray cluster (``backend='ray'``; None starts a local Ray).
+        env_setting / dynamic_seed: DI-engine's arguments, so its scripts run unchanged: ``env_setting=None`` and
+            ``dynamic_seed=True`` are what acframe does (envs from the env factory, seeded once: every episode
+            differs); anything else is a ``ConfigError`` saying why.
 
     Returns the trained policy; ``summary.json`` in the experiment folder says how it went.
     """
+    check_ding_arguments(env_setting, dynamic_seed)
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
                                      'serial', accept_config_change)
     cls = policy_class(cfg)

@@ -19,7 +19,7 @@ from ..config.compile import ConfigInput
 from ..errors import ConfigError
 from ..policy import policy_class
 from ..worker import LearnerHook
-from .run_base import check_no_replay, compile_run_config
+from .run_base import check_ding_arguments, check_no_replay, compile_run_config
 from .serial import SerialRun, run_serial
 
 
@@ -37,6 +37,8 @@ def serial_pipeline_onpolicy(
     accept_config_change: bool = False,
     backend: str = 'local',
     ray_address: Optional[str] = None,
+    env_setting: Any = None,
+    dynamic_seed: bool = True,
 ) -> Any:
     """Train an on-policy policy (collect → learn on that segment → repeat) until solved or out of budget.
 
@@ -45,6 +47,7 @@ def serial_pipeline_onpolicy(
     Each collection is followed by the gradient steps the policy's learn mode makes on it (``Learner.train_rollout``).
     Returns the trained policy; ``summary.json`` in the experiment folder says how it went.
     """
+    check_ding_arguments(env_setting, dynamic_seed)
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
                                      'serial_onpolicy', accept_config_change)
     if not policy_class(cfg).on_policy:
