@@ -68,6 +68,22 @@ class Payload:
 
 
 # ---- checkpoints and run folders are data ------------------------------------------------------------
+@pytest.mark.parametrize('size', [100, 'half'])
+def test_a_cut_latest_checkpoint_is_one_whole_line_pointing_at_the_best_one_that_reads(run_dir, capsys, size):
+    """A real checkpoint cut short (``truncate``): --resume and -m eval say so in one line (not torch's advice cut
+    mid-sentence) and point at the folder's ckpt_best.pth, which still reads; nothing is written."""
+    latest, best = run_dir / 'ckpt' / 'ckpt_latest.pth', run_dir / 'ckpt' / 'ckpt_best.pth'
+    assert best.is_file()
+    os.truncate(latest, size if size != 'half' else latest.stat().st_size // 2)
+    before = sorted((p, p.stat().st_mtime_ns) for p in run_dir.rglob('*') if p.name != '.acframe.lock')
+    for args in (['--resume', str(run_dir), '-q'], ['-m', 'eval', '--load', str(latest), '--episodes', '1']):
+        code, _, err = cli(args, capsys)
+        assert one_line_error(code, err) and 'is corrupt, cut short or not a torch file' in err, err
+        assert f"{best} reads: evaluate it (-m eval --load), or start a new run from its weights (--init-from)" in err
+        assert 'If you are seeing this error' not in err
+    assert sorted((p, p.stat().st_mtime_ns) for p in run_dir.rglob('*') if p.name != '.acframe.lock') == before
+
+
 @pytest.mark.parametrize('where', ['policy', 'buffer', 'domain_randomization', 'rng'])
 def test_a_planted_payload_in_any_part_of_a_checkpoint_never_runs(run_dir, tmp_path, capsys, where):
     marker = tmp_path / 'pwned'

@@ -267,17 +267,40 @@ def load_checkpoint(path: str) -> Dict[str, Any]:
     except pickle.UnpicklingError as exc:
         found = re.search(r'(unsupported GLOBAL [^\s]+|GLOBAL [^\s]+ was not an allowed global)', str(exc))
         if found is None:
-            raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({_last_line(exc)})") from exc
+            raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({_last_line(exc)}){_intact_other(path)}") from exc
         raise CheckpointError(f"checkpoint '{path}' holds an object that is not plain data ({found.group(1)}); "
                               f"acframe refuses it because loading it could run code — use a checkpoint written by acframe") from exc
     except Exception as exc:
-        raise CheckpointError(f"checkpoint '{path}' is corrupt or not a torch file ({type(exc).__name__}: {_last_line(exc)})") from exc
+        raise CheckpointError(f"checkpoint '{path}' is corrupt, cut short or not a torch file ({type(exc).__name__}: "
+                              f"{_first_sentence(exc)}){_intact_other(path)}") from exc
     if not isinstance(state, dict) or not isinstance(state.get('policy'), dict):
         raise CheckpointError(f"checkpoint '{path}' was not written by acframe (no 'policy' dict entry)")
     try:
         return from_plain_data(state)
     except ValueError as exc:  # a crafted array record: checked before anything is allocated
         raise CheckpointError(f"checkpoint '{path}' is malformed: {exc}; use a checkpoint written by acframe") from exc
+
+
+def _first_sentence(exc: BaseException) -> str:
+    """What went wrong, without torch's paragraph of advice after it."""
+    text = _last_line(exc) if not str(exc).strip().startswith('PytorchStreamReader') else str(exc).strip()
+    return text.split('. ')[0].rstrip('.')[:200]
+
+
+def _intact_other(path: str) -> str:
+    """Where to go on from a run folder's unreadable latest checkpoint: its best one, when that one reads."""
+    import torch
+
+    folder, name = os.path.split(os.path.abspath(path))
+    best = os.path.join(folder, 'ckpt_best.pth')
+    if name == 'ckpt_best.pth' or not os.path.isfile(best):
+        return '; use an intact copy of the file'
+    try:
+        torch.load(best, map_location='cpu', weights_only=True)
+    except Exception:
+        return '; use an intact copy of the file'
+    return (f"; use an intact copy of the file — {best} reads: evaluate it (-m eval --load), or start a new run "
+            f"from its weights (--init-from)")
 
 
 def _last_line(exc: BaseException) -> str:
