@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import List, Optional, Sequence
 
@@ -287,6 +288,9 @@ def _one_line_config_warnings() -> None:
     def formatwarning(message, category, filename, lineno, line=None):
         if issubclass(category, ConfigWarning):
             return f"acframe: warning: {message}\n"
+        if f"{os.sep}gymnasium{os.sep}" in str(filename):  # its env checker's: one line, without colour codes
+            text = re.sub(r'\x1b\[[0-9;]*m', '', str(message)).strip()
+            return f"gymnasium: warning: {text.removeprefix('WARN: ')}\n"
         return default(message, category, filename, lineno, line)
 
     warnings.formatwarning = formatwarning

@@ -137,6 +137,8 @@ def test_di_engines_priority_switches_mean_what_they_mean_there():
     assert buffer.type == 'fifo' and 'alpha' not in buffer
     with pytest.raises(ConfigError, match='must be True or False'):
         ding('impala', priority='yes')
+    with pytest.raises(ConfigError, match='this policy is on-policy and has no replay buffer'):
+        ding('ppo', priority=True)
 
 
 HALF_BUFFER = '''

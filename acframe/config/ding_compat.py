@@ -590,6 +590,9 @@ def _translate_priority(main: dict, default_type: Any) -> None:
         return
     buffer_type = get_path(main, 'policy.other.replay_buffer.type')
     buffer_type = default_type if buffer_type is MISSING else buffer_type
+    if not buffer_type:  # an on-policy policy (A2C, PPO) learns from each rollout once: it has no replay buffer
+        raise ConfigError("policy.priority=True asks for prioritized replay, but this policy is on-policy and has no "
+                          "replay buffer (it learns from each rollout once); set policy.priority=False")
     if buffer_type in PRIORITIZED:
         _set(main, 'policy.other.replay_buffer.type', PRIORITIZED[buffer_type])
         logger.warning("acframe: note: policy.priority=True: replay_buffer.type '%s' is read as '%s' (prioritized replay, "

@@ -59,6 +59,9 @@ START_PROBE_S = 0.25
 #: ``env.step_timeout_s`` is None; building the env may take ``BUILD_TIMEOUT_S``
 CALL_TIMEOUT_S = 60.0
 BUILD_TIMEOUT_S = 120.0
+#: the finding for an env whose step returns gym's old 4-tuple (seen directly, or as gymnasium's wrappers fail on it)
+OLD_STEP_API = ("step returned 4 values (obs, reward, done, info: the old gym API); return 5: obs, reward, terminated, "
+                "truncated, info (gymnasium >= 0.26; truncated=True where a time limit ends the episode)")
 
 
 @dataclass
@@ -150,6 +153,9 @@ class EnvChecker:
         if isinstance(exc, AcframeError):
             text = str(exc).strip()
             self.fail(check, f"{what}: {text.splitlines()[0] if text else type(exc).__name__}")
+        elif what.startswith('step') and isinstance(exc, ValueError) and 'expected 5, got 4' in str(exc):
+            # gymnasium's own wrappers (gym.make's) unpack the old 4-tuple before acframe sees it
+            self.fail('step', OLD_STEP_API)
         else:  # the env's own code raised: where, and that the env must be fixed there
             self.fail(check, f"the env raised {describe_raised(exc, what)}; fix the env there (in training it stops "
                              f"the run)")
@@ -354,9 +360,7 @@ class EnvChecker:
     def _step_result(self, result: Any, what: str) -> Tuple[Any, float, bool, bool, Mapping]:
         if not isinstance(result, tuple) or len(result) != 5:
             if isinstance(result, tuple) and len(result) == 4:
-                self.fail('step', "step returned 4 values (obs, reward, done, info: the old gym API); return 5: obs, "
-                                  "reward, terminated, truncated, info (gymnasium >= 0.26; truncated=True where a time "
-                                  "limit ends the episode)")
+                self.fail('step', OLD_STEP_API)
             else:
                 self.fail('step', f"step returned {_describe(result)}; return the 5-tuple obs, reward, terminated, "
                                   f"truncated, info")

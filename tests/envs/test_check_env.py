@@ -239,6 +239,8 @@ def test_the_command_takes_a_config_and_refuses_what_is_not_an_env(tmp_path):
     assert code == 2 and 'one env' in lines[0]
     code, _, lines, _ = check_cli([], tmp_path)
     assert code == 2 and 'check-env needs an env' in lines[0]
+    code, _, lines, _ = check_cli(['MyEnvOfMine-v0'], tmp_path)  # registered by a module not imported: the likely cause
+    assert code == 2 and len(lines) == 1 and 'needs that module imported: --import MODULE' in lines[0]
 
 
 # ---- at the start of a run -------------------------------------------------------------------------------
@@ -260,6 +262,23 @@ def test_training_refuses_a_broken_env_before_writing_anything(tmp_path):
     assert code == 2 and os.listdir(tmp_path) == []
     assert 'the old gym API' in text and 'acframe -m check-env faulty --import fixtures.faulty_envs' in text
     assert "env 'faulty' " in text  # not the default config's env_id, which the factory ignores
+
+
+def test_an_old_api_env_made_by_gym_make_is_named_as_such_and_gymnasiums_warnings_are_one_line_each(tmp_path):
+    """gym.make's wrappers unpack the old 4-tuple themselves (a ValueError in gymnasium's file, which the user cannot
+    fix): the refusal says what the env returned; gymnasium's checker warnings are one plain line each (no colour
+    codes, no source line)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                                       os.environ.get('PYTHONPATH', '')]))
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_ppo.py', '--exp-dir', 'run', '-q',
+                           'env.env_id=FaultyOldApi-v0', 'env.stop_value=None', '--import', 'fixtures.faulty_envs'],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and os.listdir(tmp_path) == [], done.stderr
+    assert lines[-1].startswith('acframe: error: ') and 'step returned 4 values' in lines[-1], done.stderr
+    assert 'gymnasium/wrappers' not in lines[-1]
+    assert all(line.startswith(('gymnasium: warning: ', 'acframe: ')) for line in lines), done.stderr
+    assert '\x1b[' not in done.stderr
 
 
 def test_a_registered_env_type_is_named_with_the_env_id_it_was_given(tmp_path):
