@@ -143,6 +143,18 @@ def test_the_mode_is_read_from_the_folder(run_dir, capsys):
     assert record['mode'] == 'serial'
 
 
+def test_a_mode_edited_in_config_json_is_refused_by_the_checkpoint(run_dir, capsys):
+    """config.json is data someone may have edited: its "mode" changed from serial to parallel would resume a serial
+    checkpoint with parallel actors; the checkpoint records the mode that wrote it, so the resume is one line."""
+    record = json.loads((run_dir / 'config.json').read_text())
+    record['mode'] = 'parallel'
+    (run_dir / 'config.json').write_text(json.dumps(record))
+    before = sorted((p, p.stat().st_mtime_ns) for p in run_dir.rglob('*') if p.name != '.acframe.lock')
+    code, _, err = cli(['--resume', run_dir, '--max-env-step', '128'], capsys)
+    assert one_line_error(code, err) and 'was written by a -m serial run' in err and 'says -m parallel' in err, err
+    assert sorted((p, p.stat().st_mtime_ns) for p in run_dir.rglob('*') if p.name != '.acframe.lock') == before
+
+
 def test_a_second_process_in_the_same_folder_is_refused_naming_the_holder(run_dir, capsys):
     lock = RunLock(str(run_dir))
     try:

@@ -347,6 +347,7 @@ class RunBase:
         """Everything a checkpoint holds besides the learner's own state (plain data only)."""
         save_buffer = self.buffer is not None and self.cfg.policy.other.replay_buffer.get('save_in_checkpoint', False)
         return {
+            'mode': self.mode,  # the pipeline that wrote it (a resume is checked against it, whatever config.json says)
             'env_step': int(self.env_step),
             'evaluator': self.evals.state_dict(),
             **buffer_checkpoint(self.buffer, save_buffer),
@@ -367,6 +368,10 @@ class RunBase:
             raise CheckpointError(f"checkpoint '{path}' holds only a policy's weights (a best checkpoint), not a run "
                                   f"to continue; start a new run from those weights with -c CONFIG --init-from "
                                   f"{path} (the config key init_from)")
+        if state.get('mode', self.mode) != self.mode:  # the folder's config.json was edited (a run folder is data)
+            raise CheckpointError(f"checkpoint '{path}' was written by a -m {state['mode']!s:.40} run, but the run "
+                                  f"folder's config.json says -m {self.mode}; a run resumes in the mode it was "
+                                  f"started in: restore config.json's \"mode\" to {state['mode']!s:.40}")
         try:
             check_rng_states(state.get('rng'))  # before anything is set
             self.learner.load_checkpoint_state(state)
