@@ -414,6 +414,8 @@ def compile_config(
     apply_overrides(result, overrides)
     result['import_names'] = sorted(set(import_list))
     warn_inherited_stop_value(file_env_id, result, overrides)
+    if not isinstance(cfg, dict):  # a file or a pair (a compiled config has every key)
+        warn_default_stop_value(main, result, overrides, reference['env']['stop_value'])
     if seed is not None:
         result['seed'] = int(seed)
     _check_plain_data(result, '')
@@ -441,6 +443,21 @@ def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[I
         warnings.warn(f"env.env_id was overridden to '{env_id}' but env.stop_value={cfg['env']['stop_value']} is the config's "
                       f"value for '{file_env_id}'; set env.stop_value for '{env_id}' (or env.stop_value=None to never stop early)",
                       ConfigWarning, stacklevel=3)
+
+
+def warn_default_stop_value(main: dict, cfg: dict, overrides: Optional[Iterable[Any]], default: Any) -> None:
+    """Warn when a config of another env than CartPole leaves ``env.stop_value`` to the default (CartPole's 195): a
+    run of that env would stop as solved at a return of 195 without the user having said so."""
+    given = isinstance(main.get('env'), dict) and 'stop_value' in main['env']
+    keys = {(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()}
+    env = cfg['env']
+    cartpole = env.get('type', 'gym') == 'gym' and str(env['env_id']).lower().startswith('cartpole')
+    if given or {'env.stop_value', 'env.env_id'} & keys or cartpole or env['stop_value'] != default:
+        return  # (an env_id override is warn_inherited_stop_value's)
+    name = env['env_id'] if env.get('type', 'gym') == 'gym' else f"env type '{env['type']}'"
+    warnings.warn(f"env.stop_value is not set, so the default {default} (CartPole's) stops a run of {name} as solved "
+                  f"when its evaluation return reaches it; set env.stop_value for this env (or None: never stop early)",
+                  ConfigWarning, stacklevel=3)
 
 
 def rnn_type_given(main: dict, overrides: Optional[Iterable[Any]]) -> bool:

@@ -172,6 +172,25 @@ def test_overriding_env_id_without_a_stop_value_warns_that_it_came_from_the_othe
         compile_config('pendulum_acer.py', ['policy.learn.learning_rate=0.01'])
 
 
+def test_a_config_of_another_env_without_a_stop_value_warns_that_the_default_is_cartpoles():
+    """A user's own config (a file or a pair) of another env that leaves env.stop_value out would stop as solved at
+    CartPole's 195: one warning naming the env; none for CartPole, a stop value given, or a compiled config."""
+    import warnings
+
+    with pytest.warns(UserWarning, match=r"env.stop_value is not set, so the default 195.0 \(CartPole's\) stops a run "
+                                         r"of Acrobot-v1 as solved"):
+        compile_config((dict(env=dict(env_id='Acrobot-v1')), dict(policy=dict(type='a2c'))))
+    with pytest.warns(UserWarning, match=r"a run of env type 'toy_dict' as solved"):
+        compile_config((dict(env=dict()), dict(env=dict(type='toy_dict'), policy=dict(type='a2c'))))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        compile_config((dict(env=dict(env_id='CartPole-v1')), dict(policy=dict(type='a2c'))))
+        compile_config((dict(env=dict(env_id='Acrobot-v1', stop_value=None)), dict(policy=dict(type='a2c'))))
+        compile_config((dict(env=dict(env_id='Acrobot-v1')), dict(policy=dict(type='a2c'))), ['env.stop_value=-100'])
+        compiled = compile_config((dict(env=dict(env_id='Acrobot-v1', stop_value=195.0)), dict(policy=dict(type='a2c'))))
+        compile_config(compiled)
+
+
 def test_the_cli_prints_that_warning_as_one_line(tmp_path):
     import subprocess
     import sys
