@@ -145,6 +145,16 @@ def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
     _interrupt(KeyboardInterrupt())
 
 
+def ignore_further_interrupts() -> None:
+    """The run is stopping after an interrupt (stopping its workers, writing the final checkpoint): later Ctrl-Cs
+    and SIGTERMs are ignored until ``sigterm_as_interrupt``'s block ends — a second Ctrl-C used to cut that short and
+    lose every step since the last checkpoint. (SIGKILL still ends a process that will not stop.)"""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, *TERMINATING):
+        signal.signal(signum, signal.SIG_IGN)
+
+
 @contextlib.contextmanager
 def interrupts_deferred() -> Iterator[None]:
     """Within the block a Ctrl-C or SIGTERM (inside ``sigterm_as_interrupt``) is held and raised when the block ends.
@@ -193,5 +203,6 @@ def sigterm_as_interrupt() -> Iterator[None]:
             if handler is _raise_terminated and signal.getsignal(terminating) is signal.SIG_IGN:
                 continue  # an outer block's, and the signal came: later ones stay ignored until that block ends
             signal.signal(terminating, handler)
-        if previous_int is signal.default_int_handler:
-            signal.signal(signal.SIGINT, previous_int)
+        if previous_int is signal.default_int_handler or (previous_int is not None
+                                                          and signal.getsignal(signal.SIGINT) is signal.SIG_IGN):
+            signal.signal(signal.SIGINT, previous_int)  # (ignored while the final checkpoint was written)

@@ -35,8 +35,8 @@ from ..errors import CheckpointError, ConfigError, EnvError, PolicyError, call_u
 from ..plot import write_run_curves
 from ..runs import initial_weights
 from ..loggers import RunLogger, check_loggers, open_loggers
-from ..signals import (as_raised, describe_interrupt, interrupt_handled, raise_swallowed_interrupt,
-                       sigterm_as_interrupt)
+from ..signals import (as_raised, describe_interrupt, ignore_further_interrupts, interrupt_handled,
+                       raise_swallowed_interrupt, sigterm_as_interrupt)
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
 from ..worker import CollectorHook, EvaluatorHook, hooks_from_config, load_checkpoint
@@ -464,11 +464,13 @@ class RunBase:
                 loop(self)
             except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``Terminated``)
                 exc = as_raised(exc)  # a SIGTERM inside Ray's ray.get reaches here as a plain KeyboardInterrupt
+                ignore_further_interrupts()  # a second Ctrl-C must not cut the final checkpoint short
                 interrupt_handled()
                 interrupt = exc
                 self.interrupted = True
                 what = describe_interrupt(exc)
-                self.progress.message(f'[acframe] {what}: {self._stopping_note()}writing the final checkpoint and summary')
+                self.progress.message(f'[acframe] {what}: {self._stopping_note()}writing the final checkpoint and summary '
+                                      f'(a second Ctrl-C is ignored until they are written)')
             except BaseException as exc:
                 error: BaseException = exc
                 try:

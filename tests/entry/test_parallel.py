@@ -353,6 +353,35 @@ def test_sigterm_stops_the_run_like_ctrl_c_with_exit_status_143(tmp_path, run_ma
     assert processes_with(run_marker) == []
 
 
+def test_a_second_ctrl_c_while_the_run_stops_does_not_cut_the_final_checkpoint_short(tmp_path, run_marker):
+    """Two real SIGINTs 50 ms apart (an impatient user): the second lands while the workers stop; it is ignored, so
+    the final checkpoint and summary are written (the second used to end the process with only the start's
+    checkpoint: every step lost)."""
+    exp_dir = tmp_path / 'twice'
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'acframe.cli', '-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir),
+         '-q', 'parallel.actor_num=2', 'env.stop_value=None', 'policy.learn.learner.save_ckpt_freq=0'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(children_named(process.pid, 'acf-actor-')) < 2:
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.05)
+        time.sleep(1.0)  # let it train a little
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    summary = read_summary(exp_dir)
+    assert summary['interrupted'] and summary['train_iters'] > 0 and summary['env_steps'] > 0
+    assert torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['train_iter'] == summary['train_iters']
+    assert processes_with(run_marker) == []
+
+
 # ---- budgets -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize('backend', ['local', 'inline'])
 def test_the_env_step_budget_stops_collection_within_one_step_per_env(tmp_path, backend):
