@@ -191,6 +191,10 @@ def build_encoder(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], encod
     encoder = encoder or 'mlp'
     if encoder not in ENCODERS:
         raise ValueError(f"policy.model.encoder '{encoder}' is not one of {ENCODERS}")
+    check_layer_sizes(hidden_size_list, 'encoder_hidden_size_list')
+    check_layer_sizes(vector_hidden_size_list, 'vector_hidden_size_list')
+    if channels is not None:
+        check_layer_sizes(channels, 'encoder_channels', empty='a CNN of no convolution')
     if isinstance(obs_shape, Mapping):
         module = DictEncoder(obs_shape, encoder, hidden_size_list, activation, channels, vector_encoder,
                              vector_hidden_size_list)
@@ -207,6 +211,16 @@ def build_encoder(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], encod
                          f"use encoder='mlp' for vectors")
     module = ImageEncoder(shape, encoder, hidden_size_list, activation, channels)
     return module, module.output_size
+
+
+def check_layer_sizes(sizes: Any, key: str, empty: str = '') -> None:
+    """``sizes`` (``policy.model.<key>``) is a list of whole numbers > 0 — empty too, unless ``empty`` says what that
+    would build; a ``ValueError`` naming the key otherwise (a negative size was torch's traceback, 8.5 cut to 8)."""
+    whole = isinstance(sizes, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                                     for v in sizes)
+    if not whole or (empty and not sizes):
+        raise ValueError(f"policy.model.{key} = {sizes!r} must be a list of whole numbers > 0 (layer sizes)"
+                         + (f", not empty ({empty})" if empty else ''))
 
 
 def obs_size(obs_shape: Union[int, Sequence[int]]) -> int:

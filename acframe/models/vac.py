@@ -108,6 +108,11 @@ class VAC(RecurrentTrunk, nn.Module):
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
         feature = self._build_core(feature, rnn)  # the heads read the core's output when recurrent
         # heads: [hidden layer +] linear output; the hidden part is kept apart for the conditioned sigma head
+        for name, width in (('actor_head_hidden_size', actor_head_hidden_size),
+                            ('critic_head_hidden_size', critic_head_hidden_size)):
+            if isinstance(width, bool) or not isinstance(width, int) or width < 0:
+                raise ValueError(f"policy.model.{name} = {width!r} must be a whole number >= 0 (the width of the "
+                                 f"head's hidden layers; 0: a linear head)")
         for name, layers in (('actor_head_layer_num', actor_head_layer_num), ('critic_head_layer_num', critic_head_layer_num)):
             if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
                 raise ValueError(f"policy.model.{name} = {layers!r} must be a whole number >= 1 (the hidden layers of "

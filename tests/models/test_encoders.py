@@ -49,6 +49,22 @@ def test_wrong_encoder_for_the_observation_is_a_clear_error():
         build_encoder(8, 'resnet50', [64], 'relu')
 
 
+@pytest.mark.parametrize('kwargs, key', [
+    (dict(hidden_size_list=[-1]), 'encoder_hidden_size_list'), (dict(hidden_size_list=[8.5]), 'encoder_hidden_size_list'),
+    (dict(hidden_size_list=64), 'encoder_hidden_size_list'), (dict(channels=[-16, 32]), 'encoder_channels'),
+    (dict(channels=[]), 'encoder_channels'), (dict(channels=16), 'encoder_channels'),
+    (dict(vector_hidden_size_list=[0]), 'vector_hidden_size_list'),
+])
+def test_a_layer_size_that_is_not_a_whole_number_above_0_names_its_key(kwargs, key):
+    """A negative size was a torch traceback, 8.5 was cut to 8, [] channels built a CNN of no convolution."""
+    args = {**dict(hidden_size_list=[64], channels=None, vector_hidden_size_list=[64]), **kwargs}
+    with pytest.raises(ValueError, match=rf"policy.model.{key} = .* must be a list of whole numbers > 0"):
+        build_encoder(ATARI, 'nature_cnn', args['hidden_size_list'], 'relu', args['channels'], 'mlp',
+                      args['vector_hidden_size_list'])
+    with pytest.raises(ValueError, match=r"policy.model.actor_head_hidden_size = -3 must be a whole number >= 0"):
+        VAC(4, 2, 'discrete', actor_head_hidden_size=-3)
+
+
 @pytest.mark.parametrize('model_fn', [
     lambda: VAC(list(ATARI), 6, 'discrete', encoder='nature_cnn', encoder_hidden_size_list=[512], activation='relu'),
     lambda: VAC(list(ATARI), 6, 'discrete', encoder='impala_resnet', share_encoder=False, encoder_hidden_size_list=[256]),
