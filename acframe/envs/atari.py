@@ -136,9 +136,14 @@ def wrap_atari(env: gym.Env, atari: Dict[str, Any], training: bool) -> gym.Env:
     frame_skip = int(atari.get('frame_skip', 4))
     if frame_skip < 1:
         raise ConfigError(f"env.atari.frame_skip = {frame_skip} must be >= 1")
-    env = gym.wrappers.AtariPreprocessing(env, noop_max=int(atari.get('noop_max', 30)), frame_skip=frame_skip,
-                                          screen_size=int(atari.get('screen_size', 84)),
-                                          grayscale_obs=bool(atari.get('grayscale', True)), scale_obs=False)
+    try:
+        env = gym.wrappers.AtariPreprocessing(env, noop_max=int(atari.get('noop_max', 30)), frame_skip=frame_skip,
+                                              screen_size=int(atari.get('screen_size', 84)),
+                                              grayscale_obs=bool(atari.get('grayscale', True)), scale_obs=False)
+    except gym.error.DependencyNotInstalled as exc:  # opencv (its frames' resizing): part of the same extra
+        env.close()
+        raise ConfigError(f"Atari envs need the 'atari' extra (ale-py, opencv): pip install 'acframe[atari]' "
+                          f"({str(exc).strip().splitlines()[0]})") from exc
     if training and atari.get('episodic_life', True):
         env = EpisodicLife(env)
     if atari.get('fire_reset', True) and 'FIRE' in env.unwrapped.get_action_meanings():

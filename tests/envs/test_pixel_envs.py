@@ -78,6 +78,33 @@ def test_atari_config_errors_name_the_key():
         build_env(atari_env_cfg(env_id='CartPole-v1'), 0, 0, 'collector')
 
 
+BLOCK_CV2 = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == 'cv2' or name.startswith('cv2.'):
+            raise ImportError('cv2 blocked')
+sys.meta_path.insert(0, Block())
+"""
+
+
+def test_ale_py_without_opencv_is_one_line_naming_the_extra(tmp_path):
+    """ale-py installed but opencv not (AtariPreprocessing resizes with it): one line naming the extra, as for a
+    missing ale-py (it was gymnasium's DependencyNotInstalled traceback)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip('ale_py', reason="the Atari chain needs the 'atari' extra (ale-py)")
+    (tmp_path / 'sitecustomize.py').write_text(BLOCK_CV2)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get('PYTHONPATH', '')]))
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'pong_impala.py', '--exp-dir', 'run', '-q'],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    lines = [line for line in done.stderr.splitlines() if line.startswith('acframe: error: ')]
+    assert done.returncode == 2 and 'Traceback' not in done.stderr and not (tmp_path / 'run').exists(), done.stderr
+    assert len(lines) == 1 and "pip install 'acframe[atari]'" in lines[0], done.stderr
+
+
 @pytest.mark.parametrize('config', ['pong_impala.py', 'breakout_impala.py', 'pong_a2c.py', 'pong_ppo.py',
                                     'breakout_a2c.py'])
 def test_the_atari_configs_compile_with_the_atari_chain_and_an_image_encoder(config):
