@@ -468,7 +468,7 @@ def test_an_env_whose_box_has_low_above_high_is_one_line_naming_its_file_and_lin
         "        self.observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)\n"
         "        self.action_space = gym.spaces.Box(np.ones(1, np.float32), -np.ones(1, np.float32))\n\n\n"
         "gym.register('BadBox-v0', entry_point=BadBox, max_episode_steps=10)\n"),
-        "main_config = dict(env=dict(env_id='BadBox-v0'), max_env_step=200)\n"
+        "main_config = dict(env=dict(env_id='BadBox-v0', stop_value=None), max_env_step=200)\n"
         "create_config = dict(policy=dict(type='ppo'), import_names=['my_plugin'])\n")
     assert done.returncode == 2 and done.stderr.count('\n') == 1 and 'Traceback' not in done.stderr, done.stderr
     assert 'collector env 0 (seed 0) raised ValueError in construction: Box all low values' in done.stderr

@@ -192,6 +192,10 @@ class RunBase:
         #: every scalar of the run goes through it (None until the folder is open, and after close)
         self.logger: Optional[RunLogger] = None
         self.lock: Optional[RunLock] = None
+        #: a new run's folder as its start made it (None when resuming); taken back if its workers fail to start
+        self.new_folder: Optional[NewRunFolder] = None
+        #: False while a pipeline's worker processes start (the parallel pipeline's): a failure then is a failed start
+        self.workers_started = True
         self.buffer: Any = None
         self.recent_returns: deque = deque(maxlen=20)
         #: the hooks of policy.collect.hooks and policy.eval.evaluator.hooks (built by _start)
@@ -312,15 +316,20 @@ class RunBase:
                                           f"(optimizer, counters and envs fresh)")
                 self.learner.save_checkpoint('ckpt_latest.pth')
         except BaseException:
-            lock, self.lock = self.lock, None  # held until what this start wrote is taken back
-            try:
-                self.close()
-                if made is not None and lock is not None:  # a new run that failed to start leaves nothing behind
-                    made.remove()
-            finally:
-                if lock is not None:
-                    lock.release()
+            self._close_taking_back(made)  # a new run that failed to start leaves nothing behind
             raise
+        self.new_folder = made
+
+    def _close_taking_back(self, made: Optional[NewRunFolder]) -> None:
+        """``close()``, and remove what a new run's start wrote (``made``; None: nothing) while its lock is held."""
+        lock, self.lock = self.lock, None
+        try:
+            self.close()
+            if made is not None and lock is not None:
+                made.remove()
+        finally:
+            if lock is not None:
+                lock.release()
 
     def _say_if_spent(self) -> None:
         """A resumed run whose budget is spent already trains on nothing: say which flag gives it more."""
@@ -476,8 +485,8 @@ class RunBase:
                 try:
                     self._stop_workers()
                     error = self._checkpoint_before_env_failure(exc)
-                finally:
-                    self.close()
+                finally:  # workers that failed to start: a failed start of a new run writes nothing
+                    self._close_taking_back(self.new_folder if not self.workers_started else None)
                 if error is exc:
                     raise
                 raise error from exc
@@ -499,7 +508,7 @@ class RunBase:
         first (``--resume`` then loses nothing: a checkpoint taken mid-collection resets the envs) and say so in
         the error; ``exc`` itself when the error is another, or nothing can be written (a data-parallel rank > 0,
         a collective that could hang, a full disk: the previous checkpoint stays)."""
-        if not isinstance(exc, EnvError) or not self.writes or self.logger is None:
+        if not isinstance(exc, EnvError) or not self.writes or self.logger is None or not self.workers_started:
             return exc
         if torch.distributed.is_available() and torch.distributed.is_initialized():
             return exc

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from acframe import ConfigError, ENV_REGISTRY, POLICY_REGISTRY
-from acframe.errors import EnvTimeoutError
+from acframe.errors import EnvError, EnvTimeoutError
 from acframe.cli import main as cli_main
 from acframe.entry.parallel import parallel_pipeline
 from acframe.entry.parallel.messages import VERSION_KEY
@@ -380,6 +380,17 @@ def test_a_second_ctrl_c_while_the_run_stops_does_not_cut_the_final_checkpoint_s
     assert summary['interrupted'] and summary['train_iters'] > 0 and summary['env_steps'] > 0
     assert torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['train_iter'] == summary['train_iters']
     assert processes_with(run_marker) == []
+
+
+def test_workers_that_fail_to_start_leave_no_run_folder(tmp_path):
+    """A failed start writes nothing, also when it is the workers' start that fails (parallel.start_timeout; the
+    Ray backend's resource check alike): the new folder is taken back, and its name is free for the next run."""
+    main, create = cartpole()
+    with pytest.raises(EnvError, match=r"did not start within parallel.start_timeout=0.001 s") as info:
+        parallel_pipeline((main, create), exp_dir=str(tmp_path / 'run'), progress=False,
+                          overrides=['parallel.start_timeout=0.001'])
+    assert 'final checkpoint' not in str(info.value)
+    assert os.listdir(tmp_path) == []
 
 
 # ---- budgets -----------------------------------------------------------------------------------------

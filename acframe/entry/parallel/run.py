@@ -566,7 +566,9 @@ class ParallelRun(RunBase):
             held = interrupts_deferred if self.ddp is not None else contextlib.nullcontext
             with held():
                 started = time.perf_counter()
+                self.workers_started = False
                 self.backend.start(self.learner.train_iter)
+                self.workers_started = True
                 self.startup_s = time.perf_counter() - started
                 self.stats.start = time.perf_counter()
                 loop(self)
