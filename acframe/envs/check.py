@@ -723,8 +723,8 @@ def check_env_config(env: Optional[str], config: Optional[str], overrides: Seque
         raise ConfigError("check-env needs an env: acframe -m check-env ENV [--import MODULE] (a gymnasium id, a "
                           "short name or a registered env type), or -c CONFIG")
     import_names(imports)  # their registrations decide what ENV names
-    if env in ENV_REGISTRY and env != 'gym':
-        pair = (dict(env=dict(env_id=env)), dict(env=dict(type=env), policy=dict(type='ppo')))
+    if env in ENV_REGISTRY and env != 'gym':  # (stop_value=None: nothing is trained here, so no warning about it)
+        pair = (dict(env=dict(env_id=env, stop_value=None)), dict(env=dict(type=env), policy=dict(type='ppo')))
     else:
         from .gym_env import resolve_env_id
         try:
@@ -737,7 +737,7 @@ def check_env_config(env: Optional[str], config: Optional[str], overrides: Seque
                 raise
             raise ConfigError(f"'{env}' is neither a gymnasium id, a short name nor a registered env type. Did you "
                               f"mean the env type '{hint}'? (env types: {', '.join(ENV_REGISTRY.names())})") from exc
-        pair = (dict(env=dict(env_id=env)), dict(env=dict(type='gym'), policy=dict(type='ppo')))
+        pair = (dict(env=dict(env_id=env, stop_value=None)), dict(env=dict(type='gym'), policy=dict(type='ppo')))
     return compile_config(pair, extra, seed=seed), None
 
 
