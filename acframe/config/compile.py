@@ -305,6 +305,12 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]])
         key = translate_override(key, value, cfg['policy']['type'], valid)
         if key is None:
             continue
+        if key.startswith('create_config.'):  # a file's create_config, written as an override
+            named = {'create_config.env.type': 'env.type', 'create_config.env_manager.type': 'env.manager',
+                     'create_config.policy.type': 'policy.type'}.get(key)
+            raise ConfigError(f"override '{key}': create_config is a config file's; on the command line "
+                              + (f"it is {named}={value}" if named else "its keys are env.type, env.manager and "
+                                 "policy.type (create_config.import_names: --import MODULE)"))
         parts = key.split('.')
         node, path = cfg, ''
         for part in parts[:-1]:

@@ -361,3 +361,12 @@ def test_a_users_policy_config_held_in_a_module_level_name_with_expressions_keep
             compile_config((dict(), create), ['policy.learn.my_key=-1.0'])
     finally:
         POLICY_REGISTRY._entries.pop('named_config_a2c', None)
+
+
+def test_a_create_config_key_as_an_override_names_its_command_line_key():
+    """pixels.md's create_config.env.type='toy_pixel_dot' typed as an override was 'unknown config key create_config'."""
+    with pytest.raises(ConfigError, match=r"create_config is a config file's; on the command line it is "
+                                          r"env.type=toy_pixel_dot"):
+        compile_config('cartpole_impala.py', ['create_config.env.type=toy_pixel_dot'])
+    with pytest.raises(ConfigError, match=r"it is env.manager=async"):
+        compile_config('cartpole_impala.py', ['create_config.env_manager.type=async'])
