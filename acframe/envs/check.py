@@ -423,6 +423,9 @@ class EnvChecker:
         elif trace.truncated:
             self.report.facts['time limit'] = (f"the env truncates its episodes itself (after "
                                                f"{max(trace.lengths)} steps here)")
+        elif _emulator_frame_limit(self.env):  # the ALE's v5 games end themselves, rarely within a random rollout
+            self.report.facts['time limit'] = (f"the emulator truncates a game after {_emulator_frame_limit(self.env)} "
+                                               f"frames (ALE's max_num_frames_per_episode)")
         elif len(trace.lengths) >= 5 and len(set(trace.lengths)) == 1:  # a fixed horizon, whatever the actions
             self.report.facts['time limit'] = (f"every episode ended after {trace.lengths[0]} steps "
                                                f"({len(trace.lengths)} episodes: a fixed horizon)")
@@ -651,6 +654,13 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
             warn(f"[acframe] warning: env '{report.env}' has no time limit: its evaluation episodes run up to "
                  f"env.eval_episode_cap={cfg.env.get('eval_episode_cap')} steps each; set env.max_episode_steps=N "
                  f"(or register the env with max_episode_steps=N)")
+
+
+def _emulator_frame_limit(env: gym.Env) -> int:
+    """The frames after which an ALE env truncates a game itself (``max_num_frames_per_episode`` of its gymnasium
+    registration, 108,000 for the ``ALE/*-v5`` ids: 27,000 steps of 4 frames); 0 for any other env."""
+    spec = getattr(env.unwrapped, 'spec', None)
+    return int((getattr(spec, 'kwargs', None) or {}).get('max_num_frames_per_episode') or 0)
 
 
 def _run_watched(checker: EnvChecker, timeout: Optional[float]) -> CheckReport:

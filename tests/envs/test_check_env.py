@@ -347,3 +347,12 @@ def test_a_hang_at_the_start_is_refused_even_where_the_process_has_its_own_alarm
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0.0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_an_atari_game_ends_itself_so_it_has_a_time_limit(tmp_path):
+    """ALE's v5 games are truncated by the emulator after 108,000 frames (no TimeLimit wrapper, and no random rollout
+    lasts that long): a time limit, not the 'no time limit' warning every shipped Atari config printed."""
+    pytest.importorskip('ale_py', reason="the Atari chain needs the 'atari' extra (ale-py)")
+    code, out, lines, wrote = check_cli(['ALE/Pong-v5'], tmp_path)
+    assert code == 0 and not wrote, lines
+    assert "the emulator truncates a game after 108000 frames" in out
