@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--accept-config-change', action='store_true',
                         help='with --resume: continue with a -c config, -s seed or overrides that change keys of the run '
                              '(refused otherwise, naming the keys; budgets may always change)')
-    parser.add_argument('--backend', default='local', choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel); '
+    parser.add_argument('--backend', default=None, choices=('local', 'ray', 'inline'), help='parallel backend (-m parallel; default local); '
                         'with a serial pipeline and parallel.learner_num > 1, ray runs ranks 1..N-1 as Ray actors')
     parser.add_argument('--ray-address', default=None, help='Ray cluster address HOST:PORT (--backend ray)')
     add_tune_arguments(parser, _count)
@@ -143,6 +143,8 @@ def _list(imports: Sequence[str] = ()) -> str:
 def run(args: argparse.Namespace) -> int:
     from .config import compile_config
     from .errors import ConfigError
+
+    backend_given, args.backend = args.backend is not None, args.backend or 'local'
 
     if args.version:
         from . import __version__
@@ -218,6 +220,9 @@ def run(args: argparse.Namespace) -> int:
                   accept_config_change=args.accept_config_change)
     if mode == 'parallel':
         from .entry.parallel import parallel_pipeline
+
+        if args.resume is not None and not backend_given:
+            _say_backend_change(args.resume, args.backend)
 
         parallel_pipeline(cfg, backend=args.backend, ray_address=args.ray_address, **common)
         return 0
@@ -329,6 +334,21 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         _say(f"acframe: {describe_interrupt(exc)}")
         return exc.exit_code if isinstance(exc, Terminated) else 130
+
+
+def _say_backend_change(run_dir: str, backend: str) -> None:
+    """A parallel run resumed without --backend on another backend than it trained on: say so (allowed: the
+    backend is where the workers run, not a setting of the run)."""
+    import json
+
+    try:
+        with open(os.path.join(run_dir, 'summary.json'), encoding='utf-8') as f:
+            before = json.load(f).get('backend')
+    except (OSError, ValueError, AttributeError):
+        return
+    if before in ('local', 'ray', 'inline') and before != backend:
+        print(f"[acframe] note: {run_dir} trained on the {before} backend and resumes on {backend} (pass "
+              f"--backend {before} to continue there)", file=sys.stderr, flush=True)
 
 
 def is_out_of_memory(exc: BaseException) -> bool:

@@ -393,6 +393,22 @@ def test_workers_that_fail_to_start_leave_no_run_folder(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def test_a_parallel_run_resumed_on_another_backend_without_backend_says_so(tmp_path, capsys):
+    """The backend is where the workers run, not a setting of the run: a resume without --backend runs on the
+    default (local) one, and now says so when the run trained elsewhere; --backend given: no note."""
+    from acframe.cli import main
+
+    run = str(tmp_path / 'run')
+    assert main(['-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', run, '-q', '--backend', 'inline',
+                 '--max-env-step', '600']) == 0
+    capsys.readouterr()
+    assert main(['--resume', run, '-q', '--max-env-step', '1200']) == 0
+    assert (f"[acframe] note: {run} trained on the inline backend and resumes on local (pass --backend inline to "
+            f"continue there)") in capsys.readouterr().err
+    assert main(['--resume', run, '-q', '--max-env-step', '1800', '--backend', 'local']) == 0
+    assert 'note' not in capsys.readouterr().err
+
+
 # ---- budgets -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize('backend', ['local', 'inline'])
 def test_the_env_step_budget_stops_collection_within_one_step_per_env(tmp_path, backend):
