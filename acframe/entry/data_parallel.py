@@ -556,13 +556,14 @@ def check_serial_backend(cfg: Any, backend: str, ray_address: Optional[str]) -> 
     """Refuse, in one line naming the fix, a serial pipeline's ``backend`` (``--backend``) that it cannot use: 'ray'
     runs its data-parallel ranks 1..N-1 on Ray, so it needs ``parallel.learner_num`` > 1; 'inline' is the parallel
     pipeline's; ``ray_address`` goes with 'ray'."""
+    from .run_base import check_ray_address  # (run_base imports this module)
+
     if backend == 'inline':
         raise ConfigError("backend 'inline' (--backend inline) runs the parallel pipeline; add -m parallel, or give a "
                           "serial pipeline backend 'local' or 'ray' (its data-parallel ranks on Ray)")
     if backend not in SERIAL_BACKENDS:
         raise ConfigError(f"backend '{backend}' is not one of {', '.join(SERIAL_BACKENDS)} (a serial pipeline's)")
-    if ray_address is not None and backend != 'ray':
-        raise ConfigError(f"--ray-address is only used by --backend ray (the backend is '{backend}')")
+    check_ray_address(ray_address, backend)
     num = int(cfg.parallel.get('learner_num', 1))
     if backend == 'ray' and num <= 1:
         raise ConfigError(f"--backend ray runs a serial pipeline's data-parallel ranks on Ray and parallel.learner_num="

@@ -142,6 +142,13 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
     return cfg, resume, changed
 
 
+def check_ray_address(ray_address: Optional[str], backend: str) -> None:
+    """A Ray address given with another backend than Ray's: one line naming the argument and the flag."""
+    if ray_address is not None and backend != 'ray':
+        raise ConfigError(f"ray_address (--ray-address) is only used by backend 'ray' (--backend ray); the backend is "
+                          f"'{backend}'")
+
+
 def check_ding_arguments(env_setting: Any, dynamic_seed: Any) -> None:
     """DI-engine's ``serial_pipeline`` arguments that acframe's pipelines accept as DI-engine's defaults only."""
     if env_setting is not None:

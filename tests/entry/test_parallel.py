@@ -550,7 +550,7 @@ def test_the_cli_runs_the_parallel_pipeline_and_reports_bad_backends_in_one_line
     code = cli_main(['-m', 'parallel', '--backend', 'local', '--ray-address', '127.0.0.1:1', '-c', 'cartpole_impala.py',
                      '--exp-dir', str(tmp_path / 'y'), '-q'])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and err == ["acframe: error: --ray-address is only used by --backend ray (the backend is 'local')"]
+    assert code == 2 and err == ["acframe: error: ray_address (--ray-address) is only used by backend 'ray' (--backend ray); the backend is 'local'"]
 
 
 # ---- the pieces ------------------------------------------------------------------------------------

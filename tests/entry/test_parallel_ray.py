@@ -317,6 +317,9 @@ def test_an_unreachable_ray_address_fails_at_start_up_in_one_line(tmp_path, caps
     code = cli_main(['-m', 'parallel', '--backend', 'ray', '--ray-address', address, '-c', 'cartpole_impala.py', '-q'])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and err[0].startswith(f'acframe: error: --ray-address {address}: no Ray cluster')
+    with pytest.raises(ConfigError, match=r"is not HOST:PORT with a port from 1 to 65535"):  # not 'ray start --port=99999'
+        parallel_pipeline(cartpole(), exp_dir=str(tmp_path / 'x'), backend='ray', ray_address=f'{LOOPBACK}:99999',
+                          progress=False)
 
 
 def test_a_local_ray_run_starts_every_actor_and_leaves_nothing_in_the_home_folder(tmp_path):
@@ -547,7 +550,7 @@ def test_a_sigterm_while_the_ray_rank_actors_start_stops_the_run_as_ctrl_c_does(
                            "parallel.learner_num=1; set parallel.learner_num=2 or more, or add -m parallel"),
     (['--backend', 'inline', 'parallel.learner_num=2'], "backend 'inline' (--backend inline) runs the parallel "
                                                         "pipeline; add -m parallel"),
-    (['--ray-address', '127.0.0.1:1'], "--ray-address is only used by --backend ray (the backend is 'local')"),
+    (['--ray-address', '127.0.0.1:1'], "ray_address (--ray-address) is only used by backend 'ray' (--backend ray); the backend is 'local'"),
 ])
 def test_a_serial_backend_the_pipeline_cannot_use_is_refused_in_one_line_exit_2(tmp_path, monkeypatch, capsys, args,
                                                                                 line):

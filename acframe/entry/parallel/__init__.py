@@ -19,7 +19,7 @@ from ...config.compile import ConfigInput
 from ...errors import ConfigError
 from ...signals import sigterm_as_interrupt
 from ...worker import LearnerHook
-from ..run_base import compile_run_config
+from ..run_base import check_ray_address, compile_run_config
 from .run import BACKENDS, ParallelRun, async_loop, sync_loop
 
 
@@ -65,8 +65,7 @@ def parallel_pipeline(
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
                                                'parallel', accept_config_change)
     if int(cfg.parallel.get('learner_num', 1)) > 1:  # N learner ranks, each fed by its own actors; this process is rank 0
-        if ray_address is not None and backend != 'ray':
-            raise ConfigError(f"--ray-address is only used by --backend ray (the backend is '{backend}')")
+        check_ray_address(ray_address, backend)
         from .learners import parallel_learners
         return parallel_learners(cfg, exp_dir, resume is not None, progress, backend, learner_hooks, changes,
                                  ray_address)

@@ -27,7 +27,7 @@ from ...policy import Policy, create_policy, env_steps_per_collection, policy_cl
 from ...signals import interrupt_pending, interrupts_deferred
 from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook, eval_score
 from ..budget import check_start
-from ..run_base import RunBase, build_buffer, check_no_replay, return_text
+from ..run_base import RunBase, build_buffer, check_no_replay, check_ray_address, return_text
 from .backend import Backend, EnvStepBudget
 from .shm_segments import SegmentIngest
 from .inference_server import check_inference
@@ -46,8 +46,7 @@ def check_setup(cfg: Any, backend: str, ray_address: Optional[str]) -> bool:
     """Refuse a set-up that cannot work, before anything starts; returns True for the synchronous mode."""
     if backend not in BACKENDS:
         raise ConfigError(f"backend '{backend}' is not one of {', '.join(BACKENDS)}")
-    if ray_address is not None and backend != 'ray':
-        raise ConfigError(f"--ray-address is only used by --backend ray (the backend is '{backend}')")
+    check_ray_address(ray_address, backend)
     cls = policy_class(cfg)
     for role, mode in _ROLE_MODES:
         # the class declares its modes; collect and eval have working defaults in Policy, learn has none
