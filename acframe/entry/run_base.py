@@ -111,6 +111,8 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
     overrides that change its keys (budgets and ``exp_name`` aside) are refused, naming the keys, unless
     ``accept_config_change``; a folder of another pipeline (``mode``) is refused too.
     """
+    refuse_a_spawned_reimport()
+
     extra: List[Any] = list(overrides or [])
     if max_env_step is not None:
         extra.append(('max_env_step', int(max_env_step)))
@@ -140,6 +142,20 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
                           f"resume with the run's own config (drop -c, -s and those overrides) or pass "
                           f"--accept-config-change to continue with the new values")
     return cfg, resume, changed
+
+
+#: the hint for a script whose pipeline call a spawned child process ran again
+MAIN_GUARD = ("a script that trains with spawned worker processes needs its pipeline call under "
+              "if __name__ == '__main__': (each child imports the script again)")
+
+
+def refuse_a_spawned_reimport() -> None:
+    """A pipeline called while a spawned child process imports the user's script (no ``__main__`` guard): one line,
+    before a config is read or a folder made (each child used to start a run of its own)."""
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), '_inheriting', False):
+        raise ConfigError(f"a pipeline was called while a worker process was starting: {MAIN_GUARD}")
 
 
 def check_ray_address(ray_address: Optional[str], backend: str) -> None:

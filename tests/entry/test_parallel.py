@@ -409,6 +409,21 @@ def test_a_parallel_run_resumed_on_another_backend_without_backend_says_so(tmp_p
     assert 'note' not in capsys.readouterr().err
 
 
+def test_a_script_without_the_main_guard_is_told_so_and_its_spawned_children_start_no_runs(tmp_path):
+    """With spawned workers each child imports the user's script again: a script without
+    ``if __name__ == '__main__':`` used to start a run in every child (3 run folders) and end in 187 lines blaming
+    the env. Now each child refuses at once, the parent's one error names the guard, and no folder is left."""
+    (tmp_path / 'train.py').write_text(
+        "from acframe import parallel_pipeline\n"
+        "parallel_pipeline('cartpole_impala.py', max_env_step=2000, progress=False,\n"
+        "                  overrides=['parallel.start_method=spawn'])\n")
+    done = subprocess.run([sys.executable, 'train.py'], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith('acframe.errors.EnvError: ') and "if __name__ == '__main__':" in last, done.stderr
+    assert os.listdir(tmp_path) == ['train.py']
+
+
 # ---- budgets -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize('backend', ['local', 'inline'])
 def test_the_env_step_budget_stops_collection_within_one_step_per_env(tmp_path, backend):

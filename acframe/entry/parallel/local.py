@@ -186,6 +186,17 @@ def _evaluator_main(cfg: Dict[str, Any], conn: Connection, beats: Any = None) ->
     serve_child(conn, 'evaluator', 0, 0, lambda: EvalWorker(EasyDict(cfg)), serve)
 
 
+def _guard_hint(method: str) -> str:
+    """Where a child died while starting and this process runs a script (not acframe's CLI) with children started by
+    ``method`` 'spawn' or 'forkserver': the missing ``__main__`` guard is the likely cause (the child says so)."""
+    main_file = getattr(sys.modules.get('__main__'), '__file__', None) or ''
+    spawned = method in ('spawn', 'forkserver')
+    if not main_file.endswith('.py') or os.path.basename(os.path.dirname(main_file)) == 'acframe' or not spawned:
+        return ''
+    from ..run_base import MAIN_GUARD
+    return f" (likely: {MAIN_GUARD})"
+
+
 def _exit_reason(process: Any) -> str:
     code = process.exitcode
     if code is not None and code < 0:
@@ -323,7 +334,8 @@ class LocalBackend(Backend):
             for child in pending:
                 self._read_until_ready(child)
                 if not child.ready and not child.process.is_alive():
-                    raise EnvError(f"{self._name(child)} {_exit_reason(child.process)} while starting")
+                    raise EnvError(f"{self._name(child)} {_exit_reason(child.process)} while starting"
+                                   f"{_guard_hint(start_method(self.cfg))}")
 
     def _read_until_ready(self, child: _Child) -> None:
         """Read the child's start-up answer, and nothing after it.
