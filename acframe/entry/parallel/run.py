@@ -541,7 +541,7 @@ class ParallelRun(RunBase):
         if not force and now - self._last_report < REPORT_EVERY_S:
             return
         self._last_report = now
-        rates = self.stats.rates()
+        rates = self.run_rates()
         step = self.env_step
         self.logger.add_scalar('parallel/env_steps_per_s', rates['env_steps_per_s'], step)
         for actor_id, rate in enumerate(rates['env_steps_per_s_per_actor']):
@@ -551,8 +551,9 @@ class ParallelRun(RunBase):
         self.logger.add_scalar('parallel/actor_restarts', self.backend.restarts, step)
         lag = f"{rates['policy_lag_mean']:.1f}" if rates['policy_lag_mean'] is not None else '-'
         per_actor = '/'.join(f"{r:,.0f}" for r in rates['env_steps_per_s_per_actor'])
+        ranks = ' on this rank' if self.ddp is not None else ''
         self.progress.update(
-            f"env_step {self.env_step} | {rates['env_steps_per_s']:,.0f} steps/s (actors {per_actor}) | "
+            f"env_step {self.env_step} | {rates['env_steps_per_s']:,.0f} steps/s (actors{ranks} {per_actor}) | "
             f"iter {self.learner.train_iter} | {rates['learner_samples_per_s']:,.0f} samples/s | "
             f"idle {rates['learner_idle_fraction']:.0%} | lag {lag} | {self.progress_tail()}", force=force)
 
@@ -570,8 +571,10 @@ class ParallelRun(RunBase):
                 self.workers_started = True
                 self.startup_s = time.perf_counter() - started
                 self.stats.start = time.perf_counter()
-                loop(self)
-            self.stats.end = time.perf_counter()
+                try:
+                    loop(self)
+                finally:  # interrupted too: the rates are over the time the workers ran, not their shutdown
+                    self.stats.end = time.perf_counter()
             self.backend.stop_actors()
             if self.ddp is not None:  # the other ranks' share of the final checkpoint: they need not wait for the eval
                 with interrupts_deferred():
@@ -592,10 +595,16 @@ class ParallelRun(RunBase):
     def _final_report(self) -> None:
         self.report(force=True)
 
-    def _extra_summary(self, wall: float) -> Dict[str, Any]:
+    def run_rates(self) -> Dict[str, Any]:
+        """``stats.rates()``, with data-parallel learners the env steps of every rank's actors (the per-actor rates
+        are this rank's): what the progress line and the summary both say."""
         rates = self.stats.rates()
-        if self.ddp is not None:  # every rank's actors (the per-actor rates are rank 0's)
+        if self.ddp is not None:
             rates['env_steps_per_s'] = (self.env_step - self._first_total_env_step) / self.stats.running_s()
+        return rates
+
+    def _extra_summary(self, wall: float) -> Dict[str, Any]:
+        rates = self.run_rates()
         return {
             'startup_s': round(self.startup_s, 3),
             'backend': self.backend_name,
