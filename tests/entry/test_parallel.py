@@ -328,24 +328,34 @@ def children_named(pid: int, prefix: str) -> List[int]:
     return found
 
 
-def test_sigterm_stops_the_run_like_ctrl_c_with_exit_status_143(tmp_path, run_marker):
-    """``kill -TERM`` of the learner: actors stopped, final checkpoint and summary written, no process left."""
-    exp_dir = tmp_path / 'terminated'
+def signalled_run(exp_dir, signals, settle=0.5, extra=()):
+    """A parallel CartPole run of 2 actors sent ``signals`` (``(signum, seconds to wait after)``) once it trains;
+    returns its exit code and stderr."""
     process = subprocess.Popen(
         [sys.executable, '-m', 'acframe.cli', '-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir),
-         '-q', 'parallel.actor_num=2', 'env.stop_value=None'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         '-q', 'parallel.actor_num=2', 'env.stop_value=None', *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
         while len(children_named(process.pid, 'acf-actor-')) < 2:  # the workers start inside the SIGTERM handler
             assert process.poll() is None and time.monotonic() < deadline, process.communicate()
             time.sleep(0.05)
-        time.sleep(0.5)  # let it train a little
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=30)
+        time.sleep(settle)  # let it train a little
+        for signum, wait in signals:
+            process.send_signal(signum)
+            time.sleep(wait)
+        _, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 143, err
+    return process.returncode, err
+
+
+def test_sigterm_stops_the_run_like_ctrl_c_with_exit_status_143(tmp_path, run_marker):
+    """``kill -TERM`` of the learner: actors stopped, final checkpoint and summary written, no process left."""
+    exp_dir = tmp_path / 'terminated'
+    code, err = signalled_run(exp_dir, [(signal.SIGTERM, 0)])
+    assert code == 143, err
     assert err.strip().splitlines()[-1] == 'acframe: terminated (SIGTERM)'
     summary = read_summary(exp_dir)
     assert summary['interrupted'] and summary['train_iters'] > 0
@@ -358,24 +368,9 @@ def test_a_second_ctrl_c_while_the_run_stops_does_not_cut_the_final_checkpoint_s
     the final checkpoint and summary are written (the second used to end the process with only the start's
     checkpoint: every step lost)."""
     exp_dir = tmp_path / 'twice'
-    process = subprocess.Popen(
-        [sys.executable, '-m', 'acframe.cli', '-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir),
-         '-q', 'parallel.actor_num=2', 'env.stop_value=None', 'policy.learn.learner.save_ckpt_freq=0'],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while len(children_named(process.pid, 'acf-actor-')) < 2:
-            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
-            time.sleep(0.05)
-        time.sleep(1.0)  # let it train a little
-        process.send_signal(signal.SIGINT)
-        time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, err
+    code, err = signalled_run(exp_dir, [(signal.SIGINT, 0.05), (signal.SIGINT, 0)], settle=1.0,
+                              extra=['policy.learn.learner.save_ckpt_freq=0'])
+    assert code == 130, err
     summary = read_summary(exp_dir)
     assert summary['interrupted'] and summary['train_iters'] > 0 and summary['env_steps'] > 0
     assert torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['train_iter'] == summary['train_iters']
