@@ -15,14 +15,14 @@ def _atomic(path: PathLike, write: Callable[[str], None], make_folder: bool = Tr
     ``make_folder=False`` a missing folder is ``FileNotFoundError`` instead of being created."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    made = _missing_folders(folder) if make_folder else []
+    made = missing_folders(folder) if make_folder else []
     try:
         if made:
             os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', suffix='.tmp', dir=folder)
     except OSError as exc:
-        _remove_empty(made)
-        raise _naming(exc, path) from exc
+        remove_empty_folders(made)
+        _raise_naming(exc, path)
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -33,13 +33,13 @@ def _atomic(path: PathLike, write: Callable[[str], None], make_folder: bool = Tr
     except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        _remove_empty(made)  # a failed write leaves no folder it made behind (eval/ of a run on a full disk)
+        remove_empty_folders(made)  # a failed write leaves no folder it made behind (eval/ of a run on a full disk)
         if isinstance(exc, OSError):
-            raise _naming(exc, path) from exc
+            _raise_naming(exc, path)
         raise
 
 
-def _missing_folders(folder: str) -> list:
+def missing_folders(folder: str) -> list:
     """``folder`` and those of its parents that do not exist yet, deepest first."""
     missing = []
     while folder and not os.path.isdir(folder):
@@ -51,7 +51,8 @@ def _missing_folders(folder: str) -> list:
     return missing
 
 
-def _remove_empty(folders: list) -> None:
+def remove_empty_folders(folders: list) -> None:
+    """``os.rmdir`` each folder in turn (deepest first) until one is not empty or gone."""
     for folder in folders:
         try:
             os.rmdir(folder)
@@ -59,13 +60,13 @@ def _remove_empty(folders: list) -> None:
             return
 
 
-def _naming(exc: OSError, path: str) -> OSError:
-    """``exc`` naming the file that was being written (not its temporary name; ``os.write`` names none)."""
-    if type(exc) is not OSError and not isinstance(exc, (FileNotFoundError, PermissionError)):
-        return exc  # an acframe error (CheckpointError) or another subclass keeps its own message
-    if exc.filename == path or exc.errno is None:
-        return exc
-    return type(exc)(exc.errno, exc.strerror, path)
+def _raise_naming(exc: OSError, path: str) -> None:
+    """Raise ``exc`` naming the file that was being written (not its temporary name; ``os.write`` names none); an
+    acframe error (``CheckpointError``) or another subclass, or ``exc`` naming it already, as it is."""
+    if ((type(exc) is not OSError and not isinstance(exc, (FileNotFoundError, PermissionError)))
+            or exc.filename == path or exc.errno is None):
+        raise exc
+    raise type(exc)(exc.errno, exc.strerror, path) from exc
 
 
 def is_out_of_room(exc: BaseException) -> bool:

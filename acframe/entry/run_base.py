@@ -18,6 +18,7 @@ A subclass implements ``_build`` (its workers, ``self.policy``, ``self.learner``
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -344,12 +345,15 @@ class RunBase:
         self.new_folder = made
 
     def _close_taking_back(self, made: Optional[NewRunFolder]) -> None:
-        """``close()``, and remove what a new run's start wrote (``made``; None: nothing) while its lock is held."""
+        """``close()``, and remove what a new run's start wrote (``made``; None: nothing) while its lock is held.
+        Called while an error propagates: what these raise (a logger's flush on a full disk) must not replace it."""
         lock, self.lock = self.lock, None
         try:
-            self.close()
+            with contextlib.suppress(Exception):
+                self.close()
             if made is not None and lock is not None:
-                made.remove()
+                with contextlib.suppress(OSError):
+                    made.remove()
         finally:
             if lock is not None:
                 lock.release()

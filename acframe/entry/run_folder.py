@@ -15,7 +15,7 @@ import os
 import shutil
 import socket
 import time
-from typing import Any, List, Optional
+from typing import Any, Optional, Sequence
 
 from ..config.run_folder import NAME_MAX as _NAME_MAX, check_exp_name
 from ..errors import ConfigError
@@ -72,42 +72,41 @@ def _holds_run(folder: str) -> bool:
     return any(os.path.exists(os.path.join(folder, name)) for name in ('config.json', 'config.py', os.path.join('ckpt', 'ckpt_latest.pth')))
 
 
-class NewRunFolder:
-    """A new run's (or study's) folder, made once every other start-up check has passed; ``remove()`` takes back what the start
-    wrote when it fails after that (a full disk): the folders it made, or what it added to the empty folder it was
-    given. Called only while the run holds the folder's lock, so another process's run is never touched."""
+#: what a run's start writes in its folder (``RunBase._start``, the loggers' log/, a randomizer's draws)
+RUN_START_NAMES = ('.acframe.lock', 'config.json', 'config.py', 'ckpt', 'log', 'domain_randomization.json')
 
-    def __init__(self, exp_dir: str, subfolder: Optional[str] = 'ckpt', what: str = 'experiment folder',
-                 flag: str = '--exp-dir') -> None:
-        self.exp_dir = exp_dir
-        self.made: List[str] = []  # exp_dir and the parents it needed, deepest first
-        folder = os.path.abspath(exp_dir)
-        while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
-            self.made.append(folder)
-            folder = os.path.dirname(folder)
-        self.before = set() if self.made else set(os.listdir(exp_dir))
+
+class NewRunFolder:
+    """A new run's (or study's) folder, made once every other start-up check has passed; ``remove()`` takes back what
+    the start wrote when it fails after that (a full disk, workers that do not start): of ``names`` (what a start
+    writes), those that were not there before, then the folders it made if they are empty. Nothing else is touched
+    — a file another program put in the folder meanwhile stays — and it is called only while the run holds the
+    folder's lock, so another acframe run is never touched."""
+
+    def __init__(self, exp_dir: str, subfolder: Optional[str] = 'ckpt', names: Sequence[str] = RUN_START_NAMES,
+                 what: str = 'experiment folder', key: str = 'exp_dir (--exp-dir)') -> None:
+        from ..utils import missing_folders
+
+        self.exp_dir = os.path.abspath(exp_dir)
+        self.made = missing_folders(self.exp_dir)  # exp_dir and the parents it needed, deepest first
+        self.names = [name for name in names if not os.path.lexists(os.path.join(self.exp_dir, name))]
         try:
-            os.makedirs(os.path.join(exp_dir, subfolder) if subfolder else exp_dir, exist_ok=True)
+            os.makedirs(os.path.join(self.exp_dir, subfolder) if subfolder else self.exp_dir, exist_ok=True)
         except OSError as exc:
             self.remove()
-            raise ConfigError(f"cannot create the {what} {exp_dir}: {exc.strerror}; pass another {flag}") from exc
+            raise ConfigError(f"cannot create the {what} {exp_dir}: {exc.strerror}; pass another {key}") from exc
 
     def remove(self) -> None:
-        if not self.made:
-            for name in set(os.listdir(self.exp_dir)) - self.before:
-                path = os.path.join(self.exp_dir, name)
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    with contextlib.suppress(OSError):
-                        os.unlink(path)
-            return
-        shutil.rmtree(self.made[0], ignore_errors=True)
-        for parent in self.made[1:]:
-            try:
-                os.rmdir(parent)
-            except OSError:
-                return
+        from ..utils import remove_empty_folders
+
+        for name in self.names:
+            path = os.path.join(self.exp_dir, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        remove_empty_folders(self.made)
 
 
 #: the most entries ``check_folder_is_data`` walks (a run folder holds tens: checkpoints, event files, results)

@@ -36,6 +36,9 @@ from .trial import Pruned, trial_config, train_runs
 STUDY_DB = 'study.db'
 SETTINGS_JSON = 'tune.json'
 TRIALS_CSV = 'trials.csv'
+#: what a study's start writes in its folder (taken back when the start fails: ``NewRunFolder``)
+STUDY_START_NAMES = ('.acframe.lock', SETTINGS_JSON, STUDY_DB, STUDY_DB + '-journal', STUDY_DB + '-wal',
+                     STUDY_DB + '-shm', TRIALS_CSV, 'trials')
 BEST_PY = 'best_config.py'
 BEST_JSON = 'best_config.json'
 STUDY_NAME = 'acframe'
@@ -89,7 +92,8 @@ class Study:
         self.progress = progress  # one line per evaluation of a running trial
         self.space: Space = settings['space']
         self.base: Dict[str, Any] = settings['base_config']
-        made = None if resume else NewRunFolder(study_dir, None, 'study folder', '--study-dir')
+        made = None if resume else NewRunFolder(study_dir, None, STUDY_START_NAMES, 'study folder',
+                                                'study_dir (--study-dir)')
         check_folder_is_data(study_dir, 'study folder')
         self.lock = RunLock(study_dir)
         try:

@@ -388,6 +388,30 @@ def test_workers_that_fail_to_start_leave_no_run_folder(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def test_a_failed_start_in_a_given_folder_takes_back_only_what_the_start_wrote(tmp_path, monkeypatch):
+    """--exp-dir an existing folder holding the user's files, and another program writing there while the workers
+    start (really timing out): only acframe's own start files go; the user's file, the other program's file and
+    folder stay."""
+    from acframe.entry.parallel.local import LocalBackend
+
+    folder = tmp_path / 'shared'
+    folder.mkdir()
+    (folder / 'notes.txt').write_text('mine')
+    start = LocalBackend.start
+
+    def start_while_another_program_writes(self, *args, **kwargs):
+        (folder / 'draft.md').write_text('theirs')
+        (folder / 'other_job').mkdir()
+        (folder / 'other_job' / 'table.csv').write_text('1,2')
+        return start(self, *args, **kwargs)
+
+    monkeypatch.setattr(LocalBackend, 'start', start_while_another_program_writes)
+    with pytest.raises(EnvError, match=r"did not start within parallel.start_timeout"):
+        parallel_pipeline(cartpole(), exp_dir=str(folder), progress=False, overrides=['parallel.start_timeout=0.001'])
+    assert sorted(os.listdir(folder)) == ['draft.md', 'notes.txt', 'other_job']
+    assert (folder / 'other_job' / 'table.csv').read_text() == '1,2'
+
+
 def test_a_parallel_run_resumed_on_another_backend_without_backend_says_so(tmp_path, capsys):
     """The backend is where the workers run, not a setting of the run: a resume without --backend runs on the
     default (local) one, and now says so when the run trained elsewhere; --backend given: no note."""
