@@ -9,10 +9,9 @@ run folder two levels up. A checkpoint elsewhere needs its config named (``-c CO
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any, Dict, NamedTuple, Optional, Sequence, Tuple, Union
 
-from .errors import CheckpointError, ConfigError, ConfigWarning
+from .errors import CheckpointError, ConfigError
 
 CKPT_DIR = 'ckpt'
 BEST = 'ckpt_best.pth'
@@ -62,9 +61,9 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
     folder's ``import_names`` are imported only when named in ``imports`` (``--import``) or imported already
     (``config.run_folder.check_stored_imports``); a folder holding a link or special file is refused.
     """
-    from .entry.run_folder import check_folder_is_data
-
     from .config import compile_config
+    from .config.compile import stop_value_unwarned
+    from .entry.run_folder import check_folder_is_data
 
     target = os.fspath(target)
     if not os.path.exists(target):
@@ -87,8 +86,7 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
     if config is None and run_dir is None:
         raise ConfigError(f"{what} {target}: this checkpoint is not in a run folder's {CKPT_DIR}/; "
                           f"name its config with {'config=CONFIG' if python else '-c CONFIG'}")
-    with warnings.catch_warnings():  # (the stop value of an overridden env_id means nothing to a run that is done)
-        warnings.filterwarnings('ignore', message='env.env_id was overridden', category=ConfigWarning)
+    with stop_value_unwarned():  # (a stop value means nothing to a run that is done)
         if config is not None:
             cfg = compile_config(config, list(overrides), seed=seed)
         else:

@@ -8,11 +8,12 @@ compiled config is self-contained and ``save_config`` writes it as a loadable Py
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import os
 import runpy
 import warnings
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from easydict import EasyDict
 
@@ -439,6 +440,16 @@ def check_env_manager(name: str) -> None:
     from ..registry import ENV_MANAGER_REGISTRY
 
     ENV_MANAGER_REGISTRY.get_for(name, 'env.manager', load=False)  # the manager's module is imported where it runs
+
+
+@contextlib.contextmanager
+def stop_value_unwarned() -> Iterator[None]:
+    """Compile without the two stop-value warnings (``warn_inherited_stop_value``, ``warn_default_stop_value``):
+    where nothing trains (-m eval, export, ``load_policy``, check-env) a stop value means nothing."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message=r'env\.(env_id was overridden|stop_value is not set)',
+                                category=ConfigWarning)
+        yield
 
 
 def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:

@@ -191,6 +191,27 @@ def test_a_config_of_another_env_without_a_stop_value_warns_that_the_default_is_
         compile_config(compiled)
 
 
+def test_where_nothing_trains_the_stop_value_warnings_are_not_given(tmp_path):
+    """-m eval / export / load_policy (locate_run) and check-env -c read a config only to rebuild the env and model:
+    a stop value means nothing there, so neither stop-value warning is given."""
+    import warnings
+
+    from acframe.envs.check import check_env_config
+    from acframe.runs import locate_run
+
+    config = tmp_path / 'pend.py'
+    config.write_text("main_config = dict(env=dict(env_id='Pendulum-v1'))\n"
+                      "create_config = dict(policy=dict(type='ppo'))\n")
+    (tmp_path / 'model.pth').write_bytes(b'')
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        check_env_config(None, str(config), [], [], 0)
+        check_env_config(None, str(config), ['env.env_id=Acrobot-v1'], [], 0)
+        locate_run(str(tmp_path / 'model.pth'), str(config), ['env.env_id=Acrobot-v1'])
+    with pytest.warns(UserWarning, match='env.stop_value is not set'):  # training it would
+        compile_config(str(config))
+
+
 def test_the_cli_prints_that_warning_as_one_line(tmp_path):
     import subprocess
     import sys
