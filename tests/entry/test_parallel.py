@@ -329,26 +329,38 @@ def children_named(pid: int, prefix: str) -> List[int]:
 
 
 def signalled_run(exp_dir, signals, settle=0.5, extra=()):
-    """A parallel CartPole run of 2 actors sent ``signals`` (``(signum, seconds to wait after)``) once it trains;
-    returns its exit code and stderr."""
+    """A parallel CartPole run of 2 actors sent ``signals`` once it trains: ``(signum, then)``, ``then`` the seconds
+    to wait after it, or a text to wait for in its output (up to 30 s); returns its exit code and its output
+    (stdout and stderr, in order)."""
+    import threading
+
     process = subprocess.Popen(
         [sys.executable, '-m', 'acframe.cli', '-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', str(exp_dir),
-         '-q', 'parallel.actor_num=2', 'env.stop_value=None', *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         'parallel.actor_num=2', 'env.stop_value=None', *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    err: List[str] = []
+    reader = threading.Thread(target=lambda: err.extend(iter(lambda: process.stdout.read(1), '')), daemon=True)
+    reader.start()
     try:
         deadline = time.monotonic() + 30
         while len(children_named(process.pid, 'acf-actor-')) < 2:  # the workers start inside the SIGTERM handler
-            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            assert process.poll() is None and time.monotonic() < deadline, ''.join(err)
             time.sleep(0.05)
         time.sleep(settle)  # let it train a little
-        for signum, wait in signals:
+        for signum, then in signals:
             process.send_signal(signum)
-            time.sleep(wait)
-        _, err = process.communicate(timeout=60)
+            if isinstance(then, str):
+                deadline = time.monotonic() + 30
+                while then not in ''.join(err) and time.monotonic() < deadline:
+                    time.sleep(0.005)
+            else:
+                time.sleep(then)
+        process.wait(timeout=60)
+        reader.join(timeout=10)
     finally:
         if process.poll() is None:
             process.kill()
-    return process.returncode, err
+    return process.returncode, ''.join(err)
 
 
 def test_sigterm_stops_the_run_like_ctrl_c_with_exit_status_143(tmp_path, run_marker):
@@ -364,11 +376,11 @@ def test_sigterm_stops_the_run_like_ctrl_c_with_exit_status_143(tmp_path, run_ma
 
 
 def test_a_second_ctrl_c_while_the_run_stops_does_not_cut_the_final_checkpoint_short(tmp_path, run_marker):
-    """Two real SIGINTs 50 ms apart (an impatient user): the second lands while the workers stop; it is ignored, so
-    the final checkpoint and summary are written (the second used to end the process with only the start's
-    checkpoint: every step lost)."""
+    """Two real SIGINTs (an impatient user), the second as soon as the run says it is stopping, so it lands while
+    the workers stop: it is ignored, and the final checkpoint and summary are written (the second used to end the
+    process with only the start's checkpoint: every step lost)."""
     exp_dir = tmp_path / 'twice'
-    code, err = signalled_run(exp_dir, [(signal.SIGINT, 0.05), (signal.SIGINT, 0)], settle=1.0,
+    code, err = signalled_run(exp_dir, [(signal.SIGINT, '(a second Ctrl-C is ignored'), (signal.SIGINT, 0)], settle=1.0,
                               extra=['policy.learn.learner.save_ckpt_freq=0'])
     assert code == 130, err
     summary = read_summary(exp_dir)
