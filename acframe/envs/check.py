@@ -34,6 +34,7 @@ import os
 import signal
 import sys
 import time
+import traceback
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -153,7 +154,8 @@ class EnvChecker:
         if isinstance(exc, AcframeError):
             text = str(exc).strip()
             self.fail(check, f"{what}: {text.splitlines()[0] if text else type(exc).__name__}")
-        elif what.startswith('step') and isinstance(exc, ValueError) and 'expected 5, got 4' in str(exc):
+        elif what.startswith('step') and isinstance(exc, ValueError) and 'expected 5, got 4' in str(exc) \
+                and _raised_in_gymnasium(exc):
             # gymnasium's own wrappers (gym.make's) unpack the old 4-tuple before acframe sees it
             self.fail('step', OLD_STEP_API)
         else:  # the env's own code raised: where, and that the env must be fixed there
@@ -654,6 +656,12 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
             warn(f"[acframe] warning: env '{report.env}' has no time limit: its evaluation episodes run up to "
                  f"env.eval_episode_cap={cfg.env.get('eval_episode_cap')} steps each; set env.max_episode_steps=N "
                  f"(or register the env with max_episode_steps=N)")
+
+
+def _raised_in_gymnasium(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc``'s traceback is gymnasium's own code (not the user's env)."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
+    return bool(frames) and f"{os.sep}gymnasium{os.sep}" in frames[-1].filename
 
 
 def _emulator_frame_limit(env: gym.Env) -> int:

@@ -279,6 +279,9 @@ def test_an_old_api_env_made_by_gym_make_is_named_as_such_and_gymnasiums_warning
     assert 'gymnasium/wrappers' not in lines[-1]
     assert all(line.startswith(('gymnasium: warning: ', 'acframe: ')) for line in lines), done.stderr
     assert '\x1b[' not in done.stderr
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'check-env', 'FaultyOwnUnpacking-v0', '--import',
+                           'fixtures.faulty_envs'], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert 'faulty_envs.py:' in done.stderr and 'the old gym API' not in done.stderr, done.stderr  # the user's own bug
 
 
 def test_a_registered_env_type_is_named_with_the_env_id_it_was_given(tmp_path):
