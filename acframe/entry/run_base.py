@@ -150,13 +150,20 @@ MAIN_GUARD = ("a script that trains with spawned worker processes needs its pipe
               "if __name__ == '__main__': (each child imports the script again)")
 
 
+#: the exit status of a spawned child that refused to run the user's script's pipeline call (the parent names the guard)
+REIMPORT_EXIT = 78
+
+
 def refuse_a_spawned_reimport() -> None:
     """A pipeline called while a spawned child process imports the user's script (no ``__main__`` guard): one line,
-    before a config is read or a folder made (each child used to start a run of its own)."""
+    and the child ends with ``REIMPORT_EXIT`` before a config is read or a folder made (each child used to start a
+    run of its own); the parent's start-up error then names the guard."""
     import multiprocessing
 
     if getattr(multiprocessing.current_process(), '_inheriting', False):
-        raise ConfigError(f"a pipeline was called while a worker process was starting: {MAIN_GUARD}")
+        print(f"acframe: error: a pipeline was called while a worker process was starting: {MAIN_GUARD}",
+              file=sys.stderr, flush=True)
+        os._exit(REIMPORT_EXIT)
 
 
 def check_ray_address(ray_address: Optional[str], backend: str) -> None:
@@ -506,7 +513,8 @@ class RunBase:
                 self.interrupted = True
                 what = describe_interrupt(exc)
                 self.progress.message(f'[acframe] {what}: {self._stopping_note()}writing the final checkpoint and summary '
-                                      f'(a second Ctrl-C is ignored until they are written)')
+                                      f'(a second Ctrl-C is ignored until they are written; kill -KILL {os.getpid()} '
+                                      f'ends the process at once, without them)')
             except BaseException as exc:
                 error: BaseException = exc
                 try:

@@ -206,7 +206,9 @@ class Study:
         what = describe_interrupt(exc)
         from ..signals import TERMINATING
 
-        previous = {terminating: signal.signal(terminating, signal.SIG_IGN) for terminating in TERMINATING}
+        # a further Ctrl-C or SIGTERM must not cut the bookkeeping short (a trial queued again but left RUNNING would
+        # run twice on --resume)
+        previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, *TERMINATING)}
         try:
             if trial is not None:
                 trial.set_user_attr('interrupted', True)
@@ -215,8 +217,8 @@ class Study:
                 self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
             self.write_outputs()
         finally:
-            for terminating, handler in previous.items():
-                signal.signal(terminating, handler)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
         number = f"trial {trial.number}" if trial is not None else 'the study'
         print(f"[tune] {what}: {number} recorded as interrupted (it runs again first); "
                   f"continue with acframe -m tune --resume {self.dir}", flush=True)

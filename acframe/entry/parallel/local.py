@@ -186,15 +186,12 @@ def _evaluator_main(cfg: Dict[str, Any], conn: Connection, beats: Any = None) ->
     serve_child(conn, 'evaluator', 0, 0, lambda: EvalWorker(EasyDict(cfg)), serve)
 
 
-def _guard_hint(method: str) -> str:
-    """Where a child died while starting and this process runs a script (not acframe's CLI) with children started by
-    ``method`` 'spawn' or 'forkserver': the missing ``__main__`` guard is the likely cause (the child says so)."""
-    main_file = getattr(sys.modules.get('__main__'), '__file__', None) or ''
-    spawned = method in ('spawn', 'forkserver')
-    if not main_file.endswith('.py') or os.path.basename(os.path.dirname(main_file)) == 'acframe' or not spawned:
-        return ''
-    from ..run_base import MAIN_GUARD
-    return f" (likely: {MAIN_GUARD})"
+def _guard_hint(exit_code: Optional[int]) -> str:
+    """The child refused to run the user's script's pipeline call while it started (``refuse_a_spawned_reimport``):
+    the script needs the ``__main__`` guard."""
+    from ..run_base import MAIN_GUARD, REIMPORT_EXIT
+
+    return f": {MAIN_GUARD}" if exit_code == REIMPORT_EXIT else ''
 
 
 def _exit_reason(process: Any) -> str:
@@ -335,7 +332,7 @@ class LocalBackend(Backend):
                 self._read_until_ready(child)
                 if not child.ready and not child.process.is_alive():
                     raise EnvError(f"{self._name(child)} {_exit_reason(child.process)} while starting"
-                                   f"{_guard_hint(start_method(self.cfg))}")
+                                   f"{_guard_hint(child.process.exitcode)}")
 
     def _read_until_ready(self, child: _Child) -> None:
         """Read the child's start-up answer, and nothing after it.

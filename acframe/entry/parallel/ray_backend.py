@@ -52,7 +52,8 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
     hostport = address.split('://', 1)[-1]
     host, sep, port = hostport.rpartition(':')
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConfigError(f"--ray-address '{address}' is not HOST:PORT with a port from 1 to 65535 (e.g. 127.0.0.1:6379)")
+        raise ConfigError(f"ray_address (--ray-address) '{address}' is not HOST:PORT with a port from 1 to 65535 "
+                          f"(e.g. 127.0.0.1:6379)")
     try:
         with socket.create_connection((host.strip('[]'), int(port)), timeout=timeout):
             pass
