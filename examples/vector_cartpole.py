@@ -153,14 +153,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     else:
         from acframe.entry.parallel import parallel_pipeline as pipeline
         kwargs = dict(backend='local')
-    pipeline(config(args.num_envs, args.seed), exp_dir=args.exp_dir, max_env_step=args.max_env_step, progress=False,
-             **kwargs)
-    summary_dir = args.exp_dir or f"vector_cartpole_ppo_seed{args.seed}"
-    import json
-    with open(os.path.join(summary_dir, 'summary.json')) as f:
-        summary = json.load(f)
+    policy = pipeline(config(args.num_envs, args.seed), exp_dir=args.exp_dir, max_env_step=args.max_env_step,
+                      progress=False, **kwargs)
+    summary = policy.summary  # this run's (its folder may be <name>_1 when <name> holds an earlier run)
     print(f"numpy_cartpole x {args.num_envs} ({args.pipeline}): {summary['env_steps']} env steps, "
-          f"last eval return {summary['last_eval_return']}, best {summary.get('best_eval_return')}")
+          f"last eval return {summary['last_eval_return']}, best {summary.get('best_eval_return')} "
+          f"-> {summary['exp_dir']}")
 
 
 if __name__ == '__main__':

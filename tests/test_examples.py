@@ -36,3 +36,11 @@ def test_vector_cartpole_example_trains_its_numpy_envs_by_name(tmp_path, pipelin
                          '--exp-dir', str(tmp_path / 'run'), cwd=tmp_path)
     assert f'numpy_cartpole x 64 ({pipeline}): 4096 env steps' in stdout
     assert "'type': 'numpy_cartpole'" in (tmp_path / 'run' / 'config.py').read_text()
+
+
+def test_vector_cartpole_example_reports_the_run_it_made_not_an_earlier_one(tmp_path):
+    """Run twice in one folder: the second run's folder is <name>_1, and the line is the second run's."""
+    run_example('vector_cartpole.py', '--num-envs', '64', '--max-env-step', '4096', cwd=tmp_path)
+    stdout = run_example('vector_cartpole.py', '--num-envs', '64', '--max-env-step', '2048', cwd=tmp_path)
+    assert 'numpy_cartpole x 64 (serial): 2048 env steps' in stdout
+    assert stdout.strip().endswith('vector_cartpole_ppo_seed0_1')

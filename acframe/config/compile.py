@@ -277,6 +277,8 @@ def parse_override(text: str) -> Tuple[str, Any]:
         return key, True
     if raw in ('false', 'False'):
         return key, False
+    if raw.lower() in ('inf', '+inf', '-inf', 'infinity', '+infinity', '-infinity'):  # (the reference's [-inf, inf])
+        return key, float(raw)
     try:
         return key, ast.literal_eval(_dict_calls_as_literals(ast.parse(raw, mode='eval')))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

@@ -41,6 +41,10 @@ def test_override_values_are_parsed_as_python_literals():
     assert parse_override('policy.model.encoder_hidden_size_list=[32, 32]') == \
         ('policy.model.encoder_hidden_size_list', [32, 32])
     assert parse_override('env.env_id=CartPole-v0') == ('env.env_id', 'CartPole-v0')
+    # infinity as the config reference writes ranges ([-inf, inf]); NaN stays text (refused by the key's rule)
+    assert parse_override('env.stop_value=inf') == ('env.stop_value', float('inf'))
+    assert parse_override('env.stop_value=-inf') == ('env.stop_value', float('-inf'))
+    assert compile_config('cartpole_ppo.py', ['env.stop_value=inf']).env.stop_value == float('inf')
     # dict(...) as the config files write it, nested too; no other call is evaluated (the text stays a string)
     assert parse_override("policy.learn.learner.hooks=[dict(type='linear_lr_decay', decay_iters=10)]") == \
         ('policy.learn.learner.hooks', [{'type': 'linear_lr_decay', 'decay_iters': 10}])
