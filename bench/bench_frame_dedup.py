@@ -38,7 +38,7 @@ from acframe.envs import make_env_manager
 
 def collect(envs: int, steps: int, segment_len: int, seed: int) -> List[ttorch.Tensor]:
     """Time-major segments ``(segment_len, envs)`` of Pong played with random actions."""
-    cfg = compile_config('dizoo_configs/pong_impala.py', [f'env.collector_env_num={envs}', 'env.manager=sync'])
+    cfg = compile_config('pong_impala.py', [f'env.collector_env_num={envs}', 'env.manager=sync'])  # (a dizoo_configs name: from any folder)
     manager = make_env_manager(cfg, 'collector', envs, seed=seed)
     rng = np.random.default_rng(seed)
     obs = manager.reset()

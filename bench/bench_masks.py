@@ -201,11 +201,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument('--runs', default=None, help="comma-separated runs (default: the board's, and maskable_ppo)")
     parser.add_argument('--seeds', default='0,1,2')
     parser.add_argument('--budget', type=int, default=None, help="env steps per run (default: the board's)")
-    parser.add_argument('--peer-python', default='/work/peers/bin/python')
+    parser.add_argument('--peer-python', default='/work/peers/bin/python',
+                        help='an interpreter with sb3-contrib for maskable_ppo (skipped, with a line, when absent)')
+    parser.add_argument('--write', action='store_true',
+                        help="record the results of a run with another budget than the board's (a trial is not recorded)")
     args = parser.parse_args(argv)
     board = BOARDS[args.board]
     budget = args.budget or board['budget']
     runs = args.runs.split(',') if args.runs else list(board['runs']) + ['maskable_ppo']
+    if 'maskable_ppo' in runs and not os.path.isfile(args.peer_python):  # before any run: say it, measure acframe
+        print(f"# maskable_ppo skipped: --peer-python {args.peer_python} is not an interpreter here (one with "
+              f"sb3-contrib: python -m venv PEERS && PEERS/bin/pip install torch==2.13.0 sb3-contrib)", flush=True)
+        runs.remove('maskable_ppo')
+    if budget != board['budget'] and not args.write:
+        print(f"# a trial budget ({budget}, the board's is {board['budget']}): results not written to "
+              f"{board['results']} (--write records them)", flush=True)
+    write = budget == board['budget'] or args.write
     results: Dict[str, Dict[str, Any]] = {}
     results_path = board['results']
     if os.path.exists(results_path):
@@ -218,9 +229,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             results.setdefault(name, {})[str(seed)] = run
             print(f"{name} seed {seed}: {'solved' if run['solved'] else 'not solved'} at {run['env_steps']} env steps "
                   f"({run['wall_s']} s)", flush=True)
-            os.makedirs(os.path.dirname(results_path), exist_ok=True)
-            with open(results_path, 'w') as f:
-                json.dump(results, f, indent=1)
+            if write:
+                os.makedirs(os.path.dirname(results_path), exist_ok=True)
+                with open(results_path, 'w') as f:
+                    json.dump(results, f, indent=1)
     print(table(results, args.board))
     return 0
 

@@ -1,12 +1,18 @@
-"""Run every benchmark in turn (``make bench``); each prints JSON lines, collected here with the machine's state.
+"""Run the core benchmarks in turn (``make bench``); each prints JSON lines, collected here with the machine's state.
 
     python bench/run_all.py [--quick]
+
+The core set is the list below (collection, the four algorithms, the parallel pipeline, pixels); the other scripts in
+bench/ (the ladder, masks, recurrent, replay priorities, DDP, A3C, ...) run on their own, each with the command
+docs/benchmarks.md gives.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
+from typing import List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCHMARKS = [
@@ -20,8 +26,10 @@ BENCHMARKS = [
 ]
 
 
-def main() -> int:
-    quick = '--quick' in sys.argv[1:]
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description="Run the core benchmarks in turn (make bench).")
+    parser.add_argument('--quick', action='store_true', help='one seed and small budgets: minutes, not hours')
+    quick = parser.parse_args(argv).quick
     print(f"# cores: {os.cpu_count()}, load average before: {os.getloadavg()}", flush=True)
     failed = 0
     for script, args in BENCHMARKS:
