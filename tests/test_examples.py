@@ -21,6 +21,11 @@ def test_custom_policy_example_registers_and_trains_my_pg(tmp_path):
     assert 'my_pg: 2000 env steps,' in stdout  # the budget is exact: the last segment is cut
     assert (tmp_path / 'run' / 'summary.json').is_file()
     assert "'type': 'my_pg'" in (tmp_path / 'run' / 'config.py').read_text()
+    # the script registered my_pg itself (no import_names): -m eval on its run names --import, not import_names
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', 'run'], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.count('\n') == 1, done.stderr
+    assert "names an unknown policy 'my_pg'" in done.stderr and 'with --import MODULE' in done.stderr
 
 
 def test_compose_pipeline_example_trains_impala_by_hand(tmp_path):

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from easydict import EasyDict
 
-from ..errors import ConfigError
+from ..errors import ConfigError, RegistryError
 from ..utils import atomic_write_text
 
 CONFIG_JSON = 'config.json'
@@ -291,7 +291,15 @@ def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = N
     main['import_names'] = check_stored_imports(main.get('import_names') or [], named,
                                                 os.path.join(run_dir, CONFIG_JSON), import_flag)
     # a compiled config (a dict, not a (main, create) pair): acframe's keys already, no DI-engine translation
-    return compile_config(main, overrides, seed=seed, refuse_imports_under=(run_dir,))
+    try:
+        return compile_config(main, overrides, seed=seed, refuse_imports_under=(run_dir,))
+    except RegistryError as exc:  # a name the run's own module registered (a script's, not in import_names)
+        if not str(exc).startswith('unknown '):
+            raise
+        how = "imports=['MODULE']" if import_flag == 'imports' else f"{import_flag} MODULE"
+        what, _, known = str(exc).split(';')[0].partition('. Known ')
+        raise RegistryError(f"{run_dir}: its config.json names an {what}" + (f" (known {known})" if known else '')
+                            + f"; import the module that registers it with {how}") from exc
 
 
 #: keys a run fills in from its env's spaces when its config leaves them out (``fill_model_spaces``)
