@@ -34,7 +34,7 @@ def _cpu() -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--trees', nargs='+', required=True, help='name=PATH or name=PATH:pyc, in run order')
     parser.add_argument('--config', default='cartpole_ppo.py')
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])

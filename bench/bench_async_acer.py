@@ -60,7 +60,7 @@ def table(rows: List[Dict[str, Any]]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--tasks', nargs='+', choices=sorted(TASKS), default=sorted(TASKS))
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     parser.add_argument('--serial', action='store_true', help='also the serial ACER pipeline on the same tasks')

@@ -163,7 +163,7 @@ def table(rows: List[Dict[str, Any]], step_ms: float, envs: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--nodes', type=int, default=4)
     parser.add_argument('--cpus-per-node', type=int, default=4)
     parser.add_argument('--actors', type=int, nargs='+', default=[1, 2, 4, 8, 16])

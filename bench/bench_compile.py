@@ -131,7 +131,7 @@ def measure(name: str, mode: str, rounds: int, steps: int, warm: int) -> Dict[st
 
 
 def main(argv: List[str] = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--models', default='cartpole,mujoco,atari')
     parser.add_argument('--threads', type=int, default=1)
     parser.add_argument('--mode', default='default')

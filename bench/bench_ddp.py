@@ -90,7 +90,7 @@ def table(title: str, rows: List[Dict[str, Any]]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--solve', action='store_true', help='cartpole_ppo.py to its stop value, 2 learners vs 1')
     parser.add_argument('--speed', action='store_true', help='a fixed budget, 2 learners vs 1')
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])

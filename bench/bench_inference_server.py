@@ -72,7 +72,7 @@ def learn(seeds: List[int]) -> List[Dict[str, Any]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--workloads', nargs='+', default=list(WORKLOADS), choices=list(WORKLOADS))
     parser.add_argument('--actors', nargs='+', type=int, default=[2, 4])
     parser.add_argument('--repeats', type=int, default=2)

@@ -91,7 +91,7 @@ def per_scalar_cost(folder: str, calls: int = 100_000) -> float:
 
 
 def main(argv: List[str] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--repeats', type=int, default=5)
     parser.add_argument('--env-steps', type=int, default=50_000)
     parser.add_argument('--log-freq', type=int, default=50, help='policy.learn.learner.log_freq (the default is 50)')

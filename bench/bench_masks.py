@@ -195,7 +195,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if argv[:1] == ['--peer-worker']:
         peer_worker(int(argv[1]), int(argv[2]), argv[3], argv[4])
         return 0
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--board', choices=sorted(BOARDS), default='3x3',
                         help="3x3 (three in a row), 5x5 (four in a row) or connect4 (PettingZoo's connect_four_v3)")
     parser.add_argument('--runs', default=None, help="comma-separated runs (default: the board's, and maskable_ppo)")

@@ -159,7 +159,7 @@ def overhead(capacity: int, batch_size: int, steps: int) -> Dict[str, Any]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--rows', default='cartpole,acrobot')
     parser.add_argument('--algos', default='acer,impala')
     parser.add_argument('--buffers', default='uniform,per')

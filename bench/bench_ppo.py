@@ -31,7 +31,7 @@ SB3_TASK = dict(env_id='CartPole-v1', stop=475, eval_every=EVAL_EVERY_ENV_STEPS,
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2])
     sb3_peer.add_arguments(parser)
     args = parser.parse_args()

@@ -201,7 +201,7 @@ def cuda_clock() -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--repeats', type=int, default=5, help='repeats of each measurement (the median is reported)')
     parser.add_argument('--rollouts', type=int, default=20, help='rollouts collected and learned per repeat')
     parser.add_argument('--hidden', type=int, default=64, help='units of the LSTM')

@@ -86,7 +86,7 @@ def collected(manager: str, num_envs: int, steps: int, seed: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--envs', type=int, nargs='+', default=[16, 256, 1024])
     parser.add_argument('--steps', type=int, default=200_000)
     parser.add_argument('--repeats', type=int, default=3)

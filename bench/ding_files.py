@@ -170,7 +170,7 @@ def run_one(path: str, exp_dir: str, args: argparse.Namespace) -> Dict[str, str]
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--wheel', help=f"DI-engine's wheel (default: pip download --no-deps {DI_ENGINE})")
     parser.add_argument('--compile-only', action='store_true', help='only compile_config(file), no run')
     parser.add_argument('--max-env-step', type=int, default=1, help='budget of each tiny run (one collection)')

@@ -427,7 +427,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         row, algo, seed, budget, eval_every, out = argv[1:7]
         sb3_worker(row, algo, int(seed), int(budget), int(eval_every), out)
         return 0
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--rows', required=True, help=f"comma-separated rows: {', '.join(ROWS)}")
     parser.add_argument('--algos', default='a2c', help="acframe algorithms (dizoo_configs/<row>_<algo>.py); 'none' for none")
     parser.add_argument('--sb3', default='', help="SB3 algorithms with RL-Zoo settings: a2c, ppo, ppo_lstm "

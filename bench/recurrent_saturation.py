@@ -93,7 +93,7 @@ def gate_statistics(model: torch.nn.Module, obs: torch.Tensor) -> Dict[str, floa
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('targets', nargs='+', help="run folders (their latest checkpoint) or .pth files in RUN/ckpt/")
     parser.add_argument('--steps', type=int, default=30, help="steps per env (default 30)")
     parser.add_argument('--envs', type=int, default=8, help="envs (default 8)")

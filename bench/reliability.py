@@ -40,7 +40,7 @@ BEGIN, END = '<!-- reliability:begin -->', '<!-- reliability:end -->'
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--no-write', action='store_true', help='print the table, do not edit docs/reliability.md')
     args = parser.parse_args()
     started = time.time()
