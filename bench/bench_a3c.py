@@ -7,8 +7,7 @@ Acrobot-v1, ``acrobot_a3c.py`` vs ``acrobot_a2c.py``, 16 envs over 2 workers vs 
   solving evaluation, seconds of training (``summary.json``'s ``wall_s``) and whole-process seconds.
 * ``--speed``: both at a fixed budget (``--env-steps``, stop value off): env steps per second of training.
 
-Run it holding both CPU slots on the shared 2-core machine (2 workers use 2 cores): ``/work/bin/heavy /work/bin/heavy
-python bench/bench_a3c.py``.
+Run it with both CPU cores free (2 workers use 2 cores): ``python bench/bench_a3c.py``.
 
     python bench/bench_a3c.py [--env cartpole|acrobot] [--solve] [--speed] [--seeds 0 1 2] [--env-steps 20000]
     [--only a3c|a2c] [--set KEY=VALUE ...]

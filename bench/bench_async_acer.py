@@ -7,8 +7,7 @@ seconds of training (``summary.json``'s ``wall_s``) and the best evaluation. ``-
 pipeline on the same task, interleaved per seed: ``cartpole_acer.py`` on CartPole-v1 (stop 475) and
 ``pendulum_acer.py`` (one process with all 4 / 8 envs, the same network and learning rate).
 
-Run it holding both CPU slots on the shared 2-core machine (2 workers use 2 cores): ``/work/bin/heavy /work/bin/heavy
-python bench/bench_async_acer.py``.
+Run it with both CPU cores free (2 workers use 2 cores): ``python bench/bench_async_acer.py``.
 
     python bench/bench_async_acer.py [--tasks cartpole pendulum] [--seeds 0 1 2] [--serial]
 """

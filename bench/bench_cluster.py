@@ -19,7 +19,7 @@ spread over the nodes (``parallel.ray_scheduling='spread'``).
 
     python bench/bench_cluster.py                      # 4 nodes x 4 CPUs, actors 1 2 4 8 16, 5 ms steps
     python bench/bench_cluster.py --quick              # a small run to check the script
-    /work/bin/heavy /work/bin/heavy python bench/bench_cluster.py    # (this machine: both CPU slots)
+    python bench/bench_cluster.py    # (this machine: both CPU slots)
 
 The results are printed as a Markdown table and written to ``bench/results/cluster.json``.
 """

@@ -18,7 +18,7 @@ losses at one more step are compared (they learned the same steps, so they must 
 
     python bench/bench_compile.py [--models cartpole,mujoco,atari] [--threads 1] [--mode default] [--rounds 5] [--steps 20]
 
-Run through /work/bin/heavy (one CPU slot; ``--threads 2`` through ``/work/bin/heavy /work/bin/heavy``).
+Run it alone on the machine (one CPU; ``--threads 2``: two CPUs free).
 """
 from __future__ import annotations
 

@@ -8,8 +8,7 @@
   second of training (``summary.json``'s ``env_steps_per_s``) and whole-process seconds, per seed, and the ratio;
   then a learner-bound variant (512x512 encoders, half the budget).
 
-Run it holding both CPU slots on the shared 2-core machine (2 ranks use 2 cores): ``/work/bin/heavy /work/bin/heavy
-python bench/bench_ddp.py --solve --speed``.
+Run it with both CPU cores free (2 ranks use 2 cores): ``python bench/bench_ddp.py --solve --speed``.
 
     python bench/bench_ddp.py [--solve] [--speed] [--seeds 0 1 2] [--env-steps 20000] [--config acrobot_a2c.py]
 

@@ -10,7 +10,7 @@ PPO control, and sb3-contrib's MaskablePPO, side by side on the same env (``acfr
 Every acframe run is its shipped config (3x3: ``dizoo_configs/tictactoe_<run>.py``, solved at a greedy mean return
 of 0.9; 5x5: ``dizoo_configs/tictactoe5x5_<run>.py``, 0.95; connect4: ``dizoo_configs/connect_four_<run>.py``,
 0.95, against a random opponent; greedy evaluation on 100 games every 1,024 env steps, solved when 50 fresh games
-confirm the stop value) in a fresh ``acframe`` process, one torch thread, with the board's budget. MaskablePPO (``--peer-python``: an interpreter with sb3-contrib, e.g. /work/peers/bin/python) gets
+confirm the stop value) in a fresh ``acframe`` process, one torch thread, with the board's budget. MaskablePPO (``--peer-python``: an interpreter with sb3-contrib, e.g. PEERS/bin/python) gets
 the masked PPO config's settings (8 envs x 128 steps, 10 epochs of minibatches of 256, Adam 1e-3, gamma 0.99,
 GAE 0.95, entropy 0.01, clip 0.2, a 64x64 tanh network), the same board and the same evaluation and stop rule:
 greedy masked actions on 100 games every 1,024 env steps, solved when their mean reaches the stop value and 50
