@@ -455,6 +455,25 @@ def test_a_script_without_the_main_guard_is_told_so_and_its_spawned_children_sta
     assert os.listdir(tmp_path) == ['train.py']
 
 
+def test_a_resume_whose_budget_is_spent_starts_no_worker_and_keeps_the_measured_rates(tmp_path, capsys):
+    """Nothing to collect: no worker starts, nothing is evaluated again, and summary.json keeps the rates the run
+    measured (they were overwritten with this sitting's 0 env steps/s)."""
+    from acframe.cli import main
+
+    run = str(tmp_path / 'run')
+    assert main(['-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', run, '-q', '--max-env-step', '600']) == 0
+    before = read_summary(tmp_path / 'run')
+    assert before['env_steps_per_s'] > 0
+    capsys.readouterr()
+    assert main(['--resume', run, '--max-env-step', '300']) == 0
+    out = capsys.readouterr()
+    assert 'the budget is spent already' in out.out + out.err and '0 steps/s' not in out.out and '[eval]' not in out.out
+    after = read_summary(tmp_path / 'run')
+    for key in ('env_steps_per_s', 'env_steps_per_s_per_actor', 'learner_samples_per_s', 'startup_s', 'env_steps',
+                'train_iters'):
+        assert after[key] == before[key], key
+
+
 # ---- budgets -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize('backend', ['local', 'inline'])
 def test_the_env_step_budget_stops_collection_within_one_step_per_env(tmp_path, backend):
