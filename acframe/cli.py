@@ -339,13 +339,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _say_backend_change(run_dir: str, backend: str) -> None:
     """A parallel run resumed without --backend on another backend than it trained on: say so (allowed: the
     backend is where the workers run, not a setting of the run)."""
-    import json
+    from .runs import read_summary
 
-    try:
-        with open(os.path.join(run_dir, 'summary.json'), encoding='utf-8') as f:
-            before = json.load(f).get('backend')
-    except (OSError, ValueError, AttributeError):
-        return
+    before = read_summary(run_dir).get('backend')
     if before in ('local', 'ray', 'inline') and before != backend:
         print(f"[acframe] note: {run_dir} trained on the {before} backend and resumes on {backend} (pass "
               f"--backend {before} to continue there)", file=sys.stderr, flush=True)

@@ -41,6 +41,19 @@ def run_dir_of(path: str) -> Optional[str]:
     return None
 
 
+def read_summary(run_dir: str) -> Dict[str, Any]:
+    """The run's ``summary.json`` as data (a run folder may come from anyone): ``{}`` when it is missing or is not a
+    JSON object; its values are the caller's to check."""
+    import json
+
+    try:
+        with open(os.path.join(run_dir, 'summary.json'), encoding='utf-8') as f:
+            summary = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return summary if isinstance(summary, dict) else {}
+
+
 def pick_checkpoint(run_dir: str) -> str:
     """``ckpt/ckpt_best.pth`` when the run saved one, else ``ckpt/ckpt_latest.pth``."""
     for name in (BEST, LATEST):

@@ -150,15 +150,9 @@ class ParallelStats:
 def earlier_measurements(exp_dir: str, measured: Dict[str, Any]) -> Dict[str, Any]:
     """The values of ``measured``'s keys in the run's earlier ``summary.json`` (data: each taken only when it is of
     the type this run measures), for a sitting whose workers never ran."""
-    import json
+    from ...runs import read_summary
 
-    try:
-        with open(os.path.join(exp_dir, 'summary.json'), encoding='utf-8') as f:
-            earlier = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(earlier, dict):
-        return {}
+    earlier = read_summary(exp_dir)
     kinds = (int, float, list, type(None))
     return {key: earlier[key] for key in measured if isinstance(earlier.get(key), kinds)
             and not isinstance(earlier.get(key), bool)
