@@ -546,6 +546,19 @@ def test_on_policy_policies_run_in_synchronous_rounds(tmp_path):
     assert summary['env_steps'] == summary['train_iters'] * 2 * 4 * 5
 
 
+def test_ppo_in_synchronous_rounds_counts_the_gradient_steps_on_each_rollout_as_its_lag(tmp_path):
+    """PPO's minibatches carry no stamp of their own: a round's k-th gradient step trains on the rollout that the
+    learner's version before the round collected, so its lag is k (0 .. epochs x minibatches - 1)."""
+    main, create = a2c_cartpole()
+    create['policy']['type'] = 'ppo'
+    main['policy']['learn'] = dict(epoch_per_collect=2, batch_size=10)  # a round: 2 actors x 20 = 40: 4 steps an epoch
+    exp_dir = tmp_path / 'ppo'
+    parallel_pipeline((main, create), exp_dir=str(exp_dir), backend='inline', max_train_iter=24, progress=False)
+    summary = read_summary(exp_dir)
+    assert summary['sync_mode'] == 'sync' and summary['train_iters'] == 24 and summary['max_acting_lag'] == 0
+    assert summary['policy_lag_max'] == 7 and summary['policy_lag_mean'] == pytest.approx(3.5)  # 3 rounds of 0..7
+
+
 def test_every_evaluation_reaches_the_learner_hooks(tmp_path, tb_scalars):
     from acframe.worker import LearnerHook
 

@@ -75,18 +75,26 @@ class LagTrackingLearnMode:
     ``version`` is the learner's ``train_iter`` before the step. The lag of a transition is that version minus
     the ``behaviour_version`` that acted; its mean and max over the batch join the policy's info dict (so
     ``LogHook`` logs them as ``learner/policy_lag_*``). Every step adds its info and the transitions it trained
-    on (``learn_mode.samples``) to ``stats``.
+    on (``learn_mode.samples``) to ``stats``. A prepared rollout's minibatches (PPO's) carry no stamp of their own:
+    their lag is the rollout's, so the k-th gradient step on a rollout collected by the learner's version has lag k.
     """
 
     def __init__(self, learn_mode: Any, stats: 'ParallelStats') -> None:
         self._mode = learn_mode
         self.stats = stats
         self.version = 0
+        self._rollout_versions: Optional[torch.Tensor] = None  # the stamps of the rollout last prepared
+
+    def prepare(self, rollout: ttorch.Tensor) -> Any:
+        self._rollout_versions = rollout[VERSION_KEY] if VERSION_KEY in rollout else None
+        return self._mode.prepare(rollout)
 
     def forward(self, batch: ttorch.Tensor) -> Dict[str, float]:
         versions = batch[VERSION_KEY] if VERSION_KEY in batch else None
         if versions is not None:  # the policy sees the batch without the stamp (and the caller's batch keeps it)
             batch = make_tree({k: v for k, v in batch.items() if k != VERSION_KEY})
+        else:
+            versions = self._rollout_versions
         info = self._mode.forward(batch)
         if versions is not None:
             lag = (self.version - versions).float()
