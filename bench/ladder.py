@@ -8,10 +8,11 @@ For every (row, algorithm, seed) it trains ``dizoo_configs/<row>_<algo>.py`` wit
 fresh process (one torch thread, nothing else running), reads the evaluation curve from its output, and
 evaluates the best checkpoint on 50 fresh episodes (seeds no evaluation used: the hold-out). ``--sb3``
 does the same with SB3 (deterministic evaluation every ``--eval-every`` env steps on 10 episodes, as the
-RL Zoo's EvalCallback; VecNormalize statistics synced to the evaluation env). Results accumulate in
-``bench/results/ladder.json`` (a rerun of the same row/framework/algo/seed replaces its entry); the table in
-docs/benchmarks.md (between the ``ladder`` markers) and ``docs/img/ladder_<row>.png`` (mean ± std over seeds,
-env steps on x) are rewritten from everything recorded. SB3 is a bench-only dependency
+RL Zoo's EvalCallback; VecNormalize statistics synced to the evaluation env). Each run's result is printed;
+with ``--write`` it is also recorded in ``bench/results/ladder.json`` (a rerun of the same
+row/framework/algo/seed/budget replaces its entry) and the table in docs/benchmarks.md (between the ``ladder``
+markers) and ``docs/img/ladder_<row>.png`` (mean ± std over seeds, env steps on x) are rewritten from everything
+recorded, so a trial run changes nothing. SB3 is a bench-only dependency
 (``pip install -e .[bench]``).
 """
 from __future__ import annotations
@@ -301,11 +302,15 @@ def save_results(results: Dict[str, Any]) -> None:
 
 
 def record(results: Dict[str, Any], run: Dict[str, Any]) -> None:
-    """Replace the run with the same (row, framework, algo, seed) in the results file by ``run``. The file is read
-    again under a lock first, so ladder processes running side by side keep each other's runs."""
+    """Replace the run with the same (row, framework, algo, seed, budget) in the results file by ``run`` (a run at
+    another budget is another row of the table). The file is read again under a lock first, so ladder processes
+    running side by side keep each other's runs."""
     import fcntl
 
-    key = (run['row'], run['framework'], run['algo'], run['seed'])
+    def key_of(r: Dict[str, Any]) -> Tuple[Any, ...]:
+        return r['row'], r['framework'], r['algo'], r['seed'], r['budget']
+
+    key = key_of(run)
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     with open(RESULTS + '.lock', 'w') as lock:
         deadline = time.monotonic() + 60.0
@@ -318,7 +323,7 @@ def record(results: Dict[str, Any], run: Dict[str, Any]) -> None:
                     raise TimeoutError(f"{RESULTS}.lock: another ladder process held it for 60 s") from None
                 time.sleep(0.1)
         fresh = load_results()
-        fresh['runs'] = [r for r in fresh['runs'] if (r['row'], r['framework'], r['algo'], r['seed']) != key]
+        fresh['runs'] = [r for r in fresh['runs'] if key_of(r) != key]
         fresh['runs'].append(run)
         save_results(fresh)
     results['runs'] = fresh['runs']
@@ -438,9 +443,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument('--budget', type=int, default=None, help="env steps per run (default: the row's RL-Zoo budget)")
     parser.add_argument('--eval-every', type=int, default=10_000, help="SB3: env steps between evaluations")
     parser.add_argument('--override', action='append', default=[], help="acframe key.path=value override (repeatable)")
+    parser.add_argument('--write', action='store_true', help="record the runs in bench/results/ladder.json and rewrite "
+                        "docs/benchmarks.md's table and plots (without it a run only prints its results)")
     parser.add_argument('--docs-only', action='store_true', help="only rewrite the table and plots from the results")
     args = parser.parse_args(argv)
     results = load_results()
+
+    def keep(run: Dict[str, Any]) -> None:
+        if args.write:
+            record(results, run)
+
     if not args.docs_only:
         rows = [r for r in args.rows.split(',') if r]
         unknown = [r for r in rows if r not in ROWS]
@@ -460,7 +472,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     continue
                 for seed in seeds:
                     run = run_acframe(row, algo, seed, budget, args.override)
-                    record(results, dict(row=row, framework='acframe', algo=algo, seed=seed, budget=budget, **run))
+                    keep(dict(row=row, framework='acframe', algo=algo, seed=seed, budget=budget, **run))
                     print(f"[ladder] acframe {algo} {row} seed {seed}: best {run['best']:.1f}, hold-out "
                           f"{run['holdout']['mean']:.1f}, {run['wall_s']} s", flush=True)
             for algo in sb3:
@@ -469,9 +481,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     continue
                 for seed in seeds:
                     run = run_sb3(row, algo, seed, budget, args.eval_every, args.sb3_python)
-                    record(results, dict(row=row, framework='sb3', algo=algo, seed=seed, budget=budget, **run))
+                    keep(dict(row=row, framework='sb3', algo=algo, seed=seed, budget=budget, **run))
                     print(f"[ladder] SB3 {algo} {row} seed {seed}: best {run['best']:.1f}, hold-out "
                           f"{run['holdout']['mean']:.1f}, {run['wall_s']} s", flush=True)
+    if not (args.write or args.docs_only):
+        print(f"[ladder] recorded nothing: --write records the runs in {os.path.relpath(RESULTS, ROOT)} and rewrites "
+              f"{os.path.relpath(DOC, ROOT)}'s table", flush=True)
+        return 0
     write_docs(results)
     print(f"[ladder] wrote {os.path.relpath(DOC, ROOT)} and docs/img/ladder_<row>.png")
     return 0

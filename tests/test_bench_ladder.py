@@ -1,5 +1,5 @@
-"""Specification of ``bench/ladder.py``'s bookkeeping: results accumulate per (row, framework, algo, seed), the
-table counts seeds that reach the target and hold it in the hold-out, and each row gets its curve plot."""
+"""Specification of ``bench/ladder.py``'s bookkeeping: results accumulate per (row, framework, algo, seed, budget)
+and only with ``--write``, the table counts seeds that reach the target and hold it in the hold-out, and each row gets its curve plot."""
 import importlib.util
 import os
 
@@ -34,6 +34,23 @@ def test_results_accumulate_and_a_rerun_replaces_its_entry(ladder):
     ladder.record(results, fake_run(0, -80.0, -85.0))  # seed 0 again
     stored = ladder.load_results()['runs']
     assert sorted((r['seed'], r['best']) for r in stored) == [(0, -80.0), (1, -90.0)]
+
+
+def test_a_run_is_recorded_only_with_write_and_a_run_at_another_budget_keeps_the_first(ladder, tmp_path, monkeypatch,
+                                                                                        capsys):
+    runs = iter([fake_run(0, -80.0, -85.0), fake_run(0, -300.0, -310.0), fake_run(0, -70.0, -75.0)])
+    keys = ('row', 'framework', 'algo', 'seed', 'budget')  # run_acframe returns what the ladder adds these to
+    monkeypatch.setattr(ladder, 'run_acframe', lambda row, algo, seed, budget, overrides:
+                        {k: v for k, v in next(runs).items() if k not in keys})
+    doc = (tmp_path / 'benchmarks.md').read_text()
+    assert ladder.main(['--rows', 'acrobot', '--algos', 'a2c', '--seeds', '0', '--budget', '1000']) == 0
+    assert not os.path.exists(ladder.RESULTS) and (tmp_path / 'benchmarks.md').read_text() == doc  # a trial: nothing
+    assert 'hold-out -85.0' in capsys.readouterr().out  # (its result printed)
+    assert ladder.main(['--rows', 'acrobot', '--algos', 'a2c', '--seeds', '0', '--budget', '1000', '--write']) == 0
+    assert ladder.main(['--rows', 'acrobot', '--algos', 'a2c', '--seeds', '0', '--budget', '500', '--write']) == 0
+    stored = ladder.load_results()['runs']
+    assert sorted((r['budget'], r['best']) for r in stored) == [(500, -70.0), (1000, -300.0)]
+    assert ladder.START in (tmp_path / 'benchmarks.md').read_text()
 
 
 def test_two_ladder_processes_side_by_side_keep_each_others_runs(ladder):
