@@ -288,7 +288,9 @@ def _duration(seconds: float) -> str:
 
 def result_line(report: Dict[str, Any]) -> str:
     """The one-line summary ``acframe -m eval`` prints."""
-    where = f"iter {report['train_iter']}, env step {report['env_step']}" if report['train_iter'] is not None else ''
+    # (a checkpoint a script saved through its own Learner records no env step)
+    where = ', '.join(f"{name} {report[key]}" for name, key in (('iter', 'train_iter'), ('env step', 'env_step'))
+                      if report.get(key) is not None)
     extras = [f"seed {report['seed']}"]
     if report['domain_params']:
         extras.append(f"{report['domain_params']} env parameters")

@@ -125,6 +125,19 @@ def test_a_config_and_a_checkpoint_still_work(trained_run, capsys):
     assert 'over 2 episodes' in out
 
 
+def test_a_checkpoint_a_script_saved_through_its_own_learner_shows_its_iter_and_no_env_step(trained_run, tmp_path, capsys):
+    """examples/compose_pipeline.py's ``learner.save_checkpoint`` records the train iter only."""
+    import torch
+
+    state = torch.load(str(trained_run / 'ckpt' / 'ckpt_best.pth'), weights_only=True)
+    own = {'policy': state['policy'], 'train_iter': 60}
+    torch.save(own, str(tmp_path / 'own.pth'))
+    code, out, err = run_cli(['-m', 'eval', '-c', 'cartpole_a2c.py', '--load', str(tmp_path / 'own.pth'),
+                              'env.evaluator_env_num=2', 'env.n_evaluator_episode=2'], capsys)
+    assert code == 0, err
+    assert 'of own.pth (iter 60), seed 0' in out and 'None' not in out
+
+
 def test_video_records_each_counted_episode_as_mp4(trained_run, tmp_path):
     pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
     import imageio_ffmpeg
