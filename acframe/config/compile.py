@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import logging
 import os
 import runpy
 import warnings
@@ -370,7 +371,46 @@ def compile_config(
     as DI-engine scripts pass it, a list), or an already-compiled config. DI-engine's spellings are translated
     first (``ding_compat.translate_ding_config``). ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
     ``refuse_imports_under``: folders no ``import_names`` module may be imported from (a run or study folder read as data).
+    The notes and warnings compiling gives (DI-engine's translations, the stop value's) are said once the config
+    compiles: a refused config's output is its one-line error alone.
     """
+    with notes_held_until_compiled():
+        return _compile_config(cfg, overrides, seed, refuse_imports_under)
+
+
+@contextlib.contextmanager
+def notes_held_until_compiled() -> Iterator[None]:
+    """Hold the ``acframe`` logger's records and the warnings raised inside; say them (in order, each as it would
+    have been said) when the block ends normally, drop them when it raises."""
+    log = logging.getLogger('acframe')
+    held: List[Any] = []
+
+    class Hold(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            held.append(record)
+
+    hold, propagate = Hold(), log.propagate
+    log.addHandler(hold)
+    log.propagate = False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            original = warnings.showwarning  # catch_warnings(record=True) makes it a list's append
+            warnings.showwarning = lambda *args, **kwargs: (held.append(warnings.WarningMessage(*args, **kwargs)),
+                                                            original(*args, **kwargs))
+            yield
+    finally:
+        log.removeHandler(hold)
+        log.propagate = propagate
+    del caught  # (every warning is in ``held``, in order with the records)
+    for item in held:
+        if isinstance(item, logging.LogRecord):
+            log.handle(item)
+        else:  # it passed the filters once: say it, do not filter it again
+            warnings.showwarning(item.message, item.category, item.filename, item.lineno, item.file, item.line)
+
+
+def _compile_config(cfg: ConfigInput, overrides: Optional[Sequence[Union[str, Tuple[str, Any]]]], seed: Optional[int],
+                    refuse_imports_under: Sequence[str]) -> EasyDict:
     if isinstance(cfg, (str, os.PathLike)):
         main, create = load_config_file(cfg)
     elif isinstance(cfg, (tuple, list)) and len(cfg) == 2 and all(isinstance(c, dict) for c in cfg):

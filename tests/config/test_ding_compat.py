@@ -165,6 +165,21 @@ def test_a_file_runs_with_its_budget_only_from_a_subprocess_and_prints_one_line_
     assert any(line.startswith("acframe: note: DI-engine's dizoo.classic_control.pendulum.envs.pendulum_env") for line in lines)
 
 
+def test_a_refused_file_says_its_error_alone_without_the_notes_of_its_translation(tmp_path):
+    """A DI-engine file with an unused key, a dizoo import and a bad value: the one line is the error; the notes and
+    the unused-keys warning come once the file compiles."""
+    text = open(ding_file('cartpole_ppo_config.py')).read()
+    assert 'batch_size=64' in text and 'clip_ratio=0.2,' in text
+    bad = tmp_path / 'bad_ppo_config.py'
+    bad.write_text(text.replace('batch_size=64', 'batch_size=-3')
+                   .replace('clip_ratio=0.2,', 'clip_ratio=0.2, learner=dict(train_iterations=10),'))
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', str(bad)], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2 and out.stdout == ''
+    assert out.stderr.strip().splitlines() == ["acframe: error: config key 'policy.learn.batch_size' = -3 must be >= 1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['bad_ppo_config.py']
+
+
 @pytest.mark.parametrize('name, pipeline, as_list', [
     ('cartpole_impala_config.py', serial_pipeline, False),
     ('lunarlander_acer_config.py', serial_pipeline, True),
