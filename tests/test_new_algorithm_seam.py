@@ -196,6 +196,25 @@ def test_a_subclass_of_a_builtin_policy_keeps_its_keys_and_rules_and_declares_it
     assert cfg['policy']['other']['replay_buffer']['type'] == ''  # A2C's: on-policy, no buffer
 
 
+@pytest.mark.parametrize('how', [['--import', 'a2c_with_a_key'], ["import_names=['a2c_with_a_key']"]])
+def test_a_config_file_naming_a_policy_that_the_command_line_imports_runs(tmp_path, how):
+    """The file names the policy and nothing imports it but ``--import`` (or an ``import_names=`` override)."""
+    import subprocess
+    import sys
+
+    (tmp_path / 'a2c_with_a_key.py').write_text(SUBCLASS_MODULE)
+    (tmp_path / 'cfg.py').write_text("from dizoo_configs.cartpole_a2c import main_config\n"
+                                     "create_config = dict(policy=dict(type='a2c_with_a_key'))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get('PYTHONPATH', '')]),
+               OMP_NUM_THREADS='1')
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cfg.py', '-q', '--exp-dir', 'run',
+                           '--max-env-step', '200', *how], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    cfg = json.loads((tmp_path / 'run' / 'config.json').read_text())['config']
+    assert cfg['policy']['type'] == 'a2c_with_a_key' and cfg['import_names'] == ['a2c_with_a_key']
+
+
 # ---- a user's model that keeps to the documented forward(obs, mode=...) contract alone ----------------------------
 class ForwardOnlyModel(torch.nn.Module):
     """docs/custom_policy.md's model contract and nothing more: ``forward(obs, mode=...)``, no compute_* methods."""

@@ -422,6 +422,9 @@ def _compile_config(cfg: ConfigInput, overrides: Optional[Sequence[Union[str, Tu
     main = copy.deepcopy(dict(main))
     create = copy.deepcopy(dict(create or {}))
     if not isinstance(cfg, dict):  # a file or a pair may be DI-engine's; a compiled config is acframe's already
+        # the modules named on the command line (--import, an import_names= override) register their policies
+        # before the translation reads the named policy's keys
+        import_names(named_imports((), overrides), refuse_under=refuse_imports_under)
         main, create = translate_ding_config(main, create, default_config,
                                              learner_num=override_value(overrides, 'parallel.learner_num'),
                                              cuda=override_value(overrides, 'policy.cuda'))
