@@ -109,6 +109,8 @@ def bad_policy_config(tmp_path):
     (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate=fast'], "'policy.learn.learning_rate' must be float"),
     (['-c', 'cartpole_impala.py', 'policy.learn.discount_factor=2'], 'must lie in [0, 1]'),
     (['--resume', 'no_such_run'], '--resume no_such_run: no such folder'),
+    (['-c', 'pendulum_acer.py', 'policy.model.type=vac'],
+     "policy.model.type='vac' has no Q head, which policy 'acer' learns (Retrace targets); use 'acer_q'"),
     (['-c', 'cartpole_ppo.py', 'env.env_id=toy_cue_memory'],
      "env.env_id 'toy_cue_memory' names an env type (registered in ENV_REGISTRY), not a gymnasium env: set "
      "env.type=toy_cue_memory"),

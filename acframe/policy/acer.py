@@ -164,8 +164,18 @@ class ACERPolicy(Policy):
 
     @classmethod
     def check_run_config(cls, cfg: Any) -> None:
-        """A recurrent ACER needs a burn-in that leaves steps to learn from in every window (``burn_in < unroll_len``)."""
+        """ACER learns a Q head: acframe's ``vac`` model (no Q head) is refused. A recurrent ACER needs a burn-in that
+        leaves steps to learn from in every window (``burn_in < unroll_len``)."""
         super().check_run_config(cfg)
+        from ..models.vac import VAC
+        from ..registry import MODEL_REGISTRY
+
+        model_type = cfg.policy.model.get('type')
+        if model_type and isinstance(model_type, str) and model_type in MODEL_REGISTRY.names() \
+                and issubclass(MODEL_REGISTRY.get(model_type), VAC):
+            raise ConfigError(f"policy.model.type='{model_type}' has no Q head, which policy 'acer' learns (Retrace "
+                              f"targets); use 'acer_q' (discrete actions) or 'acer_sdn' (continuous), ACER's defaults, "
+                              f"or a model of your own with a q_value output")
         rnn = cfg.policy.model.get('rnn') or {}
         burn_in, length = int(rnn.get('burn_in') or 0), int(cfg.policy.other.replay_buffer.unroll_len)
         if rnn.get('type') and burn_in >= length:

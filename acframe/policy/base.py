@@ -16,6 +16,7 @@ a one-line comment above it), ``supported_action_spaces`` and ``default_model``.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import multiprocessing
 import re
@@ -511,7 +512,10 @@ class Policy:
         if actor_only and _defined_together(type(model), 'unroll', 'unroll_actor'):
             output = model.unroll_actor(obs, state, starts)
         else:
-            output = model.unroll(obs, state, starts) if ends else model.unroll(obs, state, starts, ends=False)
+            # a model whose unroll has no faster form without the fragment-end states (ACER's) gives them anyway
+            defined = getattr(type(model), 'unroll', None)
+            faster = not ends and (defined is None or _takes_keyword(defined, 'ends'))
+            output = model.unroll(obs, state, starts, ends=False) if faster else model.unroll(obs, state, starts)
         output = masked(output, mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
@@ -953,6 +957,15 @@ def _as_size(value: Any) -> Any:
         items = [_as_size(v) for v in value]
         return items[0] if len(items) == 1 else items
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+@functools.lru_cache(maxsize=None)
+def _takes_keyword(function: Callable[..., Any], name: str) -> bool:
+    """Whether ``function`` takes the keyword argument ``name`` (by name, or in its ``**kwargs``)."""
+    import inspect
+
+    params = inspect.signature(function).parameters
+    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
 
 
 def _defined_together(cls: type, name: str, other: str) -> bool:

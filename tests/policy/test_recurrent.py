@@ -306,6 +306,16 @@ BAD = [
 ]
 
 
+def test_a_recurrent_model_whose_unroll_takes_no_ends_serves_a_policy_that_asks_for_its_faster_unroll(tmp_path, capsys):
+    """PPO asks ``unroll(..., ends=False)`` where it values no final observation; ACER's model (``acer_q``: logit and
+    value, and an ``unroll(obs, state, starts)`` that always gives the fragment-end states) is unrolled plainly."""
+    exp_dir = tmp_path / 'run'
+    code, out, err = run_cli(['-c', 'cartpole_ppo.py', '--exp-dir', str(exp_dir), '-q', '--max-env-step', '600',
+                              'policy.model.type=acer_q', 'policy.model.rnn.type=lstm'], capsys)
+    assert code == 0, err
+    assert json.loads((exp_dir / 'summary.json').read_text())['train_iters'] > 0
+
+
 @MODEL_REGISTRY.register('feed_forward_only_test')
 class FeedForwardOnly(torch.nn.Module):
     """A user's model with no recurrent core (its constructor takes no ``rnn``)."""
