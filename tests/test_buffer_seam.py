@@ -88,6 +88,71 @@ def test_a_user_buffer_with_its_own_keys_runs_from_the_cli_and_gets_the_learners
     assert lines[at - 1] == '# (float > 0) Priorities handed back by the learner are clipped to this.'
 
 
+KEEPING_MODULE = '''
+import torch
+
+from acframe import BUFFER_REGISTRY
+from acframe.data import leaves, ttorch
+
+
+@BUFFER_REGISTRY.register('keeping_seam')
+class KeepingBuffer:
+    """A buffer written from the contract alone, that keeps the samples it is pushed (no copy of its own) and checks,
+    at every draw, that none of them changed since its push."""
+    reuses_data = True
+
+    def __init__(self, replay_buffer_size, seed=0, **_):
+        self.capacity, self.items, self.copies = min(int(replay_buffer_size), 64), [], []
+        self.generator = torch.Generator().manual_seed(int(seed))
+
+    def push(self, samples):
+        for i in range(int(samples.reward.shape[0])):
+            self.items.append(samples[i])
+            self.copies.append(samples[i].clone())
+        del self.items[:-self.capacity], self.copies[:-self.capacity]
+
+    def sample(self, batch_size):
+        for item, copy in zip(self.items, self.copies):
+            kept = dict(leaves(copy))
+            for key, a in leaves(item):  # (NaN where a leaf holds no value)
+                if not torch.equal(a.nan_to_num(1e9), kept[key].nan_to_num(1e9)):
+                    raise RuntimeError(f'a pushed sample changed after its push: {key}')
+        if len(self.items) < batch_size:
+            return None
+        index = torch.randint(len(self.items), (batch_size,), generator=self.generator).tolist()
+        return ttorch.stack([self.items[i] for i in index], dim=1)
+
+    def __len__(self):
+        return len(self.items)
+
+    def state_dict(self):
+        return {}
+
+    def load_state_dict(self, state):
+        pass
+
+    def rng_state(self):
+        return self.generator.get_state()
+
+    def set_rng_state(self, state):
+        self.generator.set_state(state)
+'''
+
+
+def test_a_buffer_that_keeps_what_it_is_pushed_gets_samples_that_never_change_in_parallel_runs(tmp_path):
+    """-m parallel reads segments in place from shared-memory slots that actors write again: a buffer whose push
+    keeps them (acframe's own copy, ``push_copies``) is pushed copies."""
+    folder = tmp_path / 'user_code'
+    folder.mkdir()
+    (folder / 'keeping_buffers.py').write_text(KEEPING_MODULE)
+    out = cli(tmp_path, folder, '-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', 'run', '--import',
+              'keeping_buffers', '--max-train-iter', '60', '-q', 'policy.other.replay_buffer.type=keeping_seam',
+              'env.stop_value=None', 'parallel.env_steps_per_update=0')
+    assert out.returncode == 0, out.stderr
+    summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
+    assert summary['train_iters'] == 60 and summary['segments'] > 8  # slots were written again meanwhile
+
+
 @pytest.mark.parametrize('override, message', [
     ('policy.other.replay_buffer.priority_clip=-1.0', "'policy.other.replay_buffer.priority_clip' = -1.0 must be > 0"),
     ('policy.other.replay_buffer.priority_clp=1.0', "did you mean 'policy.other.replay_buffer.priority_clip'?"),

@@ -17,6 +17,15 @@ from .frames import FrameStore, frames_equal, stacked_frames
 from .tree import leaves, make_tree, nest, to_dict, ttorch
 
 
+def push_copies(buffer: Any) -> bool:
+    """Whether ``buffer.push`` copies what it is given into storage of its own (acframe's buffers), so that samples
+    viewing memory that is written again after the push (a shared-memory slot of ``-m parallel``) may be pushed as
+    they are; otherwise the caller pushes a copy. The class that defines ``push`` must say so itself
+    (``push_copies = True``): a subclass that overrides ``push`` is not taken at its parent's word."""
+    owner = next((klass for klass in type(buffer).__mro__ if 'push' in vars(klass)), None)
+    return owner is not None and vars(owner).get('push_copies') is True
+
+
 @BUFFER_REGISTRY.register('fifo')
 class ReplayBuffer:
     """A FIFO ring of train samples with a per-sample use limit.
@@ -29,6 +38,7 @@ class ReplayBuffer:
     """
 
     reuses_data = True
+    push_copies = True  # push copies the samples into the ring (see push_copies below)
 
     def __init__(self, replay_buffer_size: int, max_use: int = 1, seed: int = 0, dedup_frames: bool = True,
                  **_: Any) -> None:

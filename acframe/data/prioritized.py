@@ -245,6 +245,8 @@ class PrioritizedReplayBuffer(_PriorityFeedback, ReplayBuffer):
         super().__init__(replay_buffer_size, max_use, seed, **kwargs)
         self.priorities = _Priorities(self.capacity, alpha, beta, anneal_step, is_weight, priority_eps)
 
+    push_copies = True  # (ReplayBuffer.push's copy)
+
     def push(self, samples: ttorch.Tensor) -> None:
         start = self._next
         pushed = self.pushed

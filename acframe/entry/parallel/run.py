@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import torch
 
 from ...data import make_tree, to_dict, ttorch
+from ...data.buffer import push_copies
 from ...envs import make_env_manager
 from ...envs.randomization import DomainRandomizer
 from ...errors import ConfigError
@@ -364,8 +365,8 @@ class ParallelRun(RunBase):
                 self.ingest.submit(message.samples, message.release)
                 continue
             samples = numpy_to_tree(message.samples)
-            if self.buffer is not None and not self.sync:
-                self.buffer.push(samples)
+            if self.buffer is not None and not self.sync:  # (a slot's view copied for a buffer that keeps it)
+                self.buffer.push(samples if message.release is None or push_copies(self.buffer) else samples.clone())
             else:  # arrays viewing a shared-memory slot are copied out before it is freed
                 kept.append(samples if message.release is None else samples.clone())
             if message.release is not None:

@@ -183,11 +183,15 @@ class SegmentIngest:
 
     ``submit`` hands over a segment (its numpy nested dict, and the function that frees its slot, if any);
     ``drain`` waits until everything handed over is in the buffer; ``lock`` guards the buffer (hold it to sample).
-    An error in the thread is raised by the next ``submit`` or ``drain``.
+    An error in the thread is raised by the next ``submit`` or ``drain``. A buffer whose ``push`` keeps what it is
+    given (a user's, without ``push_copies``) is pushed a copy of a segment read from a slot, which is reused.
     """
 
     def __init__(self, buffer: Any) -> None:
+        from ...data.buffer import push_copies
+
         self.buffer = buffer
+        self._copy_slots = not push_copies(buffer)
         self.lock = threading.Lock()
         self._queue: 'queue.Queue[Any]' = queue.Queue()
         self._done = threading.Condition()
@@ -210,6 +214,8 @@ class SegmentIngest:
                 if self._error is None:
                     start = time.perf_counter()
                     tree = numpy_to_tree(samples)
+                    if release is not None and self._copy_slots:
+                        tree = tree.clone()
                     with self.lock:
                         self.buffer.push(tree)
                     self.push_s += time.perf_counter() - start
