@@ -1,6 +1,6 @@
 """Export a trained policy: ``acframe -m export --load RUN_DIR_OR_CKPT --out FILE``.
 
-The exported model maps a batch of observations ``obs (B, *obs_shape)`` (float32; uint8 for image spaces) to the deterministic actions
+The exported model maps a batch of observations ``obs (B, *obs_shape)`` (float32; uint8 where the env gives uint8: image spaces, action masks) to the deterministic actions
 ``(B,)`` int64 (discrete) or ``(B, D)`` float32 (continuous, clipped to the action space) — exactly what
 ``acframe.load_policy(...).act(obs)`` returns, because both run the same ``DeterministicActor``; whatever the
 model does to observations (normalization kept in its state) is part of it.

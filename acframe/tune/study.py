@@ -5,7 +5,7 @@
 * ``study.db`` — Optuna's SQLite storage (data: trials, params, intermediate values; nothing is unpickled);
 * ``tune.json`` — the settings (compiled base config, search space, budget, seeds, pruner, trial target), written
   before the first trial and read back by ``--resume`` as data;
-* ``trials/trial_<n>_seed<s>/`` — the run folder of every trained run (``acframe -m plot`` draws them);
+* ``trials/trial_<nnnn>_seed<s>/`` (the trial number zero-padded to four digits) — the run folder of every trained run (``acframe -m plot`` draws them);
 * ``trials.csv`` — one row per trial: state, objective, per-seed values, params, env steps, error;
 * ``best_config.py`` / ``best_config.json`` — the base config with the best trial's values, ready for
   ``acframe -c best_config.py`` (its budget is the config's own, not the tuning budget).

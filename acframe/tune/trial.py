@@ -1,7 +1,7 @@
 """One trial of a study: train the config with the sampled values on each seed, reporting to the pruner.
 
 Each run is a normal serial acframe run (``serial_pipeline`` or ``serial_pipeline_onpolicy``, chosen by the
-policy) in ``STUDY_DIR/trials/trial_<n>_seed<s>/``, in this process, with the config's one torch thread.
+policy) in ``STUDY_DIR/trials/trial_<nnnn>_seed<s>/``, in this process, with the config's one torch thread.
 
 Intermediate values: run ``j`` (of the trial's seeds) is cut into ``reports`` equal stretches of the budget; when
 an evaluation has passed the end of stretch ``k``, the trial reports, at step ``j * reports + k``, the mean of
