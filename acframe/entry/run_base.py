@@ -294,7 +294,8 @@ class RunBase:
         if self.writes and os.path.isdir(self.exp_dir):  # a folder being resumed (or reused): no planted link or FIFO in it
             check_folder_is_data(self.exp_dir)
         self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
-        check_loggers(cfg)  # an unknown backend, a missing extra, a destination that cannot be written
+        # an unknown backend, a missing extra, a destination that cannot be written or lies inside the run folder
+        check_loggers(cfg, self.exp_dir if self.writes else None)
         config_hooks = hooks_from_config(cfg.policy.learn.learner.get('hooks', []))
         self.collector_hooks = hooks_from_config(cfg.policy.collect.get('hooks', []), 'policy.collect.hooks', CollectorHook)
         self.evaluator_hooks = hooks_from_config(cfg.policy.eval.evaluator.get('hooks', []), 'policy.eval.evaluator.hooks',

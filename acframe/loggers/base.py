@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import ConfigError
 from ..registry import LOGGER_REGISTRY
@@ -49,6 +49,8 @@ class LoggerBackend:
     extra: Optional[str] = None
     #: the module the extra provides (checked without importing it)
     requires: Optional[str] = None
+    #: config keys naming folders this backend writes, which must lie outside the run folder (checked at start)
+    folder_keys: Tuple[str, ...] = ()
 
     @classmethod
     def check(cls, cfg: Any) -> None:
@@ -163,9 +165,12 @@ def backend_names(cfg: Any) -> List[str]:
     return list(names)
 
 
-def check_loggers(cfg: Any) -> List[type]:
-    """The backend classes ``logger.backends`` names, each checked (``LoggerBackend.check``); a ``ConfigError``
+def check_loggers(cfg: Any, exp_dir: Optional[str] = None) -> List[type]:
+    """The backend classes ``logger.backends`` names, each checked (``LoggerBackend.check``; a user's ``check`` that
+    raises is one line naming it), with its ``folder_keys`` outside the run folder ``exp_dir``; a ``ConfigError``
     naming the key (an unknown name too) before anything is written."""
+    from ..errors import call_user_code
+
     classes = []
     for name in backend_names(cfg):
         cls = LOGGER_REGISTRY.get_for(name, 'logger.backends')
@@ -175,9 +180,27 @@ def check_loggers(cfg: Any) -> List[type]:
         if cls.log_scalar is LoggerBackend.log_scalar:
             raise ConfigError(f"logger.backends: '{name}' ({cls.__name__}) does not define log_scalar(tag, value, "
                               f"step, wall_time), which every backend does; add it (docs/logging.md)")
-        cls.check(cfg)
+        call_user_code(f"logger backend '{name}' check", cls.check, cfg)
+        if exp_dir is not None:
+            _check_outside(cfg, exp_dir, cls.folder_keys)
         classes.append(cls)
     return classes
+
+
+def _check_outside(cfg: Any, exp_dir: str, keys: Sequence[str]) -> None:
+    """A ``ConfigError`` for a folder key whose folder is the run folder or inside it (a run folder is data that holds
+    no symbolic link, and a tracker's files there would be read back as the run's)."""
+    from ..config.ding_compat import MISSING, get_path
+
+    run = os.path.realpath(exp_dir)
+    for key in keys:
+        folder = get_path(cfg, key)
+        if folder is MISSING or not isinstance(folder, str) or not folder:
+            continue
+        path = os.path.realpath(folder)
+        if os.path.commonpath([run, path]) == run:
+            raise ConfigError(f"{key} = {folder!r} is inside the run folder {exp_dir}, which holds the run's own files "
+                              f"only (no symbolic link: the tracker writes some); name a folder outside it")
 
 
 def read_records(exp_dir: str) -> Dict[str, Any]:
@@ -212,7 +235,13 @@ def open_loggers(cfg: Any, exp_dir: str, resume: bool) -> RunLogger:
     logger = RunLogger(opened)
     kept = dict(records)
     for name, backend in opened:
-        record = backend.run_record()
+        try:
+            record = backend.run_record()
+            json.dumps(record)
+        except Exception as exc:  # noqa: BLE001 - a record that cannot be kept costs the resume its tracker run only
+            warn(f"logger backend '{name}': run_record() gave no JSON record ({_describe(exc)}); a --resume starts a "
+                 f"new tracker run")
+            continue
         if record is not None:
             kept[name] = record
     if kept != records:

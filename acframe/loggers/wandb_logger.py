@@ -24,6 +24,7 @@ class WandbLogger(LoggerBackend):
 
     extra = 'wandb'
     requires = 'wandb'
+    folder_keys = ('logger.wandb.dir',)  # W&B links its latest run there: never inside the run folder
 
     @classmethod
     def check(cls, cfg: Any) -> None:

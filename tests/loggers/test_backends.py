@@ -326,6 +326,60 @@ def test_a_registered_backend_that_cannot_log_scalars_is_refused_before_anything
         LOGGER_REGISTRY._entries.pop('scalarless_backend', None)
 
 
+@pytest.mark.parametrize('inside', ['RUN/wb', 'RUN'])
+def test_a_wandb_folder_inside_the_run_folder_is_refused_before_anything_is_written(tmp_path, capsys, inside):
+    """W&B writes symbolic links in its folder, and a run folder holds none: the run could never be resumed."""
+    pytest.importorskip('wandb')
+    from acframe.cli import main
+
+    run = tmp_path / 'run'
+    folder = inside.replace('RUN', str(run))
+    code = main(['-c', 'cartpole_a2c.py', '--exp-dir', str(run), '-q', '--max-env-step', '200',
+                 "logger.backends=['wandb']", 'logger.wandb.mode=offline', f'logger.wandb.dir={folder}'])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (f"acframe: error: logger.wandb.dir = '{folder}' is inside the run folder {run}, which "
+                                 f"holds the run's own files only (no symbolic link: the tracker writes some); name a "
+                                 f"folder outside it\n")
+    assert not run.exists()
+
+
+def test_a_users_backend_whose_check_raises_is_one_line_and_whose_record_json_cannot_hold_is_left_out(tmp_path,
+                                                                                                      capsys):
+    from acframe import LOGGER_REGISTRY
+    from acframe.cli import main
+
+    class Base(LoggerBackend):
+        def log_scalar(self, tag, value, step, wall_time):
+            pass
+
+    @LOGGER_REGISTRY.register('check_raises_backend')
+    class CheckRaises(Base):
+        @classmethod
+        def check(cls, cfg):
+            raise ValueError('oops in check')
+
+    @LOGGER_REGISTRY.register('odd_record_backend')
+    class OddRecord(Base):
+        def run_record(self):
+            return {'handle': object()}
+    try:
+        code = main(['-c', 'cartpole_a2c.py', '--exp-dir', str(tmp_path / 'a'), '-q', '--max-env-step', '200',
+                     "logger.backends=['check_raises_backend']"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count('\n') == 1 and "logger backend 'check_raises_backend' check raised ValueError: " \
+            "oops in check" in err and 'test_backends.py' in err
+        assert not (tmp_path / 'a').exists()
+        code = main(['-c', 'cartpole_a2c.py', '--exp-dir', str(tmp_path / 'b'), '-q', '--max-env-step', '200',
+                     "logger.backends=['tensorboard', 'odd_record_backend']"])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        assert "logger backend 'odd_record_backend': run_record() gave no JSON record" in err
+        assert (tmp_path / 'b' / 'summary.json').is_file() and not (tmp_path / 'b' / 'loggers.json').exists()
+    finally:
+        LOGGER_REGISTRY._entries.pop('check_raises_backend', None)
+        LOGGER_REGISTRY._entries.pop('odd_record_backend', None)
+
+
 def test_a_users_backend_alone_finds_the_run_s_log_folder_made(tmp_path):
     from acframe import LOGGER_REGISTRY
 
