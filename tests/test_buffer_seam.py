@@ -172,9 +172,36 @@ def test_the_prioritized_buffers_keys_are_keys_only_of_a_prioritized_buffer():
         compile_config('cartpole_impala.py', ['policy.other.replay_buffer.alpha=0.5'])
     cfg = compile_config('cartpole_acer.py', ['policy.other.replay_buffer.type=episodic_prioritized'])
     assert cfg.policy.other.replay_buffer.unroll_len == 5 and cfg.policy.other.replay_buffer.beta == 0.4
-    with pytest.raises(ConfigError, match="ACER replays trajectories"):
+    with pytest.raises(ConfigError, match="policy .acer. replays trajectories"):
         from acframe.entry.serial import serial_pipeline
         serial_pipeline('cartpole_acer.py', overrides=['policy.other.replay_buffer.type=prioritized'], progress=False)
+
+
+def test_a_buffer_of_another_sample_kind_than_the_policy_gives_is_refused_at_start_a_users_subclass_too(tmp_path):
+    """IMPALA gives fixed unrolls, ACER whole trajectories; a buffer class says what it stores (``sample_kind``,
+    inherited by a user's subclass), and a mismatch is one line before anything is written."""
+    from acframe import BUFFER_REGISTRY
+    from acframe.data.prioritized import PrioritizedReplayBuffer
+    from acframe.entry.serial import serial_pipeline
+
+    @BUFFER_REGISTRY.register('users_unrolls_kind_test')
+    class UsersUnrolls(PrioritizedReplayBuffer):
+        pass
+    try:
+        for config, buffer, message in (
+                ('cartpole_impala.py', 'episodic', "policy.other.replay_buffer.type 'episodic' stores whole "
+                 "trajectories (time-major segments); policy 'impala' trains on fixed unrolls: set it to 'fifo' "
+                 "(or 'prioritized')"),
+                ('cartpole_impala.py', 'episodic_prioritized', "policy 'impala' trains on fixed unrolls"),
+                ('pendulum_acer.py', 'users_unrolls_kind_test', "policy.other.replay_buffer.type "
+                 "'users_unrolls_kind_test' stores fixed unrolls; policy 'acer' replays trajectories: set it to "
+                 "'episodic' (or 'episodic_prioritized')")):
+            with pytest.raises(ConfigError) as raised:
+                serial_pipeline(config, exp_dir=str(tmp_path / 'run'), progress=False,
+                                overrides=[f'policy.other.replay_buffer.type={buffer}'])
+            assert message in str(raised.value) and not (tmp_path / 'run').exists()
+    finally:
+        BUFFER_REGISTRY._entries.pop('users_unrolls_kind_test', None)
 
 
 DING_MAIN = dict(

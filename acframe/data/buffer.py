@@ -38,6 +38,7 @@ class ReplayBuffer:
     """
 
     reuses_data = True
+    sample_kind = 'unrolls'  # item-major train samples of a fixed length (policy.check_buffer_kind)
     push_copies = True  # push copies the samples into the ring (see push_copies below)
 
     def __init__(self, replay_buffer_size: int, max_use: int = 1, seed: int = 0, dedup_frames: bool = True,

@@ -59,6 +59,7 @@ class EpisodicReplayBuffer:
     """
 
     reuses_data = True
+    sample_kind = 'segments'  # whole time-major segments (policy.check_buffer_kind)
     push_copies = True  # push copies the segment into the buffer's storage (``buffer.push_copies``)
     #: frames the store expects per stored transition of a stacked stream (one new frame a step, resets, margin)
     FRAMES_PER_TRANSITION = 1.25

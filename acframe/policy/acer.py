@@ -56,7 +56,7 @@ from ..models.distributions import mask_logits
 from ..registry import POLICY_REGISTRY
 from ..rl_utils import (acer_policy_loss_continuous, acer_policy_loss_discrete, acer_trust_region_loss,
                         acer_value_target, discrete_kl, q_opc, retrace, truncated_trace)
-from .base import LearnNeed, Policy, actor_critic_groups, build_optimizer
+from .base import LearnNeed, Policy, actor_critic_groups, build_optimizer, check_buffer_kind
 from .compiled import grad_boundary
 
 #: importance weights above this are counted as this in the logged mean (rho can overflow for Gaussians)
@@ -71,6 +71,7 @@ class ACERPolicy(Policy):
     on_policy = False
     supports_rnn = True  # acer_q and acer_sdn: every window is recomputed from its stored first state
     async_training = True  # ChainerRL's async ACER: -m async runs Hogwild workers, each with its own episodic replay
+    train_sample_kind = 'segments'  # the episodic buffer's trajectories (check_buffer_kind)
 
     config = dict(
         # (dict) Keyword arguments of the model (acer_q / acer_sdn: encoder_hidden_size_list, share_encoder, obs_norm, ...; free-form but for rnn); obs_shape, action_shape and action_space are filled from the env when absent.
@@ -396,8 +397,5 @@ class ACERPolicy(Policy):
 
     # ---- collect -----------------------------------------------------------------------------------
     def _init_collect(self) -> None:
-        buffer_type = self._cfg.other.replay_buffer.type
-        if buffer_type in ('fifo', 'prioritized'):
-            raise ConfigError(f"policy.other.replay_buffer.type '{buffer_type}' stores fixed unrolls; ACER replays "
-                              f"trajectories: set it to 'episodic' (or 'episodic_prioritized')")
+        check_buffer_kind(self._cfg, type(self))  # (also where a policy is built without create_policy's checks)
 

@@ -98,6 +98,10 @@ class Policy:
     #: True when the learn mode recomputes sequences from the segments' stored recurrent states, so the model may
     #: have a recurrent core (``policy.model.rnn``); other policies refuse one (``check_recurrent``)
     supports_rnn: bool = False
+    #: what ``get_train_sample`` gives a replay buffer: 'unrolls' (item-major, fixed length: IMPALA's) or 'segments'
+    #: (the time-major segment: ACER's trajectories); a buffer class's ``sample_kind`` must agree (``check_buffer_kind``;
+    #: None on either side: not checked)
+    train_sample_kind: Optional[str] = None
 
     @classmethod
     def default_config(cls) -> Dict[str, Any]:
@@ -149,6 +153,7 @@ class Policy:
         ``policy.learn.compile`` mode only where it can work (``compiled.check_compile``)."""
         check_recurrent(cfg.policy, cls)
         check_compile(cfg.policy)
+        check_buffer_kind(cfg.policy, cls)
 
     def __init__(self, cfg: Any, model: Optional[nn.Module] = None, enable_field: Sequence[str] = ('learn', 'collect', 'eval'),
                  init_weights: Optional[Dict[str, torch.Tensor]] = None) -> None:
@@ -724,6 +729,32 @@ def model_output(model: nn.Module, mode: str, obs: Any,
 def rnn_type(rnn: Any) -> Optional[str]:
     """The recurrent core ``policy.model.rnn`` asks for (``'lstm'``/``'gru'``), or None (feed-forward)."""
     return rnn.get('type') if isinstance(rnn, Mapping) else None
+
+
+#: a buffer's ``sample_kind``: what it stores, and the buffer types of acframe that store it
+BUFFER_KINDS = {'unrolls': ('stores fixed unrolls', "'fifo' (or 'prioritized')"),
+                'segments': ('stores whole trajectories (time-major segments)', "'episodic' (or 'episodic_prioritized')")}
+
+
+def check_buffer_kind(cfg: Any, policy_cls: type) -> None:
+    """A ``ConfigError`` when ``policy.other.replay_buffer.type`` stores another kind of sample (its class's
+    ``sample_kind``) than the policy's ``get_train_sample`` gives (``train_sample_kind``): IMPALA's unrolls in ACER's
+    episodic buffer, or ACER's trajectories in a ring of unrolls (a user's subclass of either too)."""
+    from ..errors import RegistryError
+    from ..registry import BUFFER_REGISTRY
+
+    wanted = policy_cls.train_sample_kind
+    name = cfg.get('other', {}).get('replay_buffer', {}).get('type')
+    if wanted not in BUFFER_KINDS or not name or not isinstance(name, str):
+        return
+    try:
+        stored = getattr(BUFFER_REGISTRY.get(name), 'sample_kind', None)
+    except RegistryError:  # an unknown name: the buffer's own check names it
+        return
+    if stored in BUFFER_KINDS and stored != wanted:
+        what = 'replays trajectories' if wanted == 'segments' else 'trains on fixed unrolls'
+        raise ConfigError(f"policy.other.replay_buffer.type '{name}' {BUFFER_KINDS[stored][0]}; policy "
+                          f"'{cfg.get('type', policy_cls.__name__)}' {what}: set it to {BUFFER_KINDS[wanted][1]}")
 
 
 def check_recurrent(cfg: Any, policy_cls: type) -> None:

@@ -44,6 +44,7 @@ class IMPALAPolicy(Policy):
     on_policy = False
     learn_draws_random = False  # V-trace and its losses are deterministic functions of the batch
     supports_rnn = True  # each unroll carries its first state; the learner recomputes the unroll from it
+    train_sample_kind = 'unrolls'  # a ring of fixed unrolls (check_buffer_kind)
 
     config = dict(
         # (int > 0) Length T of the unrolls the learner trains on; one unroll is one sample of collect.n_sample.
