@@ -220,6 +220,27 @@ def test_every_default_space_fits_the_shipped_cartpole_config(policy):
     assert fixed_params(space, {LR: base['policy']['learn']['learning_rate']}) == {LR: base['policy']['learn']['learning_rate']}
 
 
+@pytest.mark.parametrize('config', ['halfcheetah_ppo.py', 'hopper_ppo.py', 'cartpole_ppo.py', 'pendulum_impala.py',
+                                    'acrobot_a2c.py'])
+def test_trial_0_is_the_config_as_given_and_no_ppo_draw_has_a_minibatch_larger_than_its_rollout(config):
+    """A 1-env PPO config (HalfCheetah) drew rollouts of 16-256 transitions against minibatches of 32-256: half the
+    trials, trial 0 too, were refused. The categorical choices hold the config's own values."""
+    import itertools
+
+    from acframe.tune.space import baseline_values
+
+    base = to_plain(compile_config(config))
+    space = default_space(base)
+    check_space(base, space)
+    baseline = baseline_values(base, space)
+    categorical = {k for k, spec in space.items() if spec[0] == 'categorical'}
+    assert set(fixed_params(space, baseline)) >= categorical  # each categorical key is trial 0's own value
+    if base['policy']['type'] == 'ppo':
+        rollouts, batches = space['policy.collect.n_sample'][1], space['policy.learn.batch_size'][1]
+        assert base['policy']['collect']['n_sample'] in rollouts and base['policy']['learn']['batch_size'] in batches
+        assert all(batch <= rollout for rollout, batch in itertools.product(rollouts, batches))
+
+
 class FakeTrial:
     def __init__(self, prune_at=None):
         self.number, self.reports, self.prune_at = 0, [], prune_at

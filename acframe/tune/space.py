@@ -86,17 +86,33 @@ DEFAULT_SPACES: Dict[str, Space] = {
     },
 }
 #: ``collect.n_sample`` choices per collector env (n_sample counts samples across all collector envs)
-N_SAMPLE_PER_ENV: Dict[str, List[int]] = {'a2c': [5, 8, 16, 32], 'ppo': [16, 32, 64, 128, 256], 'impala': [1, 2, 4],
-                                          'acer': [1, 2]}
+N_SAMPLE_PER_ENV: Dict[str, List[int]] = {'a2c': [5, 8, 16, 32], 'impala': [1, 2, 4], 'acer': [1, 2]}
+#: PPO's rollout sizes (``collect.n_sample``, rounded up to a multiple of the collector envs): whole rollouts, so that
+#: each holds a minibatch of every ``batch_size`` choice, however few envs collect
+PPO_ROLLOUTS = [256, 512, 1024, 2048, 4096]
 
 
 def default_space(cfg: Mapping[str, Any]) -> Space:
-    """The default space of ``cfg``'s policy type (empty for a policy without one)."""
+    """The default space of ``cfg``'s policy type (empty for a policy without one). Every categorical choice list
+    holds the config's own value too (trial 0, the baseline, is then the config as given), and PPO's ``batch_size``
+    choices fit in its smallest rollout (no trial is refused for a minibatch larger than its rollout)."""
     policy_type = cfg['policy']['type']
     space = {key: list(spec) for key, spec in DEFAULT_SPACES.get(policy_type, {}).items()}
+    num_envs = int(cfg['env']['collector_env_num'])
     if policy_type in N_SAMPLE_PER_ENV:
-        num_envs = int(cfg['env']['collector_env_num'])
         space['policy.collect.n_sample'] = ['categorical', [k * num_envs for k in N_SAMPLE_PER_ENV[policy_type]]]
+    elif policy_type == 'ppo':
+        space['policy.collect.n_sample'] = ['categorical', sorted({-(-t // num_envs) * num_envs for t in PPO_ROLLOUTS})]
+    for key, spec in space.items():
+        try:
+            own = config_value(cfg, key)
+        except (KeyError, TypeError):
+            continue
+        if spec[0] == 'categorical' and isinstance(own, (bool, int, float, str)) and own not in spec[1]:
+            spec[1] = sorted(spec[1] + [own]) if not isinstance(own, (bool, str)) else spec[1] + [own]
+    if policy_type == 'ppo' and space.get('policy.learn.batch_size', [None])[0] == 'categorical':
+        smallest = min(space['policy.collect.n_sample'][1])
+        space['policy.learn.batch_size'][1] = [b for b in space['policy.learn.batch_size'][1] if b <= smallest]
     return space
 
 
