@@ -1059,24 +1059,27 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
     """
     import gymnasium as gym
 
+    from ..envs.gym_env import env_name
+
     model = cfg.policy.model
     name = cfg.policy.type
+    env = env_name(cfg.env)
     observation_space = split_mask_space(observation_space)[0]  # an action mask is not the model's input
     boxes = (list(observation_space.spaces.values()) if isinstance(observation_space, gym.spaces.Dict)
              else [observation_space])
     if not boxes or not all(isinstance(box, gym.spaces.Box) and len(box.shape) in (1, 2, 3) for box in boxes):
         raise UnsupportedSpaceError(
             f"policy '{name}' needs vector (1-D Box), image (2-D/3-D Box) or Dict-of-Box observations; "
-            f"env '{cfg.env.env_id}' has {observation_space}"
+            f"env '{env}' has {observation_space}"
         )
     empty = any(int(np.prod(box.shape)) == 0 for box in boxes)
     if empty or isinstance(action_space, gym.spaces.Discrete) and int(action_space.n) < 1:
-        raise UnsupportedSpaceError(f"env '{cfg.env.env_id}' has an empty space (observation {observation_space}, action "
+        raise UnsupportedSpaceError(f"env '{env}' has an empty space (observation {observation_space}, action "
                                     f"{action_space}); a policy needs at least one observation value and one action")
     kind, shape = _action_kind_and_shape(action_space)
     if kind not in policy_cls.supported_action_spaces:
         raise UnsupportedSpaceError(
-            f"policy '{name}' does not support the action space {action_space} of env '{cfg.env.env_id}'; "
+            f"policy '{name}' does not support the action space {action_space} of env '{env}'; "
             f"it supports {', '.join(policy_cls.supported_action_spaces)} actions"
         )
     check_model_against_spaces(cfg, observation_space, action_space)
