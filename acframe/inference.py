@@ -319,6 +319,11 @@ class LoadedPolicy:
                     bad = int(ids.min() if ids.min() < 0 else ids.max())
                     raise ValueError(f"reset(envs): env {bad} is not one of the {held} envs the policy acts for; give "
                                      f"indices 0..{held - 1}")
+                values, counts = np.unique(ids, return_counts=True)
+                if (counts > 1).any():  # most likely flags given as 0/1 integers (dones.astype(int))
+                    raise ValueError(f"reset(envs): env {int(values[counts > 1][0])} is named {int(counts.max())} times; "
+                                     f"give each index once, or the episode starts as a bool array (B,) (integers are "
+                                     f"read as indices)")
             if ids.size:
                 mode.episode_start(ids.tolist())
 

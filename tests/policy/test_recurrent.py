@@ -440,6 +440,9 @@ def test_a_loaded_recurrent_policy_resets_some_envs_of_a_batch(tmp_path, capsys)
         loaded.reset(np.array([True, False]))
     with pytest.raises(ValueError, match='indices of the envs'):
         loaded.reset(np.zeros((2, 2), dtype=int))
+    with pytest.raises(ValueError, match=r'env 0 is named 2 times; give each index once, or the episode starts as a '
+                                         r'bool array'):
+        loaded.reset(np.array([0, 1, 0, 1]))  # dones.astype(int): flags, not indices
     with pytest.raises(ValueError, match='reset'):  # still 4 envs until reset()
         loaded.act(np.zeros((3, 2), dtype=np.float32))
     # (the exported step with the state in and out: tests/test_export.py)
