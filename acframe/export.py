@@ -50,10 +50,12 @@ def export_format(out: str) -> str:
 
 
 def export_policy(target: str, out: str, config: Optional[Any] = None, overrides: Sequence[str] = (),
-                  imports: Sequence[str] = ()) -> Dict[str, Any]:
+                  imports: Sequence[str] = (), what: str = 'export_policy') -> Dict[str, Any]:
     """Write the run's deterministic actor to ``out`` (format from its suffix); returns what was written.
-    ``imports``: modules named for the run folder's ``import_names`` (``--import``)."""
-    from .inference import load_policy
+    ``imports``: modules named for the run folder's ``import_names`` (``--import``); ``what``: how errors about
+    ``target`` name it (the CLI: ``--load``)."""
+    from .inference import LoadedPolicy
+    from .runs import locate_run
 
     fmt = export_format(out)
     if fmt == 'onnx':
@@ -62,8 +64,8 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
                 __import__(module)
             except ImportError as exc:
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
-    loaded = load_policy(target, config, list(overrides or ()) + ['policy.cuda=False'],  # a CPU model is traced
-                         imports=imports)
+    loaded = LoadedPolicy(locate_run(target, config, list(overrides or ()) + ['policy.cuda=False'],  # traced on CPU
+                                     what=what, imports=imports))
     recurrent = loaded.recurrent  # one step with the state in and out (a trace of act(obs) would bake it in)
     actor = (loaded.step_actor if recurrent else loaded.actor).cpu().eval().requires_grad_(False)  # inference only
     space = loaded.observation_space

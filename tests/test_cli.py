@@ -104,6 +104,7 @@ def bad_policy_config(tmp_path):
     ([], 'no config given'),
     (['-m', 'eval', '-c', 'cartpole_impala.py'], '-m eval needs --load RUN_DIR_OR_CKPT'),
     (['-m', 'eval', '-c', 'cartpole_impala.py', '--load', 'missing.pth'], '--load missing.pth: no such file or folder'),
+    (['-m', 'export', '--load', 'missing_run', '--out', 'x.pt'], '--load missing_run: no such file or folder'),
     (['-c', 'cartpole_impala.py', '--load', 'x.pth'], '--load evaluates or exports a finished run with -m eval / -m export'),
     (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate'], 'is not of the form key.path=value'),
     (['-c', 'cartpole_impala.py', 'policy.learn.learning_rate=fast'], "'policy.learn.learning_rate' must be float"),

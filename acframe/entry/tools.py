@@ -40,7 +40,8 @@ def run_tool(args: argparse.Namespace) -> str:
         _refuse(args, {'--load', '-c', '--import'})
         if args.out is None:
             raise ConfigError("-m export needs --out FILE.pt (TorchScript) or --out FILE.onnx (ONNX)")
-        return result_line(export_policy(args.load, args.out, args.config, args.overrides, imports=args.imports))
+        return result_line(export_policy(args.load, args.out, args.config, args.overrides, imports=args.imports,
+                                               what='--load'))
     from .evaluate import evaluate_run, result_line
 
     _refuse(args, {'--load', '-c', '-s', '--episodes', '--video', '--domain-params', '--import'})
