@@ -145,7 +145,8 @@ class PPOPolicy(Policy):
         size = cfg.learn.batch_size
         if isinstance(size, bool) or not isinstance(size, int):
             return []
-        return [LearnNeed(size, 'rollout', f"policy.learn.batch_size={size} transitions per minibatch need",
+        return [LearnNeed(size, 'rollout',
+                          f"policy.learn.batch_size={size} (transitions per minibatch) needs a rollout of at least",
                           'minibatches of that size (each would be the whole rollout)',
                           'lower policy.learn.batch_size or raise policy.collect.n_sample')]
 

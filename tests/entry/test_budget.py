@@ -89,7 +89,8 @@ ZERO_STEP_RUNS = [
      'replay_start_size = 60000 transitions > replay_buffer_size = 50000'),
     ('PPO minibatch larger than the rollout',
      ['-c', 'cartpole_ppo.py', 'policy.learn.batch_size=512'],
-     'one rollout holds 256 transitions (policy.collect.n_sample=256) but policy.learn.batch_size=512'),
+     'one rollout holds 256 transitions (policy.collect.n_sample=256) but policy.learn.batch_size=512 (transitions '
+     'per minibatch) needs a rollout of at least 512: the run would make no minibatches of that size'),
     ('PPO minibatch larger than the parallel rollout of every actor',
      ['-m', 'parallel', '--backend', 'inline', '-c', 'cartpole_ppo.py', 'parallel.actor_num=2', 'policy.learn.batch_size=600'],
      'one rollout holds 512 transitions (policy.collect.n_sample=256 over 2 actors)'),
