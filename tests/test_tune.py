@@ -7,6 +7,7 @@ import csv
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -198,6 +199,10 @@ def test_the_search_space_is_data_checked_key_by_key(tmp_path):
     with pytest.raises(ConfigError, match='only assignments of literals'):
         read_space_file(str(evil))
     assert not marker.exists()
+    expression = tmp_path / 'expression.py'
+    expression.write_text("space = {'policy.learn.learning_rate': ['log_uniform', -1e-4, 1e-4 * 2]}\n")
+    with pytest.raises(ConfigError, match=r"line 1: space holds '0.0001 \* 2', which is not a literal; write numbers"):
+        read_space_file(str(expression))
     ok = tmp_path / 'ok.py'
     ok.write_text('"""My space."""\nspace = {"policy.learn.gae_lambda": ["uniform", 0.9, 1.0]}\nuse_default_space = False\n')
     assert read_space_file(str(ok)) == ({'policy.learn.gae_lambda': ['uniform', 0.9, 1.0]}, False)
@@ -285,4 +290,8 @@ def test_an_existing_study_is_not_overwritten(study, capsys):
     assert main(['-m', 'tune', '-c', 'cartpole_a2c.py', '--trials', '1', '--study-dir', str(study)]) == 2
     assert f'--resume {study}' in capsys.readouterr().err
     assert (study / 'trials.csv').read_text() == before
+    from acframe.tune import tune  # from Python, the same refusal names tune()'s arguments, not the CLI's flags
+    with pytest.raises(ConfigError, match=rf"^study_dir={re.escape(str(study))} already holds a study; continue it "
+                                          rf"with resume={re.escape(str(study))} "):
+        tune('cartpole_a2c.py', trials=1, study_dir=str(study))
     assert os.path.isfile(study / 'study.db')

@@ -25,7 +25,8 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
          use_default_space: Optional[bool] = None, pruner: Optional[str] = None, startup_trials: Optional[int] = None,
          warmup_reports: Optional[int] = None, reports: Optional[int] = None, sampler_seed: Optional[int] = None,
          first_values: Sequence[Mapping[str, Any]] = (), echo: Optional[Callable[[str], None]] = print,
-         progress: Optional[Callable[[str], None]] = None, imports: Sequence[str] = ()) -> Dict[str, Any]:
+         progress: Optional[Callable[[str], None]] = None, imports: Sequence[str] = (),
+         flag_names: bool = False) -> Dict[str, Any]:
     """Run (or continue) a study; returns ``{'study_dir', 'trials': {complete, pruned, failed}, 'best'}``.
 
     Args:
@@ -48,7 +49,40 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
         progress: where one line per evaluation of the running trial goes (None: not shown).
         imports: with ``resume``, the modules named for the study's ``import_names`` (``--import``): a study
             folder never decides what is imported.
+        flag_names: errors name ``acframe -m tune``'s flags (``--study-dir``) rather than these arguments
+            (``study_dir=``); the CLI sets it.
     """
+    try:
+        return _tune(config, trials, budget, space, study_dir, seeds, resume, overrides, use_default_space, pruner,
+                     startup_trials, warmup_reports, reports, sampler_seed, first_values, echo, progress, imports)
+    except ConfigError as exc:
+        if flag_names:
+            raise
+        raise ConfigError(argument_names(str(exc))) from exc
+
+
+#: acframe -m tune's flags, as tune()'s arguments (a Python caller's errors name these)
+FLAG_ARGUMENTS = {'--study-dir': 'study_dir=', '--resume': 'resume=', '--trials N': 'trials=N', '--trials': 'trials=',
+                  '--budget': 'budget=', '--seeds': 'seeds=', '--pruner': 'pruner=', '--startup-trials': 'startup_trials=',
+                  '--space': 'space=', '--import': 'imports=', '-c CONFIG': 'config',
+                  'acframe -m tune -c cartpole_a2c.py --trials 20': "tune('cartpole_a2c.py', trials=20)"}
+
+
+def argument_names(message: str) -> str:
+    """``message`` with ``acframe -m tune``'s flags written as ``tune()``'s keyword arguments."""
+    import re
+
+    flags = sorted(FLAG_ARGUMENTS, key=len, reverse=True)  # the longest first: '--trials N' before '--trials'
+    pattern = re.compile('|'.join(re.escape(flag) + (r'(?![\w-])' if flag[-1].isalnum() else '') for flag in flags))
+    return pattern.sub(lambda match: FLAG_ARGUMENTS[match.group(0)], message).replace('= ', '=')
+
+
+def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Union[None, str, Mapping[str, Any]],
+          study_dir: Optional[str], seeds: Optional[Sequence[int]], resume: Optional[str], overrides: Sequence[Any],
+          use_default_space: Optional[bool], pruner: Optional[str], startup_trials: Optional[int],
+          warmup_reports: Optional[int], reports: Optional[int], sampler_seed: Optional[int],
+          first_values: Sequence[Mapping[str, Any]], echo: Optional[Callable[[str], None]],
+          progress: Optional[Callable[[str], None]], imports: Sequence[str]) -> Dict[str, Any]:
     from .space import read_space_file
     from .study import STUDY_DB, Study, check_settings, check_trial_configs
 

@@ -67,7 +67,7 @@ def run_tune(args: argparse.Namespace) -> str:
     record = tune(args.config, trials=args.trials, budget=args.budget, space=args.space, study_dir=args.study_dir,
                   seeds=args.seeds, resume=args.resume, overrides=list(args.overrides), pruner=args.pruner,
                   startup_trials=args.startup_trials, echo=None if args.quiet else _echo,
-                  progress=None if args.quiet else _echo, imports=args.imports)
+                  progress=None if args.quiet else _echo, imports=args.imports, flag_names=True)
     return best_line(record)
 
 

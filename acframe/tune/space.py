@@ -161,11 +161,27 @@ def _python_literals(path: str, text: str) -> Tuple[Dict[str, Any], set]:
         try:
             data[node.targets[0].id] = ast.literal_eval(node.value)
         except ValueError as exc:
-            raise ConfigError(f"--space {path}: line {node.lineno}: {node.targets[0].id} is not a literal ({exc}); "
-                              f"write numbers, strings, lists and dicts only") from exc
+            what = _first_non_literal(node.value)
+            raise ConfigError(f"--space {path}: line {getattr(what, 'lineno', node.lineno)}: {node.targets[0].id} "
+                              f"holds {ast.unparse(what)[:80]!r}, which is not a literal; write numbers (1e-4, not "
+                              f"1e-4 * 2), strings, lists and dicts only") from exc
     if not isinstance(data.get('space'), dict):
         raise ConfigError(f"--space {path}: define space = {{'policy.learn.learning_rate': ['log_uniform', 1e-4, 1e-2], ...}}")
     return data, set(data) - {'space', 'use_default_space'}
+
+
+def _first_non_literal(node: ast.AST) -> ast.AST:
+    """The first part of ``node`` that ``ast.literal_eval`` does not read (a name, a call, an arithmetic expression)."""
+    for part in ast.walk(node):
+        if isinstance(part, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Load)):
+            continue
+        if isinstance(part, ast.UnaryOp) and isinstance(part.op, (ast.USub, ast.UAdd)) \
+                and isinstance(part.operand, ast.Constant):
+            continue
+        if isinstance(part, (ast.USub, ast.UAdd)):
+            continue
+        return part
+    return node
 
 
 def build_space(cfg: Mapping[str, Any], given: Optional[Mapping[str, Any]] = None, use_default_space: bool = True,
@@ -181,7 +197,7 @@ def build_space(cfg: Mapping[str, Any], given: Optional[Mapping[str, Any]] = Non
         else:
             space[key] = normalize_spec(key, spec, source)
     if not space:
-        raise ConfigError(f"{source}: the search space is empty (policy '{cfg['policy']['type']}' has no default space); "
+        raise ConfigError(f"{source}: no key to search (policy '{cfg['policy']['type']}' has no default space); "
                           f"pass --space FILE with e.g. space = {{'policy.learn.learning_rate': ['log_uniform', 1e-4, 1e-2]}}")
     return {key: space[key] for key in sorted(space)}
 
