@@ -290,6 +290,10 @@ def test_an_existing_study_is_not_overwritten(study, capsys):
     assert main(['-m', 'tune', '-c', 'cartpole_a2c.py', '--trials', '1', '--study-dir', str(study)]) == 2
     assert f'--resume {study}' in capsys.readouterr().err
     assert (study / 'trials.csv').read_text() == before
+    run = study / 'trials' / sorted(os.listdir(study / 'trials'))[0]  # a training run's folder is no study's
+    assert main(['-m', 'tune', '-c', 'cartpole_a2c.py', '--trials', '1', '--study-dir', str(run)]) == 2
+    assert f"--study-dir {run} is a training run's folder" in capsys.readouterr().err
+    assert not (run / 'study.db').exists()
     from acframe.tune import tune  # from Python, the same refusal names tune()'s arguments, not the CLI's flags
     with pytest.raises(ConfigError, match=rf"^study_dir={re.escape(str(study))} already holds a study; continue it "
                                           rf"with resume={re.escape(str(study))} "):

@@ -143,6 +143,9 @@ def _new_settings(config: Any, overrides: Sequence[Any], trials: Optional[int], 
     if holds_study(study_dir):
         raise ConfigError(f"--study-dir {study_dir} already holds a study; continue it with --resume {study_dir} "
                           f"or pass another --study-dir")
+    from ..runs import is_run_dir
+    if os.path.isdir(study_dir) and is_run_dir(study_dir):  # a study's files would mix with the run's
+        raise ConfigError(f"--study-dir {study_dir} is a training run's folder; pass a folder of the study's own")
     return settings, study_dir
 
 
