@@ -177,6 +177,20 @@ def test_the_prioritized_buffers_keys_are_keys_only_of_a_prioritized_buffer():
         serial_pipeline('cartpole_acer.py', overrides=['policy.other.replay_buffer.type=prioritized'], progress=False)
 
 
+def test_switching_the_buffer_type_drops_the_former_buffers_own_keys_and_only_those():
+    """A resume with --accept-config-change (or a tuned type) compiles the stored config with the new type: the
+    prioritized buffer's alpha is not the fifo buffer's, so it goes; the keys both have stay."""
+    from acframe.config.compile import to_plain
+
+    stored = to_plain(compile_config('cartpole_impala.py', ['policy.other.replay_buffer.type=prioritized',
+                                                            'policy.other.replay_buffer.alpha=0.7',
+                                                            'policy.other.replay_buffer.replay_buffer_size=500']))
+    switched = compile_config(stored, ['policy.other.replay_buffer.type=fifo']).policy.other.replay_buffer
+    assert switched.type == 'fifo' and 'alpha' not in switched and switched.replay_buffer_size == 500
+    with pytest.raises(ConfigError, match="unknown config key 'policy.other.replay_buffer.alpha'"):
+        compile_config(stored, ['policy.other.replay_buffer.type=fifo', 'policy.other.replay_buffer.alpha=0.5'])
+
+
 def test_a_buffer_of_another_sample_kind_than_the_policy_gives_is_refused_at_start_a_users_subclass_too(tmp_path):
     """IMPALA gives fixed unrolls, ACER whole trajectories; a buffer class says what it stores (``sample_kind``,
     inherited by a user's subclass), and a mismatch is one line before anything is written."""

@@ -139,6 +139,23 @@ def _buffer_type(policy: dict, main: dict, overrides: Optional[Sequence[Any]]) -
     return override_value(overrides, BUFFER_PATH + '.type', found)
 
 
+def _drop_switched_buffer_keys(main: dict, result: dict, overrides: Optional[Sequence[Any]]) -> None:
+    """An override that switches ``policy.other.replay_buffer.type`` (a resume with ``--accept-config-change``, a
+    tuned type) drops the file's values of the keys only its former buffer declares (a prioritized buffer's
+    ``alpha`` when switching to ``fifo``): they belong to a buffer the run no longer builds."""
+    section = main.get('policy', {}).get('other', {}).get('replay_buffer') if isinstance(main.get('policy'), dict) \
+        else None
+    if not isinstance(section, dict):
+        return
+    former = section.get('type')
+    switched = override_value(overrides, BUFFER_PATH + '.type', former)
+    if former == switched or not isinstance(former, str):
+        return
+    kept = set(result['policy'].get('other', {}).get('replay_buffer', {}))  # the policy's and the new buffer's keys
+    for key in set(buffer_defaults(former)[0]) - kept:
+        section.pop(key, None)
+
+
 def override_value(overrides: Optional[Sequence[Any]], path: str, default: Any = None) -> Any:
     """The value the last of ``overrides`` gives ``path``, or ``default`` (a malformed override is skipped here:
     ``apply_overrides`` reports it)."""
@@ -447,6 +464,7 @@ def _compile_config(cfg: ConfigInput, overrides: Optional[Sequence[Union[str, Tu
     _, policy_comments = policy_defaults(policy_type)
     comments = _all_comments(policy_comments)
     _merge_buffer_keys(result, comments, _buffer_type(result['policy'], main, overrides))
+    _drop_switched_buffer_keys(main, result, overrides)
     reference = copy.deepcopy(result)
     main.pop('import_names', None)
     deep_merge(result, main)
