@@ -49,6 +49,7 @@ class _Deferral:
     depth = 0
     pending: Optional[BaseException] = None
     raised: Optional[BaseException] = None
+    handled_blocks = 0  # how deep the ``sigterm_as_interrupt`` blocks nest
 
 
 def _interrupt(exc: BaseException) -> None:
@@ -181,7 +182,9 @@ def sigterm_as_interrupt() -> Iterator[None]:
     """Within the block, the first SIGTERM, SIGHUP or SIGQUIT raises ``Terminated`` (later ones are ignored until the
     block ends, so the interrupt path can write the final checkpoint); the previous handlers are restored afterwards.
 
-    Only the main thread can install handlers: elsewhere (a script's worker thread) this does nothing.
+    Only the main thread can install handlers: elsewhere (a script's worker thread) this does nothing. An interrupt
+    Python swallowed inside a nested block that ended normally (a tuning trial's run, after its loop's last check)
+    is left for the enclosing block's loop to raise (``raise_swallowed_interrupt``); the outermost block drops it.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -190,15 +193,20 @@ def sigterm_as_interrupt() -> Iterator[None]:
     previous_int = signal.getsignal(signal.SIGINT)
     if previous_int is signal.default_int_handler:  # Ctrl-C as before, but deferrable
         signal.signal(signal.SIGINT, _raise_keyboard_interrupt)
+    _Deferral.handled_blocks += 1
+    ended = False
     try:
         yield
+        ended = True
     except KeyboardInterrupt as exc:
         raised = as_raised(exc)
         if raised is not exc:
             raise raised from None
         raise
     finally:
-        interrupt_handled()  # nothing is left to raise after the block
+        _Deferral.handled_blocks -= 1
+        if not ended or _Deferral.handled_blocks == 0:
+            interrupt_handled()  # nothing is left to raise after the block
         for terminating, handler in previous.items():
             if handler is _raise_terminated and signal.getsignal(terminating) is signal.SIG_IGN:
                 continue  # an outer block's, and the signal came: later ones stay ignored until that block ends

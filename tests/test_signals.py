@@ -170,3 +170,18 @@ def test_an_interrupt_swallowed_during_a_runs_start_up_is_raised_inside_its_trai
             _InterruptedWhileFinalized(signal.SIGTERM)
             with sigterm_as_interrupt():  # training
                 raise_swallowed_interrupt()
+
+
+@pytest.mark.filterwarnings('ignore::pytest.PytestUnraisableExceptionWarning')  # the swallowed interrupt, printed
+def test_an_interrupt_swallowed_in_a_nested_block_that_ended_is_left_for_the_enclosing_loop():
+    """A tuning study's loop (the outer block) runs trials whose runs (inner blocks) may end normally after Python
+    swallowed a Ctrl-C: the study's next turn raises it; the outermost block's end drops what nobody raised."""
+    with pytest.raises(Terminated):
+        with sigterm_as_interrupt():  # the study
+            with sigterm_as_interrupt():  # a trial's run, past its last check
+                _InterruptedWhileFinalized(signal.SIGTERM)
+            raise_swallowed_interrupt()  # the study's next turn
+    with sigterm_as_interrupt():
+        _InterruptedWhileFinalized(signal.SIGTERM)
+    with sigterm_as_interrupt():  # a later block of the same process starts clean
+        raise_swallowed_interrupt()

@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 from ..config.run_folder import create_config_of, decode, encode, py_literal
 from ..entry.run_folder import NewRunFolder, RunLock, check_folder_is_data
 from ..errors import AcframeError, ConfigError
-from ..signals import describe_interrupt, sigterm_as_interrupt
+from ..signals import describe_interrupt, raise_swallowed_interrupt, sigterm_as_interrupt
 from ..utils import atomic_write_text
 from .space import Space, baseline_values, check_space, decode_params, fixed_params, normalize_spec, suggest
 from .trial import Pruned, trial_config, train_runs
@@ -148,6 +148,7 @@ class Study:
         try:
             with sigterm_as_interrupt():
                 while self.finished() < self.settings['trials']:
+                    raise_swallowed_interrupt()  # a Ctrl-C Python swallowed as the last trial ended
                     self._one_trial()
             self.write_outputs()
             return self.best_record()
