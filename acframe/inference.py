@@ -38,6 +38,14 @@ from .runs import RunArtifacts, load_model_weights, locate_run
 logger = logging.getLogger('acframe')
 
 
+def single_precision(x: Any) -> Any:
+    """Floating-point tensors (a dict of them too) as float32, the model's dtype: an exported model takes numpy's
+    float64 observations as ``act`` does (a trace keeps the cast; uint8 images and masks are left as they are)."""
+    if isinstance(x, dict):
+        return {k: single_precision(v) for k, v in x.items()}
+    return x.to(torch.float32) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+
 class DeterministicActor(nn.Module):
     """obs ``(B, *obs_shape)`` float32 → the eval mode's deterministic action ``(B,)`` / ``(B, D)``.
 
@@ -55,6 +63,7 @@ class DeterministicActor(nn.Module):
             self.register_buffer('high', torch.as_tensor(action_space.high, dtype=torch.float32))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        obs = single_precision(obs)
         return self.no_legal_action(obs, self.clipped(self._forward_eval(obs)['action']))
 
     def no_legal_action(self, obs: Any, action: torch.Tensor) -> torch.Tensor:
@@ -87,6 +96,7 @@ class RecurrentActor(DeterministicActor):
         self._step = policy.eval_mode.step
 
     def forward(self, obs: torch.Tensor, state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:  # type: ignore[override]
+        obs, state = single_precision(obs), single_precision(state)
         output = self._step(obs, state)
         return self.no_legal_action(obs, self.clipped(output['action'])), output['state']
 

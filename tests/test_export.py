@@ -37,8 +37,11 @@ def test_torchscript_export_equals_load_policy(run, request, tmp_path, capsys):
     obs = random_observations(policy)
     with warnings.catch_warnings():  # torch 2.13 marks torch.jit deprecated; TorchScript files still load and run
         warnings.simplefilter('ignore', DeprecationWarning)
-        exported = torch.jit.load(str(out))(torch.from_numpy(obs)).numpy()
+        model = torch.jit.load(str(out))
+        exported = model(torch.from_numpy(obs)).numpy()
+        as_numpy_gives = model(torch.from_numpy(obs.astype(np.float64))).numpy()  # numpy's default dtype, as act takes
     np.testing.assert_array_equal(exported, policy.act(obs))
+    np.testing.assert_array_equal(as_numpy_gives, exported)
     if run == 'pendulum_run':
         assert exported.shape == (100, 1) and np.all(np.abs(exported) <= 2.0)
 
@@ -177,6 +180,7 @@ def torchscript_step(path):
     def step(obs, state):
         if state.shape[1:] == (0, 0):  # a feed-forward export: obs -> action
             return model(torch.from_numpy(obs)).numpy(), state
+        obs = obs.astype(np.float64) if obs.dtype == np.float32 else obs  # numpy's default dtype is taken too
         action, state = model(torch.from_numpy(obs), torch.from_numpy(state))
         return action.numpy(), state.numpy()
     return step
