@@ -388,113 +388,114 @@ def compile_config(
     as DI-engine scripts pass it, a list), or an already-compiled config. DI-engine's spellings are translated
     first (``ding_compat.translate_ding_config``). ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
     ``refuse_imports_under``: folders no ``import_names`` module may be imported from (a run or study folder read as data).
-    The notes and warnings compiling gives (DI-engine's translations, the stop value's) are said once the config
-    compiles: a refused config's output is its one-line error alone.
+    DI-engine's translation notes and the stop value's warnings are said once the config compiles: a refused
+    config's output is its one-line error alone.
     """
-    with notes_held_until_compiled():
-        return _compile_config(cfg, overrides, seed, refuse_imports_under)
+    with log_notes_held_until_compiled():
+        if isinstance(cfg, (str, os.PathLike)):
+            main, create = load_config_file(cfg)
+        elif isinstance(cfg, (tuple, list)) and len(cfg) == 2 and all(isinstance(c, dict) for c in cfg):
+            main, create = cfg
+        elif isinstance(cfg, dict):
+            main, create = cfg, {}
+        else:
+            raise ConfigError(f"compile_config takes a config path or a (main_config, create_config) pair, got {type(cfg).__name__}")
+        main = copy.deepcopy(dict(main))
+        create = copy.deepcopy(dict(create or {}))
+        if not isinstance(cfg, dict):  # a file or a pair may be DI-engine's; a compiled config is acframe's already
+            # the file's own modules, then those named on the command line (--import, an import_names= override),
+            # register their policies before the translation reads the named policy's keys (DI-engine's dizoo modules
+            # are acframe's to replace, not to import)
+            import_names(own_modules(main, create) + named_imports((), overrides), refuse_under=refuse_imports_under)
+            main, create = translate_ding_config(main, create, default_config,
+                                                 learner_num=override_value(overrides, 'parallel.learner_num'),
+                                                 cuda=override_value(overrides, 'policy.cuda'))
+
+        create_full = copy.deepcopy(D.CREATE)
+        create_full['import_names'] = []
+        extra_imports = create.pop('import_names', None) or []
+        create_full = deep_merge(create_full, create, 'create_config')
+        main_policy = main.get('policy', {}) if isinstance(main.get('policy', {}), dict) else {}
+        policy_type = create_full['policy']['type'] or main_policy.get('type', '')
+        if not policy_type:
+            raise ConfigError("create_config.policy.type is not set; name a registered policy, e.g. create_config = dict(policy=dict(type='impala'))")
+        # an import_names= override adds its modules (imported here, before the policy's name is looked up)
+        import_list = (module_names(extra_imports, "config key 'create_config.import_names'")
+                       + module_names(main.get('import_names'), "config key 'import_names'") + named_imports((), overrides))
+        import_names(import_list, refuse_under=refuse_imports_under)
+        POLICY_REGISTRY._lookup(policy_type)  # a clear error for an unknown name, before anything else
+
+        result = default_config(policy_type)
+        _, policy_comments = policy_defaults(policy_type)
+        comments = _all_comments(policy_comments)
+        _merge_buffer_keys(result, comments, _buffer_type(result['policy'], main, overrides))
+        _drop_switched_buffer_keys(main, result, overrides)
+        reference = copy.deepcopy(result)
+        main.pop('import_names', None)
+        deep_merge(result, main)
+        result['policy']['type'] = policy_type
+        # create_config names the components; values given there win over the same keys in main_config
+        if 'type' in create.get('env', {}):
+            result['env']['type'] = create_full['env']['type']
+        if 'type' in create.get('env_manager', {}):
+            result['env']['manager'] = create_full['env_manager']['type']
+        manager = result['env']['manager']
+        if not isinstance(manager, str):
+            raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async', 'envpool' "
+                              f"or a registered env manager's name")
+        result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
+        result['import_names'] = sorted(set(import_list))
+        file_env_id = result['env']['env_id']
+        apply_overrides(result, overrides)
+        result['import_names'] = sorted(set(import_list))
+        if seed is not None:
+            result['seed'] = int(seed)
+        _check_plain_data(result, '')
+        check_config(result, reference, comments)  # every key against the rule declared above its default
+        warn_idle_rnn_keys(result, reference, rnn_type_given(main, overrides))
+        check_exp_name(result['exp_name'])
+        check_env_manager(result['env']['manager'])
+        check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
+        # the warnings of a config that compiles (a refused one says its error alone)
+        warn_inherited_stop_value(file_env_id, result, overrides)
+        if not isinstance(cfg, dict):  # a file or a pair (a compiled config has every key)
+            warn_default_stop_value(main, result, overrides, reference['env']['stop_value'])
+        return EasyDict(result)
+
+
+def own_modules(main: dict, create: dict) -> List[str]:
+    """The modules a config file names itself (``import_names``, ``create_config.import_names`` and DI-engine's
+    ``create_config.env.import_names``) but DI-engine's ``dizoo.*``, whose envs acframe builds itself."""
+    from .ding_compat import _is_dizoo, _names
+
+    env = create.get('env')
+    in_env = _names(env.get('import_names')) if isinstance(env, dict) else []
+    named = _names(create.get('import_names')) + in_env + _names(main.get('import_names'))
+    return [name for name in named if not _is_dizoo(name)]
 
 
 @contextlib.contextmanager
-def notes_held_until_compiled() -> Iterator[None]:
-    """Hold the ``acframe`` logger's records and the warnings raised inside; say them (in order, each as it would
-    have been said) when the block ends normally, drop them when it raises."""
+def log_notes_held_until_compiled() -> Iterator[None]:
+    """Hold the records of the ``acframe`` logger (DI-engine's translation notes) in place of its handlers; hand them
+    on, in order, when the block ends normally, drop them when it raises. For the main thread's compile (the logger's
+    handlers are the process's)."""
     log = logging.getLogger('acframe')
-    held: List[Any] = []
+    held: List[logging.LogRecord] = []
 
     class Hold(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             held.append(record)
 
-    hold, propagate = Hold(), log.propagate
-    log.addHandler(hold)
-    log.propagate = False
+    handlers, propagate = log.handlers[:], log.propagate
+    log.handlers, log.propagate = [Hold()], False
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            original = warnings.showwarning  # catch_warnings(record=True) makes it a list's append
-            warnings.showwarning = lambda *args, **kwargs: (held.append(warnings.WarningMessage(*args, **kwargs)),
-                                                            original(*args, **kwargs))
-            yield
+        yield
     finally:
-        log.removeHandler(hold)
-        log.propagate = propagate
-    del caught  # (every warning is in ``held``, in order with the records)
-    for item in held:
-        if isinstance(item, logging.LogRecord):
-            log.handle(item)
-        else:  # it passed the filters once: say it, do not filter it again
-            warnings.showwarning(item.message, item.category, item.filename, item.lineno, item.file, item.line)
+        log.handlers, log.propagate = handlers, propagate
+    for record in held:
+        log.handle(record)
 
 
-def _compile_config(cfg: ConfigInput, overrides: Optional[Sequence[Union[str, Tuple[str, Any]]]], seed: Optional[int],
-                    refuse_imports_under: Sequence[str]) -> EasyDict:
-    if isinstance(cfg, (str, os.PathLike)):
-        main, create = load_config_file(cfg)
-    elif isinstance(cfg, (tuple, list)) and len(cfg) == 2 and all(isinstance(c, dict) for c in cfg):
-        main, create = cfg
-    elif isinstance(cfg, dict):
-        main, create = cfg, {}
-    else:
-        raise ConfigError(f"compile_config takes a config path or a (main_config, create_config) pair, got {type(cfg).__name__}")
-    main = copy.deepcopy(dict(main))
-    create = copy.deepcopy(dict(create or {}))
-    if not isinstance(cfg, dict):  # a file or a pair may be DI-engine's; a compiled config is acframe's already
-        # the modules named on the command line (--import, an import_names= override) register their policies
-        # before the translation reads the named policy's keys
-        import_names(named_imports((), overrides), refuse_under=refuse_imports_under)
-        main, create = translate_ding_config(main, create, default_config,
-                                             learner_num=override_value(overrides, 'parallel.learner_num'),
-                                             cuda=override_value(overrides, 'policy.cuda'))
-
-    create_full = copy.deepcopy(D.CREATE)
-    create_full['import_names'] = []
-    extra_imports = create.pop('import_names', None) or []
-    create_full = deep_merge(create_full, create, 'create_config')
-    main_policy = main.get('policy', {}) if isinstance(main.get('policy', {}), dict) else {}
-    policy_type = create_full['policy']['type'] or main_policy.get('type', '')
-    if not policy_type:
-        raise ConfigError("create_config.policy.type is not set; name a registered policy, e.g. create_config = dict(policy=dict(type='impala'))")
-    # an import_names= override adds its modules (imported here, before the policy's name is looked up)
-    import_list = (module_names(extra_imports, "config key 'create_config.import_names'")
-                   + module_names(main.get('import_names'), "config key 'import_names'") + named_imports((), overrides))
-    import_names(import_list, refuse_under=refuse_imports_under)
-    POLICY_REGISTRY._lookup(policy_type)  # a clear error for an unknown name, before anything else
-
-    result = default_config(policy_type)
-    _, policy_comments = policy_defaults(policy_type)
-    comments = _all_comments(policy_comments)
-    _merge_buffer_keys(result, comments, _buffer_type(result['policy'], main, overrides))
-    _drop_switched_buffer_keys(main, result, overrides)
-    reference = copy.deepcopy(result)
-    main.pop('import_names', None)
-    deep_merge(result, main)
-    result['policy']['type'] = policy_type
-    # create_config names the components; values given there win over the same keys in main_config
-    if 'type' in create.get('env', {}):
-        result['env']['type'] = create_full['env']['type']
-    if 'type' in create.get('env_manager', {}):
-        result['env']['manager'] = create_full['env_manager']['type']
-    manager = result['env']['manager']
-    if not isinstance(manager, str):
-        raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async', 'envpool' "
-                          f"or a registered env manager's name")
-    result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
-    result['import_names'] = sorted(set(import_list))
-    file_env_id = result['env']['env_id']
-    apply_overrides(result, overrides)
-    result['import_names'] = sorted(set(import_list))
-    warn_inherited_stop_value(file_env_id, result, overrides)
-    if not isinstance(cfg, dict):  # a file or a pair (a compiled config has every key)
-        warn_default_stop_value(main, result, overrides, reference['env']['stop_value'])
-    if seed is not None:
-        result['seed'] = int(seed)
-    _check_plain_data(result, '')
-    check_config(result, reference, comments)  # every key against the rule declared above its default
-    warn_idle_rnn_keys(result, reference, rnn_type_given(main, overrides))
-    check_exp_name(result['exp_name'])
-    check_env_manager(result['env']['manager'])
-    check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
-    return EasyDict(result)
 
 
 def check_env_manager(name: str) -> None:

@@ -180,6 +180,31 @@ def test_a_refused_file_says_its_error_alone_without_the_notes_of_its_translatio
     assert sorted(p.name for p in tmp_path.iterdir()) == ['bad_ppo_config.py']
 
 
+def test_a_handler_of_the_users_on_the_acframe_logger_gets_each_note_once_and_warnings_keep_their_caller(tmp_path):
+    """Compiling holds the translation notes in place of the logger's handlers (said once it compiles), and adds
+    no frame between a caller and the stop value's warning (its location is the caller's line)."""
+    import warnings
+
+    seen = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    log = logging.getLogger('acframe')
+    handler = Collect()
+    log.addHandler(handler)
+    try:
+        compile_config(ding_file('cartpole_ppo_config.py'))
+    finally:
+        log.removeHandler(handler)
+    assert sum('dizoo.' in m for m in seen) == 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        compile_config('acrobot_a2c.py', ['env.env_id=MountainCar-v0'])
+    assert [w.filename for w in caught if 'stop_value' in str(w.message)] == [__file__]
+
+
 @pytest.mark.parametrize('name, pipeline, as_list', [
     ('cartpole_impala_config.py', serial_pipeline, False),
     ('lunarlander_acer_config.py', serial_pipeline, True),
