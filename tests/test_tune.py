@@ -298,4 +298,7 @@ def test_an_existing_study_is_not_overwritten(study, capsys):
     with pytest.raises(ConfigError, match=rf"^study_dir={re.escape(str(study))} already holds a study; continue it "
                                           rf"with resume={re.escape(str(study))} "):
         tune('cartpole_a2c.py', trials=1, study_dir=str(study))
+    with pytest.raises(ConfigError, match=r"^config key 'policy.learn.learning_rate' = -1.0 must be > 0$"):
+        tune('cartpole_a2c.py', trials=1, study_dir=str(study.parent / 'other'),  # other text stays as it is
+             overrides=['policy.learn.learning_rate=-1'])
     assert os.path.isfile(study / 'study.db')

@@ -56,25 +56,30 @@ def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int]
         return _tune(config, trials, budget, space, study_dir, seeds, resume, overrides, use_default_space, pruner,
                      startup_trials, warmup_reports, reports, sampler_seed, first_values, echo, progress, imports)
     except ConfigError as exc:
-        if flag_names:
-            raise
-        raise ConfigError(argument_names(str(exc))) from exc
+        if not flag_names:  # the same error (its class too), in the caller's words
+            exc.args = (argument_names(str(exc)),) + exc.args[1:]
+        raise
 
 
-#: acframe -m tune's flags, as tune()'s arguments (a Python caller's errors name these)
-FLAG_ARGUMENTS = {'--study-dir': 'study_dir=', '--resume': 'resume=', '--trials N': 'trials=N', '--trials': 'trials=',
-                  '--budget': 'budget=', '--seeds': 'seeds=', '--pruner': 'pruner=', '--startup-trials': 'startup_trials=',
-                  '--space': 'space=', '--import': 'imports=', '-c CONFIG': 'config',
-                  'acframe -m tune -c cartpole_a2c.py --trials 20': "tune('cartpole_a2c.py', trials=20)"}
+#: acframe -m tune's flags, as tune()'s keyword arguments (a Python caller's errors name these)
+FLAG_ARGUMENTS = {'--study-dir': 'study_dir', '--resume': 'resume', '--trials': 'trials', '--budget': 'budget',
+                  '--seeds': 'seeds', '--pruner': 'pruner', '--startup-trials': 'startup_trials', '--space': 'space',
+                  '--import': 'imports'}
+#: whole phrases of the CLI's, as a Python caller writes them
+CLI_PHRASES = {'-c CONFIG (e.g. acframe -m tune -c cartpole_a2c.py --trials 20)':
+               "config (e.g. tune('cartpole_a2c.py', trials=20))"}
 
 
 def argument_names(message: str) -> str:
-    """``message`` with ``acframe -m tune``'s flags written as ``tune()``'s keyword arguments."""
+    """``message`` with ``acframe -m tune``'s flags written as ``tune()``'s keyword arguments: ``--resume DIR`` as
+    ``resume=DIR``, a flag named alone (``another --study-dir``) as the argument's name."""
     import re
 
-    flags = sorted(FLAG_ARGUMENTS, key=len, reverse=True)  # the longest first: '--trials N' before '--trials'
-    pattern = re.compile('|'.join(re.escape(flag) + (r'(?![\w-])' if flag[-1].isalnum() else '') for flag in flags))
-    return pattern.sub(lambda match: FLAG_ARGUMENTS[match.group(0)], message).replace('= ', '=')
+    for phrase, words in CLI_PHRASES.items():
+        message = message.replace(phrase, words)
+    flags = '|'.join(re.escape(flag) for flag in sorted(FLAG_ARGUMENTS, key=len, reverse=True))
+    pattern = re.compile(rf'(?<![\w-])({flags})(?![\w-])( (?=[^\s;,.)]))?')
+    return pattern.sub(lambda m: FLAG_ARGUMENTS[m.group(1)] + ('=' if m.group(2) else ''), message)
 
 
 def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Union[None, str, Mapping[str, Any]],
