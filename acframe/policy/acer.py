@@ -172,8 +172,9 @@ class ACERPolicy(Policy):
         from ..registry import MODEL_REGISTRY
 
         model_type = cfg.policy.model.get('type')
+        # acframe's VAC itself (a user's subclass may add a Q head; a factory function is not looked into)
         if model_type and isinstance(model_type, str) and model_type in MODEL_REGISTRY.names() \
-                and issubclass(MODEL_REGISTRY.get(model_type), VAC):
+                and MODEL_REGISTRY.get(model_type) is VAC:
             raise ConfigError(f"policy.model.type='{model_type}' has no Q head, which policy 'acer' learns (Retrace "
                               f"targets); use 'acer_q' (discrete actions) or 'acer_sdn' (continuous), ACER's defaults, "
                               f"or a model of your own with a q_value output")

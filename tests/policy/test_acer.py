@@ -315,3 +315,28 @@ def test_trains_on_dict_observations_through_the_episodic_buffer(tmp_path):
     assert policy.summary['train_iters'] > 640 // 32, policy.summary  # 20 fresh segments of 4 x 8 steps, then replays
     encoder = policy.model.actor_encoder
     assert encoder.image_keys == ['image'] and encoder.vector_keys == ['target']
+
+
+def test_acframes_vac_is_refused_but_a_factory_or_a_vac_subclass_of_the_users_is_not_looked_into():
+    """ACER learns a Q head: acframe's VAC (none) is one line at start; a registered factory function or a user's
+    subclass of VAC (which may add a Q head) is the user's to make right."""
+    from acframe.models.acer import ACERDiscrete
+    from acframe.models.vac import VAC
+    from acframe.policy.acer import ACERPolicy
+    from acframe.registry import MODEL_REGISTRY
+
+    @MODEL_REGISTRY.register('acer_factory_test')
+    def build(**kwargs):
+        return ACERDiscrete(**kwargs)
+
+    @MODEL_REGISTRY.register('vac_with_q_test')
+    class VACWithQ(VAC):
+        pass
+    try:
+        with pytest.raises(ConfigError, match="policy.model.type='vac' has no Q head, which policy 'acer' learns"):
+            ACERPolicy.check_run_config(compile_config('cartpole_acer.py', ['policy.model.type=vac']))
+        for name in ('acer_factory_test', 'vac_with_q_test'):
+            ACERPolicy.check_run_config(compile_config('cartpole_acer.py', [f'policy.model.type={name}']))
+    finally:
+        MODEL_REGISTRY._entries.pop('acer_factory_test', None)
+        MODEL_REGISTRY._entries.pop('vac_with_q_test', None)
