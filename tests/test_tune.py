@@ -226,7 +226,8 @@ def test_every_default_space_fits_the_shipped_cartpole_config(policy):
 
 
 @pytest.mark.parametrize('config', ['halfcheetah_ppo.py', 'hopper_ppo.py', 'cartpole_ppo.py', 'pendulum_impala.py',
-                                    'acrobot_a2c.py'])
+                                    'acrobot_a2c.py', 'cartpole_ppo.py policy.collect.n_sample=1024 '
+                                                      'policy.learn.batch_size=512'])
 def test_trial_0_is_the_config_as_given_and_no_ppo_draw_has_a_minibatch_larger_than_its_rollout(config):
     """A 1-env PPO config (HalfCheetah) drew rollouts of 16-256 transitions against minibatches of 32-256: half the
     trials, trial 0 too, were refused. The categorical choices hold the config's own values."""
@@ -234,7 +235,7 @@ def test_trial_0_is_the_config_as_given_and_no_ppo_draw_has_a_minibatch_larger_t
 
     from acframe.tune.space import baseline_values
 
-    base = to_plain(compile_config(config))
+    base = to_plain(compile_config(config.split()[0], config.split()[1:]))
     space = default_space(base)
     check_space(base, space)
     baseline = baseline_values(base, space)

@@ -110,9 +110,16 @@ def default_space(cfg: Mapping[str, Any]) -> Space:
             continue
         if spec[0] == 'categorical' and isinstance(own, (bool, int, float, str)) and own not in spec[1]:
             spec[1] = sorted(spec[1] + [own]) if not isinstance(own, (bool, str)) else spec[1] + [own]
-    if policy_type == 'ppo' and space.get('policy.learn.batch_size', [None])[0] == 'categorical':
-        smallest = min(space['policy.collect.n_sample'][1])
-        space['policy.learn.batch_size'][1] = [b for b in space['policy.learn.batch_size'][1] if b <= smallest]
+    rollouts, batches = space.get('policy.collect.n_sample'), space.get('policy.learn.batch_size')
+    if policy_type == 'ppo' and rollouts and batches and rollouts[0] == batches[0] == 'categorical':
+        try:  # the config's own pair stays; no other pair has a minibatch larger than its rollout
+            own = int(config_value(cfg, 'policy.learn.batch_size'))
+        except (KeyError, TypeError, ValueError):
+            own = None
+        if own is not None:
+            rollouts[1] = [n for n in rollouts[1] if n >= own]
+        smallest = min(rollouts[1])
+        batches[1] = [b for b in batches[1] if b <= smallest or b == own]
     return space
 
 
