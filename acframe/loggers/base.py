@@ -53,6 +53,15 @@ class LoggerBackend:
     folder_keys: Tuple[str, ...] = ()
 
     @classmethod
+    def folders(cls, cfg: Any) -> List[Tuple[str, str]]:
+        """``(what, path)`` of each folder this backend writes outside ``log/`` (default: ``folder_keys``' values):
+        none may lie in the run folder."""
+        from ..config.ding_compat import get_path
+
+        named = [(key, get_path(cfg, key)) for key in cls.folder_keys]
+        return [(f"{key} = {value!r}", value) for key, value in named if isinstance(value, str) and value]
+
+    @classmethod
     def check(cls, cfg: Any) -> None:
         """Raise a ``ConfigError`` naming the key and the fix when this backend cannot log this run; imports nothing
         heavy (the default checks that ``requires`` is installed)."""
@@ -167,8 +176,8 @@ def backend_names(cfg: Any) -> List[str]:
 
 def check_loggers(cfg: Any, exp_dir: Optional[str] = None) -> List[type]:
     """The backend classes ``logger.backends`` names, each checked (``LoggerBackend.check``; a user's ``check`` that
-    raises is one line naming it), with its ``folder_keys`` outside the run folder ``exp_dir``; a ``ConfigError``
-    naming the key (an unknown name too) before anything is written."""
+    raises is a one-line ``PolicyError`` naming it), with its ``folders`` outside the run folder ``exp_dir``; a
+    ``ConfigError`` naming the key (an unknown name too) before anything is written."""
     from ..errors import call_user_code
 
     classes = []
@@ -182,25 +191,19 @@ def check_loggers(cfg: Any, exp_dir: Optional[str] = None) -> List[type]:
                               f"step, wall_time), which every backend does; add it (docs/logging.md)")
         call_user_code(f"logger backend '{name}' check", cls.check, cfg)
         if exp_dir is not None:
-            _check_outside(cfg, exp_dir, cls.folder_keys)
+            _check_outside(exp_dir, cls.folders(cfg))
         classes.append(cls)
     return classes
 
 
-def _check_outside(cfg: Any, exp_dir: str, keys: Sequence[str]) -> None:
-    """A ``ConfigError`` for a folder key whose folder is the run folder or inside it (a run folder is data that holds
+def _check_outside(exp_dir: str, folders: Sequence[Tuple[str, str]]) -> None:
+    """A ``ConfigError`` for a backend's folder that is the run folder or inside it (a run folder is data that holds
     no symbolic link, and a tracker's files there would be read back as the run's)."""
-    from ..config.ding_compat import MISSING, get_path
-
     run = os.path.realpath(exp_dir)
-    for key in keys:
-        folder = get_path(cfg, key)
-        if folder is MISSING or not isinstance(folder, str) or not folder:
-            continue
-        path = os.path.realpath(folder)
-        if os.path.commonpath([run, path]) == run:
-            raise ConfigError(f"{key} = {folder!r} is inside the run folder {exp_dir}, which holds the run's own files "
-                              f"only (no symbolic link: the tracker writes some); name a folder outside it")
+    for what, folder in folders:
+        if os.path.commonpath([run, os.path.realpath(folder)]) == run:
+            raise ConfigError(f"{what} is inside the run folder {exp_dir}, which holds the run's own files only (no "
+                              f"symbolic link: the tracker writes some); name a folder outside it")
 
 
 def read_records(exp_dir: str) -> Dict[str, Any]:
@@ -237,10 +240,13 @@ def open_loggers(cfg: Any, exp_dir: str, resume: bool) -> RunLogger:
     for name, backend in opened:
         try:
             record = backend.run_record()
-            json.dumps(record)
+            if record is not None and not isinstance(record, dict):
+                raise TypeError(f"a {type(record).__name__}, not a dict")
+            json.dumps(record, sort_keys=True)  # as atomic_write_json writes it
         except Exception as exc:  # noqa: BLE001 - a record that cannot be kept costs the resume its tracker run only
             warn(f"logger backend '{name}': run_record() gave no JSON record ({_describe(exc)}); a --resume starts a "
                  f"new tracker run")
+            kept.pop(name, None)
             continue
         if record is not None:
             kept[name] = record

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from typing import Any, Dict, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from ..errors import ConfigError
 from .base import LoggerBackend, LoggerRun, can_write
@@ -25,6 +25,14 @@ class WandbLogger(LoggerBackend):
     extra = 'wandb'
     requires = 'wandb'
     folder_keys = ('logger.wandb.dir',)  # W&B links its latest run there: never inside the run folder
+
+    @classmethod
+    def folders(cls, cfg: Any) -> List[Tuple[str, str]]:
+        """``logger.wandb.dir``, or where W&B writes without it: ``WANDB_DIR``, else the current folder."""
+        if cfg.logger.wandb.dir is not None:
+            return super().folders(cfg)
+        where = os.environ.get('WANDB_DIR') or os.getcwd()
+        return [(f"logger.wandb.dir = None (W&B then writes in WANDB_DIR, else the current folder: {where!r})", where)]
 
     @classmethod
     def check(cls, cfg: Any) -> None:

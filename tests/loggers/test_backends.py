@@ -326,20 +326,26 @@ def test_a_registered_backend_that_cannot_log_scalars_is_refused_before_anything
         LOGGER_REGISTRY._entries.pop('scalarless_backend', None)
 
 
-@pytest.mark.parametrize('inside', ['RUN/wb', 'RUN'])
-def test_a_wandb_folder_inside_the_run_folder_is_refused_before_anything_is_written(tmp_path, capsys, inside):
-    """W&B writes symbolic links in its folder, and a run folder holds none: the run could never be resumed."""
+@pytest.mark.parametrize('inside', ['RUN/wb', 'RUN', 'WANDB_DIR=RUN/wb'])
+def test_a_wandb_folder_inside_the_run_folder_is_refused_before_anything_is_written(tmp_path, capsys, monkeypatch,
+                                                                                    inside):
+    """W&B writes symbolic links in its folder, and a run folder holds none: the run could never be resumed. Without
+    logger.wandb.dir, W&B's folder is WANDB_DIR (else the current folder)."""
     pytest.importorskip('wandb')
     from acframe.cli import main
 
     run = tmp_path / 'run'
-    folder = inside.replace('RUN', str(run))
+    folder = inside.replace('RUN', str(run)).replace('WANDB_DIR=', '')
+    if inside.startswith('WANDB_DIR='):
+        monkeypatch.setenv('WANDB_DIR', folder)
+        what, given = f"logger.wandb.dir = None (W&B then writes in WANDB_DIR, else the current folder: {folder!r})", []
+    else:
+        what, given = f"logger.wandb.dir = {folder!r}", [f'logger.wandb.dir={folder}']
     code = main(['-c', 'cartpole_a2c.py', '--exp-dir', str(run), '-q', '--max-env-step', '200',
-                 "logger.backends=['wandb']", 'logger.wandb.mode=offline', f'logger.wandb.dir={folder}'])
+                 "logger.backends=['wandb']", 'logger.wandb.mode=offline', *given])
     err = capsys.readouterr().err
-    assert code == 2 and err == (f"acframe: error: logger.wandb.dir = '{folder}' is inside the run folder {run}, which "
-                                 f"holds the run's own files only (no symbolic link: the tracker writes some); name a "
-                                 f"folder outside it\n")
+    assert code == 2 and err == (f"acframe: error: {what} is inside the run folder {run}, which holds the run's own "
+                                 f"files only (no symbolic link: the tracker writes some); name a folder outside it\n")
     assert not run.exists()
 
 
@@ -361,7 +367,7 @@ def test_a_users_backend_whose_check_raises_is_one_line_and_whose_record_json_ca
     @LOGGER_REGISTRY.register('odd_record_backend')
     class OddRecord(Base):
         def run_record(self):
-            return {'handle': object()}
+            return {1: 'a', 'b': 2}  # JSON holds it, but not with its keys sorted, as loggers.json is written
     try:
         code = main(['-c', 'cartpole_a2c.py', '--exp-dir', str(tmp_path / 'a'), '-q', '--max-env-step', '200',
                      "logger.backends=['check_raises_backend']"])
