@@ -16,11 +16,11 @@ a one-line comment above it), ``supported_action_spaces`` and ``default_model``.
 from __future__ import annotations
 
 import copy
-import functools
 import math
 import multiprocessing
 import re
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
@@ -518,8 +518,7 @@ class Policy:
             output = model.unroll_actor(obs, state, starts)
         else:
             # a model whose unroll has no faster form without the fragment-end states (ACER's) gives them anyway
-            defined = getattr(type(model), 'unroll', None)
-            faster = not ends and (defined is None or _takes_keyword(defined, 'ends'))
+            faster = not ends and _takes_keyword(model.unroll, 'ends')
             output = model.unroll(obs, state, starts, ends=False) if faster else model.unroll(obs, state, starts)
         output = masked(output, mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
@@ -990,13 +989,26 @@ def _as_size(value: Any) -> Any:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
-@functools.lru_cache(maxsize=None)
+_TAKES_KEYWORD: 'weakref.WeakKeyDictionary[Any, Dict[str, bool]]' = weakref.WeakKeyDictionary()
+
+
 def _takes_keyword(function: Callable[..., Any], name: str) -> bool:
-    """Whether ``function`` takes the keyword argument ``name`` (by name, or in its ``**kwargs``)."""
+    """Whether ``function`` (a bound method: its function's answer is kept) takes the keyword argument ``name`` (by
+    name, or in its ``**kwargs``); False where its signature cannot be read."""
     import inspect
 
-    params = inspect.signature(function).parameters
-    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+    key = getattr(function, '__func__', function)
+    try:
+        known = _TAKES_KEYWORD.setdefault(key, {})
+    except TypeError:  # not weakly referenceable: not kept
+        known = {}
+    if name not in known:
+        try:
+            params = inspect.signature(function).parameters
+            known[name] = name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+        except (TypeError, ValueError):
+            known[name] = False
+    return known[name]
 
 
 def _defined_together(cls: type, name: str, other: str) -> bool:

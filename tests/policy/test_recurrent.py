@@ -316,6 +316,24 @@ def test_a_recurrent_model_whose_unroll_takes_no_ends_serves_a_policy_that_asks_
     assert json.loads((exp_dir / 'summary.json').read_text())['train_iters'] > 0
 
 
+def test_whether_a_models_unroll_takes_ends_is_read_through_a_wrapper_that_forwards_it():
+    from acframe.policy.base import _takes_keyword
+
+    class Plain:
+        def unroll(self, obs, state, starts):
+            return {}
+
+    class Forwarding:  # a wrapper of a user's (its class defines no unroll)
+        def __init__(self, model):
+            self.model = model
+
+        def __getattr__(self, name):
+            return getattr(self.model, name)
+
+    assert not _takes_keyword(Forwarding(Plain()).unroll, 'ends') and not _takes_keyword(Plain().unroll, 'ends')
+    assert _takes_keyword(lambda obs, state, starts, **kwargs: None, 'ends') and not _takes_keyword(len, 'ends')
+
+
 @MODEL_REGISTRY.register('feed_forward_only_test')
 class FeedForwardOnly(torch.nn.Module):
     """A user's model with no recurrent core (its constructor takes no ``rnn``)."""
