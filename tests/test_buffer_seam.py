@@ -136,17 +136,26 @@ class KeepingBuffer:
 
     def set_rng_state(self, state):
         self.generator.set_state(state)
+
+
+@BUFFER_REGISTRY.register('keeping_prioritized_seam')
+class KeepingPrioritized(KeepingBuffer):
+    """The same with update_priority (the learner's main thread pushes it, not the ingest thread)."""
+
+    def update_priority(self, batch, priority):
+        pass
 '''
 
 
-def test_a_buffer_that_keeps_what_it_is_pushed_gets_samples_that_never_change_in_parallel_runs(tmp_path):
+@pytest.mark.parametrize('buffer', ['keeping_seam', 'keeping_prioritized_seam'])
+def test_a_buffer_that_keeps_what_it_is_pushed_gets_samples_that_never_change_in_parallel_runs(tmp_path, buffer):
     """-m parallel reads segments in place from shared-memory slots that actors write again: a buffer whose push
     keeps them (acframe's own copy, ``push_copies``) is pushed copies."""
     folder = tmp_path / 'user_code'
     folder.mkdir()
     (folder / 'keeping_buffers.py').write_text(KEEPING_MODULE)
     out = cli(tmp_path, folder, '-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', 'run', '--import',
-              'keeping_buffers', '--max-train-iter', '60', '-q', 'policy.other.replay_buffer.type=keeping_seam',
+              'keeping_buffers', '--max-train-iter', '60', '-q', f'policy.other.replay_buffer.type={buffer}',
               'env.stop_value=None', 'parallel.env_steps_per_update=0')
     assert out.returncode == 0, out.stderr
     summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
