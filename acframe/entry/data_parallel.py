@@ -397,7 +397,7 @@ class DataParallel:
                 return (f"{late} did not answer within parallel.collective_timeout_s={self.timeout_s:g} s ({what} "
                         f"{where}; alive but stopped or stuck); the run stopped, {self._resume_hint()}")
         else:
-            if self.parent_pid is not None and os.getppid() != self.parent_pid:
+            if self.parent_pid is not None and not _rank_0_alive(self.parent_pid):
                 return f"data-parallel rank 0 is gone ({what} {where}); rank {self.rank} stopped"
         detail = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
         hint = f"; {self._resume_hint()}" if self.rank == 0 else ''  # (rank 0 adds it to the line a rank sends it)
@@ -483,12 +483,26 @@ def _deferred(loop: Callable[[Any], None]) -> Callable[[Any], None]:
     return run_loop
 
 
+def _rank_0_alive(parent_pid: int) -> bool:
+    """Whether rank 0 (``parent_pid``) still runs: it is this process's parent (fork, spawn), or, where a forkserver
+    is the parent, a process of that pid exists."""
+    if os.getppid() == parent_pid:
+        return True
+    try:
+        os.kill(parent_pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a pid taken by another user's process: not rank 0
+        return False
+    return True
+
+
 def _watch_parent(parent_pid: int) -> None:
-    """A rank > 0 exits when rank 0 (its parent) is gone, whatever it is doing."""
+    """A rank > 0 exits when rank 0 is gone, whatever it is doing."""
     def watch() -> None:
         while True:
             time.sleep(1.0)
-            if os.getppid() != parent_pid:
+            if not _rank_0_alive(parent_pid):
                 os._exit(1)
     threading.Thread(target=watch, name='acframe-rank-watch', daemon=True).start()
 
@@ -500,8 +514,13 @@ def run_rank(rank: int, host: str, port: int, loop: Callable[[Any], None], cfg: 
     ``RayRanks``: a Ray actor): join the group at ``host:port``, build its share of the run (``make_run``) and drive the
     loop in step with rank 0; it writes nothing. Its error goes to ``report`` as one line (before it leaves the group);
     returns False when it failed."""
+    from ..registry import import_names
+
     group = DataParallel(cfg, rank, port, parent_pid=parent_pid, host=host, gpu=gpu)
     try:
+        # a spawned rank (or a Ray actor) starts with none of the user's modules that rank 0 imported: their envs,
+        # models and policies are registered here, as a parallel actor's are
+        import_names(cfg.import_names)
         group.join()
         run = make_run(group, False, ())
         group.exp_dir = exp_dir
@@ -529,7 +548,7 @@ def _rank_main(rank: int, host: str, port: int, parent_pid: int, errors: Any, lo
     _watch_parent(parent_pid)
 
     def report(line: str) -> None:
-        if os.getppid() != parent_pid:
+        if not _rank_0_alive(parent_pid):
             print(f"acframe: error: data-parallel rank {rank}: {line}", file=sys.stderr, flush=True)
         else:
             errors.put((rank, line))

@@ -379,3 +379,29 @@ def test_a_rank_s_failure_line_reaches_the_user_with_one_resume_hint(tmp_path):
     assert told.startswith('data-parallel rank 1 failed: data-parallel rank 1: the gradients failed'), told
     assert told.count('--resume') == 1 and told.endswith(f'--resume {tmp_path / "run"} continues it from its last '
                                                          f'checkpoint'), told
+
+
+SPAWNED_ENV_MODULE = '''
+import gymnasium as gym
+
+gym.register('SpawnedRankCartPole-v0', entry_point='gymnasium.envs.classic_control:CartPoleEnv', max_episode_steps=200)
+'''
+
+
+@pytest.mark.parametrize('start_method, iters', [('spawn', 4), ('forkserver', 300)])
+def test_a_spawned_rank_imports_the_users_modules_as_rank_0_did(tmp_path, start_method, iters):
+    """A rank started fresh (spawn: the default with policy.cuda) has none of rank 0's imports: the config's
+    import_names register the user's env there too. A forkserver's rank (whose parent is the forkserver, not rank
+    0) keeps running past its first second (its watch of rank 0 took the forkserver for a dead rank 0)."""
+    folder = tmp_path / 'my_code'
+    folder.mkdir()
+    (folder / 'spawned_rank_envs.py').write_text(SPAWNED_ENV_MODULE)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), os.environ.get('PYTHONPATH', '')]),
+               OMP_NUM_THREADS='1')
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', '--exp-dir', 'run', '-q',
+                          '--import', 'spawned_rank_envs', '--max-train-iter', str(iters), 'env.env_id=SpawnedRankCartPole-v0',
+                          'env.stop_value=None', 'parallel.learner_num=2', f'parallel.start_method={start_method}'],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
+    assert summary['train_iters'] == iters and (start_method == 'spawn' or summary['wall_s'] > 2.0)
