@@ -44,7 +44,7 @@ from ..config.compile import ConfigInput
 from ..envs import make_env_manager, manager_class
 from ..errors import AcframeError, ConfigError
 from ..policy import policy_class
-from ..signals import sigterm_as_interrupt
+from ..signals import TERMINATING, Terminated, interrupt_for, sigterm_as_interrupt
 from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook, SampleCollector
 from .data_parallel import PROCESS_SEED_STRIDE, _watch_parent, per_process_state_refusals, process_seed
@@ -60,7 +60,14 @@ WORKER_SEED_STRIDE = PROCESS_SEED_STRIDE
 
 
 class AsyncWorkerError(AcframeError, RuntimeError):
-    """An async worker died or failed."""
+    """An async worker died or failed. The shared model and worker 0 are sound (``learner_sound``): the run writes its
+    final checkpoint before the error, unless the model holds NaN/inf."""
+
+    learner_sound = True
+
+    def __init__(self, message: str, resume_hint: str = '') -> None:
+        super().__init__(message + resume_hint)
+        self.plain = message  # without the hint that the final checkpoint's note replaces
 
 
 def check_async(cfg: Any, resume: bool = False) -> None:
@@ -133,6 +140,7 @@ class AsyncRun(SerialRun):
         #: segments are planned with them (``claim_segment``)
         self.in_flight = SharedCounter(context, self.worker_num)
         self.stop_flag = context.Value('b', 0, lock=False)
+        self.worker_signal = context.Value('i', 0, lock=False)  # the SIGTERM/SIGHUP/SIGQUIT a worker was stopped by
         self.errors = context.SimpleQueue()  # (worker, one line) from a worker that failed
         self.returns = context.Queue()  # the other workers' episode returns, for the progress line and the logs
         self.children: List[Any] = []
@@ -229,11 +237,13 @@ class AsyncRun(SerialRun):
         for worker, child in enumerate(self.children, 1):
             if child.exitcode is None:
                 continue
+            if child.exitcode == 0 and self.worker_signal.value:  # a worker stopped by a signal: the run is interrupted
+                raise interrupt_for(int(self.worker_signal.value), f"async worker {worker} (pid {child.pid})")
             failures = self._failures()
             cause = (f"async worker {worker} failed: {failures[worker]}" if worker in failures
                      else f"async worker {worker} (pid {child.pid}) {_exit_reason(child)}")
-            raise AsyncWorkerError(f"{cause} (at train iter {self.learner.train_iter}); the run stopped, --resume "
-                                   f"{self.exp_dir} continues it from its last checkpoint")
+            raise AsyncWorkerError(f"{cause} (at train iter {self.learner.train_iter}); the run stopped",
+                                   f", --resume {self.exp_dir} continues it from its last checkpoint")
 
     def _failures(self) -> Dict[int, str]:
         found: Dict[int, str] = {}
@@ -319,19 +329,29 @@ def claim_segment(run: 'AsyncRun', worker: int, collector: SampleCollector) -> i
     return steps
 
 
+def _worker_terminated(signum: int, frame: object) -> None:
+    """A worker's SIGTERM/SIGHUP/SIGQUIT: end its turn (``Terminated``); later ones are ignored."""
+    for terminating in TERMINATING:
+        signal.signal(terminating, signal.SIG_IGN)
+    raise Terminated(f"received signal {signum} ({signal.Signals(signum).name})", signum)
+
+
 def _worker_main(run: AsyncRun, worker: int, parent: int) -> None:
     """Worker ``worker`` > 0, forked from worker 0: train until the run stops; its error goes back as one line."""
     from ..cli import one_line
     from ..utils import set_global_seed, set_torch_threads
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches every process: worker 0 stops the others
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not worker 0's handler (it finishes worker 0's run)
+    for terminating in TERMINATING:  # a signal to this worker alone interrupts the run, as Ctrl-C does (worker 0
+        signal.signal(terminating, _worker_terminated)  # writes the final checkpoint), not worker 0's handler
     code = 0
     try:
         set_torch_threads(run.cfg.policy.learn.torch_threads)
         _watch_parent(parent)
         set_global_seed(process_seed(run.cfg.seed, worker))
         worker_loop(run, worker)
+    except Terminated as exc:  # its turn cut short: worker 0 ends the run as interrupted
+        run.worker_signal.value = int(exc.signum)
     except BaseException as exc:  # noqa: BLE001 - reported by worker 0, in one line
         run.errors.put((worker, one_line(exc)))
         code = 1

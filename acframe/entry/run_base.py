@@ -544,7 +544,8 @@ class RunBase:
         first (``--resume`` then loses nothing: a checkpoint taken mid-collection resets the envs) and say so in
         the error; ``exc`` itself when the error is another, or nothing can be written (a data-parallel rank > 0,
         a collective that could hang, a full disk: the previous checkpoint stays)."""
-        if not isinstance(exc, EnvError) or not self.writes or self.logger is None or not self.workers_started:
+        sound = isinstance(exc, EnvError) or getattr(exc, 'learner_sound', False)  # (an async worker's death too)
+        if not sound or not self.writes or self.logger is None or not self.workers_started:
             return exc
         if torch.distributed.is_available() and torch.distributed.is_initialized():
             return exc
@@ -553,6 +554,7 @@ class RunBase:
         except Exception:
             return exc
         first, _, rest = str(exc).partition('\n')
+        first = getattr(exc, 'plain', first)  # (an error's own resume hint gives way to the note's)
         note = (f"{first}; the final checkpoint was written first (env step {self.env_step}, train iter "
                 f"{self.learner.train_iter}): --resume {self.exp_dir} continues from there")
         return type(exc)(note + (f"\n{rest}" if rest else ''))

@@ -179,14 +179,14 @@ def test_sigterm_and_ctrl_c_write_the_final_checkpoint(tmp_path, signum, code):
 
 
 class _KillWorker(LearnerHook):
-    def __init__(self):
-        self.done = False
+    def __init__(self, signum=signal.SIGKILL):
+        self.done, self.signum = False, signum
 
     def after_iter(self, learner, info):
         if not self.done and learner.train_iter >= 20:
             for child in multiprocessing.active_children():
                 if child.name == 'acframe-async1':
-                    os.kill(child.pid, signal.SIGKILL)
+                    os.kill(child.pid, self.signum)
                     self.done = True
 
 
@@ -217,8 +217,24 @@ def test_killed_worker_is_one_line(tmp_path):
                        max_env_step=10_000_000, progress=False, learner_hooks=[_KillWorker()])
     message = str(info.value)
     assert '\n' not in message and message.startswith('async worker 1 (pid ')
-    assert 'was killed by SIGKILL' in message and '--resume' in message
+    assert 'was killed by SIGKILL' in message and '; the run stopped; the final checkpoint was written first (env step ' in message
     assert time.monotonic() - start < 60
+    assert not [c for c in multiprocessing.active_children() if c.name.startswith('acframe-async')]
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['train_iter'] >= 20  # the shared model's steps until the death, not the start's checkpoint
+
+
+def test_a_sigterm_to_one_worker_alone_interrupts_the_run_as_it_does_a_data_parallel_rank(tmp_path):
+    """The worker ends its turn; worker 0 writes the final checkpoint and summary and ends as interrupted (exit 143
+    from the CLI), naming the worker."""
+    from acframe.signals import Terminated
+
+    with pytest.raises(Terminated) as info:
+        async_pipeline('cartpole_a3c.py', overrides=['env.stop_value=None'], exp_dir=str(tmp_path / 'run'),
+                       max_env_step=10_000_000, progress=False, learner_hooks=[_KillWorker(signal.SIGTERM)])
+    assert str(info.value).startswith('async worker 1 (pid ') and info.value.signum == signal.SIGTERM
+    summary = _summary(str(tmp_path / 'run'))
+    assert summary['interrupted'] and summary['train_iters'] >= 20
     assert not [c for c in multiprocessing.active_children() if c.name.startswith('acframe-async')]
 
 
