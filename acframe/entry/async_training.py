@@ -43,7 +43,7 @@ import torch
 from ..config.compile import ConfigInput
 from ..envs import make_env_manager, manager_class
 from ..errors import AcframeError, ConfigError
-from ..policy import policy_class
+from ..policy import env_steps_per_collection, policy_class
 from ..signals import TERMINATING, Terminated, interrupt_for, sigterm_as_interrupt
 from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook, SampleCollector
@@ -208,7 +208,9 @@ class AsyncRun(SerialRun):
     def budget_left(self) -> bool:
         """``RunBase.budget_left`` on every worker's gradient steps so far (the other workers go on while this one
         evaluates, so the count taken at the start of the turn may be behind); where the other workers' segments in
-        flight take what is left of ``max_env_step``, it waits for them to be counted (the run then ends)."""
+        flight take what is left of ``max_env_step``, it waits for them to be counted (the run then ends), at most a
+        segment's steps per env times ``env.step_timeout_s`` (a worker whose env is stuck ends the run in one line)."""
+        waited = None
         while True:
             self._take_shared_count()
             if not super().budget_left():
@@ -216,7 +218,30 @@ class AsyncRun(SerialRun):
             if self.in_flight.others(0) + self.env_step < int(self.cfg.max_env_step):
                 return True
             self.check_workers()  # (a worker that dies with its segment in flight ends the run)
+            waited = waited or time.monotonic()
+            self._check_segments_in_flight(time.monotonic() - waited)
             time.sleep(0.02)
+
+    def _check_segments_in_flight(self, waited_s: float) -> None:
+        """``AsyncWorkerError`` naming the workers whose segment in flight is not counted after ``waited_s`` seconds,
+        longer than its steps per env may take with ``env.step_timeout_s`` each."""
+        per_step = self.cfg.env.get('step_timeout_s')
+        if per_step is None:
+            return
+        steps = max(1, -(-env_steps_per_collection(self.cfg) // int(self.cfg.env.collector_env_num)))
+        limit = float(per_step) * steps
+        if waited_s > limit:
+            late = [str(w) for w, slot in enumerate(self.in_flight.slots) if w and slot]
+            for worker in late:  # stuck: it would not stop at the end of a turn it never ends
+                child = self.children[int(worker) - 1]
+                if child.is_alive():
+                    child.kill()
+                    child.join(5.0)
+            raise AsyncWorkerError(f"async worker {', '.join(late) or '?'} did not finish its segment within {limit:g} s "
+                                   f"({steps} steps per env, env.step_timeout_s={float(per_step):g} each): an env step "
+                                   f"stuck in it? (its envs run in its process: env.manager='async' puts each in a "
+                                   f"subprocess the watchdog can stop); the run stopped",
+                                   f", --resume {self.exp_dir} continues it from its last checkpoint")
 
     def done(self) -> bool:
         """``SerialRun.done`` after ``sync`` (the serial off-policy loop calls it at the start of every turn)."""

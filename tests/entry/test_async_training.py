@@ -298,3 +298,40 @@ def test_bad_input_is_one_line(tmp_path, capsys, args, key):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith('acframe: error: ') and key in err, err
     assert not os.path.exists(folder)
+
+
+def _stuck_cartpole(**kwargs):
+    """CartPole whose env seeded 4 (worker 1's first env: seed + 1 x 4 envs) sleeps in its 100th step."""
+    import gymnasium as gym
+
+    class Stuck(gym.Wrapper):
+        def reset(self, *, seed=None, options=None):
+            if seed is not None:
+                self.first_seed, self.steps = seed, 0
+            return self.env.reset(seed=seed, options=options)
+
+        def step(self, action):
+            self.steps += 1
+            if getattr(self, 'first_seed', None) == 4 and self.steps == 100:
+                time.sleep(600)
+            return self.env.step(action)
+    return Stuck(gym.make('CartPole-v1'))
+
+
+def test_a_worker_whose_env_is_stuck_ends_the_run_in_one_line_not_a_wait_for_ever(tmp_path):
+    """Worker 0 waits at the budget's end for the others' segments in flight: at most a segment's steps per env times
+    env.step_timeout_s, then one line naming the worker, after the final checkpoint."""
+    import gymnasium as gym
+
+    gym.register('AsyncStuckCartPole-v0', entry_point=_stuck_cartpole)
+    start = time.monotonic()
+    with pytest.raises(AsyncWorkerError) as info:
+        async_pipeline('cartpole_a3c.py', overrides=['env.env_id=AsyncStuckCartPole-v0', 'env.stop_value=None',
+                                                     'env.step_timeout_s=0.5'],
+                       exp_dir=str(tmp_path / 'run'), max_env_step=3000, progress=False)
+    message = str(info.value)
+    assert message.startswith('async worker 1 did not finish its segment within 2.5 s (5 steps per env, '
+                              'env.step_timeout_s=0.5 each)'), message
+    assert '; the final checkpoint was written first (env step ' in message
+    assert time.monotonic() - start < 120
+    assert not [c for c in multiprocessing.active_children() if c.name.startswith('acframe-async')]
