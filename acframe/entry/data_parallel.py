@@ -188,6 +188,7 @@ class DataParallel:
         if self.device.type == 'cuda':
             torch.cuda.set_device(self.device)
         timeout = datetime.timedelta(seconds=self.timeout_s)
+        self._excepthook = sys.excepthook  # torch puts its '[rank0]: ' one in place: given back by leave()
         self._collective('joining the process group', lambda: dist.init_process_group(
             self.backend, init_method=f'tcp://{self.host}:{self.port}', rank=self.rank, world_size=self.world,
             timeout=timeout))
@@ -201,6 +202,8 @@ class DataParallel:
                 dist.destroy_process_group()
             except Exception:  # noqa: BLE001 - a group whose peers are gone
                 pass
+        if getattr(self, '_excepthook', None) is not None:
+            sys.excepthook, self._excepthook = self._excepthook, None
         self._joined = False
 
     def local_config(self, cfg: Any) -> Any:

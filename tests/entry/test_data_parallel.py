@@ -405,3 +405,11 @@ def test_a_spawned_rank_imports_the_users_modules_as_rank_0_did(tmp_path, start_
     assert out.returncode == 0, out.stderr
     summary = json.loads((tmp_path / 'run' / 'summary.json').read_text())
     assert summary['train_iters'] == iters and (start_method == 'spawn' or summary['wall_s'] > 2.0)
+
+
+def test_a_data_parallel_run_in_a_script_gives_back_the_scripts_excepthook(tmp_path):
+    """torch's process group puts its own sys.excepthook in place (every later traceback '[rank0]: '-prefixed)."""
+    before = sys.excepthook
+    serial_pipeline_onpolicy('cartpole_a2c.py', overrides=['parallel.learner_num=2', 'env.stop_value=None'],
+                             exp_dir=str(tmp_path / 'run'), max_train_iter=3, progress=False)
+    assert sys.excepthook is before
