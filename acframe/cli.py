@@ -183,7 +183,8 @@ def run(args: argparse.Namespace) -> int:
         record = read_run_record(args.resume)  # config.json: data, never executed
         recorded_mode = record['mode']
         if args.mode != 'auto' and args.mode != recorded_mode:
-            raise ConfigError(f"--resume {args.resume}: that folder holds a {recorded_mode} run, not {args.mode}; "
+            article = 'an' if str(recorded_mode)[:1] in 'aeiou' else 'a'
+            raise ConfigError(f"--resume {args.resume}: that folder holds {article} {recorded_mode} run, not {args.mode}; "
                               f"drop -m (the mode is read from the folder) or pass -m {recorded_mode}")
         config_path = args.config  # None: the run's own config.json
     elif args.config is None:

@@ -54,6 +54,7 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
     """Write the run's deterministic actor to ``out`` (format from its suffix); returns what was written.
     ``imports``: modules named for the run folder's ``import_names`` (``--import``); ``what``: how errors about
     ``target`` name it (the CLI: ``--load``)."""
+    from .config.compile import override_list
     from .inference import LoadedPolicy
     from .runs import locate_run
 
@@ -64,7 +65,7 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
                 __import__(module)
             except ImportError as exc:
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
-    loaded = LoadedPolicy(locate_run(target, config, list(overrides or ()) + ['policy.cuda=False'],  # traced on CPU
+    loaded = LoadedPolicy(locate_run(target, config, override_list(overrides) + ['policy.cuda=False'],  # traced on CPU
                                      what=what, imports=imports))
     recurrent = loaded.recurrent  # one step with the state in and out (a trace of act(obs) would bake it in)
     actor = (loaded.step_actor if recurrent else loaded.actor).cpu().eval().requires_grad_(False)  # inference only

@@ -75,7 +75,7 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
     (``config.run_folder.check_stored_imports``); a folder holding a link or special file is refused.
     """
     from .config import compile_config
-    from .config.compile import stop_value_unwarned
+    from .config.compile import override_list, stop_value_unwarned
     from .entry.run_folder import check_folder_is_data
 
     target = os.fspath(target)
@@ -101,11 +101,11 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
                           f"name its config with {'config=CONFIG' if python else '-c CONFIG'}")
     with stop_value_unwarned():  # (a stop value means nothing to a run that is done)
         if config is not None:
-            cfg = compile_config(config, list(overrides), seed=seed)
+            cfg = compile_config(config, override_list(overrides), seed=seed)
         else:
             from .config.run_folder import load_run_config
 
-            cfg = load_run_config(run_dir, list(overrides), seed=seed, imports=imports,  # config.json: data, never run
+            cfg = load_run_config(run_dir, override_list(overrides), seed=seed, imports=imports,  # config.json: data, never run
                                   import_flag='imports' if python else '--import')
     return RunArtifacts(run_dir, checkpoint, cfg)
 

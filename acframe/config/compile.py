@@ -14,7 +14,7 @@ import logging
 import os
 import runpy
 import warnings
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from easydict import EasyDict
 
@@ -154,6 +154,21 @@ def _drop_switched_buffer_keys(main: dict, result: dict, overrides: Optional[Seq
     kept = set(result['policy'].get('other', {}).get('replay_buffer', {}))  # the policy's and the new buffer's keys
     for key in set(buffer_defaults(former)[0]) - kept:
         section.pop(key, None)
+
+
+def override_list(overrides: Any) -> List[Any]:
+    """``overrides`` as a list: ``'key.path=value'`` strings and ``(key, value)`` pairs as given, a dict
+    ``{'key.path': value}`` as its pairs, one string as itself (not its characters); anything else is one line."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, Mapping):
+        return list(overrides.items())
+    if isinstance(overrides, str):
+        return [overrides]
+    if not isinstance(overrides, (list, tuple)):
+        raise ConfigError(f"overrides must be a list of 'key.path=value' strings (or a dict of key path -> value), "
+                          f"got {type(overrides).__name__}")
+    return list(overrides)
 
 
 def override_value(overrides: Optional[Sequence[Any]], path: str, default: Any = None) -> Any:
@@ -391,6 +406,7 @@ def compile_config(
     DI-engine's translation notes and the stop value's warnings are said once the config compiles: a refused
     config's output is its one-line error alone.
     """
+    overrides = override_list(overrides)
     with log_notes_held_until_compiled():
         if isinstance(cfg, (str, os.PathLike)):
             main, create = load_config_file(cfg)

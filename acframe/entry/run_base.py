@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from ..config import compile_config
-from ..config.compile import ConfigInput
+from ..config.compile import ConfigInput, override_list
 from ..config.run_folder import given_config_differences, load_run_config, read_run_record, save_run_config
 from ..envs.check import check_env_at_start
 from ..errors import CheckpointError, ConfigError, EnvError, PolicyError, call_user_code
@@ -114,7 +114,7 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
     """
     refuse_a_spawned_reimport()
 
-    extra: List[Any] = list(overrides or [])
+    extra: List[Any] = override_list(overrides)
     if max_env_step is not None:
         extra.append(('max_env_step', int(max_env_step)))
     if max_train_iter is not None:

@@ -729,10 +729,10 @@ def check_env_config(env: Optional[str], config: Optional[str], overrides: Seque
     (``ENV_REGISTRY``, e.g. one a module named with ``--import`` registers); ``config`` a config file whose env
     (and policy) is checked instead. ``overrides`` are ``key.path=value`` as in training (``env.env_kwargs.x=1``)."""
     from ..config import compile_config
-    from ..config.compile import stop_value_unwarned
+    from ..config.compile import override_list, stop_value_unwarned
     from ..registry import ENV_REGISTRY, closest, import_names
 
-    extra: List[Any] = list(overrides) + ([('import_names', list(imports))] if imports else [])
+    extra: List[Any] = override_list(overrides) + ([('import_names', list(imports))] if imports else [])
     if config is not None:
         if env is not None:
             raise ConfigError(f"check-env takes an env ('{env}') or -c CONFIG, not both; drop one")

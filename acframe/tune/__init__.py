@@ -88,6 +88,7 @@ def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Unio
           warmup_reports: Optional[int], reports: Optional[int], sampler_seed: Optional[int],
           first_values: Sequence[Mapping[str, Any]], echo: Optional[Callable[[str], None]],
           progress: Optional[Callable[[str], None]], imports: Sequence[str]) -> Dict[str, Any]:
+    from ..config.compile import override_list
     from .space import read_space_file
     from .study import STUDY_DB, Study, check_settings, check_trial_configs
 
@@ -110,7 +111,7 @@ def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Unio
         study_dir = str(resume)
         settings = _resumed_settings(study_dir, config, overrides, trials, given, space_args, imports)
     else:
-        overrides = list(overrides) + ([('import_names', list(imports))] if imports else [])
+        overrides = override_list(overrides) + ([('import_names', list(imports))] if imports else [])
         settings, study_dir = _new_settings(config, overrides, trials, given, space_args, study_dir)
     for values in first_values:
         unknown = sorted(set(values) - set(settings['space']))
@@ -131,7 +132,7 @@ def _new_settings(config: Any, overrides: Sequence[Any], trials: Optional[int], 
                   space_args: tuple, study_dir: Optional[str]) -> Tuple[Dict[str, Any], str]:
     """The settings of a new study (the tuner's defaults where not given) and its folder."""
     from ..config import compile_config
-    from ..config.compile import to_plain
+    from ..config.compile import override_list, to_plain
     from .space import build_space
     from .study import holds_study
 
@@ -139,7 +140,7 @@ def _new_settings(config: Any, overrides: Sequence[Any], trials: Optional[int], 
         raise ConfigError("no config given; pass -c CONFIG (e.g. acframe -m tune -c cartpole_a2c.py --trials 20)")
     if trials is None:
         raise ConfigError("--trials N is missing: how many trials the study should run")
-    base = to_plain(compile_config(config, list(overrides)))
+    base = to_plain(compile_config(config, override_list(overrides)))
     settings = {key: (given[key] if given.get(key) is not None else DEFAULTS[key]) for key in DEFAULTS}
     settings.update(trials=trials, budget=int(given['budget'] if given['budget'] is not None else base['max_env_step']),
                     seeds=given['seeds'] if given['seeds'] is not None else [int(base['seed'])],
@@ -161,7 +162,7 @@ def _resumed_settings(study_dir: str, config: Any, overrides: Sequence[Any], tri
     never from inside the study folder."""
 
     from ..config import compile_config
-    from ..config.compile import to_plain
+    from ..config.compile import override_list, to_plain
     from ..config.run_folder import check_stored_imports, config_differences, named_imports
     from ..registry import import_names
     from .space import build_space
@@ -174,7 +175,7 @@ def _resumed_settings(study_dir: str, config: Any, overrides: Sequence[Any], tri
     import_names(base_imports, refuse_under=(study_dir,))
     if config is not None or overrides:
         new = to_plain(compile_config(config if config is not None else _stored_input(settings['base_config']),
-                                      list(overrides)))
+                                      override_list(overrides)))
         changed = config_differences(settings['base_config'], new)
         if changed:
             raise ConfigError(f"--resume {study_dir}: the config given changes {', '.join(changed[:6])} of the study's; "

@@ -374,3 +374,20 @@ def test_a_create_config_key_as_an_override_names_its_command_line_key():
         compile_config('cartpole_impala.py', ['create_config.env.type=toy_pixel_dot'])
     with pytest.raises(ConfigError, match=r"it is env.manager=async"):
         compile_config('cartpole_impala.py', ['create_config.env_manager.type=async'])
+
+
+def test_overrides_may_be_a_dict_or_one_string_and_anything_else_is_one_line(tmp_path):
+    """A script's ``overrides={'key.path': value}`` is read as its pairs and ``overrides='key=value'`` as one override
+    (a string is no list of its characters), through every entry point that takes overrides."""
+    import json
+
+    from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
+
+    assert compile_config('cartpole_ppo.py', {'policy.learn.batch_size': 32}).policy.learn.batch_size == 32
+    assert compile_config('cartpole_ppo.py', 'policy.learn.batch_size=32').policy.learn.batch_size == 32
+    with pytest.raises(ConfigError, match="overrides must be a list of 'key.path=value' strings .*got int"):
+        compile_config('cartpole_ppo.py', 5)
+    serial_pipeline_onpolicy('cartpole_ppo.py', overrides={'policy.learn.epoch_per_collect': 1, 'env.stop_value': None},
+                             exp_dir=str(tmp_path / 'run'), max_env_step=300, progress=False)
+    stored = json.loads((tmp_path / 'run' / 'config.json').read_text())['config']
+    assert stored['policy']['learn']['epoch_per_collect'] == 1 and stored['max_env_step'] == 300
