@@ -542,7 +542,7 @@ def observation_problems(obs: Any, space: gym.Space, path: str = '') -> List[Tup
         if np.any(outside):
             index = tuple(int(i) for i in np.argwhere(outside)[0])
             where = index if len(index) > 1 else index[0]
-            problems.append((f"{at}is outside observation_space's bounds: {arr[index]!r} at index {where}, bounds "
+            problems.append((f"{at}is outside observation_space's bounds: {arr[index].item()!r} at index {where}, bounds "
                              f"[{low[index]}, {high[index]}]; widen low/high (np.inf where unbounded) or clip the "
                              f"observation", False))
         return problems
