@@ -303,3 +303,21 @@ def test_an_existing_study_is_not_overwritten(study, capsys):
         tune('cartpole_a2c.py', trials=1, study_dir=str(study.parent / 'other'),  # other text stays as it is
              overrides=['policy.learn.learning_rate=-1'])
     assert os.path.isfile(study / 'study.db')
+
+
+def test_a_python_callers_errors_name_the_arguments_with_a_value_only_where_one_follows():
+    from acframe.tune import argument_names
+
+    assert argument_names('--study-dir a and --resume b name different folders; --resume names the study') == \
+        'study_dir=a and resume=b name different folders; resume names the study'
+    assert argument_names('--seeds is empty; give one or more seeds, e.g. --seeds 0,1') == \
+        'seeds is empty; give one or more seeds, e.g. seeds=0,1'
+    assert argument_names("config key 'policy.learn.batch_size' = -3 must be >= 1") == \
+        "config key 'policy.learn.batch_size' = -3 must be >= 1"
+
+
+def test_a_resumed_study_takes_overrides_as_a_dict_too(study):
+    from acframe.tune import tune
+
+    with pytest.raises(ConfigError, match=r'the config given changes env.stop_value'):
+        tune(resume=str(study), overrides={'env.stop_value': 123.0})

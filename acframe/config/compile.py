@@ -13,6 +13,7 @@ import copy
 import logging
 import os
 import runpy
+import threading
 import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -479,6 +480,9 @@ def compile_config(
         return EasyDict(result)
 
 
+_HOLDING = threading.RLock()
+
+
 def own_modules(main: dict, create: dict) -> List[str]:
     """The modules a config file names itself (``import_names``, ``create_config.import_names`` and DI-engine's
     ``create_config.env.import_names``) but DI-engine's ``dizoo.*``, whose envs acframe builds itself."""
@@ -502,14 +506,16 @@ def log_notes_held_until_compiled() -> Iterator[None]:
         def emit(self, record: logging.LogRecord) -> None:
             held.append(record)
 
-    handlers, propagate = log.handlers[:], log.propagate
-    log.handlers, log.propagate = [Hold()], False
-    try:
-        yield
-    finally:
-        log.handlers, log.propagate = handlers, propagate
-    for record in held:
-        log.handle(record)
+    with _HOLDING:  # one compile at a time swaps the handlers (a nested one in the same thread hands on to the outer)
+        handlers, propagate = log.handlers[:], log.propagate
+        log.handlers, log.propagate = [Hold()], False
+        try:
+            yield
+        finally:  # (with the handlers an import_names module added meanwhile)
+            log.handlers = handlers + [h for h in log.handlers if not isinstance(h, Hold)]
+            log.propagate = propagate
+        for record in held:
+            log.handle(record)
 
 
 

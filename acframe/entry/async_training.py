@@ -44,7 +44,7 @@ from ..config.compile import ConfigInput
 from ..envs import make_env_manager, manager_class
 from ..errors import AcframeError, ConfigError
 from ..policy import env_steps_per_collection, policy_class
-from ..signals import TERMINATING, Terminated, interrupt_for, sigterm_as_interrupt
+from ..signals import TERMINATING, Terminated, continues, interrupt_for, sigterm_as_interrupt, watch_continues
 from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook, SampleCollector
 from .data_parallel import PROCESS_SEED_STRIDE, _watch_parent, per_process_state_refusals, process_seed
@@ -210,7 +210,8 @@ class AsyncRun(SerialRun):
         evaluates, so the count taken at the start of the turn may be behind); where the other workers' segments in
         flight take what is left of ``max_env_step``, it waits for them to be counted (the run then ends), at most a
         segment's steps per env times ``env.step_timeout_s`` (a worker whose env is stuck ends the run in one line)."""
-        waited = None
+        waited, stops = None, continues()
+        watch_continues()
         while True:
             self._take_shared_count()
             if not super().budget_left():
@@ -218,18 +219,21 @@ class AsyncRun(SerialRun):
             if self.in_flight.others(0) + self.env_step < int(self.cfg.max_env_step):
                 return True
             self.check_workers()  # (a worker that dies with its segment in flight ends the run)
-            waited = waited or time.monotonic()
+            if waited is None or continues() != stops:  # (time the process group spent stopped is no env's)
+                waited, stops = time.monotonic(), continues()
             self._check_segments_in_flight(time.monotonic() - waited)
             time.sleep(0.02)
 
     def _check_segments_in_flight(self, waited_s: float) -> None:
         """``AsyncWorkerError`` naming the workers whose segment in flight is not counted after ``waited_s`` seconds,
-        longer than its steps per env may take with ``env.step_timeout_s`` each."""
+        longer than its env steps may take with ``env.step_timeout_s`` each (its envs' steps one after another, as
+        an in-process env manager steps them, and one more step's time for the rest of the turn)."""
         per_step = self.cfg.env.get('step_timeout_s')
         if per_step is None:
             return
-        steps = max(1, -(-env_steps_per_collection(self.cfg) // int(self.cfg.env.collector_env_num)))
-        limit = float(per_step) * steps
+        num_envs = int(self.cfg.env.collector_env_num)
+        steps = max(1, -(-env_steps_per_collection(self.cfg) // num_envs))
+        limit = float(per_step) * (steps * num_envs + 1)
         if waited_s > limit:
             late = [str(w) for w, slot in enumerate(self.in_flight.slots) if w and slot]
             for worker in late:  # stuck: it would not stop at the end of a turn it never ends
@@ -238,7 +242,8 @@ class AsyncRun(SerialRun):
                     child.kill()
                     child.join(5.0)
             raise AsyncWorkerError(f"async worker {', '.join(late) or '?'} did not finish its segment within {limit:g} s "
-                                   f"({steps} steps per env, env.step_timeout_s={float(per_step):g} each): an env step "
+                                   f"({steps} steps of {num_envs} envs, env.step_timeout_s={float(per_step):g} each): an "
+                                   f"env step "
                                    f"stuck in it? (its envs run in its process: env.manager='async' puts each in a "
                                    f"subprocess the watchdog can stop); the run stopped",
                                    f", --resume {self.exp_dir} continues it from its last checkpoint")
@@ -378,8 +383,8 @@ def _worker_main(run: AsyncRun, worker: int, parent: int) -> None:
     except Terminated as exc:  # its turn cut short: worker 0 ends the run as interrupted
         run.worker_signal.value = int(exc.signum)
     except BaseException as exc:  # noqa: BLE001 - reported by worker 0, in one line
-        run.errors.put((worker, one_line(exc)))
         code = 1
+        run.errors.put((worker, one_line(exc)))
     finally:
         sys.stdout.flush()
         os._exit(code)  # nothing of worker 0's (loggers, lock, envs) is closed or flushed here

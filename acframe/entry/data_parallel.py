@@ -202,8 +202,10 @@ class DataParallel:
                 dist.destroy_process_group()
             except Exception:  # noqa: BLE001 - a group whose peers are gone
                 pass
-        if getattr(self, '_excepthook', None) is not None:
-            sys.excepthook, self._excepthook = self._excepthook, None
+        hook = getattr(self, '_excepthook', None)
+        if hook is not None and 'distributed_excepthook' in getattr(sys.excepthook, '__qualname__', ''):
+            sys.excepthook = hook  # (only torch's: one the user put in place meanwhile stays)
+        self._excepthook = None
         self._joined = False
 
     def local_config(self, cfg: Any) -> Any:
@@ -486,22 +488,23 @@ def _deferred(loop: Callable[[Any], None]) -> Callable[[Any], None]:
     return run_loop
 
 
+class _StartParent:
+    """The parent this process had when it started as a rank (or async worker): rank 0 itself (fork, spawn), or a
+    forkserver, which exits with rank 0. Once the parent changes (re-parented: the parent exited), rank 0 is gone --
+    even where it lingers as a zombie nobody reaps."""
+
+    pid: Optional[int] = None
+
+
 def _rank_0_alive(parent_pid: int) -> bool:
-    """Whether rank 0 (``parent_pid``) still runs: it is this process's parent (fork, spawn), or, where a forkserver
-    is the parent, a process of that pid exists."""
-    if os.getppid() == parent_pid:
-        return True
-    try:
-        os.kill(parent_pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # a pid taken by another user's process: not rank 0
-        return False
-    return True
+    """Whether rank 0 (``parent_pid``) still runs: this process still has the parent it started with."""
+    return os.getppid() == (_StartParent.pid if _StartParent.pid is not None else parent_pid)
 
 
 def _watch_parent(parent_pid: int) -> None:
     """A rank > 0 exits when rank 0 is gone, whatever it is doing."""
+    _StartParent.pid = os.getppid()
+
     def watch() -> None:
         while True:
             time.sleep(1.0)
@@ -521,10 +524,11 @@ def run_rank(rank: int, host: str, port: int, loop: Callable[[Any], None], cfg: 
 
     group = DataParallel(cfg, rank, port, parent_pid=parent_pid, host=host, gpu=gpu)
     try:
-        # a spawned rank (or a Ray actor) starts with none of the user's modules that rank 0 imported: their envs,
-        # models and policies are registered here, as a parallel actor's are
-        import_names(cfg.import_names)
         group.join()
+        # a spawned rank (or a Ray actor) starts with none of the user's modules that rank 0 imported: their envs,
+        # models and policies are registered here, as a parallel actor's are (after joining: a module that fails
+        # here ends the group at rank 0's next collective, not at the end of its wait to join)
+        import_names(cfg.import_names, refuse_under=(exp_dir,) if exp_dir else ())
         run = make_run(group, False, ())
         group.exp_dir = exp_dir
         run.drive(_deferred(loop))

@@ -78,7 +78,8 @@ def argument_names(message: str) -> str:
     for phrase, words in CLI_PHRASES.items():
         message = message.replace(phrase, words)
     flags = '|'.join(re.escape(flag) for flag in sorted(FLAG_ARGUMENTS, key=len, reverse=True))
-    pattern = re.compile(rf'(?<![\w-])({flags})(?![\w-])( (?=[^\s;,.)]))?')
+    words = 'is|are|names|of|to|and|or|the|must|with|repeats|as|in|for|it'  # what follows a flag that names
+    pattern = re.compile(rf'(?<![\w-])({flags})(?![\w-])( (?=[^\s;,.)])(?!(?:{words})\b))?')  # no value
     return pattern.sub(lambda m: FLAG_ARGUMENTS[m.group(1)] + ('=' if m.group(2) else ''), message)
 
 
@@ -89,6 +90,8 @@ def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Unio
           first_values: Sequence[Mapping[str, Any]], echo: Optional[Callable[[str], None]],
           progress: Optional[Callable[[str], None]], imports: Sequence[str]) -> Dict[str, Any]:
     from ..config.compile import override_list
+
+    overrides = override_list(overrides)  # (a dict, or one string: every use below reads a list)
     from .space import read_space_file
     from .study import STUDY_DB, Study, check_settings, check_trial_configs
 
