@@ -468,15 +468,16 @@ def compile_config(
         if seed is not None:
             result['seed'] = int(seed)
         _check_plain_data(result, '')
+        as_given = {'env': dict(result['env'])}  # (the warnings below quote the values as written, before the rules)
         check_config(result, reference, comments)  # every key against the rule declared above its default
         warn_idle_rnn_keys(result, reference, rnn_type_given(main, overrides))
         check_exp_name(result['exp_name'])
         check_env_manager(result['env']['manager'])
         check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
         # the warnings of a config that compiles (a refused one says its error alone)
-        warn_inherited_stop_value(file_env_id, result, overrides)
+        warn_inherited_stop_value(file_env_id, as_given, overrides)
         if not isinstance(cfg, dict):  # a file or a pair (a compiled config has every key)
-            warn_default_stop_value(main, result, overrides, reference['env']['stop_value'])
+            warn_default_stop_value(main, as_given, overrides, reference['env']['stop_value'])
         return EasyDict(result)
 
 
