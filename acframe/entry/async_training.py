@@ -208,8 +208,8 @@ class AsyncRun(SerialRun):
     def budget_left(self) -> bool:
         """``RunBase.budget_left`` on every worker's gradient steps so far (the other workers go on while this one
         evaluates, so the count taken at the start of the turn may be behind); where the other workers' segments in
-        flight take what is left of ``max_env_step``, it waits for them to be counted (the run then ends), at most a
-        segment's steps per env times ``env.step_timeout_s`` (a worker whose env is stuck ends the run in one line)."""
+        flight take what is left of ``max_env_step``, it waits for them to be counted (the run then ends), within the
+        time their env steps may take (``_check_segments_in_flight``: a worker whose env is stuck ends the run)."""
         waited, stops = None, continues()
         watch_continues()
         while True:
@@ -242,10 +242,9 @@ class AsyncRun(SerialRun):
                     child.kill()
                     child.join(5.0)
             raise AsyncWorkerError(f"async worker {', '.join(late) or '?'} did not finish its segment within {limit:g} s "
-                                   f"({steps} steps of {num_envs} envs, env.step_timeout_s={float(per_step):g} each): an "
-                                   f"env step "
-                                   f"stuck in it? (its envs run in its process: env.manager='async' puts each in a "
-                                   f"subprocess the watchdog can stop); the run stopped",
+                                   f"({steps} steps of {num_envs} envs, env.step_timeout_s={float(per_step):g} each): "
+                                   f"an env step stuck in it? (its envs run in its process: env.manager='async' puts "
+                                   f"each in a subprocess the watchdog can stop); the run stopped",
                                    f", --resume {self.exp_dir} continues it from its last checkpoint")
 
     def done(self) -> bool:
