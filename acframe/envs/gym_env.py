@@ -66,7 +66,8 @@ def resolve_env_id(env_id: str) -> str:
     did_you_mean = f" Did you mean '{hint}'?" if hint else ""
     raise ConfigError(
         f"env.env_id '{env_id}' is neither a gymnasium id nor a short name.{did_you_mean} An env your own module "
-        f"registers (gymnasium.register) needs that module imported: --import MODULE (import_names in a config). "
+        f"registers (gymnasium.register, or ENV_REGISTRY for an env type) needs that module imported: --import MODULE "
+        f"(import_names in a config). "
         f"Short names: {', '.join(list(SHORT_NAMES) + list(NO_VELOCITY))}"
     )
 

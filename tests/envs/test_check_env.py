@@ -241,6 +241,7 @@ def test_the_command_takes_a_config_and_refuses_what_is_not_an_env(tmp_path):
     assert code == 2 and 'check-env needs an env' in lines[0]
     code, _, lines, _ = check_cli(['MyEnvOfMine-v0'], tmp_path)  # registered by a module not imported: the likely cause
     assert code == 2 and len(lines) == 1 and 'needs that module imported: --import MODULE' in lines[0]
+    assert 'or ENV_REGISTRY for an env type' in lines[0]  # check-env's ENV may be a factory's name too
 
 
 # ---- at the start of a run -------------------------------------------------------------------------------
