@@ -251,6 +251,11 @@ def _address_space_room() -> Optional[int]:
     return None
 
 
+def defining_class(cls: type, name: str) -> Optional[type]:
+    """The class of ``cls``'s MRO that defines the attribute ``name`` itself (None: no class does)."""
+    return next((klass for klass in cls.__mro__ if name in vars(klass)), None)
+
+
 def cpu_cores() -> int:
     """CPU cores this process may use (its affinity mask where the platform has one)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)

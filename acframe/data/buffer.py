@@ -13,6 +13,7 @@ import torch
 
 from ..errors import ConfigError
 from ..registry import BUFFER_REGISTRY
+from ..utils import defining_class
 from .frames import FrameStore, frames_equal, stacked_frames
 from .tree import leaves, make_tree, nest, to_dict, ttorch
 
@@ -22,7 +23,7 @@ def push_copies(buffer: Any) -> bool:
     viewing memory that is written again after the push (a shared-memory slot of ``-m parallel``) may be pushed as
     they are; otherwise the caller pushes a copy. The class that defines ``push`` must say so itself
     (``push_copies = True``): a subclass that overrides ``push`` is not taken at its parent's word."""
-    owner = next((klass for klass in type(buffer).__mro__ if 'push' in vars(klass)), None)
+    owner = defining_class(type(buffer), 'push')
     return owner is not None and vars(owner).get('push_copies') is True
 
 

@@ -37,7 +37,7 @@ from ..models.sde import StateDependentNoise
 from ..registry import MODEL_REGISTRY
 from ..rl_utils import fold_truncation, normalize_advantages
 from ..optim import Adam, RMSprop, RMSpropTF
-from ..utils import nonfinite_tensor_names
+from ..utils import defining_class, nonfinite_tensor_names
 from .compiled import check_compile, compile_mode, compiled_forward_learn
 
 
@@ -1013,7 +1013,7 @@ def _takes_keyword(function: Callable[..., Any], name: str) -> bool:
 
 def _defined_together(cls: type, name: str, other: str) -> bool:
     """Whether the class that defines ``cls``'s attribute ``name`` also defines ``other``."""
-    owner = next((klass for klass in cls.__mro__ if name in vars(klass)), None)
+    owner = defining_class(cls, name)
     return owner is not None and other in vars(owner)
 
 
