@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import sys
+import tempfile
 import time
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -316,18 +317,30 @@ def upload_videos(cfg: Any, exp_dir: str, videos: List[str], step: int) -> List[
 
 def can_write(path: str, folder: bool = True) -> bool:
     """``path`` (a folder, or a file when ``folder`` is False) can be written, or created: its nearest existing
-    ancestor is a folder this process may write in."""
+    ancestor is a folder this process may write in. Permission bits alone do not say so for root (``/proc``, a
+    pseudo file system, passes ``os.access``), so a folder is also tried: an empty folder is made in it and removed."""
     path = os.path.abspath(path)
     if os.path.exists(path):
         if folder:
-            return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
-        return os.path.isfile(path) and os.access(path, os.W_OK) and os.access(os.path.dirname(path), os.W_OK)
+            return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK) and _can_make_in(path)
+        parent = os.path.dirname(path)
+        return os.path.isfile(path) and os.access(path, os.W_OK) and os.access(parent, os.W_OK) and _can_make_in(parent)
     parent = os.path.dirname(path)
     while not os.path.exists(parent):
         if os.path.dirname(parent) == parent:
             return False
         parent = os.path.dirname(parent)
-    return os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK)
+    return os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK) and _can_make_in(parent)
+
+
+def _can_make_in(folder: str) -> bool:
+    """An empty folder can be made in ``folder`` (it is removed at once: nothing is left behind)."""
+    try:
+        probe = tempfile.mkdtemp(prefix='.acframe-write-check-', dir=folder)
+    except OSError:
+        return False
+    os.rmdir(probe)
+    return True
 
 
 def flat_config(cfg: Any, prefix: str = '') -> Dict[str, Any]:
