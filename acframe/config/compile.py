@@ -22,7 +22,7 @@ from easydict import EasyDict
 from ..errors import ConfigError, ConfigWarning, describe_raised
 from ..registry import BUFFER_REGISTRY, POLICY_REGISTRY, closest, import_names
 from . import defaults as D
-from .ding_compat import MISSING, get_path, leaf_paths, translate_ding_config, translate_override
+from .ding_compat import MISSING, get_path, leaf_paths, translate_ding_config, translate_override, warn_renamed
 from .foreign_names import foreign_name_message
 from .introspect import loaded_class_config, static_class_config
 from .rules import check_config
@@ -334,12 +334,14 @@ def _dict_calls_as_literals(tree: ast.Expression) -> ast.Expression:
     return ast.fix_missing_locations(DictCalls().visit(tree))
 
 
-def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]]) -> None:
-    """Set each ``key.path=value`` in ``cfg`` (a merged config); a renamed key sets its new name (``ding_compat``)."""
+def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]],
+                    renamed: Optional[List[Tuple[str, str]]] = None) -> None:
+    """Set each ``key.path=value`` in ``cfg`` (a merged config); a renamed key sets its new name (``ding_compat``;
+    ``renamed`` takes ``(old, new)`` for the caller to warn, None: warned here)."""
     valid = leaf_paths(cfg)
     for item in overrides or ():
         key, value = parse_override(item) if isinstance(item, str) else item
-        key = translate_override(key, value, cfg['policy']['type'], valid)
+        key = translate_override(key, value, cfg['policy']['type'], valid, renamed)
         if key is None:
             continue
         if key.startswith('create_config.'):  # a file's create_config, written as an override
@@ -408,6 +410,7 @@ def compile_config(
     config's output is its one-line error alone.
     """
     overrides = override_list(overrides)
+    renamed: List[Tuple[str, str]] = []  # former key names read as their new ones, warned once the config compiles
     with log_notes_held_until_compiled():
         if isinstance(cfg, (str, os.PathLike)):
             main, create = load_config_file(cfg)
@@ -426,7 +429,7 @@ def compile_config(
             import_names(own_modules(main, create) + named_imports((), overrides), refuse_under=refuse_imports_under)
             main, create = translate_ding_config(main, create, default_config,
                                                  learner_num=override_value(overrides, 'parallel.learner_num'),
-                                                 cuda=override_value(overrides, 'policy.cuda'))
+                                                 cuda=override_value(overrides, 'policy.cuda'), renamed=renamed)
 
         create_full = copy.deepcopy(D.CREATE)
         create_full['import_names'] = []
@@ -463,18 +466,20 @@ def compile_config(
         result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
         result['import_names'] = sorted(set(import_list))
         file_env_id = result['env']['env_id']
-        apply_overrides(result, overrides)
+        apply_overrides(result, overrides, renamed)
         result['import_names'] = sorted(set(import_list))
         if seed is not None:
             result['seed'] = int(seed)
         _check_plain_data(result, '')
         as_given = {'env': dict(result['env'])}  # (the warnings below quote the values as written, before the rules)
         check_config(result, reference, comments)  # every key against the rule declared above its default
-        warn_idle_rnn_keys(result, reference, rnn_type_given(main, overrides))
         check_exp_name(result['exp_name'])
         check_env_manager(result['env']['manager'])
         check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
         # the warnings of a config that compiles (a refused one says its error alone)
+        for old, new in dict.fromkeys(renamed):
+            warn_renamed(old, new, stacklevel=2)
+        warn_idle_rnn_keys(result, reference, rnn_type_given(main, overrides))
         warn_inherited_stop_value(file_env_id, as_given, overrides)
         if not isinstance(cfg, dict):  # a file or a pair (a compiled config has every key)
             warn_default_stop_value(main, as_given, overrides, reference['env']['stop_value'])

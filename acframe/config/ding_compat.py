@@ -176,7 +176,8 @@ MISSING = object()
 
 
 def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str], dict],
-                          learner_num: Any = None, cuda: Any = None) -> Tuple[dict, dict]:
+                          learner_num: Any = None, cuda: Any = None,
+                          renamed: Optional[List[Tuple[str, str]]] = None) -> Tuple[dict, dict]:
     """DI-engine's ``(main_config, create_config)`` in acframe's keys (see the module docstring).
 
     ``main``/``create`` are plain copies the caller owns (changed in place and returned); ``defaults_of(policy_type)``
@@ -184,6 +185,8 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     ``learner_num``: ``parallel.learner_num`` as the command line gives it (None: not given), the number of ranks a
     DI-engine ``multi_gpu=True`` file runs on (its launcher's ``--nproc_per_node``). ``cuda``: ``policy.cuda`` as the
     command line gives it (None: not given; given, it decides the device and the file's is not read).
+    ``renamed``: a list that takes each former key read as its new name ``(old, new)``, for the caller to warn once
+    the config compiles (None: warn here).
     """
     unused: List[str] = []
     create_imports = _env_import_names(create)
@@ -217,7 +220,7 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     _translate_lr_scheduler(main, policy_type, defaults_of)
     _translate_buffer(main, create, valid)
     _check_on_policy(main, policy_type, valid)
-    _translate_renamed(main, valid)
+    _translate_renamed(main, valid, renamed)
     _translate_keys(main, policy_type, valid)
     if from_dizoo:
         _round_n_sample(main, defaults_of(policy_type))
@@ -622,15 +625,17 @@ def _registered_envs() -> List[str]:
 
 
 # ---- keys ----------------------------------------------------------------------------------------------
-def translate_override(key: str, value: Any, policy_type: str, valid: Dict[str, Any]) -> Optional[str]:
-    """The key a command-line override ``key=value`` sets: a renamed key's new name (with a ``ConfigWarning``),
-    None for ``policy.on_policy`` that agrees with the policy (nothing to set), else ``key`` itself."""
+def translate_override(key: str, value: Any, policy_type: str, valid: Dict[str, Any],
+                       renamed: Optional[List[Tuple[str, str]]] = None) -> Optional[str]:
+    """The key a command-line override ``key=value`` sets: a renamed key's new name (with a ``ConfigWarning``, or
+    ``(old, new)`` added to ``renamed`` for the caller to warn), None for ``policy.on_policy`` that agrees with the
+    policy (nothing to set), else ``key`` itself."""
     if key == 'policy.on_policy' and key not in valid:
         _require_on_policy(value, policy_type)
         return None
     new = RENAMED.get(key)
     if new is not None and key not in valid and new in valid:
-        _warn_renamed(key, new)
+        _note_renamed(key, new, renamed)
         return new
     return key
 
@@ -654,12 +659,21 @@ def _require_on_policy(value: Any, policy_type: str) -> None:
                           f"policy decides this, not the config; remove policy.on_policy (or set it to {actual})")
 
 
-def _warn_renamed(old: str, new: str) -> None:
+def warn_renamed(old: str, new: str, stacklevel: int = 2) -> None:
+    """The ``ConfigWarning`` for a former key name read as ``new`` (``stacklevel`` as ``warnings.warn``'s, from
+    the caller)."""
     warnings.warn(f"config key '{old}' is read as '{new}', its name in acframe (and DI-engine's PPO); rename it",
-                  ConfigWarning, stacklevel=4)
+                  ConfigWarning, stacklevel=stacklevel + 1)
 
 
-def _translate_renamed(main: dict, valid: Dict[str, Any]) -> None:
+def _note_renamed(old: str, new: str, renamed: Optional[List[Tuple[str, str]]]) -> None:
+    if renamed is None:
+        warn_renamed(old, new, stacklevel=4)  # (the caller of translate_ding_config / translate_override)
+    else:
+        renamed.append((old, new))
+
+
+def _translate_renamed(main: dict, valid: Dict[str, Any], renamed: Optional[List[Tuple[str, str]]]) -> None:
     for old, new in RENAMED.items():
         value = get_path(main, old)
         if value is MISSING or old in valid or new not in valid:
@@ -668,7 +682,7 @@ def _translate_renamed(main: dict, valid: Dict[str, Any]) -> None:
         if current is not MISSING and current != value:
             raise ConfigError(f"config keys '{old}' ({value!r}, its former name) and '{new}' ({current!r}) differ; "
                               f"keep '{new}'")
-        _warn_renamed(old, new)
+        _note_renamed(old, new, renamed)
         _set(main, new, value)
         pop_path(main, old)
 

@@ -8,6 +8,7 @@ import re
 import runpy
 import subprocess
 import sys
+import warnings
 
 import gymnasium as gym
 import pytest
@@ -833,3 +834,23 @@ def test_a_dizoo_file_s_n_sample_is_rounded_up_to_a_multiple_of_its_collector_en
     cfg = compile_config(str(path))
     assert cfg.policy.collect.n_sample == 2050 and cfg.env.collector_env_num == 10
     assert any('2050 samples are collected each time' in m for m in warnings_of(caplog))
+
+
+@pytest.mark.parametrize('where', ['file', 'override'])
+def test_a_refused_config_says_its_error_alone_without_the_renamed_keys_warning(where):
+    pair = (dict(policy=dict(learn=dict(learning_rate=-1.0))), dict(policy=dict(type='ppo')))
+    overrides = ['policy.learn.clip_value=0.5']
+    if where == 'file':
+        pair[0]['policy']['learn']['clip_value'] = 0.5
+        overrides = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        with pytest.raises(ConfigError, match=r"'policy.learn.learning_rate' = -1.0 must be > 0"):
+            compile_config(pair, overrides)
+    assert [str(w.message) for w in caught] == []
+    pair[0]['policy']['learn']['learning_rate'] = 1e-3
+    with warnings.catch_warnings(record=True) as caught:  # the same config once it compiles: the warning, once,
+        warnings.simplefilter('always')  # at the caller's line
+        compile_config(pair, overrides)
+    renamed = [w for w in caught if 'is read as' in str(w.message)]
+    assert len(renamed) == 1 and renamed[0].filename == __file__, [(str(w.message), w.filename) for w in caught]
