@@ -106,6 +106,8 @@ class ReplayBuffer:
             n = self.capacity
         if self._storage is None:
             self._setup(samples)
+        else:
+            self._check_like_stored(samples)
         index = (self._next + np.arange(n)) % self.capacity
         self.evicted_unused += int((self._valid[index] & (self._use[index] == 0)).sum())
         _write_ring(self._storage, samples, self._next, self.capacity)
@@ -115,6 +117,25 @@ class ReplayBuffer:
         self._valid[index] = True
         self._next = int((self._next + n) % self.capacity)
         self.pushed += n
+
+    def _check_like_stored(self, samples: ttorch.Tensor) -> None:
+        """``samples`` have the stored samples' leaves, per-sample shapes and dtypes (set by the first push), else a
+        ``ValueError`` naming the leaf: the ring holds samples of one shape."""
+        given = {key: (tuple(x.shape[1:]), x.dtype) for key, x in leaves(samples)}
+        if given == self._specs:
+            return
+        missing, extra = sorted(set(self._specs) - set(given)), sorted(set(given) - set(self._specs))
+        if missing or extra:
+            what = 'this push ' + ' and '.join(([f"lacks {', '.join(missing)}"] if missing else [])
+                                               + ([f"adds {', '.join(extra)}"] if extra else []))
+        else:
+            key = next(k for k in self._specs if given[k] != self._specs[k])
+            (shape, dtype), (first_shape, first_dtype) = given[key], self._specs[key]
+            what = (f"'{key}' is {tuple(shape)} {str(dtype).split('.')[-1]} per sample in this push, "
+                    f"{tuple(first_shape)} {str(first_dtype).split('.')[-1]} in the first")
+        raise ValueError(f"replay buffer '{type(self).__name__}' holds train samples of one layout: {what}; a policy's "
+                         f"get_train_sample must give samples of one length (e.g. split_segment(..., "
+                         f"drop_remainder=True) of a fixed length, as IMPALA's unrolls)")
 
     def _setup(self, samples: ttorch.Tensor) -> None:
         """Allocate the storage at the first push: the plain leaves as ring tensors, the stacked-frame observation

@@ -157,6 +157,20 @@ def test_a_cut_segment_gives_its_whole_unrolls_and_drops_the_rest_only_when_aske
     assert len(buffer) == 0
 
 
+def test_samples_of_another_layout_than_the_first_push_are_refused_naming_the_leaf_and_nothing_is_stored():
+    buffer = ReplayBuffer(replay_buffer_size=8)
+    buffer.push(samples(0, 2))
+    shorter = ttorch.Tensor({**{k: v for k, v in samples(2, 2).items() if k != 'reward'},
+                             'reward': torch.zeros(2, T - 1)})
+    with pytest.raises(ValueError, match=r"'reward' is \(3,\) float32 per sample in this push, \(4,\) float32 in the "
+                                         r"first; a policy's get_train_sample must give samples of one length"):
+        buffer.push(shorter)
+    with pytest.raises(ValueError, match=r"this push lacks stats.logit and adds extra; "):
+        buffer.push(ttorch.Tensor({'obs': samples(2, 2).obs, 'action': samples(2, 2).action,
+                                   'reward': samples(2, 2).reward, 'extra': torch.zeros(2)}))
+    assert len(buffer) == 2 and buffer.pushed == 2 and stored_ids(buffer) == {0, 1}
+
+
 def test_uint8_images_stay_uint8_in_storage_batches_and_saved_state(tmp_path):
     """Pixels are stored as they come (a quarter of float32's bytes); the model scales them."""
     n = 6

@@ -361,6 +361,12 @@ class ParallelRun(RunBase):
                 self.recent_returns.append(ret)
                 self.logger.add_scalar('collector/episode_return', ret, self.env_step)
             self.segment_samples = max(self.segment_samples, sample_count(message.samples))
+            if self.buffer is not None and not self.sync and self.is_cut(message):
+                # the budget's last steps (the segment that spends it, which is not trained on): shorter than the
+                # buffer's segments, not stored, as in the serial pipeline (a fixed-length buffer could not hold them)
+                if message.release is not None:
+                    message.release()
+                continue
             if self.ingest is not None:  # pushed by the ingest thread, which frees its shared-memory slot
                 self.ingest.submit(message.samples, message.release)
                 continue
@@ -372,6 +378,10 @@ class ParallelRun(RunBase):
             if message.release is not None:
                 message.release()
         return kept
+
+    def is_cut(self, message: SegmentMessage) -> bool:
+        """The segment is shorter than a full one (``policy.collect.n_sample``): the budget cut it."""
+        return message.env_steps < self.segment_steps
 
     def discard(self, message: SegmentMessage) -> None:
         """Sync mode: a segment that is not the round's (a restarted actor's duplicate of a segment it had delivered,
