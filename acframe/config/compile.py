@@ -491,12 +491,11 @@ _HOLDING = threading.RLock()
 
 def own_modules(main: dict, create: dict) -> List[str]:
     """The modules a config file names itself (``import_names``, ``create_config.import_names`` and DI-engine's
-    ``create_config.env.import_names``) but DI-engine's ``dizoo.*``, whose envs acframe builds itself."""
-    from .ding_compat import _is_dizoo, _names
+    ``create_config.{env,policy,env_manager}.import_names``) but DI-engine's ``dizoo.*``/``ding.*``, whose envs,
+    policies and env managers acframe has itself."""
+    from .ding_compat import _is_dizoo, _names, section_import_names
 
-    env = create.get('env')
-    in_env = _names(env.get('import_names')) if isinstance(env, dict) else []
-    named = _names(create.get('import_names')) + in_env + _names(main.get('import_names'))
+    named = _names(create.get('import_names')) + section_import_names(create) + _names(main.get('import_names'))
     return [name for name in named if not _is_dizoo(name)]
 
 

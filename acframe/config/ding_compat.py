@@ -245,22 +245,42 @@ def _names(value: Any) -> List[str]:
     return module_names(value, 'import_names')
 
 
+#: create_config's sections where DI-engine lists the modules that register a component (its env, policy, env manager)
+IMPORT_SECTIONS = ('env', 'policy', 'env_manager')
+
+
+def section_import_names(create: dict, pop: bool = False) -> List[str]:
+    """The modules ``create_config.{env,policy,env_manager}.import_names`` name (DI-engine's place for the module
+    of a user's env, policy or env manager; taken out of ``create`` with ``pop``)."""
+    from .run_folder import module_names  # (run_folder imports compile, which imports this module)
+
+    names: List[str] = []
+    for key in IMPORT_SECTIONS:
+        section = create.get(key)
+        if isinstance(section, dict) and 'import_names' in section:
+            value = section.pop('import_names') if pop else section['import_names']
+            names += module_names(value, f"config key 'create_config.{key}.import_names'")
+    return names
+
+
 def _env_import_names(create: dict) -> List[str]:
-    env = create.get('env')
-    if isinstance(env, dict) and 'import_names' in env:
-        return _names(env.pop('import_names'))
-    return []
+    return section_import_names(create, pop=True)
 
 
 def _is_dizoo(name: str) -> bool:
-    return name == 'dizoo' or name.startswith('dizoo.')
+    """DI-engine's own modules (``dizoo.*`` envs, ``ding.*`` policies and env managers): acframe has its own."""
+    return name in ('dizoo', 'ding') or name.startswith(('dizoo.', 'ding.'))
 
 
 def _drop_dizoo(names: List[str]) -> List[str]:
     dizoo = [n for n in names if _is_dizoo(n)]
-    if dizoo:
+    envs = sorted({n for n in dizoo if n.split('.')[0] == 'dizoo'})
+    if envs:
         logger.warning("acframe: note: DI-engine's %s not imported: acframe builds these envs itself with gymnasium",
-                       ', '.join(sorted(set(dizoo))))
+                       ', '.join(envs))
+    if set(dizoo) - set(envs):
+        logger.warning("acframe: note: DI-engine's %s not imported: acframe has its own policies and env managers",
+                       ', '.join(sorted(set(dizoo) - set(envs))))
     kept = []
     for name in names:
         if name not in dizoo and name not in kept:

@@ -13,7 +13,7 @@ import warnings
 import gymnasium as gym
 import pytest
 
-from acframe import serial_pipeline, serial_pipeline_onpolicy
+from acframe import POLICY_REGISTRY, serial_pipeline, serial_pipeline_onpolicy
 from acframe.cli import main as cli_main
 from acframe.config import compile_config
 from acframe.config.ding_compat import DING_ENV_TYPES
@@ -574,6 +574,28 @@ def test_non_dizoo_import_names_are_still_imported():
     create['env']['import_names'].append('no_such_module_xyz')
     with pytest.raises(Exception, match=r"cannot import module 'no_such_module_xyz'"):
         compile_config((main, create))
+
+
+@pytest.mark.parametrize('section', ['policy', 'env_manager'])
+def test_a_policy_module_named_in_create_configs_policy_or_env_manager_section_is_imported(tmp_path, monkeypatch,
+                                                                                           section, caplog):
+    """DI-engine lists a user policy's module under create_config.policy.import_names (its ding.* ones are
+    DI-engine's own: not imported, one note)."""
+    name = f'user_rfb_{section}'
+    (tmp_path / f'{name}.py').write_text(
+        "from acframe import POLICY_REGISTRY\nfrom acframe.policy.a2c import A2CPolicy\n\n\n"
+        f"@POLICY_REGISTRY.register('{name}')\nclass RFB(A2CPolicy):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    create = dict(env=dict(type='cartpole'), policy=dict(type=name), env_manager=dict(type='base'))
+    create[section]['import_names'] = [name, f"ding.{'policy.a2c' if section == 'policy' else 'envs.env_manager'}"]
+    try:
+        with caplog.at_level(logging.WARNING, logger='acframe'):
+            cfg = compile_config((dict(env=dict(collector_env_num=4)), create))
+        assert cfg.policy.type == name and cfg.import_names == [name]
+        assert "DI-engine's ding." in caplog.text and 'not imported: acframe has its own policies' in caplog.text
+    finally:
+        POLICY_REGISTRY._entries.pop(name, None)
+        sys.modules.pop(name, None)
 
 
 # ---- the model keys of a file must fit the env -------------------------------------------------------------
