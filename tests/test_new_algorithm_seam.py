@@ -247,3 +247,74 @@ def test_a_model_with_only_the_documented_forward_trains_collects_and_bootstraps
     assert policy.summary['env_steps'] == 400 and policy.summary['train_iters'] > 0
     assert isinstance(policy._model, ForwardOnlyModel)
     assert policy._model.calls == {'compute_actor', 'compute_critic', 'compute_actor_critic'}
+
+
+# ---- a policy that breaks the contract: one line naming the method and the fix, and no run folder ----------------
+class MisspelledLearn(ReinforcePolicy):
+    _forward_learning = ReinforcePolicy._forward_learn
+
+
+MisspelledLearn._forward_learn = Policy._forward_learn  # (the base class's: as if the class never defined it)
+
+
+class NoOptimizer(ReinforcePolicy):
+    def _init_learn(self) -> None:
+        self._opt = build_optimizer(self._model.parameters(), self._cfg.learn)
+
+
+class CollectsWithoutAction(ReinforcePolicy):
+    def _forward_collect(self, obs):
+        return {'act': super()._forward_collect(obs)['action']}
+
+
+class CollectsNumpy(ReinforcePolicy):
+    def _forward_collect(self, obs):
+        return {'action': super()._forward_collect(obs)['action'].numpy()}
+
+
+class EvalReturnsATensor(ReinforcePolicy):
+    def _forward_eval(self, obs):
+        return super()._forward_eval(obs)['action']
+
+
+class LearnInfoNotNumbers(ReinforcePolicy):
+    def _forward_learn(self, rollout):
+        info = super()._forward_learn(rollout)
+        return {**info, 'advantages': rollout.reward}
+
+
+@pytest.mark.parametrize('cls, message, folder_kept', [
+    (MisspelledLearn, r"\(test_new_algorithm_seam.MisspelledLearn\) does not define _forward_learn \(it defines "
+                      r"_forward_learning: a misspelling\?\); a policy's learn mode defines _init_learn and "
+                      r"_forward_learn", False),
+    (NoOptimizer, r"its _init_learn set no self._optimizer \(a torch optimizer, e.g. build_optimizer", False),
+    (CollectsWithoutAction, r"the policy's _forward_collect returned a dict without 'action' \(its keys: act\); it "
+                            r"returns a dict of tensors, one row per env, with the actions under 'action'", False),
+    (CollectsNumpy, r"the policy's _forward_collect gave 'action' as a numpy.ndarray, not a torch tensor", False),
+    (EvalReturnsATensor, r"the policy's _forward_eval returned a torch.Tensor, not a dict", False),
+    # (after a collection: the folder holds a run to resume)
+    (LearnInfoNotNumbers, r"the policy's _forward_learn gave info 'advantages' as a tensor of shape \(16, 4\); its info "
+                          r"dict holds numbers", True),
+])
+def test_a_policy_that_breaks_the_contract_is_one_line_naming_the_method(tmp_path, cls, message, folder_kept):
+    from acframe.errors import PolicyError
+    POLICY_REGISTRY.register(NAME, cls, force=True)
+    exp_dir = tmp_path / 'run'
+    with pytest.raises(PolicyError, match=message) as raised:
+        serial_pipeline_onpolicy(config(), exp_dir=str(exp_dir), max_env_step=640, progress=False)
+    assert '\n' not in str(raised.value)
+    assert exp_dir.exists() is folder_kept  # a new run that failed before its first step leaves no folder
+
+
+def test_batches_without_reward_need_the_policys_own_batch_samples():
+    """The parallel learner counts a step's transitions with learn_mode.samples (the default: reward's elements)."""
+    from acframe.config import compile_config
+    from acframe.errors import PolicyError
+    from acframe.policy import create_policy
+    import gymnasium as gym
+    cfg = compile_config(config())
+    policy = create_policy(cfg, gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), enable_field=('learn',))
+    assert policy.learn_mode.samples({'reward': torch.zeros(8, 4)}) == 32
+    with pytest.raises(PolicyError, match=r"its learn batches hold no 'reward' tensor, which the default _batch_samples "
+                                          r"counts .*; define _batch_samples\(batch\) -> int"):
+        policy.learn_mode.samples({'obs': torch.zeros(8, 4, 4), 'returns': torch.zeros(8, 4)})

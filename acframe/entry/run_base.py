@@ -518,11 +518,14 @@ class RunBase:
                                       f'ends the process at once, without them)')
             except BaseException as exc:
                 error: BaseException = exc
+                untouched = self._untouched()
                 try:
                     self._stop_workers()
-                    error = self._checkpoint_before_env_failure(exc)
-                finally:  # workers that failed to start: a failed start of a new run writes nothing
-                    self._close_taking_back(self.new_folder if not self.workers_started else None)
+                    if not untouched:
+                        error = self._checkpoint_before_env_failure(exc)
+                finally:  # workers that failed to start, or a new run that failed before it took a step (a user's
+                    # policy that breaks its contract at its first eval or collection): it writes nothing
+                    self._close_taking_back(self.new_folder if not self.workers_started or untouched else None)
                 if error is exc:
                     raise
                 raise error from exc
@@ -537,6 +540,12 @@ class RunBase:
         if interrupt is not None:
             raise interrupt
         return self.summary
+
+    def _untouched(self) -> bool:
+        """A new run that has neither trained nor collected a step: its folder holds nothing a resume could use."""
+        learner = getattr(self, 'learner', None)
+        return (self.new_folder is not None and learner is not None and learner.train_iter == 0
+                and self.env_step == 0)
 
     def _checkpoint_before_env_failure(self, exc: BaseException) -> BaseException:
         """An env ended the run (it raised, gave NaN/inf, or the step watchdog ``env.step_timeout_s`` found it

@@ -29,7 +29,7 @@ import torch
 import torch.nn as nn
 
 from ..data.tree import flatten_lead, lead_shape, to_device
-from ..errors import CheckpointError, ConfigError, NonFiniteError, UnsupportedSpaceError
+from ..errors import CheckpointError, ConfigError, NonFiniteError, PolicyError, UnsupportedSpaceError
 from ..envs.masks import split_action_mask, split_mask_space
 from ..models.distributions import make_distribution, mask_logits
 from ..models.normalization import share_statistics
@@ -185,10 +185,43 @@ class Policy:
         self._recurrent = bool(getattr(self._model, 'recurrent', False))
         self._collect_states = EnvStates(self._model) if self._recurrent else None
         self._eval_states = EnvStates(self._model) if self._recurrent else None
+        if 'learn' in self._enable_field:
+            self._check_defines(('_init_learn', '_forward_learn'), 'learn')
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
+        if 'learn' in self._enable_field:
+            self._check_optimizer()
         if 'learn' in self._enable_field and compile_mode(cfg) != 'off':  # policy.learn.compile (policy/compiled.py)
             self._forward_learn = compiled_forward_learn(self, compile_mode(cfg))
+
+    # ---- what a policy class must define ------------------------------------------------------------
+    def _check_defines(self, names: Sequence[str], mode: str) -> None:
+        """A ``PolicyError`` naming the first of ``names`` the class leaves to this base class (where it is not
+        implemented), with a method of a close name the class defines as the likely misspelling."""
+        import difflib
+
+        cls = type(self)
+        for name in names:
+            if getattr(cls, name) is not getattr(Policy, name):
+                continue
+            own = [a for klass in cls.__mro__ if klass is not Policy and issubclass(klass, Policy) for a in vars(klass)
+                   if callable(vars(klass)[a]) and not hasattr(Policy, a)]  # (the class's own methods)
+            close = difflib.get_close_matches(name, own, n=1, cutoff=0.75)
+            hint = f" (it defines {close[0]}: a misspelling?)" if close else ''
+            raise PolicyError(f"policy '{self._cfg.get('type', cls.__name__)}' ({cls.__module__}.{cls.__qualname__}) "
+                              f"does not define {name}{hint}; a policy's {mode} mode defines {' and '.join(names)} "
+                              f"(docs/custom_policy.md)")
+
+    def _check_optimizer(self) -> None:
+        """After ``_init_learn``: the base class's checkpoint and learning-rate schedule read ``self._optimizer``
+        unless the class says otherwise (``_optimizers`` and ``_state_dict_learn`` of its own)."""
+        cls = type(self)
+        reads = [name for name in ('_state_dict_learn', '_optimizers') if defining_class(cls, name) is Policy]
+        if reads and not isinstance(getattr(self, '_optimizer', None), torch.optim.Optimizer):
+            raise PolicyError(f"policy '{self._cfg.get('type', cls.__name__)}' ({cls.__module__}.{cls.__qualname__}): its "
+                              f"_init_learn set no self._optimizer (a torch optimizer, e.g. build_optimizer(params, "
+                              f"self._cfg.learn)), which the base class's {' and '.join(reads)} use; set it, or "
+                              f"define both for the optimizers you keep (docs/custom_policy.md)")
 
     # ---- one optimizer step, guarded -----------------------------------------------------------------
     def _optimizer_step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor,
@@ -440,8 +473,16 @@ class Policy:
             yield plan
 
     def _batch_samples(self, batch: Any) -> int:
-        """Transitions one ``forward`` trains on (default: a time-major ``(T, B)`` batch's ``T·B``)."""
-        return int(batch.reward.numel())
+        """Transitions one ``forward`` trains on (default: a time-major ``(T, B)`` batch's ``T·B``, its ``reward``'s
+        elements; a policy whose batches hold no ``reward`` defines its own)."""
+        reward = batch.get('reward') if isinstance(batch, Mapping) else getattr(batch, 'reward', None)
+        if not isinstance(reward, torch.Tensor):
+            cls = type(self)
+            raise PolicyError(f"policy '{self._cfg.get('type', cls.__name__)}' ({cls.__module__}.{cls.__qualname__}): "
+                              f"its learn batches hold no 'reward' tensor, which the default _batch_samples counts "
+                              f"(the transitions a gradient step trains on); define _batch_samples(batch) -> int "
+                              f"(docs/adding_an_algorithm.md)")
+        return int(reward.numel())
 
     def _optimizers(self) -> List[torch.optim.Optimizer]:
         """The optimizers a learning-rate schedule acts on."""

@@ -16,7 +16,7 @@ from ..data import make_tree, ttorch
 from ..envs import EnvManager
 from ..envs.obs import ObsArray, obs_buffer, put_obs
 from ..config.compile import check_n_sample
-from ..errors import EnvNonFiniteError, NonFiniteError
+from ..errors import EnvNonFiniteError, NonFiniteError, PolicyError
 
 
 def steps_per_env(n_sample: int, num_envs: int, unroll_len: int = 1) -> int:
@@ -97,6 +97,7 @@ class SampleCollector:
                 put_obs(obs_buf, t, obs_np)
                 out = forward(_row(obs_buf, t))
                 if t == 0:
+                    check_action_output(out, '_forward_collect', num_envs)
                     outputs = {k: [] for k in out}
                 for key, value in out.items():
                     outputs[key].append(value)
@@ -163,6 +164,28 @@ class SampleCollector:
         if restored and state.get('policy') and hasattr(self.policy, 'load_state_dict'):
             self.policy.load_state_dict(state['policy'])
         return restored
+
+
+def check_action_output(out: Any, method: str, num_envs: int, all_tensors: bool = True) -> None:
+    """A ``PolicyError`` in one line when a policy's ``method`` (``_forward_collect``, ``_forward_eval``) gave what the
+    workers cannot use: they take a dict whose ``action`` is a tensor ``(num_envs, ...)`` (and, collecting, whose
+    every value is a tensor ``(num_envs, ...)``: the segment stores them)."""
+    why = None
+    if not isinstance(out, Mapping):
+        why = f"returned a {type(out).__module__}.{type(out).__qualname__}, not a dict"
+    elif 'action' not in out:
+        why = f"returned a dict without 'action' (its keys: {', '.join(map(str, out)) or 'none'})"
+    else:
+        for key, value in out.items() if all_tensors else [('action', out['action'])]:
+            if not isinstance(value, torch.Tensor):
+                why = f"gave '{key}' as a {type(value).__module__}.{type(value).__qualname__}, not a torch tensor"
+            elif value.dim() == 0 or value.shape[0] != num_envs:
+                why = f"gave '{key}' of shape {tuple(value.shape)}, not ({num_envs}, ...) for its {num_envs} envs"
+            if why is not None:
+                break
+    if why is not None:
+        raise PolicyError(f"the policy's {method} {why}; it returns a dict of tensors, one row per env, with the "
+                          f"actions under 'action' (docs/custom_policy.md)")
 
 
 def _part(buffers: ObsArray, key: Optional[str]) -> np.ndarray:

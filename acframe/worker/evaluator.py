@@ -13,6 +13,7 @@ import torch
 
 from ..envs import EnvManager, obs_to_tensor
 from ..errors import EnvNonFiniteError, NonFiniteError
+from .collector import check_action_output
 
 #: the confirmation episodes' env seeds are the evaluation seeds plus this (fresh: no evaluation uses them)
 CONFIRM_SEED_OFFSET = 50_000
@@ -92,9 +93,14 @@ class Evaluator:
         if reset is not None:
             reset()
         done_count = np.zeros(num_envs, dtype=np.int64)
+        first = True
         with torch.inference_mode():
             while (done_count < quota).any():
-                action = self.policy.forward(obs_to_tensor(obs))['action']
+                out = self.policy.forward(obs_to_tensor(obs))
+                if first:
+                    check_action_output(out, '_forward_eval', num_envs, all_tensors=False)
+                    first = False
+                action = out['action']
                 result = self.env.step(action.numpy())
                 obs = result.obs
                 if episode_start is not None and len(result.done_index):

@@ -11,9 +11,12 @@ import pickle
 import re
 import time
 from collections import defaultdict
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from ..errors import CheckpointError, NonFiniteError, call_user_code, user_code_error
+import numpy as np
+import torch
+
+from ..errors import CheckpointError, NonFiniteError, PolicyError, call_user_code, user_code_error
 from ..utils import atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
 
@@ -73,6 +76,23 @@ class LogHook(LearnerHook):
             if self.echo is not None:
                 shown = ' '.join(f'{k}={v:.4g}' for k, v in self.last.items())
                 self.echo(f'[learner] iter {learner.train_iter}: {shown}')
+
+
+def check_info(info: Any) -> None:
+    """A ``PolicyError`` in one line unless a learn step's info is a dict of numbers (a Python or numpy number, or
+    a one-element tensor), besides ``priority`` (a prioritized buffer's new priorities)."""
+    if not isinstance(info, Mapping):
+        raise PolicyError(f"the policy's _forward_learn returned a {type(info).__module__}.{type(info).__qualname__}, "
+                          f"not a dict; it returns its info dict of numbers, e.g. {{'total_loss': loss.item()}}")
+    for key, value in info.items():
+        if key == 'priority' or isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+            continue
+        if isinstance(value, torch.Tensor) and value.numel() == 1:
+            continue
+        what = (f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else
+                f"a {type(value).__module__}.{type(value).__qualname__}")
+        raise PolicyError(f"the policy's _forward_learn gave info '{key}' as {what}; its info dict holds numbers "
+                          f"(e.g. {key}=value.item(), or a mean of it), which the learner logs and averages")
 
 
 class CheckpointHook(LearnerHook):
@@ -157,6 +177,7 @@ class Learner:
             if error is None:
                 raise
             raise error from exc
+        check_info(info)
         priority = info.pop('priority', None)
         if priority is not None and hasattr(self.buffer, 'update_priority'):
             self.buffer.update_priority(batch, priority)
