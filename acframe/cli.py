@@ -25,7 +25,7 @@ import argparse
 import os
 import re
 import sys
-from typing import List, Optional, Sequence
+from typing import List, NoReturn, Optional, Sequence
 
 from .tune.cli import add_tune_arguments, refuse_tune_flags
 
@@ -45,8 +45,15 @@ def _count(text: str) -> int:
     return int(value)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with acframe's one-line errors: a bad flag or value is one line naming it (exit 2), not the usage."""
+
+    def error(self, message: str) -> 'NoReturn':  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} ({self.prog} -h lists the flags)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog='acframe',
         description='Train an acframe policy from a config file; evaluate, plot or export finished runs.',
         epilog='Config names that are not paths are looked up in the installed dizoo_configs package. '
@@ -81,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('-e', '--env', default=None, help="DI-engine's flag: with -p and no -c, runs dizoo_configs' <env>_<policy>.py")
     parser.add_argument('-p', '--policy', default=None, help="DI-engine's flag: with -e and no -c, runs dizoo_configs' <env>_<policy>.py")
     parser.add_argument('--replay-path', default=None, help="DI-engine's eval video folder: not supported (an error says so)")
-    parser.add_argument('--episodes', type=int, default=None, help='episodes to evaluate (-m eval; default env.n_evaluator_episode)')
+    parser.add_argument('--episodes', type=_count, default=None, help='episodes to evaluate (-m eval; default env.n_evaluator_episode)')
     parser.add_argument('--video', default=None, metavar='DIR', help='record the evaluated episodes as MP4 in DIR (-m eval; extra: video)')
     parser.add_argument('--domain-params', default=None, choices=('nominal', 'drawn'),
                         help='domain-randomized runs: evaluate with the nominal or drawn env parameters (-m eval; '

@@ -10,7 +10,8 @@ change what the run's config says -- writes ``<checkpoint>_seed<seed>_<N>ep.json
 ``<checkpoint>_seed<seed>[_<N>ep]_<tag>.json``, ``tag`` a digest of the differing values, so it never replaces the
 run's own result; the JSON records them; a checkpoint outside a run folder, evaluated with ``-c``, always gets a
 tag). ``--video DIR`` records every counted episode with gymnasium's ``RecordVideo`` as
-``DIR/<checkpoint>_seed<seed>[<tag>]_env<i>-episode-<k>.mp4``, the result file's tag (the ``video`` extra: moviepy);
+``DIR/<run>_<checkpoint>_seed<seed>[<tag>]_env<i>-episode-<k>.mp4``, the run folder's name and the result file's
+tag (the ``video`` extra: moviepy), moved into ``DIR`` once the evaluation is whole (``VideoStaging``);
 for a run folder whose ``logger.backends`` name a tracker that stores media (W&B, MLflow), the videos are also
 uploaded to the run's tracker run (``loggers.upload_videos``; ``video_uploads`` in the result names where they went).
 A domain-randomized run evaluates with the nominal parameters or, with ``--domain-params drawn``, each
@@ -22,7 +23,6 @@ import copy
 import hashlib
 import json
 import os
-import re
 import time
 import warnings
 from functools import partial
@@ -95,7 +95,14 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
     video_cfg = copy.deepcopy(cfg)
     video_cfg.env.env_kwargs = dict(cfg.env.get('env_kwargs') or {}, render_mode='rgb_array')
     record = partial(record_video, video_dir, video_prefix, episode_quota(n_episode, num_envs))
-    return make_env_manager(video_cfg, 'evaluator', seeds, manager=manager, params=drawn, wrap=record), drawn
+    try:
+        return make_env_manager(video_cfg, 'evaluator', seeds, manager=manager, params=drawn, wrap=record), drawn
+    except ConfigError as exc:
+        if 'render_mode' in str(exc) and 'render_mode' not in (cfg.env.get('env_kwargs') or {}):
+            name = cfg.env.get('type') if cfg.env.get('type') not in (None, 'gym') else cfg.env.env_id
+            raise ConfigError(f"--video: env '{name}' takes no render_mode, so it draws no frames to record; leave "
+                              f"--video out (or give the env render_mode='rgb_array', docs/custom_env.md)") from exc
+        raise
 
 
 def resolve_domain_params(cfg: Any, domain_params: Optional[str]) -> Optional[str]:
@@ -194,6 +201,7 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
 
     if episodes is not None and episodes <= 0:
         raise ConfigError(f"--episodes {episodes}: evaluate at least 1 episode")
+    check_output_paths(out, video_dir)
     artifacts = locate_run(target, config, overrides, seed, imports=imports)
     cfg = artifacts.cfg
     domain_params = resolve_domain_params(cfg, domain_params)
@@ -215,23 +223,31 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
             warnings.simplefilter('ignore', ConfigWarning)
             own = compile_config(config, [], seed=cfg.seed)
     settings = evaluation_settings(cfg, own, n_episode, domain_params, resolve_domain_params(own, None), named_config)
+    if video_dir is not None:
+        _note_recording_manager(cfg, settings)
     state = load_checkpoint(artifacts.checkpoint)  # a clear error before any env starts
     set_global_seed(cfg.seed)
     stem = os.path.splitext(os.path.basename(artifacts.checkpoint))[0]
-    prefix = f"{stem}_seed{cfg.seed}{settings_tag(settings)}_"  # of the videos
-    started = time.time()
-    env, drawn = evaluator_env(cfg, cfg.seed + EVAL_SEED_OFFSET, domain_params or 'nominal', video_dir, n_episode,
-                               prefix)
+    run_name = f"{os.path.basename(os.path.abspath(artifacts.run_dir))}_" if artifacts.run_dir else ''
+    prefix = f"{run_name}{stem}_seed{cfg.seed}{settings_tag(settings)}_"  # of the videos
+    staging = VideoStaging(video_dir) if video_dir is not None else None
     try:
-        # the eval mode as the run evaluated (greedy, or sampling where policy.eval.deterministic=False)
-        policy = build_inference_policy(artifacts, env.observation_space, env.action_space, state=state,
-                                        force_deterministic=False)
-        evaluator = Evaluator(env, policy.eval_mode, n_episode, cfg.env.stop_value, 0)
-        if progress:
-            evaluator.progress = EpisodeProgress()
-        result = evaluator.evaluate()
+        env, drawn = evaluator_env(cfg, cfg.seed + EVAL_SEED_OFFSET, domain_params or 'nominal',
+                                   staging.folder if staging is not None else None, n_episode, prefix)
+        try:
+            # the eval mode as the run evaluated (greedy, or sampling where policy.eval.deterministic=False)
+            policy = build_inference_policy(artifacts, env.observation_space, env.action_space, state=state,
+                                            force_deterministic=False)
+            evaluator = Evaluator(env, policy.eval_mode, n_episode, cfg.env.stop_value, 0)
+            if progress:
+                evaluator.progress = EpisodeProgress()
+            result = evaluator.evaluate()
+        finally:
+            env.close()  # also finishes the last recording
+        videos = staging.keep() if staging is not None else []  # the whole evaluation's, in place at once
     finally:
-        env.close()  # also finishes the last recording
+        if staging is not None:
+            staging.discard()  # an interrupted or failed one's partial recordings (the folder's videos stay)
     returns = [float(r) for r in result['returns']]
     report = {
         'mean': result['mean'], 'std': result['std'], 'min': min(returns), 'max': max(returns),
@@ -245,17 +261,82 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
         'video_dir': os.path.abspath(video_dir) if video_dir is not None else None,
     }
     report['video_uploads'] = []
-    if video_dir is not None and artifacts.run_dir is not None and os.path.isdir(video_dir):  # to W&B / MLflow
+    if videos and artifacts.run_dir is not None:  # to W&B / MLflow
         from ..loggers import upload_videos
 
-        ours = re.compile(re.escape(prefix) + r'env\d+-episode-\d+\.mp4')  # (not another setting's: its tag follows)
-        videos = [os.path.join(video_dir, name) for name in os.listdir(video_dir) if ours.fullmatch(name)
-                  and os.path.getmtime(os.path.join(video_dir, name)) >= started - 1]
         report['video_uploads'] = upload_videos(cfg, artifacts.run_dir, videos, int(state.get('env_step') or 0))
     path = out or default_result_path(artifacts.run_dir, artifacts.checkpoint, int(cfg.seed), settings)
     report['result_file'] = os.path.abspath(path)
     atomic_write_json(path, report)
     return report
+
+
+def check_output_paths(out: Optional[str], video_dir: Optional[str]) -> None:
+    """``--out`` names a file that can be written and ``--video`` a folder (or a path for one): said before anything
+    is evaluated, so an evaluation is never lost to its output's path; the video encoder (moviepy) is there."""
+    from ..loggers.base import can_write
+
+    if out is not None:
+        if os.path.isdir(out) or out.endswith(('/', os.sep)):
+            raise ConfigError(f"--out {out}: a folder; name the result's file, e.g. --out "
+                              f"{os.path.join(out, 'result.json')}")
+        if not can_write(out, folder=False):
+            raise ConfigError(f"--out {out}: cannot be written here; name a file in a folder you can write")
+    if video_dir is not None:
+        if os.path.lexists(video_dir) and not os.path.isdir(video_dir):
+            raise ConfigError(f"--video {video_dir}: not a folder; name a folder for the videos (made if missing)")
+        if not can_write(video_dir, folder=True):
+            raise ConfigError(f"--video {video_dir}: cannot be written here; name a folder you can write")
+        import importlib.util
+
+        if importlib.util.find_spec('moviepy') is None:
+            raise ConfigError("--video needs moviepy to encode MP4: pip install 'acframe[video]'")
+
+
+class VideoStaging:
+    """``--video DIR``'s recordings go to a hidden folder inside ``DIR`` first; ``keep()`` moves them into ``DIR``
+    once the evaluation is whole (a video of the same name there is replaced by one of the same episode, the
+    same settings); ``discard()`` removes what is left (an interrupted evaluation's partial recordings), and ``DIR``
+    itself when this evaluation made it and it stayed empty."""
+
+    def __init__(self, folder: str) -> None:
+        import tempfile
+
+        from ..utils import missing_folders
+
+        self.target = os.path.abspath(folder)
+        self.made = missing_folders(self.target)
+        os.makedirs(self.target, exist_ok=True)
+        self.folder = tempfile.mkdtemp(prefix='.acframe-recording-', dir=self.target)
+
+    def keep(self) -> List[str]:
+        """Move the recorded videos into the folder; their paths there."""
+        kept = []
+        for name in sorted(os.listdir(self.folder)):
+            if name.endswith('.mp4'):
+                os.replace(os.path.join(self.folder, name), os.path.join(self.target, name))
+                kept.append(os.path.join(self.target, name))
+        return kept
+
+    def discard(self) -> None:
+        import shutil
+
+        from ..utils import remove_empty_folders
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+        remove_empty_folders(self.made)
+
+
+def _note_recording_manager(cfg: Any, settings: Dict[str, Any]) -> None:
+    """``--video`` plays the episodes with the in-process manager that builds ``env.manager``'s envs one by one; where
+    that one plays other episodes (EnvPool's envs, recorded through gymnasium's Atari chain), the evaluation is
+    another setting (its result file is named so, as for ``env.manager=sync`` given)."""
+    from ..envs import manager_class
+
+    cls = manager_class(cfg.env.manager)
+    if getattr(cls, 'in_process_plays_alike', True):
+        return
+    settings.setdefault('differences', {})['env.manager'] = in_process_manager(cfg.env.manager)
 
 
 class EpisodeProgress:

@@ -81,6 +81,7 @@ class EnvPoolManager(EnvManager):
     manager = 'envpool'
     kind = 'envpool'
     fork_safe = False  # a process forked from one that built a pool crashed with SIGSEGV
+    in_process_plays_alike = False  # gymnasium's Atari chain gives EnvPool's frames, not its episodes
 
     @classmethod
     def from_config(cls, env_cfg: Dict[str, Any], role: str, seeds: Sequence[int],

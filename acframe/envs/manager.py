@@ -63,6 +63,9 @@ class EnvManager:
     #: the registered manager that builds this manager's envs one by one in this process (``-m eval --video`` records
     #: them, ``load_policy`` reads their spaces); None: none can (a vectorized env)
     in_process_manager: Optional[str] = 'sync'
+    #: whether ``in_process_manager``'s envs play the same episodes as this manager's (same env, same seeds); False
+    #: where they differ (EnvPool's), so that an evaluation recorded with them is named as another setting
+    in_process_plays_alike: bool = True
 
     @classmethod
     def from_config(cls, env_cfg: Dict[str, Any], role: str, seeds: Sequence[int],

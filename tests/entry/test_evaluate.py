@@ -151,11 +151,65 @@ def test_video_records_each_counted_episode_as_mp4(trained_run, tmp_path):
     assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / 'r.json').read_text())
     files = sorted(p.name for p in videos.glob('*.mp4'))
-    # named as the result: 2 episodes where the run evaluated 4
-    assert files == ['ckpt_best_seed0_2ep_env0-episode-0.mp4', 'ckpt_best_seed0_2ep_env1-episode-0.mp4']
+    # named by the run and as the result: 2 episodes where the run evaluated 4 (the recordings' staging folder gone)
+    assert files == ['cartpole_a2c_ckpt_best_seed0_2ep_env0-episode-0.mp4', 'cartpole_a2c_ckpt_best_seed0_2ep_env1-episode-0.mp4']
+    assert sorted(p.name for p in videos.iterdir()) == files
     frames = sorted(imageio_ffmpeg.count_frames_and_secs(str(videos / name))[0] for name in files)
     for count, length in zip(frames, sorted(report['lengths'])):  # episodes are reported in the order they end
         assert length <= count <= length + 1  # a frame per step (and the reset frame)
+
+
+def test_an_interrupted_video_evaluation_leaves_the_videos_of_a_whole_one_as_they_were(trained_run, tmp_path):
+    """Ctrl-C in the middle: its partial recordings are dropped; a former evaluation's videos of the same names
+    are not replaced by cut ones; nothing of it stays in the folder."""
+    pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
+    import signal
+    import time
+
+    videos = tmp_path / 'videos'
+    videos.mkdir()
+    # a former whole evaluation's videos, of the names this one's first episodes get
+    before = {f'cartpole_a2c_ckpt_best_seed0_400ep_env{i}-episode-0.mp4': f'a whole episode {i}' for i in range(4)}
+    for name, text in before.items():
+        (videos / name).write_text(text)
+    run = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(trained_run), '--video',
+                            str(videos), '--episodes', '400', '--out', str(tmp_path / 'r.json')],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any(p.name.startswith('.acframe-recording-') for p in videos.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(3)  # recording (400 episodes of up to 500 steps take minutes)
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    assert {p.name: p.read_text() for p in videos.iterdir()} == before
+    assert not (tmp_path / 'r.json').exists()
+
+
+def test_bad_output_paths_are_refused_before_evaluating_and_nothing_is_written(trained_run, tmp_path, capsys):
+    (tmp_path / 'a_file').write_text('')
+    for args, message in ((['--out', str(trained_run)], f"--out {trained_run}: a folder; name the result's file"),
+                          (['--out', str(tmp_path / 'new') + '/'], 'a folder; name the result\'s file, e.g. --out '),
+                          (['--video', str(tmp_path / 'a_file')], 'not a folder; name a folder for the videos'),
+                          (['--out', '/proc/acframe-no/r.json'], 'cannot be written here')):
+        code, out, err = run_cli(['-m', 'eval', '--load', str(trained_run), '--episodes', '1', *args], capsys)
+        assert code == 2 and err.count('\n') == 1 and message in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['a_file']
+
+
+def test_a_video_of_an_envpool_run_is_another_setting(monkeypatch):
+    """EnvPool's envs are recorded through gymnasium's chain, which plays other episodes: its result file is
+    another (as for env.manager=sync given)."""
+    from acframe.config import compile_config
+    from acframe.entry.evaluate import _note_recording_manager
+
+    cfg = compile_config('pong_impala.py', ['env.manager=envpool'])
+    settings = {}
+    _note_recording_manager(cfg, settings)
+    assert settings == {'differences': {'env.manager': 'sync'}}
+    plain = {}
+    _note_recording_manager(compile_config('pong_impala.py'), plain)
+    assert plain == {}
 
 
 def test_episodes_are_split_over_the_envs_as_the_evaluator_does():
@@ -239,3 +293,17 @@ def test_an_evaluation_on_another_env_id_does_not_warn_about_the_stop_value(trai
                               out=str(tmp_path / 'v0.json'))
     assert report['env_id'] == 'CartPole-v0'
     assert not [w for w in caught if issubclass(w.category, ConfigWarning)], [str(w.message) for w in caught]
+
+
+def test_video_of_an_env_that_cannot_render_says_so(tmp_path):
+    """An env that takes no render_mode (acframe's toy pixel envs, many user envs) draws no frames: one line
+    naming the env and --video, not its keyword arguments."""
+    pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
+    from acframe.config import compile_config
+    from acframe.entry.evaluate import evaluator_env
+    from acframe.errors import ConfigError
+
+    cfg = compile_config('cartpole_impala.py', ['env.type=toy_pixel_dot', 'policy.model.encoder=conv'])
+    with pytest.raises(ConfigError, match=r"--video: env 'toy_pixel_dot' takes no render_mode, so it draws no frames "
+                                          r"to record; leave --video out"):
+        evaluator_env(cfg, 0, 'nominal', str(tmp_path), 1)
