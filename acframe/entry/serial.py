@@ -190,12 +190,23 @@ class SerialRun(RunBase):
         # one tensorboard point per log period (a point per episode costs more than the episode)
         train_iter = self.learner.train_iter if self.collect_iter is None else self.collect_iter
         if self._unlogged_returns and train_iter - self._returns_logged_at >= self.cfg.policy.learn.learner.log_freq:
-            self.logger.add_scalar('collector/episode_return_mean', float(np.mean(self._unlogged_returns)), self.env_step)
-            self.logger.add_scalar('collector/episodes', len(self._unlogged_returns), self.env_step)
-            self._unlogged_returns, self._returns_logged_at = [], train_iter
+            self._log_returns(train_iter)
         if self.randomizer is not None:  # re-draws the env parameters when due
             self.collector_env = self.randomizer.after_collect(self.collector, self.env_step)
         return segment
+
+    def _log_returns(self, train_iter: int) -> None:
+        """One point of the training episodes' mean return (and their count) for the window since the last."""
+        self.logger.add_scalar('collector/episode_return_mean', float(np.mean(self._unlogged_returns)), self.env_step)
+        self.logger.add_scalar('collector/episodes', len(self._unlogged_returns), self.env_step)
+        self._unlogged_returns, self._returns_logged_at = [], train_iter
+
+    def finish(self, interrupted: bool = False) -> Dict[str, Any]:
+        """A run that ends (solved, or its budget spent) logs the episodes of its last, short window too (a run
+        shorter than ``log_freq`` iterations had none); an interrupted one keeps them for its resume."""
+        if self._unlogged_returns and not (self.interrupted or interrupted) and self.logger is not None:
+            self._log_returns(self.learner.train_iter)
+        return super().finish(interrupted)
 
     def sync_actor(self) -> None:
         """Give the collector's copy of the weights the learner's (``policy.learn.learner_thread``; else one model)."""

@@ -92,3 +92,16 @@ def test_resume_continues_the_counters_and_the_randomization_draws(tmp_path):
     uninterrupted_draws = read_json(os.path.join(uninterrupted_dir, 'domain_randomization.json'))['collector']
     assert [d['collections'] for d in resumed_draws] == [0, 4, 8]
     assert [d['params'] for d in resumed_draws] == [d['params'] for d in uninterrupted_draws]
+
+
+@pytest.mark.parametrize('pipeline', [serial_pipeline_onpolicy, serial_pipeline])
+def test_a_run_shorter_than_a_log_period_logs_its_training_returns_at_its_end(tmp_path, pipeline, tb_scalars):
+    """The collector logs the training episodes' mean return once per learner.log_freq iterations; the last,
+    short window (all of a short run) is logged when the run ends, for the plot's training-return panel."""
+    config = 'cartpole_a2c.py' if pipeline is serial_pipeline_onpolicy else 'cartpole_impala.py'
+    pipeline(config, seed=0, overrides=SMALL + ['policy.learn.learner.log_freq=1000', 'env.stop_value=None'],
+             max_env_step=1200, exp_dir=str(tmp_path / 'run'), progress=False)
+    scalars = tb_scalars(str(tmp_path / 'run' / 'log'))
+    counts = [value for tag, _, value in scalars if tag == 'collector/episodes']
+    means = [value for tag, _, value in scalars if tag == 'collector/episode_return_mean']
+    assert len(counts) == len(means) == 1 and counts[0] >= 20 and 8 < means[0] < 100
