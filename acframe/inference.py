@@ -141,7 +141,14 @@ def _batch_of(obs: Any, space: gym.Space, what: str) -> Tuple[torch.Tensor, bool
                          f"was expected, got shape {array.shape}")
     if array.shape[1:] != space.shape:
         raise ValueError(f"act: {what} of shape {space.shape} expected, got {array.shape[1:]}")
-    return torch.as_tensor(array, dtype=observation_dtype(space)), single
+    dtype = observation_dtype(space)
+    if dtype == torch.uint8 and array.dtype != np.uint8 and array.size and not (
+            np.issubdtype(array.dtype, np.number) and array.min() >= 0 and array.max() <= 255
+            and np.array_equal(array, np.floor(array))):
+        raise ValueError(f"act: {what} is a uint8 image (0-255, as the env gives it; the model scales it), got "
+                         f"{array.dtype} values in [{array.min():g}, {array.max():g}]; pass the env's observation "
+                         f"unscaled (np.uint8)")
+    return torch.as_tensor(array, dtype=dtype), single
 
 
 def observation_dtype(space: gym.Space) -> torch.dtype:

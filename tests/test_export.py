@@ -103,6 +103,18 @@ def test_a_dict_observation_model_exports_with_one_input_per_key(pixel_goal_run,
     np.testing.assert_array_equal(session.run(['action'], obs)[0], expected)
 
 
+def test_act_refuses_a_scaled_float_image_for_a_uint8_policy(pixel_goal_run):
+    """The model scales uint8 images itself: an image already scaled to [0, 1] would be scaled again (a black
+    image, silently); whole values 0-255 in another dtype are the same image."""
+    policy = acframe.load_policy(pixel_goal_run)
+    obs = goal_observations(8)
+    as_floats = {**obs, 'image': obs['image'].astype(np.float32)}
+    np.testing.assert_array_equal(policy.act(as_floats), policy.act(obs))
+    with pytest.raises(ValueError, match=r"is a uint8 image \(0-255, as the env gives it; the model scales it\), got "
+                                         r"float32 values in \[0, 1\]; pass the env's observation unscaled"):
+        policy.act({**obs, 'image': obs['image'].astype(np.float32) / 255})
+
+
 # ---- whole episodes: the exported step, the state fed back, acts as load_policy (issue 47 item 4) ----------------
 RECURRENT = ['env.env_id=cartpole_novel', 'env.collector_env_num=2', 'env.evaluator_env_num=1',
              'env.n_evaluator_episode=1', 'env.stop_value=None', 'policy.model.share_encoder=True',
