@@ -318,3 +318,29 @@ def test_batches_without_reward_need_the_policys_own_batch_samples():
     with pytest.raises(PolicyError, match=r"its learn batches hold no 'reward' tensor, which the default _batch_samples "
                                           r"counts .*; define _batch_samples\(batch\) -> int"):
         policy.learn_mode.samples({'obs': torch.zeros(8, 4, 4), 'returns': torch.zeros(8, 4)})
+
+
+def test_a_policy_defined_where_its_source_cannot_be_read_is_warned_of_its_unchecked_rules(tmp_path):
+    """A class defined on stdin: its declared rules (the comments) cannot be read, so its keys are checked by type
+    only; the user is told so, not left to train with a value its rule refuses."""
+    import subprocess
+    import sys
+    script = ("import warnings\n"
+              "from acframe import POLICY_REGISTRY\n"
+              "from acframe.config import compile_config\n"
+              "from acframe.policy.a2c import A2CPolicy\n"
+              "@POLICY_REGISTRY.register('stdin_policy')\n"
+              "class StdinPolicy(A2CPolicy):\n"
+              "    config = dict(learn=dict(\n"
+              "        # (float > 0) A key of its own.\n"
+              "        own_rate=0.5,\n"
+              "    ))\n"
+              "with warnings.catch_warnings(record=True) as caught:\n"
+              "    warnings.simplefilter('always')\n"
+              "    cfg = compile_config((dict(env=dict(env_id='CartPole-v1')), dict(policy=dict(type='stdin_policy'))),\n"
+              "                         ['policy.learn.own_rate=-1.0'])\n"
+              "print(cfg.policy.learn.own_rate, sorted({str(w.message) for w in caught}))\n")
+    out = subprocess.run([sys.executable, '-'], input=script, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith('-1.0 ') and ("the rules in the comments above __main__.StdinPolicy's config keys "
+                                                "cannot be read") in out.stdout, out.stdout

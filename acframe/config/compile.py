@@ -24,7 +24,7 @@ from ..registry import BUFFER_REGISTRY, POLICY_REGISTRY, closest, import_names
 from . import defaults as D
 from .ding_compat import MISSING, get_path, leaf_paths, translate_ding_config, translate_override, warn_renamed
 from .foreign_names import foreign_name_message
-from .introspect import loaded_class_config, static_class_config
+from .introspect import loaded_class_config, source_available, static_class_config
 from .rules import check_config
 from .run_folder import check_exp_name, module_names, named_imports
 
@@ -105,6 +105,11 @@ def class_comments(cls: type) -> Dict[str, str]:
         if 'config' in vars(klass):
             found = (static_class_config(f"{klass.__module__}:{klass.__qualname__}", lenient=True)
                      or loaded_class_config(klass, lenient=True))  # (a default that is an expression keeps its rule)
+            if found is None and not source_available(klass):
+                warnings.warn(f"the rules in the comments above {klass.__module__}.{klass.__qualname__}'s config keys "
+                              f"cannot be read (its source is not available: a class defined on stdin or in an "
+                              f"interactive session), so the values of the keys it declares are checked by type only; "
+                              f"define it in a file (a module or a script)", ConfigWarning, stacklevel=2)
             comments.update(found[1] if found is not None else {})
     return comments
 

@@ -136,6 +136,11 @@ def loaded_class_config(cls: type, attribute: str = "config",
     return _class_config_in(source, cls.__name__, attribute, lenient)
 
 
+def source_available(cls: type) -> bool:
+    """Whether ``inspect`` can read the source of a loaded class (not for one defined on stdin or in a REPL)."""
+    return _loaded_class_source(cls) is not None
+
+
 @functools.lru_cache(maxsize=256)
 def _loaded_class_source(cls: type) -> Optional[str]:
     """``inspect.getsource`` of a loaded class, dedented (None when unavailable); cached: it scans the whole file."""
