@@ -6,7 +6,7 @@
     acframe -m async -c cartpole_a3c.py [parallel.async_worker_num=N]   (A3C: N Hogwild workers, docs/ddp.md)
     acframe -m async -c cartpole_async_acer.py                          (async ACER: each worker with its own replay)
     acframe -m eval --load RUN_DIR_OR_CKPT [--import MODULE] [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
-    acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png|FILE.svg] [--x env_steps|wall_s]
+    acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png|FILE.svg|FILE.pdf] [--x env_steps|wall_s]
     acframe -m export --load RUN_DIR_OR_CKPT [--import MODULE] --out FILE.pt|FILE.onnx
     acframe -m tune -c CONFIG --trials N [--budget ENV_STEPS] [--space SPACE.py] [--study-dir DIR] [--seeds 0,1]
     acframe -m tune --resume STUDY_DIR [--trials N] [--import MODULE]
@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--out', default=None, metavar='FILE',
                         help='-m eval: the result JSON (default RUN_DIR/eval/<ckpt>_seed<seed>.json; _<N>ep and/or _<tag> '
                              'appended when the episodes or config values differ from the run\'s own); -m plot: the PNG '
-                             '(default RUN_DIR/curves.png for one run, ./curves.png for several; FILE.svg: an SVG); -m export: FILE.pt or FILE.onnx')
+                             '(default RUN_DIR/curves.png for one run, ./curves.png for several; FILE.svg: an SVG, FILE.pdf: a PDF); -m export: FILE.pt or FILE.onnx')
     parser.add_argument('--x', default='env_steps', choices=('env_steps', 'wall_s'), help='x axis of -m plot')
     parser.add_argument('--resume', default=None, metavar='DIR',
                         help="continue the run in DIR from its latest checkpoint, with the config in DIR/config.json "

@@ -1,4 +1,4 @@
-"""Learning curves of runs: ``acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png] [--x env_steps|wall_s]``.
+"""Learning curves of runs: ``acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png|.svg|.pdf] [--x env_steps|wall_s]``.
 
 Four panels from the runs' tensorboardX logs (read by ``acframe.logs``; tensorboard is not needed):
 
@@ -8,11 +8,15 @@ Four panels from the runs' tensorboardX logs (read by ``acframe.logs``; tensorbo
 * loss — each run's ``learner/total_loss``;
 * entropy — each run's ``learner/entropy`` (the policy's entropy).
 
-Runs of the same config (the compiled config without its seed and experiment name) share one colour; the
-legend names a config by its ``exp_name``. The x axis is env steps (learner values, logged by train
-iteration, are placed on env steps through the evaluations, which log both) or wall-clock seconds since the run's
-first logged value. Every finished run also writes ``curves.svg`` into its folder (``write_run_curves``; the same
-panels, drawn without matplotlib in milliseconds); ``--out FILE.svg`` draws that form, ``--out FILE.png`` matplotlib's.
+Runs of the same config share one colour: their compiled configs are equal but for the keys that cannot change
+what is learned (``GROUPING_IGNORES``: the seed, the experiment name, the budgets, ``logger.*`` and the checkpoint
+frequencies), so the seeds of a config stay one group when one of them was resumed with a bigger budget or logged
+to another backend. The legend names a config by its ``exp_name``. The x axis is env steps (learner values, logged
+by train iteration, are placed on env steps through the evaluations, which log both) or training seconds since the
+run's first logged value: wall-clock time with the pauses between a run's sittings (an interrupt and its
+``--resume``) taken out (``training_seconds``). Every finished run also writes ``curves.svg`` into its folder
+(``write_run_curves``; the same panels, drawn without matplotlib in milliseconds); the file name's extension picks
+what ``--out`` draws: ``.svg`` that form, ``.png`` or ``.pdf`` matplotlib's (``plot_format``).
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from .errors import ConfigError
-from .logs import Scalar, read_scalars, scalars_by_tag
+from .logs import Scalar, read_event_file, read_scalars, scalars_by_tag
 
 X_AXES = ('env_steps', 'wall_s')
 #: figure size in inches and resolution: a 1200 x 900 pixel PNG
@@ -39,6 +43,13 @@ LOSS_TAG = 'learner/total_loss'
 ENTROPY_TAG = 'learner/entropy'
 #: tags whose step is an env step: the anchors that place learner values (logged by train iteration) on env steps
 ENV_STEP_PREFIXES = ('collector/', 'evaluator/return_mean', 'parallel/')
+#: what ``--out`` may end in, and the format each extension draws (the file name decides; nothing else is guessed)
+OUT_FORMATS = {'.png': 'png', '.svg': 'svg', '.pdf': 'pdf'}
+#: compiled-config keys (dotted; a key names its whole subtree) that do not group runs: they cannot change what a run
+#: learns — its seed and name, its budgets (a run resumed with more steps is the same config), where and how often it
+#: logs, and how often it writes its checkpoint
+GROUPING_IGNORES = ('seed', 'exp_name', 'max_env_step', 'max_train_iter', 'logger',
+                    'policy.learn.learner.save_ckpt_freq', 'policy.learn.learner.save_ckpt_every_s')
 
 
 class Curve(NamedTuple):
@@ -61,13 +72,19 @@ LABEL_MAX = 60
 
 def _config_identity(run_dir: str) -> Tuple[str, str]:
     """(a key equal for runs of the same config, a label) from the run's compiled config, as stored: plotting
-    compiles nothing and imports nothing."""
+    compiles nothing and imports nothing. The key is the config without ``GROUPING_IGNORES``: two runs that differ
+    only in those (their seeds, budgets, loggers, checkpoint frequencies) have the same key."""
     from .config.run_folder import read_run_record
 
-    cfg = dict(read_run_record(run_dir)['config'])
+    cfg = json.loads(json.dumps(read_run_record(run_dir)['config'], default=str))  # a copy to prune
     label = str(cfg.get('exp_name') or os.path.basename(os.path.abspath(run_dir)))[:LABEL_MAX]
-    for key in ('seed', 'exp_name'):
-        cfg.pop(key, None)
+    for dotted in GROUPING_IGNORES:
+        *parents, leaf = dotted.split('.')
+        node = cfg
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(leaf, None)
     return json.dumps(cfg, sort_keys=True, default=str), label
 
 
@@ -80,10 +97,13 @@ def load_run_curves(run_dir: str) -> RunCurves:
     if not os.path.isdir(os.path.join(run_dir, 'log')):
         raise ConfigError(f"{run_dir}: not a run folder (no log/); pass folders written by acframe training runs")
     key, label = _config_identity(run_dir)
-    tags = scalars_by_tag(read_scalars(os.path.join(run_dir, 'log')))
+    scalars, pauses = _read_sittings(os.path.join(run_dir, 'log'))
+    tags = scalars_by_tag(scalars)
     if not tags:
         raise ConfigError(f"{run_dir}: its log/ holds no values plot reads yet (TensorBoard's or scalars.jsonl: "
                           f"logger.backends 'tensorboard' or 'jsonl'); plot it once it has trained, with one of them")
+    if pauses is None:  # scalars.jsonl: one file for every sitting
+        pauses = _inferred_pauses(scalars, run_dir)
     start = min(s.wall_time for series in tags.values() for s in series)
     to_env_steps = _train_iter_to_env_steps(tags)
     curves: Dict[str, Dict[str, Curve]] = {}
@@ -94,13 +114,95 @@ def load_run_curves(run_dir: str) -> RunCurves:
         if not series:
             continue
         y = np.array([s.value for s in series])
-        wall = np.array([s.wall_time - start for s in series])
+        wall = training_seconds(np.array([s.wall_time for s in series]), start, pauses)
         if by_env_step:
             steps = np.array([s.step for s in series], dtype=np.float64)
         else:
             steps = to_env_steps(series)
         curves[name] = {'env_steps': Curve(steps, y), 'wall_s': Curve(wall, y)}
     return RunCurves(run_dir, key, label, curves)
+
+
+def _read_sittings(log_dir: str) -> Tuple[List[Scalar], Optional[List[Tuple[float, float]]]]:
+    """The scalars of ``log_dir`` (as ``read_scalars`` reads them) and the pauses between the run's sittings, as
+    (wall time the pause began, wall time it ended): None where the log does not record its sittings.
+
+    Every sitting (the first start and each ``--resume``) opens an event file of its own, which begins with an event
+    stamped when that sitting opened its logger: a pause runs from the last scalar of one sitting's file to the
+    opening of the next file that holds scalars. ``scalars.jsonl`` (the ``jsonl`` backend) is appended by every
+    sitting and records no such mark: None."""
+    names = sorted(os.listdir(log_dir)) if os.path.isdir(log_dir) else []
+    events = [name for name in names if name.startswith('events.out.tfevents.')]
+    if not events:
+        return read_scalars(log_dir), None
+    scalars: List[Scalar] = []
+    pauses: List[Tuple[float, float]] = []
+    last: Optional[float] = None
+    for name in events:
+        path = os.path.join(log_dir, name)
+        part = read_event_file(path)
+        if not part:
+            continue
+        opened = min(_event_file_opened(path, part[0].wall_time), min(s.wall_time for s in part))
+        if last is not None and opened > last:
+            pauses.append((last, opened))
+        last = max([s.wall_time for s in part] + ([last] if last is not None else []))
+        scalars += part
+    return scalars, pauses
+
+
+def _event_file_opened(path: str, default: float) -> float:
+    """The wall time of an event file's first event (tensorboardX writes its file-version event when the writer
+    opens); ``default`` where that record cannot be read."""
+    import struct
+
+    from tensorboardX.proto.event_pb2 import Event
+
+    try:
+        with open(path, 'rb') as f:
+            head = f.read(12)
+            (length,) = struct.unpack('<Q', head[:8])
+            return float(Event.FromString(f.read(length)).wall_time) or default
+    except Exception:  # noqa: BLE001 - a torn or foreign first record: the first scalar marks the sitting instead
+        return default
+
+
+def _inferred_pauses(scalars: List[Scalar], run_dir: str) -> List[Tuple[float, float]]:
+    """Pauses between sittings of a log that does not mark them (``scalars.jsonl``), from ``summary.json``'s
+    ``wall_s`` (the seconds the run trained, over every sitting): while the logged values span more wall time than
+    that, the longest remaining gap between consecutive values is a pause. Nothing is taken out when the summary is
+    missing or older than the log (a run still training after a resume: its summary's ``env_steps`` is below the
+    last logged env step)."""
+    try:
+        with open(os.path.join(run_dir, 'summary.json'), encoding='utf-8') as f:
+            summary = json.load(f)
+        trained, summary_steps = float(summary['wall_s']), float(summary['env_steps'])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    logged_steps = [s.step for s in scalars if s.tag.startswith(ENV_STEP_PREFIXES)]
+    times = np.unique([s.wall_time for s in scalars])
+    if len(times) < 2 or not np.isfinite(trained) or (logged_steps and max(logged_steps) > summary_steps):
+        return []
+    excess = float(times[-1] - times[0]) - trained
+    gaps = np.diff(times)
+    pauses: List[Tuple[float, float]] = []
+    for index in np.argsort(-gaps, kind='stable'):
+        if excess <= 0:
+            break
+        pauses.append((float(times[index]), float(times[index + 1])))
+        excess -= float(gaps[index])
+    return sorted(pauses)
+
+
+def training_seconds(wall: np.ndarray, start: float, pauses: Sequence[Tuple[float, float]]) -> np.ndarray:
+    """Seconds trained by wall-clock times ``wall``: the time since ``start`` less the parts of ``pauses`` (wall-time
+    intervals between sittings) before each. Non-decreasing in ``wall``, so a curve logged in time order stays
+    monotone; a value logged at the end of a pause sits where the sitting before it ended."""
+    wall = np.asarray(wall, dtype=np.float64)
+    seconds = wall - start
+    for begin, end in pauses:
+        seconds -= np.clip(wall - begin, 0.0, max(end - begin, 0.0))
+    return seconds
 
 
 def _train_iter_to_env_steps(tags: Dict[str, List[Scalar]]):
@@ -142,13 +244,34 @@ PANEL_TITLES = ('evaluation return (mean ± std over runs)', 'training episode r
                 'entropy (learner/entropy)')
 
 
+def plot_format(out: str) -> str:
+    """The format ``out`` is drawn in (``OUT_FORMATS``, by its extension); a ``ConfigError`` naming ``--out`` where
+    ``out`` is a folder, ends in a separator, lies under a file, or ends in no extension ``OUT_FORMATS`` accepts."""
+    out = os.fspath(out)
+    accepted = f"{', '.join(list(OUT_FORMATS)[:-1])} or {list(OUT_FORMATS)[-1]}"
+    if out.endswith(('/', os.sep)) or os.path.isdir(out):
+        raise ConfigError(f"--out {out}: that is a folder; name the file to write in it, e.g. "
+                          f"--out {os.path.join(out, CURVES_PNG)} (extension {accepted})")
+    ext = os.path.splitext(out)[1].lower()
+    if ext not in OUT_FORMATS:
+        raise ConfigError(f"--out {out}: the file name must end in {accepted} (the extension picks the format)")
+    folder = os.path.dirname(os.path.abspath(out))
+    while not os.path.exists(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)  # the nearest part of the path that exists must be a folder
+    if not os.path.isdir(folder):
+        raise ConfigError(f"--out {out}: {folder} is a file, not a folder; pick another path")
+    return OUT_FORMATS[ext]
+
+
 def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> Dict[str, Any]:
-    """Draw the four panels of ``run_dirs`` into ``out``: an SVG (``.svg``, ``plot_svg``) or a PNG (matplotlib);
-    returns what was drawn."""
+    """Draw the four panels of ``run_dirs`` into ``out``, in the format its extension names (``plot_format``: an
+    SVG by ``plot_svg``, a PNG or PDF by matplotlib); returns what was drawn. A bad ``out`` or ``x_axis`` raises
+    ``ConfigError`` before any run is read and nothing is written."""
     from .utils import atomic_write_text
 
     if x_axis not in X_AXES:
         raise ConfigError(f"--x {x_axis!r} is not one of {', '.join(X_AXES)}")
+    fmt = plot_format(out)
     if not run_dirs:
         raise ConfigError("-m plot needs at least one RUN_DIR (an experiment folder of a training run)")
     runs = [load_run_curves(d) for d in run_dirs]
@@ -157,13 +280,13 @@ def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> D
         groups.setdefault(run.config_key, []).append(run)
     labels = _unique_labels([g[0].label for g in groups.values()], [json.loads(key) for key in groups])
     panels = _panels(list(groups.values()), labels, x_axis)
-    x_label = 'env steps' if x_axis == 'env_steps' else 'wall-clock seconds'
-    if str(out).lower().endswith('.svg'):
+    x_label = 'env steps' if x_axis == 'env_steps' else 'training seconds'
+    if fmt == 'svg':
         from .plot_svg import svg_figure
 
         atomic_write_text(out, svg_figure(list(zip(PANEL_TITLES, panels)), x_label))
     else:
-        _draw_png(panels, x_label, out)
+        _draw_matplotlib(panels, x_label, out, fmt)
     return {'file': os.path.abspath(out), 'runs': len(runs), 'configs': labels, 'x': x_axis}
 
 
@@ -190,7 +313,8 @@ def _panels(groups: List[List[RunCurves]], labels: List[str], x_axis: str) -> Li
     return panels
 
 
-def _draw_png(panels: List[List[Any]], x_label: str, out: str) -> None:
+def _draw_matplotlib(panels: List[List[Any]], x_label: str, out: str, fmt: str) -> None:
+    """The panels drawn by matplotlib into ``out`` as ``fmt`` ('png': 1200 x 900 pixels, or 'pdf')."""
     from matplotlib.figure import Figure
 
     from .utils import atomic_write_with
@@ -217,15 +341,17 @@ def _draw_png(panels: List[List[Any]], x_label: str, out: str) -> None:
             ax.text(0.5, 0.5, 'not logged', transform=ax.transAxes, ha='center', va='center', color='grey')
     # fixed margins: tight_layout measured every tick label and cost ~0.5 s at the end of every run
     fig.subplots_adjust(left=0.07, right=0.97, bottom=0.08, top=0.95, wspace=0.18, hspace=0.32)
-    atomic_write_with(out, lambda tmp: fig.savefig(tmp, format='png', dpi=DPI))
+    atomic_write_with(out, lambda tmp: fig.savefig(tmp, format=fmt, dpi=DPI))
 
 
 def _unique_labels(labels: List[str], configs: List[Dict[str, Any]]) -> List[str]:
     """Each group's label; where one repeats (the same exp_name, another config), a later group names the first
     key in which its config differs from the first group's and how many more (``cartpole_impala
-    (policy.learn.learning_rate=0.0003)``), or a number when only a budget differs."""
+    (policy.learn.learning_rate=0.0003)``). ``configs`` are the groups' configs without ``GROUPING_IGNORES`` (a
+    budget or a logger never tells groups apart), so every differing key counts, ``import_names`` and ``init_from``
+    too; a number (``cartpole_a2c #2``) only where the configs differ in how a value is written (1 and 1.0)."""
     from .config.ding_compat import get_path
-    from .config.run_folder import config_differences
+    from .config.run_folder import RESUME_FREE_KEYS, config_differences
 
     first: Dict[str, int] = {}
     seen: Dict[str, int] = {}
@@ -236,7 +362,10 @@ def _unique_labels(labels: List[str], configs: List[Dict[str, Any]]) -> List[str
             first[label] = index
             result.append(label)
             continue
-        keys = config_differences(configs[first[label]], configs[index])
+        old, new = configs[first[label]], configs[index]
+        keys = sorted(config_differences(old, new) +  # which leaves out the keys a --resume may change
+                      [key for key in RESUME_FREE_KEYS if key in old or key in new
+                       if json.dumps(old.get(key), sort_keys=True) != json.dumps(new.get(key), sort_keys=True)])
         if not keys:
             result.append(f"{label} #{seen[label]}")
             continue

@@ -3,7 +3,8 @@
 Every finished run writes ``curves.svg`` (``plot.write_run_curves``): importing matplotlib and rasterising four
 panels cost 0.5–0.9 s at the end of every run — a fifth of a whole CartPole A2C run — while this writer takes a
 few milliseconds and draws the same four panels (``plot.PANELS``), in the same colours, as text any browser, editor
-or GitHub page shows. ``acframe -m plot ... --out FILE.svg`` writes it too; ``--out FILE.png`` uses matplotlib.
+or GitHub page shows. ``acframe -m plot ... --out FILE.svg`` writes it too; ``--out FILE.png`` (or ``.pdf``) uses
+matplotlib.
 """
 from __future__ import annotations
 

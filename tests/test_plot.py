@@ -1,5 +1,7 @@
 """Specification of ``acframe -m plot RUN_DIR ...`` and of the ``curves.svg`` every finished run writes."""
 import json
+import os
+import shutil
 import struct
 from xml.etree import ElementTree
 
@@ -7,7 +9,8 @@ import numpy as np
 import pytest
 
 from acframe.cli import main
-from acframe.plot import PANEL_TITLES, Curve, load_run_curves, mean_std_on_grid
+from acframe.errors import ConfigError
+from acframe.plot import PANEL_TITLES, Curve, _unique_labels, load_run_curves, mean_std_on_grid, plot_runs
 from acframe.plot_svg import nice_ticks
 
 
@@ -115,3 +118,102 @@ def test_bad_plot_input_exits_2_with_one_line(args, message, tmp_path, capsys):
     code = main([str(tmp_path) if a == 'EMPTY' else a for a in args])
     err = capsys.readouterr().err
     assert code == 2 and err.count('\n') == 1 and message in err, err
+
+
+@pytest.mark.parametrize('out, message', [
+    ('curves', 'the file name must end in .png, .svg or .pdf'),
+    ('curves.jpg', 'the file name must end in .png, .svg or .pdf'),
+    ('figs/', 'that is a folder'),
+    ('DIR', 'that is a folder'),
+    ('FILE/curves.png', 'is a file, not a folder'),
+])
+def test_a_bad_out_is_one_line_before_anything_is_read(out, message, tmp_path, capsys):
+    """The extension picks the format; anything else is refused before the runs are read (the RUN_DIR here is no run
+    folder at all) and nothing is written."""
+    (tmp_path / 'DIR').mkdir()
+    (tmp_path / 'FILE').write_text('a file')
+    before = sorted(p.name for p in tmp_path.rglob('*'))
+    out = str(tmp_path / out) + ('/' if out.endswith('/') else '')
+    code = main(['-m', 'plot', str(tmp_path / 'DIR'), '--out', out])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count('\n') == 1 and err.startswith(f'acframe: error: --out {out}: ') and message in err, err
+    assert sorted(p.name for p in tmp_path.rglob('*')) == before
+    with pytest.raises(ConfigError, match='--out'):
+        plot_runs([str(tmp_path / 'DIR')], out)
+
+
+def test_plot_writes_pdf_by_extension(trained_run, tmp_path):
+    assert main(['-m', 'plot', str(trained_run), '--out', str(tmp_path / 'curves.PDF'), '-q']) == 0
+    assert (tmp_path / 'curves.PDF').read_bytes()[:5] == b'%PDF-'
+
+
+@pytest.fixture(scope='module')
+def resumed(two_seeds, tmp_path_factory):
+    """A copy of ``two_seeds[1]`` resumed with a bigger budget: a second sitting, in an event file of its own."""
+    run_dir = tmp_path_factory.mktemp('resumed') / 'seed1'
+    shutil.copytree(two_seeds[1], run_dir)
+    assert main(['--resume', str(run_dir), '--max-train-iter', '40', '-q']) == 0
+    assert len([n for n in os.listdir(run_dir / 'log') if n.startswith('events.out.tfevents.')]) == 2
+    return run_dir
+
+
+def test_seeds_stay_one_config_whatever_their_budget_and_logger(two_seeds, resumed, tmp_path, capsys):
+    """A run resumed with a bigger budget, or logged to another backend, is still a seed of the same config."""
+    other_logger = tmp_path / 'seed0_jsonl'
+    shutil.copytree(two_seeds[0], other_logger)
+    record = json.loads((other_logger / 'config.json').read_text())
+    record['config']['logger']['backends'] = ['jsonl']
+    record['config']['policy']['learn']['learner']['save_ckpt_freq'] = 7
+    (other_logger / 'config.json').write_text(json.dumps(record))
+    out = tmp_path / 'seeds.svg'
+    assert main(['-m', 'plot', str(two_seeds[0]), str(resumed), str(other_logger), '--out', str(out)]) == 0
+    assert '3 runs of 1 config (cartpole_a2c)' in capsys.readouterr().out
+    assert svg_lines(out)['bands'] == 1
+
+
+def test_configs_apart_only_in_their_imports_are_named_by_them():
+    configs = [{'import_names': [], 'env': {'type': 'gym'}}, {'import_names': ['my_envs'], 'env': {'type': 'gym'}}]
+    assert _unique_labels(['run', 'run'], configs) == ['run', "run (import_names=['my_envs'])"]
+
+
+def shift_last_sitting(log_dir, seconds: float) -> None:
+    """Stamp every event of the last event file ``seconds`` later: its sitting resumed after that long a pause."""
+    from tensorboardX.proto.event_pb2 import Event
+    from tensorboardX.record_writer import RecordWriter
+
+    path = str(log_dir / sorted(n for n in os.listdir(log_dir) if n.startswith('events.out.tfevents.'))[-1])
+    data, events, pos = open(path, 'rb').read(), [], 0
+    while pos + 12 <= len(data):
+        (length,) = struct.unpack('<Q', data[pos:pos + 8])
+        events.append(Event.FromString(data[pos + 12:pos + 12 + length]))
+        pos += 12 + length + 4
+    writer = RecordWriter(path)
+    for event in events:
+        event.wall_time += seconds
+        writer.write(event.SerializeToString())
+    writer.close()
+
+
+@pytest.mark.parametrize('backend', ['tensorboard', 'jsonl'])
+def test_wall_seconds_leave_out_the_pause_before_a_resume(resumed, backend, tmp_path):
+    """A run resumed 700 s after its interrupt: the wall_s axis is training time (monotone, ending near summary.json's
+    wall_s), not the 700 s the run sat idle. Event files mark each sitting; a scalars.jsonl's pause is the longest gap
+    while the log spans more than summary.json's wall_s."""
+    from acframe.logs import read_scalars
+
+    run_dir = tmp_path / 'paused'
+    shutil.copytree(resumed, run_dir)
+    shift_last_sitting(run_dir / 'log', 700.0)
+    if backend == 'jsonl':
+        lines = [json.dumps({'tag': s.tag, 'step': s.step, 'value': s.value, 'wall_time': s.wall_time})
+                 for s in read_scalars(str(run_dir / 'log'))]
+        for name in os.listdir(run_dir / 'log'):
+            os.remove(run_dir / 'log' / name)
+        (run_dir / 'log' / 'scalars.jsonl').write_text('\n'.join(lines) + '\n')
+    trained = json.loads((run_dir / 'summary.json').read_text())['wall_s']
+    run = load_run_curves(str(run_dir))
+    for name, curves in run.curves.items():
+        wall, steps = curves['wall_s'].x, curves['env_steps'].x
+        assert np.all(wall >= 0) and np.all(np.diff(wall) >= 0) and wall[-1] <= trained, (name, wall, trained)
+    evals = run.curves['eval']
+    assert evals['env_steps'].x[-1] > evals['env_steps'].x[0]
