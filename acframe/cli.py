@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_tune_arguments(parser, _count)
     parser.add_argument('--list', action='store_true', help='list registered policies, models, envs, buffers, loggers, hooks and dizoo '
                         'configs (with --import MODULE: those it registers too)')
-    parser.add_argument('-q', '--quiet', action='store_true', help='only errors and the final result line')
+    parser.add_argument('-q', '--quiet', action='store_true', help='no progress or evaluation lines: only warnings, errors and the final result line')
     parser.add_argument('--debug', action='store_true', help='show tracebacks of errors')
     parser.add_argument('-v', '--version', action='store_true', help='print the version and exit')
     parser.add_argument('overrides', nargs='*', help='key.path=value config overrides (-m plot: the RUN_DIRs)')
@@ -181,6 +181,12 @@ def run(args: argparse.Namespace) -> int:
                         ('--out', args.out)):
         if value is not None:
             raise ConfigError(f"{flag} belongs to -m eval/plot/export, not to training; add -m eval (or plot, export)")
+    if args.exp_name is not None and args.exp_dir == args.exp_name and args.resume is None:
+        from .entry.run_folder import holds_run
+
+        if holds_run(args.exp_dir):  # (the folder --exp-name names; said with the flag the user gave)
+            raise ConfigError(f"--exp-name {args.exp_name}: the folder {args.exp_dir} already holds a run; continue it "
+                              f"with --resume {args.exp_dir}, or choose another name")
     recorded_mode = None
     if args.resume is not None:
         from .config.run_folder import read_run_record

@@ -215,6 +215,15 @@ def test_exp_name_names_the_folder_as_in_di_engine(tmp_path, monkeypatch, capsys
     assert load_run_config(str(tmp_path / 'my_exp')).exp_name == 'my_exp'
 
 
+def test_an_exp_name_whose_folder_holds_a_run_is_refused_naming_exp_name(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(['-c', 'cartpole_impala.py', '--exp-name', 'my_exp', '--train-iter', '2', *TINY[3:]], capsys)[0] == 0
+    code, _, err = run_cli(['-c', 'cartpole_impala.py', '--exp-name', 'my_exp', '-s', '1', '--train-iter', '2',
+                            *TINY[3:]], capsys)
+    assert code == 2 and err == ("acframe: error: --exp-name my_exp: the folder my_exp already holds a run; continue "
+                                 "it with --resume my_exp, or choose another name\n")
+
+
 def test_an_exp_name_ending_with_the_runs_seed_does_not_get_it_twice(tmp_path, monkeypatch):
     from easydict import EasyDict
 

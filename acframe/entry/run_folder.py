@@ -57,18 +57,19 @@ def plan_exp_dir(cfg: Any, exp_dir: Optional[str], resume: bool) -> str:
         suffix = f"_seed{cfg.seed}"  # not twice: DI-engine's files name their seed ('cartpole_ppo_seed0')
         base = cfg.exp_name if cfg.exp_name.endswith(suffix) and cfg.exp_name != suffix else cfg.exp_name + suffix
         exp_dir, n = base, 1
-        while _holds_run(exp_dir):
+        while holds_run(exp_dir):
             exp_dir = f"{base}_{n}"
             n += 1
         _check_path(exp_dir, 'exp_name')
         return exp_dir
     _check_path(exp_dir, '--exp-dir')
-    if _holds_run(exp_dir):
+    if holds_run(exp_dir):
         raise ConfigError(f"--exp-dir {exp_dir} already holds a run; continue it with --resume {exp_dir} or choose another folder")
     return exp_dir
 
 
-def _holds_run(folder: str) -> bool:
+def holds_run(folder: str) -> bool:
+    """``folder`` holds a run's record or checkpoint (a new run there is refused)."""
     return any(os.path.exists(os.path.join(folder, name)) for name in ('config.json', 'config.py', os.path.join('ckpt', 'ckpt_latest.pth')))
 
 
