@@ -344,3 +344,14 @@ def test_a_policy_defined_where_its_source_cannot_be_read_is_warned_of_its_unche
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith('-1.0 ') and ("the rules in the comments above __main__.StdinPolicy's config keys "
                                                 "cannot be read") in out.stdout, out.stdout
+
+
+def test_a_key_other_policies_declare_is_refused_with_the_fix_for_a_policy_of_ones_own():
+    from acframe.config import compile_config
+    from acframe.errors import ConfigError
+    with pytest.raises(ConfigError, match=r"unknown config key 'policy.learn.batch_size': a key of policy .*, not of this "
+                                          rf"one; remove it, or declare it in the config of policy '{NAME}' \(a default "
+                                          r"with its rule above it, docs/custom_policy.md\)"):
+        compile_config(config(), ['policy.learn.batch_size=32'])
+    with pytest.raises(ConfigError, match=r"remove it, or use policy.type="):  # a built-in policy: the one that has it
+        compile_config('cartpole_a2c.py', ['policy.learn.batch_size=32'])

@@ -255,8 +255,12 @@ def unknown_key_message(full: str, key: str, siblings: dict, parent: str, root: 
         return f"unknown config key '{full}': {foreign}"
     declared = policies_declaring(full)
     if declared:
-        return (f"unknown config key '{full}': a key of policy {', '.join(declared)}, not of this one; remove it, "
-                f"or use policy.type={declared[0]}")
+        current = (root or {}).get('policy', {}).get('type') if isinstance((root or {}).get('policy'), dict) else None
+        own = (isinstance(current, str) and current in POLICY_REGISTRY
+               and not POLICY_REGISTRY.location(current).startswith('acframe.'))
+        fix = (f"or declare it in the config of policy '{current}' (a default with its rule above it, docs/custom_policy.md)"
+               if own else f"or use policy.type={declared[0]}")
+        return f"unknown config key '{full}': a key of policy {', '.join(declared)}, not of this one; remove it, {fix}"
     hint = closest(key, siblings, cutoff=0.6)
     prefix = f"{parent}." if parent else ""
     if hint:
