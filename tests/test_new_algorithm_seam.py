@@ -355,3 +355,13 @@ def test_a_key_other_policies_declare_is_refused_with_the_fix_for_a_policy_of_on
         compile_config(config(), ['policy.learn.batch_size=32'])
     with pytest.raises(ConfigError, match=r"remove it, or use policy.type="):  # a built-in policy: the one that has it
         compile_config('cartpole_a2c.py', ['policy.learn.batch_size=32'])
+
+
+def test_a_model_whose_forward_takes_no_mode_is_refused_before_the_run_starts(tmp_path):
+    from acframe import serial_pipeline
+    from acframe.errors import PolicyError
+    with pytest.raises(PolicyError, match=r"model=Linear: its forward takes no mode; a policy calls model\(obs, "
+                                          r"mode='compute_actor'"):
+        serial_pipeline('cartpole_impala.py', model=torch.nn.Linear(4, 2), exp_dir=str(tmp_path / 'run'),
+                        max_env_step=200, progress=False)
+    assert not (tmp_path / 'run').exists()

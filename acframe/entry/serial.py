@@ -111,7 +111,7 @@ class SerialRun(RunBase):
         self._collecting = False
         self.last_segment_cut = False
         self._unlogged_returns: List[float] = []
-        self._returns_logged_at = 0
+        self._returns_logged_at: Optional[int] = None  # the train iter of the last point (None: none yet)
 
     def _opened(self) -> None:
         if self.randomizer is not None:
@@ -165,7 +165,8 @@ class SerialRun(RunBase):
         self.rollout_step = int(state.get('rollout_step', 0))
         window = state.get('collector_log') or {}
         self._unlogged_returns = [float(r) for r in window.get('returns', [])]
-        self._returns_logged_at = int(window.get('logged_at', 0))
+        logged_at = window.get('logged_at', 0)  # (0 in checkpoints from before the first point was logged at once)
+        self._returns_logged_at = None if logged_at is None else int(logged_at)
 
     # ---- loop pieces -------------------------------------------------------------------------------
     def _segment_steps(self) -> int:
@@ -189,7 +190,10 @@ class SerialRun(RunBase):
         self._unlogged_returns += stats['returns']
         # one tensorboard point per log period (a point per episode costs more than the episode)
         train_iter = self.learner.train_iter if self.collect_iter is None else self.collect_iter
-        if self._unlogged_returns and train_iter - self._returns_logged_at >= self.cfg.policy.learn.learner.log_freq:
+        # the first episodes as soon as they end (a run shorter than log_freq iterations gets a point too), then
+        # a point per log period
+        if self._unlogged_returns and (self._returns_logged_at is None or train_iter - self._returns_logged_at
+                                       >= self.cfg.policy.learn.learner.log_freq):
             self._log_returns(train_iter)
         if self.randomizer is not None:  # re-draws the env parameters when due
             self.collector_env = self.randomizer.after_collect(self.collector, self.env_step)
@@ -200,13 +204,6 @@ class SerialRun(RunBase):
         self.logger.add_scalar('collector/episode_return_mean', float(np.mean(self._unlogged_returns)), self.env_step)
         self.logger.add_scalar('collector/episodes', len(self._unlogged_returns), self.env_step)
         self._unlogged_returns, self._returns_logged_at = [], train_iter
-
-    def finish(self, interrupted: bool = False) -> Dict[str, Any]:
-        """A run that ends (solved, or its budget spent) logs the episodes of its last, short window too (a run
-        shorter than ``log_freq`` iterations had none); an interrupted one keeps them for its resume."""
-        if self._unlogged_returns and not (self.interrupted or interrupted) and self.logger is not None:
-            self._log_returns(self.learner.train_iter)
-        return super().finish(interrupted)
 
     def sync_actor(self) -> None:
         """Give the collector's copy of the weights the learner's (``policy.learn.learner_thread``; else one model)."""

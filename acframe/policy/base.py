@@ -173,6 +173,8 @@ class Policy:
         self._device = torch.device('cuda' if cfg.get('cuda') else 'cpu')
         if cfg.get('cuda') and not torch.cuda.is_available():
             raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
+        if model is not None:
+            _check_model_takes_mode(model)
         self._model = (model if model is not None else self._create_model()).to(self._device)
         if init_weights is not None:  # before the modes are set up: what they derive from the model (ACER's average
             self.load_weights(init_weights)  # network, an optimizer's parameters) starts from these weights
@@ -879,6 +881,24 @@ def _batch_size(obs: Any) -> int:
     if isinstance(obs, Mapping):
         return int(next(iter(obs.values())).shape[0])
     return int(obs.shape[0])
+
+
+def _check_model_takes_mode(model: Any) -> None:
+    """A model handed to a policy follows the model contract: an ``nn.Module`` whose ``forward(obs, mode=...)`` takes
+    the mode by name (docs/custom_policy.md); a ``PolicyError`` in one line otherwise, before anything runs."""
+    import inspect
+
+    if not isinstance(model, nn.Module):
+        raise PolicyError(f"model={type(model).__qualname__}: a policy's model is a torch nn.Module with "
+                          f"forward(obs, mode=...) (docs/custom_policy.md)")
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):  # (a builtin or compiled forward: not checked)
+        return
+    if not any(p.name == 'mode' or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        raise PolicyError(f"model={type(model).__qualname__}: its forward takes no mode; a policy calls "
+                          f"model(obs, mode='compute_actor' / 'compute_critic' / 'compute_actor_critic', ...) "
+                          f"(the model contract, docs/custom_policy.md), as acframe's models (MODEL_REGISTRY) do")
 
 
 def build_optimizer(params, learn_cfg: Any, lr: Optional[float] = None) -> torch.optim.Optimizer:

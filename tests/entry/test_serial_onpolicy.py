@@ -95,13 +95,13 @@ def test_resume_continues_the_counters_and_the_randomization_draws(tmp_path):
 
 
 @pytest.mark.parametrize('pipeline', [serial_pipeline_onpolicy, serial_pipeline])
-def test_a_run_shorter_than_a_log_period_logs_its_training_returns_at_its_end(tmp_path, pipeline, tb_scalars):
-    """The collector logs the training episodes' mean return once per learner.log_freq iterations; the last,
-    short window (all of a short run) is logged when the run ends, for the plot's training-return panel."""
+def test_a_run_shorter_than_a_log_period_logs_its_first_training_returns(tmp_path, pipeline, tb_scalars):
+    """The collector logs the training episodes' mean return as soon as the first episodes end, then once per
+    learner.log_freq iterations: a run shorter than a log period (quickstart's) has a point for the plot too."""
     config = 'cartpole_a2c.py' if pipeline is serial_pipeline_onpolicy else 'cartpole_impala.py'
     pipeline(config, seed=0, overrides=SMALL + ['policy.learn.learner.log_freq=1000', 'env.stop_value=None'],
              max_env_step=1200, exp_dir=str(tmp_path / 'run'), progress=False)
     scalars = tb_scalars(str(tmp_path / 'run' / 'log'))
     counts = [value for tag, _, value in scalars if tag == 'collector/episodes']
     means = [value for tag, _, value in scalars if tag == 'collector/episode_return_mean']
-    assert len(counts) == len(means) == 1 and counts[0] >= 20 and 8 < means[0] < 100
+    assert len(counts) == len(means) == 1 and counts[0] >= 1 and 5 < means[0] < 100
