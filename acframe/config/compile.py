@@ -420,7 +420,8 @@ def compile_config(
     """
     overrides = override_list(overrides)
     renamed: List[Tuple[str, str]] = []  # former key names read as their new ones, warned once the config compiles
-    with log_notes_held_until_compiled():
+    aliased: Dict[str, str] = {}  # acframe's keys that a DI-engine file set under its own names
+    with log_notes_held_until_compiled(), errors_naming_the_files_keys(aliased):
         if isinstance(cfg, (str, os.PathLike)):
             main, create = load_config_file(cfg)
         elif isinstance(cfg, (tuple, list)) and len(cfg) == 2 and all(isinstance(c, dict) for c in cfg):
@@ -438,7 +439,8 @@ def compile_config(
             import_names(own_modules(main, create) + named_imports((), overrides), refuse_under=refuse_imports_under)
             main, create = translate_ding_config(main, create, default_config,
                                                  learner_num=override_value(overrides, 'parallel.learner_num'),
-                                                 cuda=override_value(overrides, 'policy.cuda'), renamed=renamed)
+                                                 cuda=override_value(overrides, 'policy.cuda'), renamed=renamed,
+                                                 aliased=aliased)
 
         create_full = copy.deepcopy(D.CREATE)
         create_full['import_names'] = []
@@ -506,6 +508,21 @@ def own_modules(main: dict, create: dict) -> List[str]:
 
     named = _names(create.get('import_names')) + section_import_names(create) + _names(main.get('import_names'))
     return [name for name in named if not _is_dizoo(name)]
+
+
+@contextlib.contextmanager
+def errors_naming_the_files_keys(aliased: Dict[str, str]) -> Iterator[None]:
+    """A ``ConfigError`` about a key a DI-engine file set under its own name (``aliased``: acframe key -> the file's
+    key) also names the file's key, which the user wrote."""
+    try:
+        yield
+    except ConfigError as exc:
+        text = str(exc)
+        named = [(key, ding_key) for key, ding_key in aliased.items() if key in text and ding_key not in text]
+        if not named:
+            raise
+        said = '; '.join(f"{key} is the file's {ding_key}" for key, ding_key in named)
+        raise ConfigError(f"{text} ({said})") from exc
 
 
 @contextlib.contextmanager

@@ -177,7 +177,8 @@ MISSING = object()
 
 def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str], dict],
                           learner_num: Any = None, cuda: Any = None,
-                          renamed: Optional[List[Tuple[str, str]]] = None) -> Tuple[dict, dict]:
+                          renamed: Optional[List[Tuple[str, str]]] = None,
+                          aliased: Optional[Dict[str, str]] = None) -> Tuple[dict, dict]:
     """DI-engine's ``(main_config, create_config)`` in acframe's keys (see the module docstring).
 
     ``main``/``create`` are plain copies the caller owns (changed in place and returned); ``defaults_of(policy_type)``
@@ -186,7 +187,8 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     DI-engine ``multi_gpu=True`` file runs on (its launcher's ``--nproc_per_node``). ``cuda``: ``policy.cuda`` as the
     command line gives it (None: not given; given, it decides the device and the file's is not read).
     ``renamed``: a list that takes each former key read as its new name ``(old, new)``, for the caller to warn once
-    the config compiles (None: warn here).
+    the config compiles (None: warn here). ``aliased``: a dict that takes each DI-engine key read under acframe's name
+    (``{acframe key: the file's key}``), for an error about the acframe key to name the one the file wrote.
     """
     unused: List[str] = []
     create_imports = _env_import_names(create)
@@ -221,7 +223,7 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
     _translate_buffer(main, create, valid)
     _check_on_policy(main, policy_type, valid)
     _translate_renamed(main, valid, renamed)
-    _translate_keys(main, policy_type, valid)
+    _translate_keys(main, policy_type, valid, aliased)
     if from_dizoo:
         _round_n_sample(main, defaults_of(policy_type))
         _translate_trajectory_buffer_size(main, policy_type, defaults_of(policy_type))
@@ -707,7 +709,8 @@ def _translate_renamed(main: dict, valid: Dict[str, Any], renamed: Optional[List
         pop_path(main, old)
 
 
-def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None:
+def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any],
+                    aliased: Optional[Dict[str, str]] = None) -> None:
     for ding_key, key, policies, transform in ALIASES:
         if policies is not None and policy_type not in policies:
             continue
@@ -727,6 +730,8 @@ def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any]) -> None
                               f"thing in acframe but differ; keep one (docs/from_di_engine.md)")
         _set(main, key, value)
         pop_path(main, ding_key)
+        if aliased is not None:
+            aliased.setdefault(key, ding_key)
     for ding_key in UNROLL_KEYS:  # left over: the policy trains on single transitions
         value = get_path(main, ding_key)
         if value is MISSING or ding_key in valid:

@@ -920,8 +920,8 @@ def actor_critic_groups(model: nn.Module, critic_lr: float) -> List[Dict[str, An
     modules named in its ``critic_modules`` (a tuple of names), or by default those whose name starts with
     ``critic_``. A model whose actor and critic share an encoder is refused in one line."""
     if getattr(model, 'share_encoder', False):
-        raise ConfigError("policy.learn.critic_learning_rate needs separate actor and critic networks: "
-                          "set policy.model.share_encoder=False (or critic_learning_rate=None)")
+        raise ConfigError("policy.learn.critic_learning_rate (DI-engine's learning_rate_critic) needs separate actor "
+                          "and critic networks: set policy.model.share_encoder=False (or critic_learning_rate=None)")
     names = getattr(model, 'critic_modules', None)
     actor, critic = [], []
     for name, param in model.named_parameters():

@@ -876,3 +876,10 @@ def test_a_refused_config_says_its_error_alone_without_the_renamed_keys_warning(
         compile_config(pair, overrides)
     renamed = [w for w in caught if 'is read as' in str(w.message)]
     assert len(renamed) == 1 and renamed[0].filename == __file__, [(str(w.message), w.filename) for w in caught]
+
+
+def test_an_error_about_a_key_the_file_wrote_under_di_engines_name_names_that_key():
+    main = dict(env=dict(collector_env_num=4), policy=dict(learn=dict(unroll_len=16), collect=dict(unroll_len=8)))
+    with pytest.raises(ConfigError, match=r"'policy.collect.unroll_len' \(8\) and 'policy.unroll_len' \(16\) mean the "
+                                          r"same thing .* \(policy.unroll_len is the file's policy.learn.unroll_len\)$"):
+        compile_config((main, dict(env=dict(type='cartpole'), policy=dict(type='impala'))))
