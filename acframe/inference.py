@@ -142,9 +142,9 @@ def _batch_of(obs: Any, space: gym.Space, what: str) -> Tuple[torch.Tensor, bool
     if array.shape[1:] != space.shape:
         raise ValueError(f"act: {what} of shape {space.shape} expected, got {array.shape[1:]}")
     dtype = observation_dtype(space)
-    if dtype == torch.uint8 and array.dtype != np.uint8 and array.size and not (
-            np.issubdtype(array.dtype, np.number) and array.min() >= 0 and array.max() <= 255
-            and np.array_equal(array, np.floor(array))):
+    if (dtype == torch.uint8 and len(space.shape) >= 2 and array.dtype not in (np.uint8, np.bool_) and array.size
+            and not (np.issubdtype(array.dtype, np.number) and array.min() >= 0 and array.max() <= 255
+                     and np.array_equal(array, np.floor(array)))):  # (an image: a bool mask is not one)
         raise ValueError(f"act: {what} is a uint8 image (0-255, as the env gives it; the model scales it), got "
                          f"{array.dtype} values in [{array.min():g}, {array.max():g}]; pass the env's observation "
                          f"unscaled (np.uint8)")

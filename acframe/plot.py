@@ -170,8 +170,8 @@ def _event_file_opened(path: str, default: float) -> float:
 def _inferred_pauses(scalars: List[Scalar], run_dir: str) -> List[Tuple[float, float]]:
     """Pauses between sittings of a log that does not mark them (``scalars.jsonl``), from ``summary.json``'s
     ``wall_s`` (the seconds the run trained, over every sitting): while the logged values span more wall time than
-    that, the longest remaining gap between consecutive values is a pause. Nothing is taken out when the summary is
-    missing or older than the log (a run still training after a resume: its summary's ``env_steps`` is below the
+    that, the longest remaining gap between consecutive values is a pause (as much of it as the excess). Nothing is
+    taken out when the summary is missing or older than the log (a run still training after a resume: its summary's ``env_steps`` is below the
     last logged env step)."""
     try:
         with open(os.path.join(run_dir, 'summary.json'), encoding='utf-8') as f:
@@ -189,8 +189,9 @@ def _inferred_pauses(scalars: List[Scalar], run_dir: str) -> List[Tuple[float, f
     for index in np.argsort(-gaps, kind='stable'):
         if excess <= 0:
             break
-        pauses.append((float(times[index]), float(times[index + 1])))
-        excess -= float(gaps[index])
+        cut = min(float(gaps[index]), excess)  # (no more than the excess: a long real gap is not taken out whole)
+        pauses.append((float(times[index]), float(times[index]) + cut))
+        excess -= cut
     return sorted(pauses)
 
 

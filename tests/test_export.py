@@ -115,6 +115,17 @@ def test_act_refuses_a_scaled_float_image_for_a_uint8_policy(pixel_goal_run):
         policy.act({**obs, 'image': obs['image'].astype(np.float32) / 255})
 
 
+def test_a_bool_action_mask_is_not_taken_for_a_scaled_image():
+    """masks.md's stored form gives the mask as bools; the mask's space is uint8 but it is no image."""
+    import gymnasium as gym
+    from acframe.inference import _batch_of
+    mask_space = gym.spaces.Box(0, 1, (3,), np.uint8)
+    batch, single = _batch_of(np.array([True, False, True]), mask_space, "observation 'action_mask'")
+    assert single and batch.dtype == torch.uint8 and batch.tolist() == [[1, 0, 1]]
+    image_space = gym.spaces.Box(0, 255, (1, 2, 2), np.uint8)
+    assert _batch_of(np.ones((1, 2, 2), dtype=bool), image_space, 'observation')[0].dtype == torch.uint8
+
+
 # ---- whole episodes: the exported step, the state fed back, acts as load_policy (issue 47 item 4) ----------------
 RECURRENT = ['env.env_id=cartpole_novel', 'env.collector_env_num=2', 'env.evaluator_env_num=1',
              'env.n_evaluator_episode=1', 'env.stop_value=None', 'policy.model.share_encoder=True',

@@ -9,6 +9,7 @@ import json
 import os
 from typing import Dict
 
+import numpy as np
 import pytest
 import torch
 
@@ -365,3 +366,71 @@ def test_a_model_whose_forward_takes_no_mode_is_refused_before_the_run_starts(tm
         serial_pipeline('cartpole_impala.py', model=torch.nn.Linear(4, 2), exp_dir=str(tmp_path / 'run'),
                         max_env_step=200, progress=False)
     assert not (tmp_path / 'run').exists()
+
+
+# ---- what the contract checks must not refuse -----------------------------------------------------------------
+class NoModeNet(torch.nn.Module):
+    """A model of one's own whose forward takes no mode: fine for a policy that calls it itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.actor, self.critic = torch.nn.Linear(4, 2), torch.nn.Linear(4, 1)
+
+    def forward(self, obs):
+        return {'logit': self.actor(obs), 'value': self.critic(obs).squeeze(-1)}
+
+
+class OwnForwards(ReinforcePolicy):
+    def _forward_collect(self, obs):
+        return {'action': torch.distributions.Categorical(logits=self._model(obs)['logit']).sample(),
+                'epsilon': torch.tensor(0.1)}  # (one number for the step: stored (T,))
+
+    def _forward_eval(self, obs):
+        return {'action': self._model(obs)['logit'].argmax(-1)}
+
+
+class OwnCheckpoint(OwnForwards):
+    """Two optimizers of its own, saved by its own _state_dict_learn; no self._optimizer."""
+
+    def _init_learn(self) -> None:
+        self._actor_opt = build_optimizer(self._model.actor.parameters(), self._cfg.learn)
+        self._critic_opt = build_optimizer(self._model.critic.parameters(), self._cfg.learn)
+
+    def _state_dict_learn(self):
+        return {'model': self._model.state_dict(), 'actor_opt': self._actor_opt.state_dict(),
+                'critic_opt': self._critic_opt.state_dict()}
+
+    def _forward_learn(self, rollout):
+        return {'flag': True, 'numpy_scalar': np.asarray(2.0), 'one_element': torch.ones(1)}
+
+
+class OwnCheckpointDecaying(OwnCheckpoint):
+    config = dict(
+        learn=dict(
+            # (int >= 0) Iterations over which the learning rate decays to 0 (0: constant).
+            lr_decay_iters=100,
+        ),
+    )
+
+
+def test_valid_setups_the_contract_checks_let_through():
+    from acframe.config import compile_config
+    from acframe.errors import PolicyError
+    from acframe.policy import create_policy
+    from acframe.worker.collector import check_action_output
+    from acframe.worker.learner import check_info
+    import gymnasium as gym
+
+    spaces = (gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2))
+    for cls in (OwnForwards, OwnCheckpoint):
+        POLICY_REGISTRY.register(NAME, cls, force=True)
+        policy = create_policy(compile_config(config()), *spaces, model=NoModeNet())  # (as -m parallel's end does)
+        assert isinstance(policy, cls)
+    check_action_output(policy.collect_mode.forward(torch.zeros(3, 4)), '_forward_collect', 3)
+    info = OwnCheckpoint._forward_learn(policy, None)
+    check_info(info)
+    assert info == {'flag': True, 'numpy_scalar': 2.0, 'one_element': 1.0}
+    # the learning-rate schedule reads self._optimizer: with lr_decay_iters, a class without one is told so
+    POLICY_REGISTRY.register(NAME, OwnCheckpointDecaying, force=True)
+    with pytest.raises(PolicyError, match=r"set no self._optimizer .* which the base class's _optimizers use"):
+        create_policy(compile_config(config()), *spaces, model=NoModeNet())

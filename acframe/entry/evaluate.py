@@ -98,7 +98,12 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
     try:
         return make_env_manager(video_cfg, 'evaluator', seeds, manager=manager, params=drawn, wrap=record), drawn
     except ConfigError as exc:
-        if 'render_mode' in str(exc) and 'render_mode' not in (cfg.env.get('env_kwargs') or {}):
+        chain, cause = [], exc
+        while cause is not None:
+            chain.append(str(cause))
+            cause = cause.__cause__ or cause.__context__
+        refused = any("unexpected keyword argument 'render_mode'" in text for text in chain)
+        if refused and not str(exc).startswith('--video') and 'render_mode' not in (cfg.env.get('env_kwargs') or {}):
             name = cfg.env.get('type') if cfg.env.get('type') not in (None, 'gym') else cfg.env.env_id
             raise ConfigError(f"--video: env '{name}' takes no render_mode, so it draws no frames to record; leave "
                               f"--video out (or give the env render_mode='rgb_array', docs/custom_env.md)") from exc

@@ -74,7 +74,8 @@ def holds_run(folder: str) -> bool:
 
 
 #: what a run's start writes in its folder (``RunBase._start``, the loggers' log/, a randomizer's draws)
-RUN_START_NAMES = ('.acframe.lock', 'config.json', 'config.py', 'ckpt', 'log', 'domain_randomization.json')
+RUN_START_NAMES = ('.acframe.lock', 'config.json', 'config.py', 'ckpt', 'log', 'domain_randomization.json',
+                   'loggers.json')  # (the trackers' run ids: loggers.base.RECORD_FILE)
 
 
 class NewRunFolder:

@@ -173,8 +173,9 @@ class Policy:
         self._device = torch.device('cuda' if cfg.get('cuda') else 'cpu')
         if cfg.get('cuda') and not torch.cuda.is_available():
             raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
-        if model is not None:
-            _check_model_takes_mode(model)
+        if model is not None and (type(self)._forward_collect is Policy._forward_collect
+                                  or type(self)._forward_eval is Policy._forward_eval):
+            _check_model_takes_mode(model)  # (the base class's modes call it with mode=; a class's own may not)
         self._model = (model if model is not None else self._create_model()).to(self._device)
         if init_weights is not None:  # before the modes are set up: what they derive from the model (ACER's average
             self.load_weights(init_weights)  # network, an optimizer's parameters) starts from these weights
@@ -215,10 +216,11 @@ class Policy:
                               f"(docs/custom_policy.md)")
 
     def _check_optimizer(self) -> None:
-        """After ``_init_learn``: the base class's checkpoint and learning-rate schedule read ``self._optimizer``
-        unless the class says otherwise (``_optimizers`` and ``_state_dict_learn`` of its own)."""
+        """After ``_init_learn``: the base class's checkpoint (``_state_dict_learn``) and, with ``lr_decay_iters``, its
+        learning-rate schedule (``_optimizers``) read ``self._optimizer`` unless the class defines its own."""
         cls = type(self)
-        reads = [name for name in ('_state_dict_learn', '_optimizers') if defining_class(cls, name) is Policy]
+        reads = [name for name in ('_state_dict_learn', '_optimizers') if defining_class(cls, name) is Policy
+                 and (name != '_optimizers' or self._cfg.get('learn', {}).get('lr_decay_iters', 0))]  # (its reader)
         if reads and not isinstance(getattr(self, '_optimizer', None), torch.optim.Optimizer):
             raise PolicyError(f"policy '{self._cfg.get('type', cls.__name__)}' ({cls.__module__}.{cls.__qualname__}): its "
                               f"_init_learn set no self._optimizer (a torch optimizer, e.g. build_optimizer(params, "
@@ -433,10 +435,10 @@ class Policy:
         return self._prepare_rollout(to_device(rollout, self._device))
 
     def _collect_on_device(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {k: v.cpu() for k, v in self._forward_collect(to_device(obs, self._device)).items()}
+        return _to_cpu(self._forward_collect(to_device(obs, self._device)))
 
     def _eval_on_device(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {k: v.cpu() for k, v in self._forward_eval(to_device(obs, self._device)).items()}
+        return _to_cpu(self._forward_eval(to_device(obs, self._device)))
 
     def _eval_step_on_device(self, obs: Any, state: torch.Tensor,
                              deterministic: Optional[bool] = None) -> Dict[str, torch.Tensor]:
@@ -881,6 +883,13 @@ def _batch_size(obs: Any) -> int:
     if isinstance(obs, Mapping):
         return int(next(iter(obs.values())).shape[0])
     return int(obs.shape[0])
+
+
+def _to_cpu(output: Any) -> Any:
+    """A mode's outputs back on the CPU (what is not a dict of tensors is left for the worker's contract check)."""
+    if not isinstance(output, Mapping):
+        return output
+    return {k: v.cpu() if isinstance(v, torch.Tensor) else v for k, v in output.items()}
 
 
 def _check_model_takes_mode(model: Any) -> None:

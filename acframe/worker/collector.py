@@ -179,7 +179,8 @@ def check_action_output(out: Any, method: str, num_envs: int, all_tensors: bool 
         for key, value in out.items() if all_tensors else [('action', out['action'])]:
             if not isinstance(value, torch.Tensor):
                 why = f"gave '{key}' as a {type(value).__module__}.{type(value).__qualname__}, not a torch tensor"
-            elif value.dim() == 0 or value.shape[0] != num_envs:
+            elif (value.dim() > 0 or key == 'action') and (value.dim() == 0 or value.shape[0] != num_envs):
+                # (a 0-d value is one number for the step, stored (T,); the action is one row per env)
                 why = f"gave '{key}' of shape {tuple(value.shape)}, not ({num_envs}, ...) for its {num_envs} envs"
             if why is not None:
                 break

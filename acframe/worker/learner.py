@@ -79,17 +79,21 @@ class LogHook(LearnerHook):
 
 
 def check_info(info: Any) -> None:
-    """A ``PolicyError`` in one line unless a learn step's info is a dict of numbers (a Python or numpy number, or
-    a one-element tensor), besides ``priority`` (a prioritized buffer's new priorities)."""
+    """A ``PolicyError`` in one line unless a learn step's info is a dict of numbers, besides ``priority`` (a
+    prioritized buffer's new priorities): Python numbers and bools stay as they are; a one-element tensor or array
+    (a numpy scalar too) becomes its Python float, in place, which the learner's hooks log and average."""
     if not isinstance(info, Mapping):
         raise PolicyError(f"the policy's _forward_learn returned a {type(info).__module__}.{type(info).__qualname__}, "
                           f"not a dict; it returns its info dict of numbers, e.g. {{'total_loss': loss.item()}}")
     for key, value in info.items():
-        if key == 'priority' or isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        if key == 'priority' or isinstance(value, (int, float)):  # (bool is an int)
             continue
-        if isinstance(value, torch.Tensor) and value.numel() == 1:
+        one = (value.numel() == 1 if isinstance(value, torch.Tensor) else
+               value.size == 1 if isinstance(value, (np.ndarray, np.generic)) else False)
+        if one:
+            info[key] = float(value.item())
             continue
-        what = (f"a tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else
+        what = (f"a tensor of shape {tuple(value.shape)}" if isinstance(value, (torch.Tensor, np.ndarray)) else
                 f"a {type(value).__module__}.{type(value).__qualname__}")
         raise PolicyError(f"the policy's _forward_learn gave info '{key}' as {what}; its info dict holds numbers "
                           f"(e.g. {key}=value.item(), or a mean of it), which the learner logs and averages")

@@ -97,6 +97,8 @@ class LagTrackingLearnMode:
         else:
             versions = self._rollout_versions
         info = self._mode.forward(batch)
+        if not isinstance(info, dict):  # (the learner's contract check says what is wrong, in one line)
+            return info
         if versions is not None:
             lag = (self.version - versions).float()
             info['policy_lag_mean'] = float(lag.mean())
