@@ -359,11 +359,12 @@ def buffer_checkpoint(buffer: Any, save_contents: bool) -> dict:
     return {'buffer': buffer.state_dict() if save_contents else None, 'buffer_rng': buffer.rng_state()}
 
 
-def restore_buffer(buffer: Any, state: dict) -> None:
-    """Undo ``buffer_checkpoint``: the contents when saved, else just the sampling RNG."""
+def restore_buffer(buffer: Any, state: dict, contents: bool = True) -> None:
+    """Undo ``buffer_checkpoint``: the contents when saved (and ``contents``: the config still saves them), else
+    just the sampling RNG (a resume that turned ``save_in_checkpoint`` off starts from an empty buffer)."""
     if buffer is None:
         return
-    if state.get('buffer') is not None:
+    if state.get('buffer') is not None and contents:
         buffer.load_state_dict(state['buffer'])
     elif state.get('buffer_rng') is not None:
         buffer.set_rng_state(state['buffer_rng'])

@@ -136,6 +136,42 @@ def test_accepted_config_changes_are_recorded(run_dir, capsys):
     assert record['changes'][-1]['keys'] == ['policy.learn.learning_rate']
 
 
+@pytest.fixture(scope='module')
+def run_with_saved_buffer(tmp_path_factory):
+    run = tmp_path_factory.mktemp('saved_buffer') / 'run'
+    assert main(['-c', 'cartpole_impala.py', '--exp-dir', str(run), '--max-env-step', '1200', '-q', 'env.stop_value=None',
+                 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
+                 'policy.other.replay_buffer.save_in_checkpoint=True']) == 0
+    return run
+
+
+@pytest.mark.parametrize('change, message', [
+    (['policy.other.replay_buffer.replay_buffer_size=5000'],  # (the ring's indices ran past the saved slots mid-run)
+     r"its replay buffer has room for 1000 samples, but policy.other.replay_buffer.replay_buffer_size is 5000: a saved "
+     r"buffer resumes at its own size; keep replay_buffer_size=1000, or resume with policy.other.replay_buffer."
+     r"save_in_checkpoint=False to start from an empty buffer"),
+    (['policy.unroll_len=8'],  # (the first push of the new length failed mid-run)
+     r"config key 'policy.unroll_len' changed, but the checkpoint's replay buffer holds \d+ samples of the former "
+     r"length; resume with policy.other.replay_buffer.save_in_checkpoint=False"),
+    (['policy.learn.batch_size=5000'],  # (the run trained on with 0 gradient steps)
+     r"policy.learn.batch_size = 5000 samples > policy.other.replay_buffer.replay_buffer_size = 1000"),
+])
+def test_a_resume_whose_config_change_a_saved_buffer_cannot_take_is_refused_at_start(run_with_saved_buffer, tmp_path,
+                                                                                      capsys, change, message):
+    import shutil
+    run = tmp_path / 'run'
+    shutil.copytree(run_with_saved_buffer, run)
+    before = {p.name: p.read_bytes() for p in run.rglob('*') if p.is_file()}
+    code, _, err = cli(['--resume', run, '--accept-config-change', '--max-env-step', '2400', *change], capsys)
+    assert one_line_error(code, err) and re.search(message, err), err
+    assert {p.name: p.read_bytes() for p in run.rglob('*') if p.is_file()} == before  # nothing written
+    # turning the saved buffer off drops it: the change is then taken
+    if 'batch_size' not in change[0]:
+        code, _, err = cli(['--resume', run, '--accept-config-change', '--max-env-step', '2400', *change,
+                            'policy.other.replay_buffer.save_in_checkpoint=False', '-q'], capsys)
+        assert code == 0, err
+
+
 def test_the_mode_is_read_from_the_folder(run_dir, capsys):
     code, _, err = cli(['--resume', run_dir, '-m', 'parallel'], capsys)
     assert one_line_error(code, err) and 'holds a serial run' in err

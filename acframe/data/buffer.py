@@ -11,7 +11,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 import torch
 
-from ..errors import ConfigError
+from ..errors import CheckpointError, ConfigError
 from ..registry import BUFFER_REGISTRY
 from ..utils import defining_class
 from .frames import FrameStore, frames_equal, stacked_frames
@@ -244,6 +244,12 @@ class ReplayBuffer:
         }
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
+        saved = len(state['use'])
+        if saved != self.capacity:  # (the ring's slots are the saved ones: its indices would run past a smaller one)
+            raise CheckpointError(f"its replay buffer has room for {saved} samples, but policy.other.replay_buffer."
+                                  f"replay_buffer_size is {self.capacity}: a saved buffer resumes at its own size; keep "
+                                  f"replay_buffer_size={saved}, or resume with policy.other.replay_buffer."
+                                  f"save_in_checkpoint=False to start from an empty buffer (its samples are dropped)")
         self._storage = None if state['storage'] is None else make_tree(state['storage'])
         self._use, self._valid, self._next = state['use'].copy(), state['valid'].copy(), int(state['next'])
         self._rng.bit_generator.state = state['rng']

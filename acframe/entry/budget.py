@@ -115,10 +115,12 @@ def buffer_class(cfg: Any) -> type:
     return cls
 
 
-def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool = False) -> None:
+def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool = False, budget: bool = True) -> None:
     """``ConfigError`` with the arithmetic when the run could never learn: its budget delivers less than the learn
     mode needs (``Policy.learn_needs``), a full rollout is smaller than a need per rollout, or the replay buffer
-    can never give what the learner asks for (the buffer class's ``check_learn_config``)."""
+    can never give what the learner asks for (the buffer class's ``check_learn_config``). ``budget=False``: all but
+    the budget's arithmetic (a resumed run has learned already; what its config asks of each rollout and of the
+    buffer still holds)."""
     cls = policy_class(cfg)
     buffer_type = cfg.policy.other.replay_buffer.get('type') or ''
     if buffer_type and not cls.on_policy:
@@ -135,7 +137,7 @@ def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool =
                                   f"{cfg.policy.collect.n_sample}{where}) but {need.wants} {need.env_steps}: the run "
                                   f"would make no {need.lacks}; {need.fix}")
             continue
-        if plan.learner_env_steps() < need.env_steps:
+        if budget and plan.learner_env_steps() < need.env_steps:
             steps = f"{need.env_steps} env step{'' if need.env_steps == 1 else 's'}"
             raise ConfigError(f"{plan.describe()} but {need.wants} {steps}: the run would make 0 "
                               f"{need.lacks}; raise max_env_step to at least {plan.budget_for(need.env_steps)} or {need.fix}")
@@ -223,10 +225,10 @@ def check_start(cfg: Any, pipeline: str, observation_space: Any, action_space: A
                 sync: bool = False, resume: bool = False) -> None:
     """Every start-up check of the run's plan (see the module docstring); raises ``ConfigError``.
 
-    A resumed run has learned already (and may hold a buffer): only its memory is checked.
+    A resumed run has learned already (and may hold a buffer): its budget is not checked, what its config asks of a
+    rollout and of the buffer is (``--accept-config-change`` may have changed it).
     """
-    if not resume:
-        check_learning_budget(cfg, pipeline, actors, sync)
+    check_learning_budget(cfg, pipeline, actors, sync, budget=not resume)
     check_buffer_memory(cfg, observation_space, action_space)
 
 

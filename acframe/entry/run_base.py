@@ -319,6 +319,7 @@ class RunBase:
             self.learner.hooks += config_hooks  # policy.learn.learner.hooks: after the pipeline's own
             if resume:
                 self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
+                self._check_restored_buffer(config_changes)
             self.policy.check_finite('the start of the run' if not resume else 'the checkpoint to resume')
             if not self.writes:  # a data-parallel rank > 0: rank 0 owns the folder; the first checkpoint is collective
                 self.logger = RunLogger([])
@@ -389,7 +390,7 @@ class RunBase:
     # ---- checkpoint state --------------------------------------------------------------------------
     def state_provider(self) -> Dict[str, Any]:
         """Everything a checkpoint holds besides the learner's own state (plain data only)."""
-        save_buffer = self.buffer is not None and self.cfg.policy.other.replay_buffer.get('save_in_checkpoint', False)
+        save_buffer = self.buffer is not None and self._saves_buffer()
         return {
             'mode': self.mode,  # the pipeline that wrote it (a resume is checked against it, whatever config.json says)
             'env_step': int(self.env_step),
@@ -401,6 +402,22 @@ class RunBase:
             'log_window': self.log_hook.state_dict(),  # the logged means of a window cut by a resume stay the same
             **self._extra_state(),
         }
+
+    #: keys that change the layout of a replay buffer's samples (their length): a saved buffer cannot take the new ones
+    SAMPLE_LAYOUT_KEYS = ('policy.unroll_len', 'policy.other.replay_buffer.unroll_len')
+
+    def _check_restored_buffer(self, config_changes: Sequence[str]) -> None:
+        """A resume that changed the samples' length keeps no saved buffer of the old one (its first push would fail
+        mid-run): refused at start, naming the way to drop it."""
+        changed = [key for key in config_changes if key in self.SAMPLE_LAYOUT_KEYS]
+        if changed and self.buffer is not None and len(self.buffer):
+            raise ConfigError(f"config key '{changed[0]}' changed, but the checkpoint's replay buffer holds "
+                              f"{len(self.buffer)} samples of the former length; resume with "
+                              f"policy.other.replay_buffer.save_in_checkpoint=False to start from an empty buffer "
+                              f"(its samples are dropped), or keep '{changed[0]}'")
+
+    def _saves_buffer(self) -> bool:
+        return bool(self.cfg.policy.other.replay_buffer.get('save_in_checkpoint', False))
 
     def restore(self, path: str) -> None:
         """Continue from the checkpoint at ``path``; a ``CheckpointError`` naming it when it does not fit."""
@@ -422,7 +439,7 @@ class RunBase:
             self._restore_extra(state)
             if state.get('evaluator'):
                 self.evals.load_state_dict(state['evaluator'])
-            restore_buffer(self.buffer, state)
+            restore_buffer(self.buffer, state, self._saves_buffer())
             restore_rng_states(state['rng'])
             self.wall_before = float(state.get('wall_s', 0.0))
             self.recent_returns.extend(float(r) for r in state.get('recent_returns', []))
