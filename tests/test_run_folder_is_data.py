@@ -30,3 +30,20 @@ def test_a_tampered_folder_runs_no_code_writes_nothing_and_is_one_line(case, tra
     outcomes = run_tampered(case, str(trained_run), forms=forms)
     wrong = {form: outcome for form, outcome in outcomes.items() if outcome.kind != 'clear'}
     assert not wrong, '\n'.join(f"{form}: {o.kind}: {o.detail}" for form, o in wrong.items())
+
+
+def test_a_checkpoint_or_json_given_as_a_config_is_refused_and_never_run(tmp_path, capsys):
+    """Python runs a zip archive's __main__.py (a checkpoint is a zip archive): -c takes Python source only."""
+    import zipfile
+    from acframe.cli import main as cli_main
+    marker = tmp_path / 'ran'
+    for name in ('handed.pth', 'handed.py'):  # (a zip archive named .py too)
+        with zipfile.ZipFile(tmp_path / name, 'w') as archive:
+            archive.writestr('__main__.py', f"open({str(marker)!r}, 'w').write('ran')\n")
+    (tmp_path / 'config.json').write_text('{"config": null}')
+    for name, hint in (('handed.pth', 'a checkpoint (or another zip archive)'),
+                       ('handed.py', 'a checkpoint (or another zip archive)'), ('config.json', 'a JSON file')):
+        assert cli_main(['-c', str(tmp_path / name), '--exp-dir', str(tmp_path / 'run')]) == 2
+        err = capsys.readouterr().err
+        assert err.count('\n') == 1 and 'not a config file (Python source, in a .py file)' in err and hint in err, err
+    assert not marker.exists() and not (tmp_path / 'run').exists()

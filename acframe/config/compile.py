@@ -40,6 +40,7 @@ def load_config_file(path: Union[str, os.PathLike]) -> Tuple[dict, dict]:
     (``cartpole_impala.py`` or ``cartpole_impala``).
     """
     path = resolve_config_path(str(path))
+    check_python_file(path)
     try:
         namespace = runpy.run_path(path)
     except SyntaxError as exc:
@@ -60,6 +61,20 @@ def load_config_file(path: Union[str, os.PathLike]) -> Tuple[dict, dict]:
         if not isinstance(value, dict):
             raise ConfigError(f"config file {path}: '{name}' must be a dict, got {type(value).__name__}")
     return main, create
+
+
+def check_python_file(path: str) -> None:
+    """A config file is Python source: a ``.py`` file that is not an archive. Anything else is refused before it is
+    run (Python would run a zip archive's ``__main__.py``, a checkpoint is one; a run's config.json is data)."""
+    import zipfile
+
+    hint = ''
+    if path.endswith('.pth') or zipfile.is_zipfile(path):
+        hint = ': a checkpoint (or another zip archive); -m eval / --init-from / --resume take checkpoints and run folders'
+    elif path.endswith('.json'):
+        hint = ": a JSON file; a run folder's config.json is read by --resume RUN (or -m eval --load RUN)"
+    if hint or not path.endswith('.py'):
+        raise ConfigError(f"-c {path}: not a config file (Python source, in a .py file){hint}")
 
 
 def resolve_config_path(name: str) -> str:
