@@ -191,6 +191,9 @@ def run(args: argparse.Namespace) -> int:
     if args.resume is not None:
         from .config.run_folder import read_run_record
 
+        if os.path.isfile(args.resume):
+            folder = os.path.dirname(os.path.dirname(os.path.abspath(args.resume)))
+            raise ConfigError(f"--resume {args.resume}: a file; --resume takes the run's folder (--resume {folder})")
         if not os.path.isdir(args.resume):
             raise ConfigError(f"--resume {args.resume}: no such folder; pass the experiment folder of an earlier run")
         record = read_run_record(args.resume)  # config.json: data, never executed
@@ -286,7 +289,7 @@ def _resolve_ding_flags(args: argparse.Namespace) -> None:
                           "records the evaluated episodes as MP4")
     if args.exp_name is not None:
         args.overrides = list(args.overrides) + [('exp_name', args.exp_name)]
-        if args.exp_dir is None:
+        if args.exp_dir is None and args.resume is None:  # (a resumed run stays in its folder; its name may change)
             args.exp_dir = args.exp_name
     if args.env is not None or args.policy is not None:
         if args.config is not None:

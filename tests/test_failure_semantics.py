@@ -172,6 +172,23 @@ def test_a_resume_whose_config_change_a_saved_buffer_cannot_take_is_refused_at_s
         assert code == 0, err
 
 
+def test_a_resume_names_what_it_cannot_do(run_dir, tmp_path, capsys):
+    """Another algorithm (even with --accept-config-change), another folder, a checkpoint file: one line each with the
+    way that works; nothing written."""
+    before = (run_dir / 'config.json').read_text()
+    cases = [(['-c', 'cartpole_acer.py', '--accept-config-change'],
+              f"the config given is of policy 'acer', the run's of 'impala': a resume continues the run's algorithm; "
+              f"to start 'acer' from its weights, run -c CONFIG --init-from {run_dir} (a new run)"),
+             (['--exp-dir', str(tmp_path / 'elsewhere')], 'continues the run in its own folder, not in --exp-dir'),
+             ]
+    for args, message in cases:
+        code, _, err = cli(['--resume', run_dir, *args], capsys)
+        assert one_line_error(code, err) and message in err, err
+    code, _, err = cli(['--resume', run_dir / 'ckpt' / 'ckpt_latest.pth'], capsys)
+    assert one_line_error(code, err) and f"a file; --resume takes the run's folder (--resume {run_dir})" in err, err
+    assert (run_dir / 'config.json').read_text() == before and not (tmp_path / 'elsewhere').exists()
+
+
 def test_the_mode_is_read_from_the_folder(run_dir, capsys):
     code, _, err = cli(['--resume', run_dir, '-m', 'parallel'], capsys)
     assert one_line_error(code, err) and 'holds a serial run' in err

@@ -124,6 +124,12 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
             raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")
         return compile_config(input_cfg, extra, seed=seed), exp_dir, []
     resume = os.fspath(resume)
+    if exp_dir is not None and os.path.abspath(os.fspath(exp_dir)) != os.path.abspath(resume):
+        raise ConfigError(f"--resume {resume} continues the run in its own folder, not in --exp-dir {exp_dir}; drop "
+                          f"--exp-dir (to continue elsewhere, copy the run folder there and resume the copy)")
+    if os.path.isfile(resume):
+        folder = os.path.dirname(os.path.dirname(os.path.abspath(resume)))
+        raise ConfigError(f"--resume {resume}: a file; --resume takes the run's folder (--resume {folder})")
     if not os.path.isfile(os.path.join(resume, 'ckpt', 'ckpt_latest.pth')):
         raise ConfigError(f"--resume {resume}: no ckpt/ckpt_latest.pth there; pass the experiment folder of an earlier run")
     record = read_run_record(resume)
@@ -137,6 +143,10 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
     cfg = load_run_config(resume, extra, seed) if input_cfg is None else compile_config(input_cfg, extra, seed=seed)
     stored = load_run_config(resume, imports=cfg.import_names)
     changed = given_config_differences(stored, cfg)  # (the shapes the run filled in from its env are not a change)
+    if cfg.policy.type != stored.policy.type:  # (not a change --accept-config-change can make)
+        raise ConfigError(f"--resume {resume}: the config given is of policy '{cfg.policy.type}', the run's of "
+                          f"'{stored.policy.type}': a resume continues the run's algorithm; to start "
+                          f"'{cfg.policy.type}' from its weights, run -c CONFIG --init-from {resume} (a new run)")
     if changed and not accept_config_change:
         shown = ', '.join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else '')
         raise ConfigError(f"--resume {resume}: the config given changes {len(changed)} key(s) of the run: {shown}; "
