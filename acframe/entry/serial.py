@@ -153,8 +153,8 @@ class SerialRun(RunBase):
         if self.randomizer is not None and state.get('domain_randomization'):
             self.collector_env = self.randomizer.load_state_dict(state['domain_randomization'], self.collector)
         if not self.collector.load_state_dict(state['collector']):
-            self.progress.message("[acframe] the collector envs' state is not plain data (or was mid-collection): "
-                                  "they continue from a reset")
+            self.progress.message("[acframe] the collector envs' state could not be restored (not plain data, saved "
+                                  "mid-collection, or for another env.collector_env_num): they continue from a reset")
         self.pending_updates = int(state.get('pending_updates', 0))
         if state.get('actor_weights') is not None and self.actor_policy is not self.policy:
             self.actor_policy.load_weights(state['actor_weights'])
