@@ -318,6 +318,10 @@ def test_an_env_failing_mid_run_writes_the_final_checkpoint_first_and_resume_con
     assert state['env_step'] >= 200 and state['train_iter'] > 0, (state['env_step'], state['train_iter'])
     assert f"env step {state['env_step']}," in err and '--resume ' in err
     assert all(torch.isfinite(t).all() for t in state['policy']['model'].values())
+    # the run's record so far, as an interrupted run writes it, with what stopped it
+    summary = json.loads((tmp_path / 'exp' / 'summary.json').read_text())
+    assert summary['env_steps'] == state['env_step'] and summary['train_iters'] == state['train_iter']
+    assert summary['stopped_by'] == err[len('acframe: error: '):].split('; the final checkpoint')[0], summary
     code, _, err = cli(['--resume', 'exp', '--import', 'fixtures.faulty_envs', '-q',
                         '--max-env-step', str(state['env_step'] + 40)], capsys)
     assert code == 0, err

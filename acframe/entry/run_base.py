@@ -591,6 +591,12 @@ class RunBase:
             return exc
         first, _, rest = str(exc).partition('\n')
         first = getattr(exc, 'plain', first)  # (an error's own resume hint gives way to the note's)
+        try:  # the run's record so far, as an interrupted run has one (what fails here must not hide the error)
+            atomic_write_json(os.path.join(self.exp_dir, 'summary.json'),
+                              {**self._summary(self.wall_s()), 'stopped_by': first})
+            write_run_curves(self.exp_dir, lambda text: None)
+        except Exception:
+            pass
         note = (f"{first}; the final checkpoint was written first (env step {self.env_step}, train iter "
                 f"{self.learner.train_iter}): --resume {self.exp_dir} continues from there")
         return type(exc)(note + (f"\n{rest}" if rest else ''))
@@ -598,20 +604,10 @@ class RunBase:
     def _stopping_note(self) -> str:
         return ''
 
-    def finish(self, interrupted: bool = False) -> Dict[str, Any]:
-        """Final checkpoint, summary.json, close everything; returns the summary (``interrupted``: by the user)."""
-        self.interrupted = self.interrupted or interrupted
-        try:
-            self.learner.save_checkpoint('ckpt_latest.pth')
-        except BaseException:
-            self.close()
-            raise
-        wall = self.wall_s()
+    def _summary(self, wall: float) -> Dict[str, Any]:
+        """summary.json's record of the run so far (``wall``: its training seconds)."""
         evals = self.evals
-        if not self.writes:  # a data-parallel rank > 0
-            self.close()
-            return {}
-        summary = {
+        return {
             'solved': bool(self.solved),
             'interrupted': bool(self.interrupted),
             'env_steps': int(self.env_step),
@@ -632,6 +628,20 @@ class RunBase:
             'env_steps_per_s': round(self.env_step / wall, 1) if wall > 0 else None,
             **self._extra_summary(wall),
         }
+
+    def finish(self, interrupted: bool = False) -> Dict[str, Any]:
+        """Final checkpoint, summary.json, close everything; returns the summary (``interrupted``: by the user)."""
+        self.interrupted = self.interrupted or interrupted
+        try:
+            self.learner.save_checkpoint('ckpt_latest.pth')
+        except BaseException:
+            self.close()
+            raise
+        wall = self.wall_s()
+        if not self.writes:  # a data-parallel rank > 0
+            self.close()
+            return {}
+        summary = self._summary(wall)
         try:
             atomic_write_json(os.path.join(self.exp_dir, 'summary.json'), summary)
             self._final_report()
