@@ -60,8 +60,10 @@ def pick_checkpoint(run_dir: str) -> str:
         path = os.path.join(run_dir, CKPT_DIR, name)
         if os.path.isfile(path):
             return path
-    raise CheckpointError(f"{run_dir}: no {CKPT_DIR}/{BEST} or {CKPT_DIR}/{LATEST} there; "
-                          f"the run stopped before its first checkpoint — pass a .pth file instead")
+    what = ("a run that stopped before its first checkpoint" if os.path.isfile(os.path.join(run_dir, 'config.json'))
+            else "not a run folder (no config.json either)")
+    raise CheckpointError(f"{run_dir}: no {CKPT_DIR}/{BEST} or {CKPT_DIR}/{LATEST} there, {what}; pass a run folder "
+                          f"with checkpoints or a .pth file")
 
 
 def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
