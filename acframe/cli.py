@@ -192,8 +192,10 @@ def run(args: argparse.Namespace) -> int:
         from .config.run_folder import read_run_record
 
         if os.path.isfile(args.resume):
-            folder = os.path.dirname(os.path.dirname(os.path.abspath(args.resume)))
-            raise ConfigError(f"--resume {args.resume}: a file; --resume takes the run's folder (--resume {folder})")
+            from .entry.run_base import run_folder_hint
+
+            raise ConfigError(f"--resume {args.resume}: a file; --resume takes the run's folder"
+                              f"{run_folder_hint(args.resume)}")
         if not os.path.isdir(args.resume):
             raise ConfigError(f"--resume {args.resume}: no such folder; pass the experiment folder of an earlier run")
         record = read_run_record(args.resume)  # config.json: data, never executed

@@ -147,12 +147,14 @@ def run_with_saved_buffer(tmp_path_factory):
 
 @pytest.mark.parametrize('change, message', [
     (['policy.other.replay_buffer.replay_buffer_size=5000'],  # (the ring's indices ran past the saved slots mid-run)
-     r"its replay buffer has room for 1000 samples, but policy.other.replay_buffer.replay_buffer_size is 5000: a saved "
-     r"buffer resumes at its own size; keep replay_buffer_size=1000, or resume with policy.other.replay_buffer."
-     r"save_in_checkpoint=False to start from an empty buffer"),
+     r"its replay buffer was saved with room for 1000 samples, this run's has 5000 \(policy.other.replay_buffer."
+     r"replay_buffer_size changed\): a saved buffer resumes at the size it was saved with; resume with the run's own "
+     r"replay_buffer_size, or with policy.other.replay_buffer.save_in_checkpoint=False to start from an empty buffer"),
     (['policy.unroll_len=8'],  # (the first push of the new length failed mid-run)
-     r"config key 'policy.unroll_len' changed, but the checkpoint's replay buffer holds \d+ samples of the former "
-     r"length; resume with policy.other.replay_buffer.save_in_checkpoint=False"),
+     r"config key 'policy.unroll_len' changed, but the checkpoint's replay buffer holds \d+ unrolls of the former "
+     r"layout; resume with policy.other.replay_buffer.save_in_checkpoint=False"),
+    (['policy.learn.reward_norm=True'],  # (a norm_return leaf the saved unrolls lack)
+     r"config key 'policy.learn.reward_norm' changed, but the checkpoint's replay buffer holds \d+ unrolls"),
     (['policy.learn.batch_size=5000'],  # (the run trained on with 0 gradient steps)
      r"policy.learn.batch_size = 5000 samples > policy.other.replay_buffer.replay_buffer_size = 1000"),
 ])
@@ -178,14 +180,18 @@ def test_a_resume_names_what_it_cannot_do(run_dir, tmp_path, capsys):
     before = (run_dir / 'config.json').read_text()
     cases = [(['-c', 'cartpole_acer.py', '--accept-config-change'],
               f"the config given is of policy 'acer', the run's of 'impala': a resume continues the run's algorithm; "
-              f"to start 'acer' from its weights, run -c CONFIG --init-from {run_dir} (a new run)"),
+              f"to start 'acer' from its weights where its model fits, run -c CONFIG --init-from {run_dir} (a new run)"),
              (['--exp-dir', str(tmp_path / 'elsewhere')], 'continues the run in its own folder, not in --exp-dir'),
              ]
     for args, message in cases:
         code, _, err = cli(['--resume', run_dir, *args], capsys)
         assert one_line_error(code, err) and message in err, err
-    code, _, err = cli(['--resume', run_dir / 'ckpt' / 'ckpt_latest.pth'], capsys)
-    assert one_line_error(code, err) and f"a file; --resume takes the run's folder (--resume {run_dir})" in err, err
+    for inside in (run_dir / 'ckpt' / 'ckpt_latest.pth', run_dir / 'config.json'):
+        code, _, err = cli(['--resume', inside], capsys)
+        assert one_line_error(code, err) and f"a file; --resume takes the run's folder (--resume {run_dir})" in err, err
+    (tmp_path / 'loose.pth').write_bytes(b'')
+    code, _, err = cli(['--resume', tmp_path / 'loose.pth'], capsys)
+    assert one_line_error(code, err) and err.rstrip().endswith("a file; --resume takes the run's folder"), err
     assert (run_dir / 'config.json').read_text() == before and not (tmp_path / 'elsewhere').exists()
 
 
@@ -672,3 +678,14 @@ def test_log_files_moved_deleted_or_replaced_mid_run_are_reopened_fresh_with_one
     fresh_events = [p for p in log.iterdir() if p.name.startswith('events.out.tfevents.')]
     assert len(fresh_events) == 1 and fresh_events[0] != events[0] and read_event_file(fresh_events[0])
     assert read_scalars(str(log))
+
+
+def test_an_episodic_buffer_saved_in_the_checkpoint_takes_another_replay_window_on_resume(tmp_path, capsys):
+    """ACER's episodic buffer stores transitions: a resume may change its unroll_len (its replay window)."""
+    run = tmp_path / 'acer'
+    assert main(['-c', 'cartpole_acer.py', '--exp-dir', str(run), '--max-env-step', '400', '-q', 'env.stop_value=None',
+                 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1',
+                 'policy.other.replay_buffer.save_in_checkpoint=True']) == 0
+    code, _, err = cli(['--resume', run, '--accept-config-change', '--max-env-step', '800', '-q',
+                        'policy.other.replay_buffer.unroll_len=10'], capsys)
+    assert code == 0, err

@@ -135,7 +135,8 @@ class ReplayBuffer:
                     f"{tuple(first_shape)} {str(first_dtype).split('.')[-1]} in the first")
         raise ValueError(f"replay buffer '{type(self).__name__}' holds train samples of one layout: {what}; a policy's "
                          f"get_train_sample must give samples of one length (e.g. split_segment(..., "
-                         f"drop_remainder=True) of a fixed length, as IMPALA's unrolls)")
+                         f"drop_remainder=True) of a fixed length, as IMPALA's unrolls), and a resume that changes "
+                         f"their layout starts from an empty buffer (policy.other.replay_buffer.save_in_checkpoint=False)")
 
     def _setup(self, samples: ttorch.Tensor) -> None:
         """Allocate the storage at the first push: the plain leaves as ring tensors, the stacked-frame observation
@@ -246,10 +247,11 @@ class ReplayBuffer:
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         saved = len(state['use'])
         if saved != self.capacity:  # (the ring's slots are the saved ones: its indices would run past a smaller one)
-            raise CheckpointError(f"its replay buffer has room for {saved} samples, but policy.other.replay_buffer."
-                                  f"replay_buffer_size is {self.capacity}: a saved buffer resumes at its own size; keep "
-                                  f"replay_buffer_size={saved}, or resume with policy.other.replay_buffer."
-                                  f"save_in_checkpoint=False to start from an empty buffer (its samples are dropped)")
+            raise CheckpointError(f"its replay buffer was saved with room for {saved} samples, this run's has "
+                                  f"{self.capacity} (policy.other.replay_buffer.replay_buffer_size changed): a saved "
+                                  f"buffer resumes at the size it was saved with; resume with the run's own "
+                                  f"replay_buffer_size, or with policy.other.replay_buffer.save_in_checkpoint=False to "
+                                  f"start from an empty buffer (its samples are dropped)")
         self._storage = None if state['storage'] is None else make_tree(state['storage'])
         self._use, self._valid, self._next = state['use'].copy(), state['valid'].copy(), int(state['next'])
         self._rng.bit_generator.state = state['rng']

@@ -124,12 +124,11 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
             raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")
         return compile_config(input_cfg, extra, seed=seed), exp_dir, []
     resume = os.fspath(resume)
-    if exp_dir is not None and os.path.abspath(os.fspath(exp_dir)) != os.path.abspath(resume):
+    if exp_dir is not None and os.path.realpath(os.fspath(exp_dir)) != os.path.realpath(resume):
         raise ConfigError(f"--resume {resume} continues the run in its own folder, not in --exp-dir {exp_dir}; drop "
                           f"--exp-dir (to continue elsewhere, copy the run folder there and resume the copy)")
     if os.path.isfile(resume):
-        folder = os.path.dirname(os.path.dirname(os.path.abspath(resume)))
-        raise ConfigError(f"--resume {resume}: a file; --resume takes the run's folder (--resume {folder})")
+        raise ConfigError(f"--resume {resume}: a file; --resume takes the run's folder{run_folder_hint(resume)}")
     if not os.path.isfile(os.path.join(resume, 'ckpt', 'ckpt_latest.pth')):
         raise ConfigError(f"--resume {resume}: no ckpt/ckpt_latest.pth there; pass the experiment folder of an earlier run")
     record = read_run_record(resume)
@@ -146,13 +145,27 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
     if cfg.policy.type != stored.policy.type:  # (not a change --accept-config-change can make)
         raise ConfigError(f"--resume {resume}: the config given is of policy '{cfg.policy.type}', the run's of "
                           f"'{stored.policy.type}': a resume continues the run's algorithm; to start "
-                          f"'{cfg.policy.type}' from its weights, run -c CONFIG --init-from {resume} (a new run)")
+                          f"'{cfg.policy.type}' from its weights where its model fits, run -c CONFIG --init-from "
+                          f"{resume} (a new run)")
     if changed and not accept_config_change:
         shown = ', '.join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else '')
         raise ConfigError(f"--resume {resume}: the config given changes {len(changed)} key(s) of the run: {shown}; "
                           f"resume with the run's own config (drop -c, -s and those overrides) or pass "
                           f"--accept-config-change to continue with the new values")
     return cfg, resume, changed
+
+
+def run_folder_hint(path: str) -> str:
+    """`` (--resume RUN)`` for the nearest folder above the file ``path`` that holds a run's
+    ``ckpt/ckpt_latest.pth``; ``''`` where none does."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.isfile(os.path.join(folder, 'ckpt', 'ckpt_latest.pth')):
+            return f" (--resume {folder})"
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return ''
+        folder = parent
 
 
 #: the hint for a script whose pipeline call a spawned child process ran again
@@ -413,16 +426,18 @@ class RunBase:
             **self._extra_state(),
         }
 
-    #: keys that change the layout of a replay buffer's samples (their length): a saved buffer cannot take the new ones
-    SAMPLE_LAYOUT_KEYS = ('policy.unroll_len', 'policy.other.replay_buffer.unroll_len')
+    #: keys that change the layout of the unrolls a fixed-length buffer (``fifo`` and its prioritized kin) holds: their
+    #: length, IMPALA's ``norm_return`` leaf. (An episodic buffer stores transitions: its window may change.)
+    SAMPLE_LAYOUT_KEYS = ('policy.unroll_len', 'policy.learn.reward_norm')
 
     def _check_restored_buffer(self, config_changes: Sequence[str]) -> None:
-        """A resume that changed the samples' length keeps no saved buffer of the old one (its first push would fail
-        mid-run): refused at start, naming the way to drop it."""
+        """A resume that changed the layout of a saved fixed-length buffer's samples keeps no saved buffer of the
+        old one (its first push would fail mid-run): refused at start, naming the way to drop it."""
         changed = [key for key in config_changes if key in self.SAMPLE_LAYOUT_KEYS]
-        if changed and self.buffer is not None and len(self.buffer):
+        buffer = self.buffer
+        if changed and buffer is not None and getattr(buffer, 'sample_kind', None) == 'unrolls' and len(buffer):
             raise ConfigError(f"config key '{changed[0]}' changed, but the checkpoint's replay buffer holds "
-                              f"{len(self.buffer)} samples of the former length; resume with "
+                              f"{len(buffer)} unrolls of the former layout; resume with "
                               f"policy.other.replay_buffer.save_in_checkpoint=False to start from an empty buffer "
                               f"(its samples are dropped), or keep '{changed[0]}'")
 
