@@ -321,3 +321,28 @@ def test_a_resumed_study_takes_overrides_as_a_dict_too(study):
 
     with pytest.raises(ConfigError, match=r'the config given changes env.stop_value'):
         tune(resume=str(study), overrides={'env.stop_value': 123.0})
+
+
+def test_a_trial_is_not_scored_by_its_untrained_weights():
+    """The evaluation at env step 0 plays the untrained weights (251.10 on CartPole seed 0 for A2C, the same in
+    every trial): a run's best is that of its evaluations after the start, by their score (with a confirmation's
+    episodes, as the summary's best_eval_return)."""
+    from acframe.tune.trial import PruningReporter
+
+    class Trial:
+        number, reported = 0, []
+
+        def report(self, value, step):
+            self.reported.append((step, value))
+
+        def should_prune(self):
+            return False
+
+    said = []
+    reporter = PruningReporter(Trial(), 0, 0, [], budget=3000, reports=3, echo=said.append)
+    reporter.after_eval(None, {'env_step': 0, 'return_mean': 251.1, 'score': 251.1})
+    reporter.after_eval(None, {'env_step': 1000, 'return_mean': 20.0, 'score': 20.0})
+    reporter.after_eval(None, {'env_step': 2000, 'return_mean': 30.0, 'score': 25.0})
+    assert reporter.best == 25.0 and reporter.value() == 25.0
+    assert said[0].endswith('eval return 251.10 (the untrained weights: not scored)')
+    assert Trial.reported == [(1, 20.0), (2, 25.0)]

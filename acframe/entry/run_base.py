@@ -40,7 +40,7 @@ from ..signals import (as_raised, describe_interrupt, ignore_further_interrupts,
                        raise_swallowed_interrupt, sigterm_as_interrupt)
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
-from ..worker import CollectorHook, EvaluatorHook, hooks_from_config, load_checkpoint
+from ..worker import CollectorHook, EvaluatorHook, eval_score, hooks_from_config, load_checkpoint
 from ..worker.learner import hook_name
 from .run_folder import NewRunFolder, RunLock, check_folder_is_data, plan_exp_dir
 from .budget import buffer_class
@@ -516,7 +516,8 @@ class RunBase:
                                   f"± {confirm['std']:.2f} (min {confirm['min']:.2f}, max {confirm['max']:.2f}) -> {verdict}")
         if solved:
             self.solved = True
-        self.learner.after_eval(train_iter, env_step, mean, self.evals.best_return, solved)
+        score = eval_score(mean, len(returns), confirm) if len(returns) else mean
+        self.learner.after_eval(train_iter, env_step, mean, self.evals.best_return, solved, score)
         if self.evaluator_hooks:
             result = {'train_iter': int(train_iter), 'env_step': int(env_step), 'return_mean': float(mean),
                       'return_std': float(std), 'returns': [float(r) for r in returns], 'lengths': [int(n) for n in lengths],

@@ -5,7 +5,8 @@ policy) in ``STUDY_DIR/trials/trial_<nnnn>_seed<s>/``, in this process, with the
 
 Intermediate values: run ``j`` (of the trial's seeds) is cut into ``reports`` equal stretches of the budget; when
 an evaluation has passed the end of stretch ``k``, the trial reports, at step ``j * reports + k``, the mean of
-the finished runs' best evaluation returns and this run's best so far. Every trial reports at the same steps, so
+the finished runs' best evaluation returns and this run's best so far. A run's best leaves out its evaluation at
+env step 0 (the untrained weights, the same in every trial of a seed). Every trial reports at the same steps, so
 a median or successive-halving pruner compares like with like; a pruned trial stops its run at once.
 """
 from __future__ import annotations
@@ -46,17 +47,23 @@ class PruningReporter(LearnerHook):
         self.env_step = 0
 
     def after_eval(self, learner: Any, result: Dict[str, Any]) -> None:
-        self.best = max(self.best, result['return_mean'])
         self.env_step = result['env_step']
+        untrained = self.env_step <= 0  # the untrained weights' evaluation: not what the trial's values learned
+        if not untrained:  # (its score: what the summary's best_eval_return counts, a confirmation's episodes too)
+            self.best = max(self.best, result.get('score', result['return_mean']))
         if self.echo is not None:
+            scored = '(the untrained weights: not scored)' if untrained else f"(best {self.best:.2f})"
             self.echo(f"[tune] trial {self.trial.number} seed {self.seed}: env step {self.env_step}, "
-                      f"eval return {result['return_mean']:.2f} (best {self.best:.2f})")
+                      f"eval return {result['return_mean']:.2f} {scored}")
+        if untrained:
+            return
         self._report_until(min(self.reports, self.env_step * self.reports // self.budget))
 
     def finish(self, best: float, last: bool) -> None:
-        """The run ended (budget spent or solved): its remaining stretches report its best; the pruner is asked
-        unless this was the trial's last run."""
-        self.best = max(self.best, best)
+        """The run ended (budget spent or solved): its remaining stretches report its best (``best``: the run's
+        best evaluation when none came after the start); the pruner is asked unless this was the trial's last run."""
+        if self.best == -math.inf:
+            self.best = best
         self.can_prune = self.can_prune and not last
         self._report_until(self.reports)
 
@@ -128,8 +135,10 @@ def train_runs(trial: Any, base: Mapping[str, Any], values: Mapping[str, Any], s
             raise
         summary = policy.summary
         env_steps += int(summary['env_steps'])
-        best = summary['best_eval_return']
+        best = summary['best_eval_return']  # (with the evaluation of the untrained weights, at env step 0)
         best = -math.inf if best is None else float(best)
+        # the best evaluation after training began (the run's best where there is none)
+        best = reporter.best if reporter.best != -math.inf else best
         trial.set_user_attr('seed_values', {str(s): b for s, b in zip(seeds, bests + [best])})
         trial.set_user_attr('env_steps', env_steps)
         reporter.finish(best, last=index == len(seeds) - 1)

@@ -212,10 +212,13 @@ class Learner:
             step += 1
         return step
 
-    def after_eval(self, train_iter: int, env_step: int, return_mean: float, best_return: float, solved: bool) -> None:
-        """The pipeline reports an evaluation: every hook's ``after_eval`` sees it."""
+    def after_eval(self, train_iter: int, env_step: int, return_mean: float, best_return: float, solved: bool,
+                   score: Optional[float] = None) -> None:
+        """The pipeline reports an evaluation: every hook's ``after_eval`` sees it. ``score``: what it counts for in
+        ``best_return`` (``evaluator.eval_score``: with a confirmation run, the mean over both; default its mean)."""
         result = {'train_iter': int(train_iter), 'env_step': int(env_step), 'return_mean': float(return_mean),
-                  'best_return': float(best_return), 'solved': bool(solved)}
+                  'best_return': float(best_return), 'solved': bool(solved),
+                  'score': float(return_mean if score is None else score)}
         for hook in self.hooks:
             call_user_code(hook_name(hook, 'after_eval'), hook.after_eval, self, result)
 

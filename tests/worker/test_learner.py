@@ -70,7 +70,11 @@ def test_hooks_see_every_evaluation_the_pipeline_reports():
 
     learner = Learner(CountingLearnMode(), hooks=[LogHook(10), Recorder()])  # a hook without after_eval is fine
     learner.after_eval(train_iter=3, env_step=120, return_mean=9.5, best_return=12.0, solved=False)
-    assert seen == [{'train_iter': 3, 'env_step': 120, 'return_mean': 9.5, 'best_return': 12.0, 'solved': False}]
+    learner.after_eval(train_iter=6, env_step=240, return_mean=13.0, best_return=12.5, solved=False, score=12.5)
+    assert seen == [{'train_iter': 3, 'env_step': 120, 'return_mean': 9.5, 'best_return': 12.0, 'solved': False,
+                     'score': 9.5},  # (an evaluation's score is its mean unless a confirmation run followed it)
+                    {'train_iter': 6, 'env_step': 240, 'return_mean': 13.0, 'best_return': 12.5, 'solved': False,
+                     'score': 12.5}]
 
 
 def test_log_hook_writes_the_mean_every_n_iterations_to_tensorboard_and_console(tmp_path, tb_scalars):
