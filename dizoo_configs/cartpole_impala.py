@@ -1,7 +1,8 @@
 """IMPALA on CartPole-v1 (500-step episodes): solved at an evaluation mean return of 475.
 
 MEASURED (2026-11-24, ``python bench/ladder.py --rows cartpole --algos impala --seeds 0,1,2``, one torch thread):
-solved and confirmed on 50 fresh episodes (500 / 500 / 500) on 3/3 seeds at 19k / 32k / 24k env steps (5–6 s each);
+solved and confirmed on 50 fresh episodes (500 / 500 / 500) on 3/3 seeds at 19k / 32k / 24k env steps (5–6 s each;
+re-run 2026-11-30 with ``python bench/bench_impala.py``: 19,328 / 27,008 / 24,448, seed 1 confirmed 500.0);
 hold-out of the best checkpoint on 50 other episodes 500 / 500 / 500.
 Hold-out seeds (issue 47; 2026-11-28, ``python bench/stop_values.py --configs cartpole_impala --seeds 3,4``): seeds
 3 / 4 stopped at 475, confirmed, at 16,768 / 24,448 env steps; their best checkpoints held out 500.0 / 500.0 on 50
