@@ -3,7 +3,7 @@
 ``env.type='pettingzoo_classic'`` with ``env.env_id`` a module of ``pettingzoo.classic`` (``'connect_four_v3'``,
 ``'tictactoe_v3'``; any two-player turn-based game whose observations are PettingZoo's ``{'observation',
 'action_mask'}`` Dict) builds ``PettingZooSingleAgent``: the agent plays one seat, the opponent the other, and the
-opponent's moves happen inside ``step``. Needs the ``pettingzoo`` extra (``pip install -e .[pettingzoo]``).
+opponent's moves happen inside ``step``. Needs the ``pettingzoo`` extra (``pip install -e '.[pettingzoo]'``).
 
 * Observation: a Dict with ``'observation'`` (the game's observation from the agent's seat, flattened, float32) and
   ``'action_mask'`` (int8, 1 = legal: PettingZoo's own mask), so acframe's policies mask their logits with it.
@@ -36,7 +36,7 @@ def import_classic_game(env_id: str) -> Any:
     from ..errors import ConfigError
     if importlib.util.find_spec('pettingzoo') is None:
         raise ConfigError(f"env.type 'pettingzoo_classic' (env.env_id '{env_id}') needs PettingZoo: "
-                          f"pip install -e .[pettingzoo]")
+                          f"pip install -e '.[pettingzoo]'")
     if not isinstance(env_id, str) or not re.fullmatch(r'[a-z][a-z0-9_]*_v\d+', env_id) or \
             importlib.util.find_spec(f'pettingzoo.classic.{env_id}') is None:
         raise ConfigError(f"env.env_id {env_id!r} is not a game of pettingzoo.classic; use e.g. 'connect_four_v3' or "

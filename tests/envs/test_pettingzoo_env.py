@@ -17,11 +17,11 @@ C4 = dict(ENV, type='pettingzoo_classic', env_id='connect_four_v3')
 
 def test_without_pettingzoo_the_env_is_one_config_error_naming_the_extra(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, 'pettingzoo', None)  # (importlib finds no such module)
-    with pytest.raises(ConfigError, match=r"needs PettingZoo: pip install -e \.\[pettingzoo\]"):
+    with pytest.raises(ConfigError, match=r"needs PettingZoo: pip install -e '\.\[pettingzoo\]'"):
         build_env(C4, 0, 0, 'collector')
     run_dir = tmp_path / 'run'
     assert main(['-c', 'connect_four_ppo_masked.py', '--exp-dir', str(run_dir), '-q']) == 2
-    assert 'pip install -e .[pettingzoo]' in capsys.readouterr().err
+    assert "pip install -e '.[pettingzoo]'" in capsys.readouterr().err
     assert not run_dir.exists()
 
 
