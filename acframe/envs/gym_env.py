@@ -62,7 +62,7 @@ def resolve_env_id(env_id: str) -> str:
         raise ConfigError(f"env.env_id '{env_id}' names an env type (registered in ENV_REGISTRY), not a gymnasium env: "
                           f"set env.type={env_id} (create_config.env.type in a config file)")
     known = list(SHORT_NAMES) + list(NO_VELOCITY) + list(gym.registry)
-    hint = closest(env_id, known)
+    hint = closest(env_id, known, cutoff=0.7)  # (ids share '-v1' and the like: a low cutoff names unrelated envs)
     did_you_mean = f" Did you mean '{hint}'?" if hint else ""
     raise ConfigError(
         f"env.env_id '{env_id}' is neither a gymnasium id nor a short name.{did_you_mean} An env your own module "

@@ -284,3 +284,13 @@ def test_a_script_that_never_closes_its_env_manager_still_exits(manager, tmp_pat
         "print('open')\n")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == 'open', proc.stderr
+
+
+@pytest.mark.parametrize('typed, hint', [('CartPol-v1', 'CartPole-v1'), ('Pendulm-v1', 'Pendulum-v1'), ('acrobat', 'acrobot'),
+                                         ('Foo-v0', None)])
+def test_an_unknown_env_id_names_a_close_one_and_no_unrelated_one(typed, hint):
+    """Ids share '-v1' and the like: 'Foo-v0' was told 'Did you mean Acrobot-v1?'."""
+    from acframe.envs.gym_env import resolve_env_id
+    with pytest.raises(ConfigError) as raised:
+        resolve_env_id(typed)
+    assert (f"Did you mean '{hint}'?" in str(raised.value)) if hint else 'Did you mean' not in str(raised.value)
