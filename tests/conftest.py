@@ -3,6 +3,7 @@ import signal
 from typing import Callable, List, Tuple
 
 import pytest
+import torch
 
 # A suite started in the background of a non-interactive shell (`make test &`, `(pytest ... &)`) inherits SIGINT
 # ignored, and so would every acframe process the tests start: the tests that press Ctrl-C (a SIGINT to the run's
@@ -10,6 +11,12 @@ import pytest
 # default in every process the tests exec.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# One torch thread in every test process, as acframe's runs use: a child forked from a process whose intra-op thread
+# pool had run hangs at its first threaded op, and the parallel tests fork their workers from the test process (a
+# fresh-clone suite once saw every worker of tests/entry/test_parallel_shm.py miss its 120 s start after an earlier
+# test of the same process had run multi-threaded ops); two test processes on two cores need no more anyway.
+torch.set_num_threads(1)
 
 
 def read_scalars(log_dir: str) -> List[Tuple[str, int, float]]:
