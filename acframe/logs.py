@@ -130,20 +130,27 @@ def read_jsonl_scalars(path: str) -> List[Scalar]:
     return scalars
 
 
+def event_files(log_dir: str) -> List[str]:
+    """The tensorboardX event files of ``log_dir`` in name order (a resumed run's sittings in time order; each
+    sitting writes one)."""
+    names = sorted(os.listdir(log_dir)) if os.path.isdir(log_dir) else []
+    return [os.path.join(log_dir, name) for name in names if name.startswith('events.out.tfevents.')]
+
+
 def read_scalars(log_dir: str) -> List[Scalar]:
-    """Every scalar of the event files in ``log_dir`` (files in name order, i.e. a resumed run's in time order); a
-    run logged without the tensorboard backend is read from its ``scalars.jsonl``."""
+    """Every scalar of the event files in ``log_dir`` (``event_files``); a run logged without the tensorboard
+    backend is read from its ``scalars.jsonl``."""
     if not os.path.isdir(log_dir):
         raise ConfigError(f"{log_dir}: no such log folder; pass a run folder written by acframe (it holds log/)")
     names = sorted(os.listdir(log_dir))
-    events = [name for name in names if name.startswith('events.out.tfevents.')]
+    events = event_files(log_dir)
     if not events:  # scalars.jsonl, then the fresh files of a run whose scalars.jsonl was taken mid-run
         jsonl = ([JSONL_FILE] if JSONL_FILE in names else []) + \
             [name for name in names if name.startswith('scalars-') and name.endswith('.jsonl')]
         return [scalar for name in jsonl for scalar in read_jsonl_scalars(os.path.join(log_dir, name))]
     scalars: List[Scalar] = []
-    for name in events:
-        scalars += read_event_file(os.path.join(log_dir, name))
+    for path in events:
+        scalars += read_event_file(path)
     return scalars
 
 

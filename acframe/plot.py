@@ -27,7 +27,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from .errors import ConfigError
-from .logs import Scalar, read_event_file, read_scalars, scalars_by_tag
+from .logs import Scalar, event_files, read_event_file, read_scalars, scalars_by_tag
 
 X_AXES = ('env_steps', 'wall_s')
 #: figure size in inches and resolution: a 1200 x 900 pixel PNG
@@ -131,15 +131,13 @@ def _read_sittings(log_dir: str) -> Tuple[List[Scalar], Optional[List[Tuple[floa
     stamped when that sitting opened its logger: a pause runs from the last scalar of one sitting's file to the
     opening of the next file that holds scalars. ``scalars.jsonl`` (the ``jsonl`` backend) is appended by every
     sitting and records no such mark: None."""
-    names = sorted(os.listdir(log_dir)) if os.path.isdir(log_dir) else []
-    events = [name for name in names if name.startswith('events.out.tfevents.')]
+    events = event_files(log_dir)  # (the files read_scalars reads, one per sitting)
     if not events:
         return read_scalars(log_dir), None
     scalars: List[Scalar] = []
     pauses: List[Tuple[float, float]] = []
     last: Optional[float] = None
-    for name in events:
-        path = os.path.join(log_dir, name)
+    for path in events:
         part = read_event_file(path)
         if not part:
             continue
