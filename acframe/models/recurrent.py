@@ -227,24 +227,27 @@ class RecurrentCore(nn.Module):
         hold = x.new_ones(longest * n_frag, 1).index_fill(0, padded_index, 0.0) if self.kind == 'lstm' else None
         column_first = frag.view(batch, steps)[:, 0]  # each column's first fragment starts from ``state``
         init = x.new_zeros(n_frag, self.state_rows, self.hidden_size).index_copy(0, column_first, state)
+        init = init.transpose(0, 1).contiguous()  # (R, F, H): cuDNN takes only contiguous initial states
         weights, layers, hidden = self.rnn._flat_weights, self.num_layers, self.hidden_size
         h_ends, c_ends = [], []
         inp = data
         for layer in range(layers):
             w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
-            h0 = init[:, layer].unsqueeze(0)
+            h0 = init[layer:layer + 1]
             if self.kind == 'lstm':  # the hold column: the padding keeps c
                 gate = min(HOLD_GATE, torch.finfo(w_ih.dtype).max / 16)
                 params = [torch.cat([w_ih, self.hold_weight.to(w_ih.dtype) * gate], 1), w_hh, b_ih, b_hh]
                 seq = torch.cat([inp, hold], 1).view(longest, n_frag, -1)
-                c0 = init[:, layers + layer].unsqueeze(0)
+                c0 = init[layers + layer:layers + layer + 1]
                 with warnings.catch_warnings():  # cuDNN: the weights with the hold column are one new chunk
                     warnings.filterwarnings('ignore', message='RNN module weights are not part of single')
                     out, _, c_n = torch.lstm(seq, [h0, c0], params, True, 1, 0.0, self.training, False, False)
                 c_ends.append(c_n[0])
             else:  # a GRU's state is its output: read at each fragment's last step, the padding is left to run
-                out, _ = torch.gru(inp.view(longest, n_frag, -1), h0, [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0,
-                                   self.training, False, False)
+                with warnings.catch_warnings():  # cuDNN: one layer's weights are not the module's whole chunk
+                    warnings.filterwarnings('ignore', message='RNN module weights are not part of single')
+                    out, _ = torch.gru(inp.view(longest, n_frag, -1), h0, [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0,
+                                       self.training, False, False)
             inp = out.reshape(longest * n_frag, hidden)
             h_ends.append(inp.index_select(0, last_padded))
         out = inp.index_select(0, padded_index).view(batch, steps, hidden).transpose(0, 1)

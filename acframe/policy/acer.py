@@ -195,6 +195,9 @@ class ACERPolicy(Policy):
         self._optimizer = build_optimizer(params, learn)
         self._average_model = copy.deepcopy(self._model)
         self._average_model.requires_grad_(False)
+        for module in self._average_model.modules():  # a copy's cuDNN RNN weights are separate tensors: one chunk
+            if isinstance(module, torch.nn.RNNBase):  # again, else cuDNN compacts them at every call (no-op on a CPU)
+                module.flatten_parameters()
         if getattr(self._model, 'obs_normalizer', None) is not None:  # one set of statistics: pi and pi_avg see the same x
             self._average_model.obs_normalizer = self._model.obs_normalizer
         self._params = list(self._model.parameters())

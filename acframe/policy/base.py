@@ -879,10 +879,11 @@ def masked(output: Dict[str, torch.Tensor], mask: Optional[torch.Tensor]) -> Dic
 
 
 def _batch_size(obs: Any) -> int:
-    """The number of observations of a batch (a tensor, or a dict of tensors per key)."""
+    """The number of observations of a batch: a tensor, a dict of tensors per key, or the tree ``to_device`` makes
+    of such a dict on a GPU."""
     if isinstance(obs, Mapping):
-        return int(next(iter(obs.values())).shape[0])
-    return int(obs.shape[0])
+        return _batch_size(next(iter(obs.values())))
+    return int(lead_shape(obs, 1)[0])
 
 
 def _to_cpu(output: Any) -> Any:

@@ -250,3 +250,29 @@ def test_step_gives_the_fused_cells_numbers_bit_for_bit(kind, layers):
         hs.append(inp)
     assert new.shape == (B, core.state_rows, H)
     assert torch.equal(out, inp) and torch.equal(new, torch.stack(hs + cs, 1))
+
+
+@pytest.mark.parametrize('kind, layers', [('lstm', 1), ('lstm', 2), ('gru', 1), ('gru', 2)])
+def test_every_fused_call_is_given_contiguous_initial_states(monkeypatch, kind, layers):
+    """cuDNN refuses an initial state that is not contiguous ('rnn: hx is not contiguous'; the CPU kernels take
+    it): every path of ``unroll`` (one call, the padded fragments, the lanes) hands the fused call contiguous
+    ``h0`` / ``c0`` (a GPU learner of a recurrent A2C, IMPALA or ACER failed on the padded fragments' strided view)."""
+    calls = []
+
+    def checking(fused):
+        def call(seq, hx, *args):
+            for part in (hx if isinstance(hx, (list, tuple)) else [hx]):
+                assert part.is_contiguous(), (fused.__name__, part.shape, part.stride())
+            calls.append(fused.__name__)
+            return fused(seq, hx, *args)
+        return call
+
+    monkeypatch.setattr(torch, 'lstm', checking(torch.lstm))
+    monkeypatch.setattr(torch, 'gru', checking(torch.gru))
+    torch.manual_seed(0)
+    core = RecurrentCore(D, kind, H, layers)
+    x, state = torch.randn(T, B, D), torch.randn(B, core.state_rows, H)
+    starts = _starts_of_every_kind(T, B + 1)[:, :B]
+    for ends in (True, False):
+        core.unroll(x, state, starts, ends=ends)
+    assert len(calls) == 2 * layers  # the padded fragments, then the lanes (an LSTM) or the fragments again (a GRU)

@@ -42,6 +42,10 @@ SMALL = {
     'ppo': ['policy.collect.n_sample=32', 'policy.learn.batch_size=16', 'policy.learn.epoch_per_collect=2'],
 }
 ALGOS = ('a2c', 'acer', 'impala', 'ppo')
+#: the same for the recurrent configs (whose rollouts are whole sequences: only ACER's buffer is made smaller)
+RECURRENT_SMALL = {'a2c': [], 'impala': [], 'ppo': [],
+                   'acer': ['policy.other.replay_buffer.replay_buffer_size=64',
+                            'policy.other.replay_buffer.replay_start_size=8']}
 
 #: toy_pixel_goal (uint8 image + float vector) for any algorithm: the IMPALA ResNet on the image, an MLP on the vector
 PIXEL_MODEL = dict(encoder='impala_resnet', encoder_channels=[8], encoder_hidden_size_list=[32],
@@ -62,6 +66,12 @@ for _algo in ALGOS:
     # Pendulum: continuous actions; obs_norm, reward_norm and gSDE where its config uses them
     CASES[f'pendulum_{_algo}'] = (f'pendulum_{_algo}.py', ['env.collector_env_num=2'] + EVAL_RARELY + SMALL[_algo])
     CASES[f'pixel_{_algo}'] = (pixel_config(_algo), SMALL[_algo])
+    # recurrent cores (cuDNN's LSTM / GRU on the GPU): the shipped memory configs, their own rollout sizes
+    CASES[f'novel_{_algo}_lstm'] = (f'cartpole_novel_{_algo}_lstm.py', EVAL_RARELY + RECURRENT_SMALL[_algo])
+    CASES[f'cue_{_algo}_gru'] = (f'cue_memory_{_algo}_gru.py', EVAL_RARELY + RECURRENT_SMALL[_algo])
+# pong_impala_lstm.py's shape: a CNN, then an LSTM, on uint8 images
+CASES['pixel_impala_lstm'] = (pixel_config('impala'), SMALL['impala'] + ['policy.model.rnn.type=lstm',
+                                                                          'policy.model.rnn.hidden_size=32'])
 
 #: updates whose info depends on draws from the device's own RNG (ACER's continuous Q~ samples actions on the
 #: model's device): the GPU twin can only be checked for finite, same-named infos
@@ -159,7 +169,7 @@ def assert_infos_match(expected: list, actual: list, rtol: float, atol: float) -
 
 def test_the_replay_on_a_cpu_twin_is_exact(monkeypatch, tmp_path):
     """The harness: a CPU twin given the recorded inputs reproduces the run's infos bit for bit."""
-    for case in ('pendulum_ppo', 'pixel_impala'):
+    for case in ('pendulum_ppo', 'pixel_impala', 'novel_ppo_lstm', 'cue_acer_gru'):
         config, overrides = CASES[case]
         rec = record_run(monkeypatch, tmp_path / case, config, overrides, train_iters=4)
         assert_infos_match(rec.infos, replay_on_twin(rec, config, overrides, 'cpu'), rtol=0, atol=0)
@@ -196,6 +206,7 @@ def test_a_gpu_run_trains_end_to_end_and_its_checkpoint_acts_on_the_cpu(tmp_path
     env.close()
     batch = {k: torch.as_tensor(np.stack([v, v])) for k, v in obs.items()} if isinstance(obs, dict) \
         else torch.as_tensor(np.stack([obs, obs]))
+    trained.eval_mode.reset()  # a recurrent policy's eval states were the evaluator's envs'
     with torch.no_grad():
         on_cpu = cpu.eval_mode.forward(batch)['action']
         on_gpu = trained.eval_mode.forward(batch)['action']

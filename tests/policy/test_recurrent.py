@@ -538,6 +538,32 @@ def test_each_algorithm_takes_the_core_after_a_pixel_and_dict_encoder(tmp_path, 
     env.close()
 
 
+@pytest.mark.parametrize('kind', ['lstm', 'gru'])
+def test_the_modes_act_on_a_dict_observation_given_as_the_tree_a_gpu_copy_makes(kind):
+    """On its way to a GPU a Dict observation becomes a treetensor tree (``to_device``): collect and eval count its
+    envs and act on it as on the dict, from the same states (a GPU run's first evaluation failed on the tree)."""
+    from acframe.data.tree import make_tree
+    from acframe.envs import build_env
+
+    cfg = compile_config('cartpole_impala.py', overrides=PIXEL_CORE + [f'policy.model.rnn.type={kind}'], seed=0)
+    env = build_env(dict(type='toy_pixel_goal', env_id='toy_pixel_goal'), 0, 0, 'evaluator')
+    obs, _ = env.reset(seed=0)
+    batch = {k: torch.as_tensor(np.stack([v, v, v])) for k, v in obs.items()}
+    torch.manual_seed(0)
+    policy = create_policy(cfg, env.observation_space, env.action_space, enable_field=('collect', 'eval'))
+    env.close()
+    for mode in (policy.collect_mode, policy.eval_mode):
+        with torch.no_grad():
+            torch.manual_seed(1)
+            as_dict = mode.forward(dict(batch))
+            mode.reset()
+            torch.manual_seed(1)
+            as_tree = mode.forward(make_tree(dict(batch)))
+        assert torch.equal(as_dict['action'], as_tree['action'])
+        if 'rnn_state' in as_dict:
+            assert torch.equal(as_dict['rnn_state'], as_tree['rnn_state'])
+
+
 def test_the_cue_task_is_solved_with_memory_and_not_without(tmp_path):
     """dizoo_configs/cue_memory_ppo_gru.py: with its GRU, seeds 0-5 solved (all 20 greedy episodes rewarded, confirmed
     on 50 fresh ones) at 6.1k-10.2k env steps (its docstring); the budget here is three times the slowest. Without the
