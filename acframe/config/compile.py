@@ -589,9 +589,24 @@ def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[I
     keys = {(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()}
     env_id = cfg['env']['env_id']
     if 'env.env_id' in keys and 'env.stop_value' not in keys and env_id != file_env_id and cfg['env']['stop_value'] is not None:
+        if not _env_id_resolves(cfg['env']):
+            return  # an id that names no env: its one-line error comes when the env is built, without this warning
         warnings.warn(f"env.env_id was overridden to '{env_id}' but env.stop_value={cfg['env']['stop_value']} is the config's "
                       f"value for '{file_env_id}'; set env.stop_value for '{env_id}' (or env.stop_value=None to never stop early)",
                       ConfigWarning, stacklevel=3)
+
+
+def _env_id_resolves(env: dict) -> bool:
+    """Whether a gym env's ``env_id`` names an env (another env type's id is its own business: True)."""
+    if env.get('type', 'gym') != 'gym':
+        return True
+    from ..envs.gym_env import resolve_env_id
+
+    try:
+        resolve_env_id(str(env['env_id']))
+    except ConfigError:
+        return False
+    return True
 
 
 def warn_default_stop_value(main: dict, cfg: dict, overrides: Optional[Iterable[Any]], default: Any) -> None:

@@ -226,6 +226,21 @@ def test_the_cli_prints_that_warning_as_one_line(tmp_path):
         "for 'CartPole-v1'; set env.stop_value for 'Acrobot-v1' (or env.stop_value=None to never stop early)"]
 
 
+def test_an_env_id_that_names_no_env_gets_its_error_alone(tmp_path):
+    """The stop-value warning is about another env's stop value: for a misspelt id the one line is the id's error."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', 'env.env_id=CartPoel-v1',
+                           '--max-env-step', '80', '-q', '--exp-dir', str(tmp_path / 'run')],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "env.env_id 'CartPoel-v1' is neither a gymnasium id nor a short name. Did you mean 'CartPole-v1'?" \
+        in proc.stderr
+    assert not (tmp_path / 'run').exists()
+
+
 def test_the_schedule_counts_from_the_evaluations_it_asked_for():
     """``EvalHistory.due``: the first check, then every ``eval_freq`` iterations after the last evaluation the schedule
     asked for; one outside it (the final weights' at a budget's end, at 13) does not move it; ``eval_freq=0``: the
