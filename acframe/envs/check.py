@@ -738,6 +738,13 @@ def check_env_config(env: Optional[str], config: Optional[str], overrides: Seque
             raise ConfigError(f"check-env takes an env ('{env}') or -c CONFIG, not both; drop one")
         with stop_value_unwarned():  # (nothing is trained here)
             cfg = compile_config(config, extra, seed=seed)
+        from . import manager_class
+        vector = manager_class(cfg.env.get('manager', 'sync'))
+        if issubclass(vector, gym.vector.VectorEnv):
+            raise ConfigError(f"env.manager '{cfg.env.manager}' is a vectorized env ({vector.__name__}): check-env "
+                              f"checks gymnasium envs one by one; acframe checks a vectorized env's spaces, autoreset "
+                              f"mode and action masks when a run builds and steps it: train it briefly instead "
+                              f"(acframe -c CONFIG --max-env-step 1000)")
         return cfg, [cfg.policy.type]
     if env is None:
         raise ConfigError("check-env needs an env: acframe -m check-env ENV [--import MODULE] (a gymnasium id, a "

@@ -94,6 +94,34 @@ def as_uint8_mask(mask: Any) -> np.ndarray:
     return (np.asarray(mask) != 0).astype(np.uint8)
 
 
+def mask_splits(action_space: gym.Space) -> Optional[np.ndarray]:
+    """Where a mask of ``action_space`` splits into its dimensions (``np.split`` indices), None for Discrete."""
+    nvec = getattr(action_space, 'nvec', None)
+    return np.cumsum(np.asarray(nvec))[:-1] if nvec is not None else None
+
+
+def empty_mask_rows(masks: np.ndarray, splits: Optional[np.ndarray]) -> Optional[Tuple[int, int]]:
+    """``(row, action dimension)`` of the first of ``masks`` ``(B, n)`` that leaves no legal action (in some dimension
+    of a MultiDiscrete space), None when every row leaves one."""
+    parts = [masks] if splits is None else np.split(masks, splits, axis=1)
+    for dim, part in enumerate(parts):
+        rows = np.flatnonzero(~part.any(axis=1))
+        if rows.size:
+            return int(rows[0]), dim
+    return None
+
+
+def no_legal_action(role: str, index: int, name: str, seed: int, dim: int, splits: Optional[np.ndarray],
+                    step: int) -> Exception:
+    """The one-line ``EnvError`` for an observation to act on whose mask leaves no legal action."""
+    from ..errors import EnvError
+
+    where = f" in action dimension {dim}" if splits is not None else ""
+    return EnvError(f"{role} env {index} of '{name}' (seed {seed}) has no legal action{where} at step {step} of its "
+                    f"episode: its observation's 'action_mask' is all zeros; end the episode (terminated=True) at the "
+                    f"step that leaves no legal action")
+
+
 class ActionMaskCheck(gym.Wrapper):
     """Refuses an observation the policy must act on whose mask leaves no legal action (in any dimension of a
     MultiDiscrete space), in one ``EnvError`` line naming the env, its seed and the step. The last observation of an
@@ -102,20 +130,13 @@ class ActionMaskCheck(gym.Wrapper):
     def __init__(self, env: gym.Env, name: str, index: int, seed: int, role: str) -> None:
         super().__init__(env)
         self.name, self.index, self.seed, self.role = name, index, seed, role
-        nvec = getattr(env.action_space, 'nvec', None)
-        self._splits = np.cumsum(np.asarray(nvec))[:-1] if nvec is not None else None
+        self._splits = mask_splits(env.action_space)
         self._t = 0
 
     def _check(self, obs: Dict[str, Any]) -> None:
-        mask = np.asarray(obs[ACTION_MASK_KEY])
-        parts = [mask] if self._splits is None else np.split(mask, self._splits)
-        for dim, part in enumerate(parts):
-            if not part.any():
-                from ..errors import EnvError
-                where = f" in action dimension {dim}" if self._splits is not None else ""
-                raise EnvError(f"{self.role} env {self.index} of '{self.name}' (seed {self.seed}) has no legal action"
-                               f"{where} at step {self._t} of its episode: its observation's 'action_mask' is all zeros; "
-                               f"end the episode (terminated=True) at the step that leaves no legal action")
+        empty = empty_mask_rows(np.asarray(obs[ACTION_MASK_KEY])[None], self._splits)
+        if empty is not None:
+            raise no_legal_action(self.role, self.index, self.name, self.seed, empty[1], self._splits, self._t)
 
     def reset(self, **kwargs: Any) -> Any:
         obs, info = self.env.reset(**kwargs)

@@ -19,10 +19,12 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Optional, Sequence
 
 import gymnasium as gym
+import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from ..errors import AcframeError, ConfigError, EnvError, describe_raised
-from .manager import EnvManager
+from .manager import EnvManager, StepResult
+from .masks import ACTION_MASK_KEY, check_mask_space, empty_mask_rows, mask_size, mask_space_of, mask_splits, no_legal_action
 
 
 class VectorEnvManager(EnvManager):
@@ -84,3 +86,38 @@ class VectorEnvManager(EnvManager):
                               f"gymnasium.vector.AutoresetMode.SAME_STEP and return the last observations in "
                               f"info['final_obs']")
         self._attach(venv, len(self.seeds), watch_sync)
+        self._name = name
+        self._mask_splits = self._mask_size = None
+        mask_space = mask_space_of(venv.single_observation_space)
+        if mask_space is not None:  # a masked env (docs/masks.md): the checks build_env's ActionMaskCheck makes
+            try:
+                check_mask_space(mask_space, venv.single_action_space, f"{name}: {type(venv).__name__}")
+            except ConfigError:
+                venv.close()
+                raise
+            self._mask_size = mask_size(venv.single_action_space)
+            self._mask_splits = mask_splits(venv.single_action_space)
+
+    def reset(self, seeds: Optional[Sequence[int]] = None) -> Any:
+        obs = super().reset(seeds)
+        self._check_masks(obs)
+        return obs
+
+    def step(self, actions: np.ndarray) -> StepResult:
+        result = super().step(actions)
+        self._check_masks(result.obs)  # (SAME_STEP autoreset: a finished env's row is its next episode's first)
+        return result
+
+    def _check_masks(self, obs: Any) -> None:
+        """Every env's mask, as ``ActionMaskCheck`` checks one env's: one entry per action, a legal action left."""
+        if self._mask_size is None:
+            return
+        masks = np.asarray(obs[ACTION_MASK_KEY])
+        if masks.shape != (self.num_envs, self._mask_size):
+            raise EnvError(f"{self.role} envs of '{self._name}' gave 'action_mask' of shape {masks.shape[1:]}, not "
+                           f"({self._mask_size},) as its observation space says: one entry per action")
+        empty = empty_mask_rows(masks, self._mask_splits)
+        if empty is not None:
+            row, dim = empty
+            raise no_legal_action(self.role, row, self._name, self.seeds[row], dim, self._mask_splits,
+                                  int(self._episode_length[row]))

@@ -319,3 +319,76 @@ def test_a_vector_env_without_its_spaces_is_one_line_naming_the_manager():
             make_env_manager(cfg, 'collector', 4, 0)
     finally:
         ENV_MANAGER_REGISTRY._entries.pop('spaceless_cartpole', None)
+
+
+class MaskedPick(gym.vector.VectorEnv):
+    """A user's vectorized masked env: pick the one target action; ``empty_at``: env 1's mask is all zeros at that
+    step of its episode (in dimension ``empty_dim`` of a MultiDiscrete space); ``width``: the masks' real width."""
+    metadata = {'autoreset_mode': gym.vector.AutoresetMode.SAME_STEP}
+
+    def __init__(self, num_envs, nvec=(4,), declared=None, width=None, empty_at=None, empty_dim=0):
+        self.num_envs, self.nvec, self.empty_at, self.empty_dim = num_envs, list(nvec), empty_at, empty_dim
+        size = sum(self.nvec)
+        self.width = size if width is None else width
+        self.single_action_space = (gym.spaces.Discrete(nvec[0]) if len(nvec) == 1 else
+                                    gym.spaces.MultiDiscrete(self.nvec))
+        self.single_observation_space = gym.spaces.Dict({
+            'x': gym.spaces.Box(0, 1, (2,), np.float32),
+            'action_mask': gym.spaces.Box(0, 1, (size if declared is None else declared,), np.int8)})
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
+        self.t = np.zeros(num_envs, int)
+
+    def _obs(self):
+        mask = np.ones((self.num_envs, self.width), np.int8)
+        if self.empty_at is not None and self.t[1] == self.empty_at:
+            start = sum(self.nvec[:self.empty_dim])
+            mask[1, start:start + self.nvec[self.empty_dim]] = 0
+        return {'x': np.zeros((self.num_envs, 2), np.float32), 'action_mask': mask}
+
+    def reset(self, *, seed=None, options=None):
+        self.t[:] = 0
+        return self._obs(), {}
+
+    def step(self, actions):
+        self.t += 1
+        zeros = np.zeros(self.num_envs, bool)
+        return self._obs(), np.zeros(self.num_envs), zeros, zeros.copy(), {}
+
+
+def test_a_users_vectorized_masked_env_is_checked_as_a_per_env_masked_env_is():
+    """The checks ``build_env`` gives each masked env (docs/masks.md), for a ``VectorEnv`` registered as a manager:
+    a mask space of another size is refused at construction, masks of another width and a row with no legal action
+    (in any dimension) are one line naming the env, its seed and the step."""
+    from acframe.errors import EnvError
+
+    with pytest.raises(ConfigError, match=r"^env 'picks: MaskedPick': its 'action_mask' observation is Box\(0, 1, \(5,\)"):
+        VectorEnvManager(MaskedPick(2, declared=5), [10, 11], role='collector', name='picks')
+    env = VectorEnvManager(MaskedPick(2, width=5), [10, 11], role='collector', name='picks')
+    with pytest.raises(EnvError, match=r"^collector envs of 'picks' gave 'action_mask' of shape \(5,\), not \(4,\)"):
+        env.reset()
+    env.close()
+    env = VectorEnvManager(MaskedPick(3, empty_at=3), [10, 11, 12], role='collector', name='picks')
+    env.reset()
+    for _ in range(2):
+        env.step(np.zeros(3, np.int64))
+    with pytest.raises(EnvError, match=r"^collector env 1 of 'picks' \(seed 11\) has no legal action at step 3 of its "
+                                       r"episode: its observation's 'action_mask' is all zeros"):
+        env.step(np.zeros(3, np.int64))
+    env.close()
+    env = VectorEnvManager(MaskedPick(2, nvec=(2, 3), empty_at=0, empty_dim=1), [10, 11], role='evaluator', name='md')
+    with pytest.raises(EnvError, match=r"^evaluator env 1 of 'md' \(seed 11\) has no legal action in action "
+                                       r"dimension 1 at step 0"):
+        env.reset()
+    env.close()
+
+
+def test_check_env_refuses_a_vectorized_env_in_one_line_rather_than_checking_another_env():
+    """``-m check-env -c CONFIG`` of a config whose ``env.manager`` is a ``VectorEnv`` checked the config's ``env_id``
+    (CartPole-v1) and passed it; its own checks run when a run builds and steps it."""
+    from acframe.envs.check import check_env_config
+
+    main, create = numpy_cartpole_config(num_envs=4)
+    with pytest.raises(ConfigError, match=r"^env.manager 'numpy_cartpole' is a vectorized env \(NumpyCartPole\): "
+                                          r"check-env checks gymnasium envs one by one"):
+        check_env_config(None, (main, create), [], [])
