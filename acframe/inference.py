@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
@@ -61,17 +61,28 @@ class DeterministicActor(nn.Module):
         if self.clip:
             self.register_buffer('low', torch.as_tensor(action_space.low, dtype=torch.float32))
             self.register_buffer('high', torch.as_tensor(action_space.high, dtype=torch.float32))
+        # a MultiDiscrete mask's entries per dimension (a Discrete one is one dimension)
+        nvec = getattr(action_space, 'nvec', None)
+        self.mask_splits: Optional[List[int]] = None if nvec is None else [int(n) for n in np.asarray(nvec).ravel()]
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         obs = single_precision(obs)
         return self.no_legal_action(obs, self.clipped(self._forward_eval(obs)['action']))
 
     def no_legal_action(self, obs: Any, action: torch.Tensor) -> torch.Tensor:
-        """A masked Discrete policy's ``action`` with -1 where the observation's ``'action_mask'`` leaves no legal
-        action (an exported model cannot raise; ``load_policy`` refuses such observations before acting)."""
-        if isinstance(obs, dict) and ACTION_MASK_KEY in obs and action.dim() == 1:
-            action = torch.where(obs[ACTION_MASK_KEY].to(torch.bool).any(-1), action, torch.full_like(action, -1))
-        return action
+        """A masked policy's ``action`` with -1 where the observation's ``'action_mask'`` leaves no legal action (a
+        MultiDiscrete row: in any dimension, and then every dimension's action is -1); an exported model cannot
+        raise, ``load_policy`` refuses such observations before acting."""
+        if not (isinstance(obs, dict) and ACTION_MASK_KEY in obs):
+            return action
+        mask = obs[ACTION_MASK_KEY].to(torch.bool)
+        if self.mask_splits is None:
+            legal = mask.any(-1)
+        else:
+            legal = torch.stack([part.any(-1) for part in mask.split(self.mask_splits, -1)], -1).all(-1)
+        if action.dim() == 2:
+            legal = legal.unsqueeze(-1)
+        return torch.where(legal, action, torch.full_like(action, -1))
 
     def clipped(self, action: torch.Tensor) -> torch.Tensor:
         """``action`` clipped to a Box action space's bounds (other spaces: as it is)."""
@@ -233,9 +244,10 @@ class LoadedPolicy:
             singles = {single for _, single in parts.values()}
             if len(singles) > 1:
                 raise ValueError("act: give every key of the observation one observation each, or every key a batch")
-            if ACTION_MASK_KEY in parts:
+            single = singles.pop()
+            if ACTION_MASK_KEY in parts and single:  # (a batch's rows without one get -1, as an exported model's)
                 check_legal(parts[ACTION_MASK_KEY][0], self.action_space)
-            return {k: t.to(self._device) for k, (t, _) in parts.items()}, singles.pop()
+            return {k: t.to(self._device) for k, (t, _) in parts.items()}, single
         if isinstance(obs, Mapping):  # one observation of a Dict-observation env (no flattening layer found)
             keys = self._obs_keys or sorted(obs)
             obs = np.concatenate([np.asarray(obs[k], dtype=np.float32).ravel() for k in keys])
@@ -262,9 +274,8 @@ class LoadedPolicy:
             if deterministic:
                 action = self.actor(batch)
             else:
-                action = self.policy.collect_mode.forward(batch)['action']
-                if self.actor.clip:
-                    action = torch.maximum(torch.minimum(action, self.actor.high), self.actor.low)
+                action = self.actor.no_legal_action(batch, self.actor.clipped(
+                    self.policy.collect_mode.forward(batch)['action']))
         result = action.cpu().numpy()
         if not isinstance(self.action_space, gym.spaces.Box):
             result = result.astype(np.int64, copy=False)
@@ -297,7 +308,7 @@ class LoadedPolicy:
             return self.act(obs, deterministic=deterministic), np.array(state, dtype=np.float32)
         with torch.inference_mode():
             output = self.policy.eval_mode.step(batch, torch.as_tensor(states).to(self._device), deterministic)
-        result = self.actor.clipped(output['action']).cpu().numpy()
+        result = self.actor.no_legal_action(batch, self.actor.clipped(output['action'])).cpu().numpy()
         if not isinstance(self.action_space, gym.spaces.Box):
             result = result.astype(np.int64, copy=False)
         next_state = output['state'].cpu().numpy()
@@ -364,15 +375,14 @@ class LoadedPolicy:
 
 
 def check_legal(mask: torch.Tensor, action_space: gym.Space) -> None:
-    """A ``ValueError`` naming the observation of a batch whose action mask ``(B, n)`` leaves no legal action (in a
-    dimension of a MultiDiscrete space)."""
+    """A ``ValueError`` when one observation's action mask ``(1, n)`` leaves no legal action (in a dimension of a
+    MultiDiscrete space)."""
     nvec = [int(n) for n in action_space.nvec] if isinstance(action_space, gym.spaces.MultiDiscrete) else [mask.shape[-1]]
     for dim, part in enumerate(torch.split(mask, nvec, dim=-1)):
-        empty = (~part.to(torch.bool).any(-1)).nonzero()
-        if len(empty):
+        if not part.to(torch.bool).any():
             where = f" in action dimension {dim}" if len(nvec) > 1 else ""
-            raise ValueError(f"act: observation {int(empty[0])} of the batch has no legal action{where}: its "
-                             f"'action_mask' is all zeros; act only on observations with a legal action")
+            raise ValueError(f"act: the observation has no legal action{where}: its 'action_mask' is all zeros; act "
+                             f"only on observations with a legal action (in a batch, such a row gets action -1)")
 
 
 def _batch_size(batch: Any) -> int:

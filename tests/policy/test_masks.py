@@ -239,6 +239,34 @@ def test_the_exported_policy_takes_the_mask(masked_runs, tmp_path, capsys):
     assert action[0] == -1 and mask[1:].gather(1, torch.as_tensor(action[1:, None])).all()
 
 
+def test_an_exported_multi_discrete_policy_gives_minus_one_for_a_row_with_no_legal_action(tmp_path):
+    """docs/masks.md: a row with no legal action gets action -1 -- for MultiDiscrete actions, a row with no legal
+    choice in any dimension gets -1 in every dimension (it got choices the mask forbids); the other rows stay legal."""
+    from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
+
+    env_id, run = 'toy_multidiscrete_masked', tmp_path / 'run'
+    serial_pipeline_onpolicy((dict(env=dict(env_id=env_id, collector_env_num=2, evaluator_env_num=1,
+                                            n_evaluator_episode=1, stop_value=None),
+                                   policy=dict(collect=dict(n_sample=32), learn=dict(batch_size=32))),
+                              dict(env=dict(type=env_id), policy=dict(type='ppo'))),
+                             exp_dir=str(run), max_env_step=64, progress=False)
+    out = tmp_path / 'md.pt'
+    assert main(['-m', 'export', '--load', str(run), '--out', str(out), '-q']) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', DeprecationWarning)
+        model = torch.jit.load(str(out))
+    env = build_env(dict(ENV, type=env_id, env_id=env_id), 0, 0, 'test')
+    obs_size, (n0, n1) = env.observation_space['obs'].shape[0], env.action_space.nvec.tolist()
+    g = torch.Generator().manual_seed(0)
+    mask = random_masks((50, n0 + n1), g, [n0, n1])
+    mask[0, n0:] = 0  # dimension 1 has no legal choice
+    mask[1, :n0] = 0  # dimension 0 has none
+    mask[2] = 0
+    action = model({'obs': torch.rand(50, obs_size, generator=g), 'action_mask': mask})
+    assert action.shape == (50, 2) and (action[:3] == -1).all()
+    assert mask[3:, :n0].gather(1, action[3:, :1]).all() and mask[3:, n0:].gather(1, action[3:, 1:]).all()
+
+
 def test_load_policy_acts_on_a_batch_of_the_envs_own_observations_row_by_row(masked_runs):
     """A batch as a gymnasium vector env gives it (every key of the env's Dict observation stacked) acts as its rows
     one by one; a missing mask is one line naming it."""
@@ -263,8 +291,30 @@ def test_load_policy_acts_on_a_batch_of_the_envs_own_observations_row_by_row(mas
 def test_load_policy_refuses_an_observation_with_no_legal_action(masked_runs):
     policy = acframe.load_policy(masked_runs['a2c'])
     obs = {'board': np.zeros(27, np.float32), 'action_mask': np.zeros(9, np.int8)}
-    with pytest.raises(ValueError, match="observation 0 of the batch has no legal action"):
+    with pytest.raises(ValueError, match="^act: the observation has no legal action: its 'action_mask' is all zeros"):
         policy.act(obs)
+
+
+@pytest.mark.parametrize('name', ['ppo', 'ppo_lstm'])
+def test_a_batch_row_with_no_legal_action_gets_minus_one_as_from_the_exported_model(masked_runs, name):
+    """A gymnasium vector env's batch holds an ended game's last observation (NEXT_STEP autoreset: its action is not
+    used), whose mask may be all zeros (a full board): that row gets -1, the exported model's answer, greedy or
+    sampled, with kept or explicit state; the other rows act as they do alone."""
+    policy = acframe.load_policy(masked_runs[name])
+    raw = build_env(dict(ENV, type='toy_tictactoe', env_id='toy_tictactoe'), 0, 0, 'test').unwrapped
+    first, _ = raw.reset(seed=0)
+    full = {'board': first['board'], 'action_mask': np.zeros(9, np.int8)}
+    batch = {key: np.stack([first[key], full[key], first[key]]) for key in first}
+    for deterministic in (True, False):
+        policy.reset()
+        actions = policy.act(batch, deterministic=deterministic)
+        assert actions[1] == -1 and first['action_mask'][actions[[0, 2]]].all()
+        actions, _ = policy.act(batch, policy.initial_state(3), deterministic=deterministic)
+        assert actions[1] == -1 and first['action_mask'][actions[[0, 2]]].all()
+    policy.reset()
+    greedy = policy.act(batch)
+    policy.reset()
+    assert greedy[0] == policy.act(first)
 
 
 class NoMoveEnv(gym.Env):
