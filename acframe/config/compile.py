@@ -462,7 +462,11 @@ def compile_config(
         extra_imports = create.pop('import_names', None) or []
         create_full = deep_merge(create_full, create, 'create_config')
         main_policy = main.get('policy', {}) if isinstance(main.get('policy', {}), dict) else {}
-        policy_type = create_full['policy']['type'] or main_policy.get('type', '')
+        # a policy.type override picks the defaults the file's keys are merged into (as the file's own type would)
+        policy_type = (override_value(overrides, 'policy.type') or create_full['policy']['type']
+                       or main_policy.get('type', ''))
+        if not isinstance(policy_type, str):
+            raise ConfigError(f"config key 'policy.type' = {policy_type!r} must be a registered policy's name")
         if not policy_type:
             raise ConfigError("create_config.policy.type is not set; name a registered policy, e.g. create_config = dict(policy=dict(type='impala'))")
         # an import_names= override adds its modules (imported here, before the policy's name is looked up)

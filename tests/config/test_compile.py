@@ -138,6 +138,21 @@ def test_a_key_of_another_framework_or_another_policy_is_named_as_such(override,
     assert message in str(info.value), str(info.value)
 
 
+def test_a_policy_type_override_takes_that_policys_defaults():
+    """``policy.type=X`` compiles the file's keys into X's defaults, as ``create_config.policy.type=X`` would: a file
+    with no algorithm's keys trains another algorithm; a key of the file's own algorithm is named (the override once
+    merged into the file's algorithm's defaults and blamed a default the file never set, 'policy.model.rnn.seq_len')."""
+    pair = (dict(env=dict(env_id='CartPole-v1', collector_env_num=4), policy=dict(learn=dict(learning_rate=1e-3))),
+            dict(env=dict(type='gym'), policy=dict(type='ppo')))
+    cfg = compile_config(pair, ['policy.type=a2c'])
+    assert cfg.policy.type == 'a2c' and cfg.policy.learn.learning_rate == 1e-3
+    assert 'epoch_per_collect' not in cfg.policy.learn and 'seq_len' not in cfg.policy.model.rnn
+    with pytest.raises(ConfigError, match=r"^unknown config key 'policy.learn.epoch_per_collect': a key of policy ppo"):
+        compile_config('cartpole_ppo.py', ['policy.type=a2c'])
+    with pytest.raises(ConfigError, match=r"^config key 'policy.type' = 3 must be a registered policy's name"):
+        compile_config('cartpole_ppo.py', ['policy.type=3'])
+
+
 @pytest.mark.parametrize('override, message', [
     # DI-engine's priority switches, which its config files' translation reads, on the command line
     ('policy.priority=True', "unknown config key 'policy.priority': that is DI-engine's name; acframe's is "
