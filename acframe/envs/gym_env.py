@@ -156,14 +156,23 @@ class FlattenDictObservation(gym.ObservationWrapper):
             self._vector_keys = [k for k, box in zip(self.keys, boxes) if len(box.shape) <= 1]
             return gym.spaces.Dict(OrderedDict(  # (a plain dict would be sorted)
                 (k, box if len(box.shape) > 1 else _flat_box(box)) for k, box in zip(self.keys, boxes)))
-        return _flat_box(*boxes)
+        flat = _flat_box(*boxes)
+        self._flat_size = int(flat.shape[0])
+        return flat
 
     def observation(self, observation: Dict[str, Any]) -> Any:
         if not self.masked:
             return self._policy_obs(observation)
         policy = self._policy_obs(observation)
         out = dict(policy) if self.mixed else {OBS_KEY: policy}
-        out[ACTION_MASK_KEY] = as_uint8_mask(observation[ACTION_MASK_KEY])
+        if ACTION_MASK_KEY not in observation:
+            raise ValueError(f"its observation has no '{ACTION_MASK_KEY}' key, which its observation space declares: "
+                             f"every observation (reset and step) carries the mask")
+        mask = as_uint8_mask(observation[ACTION_MASK_KEY])
+        if mask.shape != self.mask_space.shape:
+            raise ValueError(f"its observation's '{ACTION_MASK_KEY}' has shape {mask.shape}, but its observation space "
+                             f"declares {self.mask_space.shape}: one entry per action at every step")
+        out[ACTION_MASK_KEY] = mask
         return out
 
     def _policy_obs(self, observation: Dict[str, Any]) -> Any:
@@ -174,7 +183,19 @@ class FlattenDictObservation(gym.ObservationWrapper):
             for k in self._vector_keys:
                 out[k] = np.asarray(out[k], dtype=np.float32).reshape(-1)
             return out
-        return np.concatenate([np.asarray(observation[k], dtype=np.float32).ravel() for k in self.keys])
+        flat = np.concatenate([np.asarray(observation[k], dtype=np.float32).ravel() for k in self.keys])
+        if flat.size != self._flat_size:
+            self._name_the_misshapen_key(observation)
+        return flat
+
+    def _name_the_misshapen_key(self, observation: Dict[str, Any]) -> None:
+        """A ``ValueError`` naming the key whose array has another size than its space declares."""
+        space = self.env.observation_space
+        for key in self.keys:
+            shape = np.shape(observation[key])
+            if int(np.prod(shape)) != int(np.prod(space.spaces[key].shape)):
+                raise ValueError(f"its observation's '{key}' has shape {shape}, but its observation space declares "
+                                 f"{space.spaces[key].shape}")
 
 
 def _flat_box(*boxes: gym.spaces.Box) -> gym.spaces.Box:

@@ -194,7 +194,14 @@ class EnvManager:
                 final_obs[i] = single
                 single, _ = env.reset()
             singles.append(single)
-        np.stack(singles, axis=0, out=obs)  # gymnasium's concatenate: its shape and casting checks
+        try:
+            np.stack(singles, axis=0, out=obs)  # gymnasium's concatenate: its shape and casting checks
+        except ValueError:
+            for i, single in enumerate(singles):
+                if np.shape(single) != tuple(space.shape):
+                    raise EnvError(f"{self._env_name(i)} gave an observation of shape {np.shape(single)} in step, but "
+                                   f"its observation space declares {tuple(space.shape)}") from None
+            raise
         return obs, reward, terminated, truncated, {'final_obs': final_obs}
 
     # ---- bookkeeping shared with other managers (EnvPool) ------------------------------------------

@@ -294,3 +294,37 @@ def test_an_unknown_env_id_names_a_close_one_and_no_unrelated_one(typed, hint):
     with pytest.raises(ConfigError) as raised:
         resolve_env_id(typed)
     assert (f"Did you mean '{hint}'?" in str(raised.value)) if hint else 'Did you mean' not in str(raised.value)
+
+
+class GrowingObservation(gym.Env):
+    """Its observation breaks its Box space at step 2 (3 numbers where the space has 2)."""
+    observation_space = gym.spaces.Box(0, 1, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(3 if self.t == 2 else 2, np.float32), 0.0, False, False, {}
+
+
+def test_an_observation_of_another_shape_than_its_space_is_one_line_naming_the_env():
+    """The sync manager's stacking said only 'Output array is the wrong shape', naming no env."""
+    from acframe.config.defaults import ENV
+    from acframe.envs import SyncEnvManager
+    from acframe.registry import ENV_REGISTRY
+
+    ENV_REGISTRY.register('growing_observation_test', lambda cfg, **kw: GrowingObservation())
+    try:
+        env = SyncEnvManager.from_config(dict(ENV, type='growing_observation_test', env_id='growing'), 'collector',
+                                         [7, 8])
+        env.reset()
+        env.step(np.zeros(2, np.int64))
+        with pytest.raises(EnvError, match=r"^collector env 0 \(seed 7\) gave an observation of shape \(3,\) in step, "
+                                           r"but its observation space declares \(2,\)$"):
+            env.step(np.zeros(2, np.int64))
+        env.close()
+    finally:
+        ENV_REGISTRY._entries.pop('growing_observation_test', None)

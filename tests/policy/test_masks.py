@@ -345,6 +345,61 @@ def test_a_state_with_no_legal_action_is_one_error_naming_the_env_its_seed_and_t
         env.step(0)
 
 
+class ShiftingEnv(gym.Env):
+    """A masked env of Discrete(3) whose observations break their space at step 2: ``what`` 'mask' (4 entries),
+    'no_mask' (the key left out) or 'x' (3 numbers where the space has 2; with ``y``, two vector keys)."""
+    action_space = gym.spaces.Discrete(3)
+
+    def __init__(self, what):
+        self.what = what
+        spaces = {'x': gym.spaces.Box(0, 1, (2,), np.float32), 'y': gym.spaces.Box(0, 1, (1,), np.float32),
+                  'action_mask': gym.spaces.MultiBinary(3)}
+        self.observation_space = gym.spaces.Dict(spaces)
+
+    def _obs(self, t):
+        obs = {'x': np.zeros(2, np.float32), 'y': np.zeros(1, np.float32), 'action_mask': np.ones(3, np.int8)}
+        if t == 2:
+            if self.what == 'mask':
+                obs['action_mask'] = np.ones(4, np.int8)
+            elif self.what == 'no_mask':
+                del obs['action_mask']
+            else:
+                obs['x'] = np.zeros(3, np.float32)
+        return obs
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return self._obs(0), {}
+
+    def step(self, action):
+        self.t += 1
+        return self._obs(self.t), 0.0, False, False, {}
+
+
+@pytest.mark.parametrize('what, message', [
+    ('mask', r"its observation's 'action_mask' has shape \(4,\), but its observation space declares \(3,\)"),
+    ('no_mask', r"its observation has no 'action_mask' key, which its observation space declares"),
+    ('x', r"its observation's 'x' has shape \(3,\), but its observation space declares \(2,\)"),
+])
+def test_an_observation_that_breaks_its_space_mid_episode_is_one_line_naming_the_env_and_the_key(what, message):
+    """A sync manager stacked the envs' observations and said only 'Output array is the wrong shape' (or a bare
+    KeyError), naming no env and no key."""
+    from acframe.envs import SyncEnvManager
+    from acframe.registry import ENV_REGISTRY
+
+    ENV_REGISTRY.register('shifting_mask_test', lambda cfg, **kw: ShiftingEnv(cfg['env_kwargs']['what']))
+    try:
+        env = SyncEnvManager.from_config(dict(ENV, type='shifting_mask_test', env_id='shifting',
+                                              env_kwargs=dict(what=what)), 'collector', [7, 8])
+        env.reset()
+        env.step(np.zeros(2, np.int64))
+        with pytest.raises(EnvError, match=r"^collector env 0 \(seed 7\) raised ValueError in step: " + message):
+            env.step(np.zeros(2, np.int64))
+        env.close()
+    finally:
+        ENV_REGISTRY._entries.pop('shifting_mask_test', None)
+
+
 def test_info_action_mask_becomes_the_dict_form():
     class InfoEnv(gym.Env):
         observation_space = gym.spaces.Box(0, 1, (2,), np.float32)
