@@ -82,6 +82,12 @@ class EnvNonFiniteError(NonFiniteError, EnvError):
     (``EnvError``), so the run writes its final checkpoint before it ends, as for any other env failure."""
 
 
+class EnvContractError(EnvError):
+    """An env broke what acframe's envs promise (an observation to act on whose action mask leaves no legal action,
+    an observation off its space): the same env breaks it again, so the parallel pipeline stops the run rather than
+    restarting the worker, as the serial one does."""
+
+
 class PolicyError(AcframeError, RuntimeError):
     """A user's policy plugin (or model) raised while acframe ran it."""
 

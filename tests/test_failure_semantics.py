@@ -334,6 +334,19 @@ def test_an_env_failing_mid_run_writes_the_final_checkpoint_first_and_resume_con
     assert json.loads((tmp_path / 'exp' / 'summary.json').read_text())['env_steps'] >= state['env_step'] + 40
 
 
+@pytest.mark.parametrize('args', [[], ['-m', 'parallel']])
+def test_an_env_whose_mask_leaves_no_legal_action_stops_the_run_in_every_pipeline(tmp_path, monkeypatch, capsys, args):
+    """docs/masks.md: such a step stops the run. A parallel actor was restarted instead (the restarted env breaks the
+    same rule again), and a run whose budget ended before parallel.max_restarts was spent finished with exit 0."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(['-c', faulty_config(tmp_path, 'obs_no_legal_action', at_step=150), '--exp-dir', 'exp',
+                        '--max-env-step', '100000', 'policy.eval.evaluator.eval_freq=1000000', *args], capsys)
+    assert one_line_error(code, err) and 'has no legal action at step ' in err, err
+    assert 'the final checkpoint was written first' in err and 'restart' not in err, err
+    summary = json.loads((tmp_path / 'exp' / 'summary.json').read_text())
+    assert summary.get('actor_restarts', 0) == 0 and 'has no legal action' in summary['stopped_by'], summary
+
+
 def test_an_inf_eval_return_never_marks_a_run_solved(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     code, _, err = cli(['-c', faulty_config(tmp_path, 'inf_reward', at_step=1), '--max-env-step', '400',

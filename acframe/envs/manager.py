@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 
-from ..errors import ConfigError, EnvError, EnvTimeoutError, innermost_user_frame
+from ..errors import ConfigError, EnvContractError, EnvError, EnvTimeoutError, innermost_user_frame
 from ..signals import continues, watch_continues
 from . import snapshot
 from .obs import ObsArray, stack_obs
@@ -199,7 +199,7 @@ class EnvManager:
         except ValueError:
             for i, single in enumerate(singles):
                 if np.shape(single) != tuple(space.shape):
-                    raise EnvError(f"{self._env_name(i)} gave an observation of shape {np.shape(single)} in step, but "
+                    raise EnvContractError(f"{self._env_name(i)} gave an observation of shape {np.shape(single)} in step, but "
                                    f"its observation space declares {tuple(space.shape)}") from None
             raise
         return obs, reward, terminated, truncated, {'final_obs': final_obs}

@@ -113,11 +113,11 @@ def empty_mask_rows(masks: np.ndarray, splits: Optional[np.ndarray]) -> Optional
 
 def no_legal_action(role: str, index: int, name: str, seed: int, dim: int, splits: Optional[np.ndarray],
                     step: int) -> Exception:
-    """The one-line ``EnvError`` for an observation to act on whose mask leaves no legal action."""
-    from ..errors import EnvError
+    """The one-line ``EnvContractError`` for an observation to act on whose mask leaves no legal action."""
+    from ..errors import EnvContractError
 
     where = f" in action dimension {dim}" if splits is not None else ""
-    return EnvError(f"{role} env {index} of '{name}' (seed {seed}) has no legal action{where} at step {step} of its "
+    return EnvContractError(f"{role} env {index} of '{name}' (seed {seed}) has no legal action{where} at step {step} of its "
                     f"episode: its observation's 'action_mask' is all zeros; end the episode (terminated=True) at the "
                     f"step that leaves no legal action")
 

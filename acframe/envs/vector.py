@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from ..errors import AcframeError, ConfigError, EnvError, describe_raised
+from ..errors import AcframeError, ConfigError, EnvContractError, EnvError, describe_raised
 from .manager import EnvManager, StepResult
 from .masks import ACTION_MASK_KEY, check_mask_space, empty_mask_rows, mask_size, mask_space_of, mask_splits, no_legal_action
 
@@ -114,7 +114,7 @@ class VectorEnvManager(EnvManager):
             return
         masks = np.asarray(obs[ACTION_MASK_KEY])
         if masks.shape != (self.num_envs, self._mask_size):
-            raise EnvError(f"{self.role} envs of '{self._name}' gave 'action_mask' of shape {masks.shape[1:]}, not "
+            raise EnvContractError(f"{self.role} envs of '{self._name}' gave 'action_mask' of shape {masks.shape[1:]}, not "
                            f"({self._mask_size},) as its observation space says: one entry per action")
         empty = empty_mask_rows(masks, self._mask_splits)
         if empty is not None:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from ...errors import AcframeError, EnvError, EnvTimeoutError
+from ...errors import AcframeError, EnvContractError, EnvError, EnvTimeoutError
 from .messages import EvalRequest, EvalResult, SegmentMessage, WorkerError
 
 
@@ -150,6 +150,8 @@ class Backend:
         who = f"{role} {index}" if role == 'actor' else role
         if error is not None and isinstance(error.exception, EnvTimeoutError) and self.cfg.env.on_step_timeout != 'restart':
             raise EnvTimeoutError(f"{who}: {error.message} (or set env.on_step_timeout='restart' to restart the {role})")
+        if error is not None and isinstance(error.exception, EnvContractError):  # a restarted env breaks it again
+            raise EnvContractError(f"{who}: {error.message}")
         self.restarts += 1
         self.failures.append(f"{who} {reason}")
         if self.restarts > self.max_restarts:
