@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import gymnasium as gym
 import numpy as np
 
-from ..errors import AcframeError, ConfigError, EnvError, describe_raised
+from ..errors import AcframeError, ConfigError, EnvContractError, EnvError, describe_raised
 from ..registry import closest
 from .masks import ACTION_MASK_KEY, OBS_KEY, ActionMaskCheck, as_uint8_mask, check_mask_space, uint8_mask_space
 
@@ -166,11 +166,11 @@ class FlattenDictObservation(gym.ObservationWrapper):
         policy = self._policy_obs(observation)
         out = dict(policy) if self.mixed else {OBS_KEY: policy}
         if ACTION_MASK_KEY not in observation:
-            raise ValueError(f"its observation has no '{ACTION_MASK_KEY}' key, which its observation space declares: "
+            raise OffSpaceError(f"its observation has no '{ACTION_MASK_KEY}' key, which its observation space declares: "
                              f"every observation (reset and step) carries the mask")
         mask = as_uint8_mask(observation[ACTION_MASK_KEY])
         if mask.shape != self.mask_space.shape:
-            raise ValueError(f"its observation's '{ACTION_MASK_KEY}' has shape {mask.shape}, but its observation space "
+            raise OffSpaceError(f"its observation's '{ACTION_MASK_KEY}' has shape {mask.shape}, but its observation space "
                              f"declares {self.mask_space.shape}: one entry per action at every step")
         out[ACTION_MASK_KEY] = mask
         return out
@@ -194,7 +194,7 @@ class FlattenDictObservation(gym.ObservationWrapper):
         for key in self.keys:
             shape = np.shape(observation[key])
             if int(np.prod(shape)) != int(np.prod(space.spaces[key].shape)):
-                raise ValueError(f"its observation's '{key}' has shape {shape}, but its observation space declares "
+                raise OffSpaceError(f"its observation's '{key}' has shape {shape}, but its observation space declares "
                                  f"{space.spaces[key].shape}")
 
 
@@ -205,6 +205,11 @@ def _flat_box(*boxes: gym.spaces.Box) -> gym.spaces.Box:
     return gym.spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)
 
 
+class OffSpaceError(ValueError):
+    """An observation off its declared space, found by acframe's wrappers (``GuardedEnv`` makes it an
+    ``EnvContractError`` naming the env: a restarted env would give it again)."""
+
+
 class GuardedEnv(gym.Wrapper):
     """Re-raise any exception from the env as ``EnvError`` naming the env index, its seed and the traceback."""
 
@@ -213,7 +218,8 @@ class GuardedEnv(gym.Wrapper):
         self.index, self.seed, self.role = index, seed, role
 
     def _fail(self, what: str, exc: BaseException) -> EnvError:
-        return EnvError(
+        cls = EnvContractError if isinstance(exc, OffSpaceError) else EnvError
+        return cls(
             f"{self.role} env {self.index} (seed {self.seed}) raised {describe_raised(exc, what)}\n"
             f"original traceback:\n{traceback.format_exc()}"
         )
