@@ -339,6 +339,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         _say(f"acframe: error: out of memory ({one_line(exc)[:160]}); lower the replay buffer "
              f"(policy.other.replay_buffer.replay_buffer_size), the model or the envs, or raise the memory limit")
         return 2
+    except BrokenPipeError:  # stdout's reader is gone (`acframe -m check-env ENV | head`): quietly, as a pipe ends
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (the exit's own flush would raise again)
+        except (OSError, ValueError):
+            pass
+        return 1
     except OSError as exc:  # a write refused anywhere (a full disk, ulimit -f, a read-only folder): one line
         from .utils import is_out_of_room
 

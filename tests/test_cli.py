@@ -267,3 +267,16 @@ def test_version_flag(capsys):
     from acframe import __version__
     code, out, _ = run_cli(['-v'], capsys)
     assert code == 0 and out.strip() == f'acframe {__version__}'
+
+
+def test_output_into_a_pipe_whose_reader_left_ends_quietly():
+    """``acframe -m check-env ENV | head -0``: the report's print met a closed pipe and printed a traceback."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-m', 'check-env', 'CartPole-v1'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader leaves before the report is printed (the start takes a second or more)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 1
+    assert 'Traceback' not in err and 'BrokenPipeError' not in err, err
