@@ -43,7 +43,7 @@ import gymnasium as gym
 import numpy as np
 
 from ..errors import AcframeError, ConfigError, EnvError, describe_raised
-from .gym_env import env_name, type_env_id
+from .gym_env import OffSpaceError, env_name, type_env_id
 
 #: the key of a Dict observation, or of the info dict, that holds the action mask (PettingZoo's convention)
 MASK_KEY = 'action_mask'
@@ -154,6 +154,8 @@ class EnvChecker:
         if isinstance(exc, AcframeError):
             text = str(exc).strip()
             self.fail(check, f"{what}: {text.splitlines()[0] if text else type(exc).__name__}")
+        elif isinstance(exc, OffSpaceError):  # acframe's wrapper read the env's observation: no line of the env's to name
+            self.fail(check, f"in {what} {exc}; fix the env (in training it stops the run)")
         elif what.startswith('step') and isinstance(exc, ValueError) and 'expected 5, got 4' in str(exc) \
                 and _raised_in_gymnasium(exc):
             # gymnasium's own wrappers (gym.make's) unpack the old 4-tuple before acframe sees it

@@ -168,7 +168,12 @@ class FlattenDictObservation(gym.ObservationWrapper):
         if ACTION_MASK_KEY not in observation:
             raise OffSpaceError(f"its observation has no '{ACTION_MASK_KEY}' key, which its observation space declares: "
                              f"every observation (reset and step) carries the mask")
-        mask = as_uint8_mask(observation[ACTION_MASK_KEY])
+        raw = np.asarray(observation[ACTION_MASK_KEY])
+        if raw.dtype != np.bool_ and not np.all((raw == 0) | (raw == 1)):
+            odd = raw[(raw != 0) & (raw != 1)].ravel()[0].item()
+            raise OffSpaceError(f"its observation's '{ACTION_MASK_KEY}' holds {odd!r}, not 0 or 1: 1 for each legal "
+                                f"action, 0 for the others")
+        mask = as_uint8_mask(raw)
         if mask.shape != self.mask_space.shape:
             raise OffSpaceError(f"its observation's '{ACTION_MASK_KEY}' has shape {mask.shape}, but its observation space "
                              f"declares {self.mask_space.shape}: one entry per action at every step")
@@ -218,8 +223,9 @@ class GuardedEnv(gym.Wrapper):
         self.index, self.seed, self.role = index, seed, role
 
     def _fail(self, what: str, exc: BaseException) -> EnvError:
-        cls = EnvContractError if isinstance(exc, OffSpaceError) else EnvError
-        return cls(
+        if isinstance(exc, OffSpaceError):  # acframe's wrapper read it: no line of the env's to name
+            return EnvContractError(f"{self.role} env {self.index} (seed {self.seed}), in {what}: {exc}")
+        return EnvError(
             f"{self.role} env {self.index} (seed {self.seed}) raised {describe_raised(exc, what)}\n"
             f"original traceback:\n{traceback.format_exc()}"
         )

@@ -360,3 +360,26 @@ def test_an_atari_game_ends_itself_so_it_has_a_time_limit(tmp_path):
     code, out, lines, wrote = check_cli(['ALE/Pong-v5'], tmp_path)
     assert code == 0 and not wrote, lines
     assert "the emulator truncates a game after 108000 frames" in out
+
+
+def test_a_mask_with_values_other_than_0_and_1_is_found_as_training_refuses_it():
+    """check-env steps the env as a run builds it: a mask entry 2 (read as legal before, as any nonzero) is a finding
+    naming the value, not a traceback location inside acframe's wrapper."""
+    from acframe.registry import ENV_REGISTRY
+
+    class MaskTwo(MaskedDictEnv):
+        def reset(self, *, seed=None, options=None):
+            obs, info = super().reset(seed=seed, options=options)
+            obs['action_mask'] = np.array([2] + [1] * (len(obs['action_mask']) - 1), np.int8)
+            return obs, info
+
+    ENV_REGISTRY.register('mask_two_check_test', lambda cfg, **kw: gym.wrappers.TimeLimit(MaskTwo('observation'), 25))
+    try:
+        cfg, _ = check_env_config('mask_two_check_test', None, [], [])
+        report = check_env(cfg)
+        assert not report.ok
+        lines = [f.line() for f in report.findings]
+        assert any("its observation's 'action_mask' holds 2, not 0 or 1" in line and 'acframe/' not in line
+                   for line in lines), lines
+    finally:
+        ENV_REGISTRY._entries.pop('mask_two_check_test', None)

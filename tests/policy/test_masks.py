@@ -347,7 +347,8 @@ def test_a_state_with_no_legal_action_is_one_error_naming_the_env_its_seed_and_t
 
 class ShiftingEnv(gym.Env):
     """A masked env of Discrete(3) whose observations break their space at step 2: ``what`` 'mask' (4 entries),
-    'no_mask' (the key left out) or 'x' (3 numbers where the space has 2; with ``y``, two vector keys)."""
+    'no_mask' (the key left out), 'two' (a mask entry 2, read as legal before) or 'x' (3 numbers where the space
+    has 2; with ``y``, two vector keys)."""
     action_space = gym.spaces.Discrete(3)
 
     def __init__(self, what):
@@ -363,6 +364,8 @@ class ShiftingEnv(gym.Env):
                 obs['action_mask'] = np.ones(4, np.int8)
             elif self.what == 'no_mask':
                 del obs['action_mask']
+            elif self.what == 'two':
+                obs['action_mask'] = np.array([2, 1, 1], np.int8)
             else:
                 obs['x'] = np.zeros(3, np.float32)
         return obs
@@ -379,6 +382,7 @@ class ShiftingEnv(gym.Env):
 @pytest.mark.parametrize('what, message', [
     ('mask', r"its observation's 'action_mask' has shape \(4,\), but its observation space declares \(3,\)"),
     ('no_mask', r"its observation has no 'action_mask' key, which its observation space declares"),
+    ('two', r"its observation's 'action_mask' holds 2, not 0 or 1: 1 for each legal action, 0 for the others"),
     ('x', r"its observation's 'x' has shape \(3,\), but its observation space declares \(2,\)"),
 ])
 def test_an_observation_that_breaks_its_space_mid_episode_is_one_line_naming_the_env_and_the_key(what, message):
@@ -393,7 +397,7 @@ def test_an_observation_that_breaks_its_space_mid_episode_is_one_line_naming_the
                                               env_kwargs=dict(what=what)), 'collector', [7, 8])
         env.reset()
         env.step(np.zeros(2, np.int64))
-        with pytest.raises(EnvContractError, match=r"^collector env 0 \(seed 7\) raised OffSpaceError in step: " + message):
+        with pytest.raises(EnvContractError, match=r"^collector env 0 \(seed 7\), in step: " + message):
             env.step(np.zeros(2, np.int64))  # (a contract error: a parallel run stops rather than restart the actor)
         env.close()
     finally:
