@@ -322,6 +322,28 @@ def test_an_unreachable_ray_address_fails_at_start_up_in_one_line(tmp_path, caps
                           progress=False)
 
 
+def test_an_address_where_another_service_listens_fails_at_start_up_in_one_line(tmp_path):
+    """An HTTP server on the port: Ray's own connection retried for minutes (about 13 with its defaults); the
+    address check now asks for a gRPC answer (a Ray cluster's GCS) and refuses in one line within seconds."""
+    import http.server
+    import threading
+    import time
+
+    server = http.server.HTTPServer((LOOPBACK, 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f'{LOOPBACK}:{server.server_address[1]}'
+    start = time.monotonic()
+    try:
+        with pytest.raises(ConfigError, match=rf"^--ray-address {address}: something listens there but it is not a "
+                                              rf"Ray cluster"):
+            parallel_pipeline(cartpole(), exp_dir=str(tmp_path / 'x'), backend='ray', ray_address=address,
+                              progress=False)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert time.monotonic() - start < 30 and not os.path.exists(tmp_path / 'x')
+
+
 def test_a_local_ray_run_starts_every_actor_and_leaves_nothing_in_the_home_folder(tmp_path):
     """``acframe --backend ray`` without an address: a private Ray instance with its own token, 4 actors all collecting,
     collection stopped at the env-step budget."""

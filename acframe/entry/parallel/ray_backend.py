@@ -55,12 +55,36 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
         raise ConfigError(f"ray_address (--ray-address) '{address}' is not HOST:PORT with a port from 1 to 65535 "
                           f"(e.g. 127.0.0.1:6379)")
     try:
-        with socket.create_connection((host.strip('[]'), int(port)), timeout=timeout):
-            pass
+        with socket.create_connection((host.strip('[]'), int(port)), timeout=timeout) as probe:
+            speaks = os.environ.get('RAY_USE_TLS', '0') not in ('0', '') or _speaks_grpc(probe, timeout)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise ConfigError(f"--ray-address {address}: no Ray cluster answers there ({reason}); start one with "
                           f"'ray start --head --port={port}' or pass the address of a running cluster") from exc
+    if not speaks:  # (Ray would retry its connection for minutes, printing its own warnings)
+        raise ConfigError(f"--ray-address {address}: something listens there but it is not a Ray cluster (it does "
+                          f"not answer as a gRPC server); pass the address 'ray start --head' printed (its GCS port, "
+                          f"6379 by default)")
+
+
+#: the HTTP/2 client preface and an empty SETTINGS frame: a gRPC server (Ray's GCS) answers with a SETTINGS frame
+_HTTP2_HELLO = b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _speaks_grpc(sock: socket.socket, timeout: float) -> bool:
+    """Whether the server on ``sock`` answers the HTTP/2 preface with a frame header of a SETTINGS frame."""
+    sock.settimeout(timeout)
+    try:
+        sock.sendall(_HTTP2_HELLO)
+        head = b''
+        while len(head) < 9:
+            chunk = sock.recv(9 - len(head))
+            if not chunk:
+                return False
+            head += chunk
+    except OSError:  # (a timeout too: a server that waits for something else)
+        return False
+    return head[3] == 4
 
 
 #: Ray's token-authentication settings (environment variables); a user who sets any of them decides
