@@ -151,7 +151,9 @@ def run(args: argparse.Namespace) -> int:
     from .config import compile_config
     from .errors import ConfigError
 
-    backend_given, args.backend = args.backend is not None, args.backend or 'local'
+    backend_given = args.backend is not None
+    # --ray-address alone means the Ray backend (the address of anything else is refused below)
+    args.backend = args.backend or ('ray' if args.ray_address and args.mode not in TOOL_MODES + ('check-env',) else 'local')
 
     if args.version:
         from . import __version__
@@ -168,6 +170,9 @@ def run(args: argparse.Namespace) -> int:
         print(run_tune(args))
         return 0
     refuse_tune_flags(args)
+    if (args.mode in TOOL_MODES or args.mode == 'check-env') and (backend_given or args.ray_address):
+        raise ConfigError(f"--backend and --ray-address choose where -m parallel's workers run; -m {args.mode} runs in "
+                          f"this process: drop them")
     if args.mode == 'check-env':
         from .envs.check import check_env_command
 

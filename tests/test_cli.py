@@ -280,3 +280,16 @@ def test_output_into_a_pipe_whose_reader_left_ends_quietly():
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 1
     assert 'Traceback' not in err and 'BrokenPipeError' not in err, err
+
+
+@pytest.mark.parametrize('args', [['-m', 'eval', '--load', 'RUN', '--backend', 'ray'],
+                                  ['-m', 'export', '--load', 'RUN', '--out', 'x.pt', '--backend', 'inline'],
+                                  ['-m', 'check-env', 'CartPole-v1', '--ray-address', '127.0.0.1:6379']])
+def test_a_parallel_backend_flag_on_a_mode_that_runs_in_this_process_is_refused(args, capsys):
+    """-m eval --backend ray was accepted and did nothing (the evaluation ran here)."""
+    from acframe.cli import main
+
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("acframe: error: --backend and --ray-address choose where -m parallel's workers run; -m ")
+    assert err.count('\n') == 1
