@@ -12,7 +12,7 @@ $(VENV)/.installed: setup.py
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
 	# the pinned CPU wheel (a local file on these machines); an unpinned torch would pull gigabytes of CUDA packages
 	$(PY) -m pip install -q $(if $(wildcard /opt/wheels),--find-links /opt/wheels) torch==2.13.0
-	$(PY) -m pip install -q -e ".[test,ray,box2d,atari,envpool,video,onnx,tune,mujoco,wandb,mlflow]"
+	$(PY) -m pip install -q -e ".[test,ray,box2d,atari,envpool,video,onnx,tune,mujoco,wandb,mlflow,pettingzoo]"
 	touch $@
 
 install: $(VENV)/.installed
