@@ -151,9 +151,7 @@ def run(args: argparse.Namespace) -> int:
     from .config import compile_config
     from .errors import ConfigError
 
-    backend_given = args.backend is not None
-    # --ray-address alone means the Ray backend (the address of anything else is refused below)
-    args.backend = args.backend or ('ray' if args.ray_address and args.mode not in TOOL_MODES + ('check-env',) else 'local')
+    backend_given, args.backend = args.backend is not None, args.backend or 'local'
 
     if args.version:
         from . import __version__
@@ -214,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("no config given; pass -c CONFIG (e.g. acframe -c cartpole_impala.py) or --list to see the configs")
     else:
         config_path = args.config
+    if not backend_given and args.ray_address and (recorded_mode or args.mode) == 'parallel':
+        args.backend = 'ray'  # --ray-address alone: a parallel run's workers on that Ray cluster
     if (recorded_mode or args.mode) == 'async' and (args.backend != 'local' or args.ray_address):
         raise ConfigError("-m async runs its workers on this machine only (they share one model in its shared memory, "
                           "docs/ddp.md); drop --backend/--ray-address, or train on a Ray cluster with -m parallel "
@@ -345,6 +345,8 @@ def main(argv: Optional[List[str]] = None) -> int:
              f"(policy.other.replay_buffer.replay_buffer_size), the model or the envs, or raise the memory limit")
         return 2
     except BrokenPipeError:  # stdout's reader is gone (`acframe -m check-env ENV | head`): quietly, as a pipe ends
+        if args.debug or not _stdout_gone():
+            raise
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (the exit's own flush would raise again)
         except (OSError, ValueError):
@@ -380,6 +382,18 @@ def _say_backend_change(run_dir: str, backend: str) -> None:
 def is_out_of_memory(exc: BaseException) -> bool:
     """A ``MemoryError``, or the ``RuntimeError`` torch's CPU allocator raises when an allocation is refused."""
     return isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or 'CUDA out of memory' in str(exc)
+
+
+def _stdout_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (poll reports an error on it)."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poll.poll(0))
+    except (AttributeError, OSError, ValueError):  # (no poll on this platform, or no stdout)
+        return False
 
 
 def _say(line: str) -> None:

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from .envs.masks import ACTION_MASK_KEY
+from .envs.masks import ACTION_MASK_KEY, empty_mask_rows, mask_splits
 from .runs import RunArtifacts, load_model_weights, locate_run
 
 logger = logging.getLogger('acframe')
@@ -63,7 +63,7 @@ class DeterministicActor(nn.Module):
             self.register_buffer('high', torch.as_tensor(action_space.high, dtype=torch.float32))
         # a MultiDiscrete mask's entries per dimension (a Discrete one is one dimension)
         nvec = getattr(action_space, 'nvec', None)
-        self.mask_splits: Optional[List[int]] = None if nvec is None else [int(n) for n in np.asarray(nvec).ravel()]
+        self.mask_sizes: Optional[List[int]] = None if nvec is None else [int(n) for n in np.asarray(nvec).ravel()]
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         obs = single_precision(obs)
@@ -76,10 +76,10 @@ class DeterministicActor(nn.Module):
         if not (isinstance(obs, dict) and ACTION_MASK_KEY in obs):
             return action
         mask = obs[ACTION_MASK_KEY].to(torch.bool)
-        if self.mask_splits is None:
+        if self.mask_sizes is None:
             legal = mask.any(-1)
         else:
-            legal = torch.stack([part.any(-1) for part in mask.split(self.mask_splits, -1)], -1).all(-1)
+            legal = torch.stack([part.any(-1) for part in mask.split(self.mask_sizes, -1)], -1).all(-1)
         if action.dim() == 2:
             legal = legal.unsqueeze(-1)
         return torch.where(legal, action, torch.full_like(action, -1))
@@ -375,14 +375,14 @@ class LoadedPolicy:
 
 
 def check_legal(mask: torch.Tensor, action_space: gym.Space) -> None:
-    """A ``ValueError`` when one observation's action mask ``(1, n)`` leaves no legal action (in a dimension of a
+    """A ``ValueError`` when one observation's action mask ``(n,)`` leaves no legal action (in a dimension of a
     MultiDiscrete space)."""
-    nvec = [int(n) for n in action_space.nvec] if isinstance(action_space, gym.spaces.MultiDiscrete) else [mask.shape[-1]]
-    for dim, part in enumerate(torch.split(mask, nvec, dim=-1)):
-        if not part.to(torch.bool).any():
-            where = f" in action dimension {dim}" if len(nvec) > 1 else ""
-            raise ValueError(f"act: the observation has no legal action{where}: its 'action_mask' is all zeros; act "
-                             f"only on observations with a legal action (in a batch, such a row gets action -1)")
+    splits = mask_splits(action_space)
+    empty = empty_mask_rows(mask.cpu().numpy().reshape(1, -1), splits)
+    if empty is not None:
+        where = f" in action dimension {empty[1]}" if splits is not None else ""
+        raise ValueError(f"act: the observation has no legal action{where}: its 'action_mask' is all zeros; act only "
+                         f"on observations with a legal action (in a batch, such a row gets action -1)")
 
 
 def _batch_size(batch: Any) -> int:

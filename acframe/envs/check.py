@@ -740,14 +740,7 @@ def check_env_config(env: Optional[str], config: Optional[str], overrides: Seque
             raise ConfigError(f"check-env takes an env ('{env}') or -c CONFIG, not both; drop one")
         with stop_value_unwarned():  # (nothing is trained here)
             cfg = compile_config(config, extra, seed=seed)
-        from . import manager_class
-        vector = manager_class(cfg.env.get('manager', 'sync'))
-        if issubclass(vector, gym.vector.VectorEnv):
-            raise ConfigError(f"env.manager '{cfg.env.manager}' is a vectorized env ({vector.__name__}): check-env "
-                              f"checks gymnasium envs one by one; acframe checks a vectorized env's spaces, autoreset "
-                              f"mode and action masks when a run builds and steps it: train it briefly instead "
-                              f"(acframe -c CONFIG --max-env-step 1000)")
-        return cfg, [cfg.policy.type]
+        return _not_vectorized(cfg), [cfg.policy.type]
     if env is None:
         raise ConfigError("check-env needs an env: acframe -m check-env ENV [--import MODULE] (a gymnasium id, a "
                           "short name or a registered env type), or -c CONFIG")
@@ -767,7 +760,21 @@ def check_env_config(env: Optional[str], config: Optional[str], overrides: Seque
             raise ConfigError(f"'{env}' is neither a gymnasium id, a short name nor a registered env type. Did you "
                               f"mean the env type '{hint}'? (env types: {', '.join(ENV_REGISTRY.names())})") from exc
         pair = (dict(env=dict(env_id=env, stop_value=None)), dict(env=dict(type='gym'), policy=dict(type='ppo')))
-    return compile_config(pair, extra, seed=seed), None
+    return _not_vectorized(compile_config(pair, extra, seed=seed)), None
+
+
+def _not_vectorized(cfg: Any) -> Any:
+    """``cfg``, unless its ``env.manager`` is a vectorized env (a ``VectorEnv``): check-env builds gymnasium envs one
+    by one, so it would check another env (the config's ``env_id``) than the run steps."""
+    from . import manager_class
+
+    vector = manager_class(cfg.env.get('manager', 'sync'))
+    if issubclass(vector, gym.vector.VectorEnv):
+        raise ConfigError(f"env.manager '{cfg.env.manager}' is a vectorized env ({vector.__name__}): check-env "
+                          f"checks gymnasium envs one by one; acframe checks a vectorized env's spaces, autoreset "
+                          f"mode and action masks when a run builds and steps it: train it briefly instead "
+                          f"(acframe -c CONFIG --max-env-step 1000)")
+    return cfg
 
 
 def check_in_child(cfg: Any, seed: int, policies: Optional[Sequence[str]]) -> CheckReport:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import AcframeError, ConfigError, EnvContractError, EnvError, describe_raised
 from ..registry import closest
-from .masks import ACTION_MASK_KEY, OBS_KEY, ActionMaskCheck, as_uint8_mask, check_mask_space, uint8_mask_space
+from .masks import ACTION_MASK_KEY, OBS_KEY, ActionMaskCheck, as_uint8_mask, check_mask_space, mask_problem, uint8_mask_space
 
 #: short names accepted for ``env.env_id``
 SHORT_NAMES: Dict[str, str] = {
@@ -138,6 +138,7 @@ class FlattenDictObservation(gym.ObservationWrapper):
                 raise ConfigError(f"env.obs_keys: observation '{key}' has shape {space.spaces[key].shape}; entries are "
                                   f"vectors or images (C, H, W) / (H, W) / (H, W, C)")
         self.mixed = False
+        self._shapes = {key: tuple(space.spaces[key].shape) for key in self.keys}  # (each observation is checked)
         self.observation_space = self._policy_space(space)
         if self.masked:
             mask_space = space.spaces[ACTION_MASK_KEY]
@@ -156,28 +157,22 @@ class FlattenDictObservation(gym.ObservationWrapper):
             self._vector_keys = [k for k, box in zip(self.keys, boxes) if len(box.shape) <= 1]
             return gym.spaces.Dict(OrderedDict(  # (a plain dict would be sorted)
                 (k, box if len(box.shape) > 1 else _flat_box(box)) for k, box in zip(self.keys, boxes)))
-        flat = _flat_box(*boxes)
-        self._flat_size = int(flat.shape[0])
-        return flat
+        return _flat_box(*boxes)
 
     def observation(self, observation: Dict[str, Any]) -> Any:
+        for key, shape in self._shapes.items():  # (stacked with the other envs', a wrong shape names no env or key)
+            if key not in observation or np.shape(observation[key]) != shape:
+                raise OffSpaceError(f"its observation's '{key}' has shape {np.shape(observation[key])}, but its "
+                                    f"observation space declares {shape}" if key in observation else
+                                    f"its observation has no '{key}' key, which its observation space declares")
         if not self.masked:
             return self._policy_obs(observation)
         policy = self._policy_obs(observation)
         out = dict(policy) if self.mixed else {OBS_KEY: policy}
-        if ACTION_MASK_KEY not in observation:
-            raise OffSpaceError(f"its observation has no '{ACTION_MASK_KEY}' key, which its observation space declares: "
-                             f"every observation (reset and step) carries the mask")
-        raw = np.asarray(observation[ACTION_MASK_KEY])
-        if raw.dtype != np.bool_ and not np.all((raw == 0) | (raw == 1)):
-            odd = raw[(raw != 0) & (raw != 1)].ravel()[0].item()
-            raise OffSpaceError(f"its observation's '{ACTION_MASK_KEY}' holds {odd!r}, not 0 or 1: 1 for each legal "
-                                f"action, 0 for the others")
-        mask = as_uint8_mask(raw)
-        if mask.shape != self.mask_space.shape:
-            raise OffSpaceError(f"its observation's '{ACTION_MASK_KEY}' has shape {mask.shape}, but its observation space "
-                             f"declares {self.mask_space.shape}: one entry per action at every step")
-        out[ACTION_MASK_KEY] = mask
+        problem = mask_problem(observation.get(ACTION_MASK_KEY), self.mask_space.shape)
+        if problem is not None:
+            raise OffSpaceError(problem)
+        out[ACTION_MASK_KEY] = as_uint8_mask(observation[ACTION_MASK_KEY])
         return out
 
     def _policy_obs(self, observation: Dict[str, Any]) -> Any:
@@ -188,19 +183,7 @@ class FlattenDictObservation(gym.ObservationWrapper):
             for k in self._vector_keys:
                 out[k] = np.asarray(out[k], dtype=np.float32).reshape(-1)
             return out
-        flat = np.concatenate([np.asarray(observation[k], dtype=np.float32).ravel() for k in self.keys])
-        if flat.size != self._flat_size:
-            self._name_the_misshapen_key(observation)
-        return flat
-
-    def _name_the_misshapen_key(self, observation: Dict[str, Any]) -> None:
-        """A ``ValueError`` naming the key whose array has another size than its space declares."""
-        space = self.env.observation_space
-        for key in self.keys:
-            shape = np.shape(observation[key])
-            if int(np.prod(shape)) != int(np.prod(space.spaces[key].shape)):
-                raise OffSpaceError(f"its observation's '{key}' has shape {shape}, but its observation space declares "
-                                 f"{space.spaces[key].shape}")
+        return np.concatenate([np.asarray(observation[k], dtype=np.float32).ravel() for k in self.keys])
 
 
 def _flat_box(*boxes: gym.spaces.Box) -> gym.spaces.Box:

@@ -199,8 +199,9 @@ class EnvManager:
         except ValueError:
             for i, single in enumerate(singles):
                 if np.shape(single) != tuple(space.shape):
-                    raise EnvContractError(f"{self._env_name(i)} gave an observation of shape {np.shape(single)} in step, but "
-                                   f"its observation space declares {tuple(space.shape)}") from None
+                    where = 'reset' if i in final_obs else 'step'  # (an ended episode's env was reset in this step)
+                    raise EnvContractError(f"{self._env_name(i)} gave an observation of shape {np.shape(single)} in "
+                                           f"{where}, but its observation space declares {tuple(space.shape)}") from None
             raise
         return obs, reward, terminated, truncated, {'final_obs': final_obs}
 

@@ -15,10 +15,13 @@ observation that leaves no legal action. ``InfoActionMask`` turns an env that re
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..errors import EnvContractError
 
 #: the key of a Dict observation that holds the action mask
 ACTION_MASK_KEY = 'action_mask'
@@ -94,6 +97,21 @@ def as_uint8_mask(mask: Any) -> np.ndarray:
     return (np.asarray(mask) != 0).astype(np.uint8)
 
 
+def mask_problem(mask: Any, shape: Tuple[int, ...]) -> Optional[str]:
+    """What is wrong with an env's ``mask`` (one observation's, or a batch's rows) that should have ``shape``: no
+    mask (None), another shape, a value other than 0 and 1 (bools are fine); None when nothing is."""
+    if mask is None:
+        return f"its observation has no '{ACTION_MASK_KEY}' key, which its observation space declares"
+    raw = np.asarray(mask)
+    if raw.shape != tuple(shape):
+        return (f"its observation's '{ACTION_MASK_KEY}' has shape {raw.shape}, but its observation space declares "
+                f"{tuple(shape)}: one entry per action at every step")
+    if raw.dtype != np.bool_ and not np.all((raw == 0) | (raw == 1)):
+        odd = raw[(raw != 0) & (raw != 1)].ravel()[0].item()
+        return f"its observation's '{ACTION_MASK_KEY}' holds {odd!r}, not 0 or 1: 1 for each legal action, 0 for the others"
+    return None
+
+
 def mask_splits(action_space: gym.Space) -> Optional[np.ndarray]:
     """Where a mask of ``action_space`` splits into its dimensions (``np.split`` indices), None for Discrete."""
     nvec = getattr(action_space, 'nvec', None)
@@ -112,19 +130,19 @@ def empty_mask_rows(masks: np.ndarray, splits: Optional[np.ndarray]) -> Optional
 
 
 def no_legal_action(role: str, index: int, name: str, seed: int, dim: int, splits: Optional[np.ndarray],
-                    step: int) -> Exception:
+                    step: int) -> 'EnvContractError':
     """The one-line ``EnvContractError`` for an observation to act on whose mask leaves no legal action."""
     from ..errors import EnvContractError
 
     where = f" in action dimension {dim}" if splits is not None else ""
-    return EnvContractError(f"{role} env {index} of '{name}' (seed {seed}) has no legal action{where} at step {step} of its "
-                    f"episode: its observation's 'action_mask' is all zeros; end the episode (terminated=True) at the "
-                    f"step that leaves no legal action")
+    return EnvContractError(f"{role} env {index} of '{name}' (seed {seed}) has no legal action{where} at step {step} "
+                            f"of its episode: its observation's 'action_mask' is all zeros; end the episode "
+                            f"(terminated=True) at the step that leaves no legal action")
 
 
 class ActionMaskCheck(gym.Wrapper):
     """Refuses an observation the policy must act on whose mask leaves no legal action (in any dimension of a
-    MultiDiscrete space), in one ``EnvError`` line naming the env, its seed and the step. The last observation of an
+    MultiDiscrete space), in one ``EnvContractError`` line naming the env, its seed and the step. The last observation of an
     episode (terminated or truncated) is not acted on and is not checked."""
 
     def __init__(self, env: gym.Env, name: str, index: int, seed: int, role: str) -> None:

@@ -24,7 +24,8 @@ from gymnasium.vector import AutoresetMode
 
 from ..errors import AcframeError, ConfigError, EnvContractError, EnvError, describe_raised
 from .manager import EnvManager, StepResult
-from .masks import ACTION_MASK_KEY, check_mask_space, empty_mask_rows, mask_size, mask_space_of, mask_splits, no_legal_action
+from .masks import (ACTION_MASK_KEY, check_mask_space, empty_mask_rows, mask_problem, mask_size, mask_space_of,
+                    mask_splits, no_legal_action)
 
 
 class VectorEnvManager(EnvManager):
@@ -112,10 +113,11 @@ class VectorEnvManager(EnvManager):
         """Every env's mask, as ``ActionMaskCheck`` checks one env's: one entry per action, a legal action left."""
         if self._mask_size is None:
             return
-        masks = np.asarray(obs[ACTION_MASK_KEY])
-        if masks.shape != (self.num_envs, self._mask_size):
-            raise EnvContractError(f"{self.role} envs of '{self._name}' gave 'action_mask' of shape {masks.shape[1:]}, not "
-                           f"({self._mask_size},) as its observation space says: one entry per action")
+        masks = obs.get(ACTION_MASK_KEY) if isinstance(obs, dict) else None
+        problem = mask_problem(masks, (self.num_envs, self._mask_size))
+        if problem is not None:
+            raise EnvContractError(f"{self.role} envs of '{self._name}' ({self.num_envs} of them, a row each): {problem}")
+        masks = np.asarray(masks)
         empty = empty_mask_rows(masks, self._mask_splits)
         if empty is not None:
             row, dim = empty

@@ -323,11 +323,12 @@ def test_a_vector_env_without_its_spaces_is_one_line_naming_the_manager():
 
 class MaskedPick(gym.vector.VectorEnv):
     """A user's vectorized masked env: pick the one target action; ``empty_at``: env 1's mask is all zeros at that
-    step of its episode (in dimension ``empty_dim`` of a MultiDiscrete space); ``width``: the masks' real width."""
+    step of its episode (in dimension ``empty_dim`` of a MultiDiscrete space); ``width``: the masks' real width;
+    ``bad``: 'drop' (no mask key) or 'two' (a mask entry 2)."""
     metadata = {'autoreset_mode': gym.vector.AutoresetMode.SAME_STEP}
 
-    def __init__(self, num_envs, nvec=(4,), declared=None, width=None, empty_at=None, empty_dim=0):
-        self.num_envs, self.nvec, self.empty_at, self.empty_dim = num_envs, list(nvec), empty_at, empty_dim
+    def __init__(self, num_envs, nvec=(4,), declared=None, width=None, empty_at=None, empty_dim=0, bad=None):
+        self.num_envs, self.nvec, self.empty_at, self.empty_dim, self.bad = num_envs, list(nvec), empty_at, empty_dim, bad
         size = sum(self.nvec)
         self.width = size if width is None else width
         self.single_action_space = (gym.spaces.Discrete(nvec[0]) if len(nvec) == 1 else
@@ -344,7 +345,12 @@ class MaskedPick(gym.vector.VectorEnv):
         if self.empty_at is not None and self.t[1] == self.empty_at:
             start = sum(self.nvec[:self.empty_dim])
             mask[1, start:start + self.nvec[self.empty_dim]] = 0
-        return {'x': np.zeros((self.num_envs, 2), np.float32), 'action_mask': mask}
+        if self.bad == 'two':
+            mask[0, 0] = 2
+        obs = {'x': np.zeros((self.num_envs, 2), np.float32), 'action_mask': mask}
+        if self.bad == 'drop':
+            del obs['action_mask']
+        return obs
 
     def reset(self, *, seed=None, options=None):
         self.t[:] = 0
@@ -360,12 +366,12 @@ def test_a_users_vectorized_masked_env_is_checked_as_a_per_env_masked_env_is():
     """The checks ``build_env`` gives each masked env (docs/masks.md), for a ``VectorEnv`` registered as a manager:
     a mask space of another size is refused at construction, masks of another width and a row with no legal action
     (in any dimension) are one line naming the env, its seed and the step."""
-    from acframe.errors import EnvError
+    from acframe.errors import EnvContractError as EnvError  # (not restarted by a parallel run: it would recur)
 
     with pytest.raises(ConfigError, match=r"^env 'picks: MaskedPick': its 'action_mask' observation is Box\(0, 1, \(5,\)"):
         VectorEnvManager(MaskedPick(2, declared=5), [10, 11], role='collector', name='picks')
     env = VectorEnvManager(MaskedPick(2, width=5), [10, 11], role='collector', name='picks')
-    with pytest.raises(EnvError, match=r"^collector envs of 'picks' gave 'action_mask' of shape \(5,\), not \(4,\)"):
+    with pytest.raises(EnvError, match=r"^collector envs of 'picks' \(2 of them, a row each\): its observation's 'action_mask' has shape \(2, 5\), but its observation space declares \(2, 4\)"):
         env.reset()
     env.close()
     env = VectorEnvManager(MaskedPick(3, empty_at=3), [10, 11, 12], role='collector', name='picks')
@@ -376,6 +382,12 @@ def test_a_users_vectorized_masked_env_is_checked_as_a_per_env_masked_env_is():
                                        r"episode: its observation's 'action_mask' is all zeros"):
         env.step(np.zeros(3, np.int64))
     env.close()
+    for bad, problem in (('drop', r"its observation has no 'action_mask' key"),
+                         ('two', r"its observation's 'action_mask' holds 2, not 0 or 1")):
+        env = VectorEnvManager(MaskedPick(2, bad=bad), [10, 11], role='collector', name='picks')
+        with pytest.raises(EnvError, match=r"^collector envs of 'picks' \(2 of them, a row each\): " + problem):
+            env.reset()
+        env.close()
     env = VectorEnvManager(MaskedPick(2, nvec=(2, 3), empty_at=0, empty_dim=1), [10, 11], role='evaluator', name='md')
     with pytest.raises(EnvError, match=r"^evaluator env 1 of 'md' \(seed 11\) has no legal action in action "
                                        r"dimension 1 at step 0"):
@@ -389,6 +401,8 @@ def test_check_env_refuses_a_vectorized_env_in_one_line_rather_than_checking_ano
     from acframe.envs.check import check_env_config
 
     main, create = numpy_cartpole_config(num_envs=4)
-    with pytest.raises(ConfigError, match=r"^env.manager 'numpy_cartpole' is a vectorized env \(NumpyCartPole\): "
-                                          r"check-env checks gymnasium envs one by one"):
+    refused = r"^env.manager 'numpy_cartpole' is a vectorized env \(NumpyCartPole\): check-env checks gymnasium envs"
+    with pytest.raises(ConfigError, match=refused):
         check_env_config(None, (main, create), [], [])
+    with pytest.raises(ConfigError, match=refused):  # an env named on the command line, the manager by an override
+        check_env_config('CartPole-v1', None, ['env.manager=numpy_cartpole'], ['vector_cartpole'])

@@ -344,6 +344,37 @@ def test_an_address_where_another_service_listens_fails_at_start_up_in_one_line(
     assert time.monotonic() - start < 30 and not os.path.exists(tmp_path / 'x')
 
 
+def test_an_address_where_a_listener_never_answers_fails_in_one_line_after_the_probes_wait(tmp_path):
+    """A host that accepts the connection and stays silent (a firewall that drops): named as such, not as another
+    service, after the probe's wait (5 s), instead of Ray's minutes of retries."""
+    import socket
+    import time
+
+    listener = socket.socket()
+    listener.bind((LOOPBACK, 0))
+    listener.listen(1)  # accepted by the kernel, never answered
+    address = f'{LOOPBACK}:{listener.getsockname()[1]}'
+    start = time.monotonic()
+    try:
+        with pytest.raises(ConfigError, match=rf"^--ray-address {address}: the connection opened but nothing answered "
+                                              rf"within 5 s"):
+            parallel_pipeline(cartpole(), exp_dir=str(tmp_path / 'x'), backend='ray', ray_address=address,
+                              progress=False)
+    finally:
+        listener.close()
+    assert time.monotonic() - start < 30
+
+
+def test_ray_address_alone_means_the_ray_backend_for_a_parallel_run(tmp_path, capsys):
+    """``-m parallel --ray-address ADDR`` without ``--backend``: the Ray backend (its address check answers), where it
+    was refused as an address the local backend does not use; a serial run still refuses it."""
+    address = f'{LOOPBACK}:{free_port()}'
+    code = cli_main(['-m', 'parallel', '--ray-address', address, '-c', 'cartpole_impala.py', '-q',
+                     '--exp-dir', str(tmp_path / 'run')])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f'acframe: error: --ray-address {address}: no Ray cluster answers there'), err
+
+
 def test_a_local_ray_run_starts_every_actor_and_leaves_nothing_in_the_home_folder(tmp_path):
     """``acframe --backend ray`` without an address: a private Ray instance with its own token, 4 actors all collecting,
     collection stopped at the env-step budget."""

@@ -11,7 +11,7 @@ import pytest
 from easydict import EasyDict
 
 from acframe.envs import EnvManager, check_step_timeout, env_fns, make_env_manager
-from acframe.errors import ConfigError, EnvError, EnvTimeoutError
+from acframe.errors import ConfigError, EnvContractError, EnvError, EnvTimeoutError
 from acframe.registry import ENV_REGISTRY
 
 MANAGERS = ['sync', 'async']
@@ -322,7 +322,7 @@ def test_an_observation_of_another_shape_than_its_space_is_one_line_naming_the_e
                                          [7, 8])
         env.reset()
         env.step(np.zeros(2, np.int64))
-        with pytest.raises(EnvError, match=r"^collector env 0 \(seed 7\) gave an observation of shape \(3,\) in step, "
+        with pytest.raises(EnvContractError, match=r"^collector env 0 \(seed 7\) gave an observation of shape \(3,\) in step, "
                                            r"but its observation space declares \(2,\)$"):
             env.step(np.zeros(2, np.int64))
         env.close()

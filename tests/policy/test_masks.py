@@ -262,9 +262,16 @@ def test_an_exported_multi_discrete_policy_gives_minus_one_for_a_row_with_no_leg
     mask[0, n0:] = 0  # dimension 1 has no legal choice
     mask[1, :n0] = 0  # dimension 0 has none
     mask[2] = 0
-    action = model({'obs': torch.rand(50, obs_size, generator=g), 'action_mask': mask})
+    obs = torch.rand(50, obs_size, generator=g)
+    action = model({'obs': obs, 'action_mask': mask})
     assert action.shape == (50, 2) and (action[:3] == -1).all()
     assert mask[3:, :n0].gather(1, action[3:, :1]).all() and mask[3:, n0:].gather(1, action[3:, 1:]).all()
+    pytest.importorskip('onnxscript', reason='ONNX export needs the onnx extra')
+    ort = pytest.importorskip('onnxruntime', reason='running the ONNX model needs onnxruntime')
+    assert main(['-m', 'export', '--load', str(run), '--out', str(tmp_path / 'md.onnx'), '-q']) == 0
+    session = ort.InferenceSession(str(tmp_path / 'md.onnx'), providers=['CPUExecutionProvider'])
+    (onnx_action,) = session.run(['action'], {'obs': obs.numpy(), 'action_mask': mask.numpy()})
+    assert (onnx_action == action.numpy()).all()
 
 
 def test_load_policy_acts_on_a_batch_of_the_envs_own_observations_row_by_row(masked_runs):

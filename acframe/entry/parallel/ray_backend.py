@@ -46,7 +46,8 @@ def import_ray() -> Any:
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:
-    """A one-line ``ConfigError`` when nothing listens at ``HOST:PORT`` (before Ray retries for a long time)."""
+    """A one-line ``ConfigError`` when nothing listens at ``HOST:PORT``, or something that does not answer as a gRPC
+    server (a Ray cluster's GCS does) -- before Ray retries its connection for minutes."""
     if address in ('auto', 'local'):
         return
     hostport = address.split('://', 1)[-1]
@@ -56,12 +57,17 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
                           f"(e.g. 127.0.0.1:6379)")
     try:
         with socket.create_connection((host.strip('[]'), int(port)), timeout=timeout) as probe:
-            speaks = os.environ.get('RAY_USE_TLS', '0') not in ('0', '') or _speaks_grpc(probe, timeout)
+            tls = os.environ.get('RAY_USE_TLS', '0').strip().lower() in ('1', 'true')
+            answer = 'grpc' if tls else _grpc_answer(probe, timeout)  # (a TLS server answers the preface otherwise)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise ConfigError(f"--ray-address {address}: no Ray cluster answers there ({reason}); start one with "
                           f"'ray start --head --port={port}' or pass the address of a running cluster") from exc
-    if not speaks:  # (Ray would retry its connection for minutes, printing its own warnings)
+    if answer == 'silent':  # (Ray would retry its connection for minutes, printing its own warnings)
+        raise ConfigError(f"--ray-address {address}: the connection opened but nothing answered within {timeout:g} s "
+                          f"(a firewall that drops, or a busy host); check the address, or pass the one 'ray start "
+                          f"--head' printed (its GCS port, 6379 by default)")
+    if answer != 'grpc':
         raise ConfigError(f"--ray-address {address}: something listens there but it is not a Ray cluster (it does "
                           f"not answer as a gRPC server); pass the address 'ray start --head' printed (its GCS port, "
                           f"6379 by default)")
@@ -71,20 +77,23 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
 _HTTP2_HELLO = b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
 
 
-def _speaks_grpc(sock: socket.socket, timeout: float) -> bool:
-    """Whether the server on ``sock`` answers the HTTP/2 preface with a frame header of a SETTINGS frame."""
+def _grpc_answer(sock: socket.socket, timeout: float) -> str:
+    """How the server on ``sock`` answers the HTTP/2 preface: 'grpc' (the frame header of a SETTINGS frame),
+    'silent' (nothing within ``timeout``) or 'other' (something else, or the connection closed)."""
     sock.settimeout(timeout)
+    head = b''
     try:
         sock.sendall(_HTTP2_HELLO)
-        head = b''
         while len(head) < 9:
             chunk = sock.recv(9 - len(head))
             if not chunk:
-                return False
+                return 'other'
             head += chunk
-    except OSError:  # (a timeout too: a server that waits for something else)
-        return False
-    return head[3] == 4
+    except socket.timeout:
+        return 'silent' if not head else 'other'
+    except OSError:
+        return 'other'
+    return 'grpc' if head[3] == 4 else 'other'
 
 
 #: Ray's token-authentication settings (environment variables); a user who sets any of them decides
