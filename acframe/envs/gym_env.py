@@ -140,6 +140,9 @@ class FlattenDictObservation(gym.ObservationWrapper):
         self.mixed = False
         self._shapes = {key: tuple(space.spaces[key].shape) for key in self.keys}  # (each observation is checked)
         self.observation_space = self._policy_space(space)
+        # the keys whose arrays are flattened into the policy's vector (their size is what must fit)
+        self._raveled = set(self.keys if len(self.keys) > 1 and not self.mixed else
+                            getattr(self, '_vector_keys', []) if self.mixed else [])
         if self.masked:
             mask_space = space.spaces[ACTION_MASK_KEY]
             size = int(np.prod(getattr(mask_space, 'shape', None) or (0,)))
@@ -161,10 +164,12 @@ class FlattenDictObservation(gym.ObservationWrapper):
 
     def observation(self, observation: Dict[str, Any]) -> Any:
         for key, shape in self._shapes.items():  # (stacked with the other envs', a wrong shape names no env or key)
-            if key not in observation or np.shape(observation[key]) != shape:
-                raise OffSpaceError(f"its observation's '{key}' has shape {np.shape(observation[key])}, but its "
-                                    f"observation space declares {shape}" if key in observation else
-                                    f"its observation has no '{key}' key, which its observation space declares")
+            if key not in observation:
+                raise OffSpaceError(f"its observation has no '{key}' key, which its observation space declares")
+            given = np.shape(observation[key])
+            if given != shape and (key not in self._raveled or int(np.prod(given)) != int(np.prod(shape))):
+                raise OffSpaceError(f"its observation's '{key}' has shape {given}, but its observation space declares "
+                                    f"{shape}")
         if not self.masked:
             return self._policy_obs(observation)
         policy = self._policy_obs(observation)
