@@ -236,3 +236,21 @@ def test_wandb_not_installed_names_the_extra(tmp_path, user_module):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "wandb is not installed; pip install 'acframe[wandb]'" in lines[0], out.stderr
     assert not run.exists()
+
+
+def test_collector_hooks_in_async_training_see_each_collection_with_its_own_steps(tmp_path, user_module):
+    """-m async: worker 0's collector hook got env_steps 0 for every collection (the shared count took the steps only
+    after the hook ran), and its env_step did not hold the collection yet."""
+    cfg = write_config(tmp_path, ['tensorboard'], base='cartpole_a3c')
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', cfg, '-m', 'async', '--exp-dir', run, '--max-env-step', '2000', '-q')
+    assert out.returncode == 0, out.stderr
+    with open(tmp_path / 'events.jsonl') as f:
+        collects = [e for e in map(json.loads, f) if e['kind'] == 'collect']
+    with open(run / 'summary.json') as f:
+        env_steps = json.load(f)['env_steps']
+    sizes = {c['env_steps'] for c in collects}
+    assert collects and min(sizes) > 0 and max(sizes) <= 4 * 5, sizes  # worker 0's 4 envs x at most 5 steps
+    steps = [c['env_step'] for c in collects]
+    assert steps == sorted(steps) and all(c['env_step'] >= c['env_steps'] for c in collects) and steps[-1] <= env_steps
+    assert sum(c["env_steps"] for c in collects) < env_steps  # (the other workers' steps are theirs)

@@ -177,12 +177,22 @@ class AsyncRun(SerialRun):
     def collect(self) -> Any:
         """Worker 0's segment; its env steps join the shared count, the other workers' returns join the logs."""
         self._take_returns()
-        before = self.collector.env_step
+        self._uncounted_from: Optional[int] = self.collector.env_step
         try:
             return super().collect()
         finally:
-            self.shared_env_step.add(0, self.collector.env_step - before)
+            self._count_collection(0)  # (a collection that failed: the steps it made)
             self.in_flight.put(0, 0)
+
+    def _count_collection(self, before: int) -> int:
+        """Worker 0's new steps join the shared count as soon as its collector returns; they are the collection's
+        (the other workers' steps, added meanwhile, are theirs)."""
+        if self._uncounted_from is None:
+            return 0
+        made = self.collector.env_step - self._uncounted_from
+        self.shared_env_step.add(0, made)
+        self._uncounted_from = None
+        return made
 
     def _take_returns(self) -> None:
         while True:

@@ -341,6 +341,8 @@ class RunBase:
                 raise (CheckpointError(f"init_from {init_from}: {exc}") if init_from is not None else exc) from exc
             self.learner.hooks += config_hooks  # policy.learn.learner.hooks: after the pipeline's own
             if resume:
+                if self.writes:  # (the hooks' after_load gets the run's folder, as every hook method does)
+                    self.learner.exp_dir = self.exp_dir
                 self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
                 self._check_restored_buffer(config_changes)
             self.policy.check_finite('the start of the run' if not resume else 'the checkpoint to resume')

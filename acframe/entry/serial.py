@@ -175,6 +175,11 @@ class SerialRun(RunBase):
         steps_left = -(-(self.cfg.max_env_step - self.env_step) // num_envs)
         return min(self.collector.steps_per_env, max(1, steps_left))
 
+    def _count_collection(self, before: int) -> int:
+        """The env steps of the collection that just ended (``env_step`` was ``before``), once ``env_step`` counts
+        them (here it is the collector's own count, all ranks' with data-parallel learners)."""
+        return self.env_step - before
+
     def collect(self):
         """One segment; the last one of the budget is cut so the run stops within one step per env of
         ``max_env_step`` (check ``self.last_segment_cut``)."""
@@ -184,8 +189,9 @@ class SerialRun(RunBase):
         before = self.env_step
         segment = self.collector.collect(steps)
         self._collecting = False
+        made = self._count_collection(before)
         stats = self.collector.pop_episode_stats()
-        self.collected(self.env_step - before, stats['returns'], stats['lengths'])
+        self.collected(made, stats['returns'], stats['lengths'])
         self.recent_returns.extend(stats['returns'])
         self._unlogged_returns += stats['returns']
         # one tensorboard point per log period (a point per episode costs more than the episode)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 import numpy as np
 import torch
 
-from ..errors import CheckpointError, NonFiniteError, PolicyError, call_user_code, user_code_error
+from ..errors import AcframeError, CheckpointError, ConfigError, NonFiniteError, PolicyError, call_user_code, user_code_error
 from ..utils import atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
 
@@ -51,6 +51,7 @@ class LogHook(LearnerHook):
         self.freq, self.tb_logger, self.echo = freq, tb_logger, echo
         self._sums: Dict[str, float] = defaultdict(float)
         self._count = 0
+        self._block: Optional[int] = None  # train_iter // freq at the last step seen
         self.last: Dict[str, float] = {}
 
     def state_dict(self) -> Dict[str, Any]:
@@ -66,7 +67,12 @@ class LogHook(LearnerHook):
         for key, value in info.items():
             self._sums[key] += value
         self._count += 1
-        if learner.train_iter % self.freq == 0:
+        # every time train_iter reaches a multiple of freq -- or passes one: -m async's workers share train_iter, so
+        # the worker that logs steps over most multiples
+        block = learner.train_iter // self.freq
+        crossed = block > (self._block if self._block is not None else (learner.train_iter - 1) // self.freq)
+        self._block = block
+        if crossed:
             self.last = {k: v / self._count for k, v in self._sums.items()}
             self._sums.clear()
             self._count = 0
@@ -131,6 +137,9 @@ class LinearLRDecayHook(LearnerHook):
     """Decay every optimizer's learning rates linearly from their initial values to 0 at ``decay_iters``."""
 
     def __init__(self, decay_iters: int) -> None:
+        if isinstance(decay_iters, bool) or not isinstance(decay_iters, int) or decay_iters <= 0:
+            raise ConfigError(f"hook linear_lr_decay: decay_iters={decay_iters!r} must be a whole number of train "
+                              f"iterations > 0 (or set policy.learn.lr_decay_iters, which adds this hook)")
         self.decay_iters = decay_iters
 
     def after_iter(self, learner: 'Learner', info: Dict[str, float]) -> None:
@@ -360,6 +369,8 @@ def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks', bas
                               f"register a class deriving from acframe.worker.{base.__name__}")
         try:
             hooks.append(cls(**kwargs))
+        except AcframeError as exc:  # a hook that checks its arguments says what is wrong itself
+            raise ConfigError(f"config key '{where}': {exc}") from exc
         except TypeError as exc:
             raise ConfigError(f"config key '{where}': hook '{name}' does not take these arguments ({exc}); "
                               f"fix the keys of dict(type='{name}', ...)") from exc

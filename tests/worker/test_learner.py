@@ -216,3 +216,40 @@ def test_a_users_hook_that_raises_is_one_line_naming_the_hook_and_its_file():
     message = str(info.value)
     assert message.startswith("the hook FailingHook.after_eval raised FileNotFoundError") and '\n' not in message
     assert 'test_learner.py:' in message  # the user's file and line
+
+
+def test_log_hook_logs_each_time_train_iter_passes_a_multiple_of_its_frequency():
+    """-m async's workers share train_iter, so the one that logs sees it jump (3, 7, 12, ...): a point whenever a
+    multiple of freq was reached or passed (with `%` it logged 4 points in 1,000 iterations); stepping one at a time,
+    the multiples exactly."""
+    echoed = []
+    hook = LogHook(freq=5, echo=echoed.append)
+    learner = Learner(CountingLearnMode(), hooks=[hook])
+    for it in (3, 7, 8, 12, 14, 21, 22):
+        learner.train_iter = it
+        hook.after_iter(learner, {'loss': float(it)})
+    assert [line.split(':')[0] for line in echoed] == ['[learner] iter 7', '[learner] iter 12', '[learner] iter 21']
+    assert echoed[-1] == '[learner] iter 21: loss=17.5'  # the mean of 14 and 21, the window since iteration 12
+    stepped = []
+    hook = LogHook(freq=5, echo=stepped.append)
+    for it in range(1, 12):
+        learner.train_iter = it
+        hook.after_iter(learner, {'loss': 1.0})
+    assert [line.split(':')[0] for line in stepped] == ['[learner] iter 5', '[learner] iter 10']
+
+
+def test_a_hooks_after_load_gets_the_run_folder_on_resume(tmp_path):
+    """Every hook method gets ``learner.exp_dir`` (docs/logging.md): after_load, which a resume calls while it
+    restores the checkpoint, got None (the folder was set just after)."""
+    from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
+
+    seen = []
+
+    class LoadRecorder(LearnerHook):
+        def after_load(self, learner):
+            seen.append(learner.exp_dir)
+
+    run = str(tmp_path / 'run')
+    serial_pipeline_onpolicy('cartpole_a2c.py', exp_dir=run, max_env_step=400, progress=False)
+    serial_pipeline_onpolicy(None, resume=run, max_env_step=800, progress=False, learner_hooks=[LoadRecorder()])
+    assert seen == [run]
