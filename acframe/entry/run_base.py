@@ -318,7 +318,9 @@ class RunBase:
             check_folder_is_data(self.exp_dir)
         self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
         # an unknown backend, a missing extra, a destination that cannot be written or lies inside the run folder
-        check_loggers(cfg, self.exp_dir if self.writes else None)
+        for backend in check_loggers(cfg, self.exp_dir if self.writes else None):
+            if not resume:  # (a resume keeps what its first sitting pinned)
+                backend.pin_config(cfg)
         config_hooks = hooks_from_config(cfg.policy.learn.learner.get('hooks', []))
         self.collector_hooks = hooks_from_config(cfg.policy.collect.get('hooks', []), 'policy.collect.hooks', CollectorHook)
         self.evaluator_hooks = hooks_from_config(cfg.policy.eval.evaluator.get('hooks', []), 'policy.eval.evaluator.hooks',

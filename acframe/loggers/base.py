@@ -73,6 +73,11 @@ class LoggerBackend:
             raise ConfigError(f"logger.backends names '{name}' but {cls.requires} is not installed; "
                               f"{how} (or drop '{name}' from logger.backends)")
 
+    @classmethod
+    def pin_config(cls, cfg: Any) -> None:
+        """A new run's start, before its config is saved: make what this backend's keys name relative to the working
+        folder absolute in ``cfg`` (a ``--resume`` from another folder then reaches the same store). Default: nothing."""
+
     def __init__(self, run: LoggerRun) -> None:
         self.run = run
 

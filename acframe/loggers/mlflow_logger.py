@@ -37,6 +37,22 @@ class MLflowLogger(LoggerBackend):
         super().check(cfg)
         check_tracking_uri(cfg.logger.mlflow.tracking_uri)
 
+    @classmethod
+    def pin_config(cls, cfg: Any) -> None:
+        """A local store named relative to the working folder (``sqlite:///mlflow.db``, a folder path; None: MLflow's
+        default, the former, unless ``MLFLOW_TRACKING_URI`` is set) becomes absolute: a resume from another folder
+        opened another store and lost the run (``Run with id=... not found``)."""
+        uri = cfg.logger.mlflow.tracking_uri
+        if uri is None and not os.environ.get('MLFLOW_TRACKING_URI'):
+            uri = 'sqlite:///mlflow.db'
+        if not isinstance(uri, str):
+            return
+        if uri.startswith('sqlite:///') and not uri.startswith('sqlite:////'):
+            uri = 'sqlite:///' + os.path.abspath(uri[len('sqlite:///'):])  # (sqlite:////abs/file.db)
+        elif '://' not in uri:
+            uri = os.path.abspath(uri)
+        cfg.logger.mlflow.tracking_uri = uri
+
     def __init__(self, run: LoggerRun) -> None:
         super().__init__(run)
         from mlflow.tracking import MlflowClient

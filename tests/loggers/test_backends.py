@@ -425,3 +425,34 @@ def test_a_missing_requires_names_the_extra_only_when_the_backend_has_one():
     assert str(info.value) == ("logger.backends names 'theirs' but no_such_module_for_acframe is not installed; install "
                                "the package that provides module no_such_module_for_acframe (or drop 'theirs' from "
                                "logger.backends)")
+
+
+def test_a_relative_mlflow_store_is_pinned_so_a_resume_from_another_folder_continues_the_run(tmp_path):
+    """``logger.mlflow.tracking_uri=sqlite:///rel.db``: the run's config kept it relative, so ``--resume`` from another
+    folder opened a new rel.db there, could not find the MLflow run and logged the rest of the run nowhere."""
+    import subprocess
+    import sys
+
+    first, other = tmp_path / 'a', tmp_path / 'b'
+    first.mkdir()
+    other.mkdir()
+    run = first / 'run'
+    env = dict(os.environ, MLFLOW_TRACKING_URI='')
+    common = dict(capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', '--exp-dir', 'run', '-q',
+                           '--max-env-step', '400', "logger.backends=['mlflow']",
+                           'logger.mlflow.tracking_uri=sqlite:///rel.db'], cwd=first, **common)
+    assert done.returncode == 0, done.stderr
+    with open(run / 'config.json') as f:
+        assert json.load(f)['config']['logger']['mlflow']['tracking_uri'] == f"sqlite:///{first / 'rel.db'}"
+    resumed = subprocess.run([sys.executable, '-m', 'acframe.cli', '--resume', str(run), '-q', '--max-env-step', '800'],
+                             cwd=other, **common)
+    assert resumed.returncode == 0, resumed.stderr
+    assert 'did not open' not in resumed.stderr and not (other / 'rel.db').exists(), resumed.stderr
+    from mlflow.tracking import MlflowClient
+
+    with open(run / 'loggers.json') as f:
+        run_id = json.load(f)['mlflow']['run_id']
+    client = MlflowClient(tracking_uri=f"sqlite:///{first / 'rel.db'}")
+    history = client.get_metric_history(run_id, 'evaluator/return_mean')  # (logged at env steps)
+    assert history and max(m.step for m in history) > 400  # the resumed sitting's points reached the same run
