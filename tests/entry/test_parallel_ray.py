@@ -322,47 +322,46 @@ def test_an_unreachable_ray_address_fails_at_start_up_in_one_line(tmp_path, caps
                           progress=False)
 
 
+def refused_within_seconds(tmp_path, address: str, message: str) -> None:
+    """The parallel pipeline refuses ``address`` with a ``ConfigError`` starting ``--ray-address ADDRESS: message``
+    within 30 s, and writes nothing."""
+    import time
+
+    start = time.monotonic()
+    with pytest.raises(ConfigError, match=rf"^--ray-address {address}: {message}"):
+        parallel_pipeline(cartpole(), exp_dir=str(tmp_path / 'x'), backend='ray', ray_address=address, progress=False)
+    assert time.monotonic() - start < 30 and not os.path.exists(tmp_path / 'x')
+
+
 def test_an_address_where_another_service_listens_fails_at_start_up_in_one_line(tmp_path):
     """An HTTP server on the port: Ray's own connection retried for minutes (about 13 with its defaults); the
     address check now asks for a gRPC answer (a Ray cluster's GCS) and refuses in one line within seconds."""
     import http.server
     import threading
-    import time
 
     server = http.server.HTTPServer((LOOPBACK, 0), http.server.BaseHTTPRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    address = f'{LOOPBACK}:{server.server_address[1]}'
-    start = time.monotonic()
     try:
-        with pytest.raises(ConfigError, match=rf"^--ray-address {address}: something listens there but it is not a "
-                                              rf"Ray cluster"):
-            parallel_pipeline(cartpole(), exp_dir=str(tmp_path / 'x'), backend='ray', ray_address=address,
-                              progress=False)
+        refused_within_seconds(tmp_path, f'{LOOPBACK}:{server.server_address[1]}',
+                               'something listens there but it is not a Ray cluster')
     finally:
         server.shutdown()
         server.server_close()
-    assert time.monotonic() - start < 30 and not os.path.exists(tmp_path / 'x')
 
 
 def test_an_address_where_a_listener_never_answers_fails_in_one_line_after_the_probes_wait(tmp_path):
     """A host that accepts the connection and stays silent (a firewall that drops): named as such, not as another
     service, after the probe's wait (5 s), instead of Ray's minutes of retries."""
     import socket
-    import time
 
     listener = socket.socket()
     listener.bind((LOOPBACK, 0))
     listener.listen(1)  # accepted by the kernel, never answered
-    address = f'{LOOPBACK}:{listener.getsockname()[1]}'
-    start = time.monotonic()
     try:
-        with pytest.raises(ConfigError, match=rf"^--ray-address {address}: the connection opened but nothing answered "
-                                              rf"within 5 s"):
-            parallel_pipeline(cartpole(), exp_dir=str(tmp_path / 'x'), backend='ray', ray_address=address,
-                              progress=False)
+        refused_within_seconds(tmp_path, f'{LOOPBACK}:{listener.getsockname()[1]}',
+                               'the connection opened but nothing answered within 5 s')
     finally:
         listener.close()
-    assert time.monotonic() - start < 30
 
 
 def test_ray_address_alone_means_the_ray_backend_for_a_parallel_run(tmp_path, capsys):
