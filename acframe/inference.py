@@ -71,8 +71,8 @@ class DeterministicActor(nn.Module):
 
     def no_legal_action(self, obs: Any, action: torch.Tensor) -> torch.Tensor:
         """A masked policy's ``action`` with -1 where the observation's ``'action_mask'`` leaves no legal action (a
-        MultiDiscrete row: in any dimension, and then every dimension's action is -1); an exported model cannot
-        raise, ``load_policy`` refuses such observations before acting."""
+        MultiDiscrete row: in any dimension, and then every dimension's action is -1): an exported model cannot
+        raise, and ``act`` answers a batch's such rows the same (one such observation alone it refuses)."""
         if not (isinstance(obs, dict) and ACTION_MASK_KEY in obs):
             return action
         mask = obs[ACTION_MASK_KEY].to(torch.bool)
