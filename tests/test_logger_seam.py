@@ -254,3 +254,57 @@ def test_collector_hooks_in_async_training_see_each_collection_with_its_own_step
     steps = [c['env_step'] for c in collects]
     assert steps == sorted(steps) and all(c['env_step'] >= c['env_steps'] for c in collects) and steps[-1] <= env_steps
     assert sum(c["env_steps"] for c in collects) < env_steps  # (the other workers' steps are theirs)
+
+
+PINNING_MODULE = '''
+import os
+
+from acframe import LOGGER_REGISTRY
+from acframe.loggers import LoggerBackend
+
+
+@LOGGER_REGISTRY.register('store_seam')
+class StoreLogger(LoggerBackend):
+    """tag,step,value lines in a store file named by logger.options.store_seam.file, relative to where a run starts."""
+
+    @classmethod
+    def pin_config(cls, cfg):
+        options = cfg.logger.options.store_seam
+        options.file = os.path.abspath(options.file)
+
+    def __init__(self, run):
+        super().__init__(run)
+        self.out = open(run.cfg.logger.options.store_seam.file, 'a')
+
+    def log_scalar(self, tag, value, step, wall_time):
+        self.out.write(f"{tag},{step},{value}\\n")
+
+    def close(self):
+        self.out.close()
+'''
+
+
+def test_a_user_backend_pins_its_relative_store_and_a_resume_from_elsewhere_writes_there(tmp_path, user_module):
+    """``LoggerBackend.pin_config`` (the seam MLflow's relative store uses): a user's backend makes its option absolute
+    at the run's start, the saved config keeps it, and a ``--resume`` from another folder appends to the same store."""
+    (user_module / 'store_trackers.py').write_text(PINNING_MODULE)
+    first, other = tmp_path / 'a', tmp_path / 'b'
+    first.mkdir()
+    other.mkdir()
+    cfg = first / 'cfg.py'
+    cfg.write_text("from dizoo_configs.cartpole_a2c import main_config, create_config\n"
+                   "main_config['logger'] = dict(backends=['store_seam'], options=dict(store_seam=dict(file='store.csv')))\n"
+                   "main_config['import_names'] = ['store_trackers']\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(user_module), os.environ.get('PYTHONPATH', '')]))
+    run = [sys.executable, '-m', 'acframe.cli']
+    done = subprocess.run(run + ['-c', 'cfg.py', '--exp-dir', 'run', '-q', '--max-env-step', '400'], cwd=first,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    with open(first / 'run' / 'config.json') as f:
+        assert json.load(f)['config']['logger']['options']['store_seam']['file'] == str(first / 'store.csv')
+    lines = (first / 'store.csv').read_text().count('\n')
+    resumed = subprocess.run(run + ['--resume', str(first / 'run'), '--import', 'store_trackers', '-q',
+                                    '--max-env-step', '800'], cwd=other, capture_output=True, text=True, timeout=300,
+                             env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (first / 'store.csv').read_text().count('\n') > lines and not (other / 'store.csv').exists()
