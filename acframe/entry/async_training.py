@@ -135,6 +135,7 @@ class AsyncRun(SerialRun):
         self.worker_num = int(cfg.parallel.async_worker_num)
         #: every worker's env steps and gradient steps (budgets, evaluation and checkpoint schedules count them)
         self.shared_env_step = SharedCounter(context, self.worker_num)
+        self._uncounted_from: Optional[int] = None  # worker 0's collector count before its collection in progress
         self.shared_train_iter = SharedCounter(context, self.worker_num)
         #: each worker's segment being collected (env steps), not yet in ``shared_env_step``: the budget's last
         #: segments are planned with them (``claim_segment``)
@@ -177,7 +178,7 @@ class AsyncRun(SerialRun):
     def collect(self) -> Any:
         """Worker 0's segment; its env steps join the shared count, the other workers' returns join the logs."""
         self._take_returns()
-        self._uncounted_from: Optional[int] = self.collector.env_step
+        self._uncounted_from = self.collector.env_step
         try:
             return super().collect()
         finally:
