@@ -57,6 +57,23 @@ class Unreachable(LoggerBackend):
         self.sent += 1
 
 
+@LOGGER_REGISTRY.register('silent_seam')
+class Silent(LoggerBackend):
+    """A tracker whose server stops answering at the third scalar: it sends the request and waits for the reply."""
+
+    def __init__(self, run):
+        super().__init__(run)
+        self.port, self.sent = run.cfg.logger.options.silent_seam.port, 0
+
+    def log_scalar(self, tag, value, step, wall_time):
+        self.sent += 1
+        if self.sent == 3:
+            import socket
+            conn = socket.create_connection(('127.0.0.1', self.port))
+            conn.sendall(b'POST /log HTTP/1.1\\r\\n\\r\\n')
+            conn.recv(1)
+
+
 @LOGGER_REGISTRY.register('needs_extra_seam')
 class NeedsExtra(LoggerBackend):
     requires = 'acframe_seam_missing_package'
@@ -308,3 +325,46 @@ def test_a_user_backend_pins_its_relative_store_and_a_resume_from_elsewhere_writ
                              env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert (first / 'store.csv').read_text().count('\n') > lines and not (other / 'store.csv').exists()
+
+
+@pytest.fixture
+def silent_peer():
+    """A local TCP port that accepts connections (the kernel's backlog) and never answers: a tracker gone quiet."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(8)
+    yield listener.getsockname()[1]
+    listener.close()
+
+
+def test_a_tracker_that_stops_answering_costs_the_run_one_timeout_and_one_warning(tmp_path, user_module, silent_peer):
+    cfg = write_config(tmp_path, ['tensorboard', 'silent_seam'])
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '10000', '-q', 'logger.timeout_s=0.5',
+              f'logger.options.silent_seam.port={silent_peer}')
+    assert out.returncode == 0, out.stderr
+    warnings = [line for line in out.stderr.splitlines() if line.startswith('acframe: warning:')]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        "acframe: warning: logger backend 'silent_seam' has not returned from log_scalar for "), warnings
+    assert "(logger.timeout_s=0.5); it is dropped for the rest of the run, training goes on (other backends: " \
+           "tensorboard)" in warnings[0]
+    with open(run / 'summary.json') as f:
+        assert json.load(f)['env_steps'] == 10000  # trained to its budget
+    assert max(s.step for s in read_scalars(str(run / 'log')) if s.tag == 'collector/episodes') > 9000
+
+
+def test_an_mlflow_server_that_never_answers_is_left_out_after_the_timeout(tmp_path, user_module, silent_peer):
+    pytest.importorskip('mlflow')
+    cfg = write_config(tmp_path, ['tensorboard', 'mlflow'])
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '800', '-q', 'logger.timeout_s=1',
+              f'logger.mlflow.tracking_uri=http://127.0.0.1:{silent_peer}')
+    assert out.returncode == 0, out.stderr
+    warnings = [line for line in out.stderr.splitlines() if line.startswith('acframe: warning:')]
+    assert warnings == ["acframe: warning: logger backend 'mlflow' did not open within logger.timeout_s=1 s; the run "
+                        "goes on without it"]
+    with open(run / 'summary.json') as f:
+        assert json.load(f)['env_steps'] == 800
+    assert not os.path.exists(run / 'loggers.json')  # no tracker run to continue

@@ -6,17 +6,23 @@ unknown name, a backend whose package is not installed, a destination that canno
 and nothing is written), opens them once the folder is locked (``open_loggers``), and keeps what a backend needs to
 continue the same external run on ``--resume`` (its ``run_record``: ids, never secrets) in ``RUN/loggers.json``.
 
-A backend that raises while the run logs is dropped with one warning line; the others and the run go on.
+A backend that raises while the run logs is dropped with one warning line; the others and the run go on. A backend
+that talks to a tracker (``LoggerBackend.threaded``: W&B, MLflow, a user's by default) is made and called in a thread
+of its own (``BackendThread``), so a tracker that stops answering costs the run at most ``logger.timeout_s`` once:
+its start, a call that runs longer, or its close is one warning line, and the run goes on without it.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
+import queue
 import sys
 import tempfile
+import threading
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError
 from ..registry import LOGGER_REGISTRY
@@ -52,6 +58,10 @@ class LoggerBackend:
     requires: Optional[str] = None
     #: config keys naming folders this backend writes, which must lie outside the run folder (checked at start)
     folder_keys: Tuple[str, ...] = ()
+    #: whether the run makes and calls this backend in a thread of its own (``BackendThread``): a tracker that stops
+    #: answering then costs the run at most ``logger.timeout_s``, not the run. False for backends that write local
+    #: files only (a call is a few µs; handing it to a thread would cost more than the write).
+    threaded: bool = True
 
     @classmethod
     def folders(cls, cfg: Any) -> List[Tuple[str, str]]:
@@ -110,15 +120,157 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+#: calls a threaded backend may have waiting; with more, the run waits for room (at most ``logger.timeout_s``)
+MAX_PENDING = 10_000
+
+
+class DirectBackend:
+    """A backend called on the run's own thread (``LoggerBackend.threaded = False``: local files)."""
+
+    def __init__(self, backend: LoggerBackend) -> None:
+        self.backend = backend
+
+    def call(self, method: str, *args: Any) -> Optional[str]:
+        """``backend.<method>(*args)``: None, or what went wrong in words (the backend is then closed)."""
+        try:
+            getattr(self.backend, method)(*args)
+            return None
+        except Exception as exc:  # noqa: BLE001 - a tracker's failure never stops training
+            with contextlib.suppress(Exception):  # it failed already: closing it is best effort
+                self.backend.close()
+            return f"failed ({_describe(exc)})"
+
+    def close(self, deadline: float) -> Optional[str]:
+        """Close it: None, or what went wrong in words."""
+        try:
+            self.backend.close()
+            return None
+        except Exception as exc:  # noqa: BLE001
+            return f"did not close cleanly ({_describe(exc)}); its last values may be missing"
+
+    def abandon(self) -> None:
+        """Dropped after a failure: nothing more to do (``call`` closed it)."""
+
+
+class BackendThread:
+    """A threaded backend (``LoggerBackend.threaded``): made, called in the order the run logs, and closed in a daemon
+    thread of its own. The run waits only for its start, for its close, and for room when ``MAX_PENDING`` calls wait,
+    each at most ``timeout_s``; a call still running after ``timeout_s`` has it dropped at the run's next call. Only
+    the process that made it calls it (a forked child's copy ignores calls: its thread is not there)."""
+
+    def __init__(self, name: str, make: Callable[[], LoggerBackend], timeout_s: float) -> None:
+        self.name, self.timeout_s = name, float(timeout_s)
+        self.backend: Optional[LoggerBackend] = None
+        self.record: Any = None  # what run_record() returned, once started
+        self.record_error: Optional[BaseException] = None
+        self.error: Optional[BaseException] = None  # what it raised while starting or logging (it stops there)
+        self.close_error: Optional[BaseException] = None
+        self.busy: Optional[Tuple[str, float]] = None  # (method, time.monotonic() at its start) of the call running
+        self.abandoned = False  # dropped while stuck: it closes and stops once the call it is in returns, if ever
+        self.pid = os.getpid()
+        self.started = threading.Event()  # made (or failed to be) and its run_record asked
+        self.ended = threading.Event()  # closed, failed or abandoned: the thread is done
+        self._calls: queue.Queue = queue.Queue(MAX_PENDING)  # (method, args); None: close
+        self._thread = threading.Thread(target=self._serve, args=(make,), name=f'acframe-logger-{name}', daemon=True)
+        self._thread.start()
+
+    def _serve(self, make: Callable[[], LoggerBackend]) -> None:
+        try:
+            self.busy = ('__init__', time.monotonic())
+            self.backend = make()
+            self.busy = ('run_record', time.monotonic())
+            try:
+                self.record = self.backend.run_record()
+            except Exception as exc:  # noqa: BLE001 - costs a resume its tracker run only (open_loggers says so)
+                self.record_error = exc
+            self.busy = None
+            self.started.set()
+            while not self.abandoned:
+                call = self._calls.get()
+                if call is None:
+                    break
+                self.busy = (call[0], time.monotonic())
+                getattr(self.backend, call[0])(*call[1])
+                self.busy = None
+        except Exception as exc:  # noqa: BLE001 - a tracker's failure never stops training: the run drops it
+            self.error = exc
+        finally:
+            self.busy = None
+            self.started.set()
+            if self.backend is not None:
+                self.busy = ('close', time.monotonic())
+                try:
+                    self.backend.close()
+                except Exception as exc:  # noqa: BLE001
+                    self.close_error = exc
+                self.busy = None
+            self.ended.set()
+
+    def wait_started(self) -> Optional[str]:
+        """Wait (at most ``timeout_s``) for the backend to be made: None, or why it did not open, in words."""
+        if not self.started.wait(self.timeout_s):
+            self.abandoned = True
+            return f"did not open within logger.timeout_s={self.timeout_s:g} s"
+        return f"did not open ({_describe(self.error)})" if self.error is not None else None
+
+    def call(self, method: str, *args: Any) -> Optional[str]:
+        """Hand ``<method>(*args)`` to the thread: None, or why the backend must be dropped, in words."""
+        if os.getpid() != self.pid:
+            return None
+        if self.ended.is_set():
+            return f"failed ({_describe(self.error)})" if self.error is not None else 'stopped'
+        busy = self.busy
+        if busy is not None and time.monotonic() - busy[1] > self.timeout_s:
+            return (f"has not returned from {busy[0]} for {time.monotonic() - busy[1]:.0f} s "
+                    f"(logger.timeout_s={self.timeout_s:g})")
+        try:
+            self._calls.put((method, args), timeout=self.timeout_s)
+        except queue.Full:
+            return f"took no call for logger.timeout_s={self.timeout_s:g} s with {MAX_PENDING} waiting"
+        return None
+
+    def close(self, deadline: float) -> Optional[str]:
+        """Let it make the calls waiting and close, until ``deadline`` (``time.monotonic()``): None, or what went
+        wrong in words."""
+        if os.getpid() != self.pid:
+            return None
+        if not self.ended.is_set():
+            with contextlib.suppress(queue.Full):
+                self._calls.put(None, timeout=max(0.0, deadline - time.monotonic()))
+            self.ended.wait(max(0.0, deadline - time.monotonic()))
+        if not self.ended.is_set():
+            self.abandoned = True
+            busy = self.busy
+            what = f"still in {busy[0]}" if busy is not None else f"{self._calls.qsize()} calls still waiting"
+            return (f"did not finish within logger.timeout_s={self.timeout_s:g} s ({what}); its last values may be "
+                    f"missing")
+        if self.error is not None:
+            return f"failed ({_describe(self.error)}); its last values may be missing"
+        if self.close_error is not None:
+            return f"did not close cleanly ({_describe(self.close_error)}); its last values may be missing"
+        return None
+
+    def abandon(self) -> None:
+        """Dropped: it stops (closing the backend) once the call it is in returns."""
+        self.abandoned = True
+
+
+Handle = Union[DirectBackend, BackendThread]
+
+
 class RunLogger:
     """Every scalar of a run, handed to each open backend with the same tag, step and wall time.
 
     It has tensorboardX's ``add_scalar``/``add_text`` signature, so workers log through it as they logged to a
-    ``SummaryWriter``. A backend that raises is closed, dropped and named in one warning line.
+    ``SummaryWriter``. A backend that raises, or a threaded one that stops answering (``BackendThread``), is closed
+    (or left), dropped and named in one warning line. ``backends`` pairs each name with a ``LoggerBackend`` (called
+    on the caller's thread) or a started ``BackendThread``.
     """
 
-    def __init__(self, backends: List[Tuple[str, LoggerBackend]]) -> None:
-        self.backends: List[Tuple[str, LoggerBackend]] = list(backends)
+    def __init__(self, backends: Sequence[Tuple[str, Union[LoggerBackend, Handle]]], timeout_s: float = 60.0) -> None:
+        self.backends: List[Tuple[str, Handle]] = [
+            (name, b if isinstance(b, (DirectBackend, BackendThread)) else DirectBackend(b)) for name, b in backends]
+        self.timeout_s = float(timeout_s)
 
     @property
     def names(self) -> List[str]:
@@ -126,46 +278,63 @@ class RunLogger:
 
     def add_scalar(self, tag: str, value: Any, step: int, walltime: Optional[float] = None) -> None:
         wall = time.time() if walltime is None else float(walltime)
-        value, step = float(value), int(step)
-        for name, backend in list(self.backends):
-            try:
-                backend.log_scalar(tag, value, step, wall)
-            except Exception as exc:  # noqa: BLE001 - a tracker's failure never stops training
-                self._drop(name, backend, exc)
+        self._each('log_scalar', tag, float(value), int(step), wall)
 
     def add_text(self, tag: str, text: str, step: int, walltime: Optional[float] = None) -> None:
         wall = time.time() if walltime is None else float(walltime)
-        for name, backend in list(self.backends):
-            try:
-                backend.log_text(tag, str(text), int(step), wall)
-            except Exception as exc:  # noqa: BLE001
-                self._drop(name, backend, exc)
+        self._each('log_text', tag, str(text), int(step), wall)
 
     def add_video(self, tag: str, path: str, step: int) -> None:
-        for name, backend in list(self.backends):
-            try:
-                backend.log_video(tag, path, int(step))
-            except Exception as exc:  # noqa: BLE001
-                self._drop(name, backend, exc)
+        self._each('log_video', tag, path, int(step))
 
-    def _drop(self, name: str, backend: LoggerBackend, exc: BaseException) -> None:
-        self.backends = [(n, b) for n, b in self.backends if b is not backend]
+    def _each(self, method: str, *args: Any) -> None:
+        for name, handle in list(self.backends):
+            problem = handle.call(method, *args)
+            if problem is not None:
+                self._drop(name, handle, problem)
+
+    def _drop(self, name: str, handle: Handle, problem: str) -> None:
+        self.backends = [(n, h) for n, h in self.backends if h is not handle]
+        handle.abandon()
         others = ', '.join(self.names) or 'none'
-        warn(f"logger backend '{name}' failed ({_describe(exc)}); it is dropped for the rest of the run, "
-             f"training goes on (other backends: {others})")
-        try:
-            backend.close()
-        except Exception:  # noqa: BLE001 - it failed already: closing it is best effort
-            pass
+        warn(f"logger backend '{name}' {problem}; it is dropped for the rest of the run, training goes on "
+             f"(other backends: {others})")
 
-    def close(self) -> None:
-        """Close every backend; one that fails to close is one warning line."""
+    def close(self) -> List[str]:
+        """Close every backend (the threaded ones given ``timeout_s`` in all to make their waiting calls and close);
+        one that fails, or does not finish in time, is one warning line. Returns the names that closed cleanly."""
         backends, self.backends = self.backends, []
-        for name, backend in backends:
-            try:
-                backend.close()
-            except Exception as exc:  # noqa: BLE001
-                warn(f"logger backend '{name}' did not close cleanly ({_describe(exc)}); its last values may be missing")
+        deadline = time.monotonic() + self.timeout_s
+        clean = []
+        for name, handle in backends:
+            problem = handle.close(deadline)
+            if problem is None:
+                clean.append(name)
+            else:
+                warn(f"logger backend '{name}' {problem}")
+        return clean
+
+
+def start_backend(name: str, cls: type, run: LoggerRun, timeout_s: float) -> Tuple[Optional[Handle], Optional[str]]:
+    """Make backend ``cls`` for ``run``: on this thread, or in a thread of its own when ``cls.threaded`` (waiting
+    at most ``timeout_s`` for it). ``(handle, None)``, or ``(None, why it did not open, in words)``."""
+    if not getattr(cls, 'threaded', True):
+        try:
+            return DirectBackend(cls(run)), None
+        except Exception as exc:  # noqa: BLE001 - a tracker that cannot start never stops training
+            return None, f"did not open ({_describe(exc)})"
+    handle = BackendThread(name, lambda: cls(run), timeout_s)
+    problem = handle.wait_started()
+    return (None, problem) if problem is not None else (handle, None)
+
+
+def run_record_of(handle: Handle) -> Any:
+    """The backend's ``run_record()`` (a threaded backend's, asked when it started); what it raised is raised."""
+    if isinstance(handle, BackendThread):
+        if handle.record_error is not None:
+            raise handle.record_error
+        return handle.record
+    return handle.backend.run_record()
 
 
 def backend_names(cfg: Any) -> List[str]:
@@ -230,22 +399,26 @@ def read_records(exp_dir: str) -> Dict[str, Any]:
 
 def open_loggers(cfg: Any, exp_dir: str, resume: bool) -> RunLogger:
     """Open every backend of ``logger.backends`` for the run folder ``exp_dir`` (created and locked) and keep their
-    run records in ``RUN/loggers.json``. A backend that fails to open is one warning line and left out."""
+    run records in ``RUN/loggers.json``. A backend that fails to open, or does not open within ``logger.timeout_s``,
+    is one warning line and left out."""
     log_dir = os.path.join(exp_dir, 'log')
     os.makedirs(log_dir, exist_ok=True)  # there for every backend, whichever are chosen
     records = read_records(exp_dir) if resume else {}
-    opened: List[Tuple[str, LoggerBackend]] = []
+    timeout_s = float(cfg.logger.timeout_s)
+    opened: List[Tuple[str, Handle]] = []
     for name, cls in zip(backend_names(cfg), check_loggers(cfg)):
         record = records.get(name)
-        try:
-            opened.append((name, cls(LoggerRun(exp_dir, log_dir, cfg, resume, record if isinstance(record, dict) else None))))
-        except Exception as exc:  # noqa: BLE001 - a tracker that cannot start never stops training
-            warn(f"logger backend '{name}' did not open ({_describe(exc)}); the run goes on without it")
-    logger = RunLogger(opened)
+        run = LoggerRun(exp_dir, log_dir, cfg, resume, record if isinstance(record, dict) else None)
+        handle, problem = start_backend(name, cls, run, timeout_s)
+        if handle is None:
+            warn(f"logger backend '{name}' {problem}; the run goes on without it")
+        else:
+            opened.append((name, handle))
+    logger = RunLogger(opened, timeout_s)
     kept = dict(records)
-    for name, backend in opened:
+    for name, handle in opened:
         try:
-            record = backend.run_record()
+            record = run_record_of(handle)
             if record is not None and not isinstance(record, dict):
                 raise TypeError(f"a {type(record).__name__}, not a dict")
             json.dumps(record, sort_keys=True)  # as atomic_write_json writes it
@@ -302,20 +475,20 @@ def upload_videos(cfg: Any, exp_dir: str, videos: List[str], step: int) -> List[
         return []
     try:
         records = read_records(exp_dir)
-        opened: List[Tuple[str, LoggerBackend]] = []
+        timeout_s = float(cfg.logger.timeout_s)
+        opened: List[Tuple[str, Handle]] = []
         for name, cls in classes:
             record = records.get(name)
-            try:
-                opened.append((name, cls(LoggerRun(exp_dir, os.path.join(exp_dir, 'log'), cfg, True,
-                                                   record if isinstance(record, dict) else None))))
-            except Exception as exc:  # noqa: BLE001 - an upload that cannot start leaves the videos on disk
-                warn(f"logger backend '{name}' did not open ({_describe(exc)}); the videos are not uploaded to it")
-        logger = RunLogger(opened)
+            run = LoggerRun(exp_dir, os.path.join(exp_dir, 'log'), cfg, True, record if isinstance(record, dict) else None)
+            handle, problem = start_backend(name, cls, run, timeout_s)
+            if handle is None:  # an upload that cannot start leaves the videos on disk
+                warn(f"logger backend '{name}' {problem}; the videos are not uploaded to it")
+            else:
+                opened.append((name, handle))
+        logger = RunLogger(opened, timeout_s)
         for path in sorted(videos):
             logger.add_video(f"eval/video/{os.path.splitext(os.path.basename(path))[0]}", path, step)
-        uploaded = logger.names
-        logger.close()
-        return uploaded
+        return logger.close()  # (the backends that took every video: a threaded one's failure shows at its close)
     finally:
         lock.release()
 

@@ -58,6 +58,8 @@ def _moved_warning(path: str, what: str, fresh: str) -> None:
 class TensorBoardLogger(LoggerBackend):
     """``RUN/log/events.out.tfevents.*`` through ``RunWriter`` (what ``-m plot`` and TensorBoard read)."""
 
+    threaded = False  # local files (tensorboardX writes them from a thread of its own)
+
     def __init__(self, run: LoggerRun) -> None:
         super().__init__(run)
         self.writer = RunWriter(run.log_dir)
@@ -95,6 +97,8 @@ class JsonlLogger(LoggerBackend):
     """``RUN/log/scalars.jsonl``: one JSON object per scalar, ``{"tag", "step", "value", "wall_time"}``, appended
     (a resumed run continues the file; a line a killed run left half-written is cut off first). Written through a
     buffer flushed every ``logger.jsonl.flush_every_s`` seconds and at the end."""
+
+    threaded = False  # a local file: a line is a few µs
 
     def __init__(self, run: LoggerRun) -> None:
         super().__init__(run)
