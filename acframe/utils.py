@@ -143,10 +143,21 @@ def _write_failure(path: str, exc: BaseException) -> OSError:
 _NDARRAY = '__ndarray__'
 
 
-def to_plain_data(obj: Any) -> Any:
+class NotPlainData(TypeError):
+    """What ``to_plain_data`` met that a checkpoint cannot hold: ``where`` (the key path, e.g. ``buffer.items[0]``)
+    and ``kind`` (the object's type, with its module)."""
+
+    def __init__(self, where: str, kind: str, why: str = '') -> None:
+        self.where, self.kind, self.what = where, kind, why or f'a {kind}'
+        super().__init__(f"{where or 'the state'}: {why or f'a {kind}'} is not plain data (checkpoints hold tensors, "
+                         f"numpy arrays, numbers, strings, None and dicts/lists/tuples of them)")
+
+
+def to_plain_data(obj: Any, where: str = '') -> Any:
     """``obj`` made of what ``torch.load(weights_only=True)`` reads: tensors, numbers, str, bytes, None and
     dicts/lists/tuples of those. numpy arrays become ``{'__ndarray__': bytes, 'dtype', 'shape'}`` and numpy
-    scalars Python numbers; anything else (an object that would need unpickling) is a ``TypeError``."""
+    scalars Python numbers; anything else (an object that would need unpickling) is a ``NotPlainData`` naming where
+    it is (``where``: the path of ``obj`` itself)."""
     import numpy as np
     import torch
 
@@ -156,17 +167,18 @@ def to_plain_data(obj: Any) -> Any:
         return obj
     if isinstance(obj, np.ndarray):
         if obj.dtype.hasobject:
-            raise TypeError(f"a numpy array of dtype {obj.dtype} is not plain data")
+            raise NotPlainData(where, 'numpy.ndarray', f"a numpy array of dtype {obj.dtype}")
         return {_NDARRAY: np.ascontiguousarray(obj).tobytes(), 'dtype': obj.dtype.str, 'shape': list(obj.shape)}
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, dict):
-        return {key: to_plain_data(value) for key, value in obj.items()}
+        return {key: to_plain_data(value, f"{where}.{key}" if where else str(key)) for key, value in obj.items()}
     if isinstance(obj, tuple):
-        return tuple(to_plain_data(v) for v in obj)
+        return tuple(to_plain_data(v, f"{where}[{i}]") for i, v in enumerate(obj))
     if isinstance(obj, list):
-        return [to_plain_data(v) for v in obj]
-    raise TypeError(f"{type(obj).__name__} is not plain data (checkpoints hold tensors, arrays, numbers and strings)")
+        return [to_plain_data(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    raise NotPlainData(where, kind)
 
 
 def from_plain_data(obj: Any) -> Any:

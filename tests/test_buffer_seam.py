@@ -44,6 +44,44 @@ class ClippedPriorities(PrioritizedReplayBuffer):
         with open(self.log_file, 'w') as f:
             json.dump({'updates': self.updates, 'clip': self.priority_clip, 'alpha': self.priorities.alpha,
                        'max_priority': self.priorities.max_priority}, f)
+
+
+@BUFFER_REGISTRY.register('tree_state_seam')
+class TreeState:
+    """From the contract alone: a list of the unrolls pushed, uniform sampling; its state_dict hands back the
+    treetensor trees themselves (not plain data)."""
+
+    reuses_data = True
+    sample_kind = 'unrolls'
+
+    def __init__(self, replay_buffer_size, seed=0, **kwargs):
+        self.items, self.size, self.rng = [], replay_buffer_size, np.random.default_rng(seed)
+
+    def push(self, samples):
+        import treetensor.torch as ttorch
+        self.items += [samples[i].clone() for i in range(len(next(iter(samples.values()))))]
+        self.items = self.items[-self.size:]
+
+    def __len__(self):
+        return len(self.items)
+
+    def sample(self, batch_size):
+        import treetensor.torch as ttorch
+        if len(self.items) < batch_size:
+            return None
+        return ttorch.stack([self.items[i] for i in self.rng.choice(len(self.items), batch_size)], dim=1)
+
+    def state_dict(self):
+        return {'items': list(self.items)}
+
+    def load_state_dict(self, state):
+        self.items = list(state['items'])
+
+    def rng_state(self):
+        return self.rng.bit_generator.state
+
+    def set_rng_state(self, state):
+        self.rng.bit_generator.state = state
 '''
 
 CONFIG = '''
@@ -287,3 +325,22 @@ def test_a_buffer_that_cannot_serve_the_run_is_refused_before_anything_is_writte
               '--max-train-iter', '12', override)
     assert out.returncode == 2 and message in out.stderr, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / 'run').exists()
+
+
+def test_a_user_buffer_whose_state_is_not_plain_data_stops_the_run_after_its_first_updates_in_one_line(tmp_path,
+                                                                                                    user_setup):
+    out = cli(tmp_path, user_setup, '-c', 'cfg.py', '--exp-dir', 'run', '--max-train-iter', '5000', '-q',
+              'policy.other.replay_buffer.type=tree_state_seam', 'policy.other.replay_buffer.save_in_checkpoint=True',
+              'policy.learn.learner.save_ckpt_freq=1000', 'policy.learn.learner.log_freq=1')
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode != 0 and len(lines) == 1 and 'Traceback' not in out.stderr, out.stderr
+    path = tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth'
+    assert lines[0].startswith(f"acframe: error: cannot write the checkpoint run/ckpt/ckpt_latest.pth: buffer.items[0] is a "
+                               f"treetensor.torch.tensor.Tensor, which a checkpoint cannot hold"), lines
+    assert "the replay buffer's state_dict() (policy.other.replay_buffer.save_in_checkpoint=True) must return plain " \
+           "data" in lines[0] and lines[0].endswith('(the previous one is intact)')
+    import torch
+    assert torch.load(path, weights_only=True)['train_iter'] == 0  # the start's checkpoint, intact and loadable
+    from acframe.logs import read_scalars
+    steps = [s.step for s in read_scalars(str(tmp_path / 'run' / 'log')) if s.tag.startswith('learner/')]
+    assert 0 < max(steps) < 50  # found after the first round's updates, not 1000 iterations later

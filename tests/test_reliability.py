@@ -24,14 +24,16 @@ def test_every_bad_input_is_one_clear_line_and_writes_nothing():
     assert not failures, '\n'.join(failures)
 
 
-def test_trying_a_bad_input_or_a_fault_leaves_no_folder_behind():
+def test_trying_a_bad_input_or_a_fault_leaves_no_folder_behind(tmp_path, monkeypatch):
+    monkeypatch.setenv('TMPDIR', str(tmp_path))  # its own temporary folder: another test's scratch is not counted
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+
     def scratch():
         return set(glob.glob(os.path.join(tempfile.gettempdir(), 'acframe_bad_input_*'))
                    + glob.glob(os.path.join(tempfile.gettempdir(), 'acframe_fault_*')))
-    before = scratch()
     run_input(CASES[0], timeout_s=60)
     run_fault('lock file left by a dead process')
-    assert scratch() == before
+    assert scratch() == set() and tempfile.gettempdir() == str(tmp_path)
 
 
 # (the other faults have their own tests in test_failure_semantics.py; bench/reliability.py runs them all)

@@ -96,7 +96,7 @@ POLICY_COMMON = dict(
         learner=dict(
             # (int > 0) Print and log training statistics every this many learner iterations.
             log_freq=50,
-            # (int >= 0) Write the latest checkpoint every this many learner iterations (0: only at the start and the end).
+            # (int >= 0) Write the latest checkpoint every this many learner iterations, and once after the first round that trains (a state a checkpoint cannot hold then shows at once); 0: only at the start, after that round and at the end.
             save_ckpt_freq=1000,
             # (float >= 0) Also write it when this many seconds passed since the last one (0: off): a killed run loses at most this much.
             save_ckpt_every_s=300.0,

@@ -17,7 +17,22 @@ import numpy as np
 import torch
 
 from ..errors import AcframeError, CheckpointError, ConfigError, NonFiniteError, PolicyError, call_user_code, user_code_error
-from ..utils import atomic_torch_save, from_plain_data, nonfinite_tensor_names
+from ..utils import NotPlainData, atomic_torch_save, from_plain_data, nonfinite_tensor_names
+
+
+def not_plain_fix(exc: NotPlainData) -> str:
+    """What a checkpoint could not hold, where it came from, and the fix, in words."""
+    where = exc.where or 'the state'
+    if where.startswith('buffer.') or where == 'buffer':
+        owner = ("the replay buffer's state_dict() (policy.other.replay_buffer.save_in_checkpoint=True) must return "
+                 "plain data: convert a treetensor tree with acframe.data.tree.to_dict (and make_tree in "
+                 "load_state_dict), or set policy.other.replay_buffer.save_in_checkpoint=False")
+    elif where.startswith('policy.'):
+        owner = "the policy's state_dict parts (_state_dict_learn, _state_dict_collect) must return plain data"
+    else:
+        owner = "every part of a checkpoint must be plain data"
+    return (f"{where} is {exc.what}, which a checkpoint cannot hold (tensors, numpy arrays, numbers, strings, None "
+            f"and dicts/lists/tuples of them: it is read back with weights_only=True); {owner}")
 
 
 class LearnerHook:
@@ -107,8 +122,10 @@ def check_info(info: Any) -> None:
 
 class CheckpointHook(LearnerHook):
     """At the end of a pipeline round, write ``ckpt_latest.pth`` when ``freq`` more iterations or ``every_s``
-    more seconds have passed since the last one (so a killed run loses at most that much). ``agree`` (data-parallel
-    learners) turns one rank's verdict into every rank's (True when any rank's is), since each rank has its own clock."""
+    more seconds have passed since the last one (so a killed run loses at most that much), and at the end of the
+    first round that trained (so what a checkpoint cannot hold, such as a user buffer's state that is not plain data,
+    stops the run after its first updates, not ``freq`` iterations later). ``agree`` (data-parallel learners) turns
+    one rank's verdict into every rank's (True when any rank's is), since each rank has its own clock."""
 
     def __init__(self, freq: int, every_s: float = 0.0, agree: Optional[Callable[[bool], bool]] = None) -> None:
         self.freq = freq
@@ -116,15 +133,18 @@ class CheckpointHook(LearnerHook):
         self.agree = agree
         self._last_saved = 0
         self._last_saved_at = time.monotonic()
+        self._trained_saved = False  # a checkpoint written since this process first trained
 
     def after_round(self, learner: 'Learner') -> None:
         due_by_iter = self.freq and learner.train_iter // self.freq > self._last_saved // self.freq
         due_by_time = self.every_s > 0 and time.monotonic() - self._last_saved_at >= self.every_s
-        due = bool(due_by_iter or due_by_time)
+        due_first = not self._trained_saved and learner.train_iter > self._last_saved
+        due = bool(due_by_iter or due_by_time or due_first)
         if self.agree is not None:
             due = self.agree(due)
         if due:
             learner.save_checkpoint('ckpt_latest.pth')
+            self._trained_saved = learner.train_iter > self._last_saved or self._trained_saved
             self._last_saved = learner.train_iter
             self._last_saved_at = time.monotonic()
 
@@ -258,6 +278,9 @@ class Learner:
             if self._folder_existed and not os.path.isdir(os.path.dirname(path)):
                 os.mkdir(os.path.dirname(path))  # ckpt/ only: a run folder moved meanwhile is FileNotFoundError
             atomic_torch_save(state, path, make_folder=not self._folder_existed)
+        except NotPlainData as exc:
+            raise CheckpointError(f"cannot write the checkpoint {path}: {not_plain_fix(exc)} (the previous one is "
+                                  f"intact)") from exc
         except OSError as exc:
             self._refuse_a_folder_that_went_away(path)  # moved between the check above and the write
             raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc} (the previous one is intact); "

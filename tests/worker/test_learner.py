@@ -91,7 +91,7 @@ def test_log_hook_writes_the_mean_every_n_iterations_to_tensorboard_and_console(
     assert echoed == ['[learner] iter 3: loss=2 cur_lr=0.1', '[learner] iter 6: loss=5 cur_lr=0.1']
 
 
-def test_checkpoint_hook_writes_the_latest_checkpoint_every_n_iterations(tmp_path):
+def test_checkpoint_hook_writes_the_latest_checkpoint_after_the_first_round_then_every_n_iterations(tmp_path):
     learner = Learner(CountingLearnMode(), str(tmp_path), hooks=[CheckpointHook(freq=4)],
                       state_provider=lambda: {'env_step': 123})
     path = tmp_path / 'ckpt' / 'ckpt_latest.pth'
@@ -101,7 +101,7 @@ def test_checkpoint_hook_writes_the_latest_checkpoint_every_n_iterations(tmp_pat
         learner.end_round()
         if path.exists():
             saved_at.append(load_checkpoint(str(path))['train_iter'])
-    assert sorted(set(saved_at)) == [4, 8]
+    assert sorted(set(saved_at)) == [1, 4, 8]  # the first round that trained: what cannot be saved shows at once
     state = load_checkpoint(str(path))
     assert state['env_step'] == 123 and 'model' in state['policy']
 
@@ -191,12 +191,16 @@ def test_a_time_based_checkpoint_is_written_when_its_seconds_have_passed(tmp_pat
 
     hook = CheckpointHook(freq=0, every_s=60.0)
     hook.after_round(FakeLearner())
-    assert saved == []
-    clock[0] += 61.0
+    assert saved == [('ckpt_latest.pth', 100.0)]  # the first round that trained
     hook.after_round(FakeLearner())
-    assert saved == [('ckpt_latest.pth', 161.0)]
+    clock[0] += 59.0
     hook.after_round(FakeLearner())
     assert len(saved) == 1
+    clock[0] += 2.0
+    hook.after_round(FakeLearner())
+    assert saved[1:] == [('ckpt_latest.pth', 161.0)]
+    hook.after_round(FakeLearner())
+    assert len(saved) == 2
 
 
 class FailingHook(LearnerHook):
