@@ -250,6 +250,53 @@ def test_a_model_with_only_the_documented_forward_trains_collects_and_bootstraps
     assert policy._model.calls == {'compute_actor', 'compute_critic', 'compute_actor_critic'}
 
 
+# ---- a user's recurrent form: policy.model.rnn's keys are checked as the built-in policies' are ---------------------
+class RecurrentReinforce(ReinforcePolicy):
+    """``supports_rnn`` without a ``model.rnn`` block of its own: the recurrent core's keys come with it."""
+
+    supports_rnn = True
+
+
+def test_a_users_recurrent_policy_takes_the_cores_keys_without_declaring_them_and_refuses_their_typos(tmp_path):
+    from acframe.config import compile_config
+    from acframe.errors import ConfigError
+
+    POLICY_REGISTRY.register(NAME, RecurrentReinforce, force=True)
+    cfg = compile_config(config(), ['policy.model.rnn.type=gru', 'policy.model.rnn.hidden_size=32'])
+    assert cfg.policy.model.rnn == dict(type='gru', hidden_size=32, num_layers=1, input_norm=False)
+    with pytest.raises(ConfigError, match=r"unknown config key 'policy.model.rnn.num_layerz'; did you mean 'policy.model.rnn.num_layers'"):
+        compile_config(config(), ['policy.model.rnn.type=gru', 'policy.model.rnn.num_layerz=2'])
+    with pytest.raises(ConfigError, match=r"policy.model.rnn.hidden_size.*4096"):
+        compile_config(config(), ['policy.model.rnn.hidden_size=0'])
+
+
+def test_a_key_under_model_rnn_that_no_core_takes_is_refused_for_a_policy_that_passes_the_block_on(tmp_path):
+    from acframe.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^unknown config key 'policy.model.rnn.num_layerz'; did you mean "
+                                          r"'policy.model.rnn.num_layers'\?$"):
+        serial_pipeline_onpolicy(config(), overrides=['policy.model.rnn.num_layerz=8'], exp_dir=str(tmp_path / 'run'),
+                                 max_env_step=64, progress=False)
+    assert not (tmp_path / 'run').exists()
+
+
+def test_a_model_that_takes_rnn_through_kwargs_but_builds_no_core_is_refused(tmp_path):
+    from acframe import MODEL_REGISTRY
+    from acframe.errors import ConfigError
+
+    POLICY_REGISTRY.register(NAME, RecurrentReinforce, force=True)
+    MODEL_REGISTRY.register('forward_only_seam_test', ForwardOnlyModel)
+    try:
+        with pytest.raises(ConfigError, match=r"^policy.model.rnn.type='lstm': model 'forward_only_seam_test' was built "
+                                              r"without a recurrent core \(its 'recurrent' attribute is not True\)"):
+            serial_pipeline_onpolicy(config(), overrides=["policy.model.type='forward_only_seam_test'",
+                                                          'policy.model.rnn.type=lstm'],
+                                     exp_dir=str(tmp_path / 'run'), max_env_step=64, progress=False)
+    finally:
+        MODEL_REGISTRY._entries.pop('forward_only_seam_test', None)
+    assert not (tmp_path / 'run').exists()
+
+
 # ---- a policy that breaks the contract: one line naming the method and the fix, and no run folder ----------------
 class MisspelledLearn(ReinforcePolicy):
     _forward_learning = ReinforcePolicy._forward_learn

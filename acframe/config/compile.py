@@ -109,6 +109,12 @@ def policy_defaults(policy_type: str) -> Tuple[dict, Dict[str, str]]:
         own, comments = cls.default_config(), class_comments(cls)
     own = copy.deepcopy(own)
     own.pop('type', None)
+    if found is None and getattr(cls, 'supports_rnn', False) and not isinstance(own.get('model', {}).get('rnn'), dict):
+        from .introspect import module_dict_config  # (a user's recurrent policy: the core's keys, as the built-ins')
+
+        rnn, rnn_comments = module_dict_config('acframe.config.defaults', 'RECURRENT_MODEL')
+        own['model'] = {**own.get('model', {}), **copy.deepcopy(rnn)}
+        comments = {**comments, **{f"model.{key}": text for key, text in rnn_comments.items()}}
     return deep_merge(copy.deepcopy(D.POLICY_COMMON), own, path='policy', strict=False), comments
 
 

@@ -85,6 +85,22 @@ ENV = dict(
     ),
 )
 
+#: ``policy.model`` of a policy class with ``supports_rnn = True`` whose own ``config`` does not declare ``model.rnn``
+#: (a user's policy): the recurrent core's keys, checked as the built-in policies' are
+RECURRENT_MODEL = dict(
+    # (dict) A recurrent core (LSTM/GRU) between the encoder and the heads; the base Policy's modes carry one state per env (docs/custom_policy.md, "A recurrent form").
+    rnn=dict(
+        # (str in {'lstm', 'gru'} or None) Recurrent core between the encoder and the heads, one hidden state per env carried across steps and reset where an episode starts (docs/recurrent.md); None: feed-forward.
+        type=None,
+        # (int in [1, 4096]) Units of each recurrent layer (the heads read its output).
+        hidden_size=64,
+        # (int in [1, 16]) Stacked recurrent layers.
+        num_layers=1,
+        # (bool) A LayerNorm (learned scale and shift) on the core's input, the encoder's features at each step, so their scale cannot drift (docs/recurrent.md).
+        input_norm=False,
+    ),
+)
+
 POLICY_COMMON = dict(
     # (str) Registered policy name; set by create_config.policy.type.
     type='',

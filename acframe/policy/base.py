@@ -333,6 +333,15 @@ class Policy:
             raise ConfigError(f"policy.model.rnn.type='{rnn_type(kwargs['rnn'])}': model '{name}' has no recurrent core; "
                               f"use {use}a model whose constructor takes rnn, or set policy.model.rnn.type=None")
         if isinstance(kwargs.get('rnn'), Mapping):
+            from ..registry import closest
+            declared = type(self).default_config().get('model', {}).get('rnn')  # (the learn mode's: seq_len, burn_in)
+            known = RNN_MODEL_KEYS + tuple(k for k in (declared if isinstance(declared, Mapping) else {})
+                                           if k not in RNN_MODEL_KEYS)
+            for key in kwargs['rnn']:
+                if key not in known:  # (a policy that does not declare the block passes it on unchecked)
+                    hint = closest(key, known, cutoff=0.6)
+                    raise ConfigError(f"unknown config key 'policy.model.rnn.{key}'" + (
+                        f"; did you mean 'policy.model.rnn.{hint}'?" if hint else f"; valid keys: {', '.join(known)}"))
             kwargs['rnn'] = {k: kwargs['rnn'][k] for k in RNN_MODEL_KEYS if k in kwargs['rnn']}
         if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
             from ..config.foreign_names import foreign_name_message
@@ -347,9 +356,15 @@ class Policy:
                     raise ConfigError(f"unknown config key 'policy.model.{key}' for model '{name}'{extra_hint}")
         self._check_model_memory(name, lambda: model_cls(**kwargs))
         try:
-            return model_cls(**kwargs)
+            model = model_cls(**kwargs)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"policy.model: cannot build model '{name}': {exc}") from exc
+        asked = rnn_type(kwargs.get('rnn'))
+        if asked and not getattr(model, 'recurrent', False):  # (it took rnn through **kwargs and dropped it)
+            raise ConfigError(f"policy.model.rnn.type='{asked}': model '{name}' was built without a recurrent core "
+                              f"(its 'recurrent' attribute is not True); give it one (docs/custom_policy.md, "
+                              f"\"A recurrent form\") or set policy.model.rnn.type=None")
+        return model
 
     def _check_model_memory(self, name: str, build: Callable[[], nn.Module]) -> None:
         """``ConfigError`` when the model ``build`` makes would not fit in the memory available: it is built once on
