@@ -7,7 +7,7 @@ treetensor tree at the end.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import torch
@@ -97,7 +97,7 @@ class SampleCollector:
                 put_obs(obs_buf, t, obs_np)
                 out = forward(_row(obs_buf, t))
                 if t == 0:
-                    check_action_output(out, '_forward_collect', num_envs)
+                    check_action_output(out, '_forward_collect', num_envs, action_space=self.env.action_space)
                     outputs = {k: [] for k in out}
                 for key, value in out.items():
                     outputs[key].append(value)
@@ -129,10 +129,16 @@ class SampleCollector:
                       action: Optional[torch.Tensor]) -> None:
         """One vectorized test per segment (not per step): NaN/inf from an env or the policy is an error naming
         the env index, its seed and the env step (and the key of a Dict observation) — never trained on."""
+        bad_action = None  # (step, env) of the first NaN/inf action: what the env returned after it is its echo
+        if action is not None and action.is_floating_point():
+            finite = torch.isfinite(action.reshape(action.shape[0], action.shape[1], -1)).all(dim=2)
+            if not bool(finite.all()):
+                bad_action = tuple(int(i) for i in torch.nonzero(~finite)[0])
+        steps = reward.shape[0] if bad_action is None else bad_action[0]  # the steps whose data came before it
         keys = list(obs) if isinstance(obs, Mapping) else [None]
         names = {key: '' if key is None else f" '{key}'" for key in keys}
-        checks = ([(f'observation{names[k]}', _part(obs, k)) for k in keys] + [('reward', reward)]
-                  + [(f'final observation{names[k]}', _part(final_obs, k)) for k in keys])
+        checks = ([(f'observation{names[k]}', _part(obs, k)[:steps + 1]) for k in keys] + [('reward', reward[:steps])]
+                  + [(f'final observation{names[k]}', _part(final_obs, k)[:steps]) for k in keys])
         for what, data in checks:
             if data.dtype.kind == 'f' and not np.isfinite(data).all():  # (uint8 images are always finite)
                 t, env = np.argwhere(~np.isfinite(data.reshape(data.shape[0], data.shape[1], -1)).all(axis=2))[0]
@@ -140,8 +146,12 @@ class SampleCollector:
                 seed = self.env.seeds[int(env)] if int(env) < len(self.env.seeds) else '?'
                 raise EnvNonFiniteError(f"collector env {int(env)} (seed {seed}) returned a NaN/inf {what} "
                                      f"near env step {step}; fix the env (or wrap it to clip/replace such values)")
-        if action is not None and action.is_floating_point() and not bool(torch.isfinite(action).all()):
-            raise NonFiniteError("the policy produced a NaN/inf action: its weights or inputs are not finite")
+        if bad_action is not None:
+            t, env = bad_action
+            seed = self.env.seeds[env] if env < len(self.env.seeds) else '?'
+            raise NonFiniteError(f"the policy gave a NaN/inf action to collector env {env} (seed {seed}) at env step "
+                                 f"{self.env_step + t * self.env.num_envs}, from a finite observation: its weights or "
+                                 f"its outputs are not finite (the env is not at fault)")
 
     def pop_episode_stats(self) -> Dict[str, List[float]]:
         """Returns and lengths of the training episodes finished since the last call."""
@@ -166,10 +176,12 @@ class SampleCollector:
         return restored
 
 
-def check_action_output(out: Any, method: str, num_envs: int, all_tensors: bool = True) -> None:
+def check_action_output(out: Any, method: str, num_envs: int, all_tensors: bool = True,
+                        action_space: Any = None) -> None:
     """A ``PolicyError`` in one line when a policy's ``method`` (``_forward_collect``, ``_forward_eval``) gave what the
-    workers cannot use: they take a dict whose ``action`` is a tensor ``(num_envs, ...)`` (and, collecting, whose
-    every value is a tensor ``(num_envs, ...)``: the segment stores them)."""
+    workers cannot use: they take a dict whose ``action`` is a tensor ``(num_envs, ...)``, each env's action of the
+    shape of ``action_space`` (when given: a Discrete, MultiDiscrete, MultiBinary or Box space), and, collecting, whose
+    every value is a tensor ``(num_envs, ...)``: the segment stores them."""
     why = None
     if not isinstance(out, Mapping):
         why = f"returned a {type(out).__module__}.{type(out).__qualname__}, not a dict"
@@ -184,9 +196,25 @@ def check_action_output(out: Any, method: str, num_envs: int, all_tensors: bool 
                 why = f"gave '{key}' of shape {tuple(value.shape)}, not ({num_envs}, ...) for its {num_envs} envs"
             if why is not None:
                 break
+        want = action_row_shape(action_space)
+        if why is None and want is not None and tuple(out['action'].shape[1:]) != want:
+            why = (f"gave 'action' of shape {tuple(out['action'].shape)} for {num_envs} envs whose action space is "
+                   f"{action_space}: each env's action has shape {want}, the space's (check the model's action_shape)")
     if why is not None:
         raise PolicyError(f"the policy's {method} {why}; it returns a dict of tensors, one row per env, with the "
                           f"actions under 'action' (docs/custom_policy.md)")
+
+
+def action_row_shape(space: Any) -> Optional[Tuple[int, ...]]:
+    """The shape of one env's action in ``space`` (a gymnasium Discrete, MultiDiscrete, MultiBinary or Box space), or
+    None for other spaces (not checked)."""
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Discrete):
+        return ()
+    if isinstance(space, (spaces.MultiDiscrete, spaces.MultiBinary, spaces.Box)):
+        return tuple(space.shape)
+    return None
 
 
 def _part(buffers: ObsArray, key: Optional[str]) -> np.ndarray:

@@ -98,7 +98,8 @@ class Evaluator:
             while (done_count < quota).any():
                 out = self.policy.forward(obs_to_tensor(obs))
                 if first:
-                    check_action_output(out, '_forward_eval', num_envs, all_tensors=False)
+                    check_action_output(out, '_forward_eval', num_envs, all_tensors=False,
+                                        action_space=getattr(self.env, 'action_space', None))
                     first = False
                 action = out['action']
                 result = self.env.step(action.numpy())

@@ -245,3 +245,75 @@ def test_a_nan_in_a_dict_observations_vector_is_an_error_naming_the_key():
         policy = create_policy(cfg, env.observation_space, env.action_space, enable_field=('collect',))
         with pytest.raises(NonFiniteError, match=r"collector env 0 \(seed 0\) returned a NaN/inf observation 'target'"):
             SampleCollector(env, policy.collect_mode, 2).collect(steps=5)
+
+
+class ScriptedActions:
+    """A collect mode whose actions are given: row ``t`` of ``actions`` at step ``t`` (and for ``reset``)."""
+
+    def __init__(self, actions):
+        self.actions, self.t = actions, 0
+
+    def reset(self):
+        pass
+
+    def forward(self, obs):
+        self.t += 1
+        return {'action': self.actions[self.t - 1]}
+
+
+def pendulums(n=2):
+    from acframe.envs import EnvManager
+    return EnvManager([lambda: gym.make('Pendulum-v1')] * n, list(range(n)))
+
+
+def test_a_nan_action_is_the_policys_error_not_the_env_it_reached():
+    from acframe.errors import NonFiniteError
+
+    actions = torch.zeros(6, 2, 1)
+    actions[3, 1] = float('nan')  # Pendulum steps on it and returns a NaN observation: the policy's fault all the same
+    with pendulums() as env:
+        with pytest.raises(NonFiniteError, match=r"^the policy gave a NaN/inf action to collector env 1 \(seed 1\) at "
+                                                 r"env step 6, from a finite observation: its weights or its outputs "
+                                                 r"are not finite \(the env is not at fault\)$"):
+            SampleCollector(env, ScriptedActions(actions), 2).collect(steps=6)
+
+
+def test_a_nan_observation_before_any_nan_action_is_the_envs_error():
+    from acframe.errors import NonFiniteError
+
+    class NaNAt(gym.ObservationWrapper):
+        def __init__(self, env):
+            super().__init__(env)
+            self.steps = 0
+
+        def observation(self, obs):
+            self.steps += 1
+            return obs * (np.nan if self.steps == 3 else 1.0)
+
+    actions = torch.zeros(6, 2, 1)
+    actions[4:] = float('nan')  # (what a policy gives from a NaN observation)
+    from acframe.envs import EnvManager
+    with EnvManager([lambda: NaNAt(gym.make('Pendulum-v1'))] * 2, [0, 1]) as env:
+        with pytest.raises(NonFiniteError, match=r"^collector env 0 \(seed 0\) returned a NaN/inf observation near env "
+                                                 r"step 4; fix the env"):
+            SampleCollector(env, ScriptedActions(actions), 2).collect(steps=6)
+
+
+@pytest.mark.parametrize('shape, space', [((2, 1), 'Discrete(2)'), ((2,), 'Box(-2.0, 2.0, (1,), float32)')])
+def test_actions_of_another_shape_than_the_action_space_are_the_policys_error_in_one_line(shape, space):
+    from acframe.errors import PolicyError
+
+    discrete = shape == (2, 1)
+    env_id = 'CartPole-v1' if discrete else 'Pendulum-v1'
+    from acframe.envs import EnvManager
+    with EnvManager([lambda: gym.make(env_id)] * 2, [0, 1]) as env:
+        actions = torch.zeros((4,) + shape, dtype=torch.long if discrete else torch.float32)
+        with pytest.raises(PolicyError, match=rf"^the policy's _forward_collect gave 'action' of shape {re_escape(shape)} "
+                                              rf"for 2 envs whose action space is {re_escape(space)}: each env's action "
+                                              rf"has shape {re_escape(() if discrete else (1,))}, the space's"):
+            SampleCollector(env, ScriptedActions(actions), 2).collect(steps=4)
+
+
+def re_escape(value):
+    import re
+    return re.escape(str(value))
