@@ -82,6 +82,14 @@ class TreeState:
 
     def set_rng_state(self, state):
         self.rng.bit_generator.state = state
+
+
+@BUFFER_REGISTRY.register('never_ready_seam')
+class NeverReady(TreeState):
+    """A readiness test that never passes: sample() always returns None."""
+
+    def sample(self, batch_size):
+        return None
 '''
 
 CONFIG = '''
@@ -344,3 +352,14 @@ def test_a_user_buffer_whose_state_is_not_plain_data_stops_the_run_after_its_fir
     from acframe.logs import read_scalars
     steps = [s.step for s in read_scalars(str(tmp_path / 'run' / 'log')) if s.tag.startswith('learner/')]
     assert 0 < max(steps) < 50  # found after the first round's updates, not 1000 iterations later
+
+
+def test_a_run_whose_buffer_never_gives_a_batch_ends_with_a_warning_that_it_learned_nothing(tmp_path, user_setup):
+    out = cli(tmp_path, user_setup, '-c', 'cfg.py', '--exp-dir', 'run', '--max-env-step', '400', '-q',
+              'policy.other.replay_buffer.type=never_ready_seam')
+    assert out.returncode == 0, out.stderr
+    warnings = [line for line in out.stderr.splitlines() if 'warning' in line]
+    assert warnings == ["[acframe] warning: the run made no gradient step in 400 env steps, so it learned nothing: its "
+                        "replay buffer 'never_ready_seam' (len() 24) gave no batch (sample() returned None "
+                        "every time); check the buffer's sample() or its sizes (policy.other.replay_buffer, "
+                        "docs/replay.md), or give the run a larger budget"], out.stderr

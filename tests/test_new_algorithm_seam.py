@@ -481,3 +481,17 @@ def test_valid_setups_the_contract_checks_let_through():
     POLICY_REGISTRY.register(NAME, OwnCheckpointDecaying, force=True)
     with pytest.raises(PolicyError, match=r"set no self._optimizer .* which the base class's _optimizers use"):
         create_policy(compile_config(config()), *spaces, model=NoModeNet())
+
+
+@pytest.mark.parametrize('inference, who', [('actor', r'actor \d: '), ('server', '')])
+def test_a_policy_that_breaks_the_contract_in_a_parallel_actor_stops_the_run_without_restarting_it(tmp_path, inference,
+                                                                                                   who):
+    """A restarted actor runs the same code and breaks the contract again: the run stops at once, as it does serially
+    (it was restarted parallel.max_restarts times first); with an inference server, before the server starts."""
+    from acframe.errors import PolicyError
+
+    POLICY_REGISTRY.register(NAME, CollectsWithoutAction, force=True)
+    with pytest.raises(PolicyError, match=rf"^{who}the policy's _forward_collect returned a dict without 'action' "
+                                          r"\(its keys: act\)"):
+        parallel_pipeline(config(inference=inference), exp_dir=str(tmp_path / 'run'), max_env_step=1280,
+                          backend='local', progress=False)

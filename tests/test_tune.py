@@ -346,3 +346,34 @@ def test_a_trial_is_not_scored_by_its_untrained_weights():
     assert reporter.best == 25.0 and reporter.value() == 25.0
     assert said[0].endswith('eval return 251.10 (the untrained weights: not scored)')
     assert Trial.reported == [(1, 20.0), (2, 25.0)]
+
+
+def test_an_override_of_a_key_the_default_space_searches_keeps_it_fixed_in_every_trial(tmp_path):
+    lines = []
+    record = tune('cartpole_a2c.py', trials=3, budget=400, seeds=[1], study_dir=str(tmp_path / 'study'),
+                  overrides=QUICK + [f'{LR}=0.0123'], echo=lines.append)
+    assert record['trials']['complete'] == 3
+    assert f"[tune] not searched: {LR}, set by an override to 0.0123 in every trial" in lines
+    rows = read_csv(tmp_path / 'study' / 'trials.csv')
+    assert len(rows) == 3 and LR not in rows[0]  # (a column per searched key)
+    for trial in range(3):
+        with open(tmp_path / 'study' / 'trials' / f'trial_{trial:04d}_seed1' / 'config.json') as f:
+            assert json.load(f)['config']['policy']['learn']['learning_rate'] == 0.0123
+
+
+def test_a_key_both_in_the_given_space_and_set_by_an_override_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ConfigError, match=rf"^{LR} is both in the search space and set by an override; drop one"):
+        tune('cartpole_a2c.py', trials=2, budget=400, study_dir=str(tmp_path / 'study'), space=LR_ONLY,
+             use_default_space=False, overrides=[f'{LR}=0.0123'])
+    keys = sorted(default_space(to_plain(compile_config('cartpole_a2c.py'))))
+    base = to_plain(compile_config('cartpole_a2c.py'))
+    every = [f"{key}={json.dumps(_get(base, key))}" for key in keys]
+    with pytest.raises(ConfigError, match=rf"^every key of the search space is set by an override \({keys[0]}, "):
+        tune('cartpole_a2c.py', trials=2, budget=400, study_dir=str(tmp_path / 'study'), overrides=every)
+    assert not (tmp_path / 'study').exists()
+
+
+def _get(cfg, key):
+    for part in key.split('.'):
+        cfg = cfg[part]
+    return cfg

@@ -669,7 +669,20 @@ class RunBase:
             self.close()
         write_run_curves(self.exp_dir, self.progress.message)
         self.progress.result(self._result_line(summary))
+        if summary['train_iters'] == 0 and summary['env_steps'] > 0 and not self.interrupted:
+            self.warn(self._no_update_warning(summary['env_steps']))
         return summary
+
+    def _no_update_warning(self, env_steps: int) -> str:
+        """What a run that ended by its budget without one gradient step says (it learned nothing)."""
+        if self.buffer is not None:
+            name = self.cfg.policy.other.replay_buffer.type
+            why = (f"its replay buffer '{name}' (len() {len(self.buffer)}) gave no batch (sample() returned "
+                   f"None every time); check the buffer's sample() or its sizes (policy.other.replay_buffer, "
+                   f"docs/replay.md), or give the run a larger budget")
+        else:
+            why = "no rollout reached the learner; give the run a larger budget"
+        return f"[acframe] warning: the run made no gradient step in {env_steps} env steps, so it learned nothing: {why}"
 
     def close(self) -> None:
         """Close the progress line, the loggers and what ``_build`` opened; release the folder's lock."""

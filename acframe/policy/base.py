@@ -687,7 +687,7 @@ class Policy:
 
     def _forward_collect_recurrent(self, obs: Any) -> Dict[str, torch.Tensor]:
         """``_forward_collect`` of a recurrent model (see there)."""
-        state, start = self._collect_states.get(_batch_size(obs))
+        state, start = self._collect_states.get(batch_size(obs))
         output = self._compute_actor(obs, state)
         self._collect_states.advance(output.pop('state'))
         latent = output.pop('sde_latent', None)
@@ -739,7 +739,7 @@ class Policy:
         """Default: the mode of the actor's distribution (greedy / mean action), or a sample when
         ``policy.eval.deterministic`` is False; a recurrent model acts from each env's eval state."""
         if self._recurrent:
-            state, _ = self._eval_states.get(_batch_size(obs))
+            state, _ = self._eval_states.get(batch_size(obs))
             output = self._forward_eval_step(obs, state)
             self._eval_states.advance(output.pop('state'))
             return output
@@ -893,11 +893,11 @@ def masked(output: Dict[str, torch.Tensor], mask: Optional[torch.Tensor]) -> Dic
     return output
 
 
-def _batch_size(obs: Any) -> int:
+def batch_size(obs: Any) -> int:
     """The number of observations of a batch: a tensor, a dict of tensors per key, or the tree ``to_device`` makes
     of such a dict on a GPU."""
     if isinstance(obs, Mapping):
-        return _batch_size(next(iter(obs.values())))
+        return batch_size(next(iter(obs.values())))
     return int(lead_shape(obs, 1)[0])
 
 

@@ -17,6 +17,7 @@ __all__ = ['tune', 'DEFAULTS']
 
 #: the tuner's settings when neither the call nor a resumed study gives them
 DEFAULTS = dict(pruner='median', startup_trials=5, warmup_reports=3, reports=10, sampler_seed=0)
+_UNSET = object()
 
 
 def tune(config: Any = None, trials: Optional[int] = None, budget: Optional[int] = None,
@@ -115,7 +116,11 @@ def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Unio
         settings = _resumed_settings(study_dir, config, overrides, trials, given, space_args, imports)
     else:
         overrides = override_list(overrides) + ([('import_names', list(imports))] if imports else [])
-        settings, study_dir = _new_settings(config, overrides, trials, given, space_args, study_dir)
+        settings, study_dir, pinned = _new_settings(config, overrides, trials, given, space_args, study_dir)
+        from ..config.ding_compat import get_path
+        for key in pinned:  # (a key of the default space that an override sets)
+            (echo or (lambda line: None))(f"[tune] not searched: {key}, set by an override to "
+                                          f"{get_path(settings['base_config'], key)!r} in every trial")
     for values in first_values:
         unknown = sorted(set(values) - set(settings['space']))
         if unknown:
@@ -135,7 +140,7 @@ def _new_settings(config: Any, overrides: Sequence[Any], trials: Optional[int], 
                   space_args: tuple, study_dir: Optional[str]) -> Tuple[Dict[str, Any], str]:
     """The settings of a new study (the tuner's defaults where not given) and its folder."""
     from ..config import compile_config
-    from ..config.compile import override_list, to_plain
+    from ..config.compile import override_list, override_value, to_plain
     from .space import build_space
     from .study import holds_study
 
@@ -145,9 +150,20 @@ def _new_settings(config: Any, overrides: Sequence[Any], trials: Optional[int], 
         raise ConfigError("--trials N is missing: how many trials the study should run")
     base = to_plain(compile_config(config, override_list(overrides)))
     settings = {key: (given[key] if given.get(key) is not None else DEFAULTS[key]) for key in DEFAULTS}
+    space = build_space(base, *space_args[:3])
+    pinned = [key for key in space if override_value(overrides, key, _UNSET) is not _UNSET]
+    named = [key for key in pinned if (space_args[0] or {}).get(key) is not None]
+    if named:  # both searched (the space the user gave) and set (an override): which one is meant?
+        raise ConfigError(f"{named[0]} is both in {space_args[2]} and set by an override; drop one of them (an "
+                          f"override keeps the key at its value in every trial)")
+    for key in pinned:  # set by an override: every trial keeps that value (not searched)
+        space.pop(key)
+    if not space:
+        raise ConfigError(f"every key of the search space is set by an override ({', '.join(pinned)}): nothing is "
+                          f"left to search; drop an override or add keys with --space FILE")
     settings.update(trials=trials, budget=int(given['budget'] if given['budget'] is not None else base['max_env_step']),
                     seeds=given['seeds'] if given['seeds'] is not None else [int(base['seed'])],
-                    space=build_space(base, *space_args[:3]), base_config=base)
+                    space=space, base_config=base)
     study_dir = str(study_dir) if study_dir is not None else f"tune_{base['exp_name']}"
     if holds_study(study_dir):
         raise ConfigError(f"--study-dir {study_dir} already holds a study; continue it with --resume {study_dir} "
@@ -155,7 +171,7 @@ def _new_settings(config: Any, overrides: Sequence[Any], trials: Optional[int], 
     from ..runs import is_run_dir
     if os.path.isdir(study_dir) and is_run_dir(study_dir):  # a study's files would mix with the run's
         raise ConfigError(f"--study-dir {study_dir} is a training run's folder; pass a folder of the study's own")
-    return settings, study_dir
+    return settings, study_dir, pinned
 
 
 def _resumed_settings(study_dir: str, config: Any, overrides: Sequence[Any], trials: Optional[int],

@@ -14,7 +14,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from ...errors import AcframeError, EnvContractError, EnvError, EnvTimeoutError
+from ...errors import AcframeError, ConfigError, EnvContractError, EnvError, EnvTimeoutError, PolicyError
 from .messages import EvalRequest, EvalResult, SegmentMessage, WorkerError
 
 
@@ -152,6 +152,8 @@ class Backend:
             raise EnvTimeoutError(f"{who}: {error.message} (or set env.on_step_timeout='restart' to restart the {role})")
         if error is not None and isinstance(error.exception, EnvContractError):  # a restarted env breaks it again
             raise EnvContractError(f"{who}: {error.message}")
+        if error is not None and isinstance(error.exception, (PolicyError, ConfigError)):  # so does the same code
+            raise type(error.exception)(f"{who}: {error.message}")
         self.restarts += 1
         self.failures.append(f"{who} {reason}")
         if self.restarts > self.max_restarts:

@@ -15,9 +15,11 @@ import torch
 from ...envs import make_env_manager
 from ...envs.randomization import DomainRandomizer
 from ...policy import create_policy
+from ...policy.base import batch_size
 from ...registry import import_names
 from ...utils import set_global_seed, set_torch_threads
 from ...worker import Evaluator, SampleCollector
+from ...worker.collector import check_action_output
 from ..evaluate import EVAL_SEED_OFFSET
 from .messages import VERSION_KEY, EvalRequest, EvalResult, SegmentMessage, numpy_to_weights, tree_to_numpy
 
@@ -73,6 +75,7 @@ class BoundedLagCollectMode:
         self.mid_segment_refreshes = 0
         self._stamp = torch.zeros(0, dtype=torch.int64)
         self._stamp_key = (0, -1)
+        self._checked = False  # the collect mode's outputs were checked (its first step)
         self.get_train_sample = collect_mode.get_train_sample
         self.policy_cfg = collect_mode.policy_cfg
         self.unroll_len = getattr(collect_mode, 'unroll_len', 1)
@@ -95,6 +98,9 @@ class BoundedLagCollectMode:
         if newest - self.version > self.max_acting_lag:
             self.max_acting_lag = newest - self.version
         output = self._mode.forward(obs)
+        if not self._checked:  # the first step: the contract, before the action is read here
+            check_action_output(output, '_forward_collect', batch_size(obs))
+            self._checked = True
         envs = int(output['action'].shape[0])  # (obs may be a Dict observation's dict of tensors)
         if self._stamp_key != (envs, self.version):
             self._stamp_key = (envs, self.version)
