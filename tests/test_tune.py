@@ -377,3 +377,35 @@ def _get(cfg, key):
     for part in key.split('.'):
         cfg = cfg[part]
     return cfg
+
+
+@pytest.mark.parametrize('seq_len', [0, 8, 16])
+def test_every_rollout_and_minibatch_of_recurrent_ppos_default_space_is_a_config_that_runs(seq_len):
+    """Half the draws of PPO's default space were refused on cartpole_novel_ppo_lstm.py (a minibatch is whole
+    sequences): with seq_len=0 the two keys are not searched; with seq_len=L every pair left holds whole sequences."""
+    import itertools
+
+    overrides = [f'policy.model.rnn.seq_len={seq_len}']
+    base = to_plain(compile_config('cartpole_novel_ppo_lstm.py', overrides))
+    space = default_space(base)
+    check_space(base, space)
+    if seq_len == 0:
+        assert 'policy.collect.n_sample' not in space and 'policy.learn.batch_size' not in space
+        assert LR in space
+        return
+    pairs = list(itertools.product(space['policy.collect.n_sample'][1], space['policy.learn.batch_size'][1]))
+    assert len(pairs) >= 4
+    for n_sample, batch in pairs:
+        compile_config('cartpole_novel_ppo_lstm.py', overrides + [f'policy.collect.n_sample={n_sample}',
+                                                                  f'policy.learn.batch_size={batch}'])
+
+
+def test_a_study_whose_every_trial_failed_is_an_error_not_a_success(tmp_path, capsys):
+    space = tmp_path / 'space.json'
+    space.write_text(json.dumps({'space': {'policy.learn.batch_size': ['categorical', [48, 80]]},
+                                 'use_default_space': False}))
+    code = main(['-m', 'tune', '-c', 'cartpole_novel_ppo_lstm.py', '--trials', '2', '--budget', '2048', '--space',
+                 str(space), '--study-dir', str(tmp_path / 'study'), '-q'])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("acframe: error: every trial of the study failed (2; the '[tune] trial N "
+                                            "failed' lines and "), err

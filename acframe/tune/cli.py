@@ -68,6 +68,12 @@ def run_tune(args: argparse.Namespace) -> str:
                   seeds=args.seeds, resume=args.resume, overrides=list(args.overrides), pruner=args.pruner,
                   startup_trials=args.startup_trials, echo=None if args.quiet else _echo,
                   progress=None if args.quiet else _echo, imports=args.imports, flag_names=True)
+    counts = record['trials']
+    if record['best'] is None and counts['failed'] and not counts['complete'] and not counts['pruned']:
+        from ..errors import AcframeError
+        raise AcframeError(f"every trial of the study failed ({counts['failed']}; the '[tune] trial N failed' lines and "
+                           f"{record['study_dir']}/trials.csv say why): fix the search space (--space) or the config "
+                           f"and start a new study (--study-dir)")
     return best_line(record)
 
 

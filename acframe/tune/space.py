@@ -120,7 +120,30 @@ def default_space(cfg: Mapping[str, Any]) -> Space:
             rollouts[1] = [n for n in rollouts[1] if n >= own]
         smallest = min(rollouts[1])
         batches[1] = [b for b in batches[1] if b <= smallest or b == own]
+    if policy_type == 'ppo' and rollouts and batches:
+        _fit_recurrent_sequences(cfg, space, num_envs)
     return space
+
+
+def _fit_recurrent_sequences(cfg: Mapping[str, Any], space: Dict[str, Any], num_envs: int) -> None:
+    """A recurrent PPO's minibatches are whole sequences: ``batch_size`` a multiple of the sequence length and each
+    env's rollout a whole number of sequences. With ``rnn.seq_len`` L > 0 only the choices that keep both stay (the
+    config's own pair among them); with L = 0 (a sequence is an env's whole rollout, so the rule ties ``batch_size``
+    to ``n_sample``) both keys are left out of the space: every trial keeps the config's pair."""
+    try:
+        rnn = config_value(cfg, 'policy.model.rnn')
+    except (KeyError, TypeError):
+        return
+    if not isinstance(rnn, Mapping) or not rnn.get('type'):
+        return
+    length = int(rnn.get('seq_len') or 0)
+    if length <= 0:
+        space.pop('policy.collect.n_sample', None)
+        space.pop('policy.learn.batch_size', None)
+        return
+    rollouts, batches = space['policy.collect.n_sample'], space['policy.learn.batch_size']
+    rollouts[1] = [n for n in rollouts[1] if (n // num_envs) % length == 0] or rollouts[1]
+    batches[1] = [b for b in batches[1] if b % length == 0] or batches[1]
 
 
 # ---- reading -------------------------------------------------------------------------------------------
