@@ -132,7 +132,8 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
     set_torch_threads(cfg.policy.learn.torch_threads)
     if state is None:
         state = load_checkpoint(artifacts.checkpoint)
-    policy = create_policy(cfg, observation_space, action_space, enable_field=tuple(enable_field))
+    policy = create_policy(cfg, observation_space, action_space, enable_field=tuple(enable_field),
+                           model=artifacts.model)
     load_model_weights(policy, state, artifacts.checkpoint)
     policy.model.eval()
     return policy
@@ -390,7 +391,7 @@ def _batch_size(batch: Any) -> int:
 
 
 def load_policy(target: Union[str, os.PathLike], config: Optional[Any] = None,
-                overrides: Sequence[str] = (), imports: Sequence[str] = ()) -> LoadedPolicy:
+                overrides: Sequence[str] = (), imports: Sequence[str] = (), model: Any = None) -> LoadedPolicy:
     """A trained policy from a run folder (its best checkpoint, else its latest) or a ``.pth`` checkpoint.
 
     Args:
@@ -400,5 +401,7 @@ def load_policy(target: Union[str, os.PathLike], config: Optional[Any] = None,
         imports: modules to import for the run folder's ``import_names`` (its custom envs or policies), as
             ``--import`` does; modules the calling script imported already need not be named. A folder never
             decides what is imported.
+        model: for a run trained with a model instance given in Python (``serial_pipeline(..., model=...)``), a
+            model of that architecture to load the weights into (its run folder's config does not describe it).
     """
-    return LoadedPolicy(locate_run(target, config, overrides, what='load_policy', imports=imports))
+    return LoadedPolicy(locate_run(target, config, overrides, what='load_policy', imports=imports, model=model))

@@ -25,6 +25,8 @@ class RunArtifacts(NamedTuple):
     run_dir: Optional[str]
     checkpoint: str
     cfg: Any
+    #: the model instance to load the weights into, for a run trained with one given in Python (``model=``)
+    model: Any = None
 
 
 def is_run_dir(path: str) -> bool:
@@ -68,7 +70,7 @@ def pick_checkpoint(run_dir: str) -> str:
 
 def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
                overrides: Sequence[Any] = (), seed: Optional[int] = None, what: str = '--load',
-               imports: Sequence[str] = ()) -> RunArtifacts:
+               imports: Sequence[str] = (), model: Any = None) -> RunArtifacts:
     """Resolve ``target`` (a run folder or a ``.pth`` file) into its folder, checkpoint and compiled config.
 
     The config is ``config`` when given (a path or dizoo_configs name, as ``-c``), else the run folder's
@@ -107,9 +109,16 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
         else:
             from .config.run_folder import load_run_config
 
+            from .config.run_folder import model_given_refusal, read_run_record
+
+            given = read_run_record(run_dir).get('model_given')
+            if given and model is None:  # the checkpoint fits that model, not the one the config builds
+                raise model_given_refusal(run_dir, given, "load it in Python with that model: acframe.load_policy("
+                                                          "RUN, model=...)" + ("" if python else " (the command line "
+                                                                               "cannot build it)"))
             cfg = load_run_config(run_dir, override_list(overrides), seed=seed, imports=imports,  # config.json: data, never run
                                   import_flag='imports' if python else '--import')
-    return RunArtifacts(run_dir, checkpoint, cfg)
+    return RunArtifacts(run_dir, checkpoint, cfg, model)
 
 
 def load_model_weights(policy: Any, state: Dict[str, Any], path: str) -> None:

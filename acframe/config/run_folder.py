@@ -127,10 +127,14 @@ def create_config_of(main: Dict[str, Any]) -> Dict[str, Any]:
                 policy=dict(type=main['policy']['type']), import_names=list(main.get('import_names', [])))
 
 
-def run_record(cfg: Any, mode: str, changes: Optional[List[Dict[str, Any]]] = None) -> str:
-    """The text of ``config.json`` for ``cfg`` run in ``mode``."""
-    return json.dumps({'format': FORMAT, 'mode': mode, 'config': encode(_plain(cfg)), 'changes': changes or []},
-                      indent=1, sort_keys=False, allow_nan=False) + '\n'
+def run_record(cfg: Any, mode: str, changes: Optional[List[Dict[str, Any]]] = None,
+               model_given: Optional[str] = None) -> str:
+    """The text of ``config.json`` for ``cfg`` run in ``mode`` (``model_given``: the class of a model instance the run
+    was given in Python, which its config does not describe)."""
+    record = {'format': FORMAT, 'mode': mode, 'config': encode(_plain(cfg)), 'changes': changes or []}
+    if model_given:
+        record['model_given'] = model_given
+    return json.dumps(record, indent=1, sort_keys=False, allow_nan=False) + '\n'
 
 
 RUN_CONFIG_NOTE = ("Compiled by acframe: every key with its final value and its declaration, a human-readable copy of "
@@ -149,9 +153,10 @@ def config_py_text(cfg: Any, note: str = RUN_CONFIG_NOTE) -> str:
             f"create_config = {py_literal(create_config_of(main))}\n")
 
 
-def save_run_config(cfg: Any, exp_dir: str, mode: str, changes: Optional[List[Dict[str, Any]]] = None) -> None:
+def save_run_config(cfg: Any, exp_dir: str, mode: str, changes: Optional[List[Dict[str, Any]]] = None,
+                    model_given: Optional[str] = None) -> None:
     """Write ``config.json`` (always, atomically) and ``config.py`` (only when the folder has none)."""
-    atomic_write_text(os.path.join(exp_dir, CONFIG_JSON), run_record(cfg, mode, changes))
+    atomic_write_text(os.path.join(exp_dir, CONFIG_JSON), run_record(cfg, mode, changes, model_given))
     if not os.path.exists(os.path.join(exp_dir, CONFIG_PY)):
         atomic_write_text(os.path.join(exp_dir, CONFIG_PY), config_py_text(cfg))
 
@@ -227,9 +232,18 @@ def read_run_record(run_dir: str) -> Dict[str, Any]:
             raise ConfigError(f"{path}: config.{section}.type is missing; the run folder is damaged")
     changes = record.get('changes') or []
     mode = record.get('mode', 'serial')
-    if not isinstance(changes, list) or not isinstance(mode, str):
-        raise ConfigError(f"{path}: 'mode' must be a string and 'changes' a list; the run folder is damaged")
-    return {'mode': mode, 'config': config, 'changes': list(changes)}
+    model_given = record.get('model_given')
+    if not isinstance(changes, list) or not isinstance(mode, str) or not isinstance(model_given, (str, type(None))):
+        raise ConfigError(f"{path}: 'mode' and 'model_given' must be strings and 'changes' a list; the run folder is "
+                          f"damaged")
+    return {'mode': mode, 'config': config, 'changes': list(changes), 'model_given': model_given}
+
+
+def model_given_refusal(run_dir: str, model_given: str, how: str) -> ConfigError:
+    """The one line for a run trained with a model instance given in Python (``model_given``, its class) that is
+    used without one: its config does not describe that model. ``how``: what to do instead."""
+    return ConfigError(f"{run_dir} was trained with a model given in Python ({model_given[:120]} instance, model=), "
+                       f"which its config does not describe; {how}")
 
 
 def module_names(value: Any, where: str) -> List[str]:

@@ -30,7 +30,8 @@ import torch
 
 from ..config import compile_config
 from ..config.compile import ConfigInput, override_list
-from ..config.run_folder import given_config_differences, load_run_config, read_run_record, save_run_config
+from ..config.run_folder import (given_config_differences, load_run_config, model_given_refusal, read_run_record,
+                                 save_run_config)
 from ..envs.check import check_env_at_start
 from ..errors import CheckpointError, ConfigError, EnvError, PolicyError, call_user_code
 from ..plot import write_run_curves
@@ -275,6 +276,14 @@ class RunBase:
         ``self.log_hook`` and ``self.evals``; nothing is written yet."""
         raise NotImplementedError
 
+    def _given_model(self) -> Any:
+        """The model instance the run was given in Python (``model=``), None when its config builds the model."""
+        return None
+
+    def _model_given_name(self) -> Optional[str]:
+        model = self._given_model()
+        return None if model is None else f"{type(model).__module__}.{type(model).__qualname__}"
+
     def _extra_state(self) -> Dict[str, Any]:
         """The pipeline's own entries of the checkpoint state."""
         return {}
@@ -317,6 +326,11 @@ class RunBase:
         if self.writes and os.path.isdir(self.exp_dir):  # a folder being resumed (or reused): no planted link or FIFO in it
             check_folder_is_data(self.exp_dir)
         self.resuming = resume  # _build's start-up checks (entry/budget.py) spare a resumed run its spent budget
+        if resume and self.writes and self._model_given_name() is None:
+            given = read_run_record(self.exp_dir).get('model_given')
+            if given:  # (its checkpoint fits that model, not the one its config builds)
+                raise model_given_refusal(self.exp_dir, given, "resume it in Python with the same model: "
+                                          "serial_pipeline(CONFIG, resume=RUN, model=...) (or serial_pipeline_onpolicy)")
         # an unknown backend, a missing extra, a destination that cannot be written or lies inside the run folder
         for backend in check_loggers(cfg, self.exp_dir if self.writes else None):
             if not resume:  # (a resume keeps what its first sitting pinned)
@@ -362,7 +376,7 @@ class RunBase:
             if config_changes:
                 changes.append({'train_iter': int(self.learner.train_iter), 'env_step': int(self.env_step),
                                 'keys': list(config_changes)})
-            save_run_config(cfg, self.exp_dir, self.mode, changes)
+            save_run_config(cfg, self.exp_dir, self.mode, changes, self._model_given_name())
             self.logger = open_loggers(cfg, self.exp_dir, resume)
             self.evals.tb_logger = self.log_hook.tb_logger = self.logger
             self._opened()

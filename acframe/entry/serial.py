@@ -51,6 +51,9 @@ class SerialRun(RunBase):
         self._log_to_console = log_to_console
         self._start(exp_dir, resume, config_changes)
 
+    def _given_model(self) -> Any:
+        return self._model
+
     def _build(self) -> None:
         # data-parallel learners: this rank's share of the envs and batches (``cfg`` stays the run's global config)
         cfg = self.local_cfg = self.ddp.local_config(self.cfg) if self.ddp is not None else self.cfg

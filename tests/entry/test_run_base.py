@@ -136,3 +136,39 @@ def test_a_run_resumes_with_the_config_it_was_started_from_given_again(tmp_path,
     assert main(['--resume', run, '-c', 'cartpole_a2c.py', '--max-env-step', '800', '-q',
                  'policy.model.obs_shape=5']) == 2  # a shape the config does give is compared
     assert 'policy.model.obs_shape' in capsys.readouterr().err
+
+
+def test_a_run_given_a_model_in_python_says_so_and_is_loaded_and_resumed_with_one(tmp_path, capsys):
+    """Its config.json describes the config's model, not the one it trained: -m eval, --resume and load_policy
+    without a model said "the checkpoint does not fit ... use the config the checkpoint was trained with"."""
+    import pytest
+
+    from acframe import load_policy
+    from acframe.cli import main
+    from acframe.errors import ConfigError
+    from acframe.models.vac import VAC
+
+    def small():
+        return VAC(obs_shape=4, action_shape=2, encoder_hidden_size_list=[16])
+
+    run = str(tmp_path / 'run')
+    serial_pipeline_onpolicy('cartpole_a2c.py', model=small(), exp_dir=run, max_env_step=160, progress=False)
+    with open(os.path.join(run, 'config.json')) as f:
+        assert json.load(f)['model_given'] == 'acframe.models.vac.VAC'
+    with pytest.raises(ConfigError, match=r"^.*/run was trained with a model given in Python \(acframe.models.vac.VAC "
+                                          r"instance, model=\), which its config does not describe; load it in Python "
+                                          r"with that model: acframe.load_policy\(RUN, model=...\)$"):
+        load_policy(run)
+    loaded = load_policy(run, model=small())
+    assert loaded.act(torch.zeros(4).numpy()) in (0, 1)
+    assert main(['-m', 'eval', '--load', run, '--episodes', '1']) == 2
+    assert capsys.readouterr().err.strip().endswith("acframe.load_policy(RUN, model=...) (the command line cannot "
+                                                    "build it)")
+    assert main(['--resume', run, '--max-env-step', '320', '-q']) == 2
+    assert capsys.readouterr().err.strip().endswith("resume it in Python with the same model: serial_pipeline(CONFIG, "
+                                                    "resume=RUN, model=...) (or serial_pipeline_onpolicy)")
+    serial_pipeline_onpolicy('cartpole_a2c.py', model=small(), resume=run, max_env_step=320, progress=False)
+    with open(os.path.join(run, 'summary.json')) as f:
+        assert json.load(f)['env_steps'] == 320
+    with open(os.path.join(run, 'config.json')) as f:
+        assert json.load(f)['model_given'] == 'acframe.models.vac.VAC'  # (kept by the resume)
