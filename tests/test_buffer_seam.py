@@ -6,6 +6,7 @@ no core edit, no monkeypatching. Here it is a prioritized buffer that clips the 
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -82,6 +83,16 @@ class TreeState:
 
     def set_rng_state(self, state):
         self.rng.bit_generator.state = state
+
+
+@BUFFER_REGISTRY.register('raising_seam')
+class Raising(TreeState):
+    """A buffer with a bug: sample() raises once it holds 20 unrolls."""
+
+    def sample(self, batch_size):
+        if len(self.items) >= 20:
+            raise ValueError('my buffer broke')
+        return super().sample(batch_size)
 
 
 @BUFFER_REGISTRY.register('never_ready_seam')
@@ -363,3 +374,13 @@ def test_a_run_whose_buffer_never_gives_a_batch_ends_with_a_warning_that_it_lear
                         "replay buffer 'never_ready_seam' (len() 24) gave no batch (sample() returned None "
                         "every time); check the buffer's sample() or its sizes (policy.other.replay_buffer, "
                         "docs/replay.md), or give the run a larger budget"], out.stderr
+
+
+@pytest.mark.parametrize('mode', [[], ['-m', 'parallel', '--backend', 'inline']], ids=['serial', 'parallel'])
+def test_a_user_buffer_that_raises_is_one_line_naming_it_and_its_line(tmp_path, user_setup, mode):
+    out = cli(tmp_path, user_setup, '-c', 'cfg.py', '--exp-dir', 'run', '--max-env-step', '2000', '-q',
+              'policy.other.replay_buffer.type=raising_seam', *mode)
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and 'Traceback' not in out.stderr, out.stderr
+    assert re.match(r"acframe: error: replay buffer 'raising_seam' raised ValueError: my buffer broke \(at .*"
+                    r"user_buffers.py:\d+ in sample; --debug shows the traceback\)", lines[0]), lines

@@ -22,6 +22,7 @@ import contextlib
 import os
 import sys
 import time
+import traceback
 from collections import deque
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -33,7 +34,7 @@ from ..config.compile import ConfigInput, override_list
 from ..config.run_folder import (given_config_differences, load_run_config, model_given_refusal, read_run_record,
                                  save_run_config)
 from ..envs.check import check_env_at_start
-from ..errors import CheckpointError, ConfigError, EnvError, PolicyError, call_user_code
+from ..errors import AcframeError, CheckpointError, ConfigError, EnvError, PolicyError, call_user_code, user_code_error
 from ..plot import write_run_curves
 from ..runs import initial_weights
 from ..loggers import RunLogger, check_loggers, open_loggers
@@ -578,12 +579,13 @@ class RunBase:
                                       f'(a second Ctrl-C is ignored until they are written; kill -KILL {os.getpid()} '
                                       f'ends the process at once, without them)')
             except BaseException as exc:
-                error: BaseException = exc
+                error: BaseException = self._plugin_error(exc) or exc
                 untouched = self._untouched()
                 try:
                     self._stop_workers()
                     if not untouched:
-                        error = self._checkpoint_before_env_failure(exc)
+                        checked = self._checkpoint_before_env_failure(exc)
+                        error = error if checked is exc else checked
                 finally:  # workers that failed to start, or a new run that failed before it took a step (a user's
                     # policy that breaks its contract at its first eval or collection): it writes nothing
                     self._close_taking_back(self.new_folder if not self.workers_started or untouched else None)
@@ -601,6 +603,21 @@ class RunBase:
         if interrupt is not None:
             raise interrupt
         return self.summary
+
+    def _plugin_error(self, exc: BaseException) -> Optional[PolicyError]:
+        """What a user's plugin raised in the run's loop (a replay buffer's ``sample``, say) as one line naming it and
+        its file and line (``errors.user_code_error``; the policy and the hooks are named where they are called); None
+        for an acframe error, or an error without a user frame (an acframe bug: its traceback is the report)."""
+        if isinstance(exc, AcframeError) or not isinstance(exc, Exception):
+            return None
+        what = 'a plugin'
+        buffer = getattr(self, 'buffer', None)
+        if buffer is not None and not type(buffer).__module__.startswith('acframe.'):
+            source = getattr(sys.modules.get(type(buffer).__module__), '__file__', None)
+            files = {os.path.abspath(frame.filename) for frame in traceback.extract_tb(exc.__traceback__)}
+            if source is not None and os.path.abspath(source) in files:
+                what = f"replay buffer '{self.cfg.policy.other.replay_buffer.type}'"
+        return user_code_error(exc, what)
 
     def _untouched(self) -> bool:
         """A new run that has neither trained nor collected a step: its folder holds nothing a resume could use."""
