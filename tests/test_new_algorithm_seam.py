@@ -495,3 +495,52 @@ def test_a_policy_that_breaks_the_contract_in_a_parallel_actor_stops_the_run_wit
                                           r"\(its keys: act\)"):
         parallel_pipeline(config(inference=inference), exp_dir=str(tmp_path / 'run'), max_env_step=1280,
                           backend='local', progress=False)
+
+
+class MisnamedLogits(ForwardOnlyModel):
+    """Keeps to another output contract: 'logits' where acframe's policies read 'logit'."""
+
+    def forward(self, obs, mode='compute_actor_critic'):
+        out = super().forward(obs, mode)
+        if 'logit' in out:
+            out['logits'] = out.pop('logit')
+        return out
+
+
+def test_a_model_whose_actor_output_lacks_the_distributions_statistics_is_one_line_naming_them(tmp_path):
+    from acframe import MODEL_REGISTRY
+    from acframe.errors import PolicyError
+
+    MODEL_REGISTRY.register('misnamed_seam_test', MisnamedLogits)
+    try:
+        with pytest.raises(PolicyError, match=r"^the model \(test_new_algorithm_seam.MisnamedLogits\) gave no 'logit' "
+                                              r"in its actor output \(its keys: logits\); for a discrete action space "
+                                              r"a model's actor output holds 'logit' \(docs/custom_policy.md\)$"):
+            serial_pipeline_onpolicy('cartpole_a2c.py', max_env_step=400, progress=False, exp_dir=str(tmp_path / 'run'),
+                                     overrides=["policy.model.type='misnamed_seam_test'"])
+    finally:
+        MODEL_REGISTRY._entries.pop('misnamed_seam_test', None)
+    assert not (tmp_path / 'run').exists()
+
+
+class LearnTakesTwo(ReinforcePolicy):
+    def _forward_learn(self, rollout, extra):
+        return super()._forward_learn(rollout)
+
+
+class CollectTakesNone(ReinforcePolicy):
+    def _forward_collect(self):
+        return {}
+
+
+@pytest.mark.parametrize('cls, message', [
+    (LearnTakesTwo, r"its _forward_learn\(self, rollout, extra\) cannot be called as _forward_learn\(self, batch\), as "
+                    r"acframe calls it; give it that signature"),
+    (CollectTakesNone, r"its _forward_collect\(self\) cannot be called as _forward_collect\(self, obs\)")])
+def test_a_mode_method_with_another_signature_is_one_line_before_the_run_starts(tmp_path, cls, message):
+    from acframe.errors import PolicyError
+
+    POLICY_REGISTRY.register(NAME, cls, force=True)
+    with pytest.raises(PolicyError, match=rf"^policy '{NAME}' \(test_new_algorithm_seam.{cls.__name__}\): {message}"):
+        serial_pipeline_onpolicy(config(), exp_dir=str(tmp_path / 'run'), max_env_step=64, progress=False)
+    assert not (tmp_path / 'run').exists()

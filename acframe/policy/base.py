@@ -190,6 +190,8 @@ class Policy:
         self._eval_states = EnvStates(self._model) if self._recurrent else None
         if 'learn' in self._enable_field:
             self._check_defines(('_init_learn', '_forward_learn'), 'learn')
+        self._check_signatures([f"_{kind}_{field}" for field in self._enable_field if field != 'learn'
+                                for kind in ('init', 'forward')])
         for field in self._enable_field:
             getattr(self, f'_init_{field}')()
         if 'learn' in self._enable_field:
@@ -214,6 +216,31 @@ class Policy:
             raise PolicyError(f"policy '{self._cfg.get('type', cls.__name__)}' ({cls.__module__}.{cls.__qualname__}) "
                               f"does not define {name}{hint}; a policy's {mode} mode defines {' and '.join(names)} "
                               f"(docs/custom_policy.md)")
+        self._check_signatures(names)
+
+    #: what acframe passes to each method a policy class may define: ``name(*ARGUMENTS[name])``
+    ARGUMENTS = {'_init_learn': (), '_init_collect': (), '_init_eval': (), '_forward_learn': ('batch',),
+                 '_forward_collect': ('obs',), '_forward_eval': ('obs',)}
+
+    def _check_signatures(self, names: Sequence[str]) -> None:
+        """A ``PolicyError`` naming a method of ``names`` the class defines that cannot be called with the arguments
+        acframe passes (``ARGUMENTS``; a wrong signature was a bare TypeError at its first call)."""
+        import inspect
+
+        cls = type(self)
+        for name in names:
+            method = getattr(self, name, None)
+            if name not in self.ARGUMENTS or method is None or defining_class(cls, name) is Policy:
+                continue
+            try:
+                inspect.signature(method).bind(*self.ARGUMENTS[name])
+            except TypeError:
+                wanted = ', '.join(('self',) + self.ARGUMENTS[name])
+                raise PolicyError(f"policy '{self._cfg.get('type', cls.__name__)}' ({cls.__module__}.{cls.__qualname__}): "
+                                  f"its {name}{inspect.signature(getattr(cls, name))} cannot be called as {name}({wanted}), "
+                                  f"as acframe calls it; give it that signature (docs/custom_policy.md)") from None
+            except ValueError:  # (no signature to read: a builtin)
+                continue
 
     def _check_optimizer(self) -> None:
         """After ``_init_learn``: the base class's checkpoint (``_state_dict_learn``) and, with ``lr_decay_iters``, its
@@ -594,8 +621,26 @@ class Policy:
     def _distribution(self, output: Dict[str, torch.Tensor], drop_last: bool = False) -> Any:
         """The action distribution of the actor's statistics in ``output`` (without the last step: ``drop_last``,
         for the bootstrap observation of a ``(T+1, B)`` segment)."""
-        stats = {k: output[k][:-1] if drop_last else output[k] for k in self._stats_keys()}
+        try:
+            stats = {k: output[k][:-1] if drop_last else output[k] for k in self._stats_keys()}
+        except KeyError as exc:
+            raise self._missing_statistic(exc, output) from None
         return make_distribution(stats, self._action_space, self._nvec)
+
+    def _action_distribution(self, output: Dict[str, torch.Tensor]) -> Any:
+        """The action distribution of a mode's model ``output`` (its statistics: ``_stats_keys``)."""
+        try:
+            return make_distribution(output, self._action_space, self._nvec)
+        except KeyError as exc:
+            raise self._missing_statistic(exc, output) from None
+
+    def _missing_statistic(self, exc: KeyError, output: Mapping) -> PolicyError:
+        """A model of a user's that keeps to another output contract: one line naming it, the key and the keys."""
+        model = type(self._model)
+        return PolicyError(f"the model ({model.__module__}.{model.__qualname__}) gave no {exc.args[0]!r} in its actor "
+                           f"output (its keys: {', '.join(map(str, output)) or 'none'}); for a "
+                           f"{self._action_space.replace('_', '-')} action space a model's actor output holds "
+                           f"{' and '.join(repr(k) for k in self._stats_keys())} (docs/custom_policy.md)")
 
     def _discounts(self, terminated: torch.Tensor, truncated: torch.Tensor) -> torch.Tensor:
         """Per-step discounts ``γ·(1 − (terminated | truncated))``, ``(T, B)``: the recursion stops at every episode end
@@ -677,7 +722,7 @@ class Policy:
         output = self._compute_actor(obs)
         latent = output.pop('sde_latent', None)
         if latent is None:
-            action = make_distribution(output, self._action_space, self._nvec).sample()
+            action = self._action_distribution(output).sample()
         else:
             action = output['mu'] + self._sde_noise(latent)
         if not self.collect_stats:
@@ -692,7 +737,7 @@ class Policy:
         self._collect_states.advance(output.pop('state'))
         latent = output.pop('sde_latent', None)
         if latent is None:
-            action = make_distribution(output, self._action_space, self._nvec).sample()
+            action = self._action_distribution(output).sample()
         else:
             action = output['mu'] + self._sde_noise(latent)
         result = output if self.collect_stats else {}
@@ -744,7 +789,7 @@ class Policy:
             self._eval_states.advance(output.pop('state'))
             return output
         output = self._compute_actor(obs)
-        dist = make_distribution(output, self._action_space, self._nvec)
+        dist = self._action_distribution(output)
         return {'action': dist.mode() if self._deterministic_eval else dist.sample()}
 
     def _forward_eval_step(self, obs: Any, state: torch.Tensor,
@@ -755,7 +800,7 @@ class Policy:
         ``deterministic``: the mode of the distribution or a sample (None: ``policy.eval.deterministic``)."""
         output = self._compute_actor(obs, state)
         next_state = output.pop('state')
-        dist = make_distribution(output, self._action_space, self._nvec)
+        dist = self._action_distribution(output)
         greedy = self._deterministic_eval if deterministic is None else deterministic
         return {'action': dist.mode() if greedy else dist.sample(), 'state': next_state}
 
