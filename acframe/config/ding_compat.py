@@ -19,7 +19,7 @@ keys before ``compile_config`` merges and validates the result; everything else 
 * **refused in one line**: ``reward_model`` (GCL, TREX, RND ...),
   ``env.norm_obs/norm_reward.use_norm=True`` (acframe normalizes inside the policy); ``env.rew_clip=True`` is
   accepted with a note saying it is not applied.
-* **buffers**: ``replay_buffer.type='naive'`` (in ``create_config`` or ``policy.other``) is the policy's own
+* **buffers**: ``replay_buffer.type='naive'`` (or ``'advanced'``, ``'deque'``; in ``create_config`` or ``policy.other``) is the policy's own
   default buffer (IMPALA's ``fifo``, ACER's ``episodic``). ``priority=True`` (``policy.priority`` or
   ``policy.other.replay_buffer.priority``) makes it prioritized (``PRIORITIZED``: ``fifo`` -> ``prioritized``,
   ``episodic`` -> ``episodic_prioritized``, one note) and ``priority_IS_weight`` is its ``is_weight``; the buffer's
@@ -85,10 +85,12 @@ DING_ENV_MANAGERS: Dict[str, str] = {'base': 'sync', 'base_v2': 'sync', 'subproc
 
 #: (DI-engine key, acframe key, policies it applies to or None for all, value transform or None).
 #: An alias applies only when the DI-engine key is not itself a key of the policy and acframe's key is.
+#: an alias's policies: every on-policy policy (``Policy.on_policy``: A2C, PPO, a user's)
+ON_POLICY = ('<on-policy>',)
 ALIASES: Sequence[Tuple[str, str, Optional[Tuple[str, ...]], Optional[Callable[[Any], Any]]]] = (
     # DI-engine's on-policy policies compute GAE at collection time, so their gamma and lambda sit under collect
-    ('policy.collect.discount_factor', 'policy.learn.discount_factor', ('a2c', 'ppo'), None),
-    ('policy.collect.gae_lambda', 'policy.learn.gae_lambda', ('a2c', 'ppo'), None),
+    ('policy.collect.discount_factor', 'policy.learn.discount_factor', ON_POLICY, None),
+    ('policy.collect.gae_lambda', 'policy.learn.gae_lambda', ON_POLICY, None),
     ('policy.learn.normalize_advantage', 'policy.learn.adv_norm', None, None),
     ('policy.action_space', 'policy.model.action_space', None, None),
     # DI-engine's MuJoCo onppo files repeat the collector env count under collect
@@ -568,8 +570,13 @@ PRIORITY_ALIASES = {'priority_power_factor': 'alpha', 'IS_weight_power_factor': 
                     'IS_weight_anneal_train_iter': 'anneal_step'}
 
 
+#: DI-engine's replay buffer types read as the policy's own default buffer: its plain FIFO ('naive'), the FIFO whose
+#: priorities its priority switches turn on ('advanced'), and its newer buffer API's FIFO ('deque')
+DING_BUFFERS = ('naive', 'advanced', 'deque')
+
+
 def _translate_buffer(main: dict, create: dict, valid: Dict[str, Any]) -> None:
-    """``replay_buffer.type='naive'`` (DI-engine's plain FIFO buffer) -> the policy's default buffer type; DI-engine's
+    """``replay_buffer.type`` one of ``DING_BUFFERS`` -> the policy's default buffer type; DI-engine's
     priority switches -> a prioritized buffer (``_translate_priority``); the keys the buffer declares are valid."""
     default_type = valid.get('policy.other.replay_buffer.type', MISSING)
     create_buffer = create.pop('replay_buffer', None)
@@ -579,7 +586,7 @@ def _translate_buffer(main: dict, create: dict, valid: Dict[str, Any]) -> None:
         if 'type' in create_buffer:
             _set(main, 'policy.other.replay_buffer.type', create_buffer['type'], keep_existing=True)
     buffer_type = get_path(main, 'policy.other.replay_buffer.type')
-    if isinstance(buffer_type, str) and buffer_type == 'naive' and default_type is not MISSING:
+    if isinstance(buffer_type, str) and buffer_type in DING_BUFFERS and default_type is not MISSING:
         _set(main, 'policy.other.replay_buffer.type', default_type)
     _translate_priority(main, default_type)
     from .compile import buffer_defaults  # compile imports this module
@@ -712,7 +719,10 @@ def _translate_renamed(main: dict, valid: Dict[str, Any], renamed: Optional[List
 def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any],
                     aliased: Optional[Dict[str, str]] = None) -> None:
     for ding_key, key, policies, transform in ALIASES:
-        if policies is not None and policy_type not in policies:
+        if policies is ON_POLICY:
+            if not _on_policy(policy_type):
+                continue
+        elif policies is not None and policy_type not in policies:
             continue
         if ding_key in valid or not (key in valid or key.startswith('policy.model.')):
             continue
@@ -760,19 +770,41 @@ def _translate_head_layers(main: dict) -> None:
             pop_path(main, f'policy.model.{head}_head_layer_num')
 
 
+def _on_policy(policy_type: str) -> bool:
+    """Whether the registered policy ``policy_type`` is on-policy (False for a name that is not registered)."""
+    from ..errors import RegistryError
+    from ..registry import POLICY_REGISTRY
+
+    if policy_type in ('a2c', 'ppo'):  # (acframe's own, known without importing them)
+        return True
+    try:  # a user's policy is loaded already (its module registered it); a built-in one is not imported for this
+        return POLICY_REGISTRY.is_loaded(policy_type) and bool(getattr(POLICY_REGISTRY.get(policy_type), 'on_policy', False))
+    except RegistryError:
+        return False
+
+
+def _leaves_left(value: Any, path: str) -> List[str]:
+    """The paths of what is left of a DI-engine key once its translated keys were taken out: itself for a value, the
+    leaves of a dict (none for a dict all of whose keys were read)."""
+    if not isinstance(value, dict):
+        return [path]
+    return [f"{path}.{leaf}" for leaf, left in leaf_paths(value).items() if left != {}]
+
+
 def _drop_unused(main: dict, policy_type: str, valid: Dict[str, Any]) -> List[str]:
-    """Remove DI-engine keys that are not keys of this policy; return their paths."""
+    """Remove DI-engine keys that are not keys of this policy; return the paths of what was left of them (a setting
+    of theirs that was read, e.g. ``env.manager.step_timeout``, is not named)."""
     dropped = []
     if get_path(main, 'env._ding_manager') is not MISSING:
+        dropped += _leaves_left(get_path(main, 'env._ding_manager'), 'env.manager')
         pop_path(main, 'env._ding_manager')
-        dropped.append('env.manager')
     for path in DING_KEYS:
         if path.startswith('create_config.') or path in valid or get_path(main, path) is MISSING:
             continue
         if any(v.startswith(path + '.') for v in valid):
             continue  # a section acframe has too: its keys are checked as acframe's
+        dropped += _leaves_left(get_path(main, path), path)
         pop_path(main, path)
-        dropped.append(path)
     for key in DING_MODEL_KEYS_BY_POLICY.get(policy_type, ()):
         if get_path(main, f'policy.model.{key}') is not MISSING:
             pop_path(main, f'policy.model.{key}')

@@ -883,3 +883,37 @@ def test_an_error_about_a_key_the_file_wrote_under_di_engines_name_names_that_ke
     with pytest.raises(ConfigError, match=r"'policy.collect.unroll_len' \(8\) and 'policy.unroll_len' \(16\) mean the "
                                           r"same thing .* \(policy.unroll_len is the file's policy.learn.unroll_len\)$"):
         compile_config((main, dict(env=dict(type='cartpole'), policy=dict(type='impala'))))
+
+
+def test_the_warning_names_only_what_was_left_unread_of_a_di_engine_section(caplog):
+    """env.manager's step_timeout and the learner hook's two settings are read: the warning named the whole
+    sections as ignored."""
+    main, create = ding_pair('a2c', learn=dict(learner=dict(hook=dict(save_ckpt_after_iter=100,
+                                                                      log_show_after_iter=20))))
+    main['env']['manager'] = dict(step_timeout=30, max_retry=2, shared_memory=False)
+    cfg = compile_config((main, create))
+    assert cfg.env.step_timeout_s == 30.0 and cfg.policy.learn.learner.save_ckpt_freq == 100
+    assert cfg.policy.learn.learner.log_freq == 20
+    line = next(m for m in warnings_of(caplog) if 'no use for' in m)
+    assert 'ignored: env.manager.max_retry, env.manager.shared_memory (' in line, line
+    assert 'step_timeout' not in line and 'learner' not in line
+
+
+class OnPolicyOfMyOwn(POLICY_REGISTRY.get('a2c')):
+    """An on-policy policy of a user's (A2C's keys): DI-engine's collect-time gamma and lambda are its learn keys."""
+
+
+def test_di_engines_collect_time_gamma_and_lambda_reach_an_on_policy_policy_of_ones_own():
+    POLICY_REGISTRY.register('my_onpolicy_ding_test', OnPolicyOfMyOwn)
+    try:
+        cfg = compile_config(ding_pair('my_onpolicy_ding_test', collect=dict(discount_factor=0.9, gae_lambda=0.8)))
+    finally:
+        POLICY_REGISTRY._entries.pop('my_onpolicy_ding_test', None)
+    assert cfg.policy.learn.discount_factor == 0.9 and cfg.policy.learn.gae_lambda == 0.8
+
+
+@pytest.mark.parametrize('buffer', ['naive', 'advanced', 'deque'])
+def test_di_engines_fifo_buffer_types_are_the_policys_own_buffer(buffer):
+    main, create = ding_pair('impala')
+    create['replay_buffer'] = dict(type=buffer)
+    assert compile_config((main, create)).policy.other.replay_buffer.type == 'fifo'
