@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 _LIBRARY_DIRS = (os.path.dirname(os.path.abspath(os.__file__)) + os.sep,)  # the standard library
 
 
-def _is_user_file(path: str) -> bool:
+def is_user_file(path: str) -> bool:
     """Whether ``path`` is user code: not acframe's, not the standard library's, not an installed package's."""
     import acframe
 
@@ -26,7 +26,7 @@ def innermost_user_frame(frames: Sequence[Tuple[str, int, str]]) -> str:
     """``file:line in function`` of the innermost of ``(file, line, function)`` frames that is user code (the place
     to look when an env, a config file or an ``import_names`` module raised); the innermost frame when none is."""
     for path, line, name in reversed(frames):
-        if _is_user_file(path):
+        if is_user_file(path):
             return f"{path}:{line} in {name}"
     return f"{frames[-1][0]}:{frames[-1][1]} in {frames[-1][2]}" if frames else 'unknown location'
 
@@ -97,7 +97,7 @@ def user_code_error(exc: BaseException, what: str) -> Optional['PolicyError']:
     plugin's ``_forward_learn``, say), naming that file and line; None when only acframe and the libraries it uses
     are in the traceback (an acframe bug: its traceback is the report)."""
     frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
-    if isinstance(exc, AcframeError) or not any(_is_user_file(f.filename) for f in frames):
+    if isinstance(exc, AcframeError) or not any(is_user_file(f.filename) for f in frames):
         return None
     return PolicyError(f"{what} raised {describe_raised(exc)}")
 

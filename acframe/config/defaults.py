@@ -202,8 +202,8 @@ PARALLEL = dict(
 LOGGER = dict(
     # (list) Backends every scalar of the run goes to, by registered name: 'tensorboard' (log/ event files, read by -m plot), 'jsonl' (log/scalars.jsonl), 'wandb' (extra 'wandb'), 'mlflow' (extra 'mlflow'), or a user's own (@LOGGER_REGISTRY.register, module in import_names).
     backends=['tensorboard'],
-    # (float > 0) Seconds the run waits for a threaded backend (W&B, MLflow, a user's: LoggerBackend.threaded) to open, to take a call while 10,000 wait, or to finish at the end; a call still running after this long drops the backend at the run's next scalar. Past it: one warning line, and the run goes on without the backend.
-    timeout_s=60.0,
+    # (float > 0) Seconds the run waits for its threaded backends (W&B, MLflow, a user's: LoggerBackend.threaded) to open (all together; W&B's own start allows 90 s), for one to take a call while 10,000 wait, or for them to finish at the end; a call still running after this long drops the backend at the run's next scalar. Past it: one warning line, and the run goes on without the backend.
+    timeout_s=120.0,
     jsonl=dict(
         # (float >= 0) Flush log/scalars.jsonl to disk at most this many seconds after a write (0: after every scalar); it is always flushed at the end.
         flush_every_s=2.0,

@@ -34,7 +34,8 @@ from ..config.compile import ConfigInput, override_list
 from ..config.run_folder import (given_config_differences, load_run_config, model_given_refusal, read_run_record,
                                  save_run_config)
 from ..envs.check import check_env_at_start
-from ..errors import AcframeError, CheckpointError, ConfigError, EnvError, PolicyError, call_user_code, user_code_error
+from ..errors import (AcframeError, CheckpointError, ConfigError, EnvError, PolicyError, call_user_code, is_user_file,
+                      user_code_error)
 from ..plot import write_run_curves
 from ..runs import initial_weights
 from ..loggers import RunLogger, check_loggers, open_loggers
@@ -605,19 +606,21 @@ class RunBase:
         return self.summary
 
     def _plugin_error(self, exc: BaseException) -> Optional[PolicyError]:
-        """What a user's plugin raised in the run's loop (a replay buffer's ``sample``, say) as one line naming it and
-        its file and line (``errors.user_code_error``; the policy and the hooks are named where they are called); None
-        for an acframe error, or an error without a user frame (an acframe bug: its traceback is the report)."""
-        if isinstance(exc, AcframeError) or not isinstance(exc, Exception):
-            return None
-        what = 'a plugin'
+        """What a user's replay buffer raised in one of its own methods in the run's loop (``sample``, ``push``) as one
+        line naming it and its file and line (``errors.user_code_error``; the policy and the hooks are named where they
+        are called); None for anything else (an acframe error, or another's: its traceback is the report)."""
         buffer = getattr(self, 'buffer', None)
-        if buffer is not None and not type(buffer).__module__.startswith('acframe.'):
-            source = getattr(sys.modules.get(type(buffer).__module__), '__file__', None)
-            files = {os.path.abspath(frame.filename) for frame in traceback.extract_tb(exc.__traceback__)}
-            if source is not None and os.path.abspath(source) in files:
-                what = f"replay buffer '{self.cfg.policy.other.replay_buffer.type}'"
-        return user_code_error(exc, what)
+        if isinstance(exc, AcframeError) or not isinstance(exc, Exception) or buffer is None:
+            return None
+        cls = type(buffer)
+        source = getattr(sys.modules.get(cls.__module__), '__file__', None)
+        user = [frame for frame in traceback.extract_tb(exc.__traceback__) if is_user_file(frame.filename)]
+        if source is None or not user or cls.__module__.startswith('acframe.'):
+            return None
+        innermost = user[-1]  # the buffer's when it raised in one of its own methods (not a policy in the same file)
+        if os.path.abspath(innermost.filename) != os.path.abspath(source) or not callable(getattr(cls, innermost.name, None)):
+            return None
+        return user_code_error(exc, f"replay buffer '{self.cfg.policy.other.replay_buffer.type}'")
 
     def _untouched(self) -> bool:
         """A new run that has neither trained nor collected a step: its folder holds nothing a resume could use."""

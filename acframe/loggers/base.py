@@ -14,6 +14,7 @@ its start, a call that runs longer, or its close is one warning line, and the ru
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import json
 import os
@@ -146,7 +147,7 @@ class DirectBackend:
             self.backend.close()
             return None
         except Exception as exc:  # noqa: BLE001
-            return f"did not close cleanly ({_describe(exc)}); its last values may be missing"
+            return f"did not close cleanly ({_describe(exc)}); what it was last given may be missing"
 
     def abandon(self) -> None:
         """Dropped after a failure: nothing more to do (``call`` closed it)."""
@@ -171,6 +172,7 @@ class BackendThread:
         self.started = threading.Event()  # made (or failed to be) and its run_record asked
         self.ended = threading.Event()  # closed, failed or abandoned: the thread is done
         self._calls: queue.Queue = queue.Queue(MAX_PENDING)  # (method, args); None: close
+        self._close_asked = False
         self._thread = threading.Thread(target=self._serve, args=(make,), name=f'acframe-logger-{name}', daemon=True)
         self._thread.start()
 
@@ -206,10 +208,12 @@ class BackendThread:
                 self.busy = None
             self.ended.set()
 
-    def wait_started(self) -> Optional[str]:
-        """Wait (at most ``timeout_s``) for the backend to be made: None, or why it did not open, in words."""
-        if not self.started.wait(self.timeout_s):
-            self.abandoned = True
+    def wait_started(self, deadline: Optional[float] = None) -> Optional[str]:
+        """Wait (until ``deadline``, a ``time.monotonic()``; default ``timeout_s`` from now) for the backend to be made:
+        None, or why it did not open, in words."""
+        deadline = time.monotonic() + self.timeout_s if deadline is None else deadline
+        if not self.started.wait(max(0.0, deadline - time.monotonic())):
+            self.abandon()
             return f"did not open within logger.timeout_s={self.timeout_s:g} s"
         return f"did not open ({_describe(self.error)})" if self.error is not None else None
 
@@ -229,30 +233,43 @@ class BackendThread:
             return f"took no call for logger.timeout_s={self.timeout_s:g} s with {MAX_PENDING} waiting"
         return None
 
+    def request_close(self) -> None:
+        """Ask it to close once the calls waiting are made (never waits: a full queue is told by ``close``)."""
+        if os.getpid() == self.pid and not self.ended.is_set() and not self._close_asked:
+            try:
+                self._calls.put_nowait(None)
+                self._close_asked = True
+            except queue.Full:
+                pass
+
     def close(self, deadline: float) -> Optional[str]:
         """Let it make the calls waiting and close, until ``deadline`` (``time.monotonic()``): None, or what went
-        wrong in words."""
+        wrong in words. (``RunLogger.close`` asks every backend first, then waits for each.)"""
         if os.getpid() != self.pid:
             return None
-        if not self.ended.is_set():
+        if not self.ended.is_set() and not self._close_asked:
             with contextlib.suppress(queue.Full):
                 self._calls.put(None, timeout=max(0.0, deadline - time.monotonic()))
-            self.ended.wait(max(0.0, deadline - time.monotonic()))
+                self._close_asked = True
+        self.ended.wait(max(0.0, deadline - time.monotonic()))
         if not self.ended.is_set():
             self.abandoned = True
             busy = self.busy
-            what = f"still in {busy[0]}" if busy is not None else f"{self._calls.qsize()} calls still waiting"
-            return (f"did not finish within logger.timeout_s={self.timeout_s:g} s ({what}); its last values may be "
-                    f"missing")
+            waiting = self._calls.qsize() - (1 if self._close_asked else 0)  # (the close request is not a call)
+            what = f"still in {busy[0]}" if busy is not None else f"{waiting} calls still waiting"
+            return (f"did not finish within logger.timeout_s={self.timeout_s:g} s ({what}); what it was last given "
+                    f"may be missing")
         if self.error is not None:
-            return f"failed ({_describe(self.error)}); its last values may be missing"
+            return f"failed ({_describe(self.error)}); what it was last given may be missing"
         if self.close_error is not None:
-            return f"did not close cleanly ({_describe(self.close_error)}); its last values may be missing"
+            return f"did not close cleanly ({_describe(self.close_error)}); what it was last given may be missing"
         return None
 
     def abandon(self) -> None:
-        """Dropped: it stops (closing the backend) once the call it is in returns."""
+        """Dropped: it stops (closing the backend) once the call it is in returns (an idle thread is woken for it)."""
         self.abandoned = True
+        with contextlib.suppress(queue.Full):
+            self._calls.put_nowait(None)
 
 
 Handle = Union[DirectBackend, BackendThread]
@@ -305,6 +322,9 @@ class RunLogger:
         one that fails, or does not finish in time, is one warning line. Returns the names that closed cleanly."""
         backends, self.backends = self.backends, []
         deadline = time.monotonic() + self.timeout_s
+        for _, handle in backends:  # every threaded backend closes at once; the wait below is shared
+            if isinstance(handle, BackendThread):
+                handle.request_close()
         clean = []
         for name, handle in backends:
             problem = handle.close(deadline)
@@ -318,14 +338,31 @@ class RunLogger:
 def start_backend(name: str, cls: type, run: LoggerRun, timeout_s: float) -> Tuple[Optional[Handle], Optional[str]]:
     """Make backend ``cls`` for ``run``: on this thread, or in a thread of its own when ``cls.threaded`` (waiting
     at most ``timeout_s`` for it). ``(handle, None)``, or ``(None, why it did not open, in words)``."""
-    if not getattr(cls, 'threaded', True):
+    return start_backends([(name, cls, run)], timeout_s)[0]
+
+
+def start_backends(backends: Sequence[Tuple[str, type, LoggerRun]], timeout_s: float
+                   ) -> List[Tuple[Optional[Handle], Optional[str]]]:
+    """``start_backend`` of each ``(name, cls, run)``: the threaded ones all start at once and are waited for
+    against one deadline (``timeout_s`` in all), so several trackers that do not answer cost one ``timeout_s``."""
+    made: List[Any] = []
+    for name, cls, run in backends:
+        if getattr(cls, 'threaded', True):
+            made.append(BackendThread(name, functools.partial(cls, run), timeout_s))
+            continue
         try:
-            return DirectBackend(cls(run)), None
+            made.append(DirectBackend(cls(run)))
         except Exception as exc:  # noqa: BLE001 - a tracker that cannot start never stops training
-            return None, f"did not open ({_describe(exc)})"
-    handle = BackendThread(name, lambda: cls(run), timeout_s)
-    problem = handle.wait_started()
-    return (None, problem) if problem is not None else (handle, None)
+            made.append(f"did not open ({_describe(exc)})")
+    deadline = time.monotonic() + timeout_s
+    results: List[Tuple[Optional[Handle], Optional[str]]] = []
+    for handle in made:
+        if isinstance(handle, str):
+            results.append((None, handle))
+            continue
+        problem = handle.wait_started(deadline) if isinstance(handle, BackendThread) else None
+        results.append((None, problem) if problem is not None else (handle, None))
+    return results
 
 
 def run_record_of(handle: Handle) -> Any:
@@ -406,10 +443,11 @@ def open_loggers(cfg: Any, exp_dir: str, resume: bool) -> RunLogger:
     records = read_records(exp_dir) if resume else {}
     timeout_s = float(cfg.logger.timeout_s)
     opened: List[Tuple[str, Handle]] = []
-    for name, cls in zip(backend_names(cfg), check_loggers(cfg)):
-        record = records.get(name)
-        run = LoggerRun(exp_dir, log_dir, cfg, resume, record if isinstance(record, dict) else None)
-        handle, problem = start_backend(name, cls, run, timeout_s)
+    names = backend_names(cfg)
+    runs = [LoggerRun(exp_dir, log_dir, cfg, resume, records.get(name) if isinstance(records.get(name), dict) else None)
+            for name in names]
+    started = start_backends(list(zip(names, check_loggers(cfg), runs)), timeout_s)
+    for name, (handle, problem) in zip(names, started):
         if handle is None:
             warn(f"logger backend '{name}' {problem}; the run goes on without it")
         else:
@@ -477,10 +515,10 @@ def upload_videos(cfg: Any, exp_dir: str, videos: List[str], step: int) -> List[
         records = read_records(exp_dir)
         timeout_s = float(cfg.logger.timeout_s)
         opened: List[Tuple[str, Handle]] = []
-        for name, cls in classes:
-            record = records.get(name)
-            run = LoggerRun(exp_dir, os.path.join(exp_dir, 'log'), cfg, True, record if isinstance(record, dict) else None)
-            handle, problem = start_backend(name, cls, run, timeout_s)
+        runs = [(name, cls, LoggerRun(exp_dir, os.path.join(exp_dir, 'log'), cfg, True,
+                                      records.get(name) if isinstance(records.get(name), dict) else None))
+                for name, cls in classes]
+        for (name, _, _), (handle, problem) in zip(runs, start_backends(runs, timeout_s)):
             if handle is None:  # an upload that cannot start leaves the videos on disk
                 warn(f"logger backend '{name}' {problem}; the videos are not uploaded to it")
             else:

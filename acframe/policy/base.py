@@ -365,7 +365,7 @@ class Policy:
             known = RNN_MODEL_KEYS + tuple(k for k in (declared if isinstance(declared, Mapping) else {})
                                            if k not in RNN_MODEL_KEYS)
             for key in kwargs['rnn']:
-                if key not in known:  # (a policy that does not declare the block passes it on unchecked)
+                if key not in known:  # (checked here too: a policy that does not declare the block, compile passes on)
                     hint = closest(key, known, cutoff=0.6)
                     raise ConfigError(f"unknown config key 'policy.model.rnn.{key}'" + (
                         f"; did you mean 'policy.model.rnn.{hint}'?" if hint else f"; valid keys: {', '.join(known)}"))

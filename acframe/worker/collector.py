@@ -16,7 +16,7 @@ from ..data import make_tree, ttorch
 from ..envs import EnvManager
 from ..envs.obs import ObsArray, obs_buffer, put_obs
 from ..config.compile import check_n_sample
-from ..errors import EnvNonFiniteError, NonFiniteError, PolicyError
+from ..errors import EnvError, EnvNonFiniteError, NonFiniteError, PolicyError
 
 
 def steps_per_env(n_sample: int, num_envs: int, unroll_len: int = 1) -> int:
@@ -101,7 +101,11 @@ class SampleCollector:
                     outputs = {k: [] for k in out}
                 for key, value in out.items():
                     outputs[key].append(value)
-                result = env_step(out['action'].numpy())
+                try:
+                    result = env_step(out['action'].numpy())
+                except EnvError as exc:  # an env that refuses a NaN/inf action: the policy's fault all the same
+                    self._refuse_nonfinite_action(out['action'], t, exc)
+                    raise
                 reward[t] = result.reward
                 terminated[t] = result.terminated
                 truncated[t] = result.truncated
@@ -152,6 +156,20 @@ class SampleCollector:
             raise NonFiniteError(f"the policy gave a NaN/inf action to collector env {env} (seed {seed}) at env step "
                                  f"{self.env_step + t * self.env.num_envs}, from a finite observation: its weights or "
                                  f"its outputs are not finite (the env is not at fault)")
+
+    def _refuse_nonfinite_action(self, action: torch.Tensor, t: int, exc: Exception) -> None:
+        """``NonFiniteError`` naming the first env given a NaN/inf ``action`` at step ``t`` of the collection (the env
+        then raised ``exc``); nothing when every action is finite."""
+        if not action.is_floating_point():
+            return
+        finite = torch.isfinite(action.reshape(action.shape[0], -1)).all(dim=1)
+        if bool(finite.all()):
+            return
+        env = int(torch.nonzero(~finite)[0])
+        seed = self.env.seeds[env] if env < len(self.env.seeds) else '?'
+        raise NonFiniteError(f"the policy gave a NaN/inf action to collector env {env} (seed {seed}) at env step "
+                             f"{self.env_step + t * self.env.num_envs}, and the env refused it: its weights or its "
+                             f"outputs are not finite (the env is not at fault)") from exc
 
     def pop_episode_stats(self) -> Dict[str, List[float]]:
         """Returns and lengths of the training episodes finished since the last call."""

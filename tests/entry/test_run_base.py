@@ -172,3 +172,34 @@ def test_a_run_given_a_model_in_python_says_so_and_is_loaded_and_resumed_with_on
         assert json.load(f)['env_steps'] == 320
     with open(os.path.join(run, 'config.json')) as f:
         assert json.load(f)['model_given'] == 'acframe.models.vac.VAC'  # (kept by the resume)
+
+
+def test_only_a_users_buffer_raising_in_its_own_method_is_named_as_the_buffer(tmp_path, monkeypatch):
+    """A policy kept in the buffer's file, raising in its own method, was reported as the buffer."""
+    import importlib
+    import sys
+    from types import SimpleNamespace
+
+    (tmp_path / 'plugins_same_file.py').write_text(
+        "class Buffer:\n"
+        "    def sample(self, n):\n"
+        "        raise ValueError('buffer bug')\n"
+        "\n"
+        "class Policy:\n"
+        "    def _forward_collect(self, obs):\n"
+        "        raise ValueError('policy bug')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module('plugins_same_file')
+    run = SimpleNamespace(buffer=module.Buffer(), cfg=SimpleNamespace(
+        policy=SimpleNamespace(other=SimpleNamespace(replay_buffer=SimpleNamespace(type='mine')))))
+
+    def raised(fn):
+        try:
+            fn()
+        except ValueError as exc:
+            return exc
+
+    named = RunBase._plugin_error(run, raised(lambda: run.buffer.sample(2)))
+    assert str(named).startswith("replay buffer 'mine' raised ValueError: buffer bug (at ")
+    assert RunBase._plugin_error(run, raised(lambda: module.Policy()._forward_collect(None))) is None
+    sys.modules.pop('plugins_same_file', None)

@@ -147,7 +147,7 @@ def test_a_backend_that_hangs_in_close_costs_the_end_of_the_run_at_most_the_time
     assert TIMEOUT <= time.monotonic() - began < TIMEOUT + 2
     assert handle.backend.seen == [('a', 1, 1.0)]
     assert warnings_of(capsys) == ["acframe: warning: logger backend 'tracker' did not finish within "
-                                   "logger.timeout_s=0.5 s (still in close); its last values may be missing"]
+                                   "logger.timeout_s=0.5 s (still in close); what it was last given may be missing"]
 
 
 def test_a_threaded_backend_that_raises_is_dropped_at_the_next_call_or_named_at_the_close(capsys):
@@ -167,4 +167,43 @@ def test_a_threaded_backend_that_raises_is_dropped_at_the_next_call_or_named_at_
     logger.add_scalar('a', 0.0, 0)  # it fails in its thread; the run has no more scalars for it
     assert logger.close() == []
     assert warnings_of(capsys) == ["acframe: warning: logger backend 'tracker' failed (ConnectionError: tracker "
-                                   "unreachable); its last values may be missing"]
+                                   "unreachable); what it was last given may be missing"]
+
+
+def test_one_backend_slow_to_close_does_not_keep_the_others_from_closing(silent_peer, capsys):
+    """They are all asked to close at once: the second one closed only after the first had finished (or timed out),
+    and with a shared deadline it was reported as stuck with its close request as the 'call' waiting."""
+    stuck, _ = start_backend('stuck', tracker(address=silent_peer, hang_in='close'), RUN, TIMEOUT)
+    fine, _ = start_backend('fine', tracker(), RUN, TIMEOUT)
+    logger = RunLogger([('stuck', stuck), ('fine', fine)], TIMEOUT)
+    for i in range(3):
+        logger.add_scalar('a', float(i), i)
+    began = time.monotonic()
+    assert logger.close() == ['fine']
+    assert time.monotonic() - began < TIMEOUT + 2
+    assert fine.backend.closed and fine.backend.seen == [('a', i, float(i)) for i in range(3)]
+    assert warnings_of(capsys) == ["acframe: warning: logger backend 'stuck' did not finish within logger.timeout_s=0.5 "
+                                   "s (still in close); what it was last given may be missing"]
+
+
+def test_a_dropped_backend_that_answers_again_is_closed_by_its_thread():
+    """Dropped while its thread waited for calls (its slow call had just returned), it was never closed."""
+    handle, _ = start_backend('tracker', tracker(), RUN, TIMEOUT)
+    handle.call('log_scalar', 'a', 1.0, 1, 0.0)
+    deadline = time.monotonic() + 5
+    while handle.busy is not None or handle._calls.qsize() and time.monotonic() < deadline:
+        time.sleep(0.01)  # (idle: waiting for its next call)
+    handle.abandon()
+    assert handle.ended.wait(5) and handle.backend.closed
+
+
+def test_several_trackers_that_do_not_open_cost_one_timeout_together(silent_peer):
+    from acframe.loggers.base import start_backends
+
+    hanging = tracker(address=silent_peer, hang_in='__init__')
+    began = time.monotonic()
+    results = start_backends([('a', hanging, RUN), ('b', hanging, RUN), ('c', tracker(), RUN)], TIMEOUT)
+    assert TIMEOUT <= time.monotonic() - began < 2 * TIMEOUT
+    assert [problem for _, problem in results] == ['did not open within logger.timeout_s=0.5 s'] * 2 + [None]
+    assert isinstance(results[2][0], BackendThread)
+    RunLogger([('c', results[2][0])], TIMEOUT).close()

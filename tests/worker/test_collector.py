@@ -317,3 +317,22 @@ def test_actions_of_another_shape_than_the_action_space_are_the_policys_error_in
 def re_escape(value):
     import re
     return re.escape(str(value))
+
+
+def test_a_nan_action_an_env_refuses_is_the_policys_error_too():
+    from acframe.envs import EnvManager
+    from acframe.errors import NonFiniteError
+
+    class Strict(gym.Wrapper):
+        def step(self, action):
+            if not np.isfinite(action).all():
+                raise ValueError(f'action {action} is not in the action space')
+            return self.env.step(action)
+
+    actions = torch.zeros(6, 2, 1)
+    actions[2, 0] = float('nan')  # (an inf would be clipped to the Box's bound on its way to the env)
+    with EnvManager([lambda: Strict(gym.make('Pendulum-v1'))] * 2, [0, 1]) as env:
+        with pytest.raises(NonFiniteError, match=r"^the policy gave a NaN/inf action to collector env 0 \(seed 0\) at "
+                                                 r"env step 4, and the env refused it: its weights or its outputs are "
+                                                 r"not finite \(the env is not at fault\)$"):
+            SampleCollector(env, ScriptedActions(actions), 2).collect(steps=6)
