@@ -409,3 +409,23 @@ def test_a_study_whose_every_trial_failed_is_an_error_not_a_success(tmp_path, ca
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err[-1].startswith("acframe: error: every trial of the study failed (2; the '[tune] trial N "
                                             "failed' lines and "), err
+
+
+@pytest.mark.parametrize('given, use_default, why', [
+    ({}, False, 'use_default_space is False and it names no key'),
+    ({key: None for key in DEFAULT_SPACES['a2c']} | {'policy.collect.n_sample': None}, True,
+     'it sets every key of the default space to None')])
+def test_a_space_left_with_no_key_says_why(given, use_default, why):
+    base = to_plain(compile_config('cartpole_a2c.py'))
+    with pytest.raises(ConfigError, match=rf"^the search space: no key to search \({why}\); pass --space FILE"):
+        build_space(base, given, use_default)
+
+
+def test_resuming_a_study_with_no_more_trials_than_it_has_says_so(study, tmp_path, capsys):
+    copy = tmp_path / 'study'
+    shutil.copytree(study, copy)
+    assert main(['-m', 'tune', '--resume', str(copy), '--trials', '2']) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == ("[tune] the study has 3 finished trials already (--trials 2): nothing to run; give --trials "
+                        "above 3 for more") and lines[-1].startswith('[tune] best trial ')
+    assert len(read_csv(copy / 'trials.csv')) == 3

@@ -227,7 +227,10 @@ def build_space(cfg: Mapping[str, Any], given: Optional[Mapping[str, Any]] = Non
         else:
             space[key] = normalize_spec(key, spec, source)
     if not space:
-        raise ConfigError(f"{source}: no key to search (policy '{cfg['policy']['type']}' has no default space); "
+        why = (f"policy '{cfg['policy']['type']}' has no default space" if not default_space(cfg)
+               else "use_default_space is False and it names no key" if not use_default_space
+               else "it sets every key of the default space to None")
+        raise ConfigError(f"{source}: no key to search ({why}); "
                           f"pass --space FILE with e.g. space = {{'policy.learn.learning_rate': ['log_uniform', 1e-4, 1e-2]}}")
     return {key: space[key] for key in sorted(space)}
 

@@ -89,6 +89,7 @@ class Study:
         self.dir = study_dir
         self.settings = settings
         self.echo = echo
+        self.resumed = bool(resume)
         self.progress = progress  # one line per evaluation of a running trial
         self.space: Space = settings['space']
         self.base: Dict[str, Any] = settings['base_config']
@@ -146,6 +147,9 @@ class Study:
         (queued again for ``--resume``), the outputs are written, and ``KeyboardInterrupt`` propagates.
         """
         try:
+            if self.resumed and self.finished() >= self.settings['trials']:
+                self.echo(f"[tune] the study has {self.finished()} finished trials already (--trials "
+                          f"{self.settings['trials']}): nothing to run; give --trials above {self.finished()} for more")
             with sigterm_as_interrupt():
                 while self.finished() < self.settings['trials']:
                     raise_swallowed_interrupt()  # a Ctrl-C Python swallowed as the last trial ended
