@@ -554,8 +554,16 @@ class RunBase:
         """The end of the progress line every pipeline shows: returns and the budget left."""
         recent = f"{np.mean(self.recent_returns):.1f}" if self.recent_returns else '-'
         last_eval = f"{self.evals.last_return:.1f}" if self.evals.last_return is not None else '-'
-        left = max(0, self.cfg.max_env_step - self.env_step)
-        return f"train return {recent} | eval return {last_eval} | budget left {left} steps"
+        return f"train return {recent} | eval return {last_eval} | budget left {self.budget_left_text()}"
+
+    def budget_left_text(self) -> str:
+        """What is left of the budget that is nearer its end: env steps (``max_env_step``) or gradient steps
+        (``max_train_iter``, e.g. ``--max-train-iter 40``), in words."""
+        cfg, iters = self.cfg, int(self.learner.train_iter)
+        steps_left, iters_left = max(0, cfg.max_env_step - self.env_step), max(0, cfg.max_train_iter - iters)
+        if iters * cfg.max_env_step > self.env_step * cfg.max_train_iter:  # (a larger share of max_train_iter used)
+            return f"{iters_left} iters"
+        return f"{steps_left} steps"
 
     # ---- the end -----------------------------------------------------------------------------------
     def drive(self, loop: Callable[[Any], None]) -> Dict[str, Any]:

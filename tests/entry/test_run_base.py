@@ -203,3 +203,17 @@ def test_only_a_users_buffer_raising_in_its_own_method_is_named_as_the_buffer(tm
     assert str(named).startswith("replay buffer 'mine' raised ValueError: buffer bug (at ")
     assert RunBase._plugin_error(run, raised(lambda: module.Policy()._forward_collect(None))) is None
     sys.modules.pop('plugins_same_file', None)
+
+
+def test_the_progress_line_counts_down_the_budget_nearer_its_end():
+    """With --max-train-iter 40 the line said 'budget left 9999488 steps' (the default env-step budget)."""
+    from types import SimpleNamespace
+
+    def left(env_step, train_iter, max_env_step, max_train_iter):
+        run = SimpleNamespace(cfg=SimpleNamespace(max_env_step=max_env_step, max_train_iter=max_train_iter),
+                              env_step=env_step, learner=SimpleNamespace(train_iter=train_iter))
+        return RunBase.budget_left_text(run)
+
+    assert left(512, 4, 10_000_000, 40) == '36 iters'
+    assert left(512, 4, 1000, 10_000_000) == '488 steps'
+    assert left(0, 0, 1000, 40) == '1000 steps'
