@@ -54,11 +54,15 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
     """Write the run's deterministic actor to ``out`` (format from its suffix); returns what was written.
     ``imports``: modules named for the run folder's ``import_names`` (``--import``); ``what``: how errors about
     ``target`` name it (the CLI: ``--load``)."""
-    from .config.compile import override_list
+    from .config.compile import override_list, override_value
     from .inference import LoadedPolicy
     from .runs import locate_run
 
     fmt = export_format(out)
+    if not override_value(override_list(overrides), 'policy.eval.deterministic', True):
+        raise ConfigError("policy.eval.deterministic=False: an exported policy is the deterministic actor (the most "
+                          "likely action; ONNX and TorchScript hold no sampler); drop the override, and sample from "
+                          "the model's outputs yourself if you need a stochastic policy")
     if fmt == 'onnx':
         for module in ('onnx', 'onnxscript'):
             try:

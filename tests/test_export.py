@@ -70,6 +70,16 @@ def test_export_needs_a_known_suffix(trained_run, tmp_path, capsys):
     assert '-m export needs --out FILE.pt' in capsys.readouterr().err
 
 
+def test_export_refuses_a_stochastic_eval_override_it_would_not_apply(trained_run, tmp_path, capsys):
+    """It was accepted and the greedy actor written, as if the override had not been given."""
+    out = tmp_path / 'policy.pt'
+    assert main(['-m', 'export', '--load', str(trained_run), '--out', str(out), 'policy.eval.deterministic=False']) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["acframe: error: policy.eval.deterministic=False: an exported policy is the deterministic actor (the "
+                   "most likely action; ONNX and TorchScript hold no sampler); drop the override, and sample from the "
+                   "model's outputs yourself if you need a stochastic policy"] and not out.exists()
+
+
 @pytest.fixture(scope='module')
 def pixel_goal_run(tmp_path_factory):
     """Two updates of pixel_goal_impala.py: a Dict observation (uint8 image + float vector)."""
