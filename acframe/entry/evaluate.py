@@ -98,16 +98,27 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
     try:
         return make_env_manager(video_cfg, 'evaluator', seeds, manager=manager, params=drawn, wrap=record), drawn
     except ConfigError as exc:
-        chain, cause = [], exc
-        while cause is not None:
-            chain.append(str(cause))
-            cause = cause.__cause__ or cause.__context__
-        refused = any("unexpected keyword argument 'render_mode'" in text for text in chain)
-        if refused and not str(exc).startswith('--video') and 'render_mode' not in (cfg.env.get('env_kwargs') or {}):
-            name = cfg.env.get('type') if cfg.env.get('type') not in (None, 'gym') else cfg.env.env_id
-            raise ConfigError(f"--video: env '{name}' takes no render_mode, so it draws no frames to record; leave "
-                              f"--video out (or give the env render_mode='rgb_array', docs/custom_env.md)") from exc
+        if refuses_render_mode(exc, cfg) and not str(exc).startswith('--video'):
+            raise ConfigError(f"--video: env '{env_label(cfg)}' takes no render_mode, so it draws no frames to record; "
+                              f"leave --video out (or give the env render_mode='rgb_array', docs/custom_env.md)") from exc
         raise
+
+
+def refuses_render_mode(exc: BaseException, cfg: Any) -> bool:
+    """Whether building ``cfg``'s env failed because its factory takes no ``render_mode`` (one acframe added: the
+    config's own ``env.env_kwargs`` do not name it)."""
+    chain: List[str] = []
+    cause: Optional[BaseException] = exc
+    while cause is not None:
+        chain.append(str(cause))
+        cause = cause.__cause__ or cause.__context__
+    return (any("unexpected keyword argument 'render_mode'" in text for text in chain)
+            and 'render_mode' not in (cfg.env.get('env_kwargs') or {}))
+
+
+def env_label(cfg: Any) -> str:
+    """The env's name as a user wrote it: its registered type, or its gymnasium id."""
+    return cfg.env.get('type') if cfg.env.get('type') not in (None, 'gym') else cfg.env.env_id
 
 
 def resolve_domain_params(cfg: Any, domain_params: Optional[str]) -> Optional[str]:

@@ -467,3 +467,15 @@ def test_tictactoe_masks_the_taken_cells_and_the_unmasked_variant_ends_on_an_ill
     plain.step(4)
     _, reward, terminated, _, info = plain.step(4)
     assert reward == -1.0 and terminated and info['illegal']
+
+
+def test_make_env_with_a_render_mode_the_env_does_not_take_names_the_call(masked_runs):
+    """It blamed env.env_kwargs, a key the user never set."""
+    from acframe import load_policy
+    from acframe.errors import ConfigError
+
+    policy = load_policy(str(masked_runs['ppo']))
+    with pytest.raises(ConfigError, match=r"^make_env\(render_mode='rgb_array'\): env 'toy_tictactoe' takes no "
+                                          r"render_mode \(it draws no frames\); call make_env\(\) without it$"):
+        policy.make_env(render_mode='rgb_array')
+    policy.make_env().reset(seed=0)
