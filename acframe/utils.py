@@ -149,8 +149,8 @@ class NotPlainData(TypeError):
 
     def __init__(self, where: str, kind: str, why: str = '') -> None:
         self.where, self.kind, self.what = where, kind, why or f'a {kind}'
-        super().__init__(f"{where or 'the state'}: {why or f'a {kind}'} is not plain data (checkpoints hold tensors, "
-                         f"numpy arrays, numbers, strings, None and dicts/lists/tuples of them)")
+        super().__init__(f"{where or 'the state'}: {self.what} is not plain data (checkpoints hold tensors, numpy "
+                         f"arrays, numbers, strings, None and dicts/lists/tuples of them)")
 
 
 def to_plain_data(obj: Any, where: str = '') -> Any:

@@ -284,7 +284,7 @@ class RunLogger:
     on the caller's thread) or a started ``BackendThread``.
     """
 
-    def __init__(self, backends: Sequence[Tuple[str, Union[LoggerBackend, Handle]]], timeout_s: float = 60.0) -> None:
+    def __init__(self, backends: Sequence[Tuple[str, Union[LoggerBackend, Handle]]], timeout_s: float = 120.0) -> None:
         self.backends: List[Tuple[str, Handle]] = [
             (name, b if isinstance(b, (DirectBackend, BackendThread)) else DirectBackend(b)) for name, b in backends]
         self.timeout_s = float(timeout_s)
