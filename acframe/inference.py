@@ -33,7 +33,7 @@ import torch
 import torch.nn as nn
 
 from .envs.masks import ACTION_MASK_KEY, empty_mask_rows, mask_splits
-from .errors import ConfigError
+from .errors import CheckpointError, ConfigError
 from .runs import RunArtifacts, load_model_weights, locate_run
 
 logger = logging.getLogger('acframe')
@@ -135,7 +135,16 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
         state = load_checkpoint(artifacts.checkpoint)
     policy = create_policy(cfg, observation_space, action_space, enable_field=tuple(enable_field),
                            model=artifacts.model)
-    load_model_weights(policy, state, artifacts.checkpoint)
+    try:
+        load_model_weights(policy, state, artifacts.checkpoint)
+    except CheckpointError as exc:
+        if not artifacts.model_given:
+            raise
+        from .config.run_folder import model_given_refusal
+        from .runs import load_with_model_hint
+
+        raise model_given_refusal(artifacts.run_dir, artifacts.model_given, "the config given builds another model; "
+                                  + load_with_model_hint(artifacts.python)) from exc
     policy.model.eval()
     return policy
 

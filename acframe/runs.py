@@ -27,6 +27,10 @@ class RunArtifacts(NamedTuple):
     cfg: Any
     #: the model instance to load the weights into, for a run trained with one given in Python (``model=``)
     model: Any = None
+    #: the class of the model the run was trained with in Python when none is given now (``model_given``), else None
+    model_given: Optional[str] = None
+    #: whether the caller is Python (``load_policy``), not the command line: how a refusal names the fix
+    python: bool = False
 
 
 def is_run_dir(path: str) -> bool:
@@ -103,22 +107,25 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
     if config is None and run_dir is None:
         raise ConfigError(f"{what} {target}: this checkpoint is not in a run folder's {CKPT_DIR}/; "
                           f"name its config with {'config=CONFIG' if python else '-c CONFIG'}")
+    from .config.run_folder import load_run_config, model_given_refusal, read_run_record
+
+    # a run trained with a model given in Python: its checkpoint fits that model, not the one its config builds
+    given = read_run_record(run_dir).get('model_given') if run_dir is not None and model is None else None
     with stop_value_unwarned():  # (a stop value means nothing to a run that is done)
-        if config is not None:
+        if config is not None:  # (a config of the user's may build that model: the weights' fit decides)
             cfg = compile_config(config, override_list(overrides), seed=seed)
         else:
-            from .config.run_folder import load_run_config
-
-            from .config.run_folder import model_given_refusal, read_run_record
-
-            given = read_run_record(run_dir).get('model_given')
-            if given and model is None:  # the checkpoint fits that model, not the one the config builds
-                raise model_given_refusal(run_dir, given, "load it in Python with that model: acframe.load_policy("
-                                                          "RUN, model=...)" + ("" if python else " (the command line "
-                                                                               "cannot build it)"))
+            if given:
+                raise model_given_refusal(run_dir, given, load_with_model_hint(python))
             cfg = load_run_config(run_dir, override_list(overrides), seed=seed, imports=imports,  # config.json: data, never run
                                   import_flag='imports' if python else '--import')
-    return RunArtifacts(run_dir, checkpoint, cfg, model)
+    return RunArtifacts(run_dir, checkpoint, cfg, model, given, python)
+
+
+def load_with_model_hint(python: bool) -> str:
+    """What to do with a run trained with a model given in Python (``model_given``) when none is given now."""
+    return ("load it in Python with that model: acframe.load_policy(RUN, model=...)"
+            + ("" if python else " (the command line cannot build it)"))
 
 
 def load_model_weights(policy: Any, state: Dict[str, Any], path: str) -> None:

@@ -159,8 +159,15 @@ def test_a_run_given_a_model_in_python_says_so_and_is_loaded_and_resumed_with_on
                                           r"instance, model=\), which its config does not describe; load it in Python "
                                           r"with that model: acframe.load_policy\(RUN, model=...\)$"):
         load_policy(run)
+    with pytest.raises(ConfigError, match=r"which its config does not describe; the config given builds another "
+                                          r"model; load it in Python with that model"):
+        load_policy(run, config='cartpole_a2c.py')  # (a config that builds the config's model: the weights do not fit)
     loaded = load_policy(run, model=small())
     assert loaded.act(torch.zeros(4).numpy()) in (0, 1)
+    assert main(['-m', 'eval', '--load', run, '-c', 'cartpole_a2c.py', '--episodes', '1']) == 2
+    assert capsys.readouterr().err.strip().endswith("the config given builds another model; load it in Python with "
+                                                    "that model: acframe.load_policy(RUN, model=...) (the command line "
+                                                    "cannot build it)")
     assert main(['-m', 'eval', '--load', run, '--episodes', '1']) == 2
     assert capsys.readouterr().err.strip().endswith("acframe.load_policy(RUN, model=...) (the command line cannot "
                                                     "build it)")
