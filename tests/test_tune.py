@@ -409,6 +409,8 @@ def test_a_study_whose_every_trial_failed_is_an_error_not_a_success(tmp_path, ca
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err[-1].startswith("acframe: error: every trial of the study failed (2; the '[tune] trial N "
                                             "failed' lines and "), err
+    rows = read_csv(tmp_path / 'study' / 'trials.csv')
+    assert [row['state'] for row in rows] == ['FAIL', 'FAIL'] and [row['run_dirs'] for row in rows] == ['', '']
 
 
 @pytest.mark.parametrize('given, use_default, why', [
@@ -429,3 +431,30 @@ def test_resuming_a_study_with_no_more_trials_than_it_has_says_so(study, tmp_pat
     assert lines[0] == ("[tune] the study has 3 finished trials already (--trials 2): nothing to run; give --trials "
                         "above 3 for more") and lines[-1].startswith('[tune] best trial ')
     assert len(read_csv(copy / 'trials.csv')) == 3
+
+
+def test_a_ctrl_c_while_a_finished_trial_is_recorded_waits_for_the_record(tmp_path, monkeypatch, capsys):
+    """A real SIGINT between a trial's last run and its record (study.tell, trials.csv, best_config.py) left the trial
+    RUNNING and the files unwritten: it now waits until they are, then stops the study with the resume hint."""
+    import signal
+
+    from acframe.signals import sigterm_as_interrupt
+    from acframe.tune.study import Study
+
+    original = Study.write_outputs
+    sent = []
+
+    def signalled_during_the_record(self):
+        if not sent and self.finished() == 1:  # (trial 0 told, its outputs next)
+            sent.append(os.kill(os.getpid(), signal.SIGINT))
+        original(self)
+
+    monkeypatch.setattr(Study, 'write_outputs', signalled_during_the_record)
+    study_dir = tmp_path / 'study'
+    with pytest.raises(KeyboardInterrupt), sigterm_as_interrupt():
+        tune('cartpole_a2c.py', trials=2, budget=400, seeds=[1], study_dir=str(study_dir), overrides=QUICK,
+             space=LR_ONLY, use_default_space=False)
+    assert sent and "[tune] interrupted: trial 0 had finished and is recorded; continue with acframe -m tune " \
+                     "--resume " in capsys.readouterr().out
+    assert [row['state'] for row in read_csv(study_dir / 'trials.csv')] == ['COMPLETE']
+    assert (study_dir / 'best_config.py').is_file()

@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 from ..config.run_folder import create_config_of, decode, encode, py_literal
 from ..entry.run_folder import NewRunFolder, RunLock, check_folder_is_data
 from ..errors import AcframeError, ConfigError
-from ..signals import describe_interrupt, raise_swallowed_interrupt, sigterm_as_interrupt
+from ..signals import describe_interrupt, interrupts_deferred, raise_swallowed_interrupt, sigterm_as_interrupt
 from ..utils import atomic_write_text
 from .space import Space, baseline_values, check_space, decode_params, fixed_params, normalize_spec, suggest
 from .trial import Pruned, trial_config, train_runs
@@ -184,6 +184,8 @@ class Study:
                 raise
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             trial.set_user_attr('error', message)
+            made = [d for d in trial.user_attrs.get('run_dirs') or [] if os.path.isdir(os.path.join(self.dir, d))]
+            trial.set_user_attr('run_dirs', made)  # (a run refused before it started wrote no folder)
             self.study.tell(trial, state=TrialState.FAIL)
             self._written(f"[tune] trial {trial.number} failed: {message}")
             return
@@ -193,12 +195,18 @@ class Study:
                 self.study.tell(trial, state=TrialState.FAIL)
                 self.write_outputs()
             raise
-        trial.set_user_attr('duration_s', round(time.perf_counter() - start, 1))
-        self.study.tell(trial, result['value'])
-        seeds = ', '.join(f"seed {s}: {v:.2f}" for s, v in result['seed_values'].items())
-        best = self.study.best_trial
-        self._written(f"[tune] trial {trial.number} complete: {result['value']:.2f} ({seeds}): {_shown(values)} "
-                      f"| best trial {best.number}: {best.value:.2f}")
+        try:
+            with interrupts_deferred():  # a Ctrl-C or SIGTERM now waits until the finished trial is recorded
+                trial.set_user_attr('duration_s', round(time.perf_counter() - start, 1))
+                self.study.tell(trial, result['value'])
+                seeds = ', '.join(f"seed {s}: {v:.2f}" for s, v in result['seed_values'].items())
+                best = self.study.best_trial
+                self._written(f"[tune] trial {trial.number} complete: {result['value']:.2f} ({seeds}): "
+                              f"{_shown(values)} | best trial {best.number}: {best.value:.2f}")
+        except KeyboardInterrupt as exc:
+            print(f"[tune] {describe_interrupt(exc)}: trial {trial.number} had finished and is recorded; continue "
+                  f"with acframe -m tune --resume {self.dir}", flush=True)
+            raise
 
     def _written(self, line: str) -> None:
         self.write_outputs()
