@@ -372,15 +372,14 @@ class LoadedPolicy:
         a Dict observation flattened as in training): the env ``act`` expects, for a loop of your own. Seed it with
         ``reset(seed=...)``; ``render_mode`` (e.g. ``'rgb_array'``, ``'human'``) is passed to the env's factory. A
         domain-randomized run's env has the nominal parameters (``-m eval --domain-params drawn`` plays drawn ones)."""
-        from .entry.evaluate import env_label, refuses_render_mode
-        from .envs.gym_env import build_env
+        from .envs.gym_env import build_env, env_name, refuses_render_mode
 
         extra = {} if render_mode is None else {'render_mode': render_mode}
         try:
             return build_env(dict(self.cfg.env), 0, int(self.cfg.seed), 'evaluator', **extra)
         except ConfigError as exc:
             if render_mode is not None and refuses_render_mode(exc, self.cfg):
-                raise ConfigError(f"make_env(render_mode={render_mode!r}): env '{env_label(self.cfg)}' takes no "
+                raise ConfigError(f"make_env(render_mode={render_mode!r}): env '{env_name(self.cfg.env)}' takes no "
                                   f"render_mode (it draws no frames); call make_env() without it") from exc
             raise
 

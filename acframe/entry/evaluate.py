@@ -32,6 +32,7 @@ import gymnasium as gym
 
 from ..envs import EnvManager, in_process_manager, make_env_manager
 from ..envs.randomization import DomainRandomizer
+from ..envs.gym_env import env_name, refuses_render_mode
 from ..errors import ConfigError, ConfigWarning
 from ..utils import atomic_write_json, set_global_seed
 from ..worker import Evaluator
@@ -99,26 +100,10 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
         return make_env_manager(video_cfg, 'evaluator', seeds, manager=manager, params=drawn, wrap=record), drawn
     except ConfigError as exc:
         if refuses_render_mode(exc, cfg) and not str(exc).startswith('--video'):
-            raise ConfigError(f"--video: env '{env_label(cfg)}' takes no render_mode, so it draws no frames to record; "
-                              f"leave --video out (or give the env render_mode='rgb_array', docs/custom_env.md)") from exc
+            raise ConfigError(f"--video: env '{env_name(cfg.env)}' takes no render_mode, so it draws no frames to "
+                              f"record; leave --video out (or give the env render_mode='rgb_array', "
+                              f"docs/custom_env.md)") from exc
         raise
-
-
-def refuses_render_mode(exc: BaseException, cfg: Any) -> bool:
-    """Whether building ``cfg``'s env failed because its factory takes no ``render_mode`` (one acframe added: the
-    config's own ``env.env_kwargs`` do not name it)."""
-    chain: List[str] = []
-    cause: Optional[BaseException] = exc
-    while cause is not None:
-        chain.append(str(cause))
-        cause = cause.__cause__ or cause.__context__
-    return (any("unexpected keyword argument 'render_mode'" in text for text in chain)
-            and 'render_mode' not in (cfg.env.get('env_kwargs') or {}))
-
-
-def env_label(cfg: Any) -> str:
-    """The env's name as a user wrote it: its registered type, or its gymnasium id."""
-    return cfg.env.get('type') if cfg.env.get('type') not in (None, 'gym') else cfg.env.env_id
 
 
 def resolve_domain_params(cfg: Any, domain_params: Optional[str]) -> Optional[str]:

@@ -278,6 +278,18 @@ def type_env_id(env_cfg: Dict[str, Any]) -> Optional[str]:
     return None if env_id in (None, env_cfg.get('type'), ENV['env_id']) else str(env_id)
 
 
+def refuses_render_mode(exc: BaseException, cfg: Any) -> bool:
+    """Whether building ``cfg``'s env failed because its factory takes no ``render_mode`` (one acframe added: the
+    config's own ``env.env_kwargs`` do not name it)."""
+    chain: List[str] = []
+    cause: Optional[BaseException] = exc
+    while cause is not None:
+        chain.append(str(cause))
+        cause = cause.__cause__ or cause.__context__
+    return (any("unexpected keyword argument 'render_mode'" in text for text in chain)
+            and 'render_mode' not in (cfg.env.get('env_kwargs') or {}))
+
+
 def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overrides: Any) -> gym.Env:
     """One env as the workers see it: the registered factory, the Atari chain when ``env.atari.enable``
     (``envs.atari``; the evaluator's envs play whole, unclipped games), its episodes capped (``cap_episodes``),
