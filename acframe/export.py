@@ -5,7 +5,8 @@ The exported model maps a batch of observations ``obs (B, *obs_shape)`` (float32
 ``acframe.load_policy(...).act(obs)`` returns, because both run the same ``DeterministicActor``; whatever the
 model does to observations (normalization kept in its state) is part of it.
 
-* ``FILE.pt``: TorchScript (``torch.jit.load(FILE)(obs)``), needs only torch.
+* ``FILE.pt``: TorchScript (``torch.jit.load(FILE)(obs)``), needs only torch; it checks its inputs' shapes first (a
+  ``ValueError`` naming the input: one observation where a batch is taken, a missing key, a state of another shape).
 * ``FILE.onnx``: ONNX with input ``obs`` and output ``action`` and a dynamic batch size (the ``onnx`` extra:
   onnx and onnxscript to write it, onnxruntime to run it).
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 import io
 import os
 import warnings
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gymnasium as gym
 import numpy as np
@@ -81,6 +82,8 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
         with warnings.catch_warnings():  # torch 2.13 marks torch.jit deprecated; TorchScript is still what we write
             warnings.simplefilter('ignore', DeprecationWarning)
             traced = torch.jit.trace(actor, inputs, check_trace=False, strict=spaces is None)
+            if fmt == 'torchscript':  # a wrong shape is a line naming the input, not an error deep in the graph
+                traced = checked_inputs(traced, space, loaded.initial_state().shape if recurrent else None)
         check_over_an_episode(traced, loaded, target)
         if fmt == 'torchscript':
             with warnings.catch_warnings():
@@ -131,6 +134,101 @@ def check_over_an_episode(model: Any, loaded: Any, target: str, steps: int = CHE
     finally:
         env.close()
         loaded.reset()
+
+
+def check_obs(obs: torch.Tensor, name: str, shape: List[int]) -> None:
+    """A ``ValueError`` naming ``name`` unless ``obs`` is a batch ``(B, *shape)`` (TorchScript: kept in the file)."""
+    if obs.dim() != len(shape) + 1 or obs.shape[1:] != shape:
+        single = ' (one observation is obs[None])' if obs.shape == shape else ''
+        raise ValueError('{}: a batch of shape (B, {}) is expected, not {}{}'.format(
+            name, ', '.join([str(size) for size in shape]), obs.shape, single))
+
+
+def check_state(state: torch.Tensor, batch: int, shape: List[int]) -> None:
+    """A ``ValueError`` unless ``state`` is ``(batch, *shape)``: one row of state per observation."""
+    if state.dim() != 3 or state.shape[0] != batch or state.shape[1:] != shape:
+        raise ValueError('state: shape ({}, {}, {}) is expected (one per observation; zeros at an episode\'s first '
+                         'step, then the state the previous step returned), not {}'.format(
+                             batch, shape[0], shape[1], state.shape))
+
+
+def check_keys(obs: Dict[str, torch.Tensor], shapes: Dict[str, List[int]]) -> int:
+    """Check each key of a Dict observation as ``check_obs`` does; their common batch size."""
+    batch = -1
+    for key, shape in shapes.items():  # (TorchScript formats no {!r}: the quotes are written out)
+        if key not in obs:
+            raise ValueError("obs: key '{}' is missing; the model takes [{}]".format(
+                key, ', '.join(["'" + name + "'" for name in shapes.keys()])))
+        check_obs(obs[key], "obs['" + key + "']", shape)
+        if batch >= 0 and obs[key].shape[0] != batch:
+            raise ValueError("obs: every key must hold the same batch size; obs['{}'] holds {}, not {}".format(
+                key, obs[key].shape[0], batch))
+        batch = obs[key].shape[0]
+    return batch
+
+
+class CheckedActor(torch.nn.Module):
+    """A traced ``obs → action`` whose input shape is checked first."""
+
+    def __init__(self, traced: Any, shape: Sequence[int]) -> None:
+        super().__init__()
+        self.traced, self.shape = traced, list(shape)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        check_obs(obs, 'obs', self.shape)
+        return self.traced(obs)
+
+
+class CheckedDictActor(torch.nn.Module):
+    """A traced ``{key: obs} → action`` whose keys and shapes are checked first."""
+
+    def __init__(self, traced: Any, shapes: Dict[str, List[int]]) -> None:
+        super().__init__()
+        self.traced, self.shapes = traced, shapes
+
+    def forward(self, obs: Dict[str, torch.Tensor]) -> torch.Tensor:
+        check_keys(obs, self.shapes)
+        return self.traced(obs)
+
+
+class CheckedStep(torch.nn.Module):
+    """A traced recurrent step ``(obs, state) → (action, state)`` whose input shapes are checked first."""
+
+    def __init__(self, traced: Any, shape: Sequence[int], state_shape: Sequence[int]) -> None:
+        super().__init__()
+        self.traced, self.shape, self.state_shape = traced, list(shape), list(state_shape)
+
+    def forward(self, obs: torch.Tensor, state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        check_obs(obs, 'obs', self.shape)
+        check_state(state, obs.shape[0], self.state_shape)
+        return self.traced(obs, state)
+
+
+class CheckedDictStep(torch.nn.Module):
+    """A traced recurrent step taking a Dict observation, its keys and shapes checked first."""
+
+    def __init__(self, traced: Any, shapes: Dict[str, List[int]], state_shape: Sequence[int]) -> None:
+        super().__init__()
+        self.traced, self.shapes, self.state_shape = traced, shapes, list(state_shape)
+
+    def forward(self, obs: Dict[str, torch.Tensor], state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        check_state(state, check_keys(obs, self.shapes), self.state_shape)
+        return self.traced(obs, state)
+
+
+def checked_inputs(traced: Any, space: gym.Space, state_shape: Optional[Sequence[int]]) -> Any:
+    """``traced`` in a scripted module that checks its inputs' shapes (observations of ``space``; a recurrent step's
+    state ``(B, *state_shape)``) and says which is wrong: a trace alone fails inside its graph."""
+    if isinstance(space, gym.spaces.Dict):
+        shapes = {key: [int(size) for size in sub.shape] for key, sub in space.spaces.items()}
+        wrapper = (CheckedDictActor(traced, shapes) if state_shape is None
+                   else CheckedDictStep(traced, shapes, state_shape))
+    else:
+        shape = [int(size) for size in space.shape]
+        wrapper = CheckedActor(traced, shape) if state_shape is None else CheckedStep(traced, shape, state_shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', DeprecationWarning)
+        return torch.jit.script(wrapper)
 
 
 def _example(space: Any) -> torch.Tensor:

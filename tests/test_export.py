@@ -249,6 +249,40 @@ def test_the_exported_step_acts_as_load_policy_over_whole_episodes(run, rows, re
     assert (nonzero > 0) == bool(rows)  # a recurrent run's state moves; a feed-forward one's is empty
 
 
+def torchscript_refusal(call):
+    """The last line of what a TorchScript file raised: the check's own message, not an error inside the graph."""
+    with pytest.raises(torch.jit.Error) as caught:
+        call()
+    return str(caught.value).strip().splitlines()[-1]
+
+
+def test_a_torchscript_file_names_the_input_of_the_wrong_shape(lstm_run, trained_run, tmp_path):
+    """A single observation, a state without its batch axis, a state of another batch: one line naming the input
+    and the shape the file takes (a trace alone failed deep in its graph: 'mat1 and mat2 shapes cannot be
+    multiplied', 'Expected 1 elements in a list but found 32')."""
+    step_file, actor_file = tmp_path / 'step.pt', tmp_path / 'actor.pt'
+    assert main(['-m', 'export', '--load', str(lstm_run), '--out', str(step_file), '-q']) == 0
+    assert main(['-m', 'export', '--load', str(trained_run), '--out', str(actor_file), '-q']) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', DeprecationWarning)
+        step, actor = torch.jit.load(str(step_file)), torch.jit.load(str(actor_file))
+    obs_size = acframe.load_policy(lstm_run).observation_space.shape[0]
+    state = torch.zeros(2, 2, 16)
+    action, next_state = step(torch.zeros(2, obs_size), state)
+    assert action.shape == (2,) and next_state.shape == state.shape
+    assert torchscript_refusal(lambda: step(torch.zeros(obs_size), state[:1])) == (
+        f'builtins.ValueError: obs: a batch of shape (B, {obs_size}) is expected, not [{obs_size}] '
+        '(one observation is obs[None])')
+    assert torchscript_refusal(lambda: step(torch.zeros(1, obs_size), torch.zeros(2, 16))).startswith(
+        "builtins.ValueError: state: shape (1, 2, 16) is expected (one per observation; zeros at an episode's first "
+        "step")
+    assert torchscript_refusal(lambda: step(torch.zeros(3, obs_size), state)).endswith('not [2, 2, 16]')
+    assert torchscript_refusal(lambda: step(torch.zeros(2, obs_size + 1), state)).startswith(
+        f'builtins.ValueError: obs: a batch of shape (B, {obs_size}) is expected, not [2, {obs_size + 1}]')
+    assert actor(torch.zeros(5, 4)).shape == (5,)
+    assert torchscript_refusal(lambda: actor(torch.zeros(4))).endswith('not [4] (one observation is obs[None])')
+
+
 def test_the_explicit_batch_form_keeps_one_state_per_env(lstm_run):
     """act(obs (B, ...), state (B, R, H)) over 3 envs, a row zeroed where its env starts an episode, equals the same
     form one env at a time (itself checked against the stateful act above); the explicit form keeps nothing."""

@@ -2,6 +2,7 @@
 against the plain one, whole runs of every algorithm on an env that raises on an illegal action, load_policy and
 the exported policy, the no-legal-action error and bad input."""
 import math
+import re
 import warnings
 from collections import OrderedDict
 
@@ -230,6 +231,18 @@ def test_the_exported_policy_takes_the_mask(masked_runs, tmp_path, capsys):
         else:
             action = model(inputs)
         assert action[0] == -1 and mask[1:].gather(1, action[1:, None]).all()
+        state = (torch.zeros(200, 2, 16),) if name == 'ppo_lstm' else ()
+        for wrong, says in (({'obs': obs}, "obs: key 'action_mask' is missing; the model takes ['obs', 'action_mask']"),
+                            ({'obs': obs, 'action_mask': mask[0]},
+                             "obs['action_mask']: a batch of shape (B, 9) is expected, not [9] (one observation is "
+                             "obs[None])"),
+                            ({'obs': obs, 'action_mask': mask[:10]},
+                             "obs: every key must hold the same batch size; obs['action_mask'] holds 10, not 200")):
+            with pytest.raises(torch.jit.Error, match=re.escape(says)):  # one line naming the key, not the graph's error
+                model(wrong, *state)
+        if name == 'ppo_lstm':
+            with pytest.raises(torch.jit.Error, match=re.escape('state: shape (200, 2, 16) is expected')):
+                model(inputs, torch.zeros(200, 16))
     pytest.importorskip('onnxscript', reason='ONNX export needs the onnx extra')
     ort = pytest.importorskip('onnxruntime', reason='running the ONNX model needs onnxruntime')
     out = tmp_path / 'ppo.onnx'
