@@ -20,8 +20,9 @@ import json
 
 import numpy as np
 
-from acframe import BUFFER_REGISTRY
+from acframe import BUFFER_REGISTRY, POLICY_REGISTRY
 from acframe.data.prioritized import PrioritizedReplayBuffer
+from acframe.policy.impala import IMPALAPolicy
 
 
 @BUFFER_REGISTRY.register('clipped_seam')
@@ -93,6 +94,16 @@ class Raising(TreeState):
         if len(self.items) >= 20:
             raise ValueError('my buffer broke')
         return super().sample(batch_size)
+
+
+@POLICY_REGISTRY.register('impala_without_priority_seam')
+class ImpalaWithoutPriority(IMPALAPolicy):
+    """IMPALA whose learn step hands back no priorities (a user's policy written without them)."""
+
+    def _forward_learn(self, batch):
+        info = super()._forward_learn(batch)
+        info.pop('priority', None)
+        return info
 
 
 @BUFFER_REGISTRY.register('never_ready_seam')
@@ -374,6 +385,23 @@ def test_a_run_whose_buffer_never_gives_a_batch_ends_with_a_warning_that_it_lear
                         "replay buffer 'never_ready_seam' (len() 24) gave no batch (sample() returned None "
                         "every time); check the buffer's sample() or its sizes (policy.other.replay_buffer, "
                         "docs/replay.md), or give the run a larger budget"], out.stderr
+
+
+@pytest.mark.parametrize('mode', [[], ['-m', 'parallel', '--backend', 'inline']], ids=['serial', 'parallel'])
+def test_a_policy_that_returns_no_priorities_to_a_prioritized_buffer_is_warned_about_once(tmp_path, user_setup, mode):
+    """The buffer's draws would stay uniform (every item keeps the first priority) without a word."""
+    (tmp_path / 'no_priority.py').write_text(CONFIG + "create_config['policy']['type'] = 'impala_without_priority_seam'\n")
+    out = cli(tmp_path, user_setup, '-c', 'no_priority.py', '--exp-dir', 'run', '--max-train-iter', '12', '-q',
+              *mode)
+    assert out.returncode == 0, out.stderr
+    warnings = [line for line in out.stderr.splitlines() if 'warning' in line]
+    assert warnings == ["[acframe] warning: the prioritized replay buffer drew a batch and the policy's learn step "
+                        "returned no info['priority'], so every priority stays the same and the draws stay uniform: "
+                        "return one priority per sequence (shape (B,)) from the learn forward, or use a uniform buffer "
+                        "(policy.other.replay_buffer.type; docs/replay.md)"], out.stderr
+    assert not (tmp_path / 'seam.json').exists()  # no priority reached the buffer
+    plain = cli(tmp_path, user_setup, '-c', 'cfg.py', '--exp-dir', 'run2', '--max-train-iter', '12', '-q', *mode)
+    assert plain.returncode == 0 and 'warning' not in plain.stderr, plain.stderr  # IMPALA's own priorities: no word
 
 
 @pytest.mark.parametrize('mode', [[], ['-m', 'parallel', '--backend', 'inline']], ids=['serial', 'parallel'])

@@ -358,6 +358,7 @@ class RunBase:
             except CheckpointError as exc:  # the weights to start from do not fit this config's model
                 raise (CheckpointError(f"init_from {init_from}: {exc}") if init_from is not None else exc) from exc
             self.learner.hooks += config_hooks  # policy.learn.learner.hooks: after the pipeline's own
+            self.learner.warn = self.warn  # (its warnings go where the run's go: above the progress line)
             if resume:
                 if self.writes:  # (the hooks' after_load gets the run's folder, as every hook method does)
                     self.learner.exp_dir = self.exp_dir

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import sys
 import time
 from collections import defaultdict
 from typing import Any, Callable, Dict, List, Mapping, Optional
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 
 from ..errors import AcframeError, CheckpointError, ConfigError, NonFiniteError, PolicyError, call_user_code, user_code_error
+from ..data.prioritized import WEIGHT_KEY
 from ..utils import NotPlainData, atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
 
@@ -170,6 +172,12 @@ class LinearLRDecayHook(LearnerHook):
                 group['lr'] = group['initial_lr'] * fraction
 
 
+def _prioritized(batch: Any) -> bool:
+    """Whether ``batch`` is one a prioritized buffer drew (it carries ``is_weight``; a policy's batch of
+    another form, such as a bare tensor, is not)."""
+    return callable(getattr(batch, 'keys', None)) and WEIGHT_KEY in batch.keys()
+
+
 class Learner:
     """Trains the policy (learn mode) one batch at a time and owns the checkpoints of the run.
 
@@ -177,6 +185,8 @@ class Learner:
     checkpoints beside the policy's own state dict. ``buffer``: the replay buffer the batches come from; when the learn
     mode returns per-sequence priorities (``info['priority']``, for a batch a prioritized buffer drew) the learner
     hands them back with ``buffer.update_priority(batch, priority)`` (a buffer without that method ignores them).
+    A prioritized batch (one with ``is_weight``) whose learn step returns no priority is warned about once through
+    ``warn`` (stderr; a pipeline hands its own): the buffer's draws would stay uniform without a word.
     """
 
     def __init__(self, policy: Any, exp_dir: Optional[str] = None, hooks: Optional[List[LearnerHook]] = None,
@@ -187,6 +197,8 @@ class Learner:
         self.hooks: List[LearnerHook] = list(hooks or [])
         self.state_provider = state_provider
         self.train_iter = 0
+        self.warn: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True)
+        self._priority_warned = False
 
     @property
     def exp_dir(self) -> Optional[str]:
@@ -214,6 +226,12 @@ class Learner:
         priority = info.pop('priority', None)
         if priority is not None and hasattr(self.buffer, 'update_priority'):
             self.buffer.update_priority(batch, priority)
+        elif priority is None and not self._priority_warned and _prioritized(batch):
+            self._priority_warned = True
+            self.warn(f"[acframe] warning: the prioritized replay buffer drew a batch and the policy's learn step "
+                      f"returned no info['priority'], so every priority stays the same and the draws stay uniform: "
+                      f"return one priority per sequence (shape (B,)) from the learn forward, or use a uniform buffer "
+                      f"(policy.other.replay_buffer.type; docs/replay.md)")
         self.train_iter += 1
         for hook in self.hooks:
             call_user_code(hook_name(hook, 'after_iter'), hook.after_iter, self, info)
