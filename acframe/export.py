@@ -105,35 +105,39 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
 def check_over_an_episode(model: Any, loaded: Any, target: str, steps: int = CHECK_STEPS) -> None:
     """A ``ConfigError`` unless ``model`` (an exported step: ``obs → action``, or ``(obs, state) → (action, state)``
     for a recurrent policy, the state fed back) gives ``loaded.act``'s actions (``reset()`` at the start) at every
-    step of an episode of the run's env, at most ``steps`` steps (discrete actions equal, continuous to 1e-5)."""
-    from .envs import build_env  # one env as the policy saw it (inference.env_spaces)
+    step of an episode of the run's env, at most ``steps`` steps (discrete actions equal, continuous to 1e-5).
+    The env is one env of the run's ``env.manager``, built one by one where it can be, else (a user's vectorized env)
+    a batch of one through the env factory."""
+    from .envs import in_process_manager, make_env_manager
+    from .envs.gym_env import env_name
 
-    env = build_env(dict(loaded.cfg.env), 0, int(loaded.cfg.seed) + 12345, 'inference')
-    try:
-        obs, _ = env.reset(seed=int(loaded.cfg.seed) + 12345)
+    cfg, seed = loaded.cfg, int(loaded.cfg.seed) + 12345
+    with make_env_manager(cfg, 'inference', [seed], manager=in_process_manager(cfg.env.manager) or cfg.env.manager) as env:
+        obs = env.reset()  # a batch of one observation (a dict of batches for a Dict observation)
         loaded.reset()
         state = torch.as_tensor(loaded.initial_state(1)) if loaded.recurrent else None
-        for step in range(steps):
-            expected = loaded.act(obs)
-            batch, _ = loaded._as_batch(obs)
-            if state is None:
-                exported = model(batch)
-            else:
-                exported, state = model(batch, state)
-            exported = exported[0].numpy()
-            same = (np.array_equal(exported, expected) if exported.dtype.kind in 'iub'
-                    else np.allclose(exported, expected, rtol=1e-5, atol=1e-6))
-            if not same:
-                raise ConfigError(f"{target}: the exported model acts otherwise than load_policy at step {step} of an "
-                                  f"episode of {loaded.cfg.env.env_id} ({exported.tolist()} vs {expected.tolist()}): the "
-                                  f"policy's eval mode keeps state that a trace cannot carry; act with "
-                                  f"acframe.load_policy (act, reset) instead; nothing written")
-            obs, _, terminated, truncated, _ = env.step(expected)
-            if terminated or truncated:
-                break
-    finally:
-        env.close()
-        loaded.reset()
+        try:
+            for step in range(steps):
+                expected = loaded.act(obs)
+                batch, _ = loaded._as_batch(obs)
+                if state is None:
+                    exported = model(batch)
+                else:
+                    exported, state = model(batch, state)
+                exported = exported.numpy()
+                same = (np.array_equal(exported, expected) if exported.dtype.kind in 'iub'
+                        else np.allclose(exported, expected, rtol=1e-5, atol=1e-6))
+                if not same:
+                    raise ConfigError(f"{target}: the exported model acts otherwise than load_policy at step {step} of "
+                                      f"an episode of {env_name(cfg.env)} ({exported[0].tolist()} vs {expected[0].tolist()}): "
+                                      f"the policy's eval mode keeps state that a trace cannot carry; act with "
+                                      f"acframe.load_policy (act, reset) instead; nothing written")
+                result = env.step(expected)
+                if len(result.done_index):
+                    break
+                obs = result.obs
+        finally:
+            loaded.reset()
 
 
 def check_obs(obs: torch.Tensor, name: str, shape: List[int]) -> None:

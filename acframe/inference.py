@@ -372,8 +372,15 @@ class LoadedPolicy:
         a Dict observation flattened as in training): the env ``act`` expects, for a loop of your own. Seed it with
         ``reset(seed=...)``; ``render_mode`` (e.g. ``'rgb_array'``, ``'human'``) is passed to the env's factory. A
         domain-randomized run's env has the nominal parameters (``-m eval --domain-params drawn`` plays drawn ones)."""
+        from .envs import in_process_manager, manager_class
         from .envs.gym_env import build_env, env_name, refuses_render_mode
 
+        manager = self.cfg.env.manager
+        if in_process_manager(manager) is None:  # (its env_id is the default one, not what the run stepped)
+            name = manager_class(manager).__name__
+            raise ConfigError(f"make_env(): env.manager '{manager}' is a vectorized env ({name}), which has no single "
+                              f"env to build; build it yourself ({name}(num_envs=1, **env_kwargs)) and act on its "
+                              f"batches (act takes a batch of observations)")
         extra = {} if render_mode is None else {'render_mode': render_mode}
         try:
             return build_env(dict(self.cfg.env), 0, int(self.cfg.seed), 'evaluator', **extra)

@@ -406,3 +406,54 @@ def test_check_env_refuses_a_vectorized_env_in_one_line_rather_than_checking_ano
         check_env_config(None, (main, create), [], [])
     with pytest.raises(ConfigError, match=refused):  # an env named on the command line, the manager by an override
         check_env_config('CartPole-v1', None, ['env.manager=numpy_cartpole'], ['vector_cartpole'])
+
+
+class EndingPick(MaskedPick):
+    """MaskedPick with episodes: 5 steps each, reward 1 for each pick of action 0 (obs 'x' is the step count)."""
+
+    def _obs(self):
+        obs = super()._obs()
+        obs['x'][:, 0] = self.t / 5
+        return obs
+
+    def step(self, actions):
+        self.t += 1
+        reward = (np.asarray(actions) == 0).astype(np.float64)
+        done = self.t >= 5
+        last = self._obs()
+        final_obs = np.empty(self.num_envs, dtype=object)
+        for i in np.flatnonzero(done):
+            final_obs[i] = {key: value[i].copy() for key, value in last.items()}
+        self.t[done] = 0
+        return self._obs(), reward, done, np.zeros(self.num_envs, bool), {'final_obs': final_obs, '_final_obs': done}
+
+
+def test_a_run_on_a_users_vectorized_env_exports_and_its_policy_builds_no_other_env(tmp_path):
+    """-m export checks the traced model over an episode of the run's own env: for a VectorEnv manager, a batch of
+    one from the factory (it built env.env_id's default CartPole-v1 and failed with a traceback); load_policy's
+    make_env(), which builds one env, refuses in one line (it returned CartPole-v1)."""
+    import torch
+    from acframe import load_policy
+    from acframe.cli import main as cli_main
+
+    ENV_MANAGER_REGISTRY.register('ending_pick_test', EndingPick)
+    try:
+        run = tmp_path / 'run'
+        serial_pipeline_onpolicy((dict(env=dict(manager='ending_pick_test', collector_env_num=4, evaluator_env_num=2,
+                                                n_evaluator_episode=2, stop_value=None),
+                                       policy=dict(collect=dict(n_sample=64), learn=dict(batch_size=64))),
+                                  dict(env=dict(type='gym'), policy=dict(type='ppo'))),
+                                 exp_dir=str(run), max_env_step=128, progress=False)
+        out = tmp_path / 'pick.pt'
+        assert cli_main(['-m', 'export', '--load', str(run), '--out', str(out), '-q']) == 0
+        policy = load_policy(run)
+        obs = EndingPick(3).reset()[0]
+        obs['x'][:, 0] = [0.0, 0.4, 0.8]
+        with torch.no_grad():
+            exported = torch.jit.load(str(out))({k: torch.as_tensor(v) for k, v in obs.items()}).numpy()
+        np.testing.assert_array_equal(exported, policy.act(obs))
+        with pytest.raises(ConfigError, match=r"^make_env\(\): env.manager 'ending_pick_test' is a vectorized env "
+                                              r"\(EndingPick\), which has no single env to build"):
+            policy.make_env()
+    finally:
+        ENV_MANAGER_REGISTRY._entries.pop('ending_pick_test', None)
