@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import gymnasium as gym
 
+from ..errors import AcframeError, ConfigError, EnvError, describe_raised, user_code_error
 from .gym_env import SHORT_NAMES, FlattenDictObservation, build_env, env_fns, make_gym_env, resolve_env_id
 from .manager import AsyncEnvManager, EnvManager, StepResult, SyncEnvManager, check_step_timeout
 from .obs import obs_storage_dtype, obs_to_tensor
@@ -65,7 +66,17 @@ def make_env_manager(cfg: Any, role: str, envs: Union[int, Sequence[int]], seed:
     if issubclass(cls, gym.vector.VectorEnv):
         return VectorEnvManager.from_config(env_cfg, role, seeds, params=params, wrap=wrap, watch_sync=watch_sync,
                                             vector_env=cls, name=name)
-    return cls.from_config(env_cfg, role, seeds, params=params, wrap=wrap, watch_sync=watch_sync)
+    try:
+        made = cls.from_config(env_cfg, role, seeds, params=params, wrap=wrap, watch_sync=watch_sync)
+    except Exception as exc:  # a user's manager: one line naming its file and line (an env's own error: as it is)
+        if isinstance(exc, AcframeError) or user_code_error(exc, '') is None:
+            raise
+        raise EnvError(f"env.manager '{name}': {cls.__name__}.from_config ({role} envs) raised "
+                       f"{describe_raised(exc)}") from exc
+    if not isinstance(made, EnvManager):
+        raise ConfigError(f"env.manager '{name}': {cls.__name__}.from_config returned {type(made).__name__}, not an "
+                          f"EnvManager; it must return the manager it built (docs/custom_env.md)")
+    return made
 
 
 __all__ = ['EnvManager', 'SyncEnvManager', 'AsyncEnvManager', 'VectorEnvManager', 'StepResult', 'SHORT_NAMES',

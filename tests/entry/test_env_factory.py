@@ -457,3 +457,43 @@ def test_a_run_on_a_users_vectorized_env_exports_and_its_policy_builds_no_other_
             policy.make_env()
     finally:
         ENV_MANAGER_REGISTRY._entries.pop('ending_pick_test', None)
+
+
+MANAGERS_MODULE = '''
+from acframe import ENV_MANAGER_REGISTRY
+from acframe.envs import SyncEnvManager
+
+
+@ENV_MANAGER_REGISTRY.register('unlicensed')
+class Unlicensed(SyncEnvManager):
+    @classmethod
+    def from_config(cls, env_cfg, role, seeds, params=None, wrap=None, watch_sync=False):
+        raise ValueError('simulator license not found')
+
+
+@ENV_MANAGER_REGISTRY.register('forgets_to_return')
+class ForgetsToReturn(SyncEnvManager):
+    @classmethod
+    def from_config(cls, env_cfg, role, seeds, params=None, wrap=None, watch_sync=False):
+        super().from_config(env_cfg, role, seeds, params, wrap, watch_sync)
+'''
+
+
+@pytest.mark.parametrize('manager, line', [
+    ('unlicensed', r"^acframe: error: env.manager 'unlicensed': Unlicensed.from_config \(collector envs\) raised "
+                   r"ValueError: simulator license not found \(at .*my_managers.py:10 in from_config"),
+    ('forgets_to_return', r"^acframe: error: env.manager 'forgets_to_return': ForgetsToReturn.from_config returned "
+                          r"NoneType, not an EnvManager; it must return the manager it built")])
+def test_a_user_managers_from_config_that_raises_or_returns_no_manager_is_one_line_and_nothing_written(
+        tmp_path, manager, line):
+    import re
+    import subprocess
+
+    (tmp_path / 'my_managers.py').write_text(MANAGERS_MODULE)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get('PYTHONPATH', '')]))
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_ppo.py', '--import', 'my_managers',
+                          f'env.manager={manager}', '--exp-dir', 'run'], capture_output=True, text=True, timeout=300,
+                         env=env, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and re.match(line, out.stderr), out.stderr
+    assert not (tmp_path / 'run').exists()
