@@ -92,7 +92,32 @@ def make_gym_env(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
         raise ConfigError(f"env.env_id '{env_id}': {str(exc).strip().splitlines()[0]}") from exc
 
 
-class KeepObservationEntries(gym.ObservationWrapper):
+def api_form(result: Any, size: int) -> bool:
+    """Whether an env's ``reset`` (``size`` 2: ``(obs, info)``) or ``step`` (5) result has gymnasium's form; a wrapper
+    of acframe's passes any other result on as it is, for the env's checks to name (the old gym API: a bare
+    observation, a Dict of two keys, which would unpack into its key names, or four values)."""
+    return isinstance(result, tuple) and len(result) == size
+
+
+class ObservationLayer(gym.ObservationWrapper):
+    """A ``gym.ObservationWrapper`` that passes results of another form than gymnasium's on unread (``api_form``)."""
+
+    def reset(self, **kwargs: Any) -> Any:
+        result = self.env.reset(**kwargs)
+        if not api_form(result, 2):
+            return result
+        obs, info = result
+        return self.observation(obs), info
+
+    def step(self, action: Any) -> Any:
+        result = self.env.step(action)
+        if not api_form(result, 5):
+            return result
+        obs, reward, terminated, truncated, info = result
+        return self.observation(obs), reward, terminated, truncated, info
+
+
+class KeepObservationEntries(ObservationLayer):
     """A 1-D Box observation reduced to the entries at ``indices`` (e.g. CartPole without its velocities)."""
 
     def __init__(self, env: gym.Env, indices: Sequence[int]) -> None:
@@ -106,7 +131,7 @@ class KeepObservationEntries(gym.ObservationWrapper):
         return observation[self._indices]
 
 
-class FlattenDictObservation(gym.ObservationWrapper):
+class FlattenDictObservation(ObservationLayer):
     """The chosen keys (``env.obs_keys``; None: all, sorted) of a Dict observation, as the models take them.
 
     * vector keys only: concatenated into one float32 vector (SheepRL's ``mlp_keys``);

@@ -157,13 +157,23 @@ class ActionMaskCheck(gym.Wrapper):
             raise no_legal_action(self.role, self.index, self.name, self.seed, empty[1], self._splits, self._t)
 
     def reset(self, **kwargs: Any) -> Any:
-        obs, info = self.env.reset(**kwargs)
+        from .gym_env import api_form
+
+        result = self.env.reset(**kwargs)
+        if not api_form(result, 2):
+            return result  # (the old gym API: named by the env's checks)
+        obs, info = result
         self._t = 0
         self._check(obs)
         return obs, info
 
     def step(self, action: Any) -> Any:
-        obs, reward, terminated, truncated, info = self.env.step(action)
+        from .gym_env import api_form
+
+        result = self.env.step(action)
+        if not api_form(result, 5):
+            return result
+        obs, reward, terminated, truncated, info = result
         self._t += 1
         if not (terminated or truncated):
             self._check(obs)

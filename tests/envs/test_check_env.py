@@ -265,6 +265,19 @@ def test_training_refuses_a_broken_env_before_writing_anything(tmp_path):
     assert "env 'faulty' " in text  # not the default config's env_id, which the factory ignores
 
 
+@pytest.mark.parametrize('fault, says', [('masked_old_reset', 'reset returned a dict, not (observation, info): the old gym API'),
+                                         ('masked_old_api', 'step returned 4 values (obs, reward, done, info: the old gym API)')])
+def test_a_masked_env_of_the_old_api_is_named_as_such_not_by_the_wrapper_that_unpacked_it(tmp_path, fault, says):
+    """A Dict observation {'x', 'action_mask'} returned alone by reset unpacked into its two key names inside
+    acframe's observation layers ('string indices must be integers', at acframe/envs/gym_env.py): those layers pass
+    a result of another form on, and the env's checks name it, in check-env and at the start of a run."""
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', 'env.type=faulty',
+                        "import_names=['fixtures.faulty_envs']", f'env.env_kwargs.fault={fault}'], tmp_path)
+    assert code == 2 and os.listdir(tmp_path) == [] and says in text, text
+    code, _, lines, _ = check_cli(['faulty', '--import', 'fixtures.faulty_envs', f'env.env_kwargs.fault={fault}'], tmp_path)
+    assert code == 2 and len(lines) == 1 and says in lines[0], lines
+
+
 def test_an_old_api_env_made_by_gym_make_is_named_as_such_and_gymnasiums_warnings_are_one_line_each(tmp_path):
     """gym.make's wrappers unpack the old 4-tuple themselves (a ValueError in gymnasium's file, which the user cannot
     fix): the refusal says what the env returned; gymnasium's checker warnings are one plain line each (no colour
