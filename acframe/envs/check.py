@@ -79,6 +79,11 @@ class Finding:
         return f"[{self.check}] {self.message}"
 
 
+#: what check-env says of a mask found in ``info`` only: checked, but a run reads masks from the observation
+INFO_MASK_UNUSED = (f"info['{MASK_KEY}'], which a run does not read (it would train without it): wrap the env in "
+                    f"acframe.envs.masks.InfoActionMask in the factory you register (docs/masks.md)")
+
+
 @dataclass
 class CheckReport:
     """What ``check_env`` found: ``findings`` (problems) and ``facts`` (what it measured, for the summary)."""
@@ -277,7 +282,7 @@ class EnvChecker:
             mask, source = info[MASK_KEY], f"info['{MASK_KEY}']"
         if mask is None:
             return None
-        self.report.facts['action mask'] = source
+        self.report.facts['action mask'] = source if source.startswith('observation') else INFO_MASK_UNUSED
         problems = mask_problems(mask, self.env.action_space, final=final)
         for message in problems:
             self.fail('mask', f"{source} {where} {message}", key='mask:' + message.split(' ')[0])
@@ -653,6 +658,10 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
         more = f" (and {len(fatal) - 1} more problem(s))" if len(fatal) > 1 else ''
         raise EnvError(f"env '{report.env}' {fatal[0].line()}{more}; acframe -m check-env {_command_env(cfg)} runs "
                        f"every check")
+    if report.facts.get('action mask') == INFO_MASK_UNUSED:
+        warn(f"[acframe] warning: env '{report.env}' gives its action mask in info['{MASK_KEY}'], which a run does not "
+             f"read: it trains without the mask; wrap the env in acframe.envs.masks.InfoActionMask in the factory you "
+             f"register (docs/masks.md)")
     for finding in report.findings:
         if finding.check == 'time limit':
             warn(f"[acframe] warning: env '{report.env}' has no time limit: its evaluation episodes run up to "

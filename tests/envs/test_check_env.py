@@ -168,8 +168,23 @@ def test_a_masked_dict_env_passes_and_only_legal_actions_are_stepped(mask_in):
         return env, env.observation_space
     report = EnvChecker(make, 'masked', seed=3).run()
     assert report.ok, [f.line() for f in report.findings]
-    assert report.facts['action mask'] == ("observation['action_mask']" if mask_in == 'observation'
-                                           else "info['action_mask']")
+    assert report.facts['action mask'] == ("observation['action_mask']" if mask_in == 'observation' else
+                                           "info['action_mask'], which a run does not read (it would train without "
+                                           "it): wrap the env in acframe.envs.masks.InfoActionMask in the factory you "
+                                           "register (docs/masks.md)")
+
+
+def test_a_mask_given_in_info_only_is_checked_and_a_run_on_it_warns_that_it_trains_without_it(tmp_path):
+    """check-env found the mask in info and passed; the run then trained unmasked without a word."""
+    code, out, lines, _ = check_cli([*FAULTY, 'env.env_kwargs.fault=info_mask'], tmp_path)
+    assert code == 0 and not lines and "action mask: info['action_mask'], which a run does not read" in out, out
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', '--max-env-step', '64', '-q', 'env.type=faulty',
+                        "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=info_mask',
+                        'env.stop_value=None'], tmp_path)
+    assert code == 0, text
+    assert ("[acframe] warning: env 'faulty' gives its action mask in info['action_mask'], which a run does not read: "
+            "it trains without the mask; wrap the env in acframe.envs.masks.InfoActionMask in the factory you register "
+            "(docs/masks.md)") in text.splitlines(), text
 
 
 def test_mask_and_observation_rules():
