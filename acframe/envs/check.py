@@ -276,6 +276,12 @@ class EnvChecker:
         """The action mask of this step (None without one), checked against the action space (``final``: the last
         observation of an episode, whose mask no action is taken under: it may allow none)."""
         mask, source = None, None
+        if isinstance(obs, Mapping) and MASK_KEY not in obs:
+            near = [str(key) for key in obs if any(word in str(key).lower() for word in ('mask', 'legal'))]
+            if near:  # a mask under another name is an observation to the model: the policy is not masked
+                self.report.facts['action mask'] = (f"none: the observation's {near[0]!r} is not '{MASK_KEY}', so a run "
+                                                    f"reads it as an observation, not a mask; name it '{MASK_KEY}' "
+                                                    f"(docs/masks.md)")
         if isinstance(obs, Mapping) and MASK_KEY in obs:
             mask, source = obs[MASK_KEY], f"observation['{MASK_KEY}']"
         elif isinstance(info, Mapping) and MASK_KEY in info:
@@ -658,6 +664,8 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
         more = f" (and {len(fatal) - 1} more problem(s))" if len(fatal) > 1 else ''
         raise EnvError(f"env '{report.env}' {fatal[0].line()}{more}; acframe -m check-env {_command_env(cfg)} runs "
                        f"every check")
+    if report.facts.get('action mask', '').startswith('none: '):
+        warn(f"[acframe] warning: env '{report.env}' has no action mask: {report.facts['action mask'][6:]}")
     if report.facts.get('action mask') == INFO_MASK_UNUSED:
         warn(f"[acframe] warning: env '{report.env}' gives its action mask in info['{MASK_KEY}'], which a run does not "
              f"read: it trains without the mask; wrap the env in acframe.envs.masks.InfoActionMask in the factory you "

@@ -174,6 +174,18 @@ def test_a_masked_dict_env_passes_and_only_legal_actions_are_stepped(mask_in):
                                            "register (docs/masks.md)")
 
 
+def test_a_mask_under_another_name_is_named_by_check_env_and_a_run_on_it_warns(tmp_path):
+    """'action_masks' for 'action_mask': the model read it as an observation and the run trained unmasked."""
+    code, out, lines, _ = check_cli([*FAULTY, 'env.env_kwargs.fault=misnamed_mask'], tmp_path)
+    said = ("the observation's 'action_masks' is not 'action_mask', so a run reads it as an observation, not a mask; "
+            "name it 'action_mask' (docs/masks.md)")
+    assert code == 0 and not lines and f"action mask: none: {said}" in out, out
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', '--max-env-step', '64', '-q', 'env.type=faulty',
+                        "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=misnamed_mask',
+                        'env.stop_value=None'], tmp_path)
+    assert code == 0 and f"[acframe] warning: env 'faulty' has no action mask: {said}" in text.splitlines(), text
+
+
 def test_a_mask_given_in_info_only_is_checked_and_a_run_on_it_warns_that_it_trains_without_it(tmp_path):
     """check-env found the mask in info and passed; the run then trained unmasked without a word."""
     code, out, lines, _ = check_cli([*FAULTY, 'env.env_kwargs.fault=info_mask'], tmp_path)
