@@ -374,6 +374,9 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]],
         key = translate_override(key, value, cfg['policy']['type'], valid, renamed)
         if key is None:
             continue
+        if key == 'env_manager.type':  # create_config's section, written without it
+            raise ConfigError(f"override '{key}': env_manager is a config file's create_config section; on the "
+                              f"command line it is env.manager={value}")
         if key.startswith('create_config.'):  # a file's create_config, written as an override
             named = {'create_config.env.type': 'env.type', 'create_config.env_manager.type': 'env.manager',
                      'create_config.policy.type': 'policy.type'}.get(key)

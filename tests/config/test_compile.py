@@ -389,6 +389,9 @@ def test_a_create_config_key_as_an_override_names_its_command_line_key():
         compile_config('cartpole_impala.py', ['create_config.env.type=toy_pixel_dot'])
     with pytest.raises(ConfigError, match=r"it is env.manager=async"):
         compile_config('cartpole_impala.py', ['create_config.env_manager.type=async'])
+    with pytest.raises(ConfigError, match=r"^override 'env_manager.type': env_manager is a config file's "
+                                          r"create_config section; on the command line it is env.manager=async$"):
+        compile_config('cartpole_impala.py', ['env_manager.type=async'])  # (as policy.type, by analogy)
 
 
 def test_overrides_may_be_a_dict_or_one_string_and_anything_else_is_one_line(tmp_path):
