@@ -504,7 +504,7 @@ def compile_config(
                               f"or a registered env manager's name")
         result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
         result['import_names'] = sorted(set(import_list))
-        file_env_id = result['env']['env_id']
+        file_env = dict(result['env'])
         apply_overrides(result, overrides, renamed)
         result['import_names'] = sorted(set(import_list))
         if seed is not None:
@@ -519,7 +519,7 @@ def compile_config(
         for old, new in dict.fromkeys(renamed):
             warn_renamed(old, new, stacklevel=2)
         warn_idle_rnn_keys(result, reference, rnn_type_given(main, overrides))
-        warn_inherited_stop_value(file_env_id, as_given, overrides)
+        warn_inherited_stop_value(file_env, as_given, overrides)
         if not isinstance(cfg, dict):  # a file or a pair (a compiled config has every key)
             warn_default_stop_value(main, as_given, overrides, reference['env']['stop_value'])
         return EasyDict(result)
@@ -597,15 +597,19 @@ def stop_value_unwarned() -> Iterator[None]:
         yield
 
 
-def warn_inherited_stop_value(file_env_id: str, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:
-    """Warn when an override changed ``env.env_id`` but not ``env.stop_value``: the stop value belongs to the other env."""
+def warn_inherited_stop_value(file_env: dict, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:
+    """Warn when an override changed ``env.env_id`` but not ``env.stop_value``: the stop value belongs to the other env
+    (``file_env``: the config's env section before the overrides, named as messages name envs)."""
+    from ..envs.gym_env import env_name
+
     keys = {(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()}
     env_id = cfg['env']['env_id']
-    if 'env.env_id' in keys and 'env.stop_value' not in keys and env_id != file_env_id and cfg['env']['stop_value'] is not None:
+    if ('env.env_id' in keys and 'env.stop_value' not in keys and env_id != file_env['env_id']
+            and cfg['env']['stop_value'] is not None):
         if not _env_id_resolves(cfg['env']):
             return  # an id that names no env: its one-line error comes when the env is built, without this warning
         warnings.warn(f"env.env_id was overridden to '{env_id}' but env.stop_value={cfg['env']['stop_value']} is the config's "
-                      f"value for '{file_env_id}'; set env.stop_value for '{env_id}' (or env.stop_value=None to never stop early)",
+                      f"value for '{env_name(file_env)}'; set env.stop_value for '{env_id}' (or env.stop_value=None to never stop early)",
                       ConfigWarning, stacklevel=3)
 
 

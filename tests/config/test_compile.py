@@ -409,3 +409,12 @@ def test_overrides_may_be_a_dict_or_one_string_and_anything_else_is_one_line(tmp
                              exp_dir=str(tmp_path / 'run'), max_env_step=300, progress=False)
     stored = json.loads((tmp_path / 'run' / 'config.json').read_text())['config']
     assert stored['policy']['learn']['epoch_per_collect'] == 1 and stored['max_env_step'] == 300
+
+
+def test_the_inherited_stop_value_warning_names_the_configs_own_env_for_a_registered_env_type():
+    """A config of a registered env type (no env_id of its own) overridden to a gymnasium id: its stop value is the
+    type's, not the default config's env_id (it said 'CartPole-v1', which the config never named)."""
+    config = (dict(env=dict(stop_value=0.9, collector_env_num=8)), dict(env=dict(type='toy_tictactoe'), policy=dict(type='ppo')))
+    with pytest.warns(UserWarning, match=r"^env.env_id was overridden to 'Pendulum-v1' but env.stop_value=0.9 is the "
+                                         r"config's value for 'toy_tictactoe'; set env.stop_value for 'Pendulum-v1'"):
+        compile_config(config, ['env.type=gym', 'env.env_id=Pendulum-v1'])
