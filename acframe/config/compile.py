@@ -52,6 +52,9 @@ def load_config_file(path: Union[str, os.PathLike]) -> Tuple[dict, dict]:
                           f"and create_config") from exc
     except RecursionError as exc:
         raise ConfigError(f"config file {path} recursed without end (RecursionError); fix the file") from exc
+    except ModuleNotFoundError as exc:  # a module it imports is not found: not installed, or not on the path
+        raise ConfigError(f"config file {path} raised {describe_raised(exc)}; install the module, or put the folder "
+                          f"of a module of your own on PYTHONPATH (the config file's own folder is not searched)") from exc
     except Exception as exc:  # the file is user code: report what it raised, and where
         raise ConfigError(f"config file {path} raised {describe_raised(exc)}; fix the file") from exc
     if 'main_config' not in namespace:
@@ -600,14 +603,13 @@ def stop_value_unwarned() -> Iterator[None]:
 def warn_inherited_stop_value(file_env: dict, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:
     """Warn when an override changed ``env.env_id`` but not ``env.stop_value``: the stop value belongs to the other env
     (``file_env``: the config's env section before the overrides, named as messages name envs)."""
-    from ..envs.gym_env import env_name
-
     keys = {(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()}
     env_id = cfg['env']['env_id']
     if ('env.env_id' in keys and 'env.stop_value' not in keys and env_id != file_env['env_id']
             and cfg['env']['stop_value'] is not None):
         if not _env_id_resolves(cfg['env']):
             return  # an id that names no env: its one-line error comes when the env is built, without this warning
+        from ..envs.gym_env import env_name  # (here: a config that compiles without this warning imports no env)
         warnings.warn(f"env.env_id was overridden to '{env_id}' but env.stop_value={cfg['env']['stop_value']} is the config's "
                       f"value for '{env_name(file_env)}'; set env.stop_value for '{env_id}' (or env.stop_value=None to never stop early)",
                       ConfigWarning, stacklevel=3)

@@ -116,7 +116,10 @@ class Rule(NamedTuple):
                 raise ConfigError(f"config key '{key}' must be a dict (a section of keys), got {type(value).__name__} {value!r}")
         if not ok:
             example = f"like its default {default!r}" if default is not None else "as declared"
-            raise ConfigError(f"config key '{key}' must be {self.type} ({example}), got {type(value).__name__} {value!r}")
+            quoted = (f"; on the command line, quoted: \"{key}=[{value!r}]\"" if self.type == 'list'
+                      and isinstance(value, str) else '')  # (a list of one name, as a shell passes it)
+            raise ConfigError(f"config key '{key}' must be {self.type} ({example}), got {type(value).__name__} "
+                              f"{value!r}{quoted}")
         return value
 
     def _in_range(self, value: float) -> bool:

@@ -1221,9 +1221,13 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
                                     f"{action_space}); a policy needs at least one observation value and one action")
     kind, shape = _action_kind_and_shape(action_space)
     if kind not in policy_cls.supported_action_spaces:
+        from ..registry import POLICY_REGISTRY
+        able = [other for other in ('a2c', 'acer', 'impala', 'ppo')  # acframe's own: loading them imports no one's code
+                if kind in POLICY_REGISTRY.get(other).supported_action_spaces]
         raise UnsupportedSpaceError(
             f"policy '{name}' does not support the action space {action_space} of env '{env}'; "
             f"it supports {', '.join(policy_cls.supported_action_spaces)} actions"
+            + (f"; {', '.join(able)} take {kind} actions (policy.type)" if able else '')
         )
     check_model_against_spaces(cfg, observation_space, action_space)
     model.setdefault('obs_shape', obs_shape_of(observation_space))

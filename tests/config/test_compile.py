@@ -277,6 +277,10 @@ def test_config_file_errors_name_the_file_and_the_fix(tmp_path):
     raising = write(tmp_path / 'raising.py', "main_config = dict(a=1 / 0)\n")
     with pytest.raises(ConfigError, match='raised ZeroDivisionError'):
         compile_config(str(raising))
+    importing = write(tmp_path / 'importing.py', "import my_helpers_nowhere\nmain_config = dict()\n")
+    with pytest.raises(ConfigError, match=r"raised ModuleNotFoundError: No module named 'my_helpers_nowhere' .*; install "
+                                          r"the module, or put the folder of a module of your own on PYTHONPATH"):
+        compile_config(str(importing))
 
 
 def test_saved_config_reloads_to_the_identical_config(tmp_path):

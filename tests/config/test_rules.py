@@ -63,6 +63,8 @@ def test_the_declaration_is_the_first_parenthesis_of_the_comment_brackets_nestin
     ('bool', 1, "config key 'k' must be bool (like its default 3), got int 1"),
     ('int', None, "config key 'k' must not be None; set a int such as 3"),
     ("str in {'a', 'b'}", 'c', "config key 'k' = 'c' is not one of 'a', 'b'"),
+    ('list', 'my_hook', "config key 'k' must be list (like its default 3), got str 'my_hook'; on the command line, "
+                        "quoted: \"k=['my_hook']\""),
 ])
 def test_a_value_outside_its_rule_is_one_line_naming_the_key(text, value, message):
     with pytest.raises(ConfigError) as info:
