@@ -165,6 +165,12 @@ class EnvChecker:
                 and _raised_in_gymnasium(exc):
             # gymnasium's own wrappers (gym.make's) unpack the old 4-tuple before acframe sees it
             self.fail('step', OLD_STEP_API)
+        elif isinstance(exc, AssertionError) and _raised_in_gymnasium(exc) and str(exc).strip():
+            # gymnasium's env checker (gym.make's PassiveEnvChecker) refused what the env returned: its words, no
+            # line of gymnasium's to fix
+            said = ' '.join(str(exc).split())
+            self.fail(check, f"gymnasium's env checker (gym.make's) refused the env's {what.split(' ')[0]}: {said}; fix "
+                             f"the env's {what.split(' ')[0]} (in training it stops the run)")
         else:  # the env's own code raised: where, and that the env must be fixed there
             self.fail(check, f"the env raised {describe_raised(exc, what)}; fix the env there (in training it stops "
                              f"the run)")

@@ -194,8 +194,10 @@ class InfoActionMask(gym.Wrapper):
             [(OBS_KEY, env.observation_space), (ACTION_MASK_KEY, uint8_mask_space(size))]))
 
     def _obs(self, obs: Any, info: Dict[str, Any], when: str) -> Dict[str, Any]:
-        if ACTION_MASK_KEY not in info:
-            raise KeyError(f"InfoActionMask: the env's {when} returned no info['action_mask']")
+        if ACTION_MASK_KEY not in info:  # (acframe's wrapper read it: the env's error, with no line of the env's)
+            from .gym_env import OffSpaceError
+            raise OffSpaceError(f"its {when} returned no info['{ACTION_MASK_KEY}'] (InfoActionMask takes the mask from "
+                                f"info after reset and every step); return it there")
         return {OBS_KEY: obs, ACTION_MASK_KEY: as_uint8_mask(info[ACTION_MASK_KEY])}
 
     def reset(self, **kwargs: Any) -> Any:

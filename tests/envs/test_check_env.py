@@ -325,6 +325,18 @@ def test_an_old_api_env_made_by_gym_make_is_named_as_such_and_gymnasiums_warning
     assert 'faulty_envs.py:' in done.stderr and 'the old gym API' not in done.stderr, done.stderr  # the user's own bug
 
 
+def test_what_gymnasiums_env_checker_refuses_is_said_in_its_words_not_at_its_line(tmp_path):
+    """reset returning (obs, None) under gym.make: gymnasium's PassiveEnvChecker asserts; the line named gymnasium's
+    file ('fix the env there', at gymnasium/utils/passive_env_checker.py) rather than the env's reset."""
+    expected = ("[reset] gymnasium's env checker (gym.make's) refused the env's reset: The second element returned by "
+                "`env.reset()` was not a dictionary, actual type: <class 'NoneType'>; fix the env's reset")
+    code, _, lines, _ = check_cli(['FaultyNoneInfo-v0', '--import', 'fixtures.faulty_envs'], tmp_path)
+    assert code == 2 and len(lines) == 1 and expected in lines[0] and 'passive_env_checker' not in lines[0], lines
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', 'env.env_id=FaultyNoneInfo-v0', 'env.stop_value=None',
+                        "import_names=['fixtures.faulty_envs']"], tmp_path)
+    assert code == 2 and expected in text and os.listdir(tmp_path) == [], text
+
+
 def test_a_registered_env_type_is_named_with_the_env_id_it_was_given(tmp_path):
     """A factory that picks its game by env.env_id (as pettingzoo_classic does) is named with it, and the command to
     check it says it; the default config's env_id, which such a factory ignores, is never shown."""

@@ -441,6 +441,41 @@ def test_info_action_mask_becomes_the_dict_form():
     assert env.step(0)[0]['action_mask'].tolist() == [0, 0, 0, 1]
 
 
+class DroppingInfoMask(gym.Env):
+    """An env giving its mask in info, which forgets it from its second step on."""
+    observation_space = gym.spaces.Box(0, 1, (2,), np.float32)
+    action_space = gym.spaces.Discrete(3)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(2, np.float32), {'action_mask': np.ones(3, np.int8)}
+
+    def step(self, action):
+        self.t += 1
+        info = {'action_mask': np.ones(3, np.int8)} if self.t < 2 else {}
+        return np.zeros(2, np.float32), 0.0, False, False, info
+
+
+def test_an_info_mask_that_goes_missing_is_one_line_naming_the_env_not_acframes_line():
+    """It was a KeyError 'at acframe/envs/masks.py:188 in _obs ... fix the env there'."""
+    from acframe.envs import SyncEnvManager
+    from acframe.registry import ENV_REGISTRY
+
+    ENV_REGISTRY.register('dropping_info_mask_test', lambda cfg, **kw: InfoActionMask(DroppingInfoMask()))
+    try:
+        env = SyncEnvManager.from_config(dict(ENV, type='dropping_info_mask_test', env_id='dropping'), 'collector', [7])
+        env.reset()
+        env.step(np.zeros(1, np.int64))
+        with pytest.raises(EnvContractError, match=r"^collector env 0 \(seed 7\), in step: its step returned no "
+                                                   r"info\['action_mask'\] \(InfoActionMask takes the mask from info "
+                                                   r"after reset and every step\); return it there$"):
+            env.step(np.zeros(1, np.int64))
+        env.close()
+    finally:
+        ENV_REGISTRY._entries.pop('dropping_info_mask_test', None)
+
+
 def test_bad_mask_input_is_one_config_error(tmp_path):
     base = dict(ENV, type='toy_tictactoe', env_id='toy_tictactoe')
     with pytest.raises(ConfigError, match="env.obs_keys names 'action_mask'"):
