@@ -244,9 +244,10 @@ class LoadedPolicy:
                 policy_dict and set(obs) <= set(self.observation_space.spaces)):  # as the env gives it
             obs = self._from_env_form(obs)
         if policy_dict:  # images with vectors, a mask: the model takes a dict
-            if not isinstance(obs, Mapping):
-                raise ValueError(f"act: a Dict observation with keys {list(self.observation_space.spaces)} was expected, "
-                                 f"got {type(obs).__name__}")
+            if not isinstance(obs, Mapping):  # (named with the env's own keys, as act takes it and other errors say)
+                keys = (list(self._flatten.env.observation_space.spaces) if self._flatten is not None
+                        else list(self.observation_space.spaces))
+                raise ValueError(f"act: a Dict observation with keys {keys} was expected, got {type(obs).__name__}")
             missing = [k for k in self.observation_space.spaces if k not in obs]
             if missing:
                 raise ValueError(f"act: the observation lacks key(s) {missing}; keys {list(self.observation_space.spaces)} "

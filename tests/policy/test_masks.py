@@ -306,6 +306,9 @@ def test_load_policy_acts_on_a_batch_of_the_envs_own_observations_row_by_row(mas
         assert all(row['action_mask'][a] == 1 for row, a in zip(rows, actions))
     with pytest.raises(ValueError, match=r"^act: the observation lacks key\(s\) \['action_mask'\]"):
         policy.act({key: value for key, value in batch.items() if key != 'action_mask'})
+    with pytest.raises(ValueError, match=r"^act: a Dict observation with keys \['action_mask', 'board'\] was "
+                                         r"expected, got ndarray$"):  # the env's keys, not the policy's own 'obs'
+        policy.act(batch['board'])
 
 
 def test_load_policy_refuses_an_observation_with_no_legal_action(masked_runs):
