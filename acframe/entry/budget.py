@@ -115,12 +115,14 @@ def buffer_class(cfg: Any) -> type:
     return cls
 
 
-def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool = False, budget: bool = True) -> None:
+def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool = False, budget: bool = True,
+                          ranks: int = 1) -> None:
     """``ConfigError`` with the arithmetic when the run could never learn: its budget delivers less than the learn
     mode needs (``Policy.learn_needs``), a full rollout is smaller than a need per rollout, or the replay buffer
     can never give what the learner asks for (the buffer class's ``check_learn_config``). ``budget=False``: all but
     the budget's arithmetic (a resumed run has learned already; what its config asks of each rollout and of the
-    buffer still holds)."""
+    buffer still holds). ``ranks``: ``cfg`` is one data-parallel rank's share of a run of that many (the parallel
+    pipeline's ``rank_config``): the error says so, and the budget it asks for is the run's."""
     cls = policy_class(cfg)
     buffer_type = cfg.policy.other.replay_buffer.get('type') or ''
     if buffer_type and not cls.on_policy:
@@ -128,19 +130,22 @@ def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool =
         if check is not None:
             check(cfg.policy.other.replay_buffer, cfg.policy.learn)
     plan = CollectionPlan.of(cfg, pipeline, actors, sync)
+    share = (f"with parallel.learner_num={ranks}, each rank has 1/{ranks} of the run's actors, batch and budget: "
+             if ranks > 1 else '')
     for need in cls.learn_needs(cfg.policy):
         if need.scope == 'rollout':
             rollout = plan.rollout_steps()
             if rollout < need.env_steps:
                 where = f" over {plan.actors} actors" if plan.actors > 1 else ''
-                raise ConfigError(f"one rollout holds {rollout} transitions (policy.collect.n_sample="
+                raise ConfigError(f"{share}one rollout holds {rollout} transitions (policy.collect.n_sample="
                                   f"{cfg.policy.collect.n_sample}{where}) but {need.wants} {need.env_steps}: the run "
                                   f"would make no {need.lacks}; {need.fix}")
             continue
         if budget and plan.learner_env_steps() < need.env_steps:
             steps = f"{need.env_steps} env step{'' if need.env_steps == 1 else 's'}"
-            raise ConfigError(f"{plan.describe()} but {need.wants} {steps}: the run would make 0 "
-                              f"{need.lacks}; raise max_env_step to at least {plan.budget_for(need.env_steps)} or {need.fix}")
+            least = (plan.budget_for(need.env_steps) - 1) * ranks + 1  # the run's: each rank gets ceil(its / ranks)
+            raise ConfigError(f"{share}{plan.describe()} but {need.wants} {steps}: the run would make 0 "
+                              f"{need.lacks}; raise max_env_step to at least {least} or {need.fix}")
 
 
 # ---- memory ---------------------------------------------------------------------------------------------
@@ -222,13 +227,13 @@ def _gib(n: int) -> str:
 
 
 def check_start(cfg: Any, pipeline: str, observation_space: Any, action_space: Any, actors: int = 1,
-                sync: bool = False, resume: bool = False) -> None:
+                sync: bool = False, resume: bool = False, ranks: int = 1) -> None:
     """Every start-up check of the run's plan (see the module docstring); raises ``ConfigError``.
 
     A resumed run has learned already (and may hold a buffer): its budget is not checked, what its config asks of a
     rollout and of the buffer is (``--accept-config-change`` may have changed it).
     """
-    check_learning_budget(cfg, pipeline, actors, sync, budget=not resume)
+    check_learning_budget(cfg, pipeline, actors, sync, budget=not resume, ranks=ranks)
     check_buffer_memory(cfg, observation_space, action_space)
 
 

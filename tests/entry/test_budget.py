@@ -123,6 +123,22 @@ def test_the_budget_the_refusal_names_is_enough_to_train(tmp_path, capsys):
     assert policy.summary['train_iters'] > 0 and policy.summary['env_steps'] == 64
 
 
+def test_data_parallel_ranks_are_refused_with_the_runs_budget_not_one_ranks(tmp_path, capsys, monkeypatch):
+    """-m parallel with 2 learner ranks checks one rank's share (half the budget and batch): the refusal quoted those
+    halves as if they were the user's and asked for one rank's budget (129: 256 was refused, 257 is needed)."""
+    monkeypatch.chdir(tmp_path)
+    code, err = cli(['-m', 'parallel', '-c', 'cartpole_novel_impala_lstm.py', 'parallel.learner_num=2',
+                     '--max-env-step', '256', '--exp-dir', tmp_path / 'run', '-q'], capsys)
+    assert code == 2 and err.count('\n') == 1, err
+    assert err.startswith('acframe: error: with parallel.learner_num=2, each rank has 1/2 of the run\'s actors, batch '
+                          'and budget: max_env_step=128 '), err
+    assert 'raise max_env_step to at least 257 or' in err and os.listdir(tmp_path) == []
+    cfg = compile_config('cartpole_novel_impala_lstm.py', ['parallel.learner_num=2', 'parallel.actor_num=2',
+                                                          'max_env_step=257'])
+    from acframe.entry.parallel.learners import rank_config
+    check_learning_budget(rank_config(cfg, 2, 0), 'parallel', actors=1, ranks=2)  # the budget it names passes
+
+
 def test_a_resumed_run_is_not_refused_for_the_budget_it_has_spent(tmp_path):
     overrides = SMALL + ['env.collector_env_num=2', 'policy.collect.n_sample=2', 'policy.learn.batch_size=4']
     exp_dir = str(tmp_path / 'run')

@@ -244,7 +244,8 @@ class ParallelRun(RunBase):
             self.randomizer.evaluator_record = {'params': self.randomizer.evaluator_params(cfg.env.evaluator_env_num)}
         with make_env_manager(cfg, 'collector', 1, cfg.seed) as probe:  # the spaces the policy is built for
             spaces = (probe.observation_space, probe.action_space)
-        check_start(cfg, 'parallel', *spaces, actors=cfg.parallel.actor_num, sync=self.sync, resume=self.resuming)
+        check_start(cfg, 'parallel', *spaces, actors=cfg.parallel.actor_num, sync=self.sync, resume=self.resuming,
+                    ranks=self.ddp.world if self.ddp is not None else 1)
         self.policy = create_policy(cfg, *spaces, enable_field=('learn',), init_weights=self.init_weights)
         self._weights: Optional[Dict[str, torch.Tensor]] = None
         if not policy_class(cfg).on_policy:
