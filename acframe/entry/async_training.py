@@ -151,6 +151,8 @@ class AsyncRun(SerialRun):
                          mode='async', config_changes=config_changes)
         self.shared_train_iter.set(int(self.learner.train_iter))
         self.learner.hooks.insert(0, SharedCount(self, 0))  # every other hook sees every worker's steps
+        self.step_claims = StepClaims(context, int(self.learner.train_iter))
+        self.learner.claim = self.step_claims.claim
 
     # ---- counters ----------------------------------------------------------------------------------
     @property
@@ -326,6 +328,34 @@ class SharedCount(LearnerHook):
         learner.train_iter = self.counter.add(self.worker, 1)
 
 
+#: seconds a worker waits for the lock of the gradient steps' claims (held for microseconds) before the run fails:
+#: a worker killed while holding it would otherwise stop the others for ever
+CLAIM_LOCK_TIMEOUT_S = 60.0
+
+
+class StepClaims:
+    """The gradient steps the workers have reserved (``claimed``, from the run's ``train_iter`` at its start), under a
+    lock: a worker claims its next step before making it, so all of them together make exactly ``max_train_iter``
+    (each checking the shared count alone, two could each take the budget's last step)."""
+
+    def __init__(self, context: Any, start: int) -> None:
+        self.lock = context.Lock()
+        self.claimed = context.Value('q', int(start), lock=False)
+
+    def claim(self, max_train_iter: int) -> bool:
+        """Reserve one gradient step if fewer than ``max_train_iter`` are reserved; whether it was."""
+        if not self.lock.acquire(timeout=CLAIM_LOCK_TIMEOUT_S):
+            raise AsyncWorkerError(f"the lock of the async workers' gradient-step count was held longer than "
+                                   f"{CLAIM_LOCK_TIMEOUT_S:g} s (a worker died holding it); resume the run")
+        try:
+            if self.claimed.value >= max_train_iter:
+                return False
+            self.claimed.value += 1
+            return True
+        finally:
+            self.lock.release()
+
+
 class SharedCounter:
     """A count every async worker adds to, without a lock: one slot per worker in shared memory, each written by its
     own worker only, the count their sum. A lock shared by the workers would hang worker 0 for ever on the next read
@@ -415,6 +445,7 @@ class AsyncWorker:
         self.collector = SampleCollector(self.env, self.policy.collect_mode, cfg.policy.collect.n_sample)
         self.buffer = None if run.on_policy else build_buffer(cfg, cfg.seed + WORKER_SEED_STRIDE * worker)
         self.learner = Learner(self.policy.learn_mode, hooks=[SharedCount(run, worker)], buffer=self.buffer)
+        self.learner.claim = run.step_claims.claim  # max_train_iter is exact over all workers
         self.pending_updates = 0  # the off-policy loop's updates still owed to the current segment
         self.last_segment_cut = False
 

@@ -361,6 +361,8 @@ def _off_policy_loop(run: SerialRun) -> None:
                 # schedule is done; on any data-parallel rank: every rank makes the same number of steps)
                 run.pending_updates = 0
                 break
+            if not run.learner.claim_step(cfg.max_train_iter):  # (async workers: another took the budget's last)
+                break
             run.learner.train(batch)
             run.pending_updates -= 1
         run.learner.end_round()

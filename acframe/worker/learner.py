@@ -199,6 +199,9 @@ class Learner:
         self.train_iter = 0
         self.warn: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True)
         self._priority_warned = False
+        #: ``claim(max_train_iter) -> bool``, asked before each gradient step where learners share one budget
+        #: (async workers: ``async_training.StepClaims``); None: this learner's own ``train_iter`` decides
+        self.claim: Optional[Callable[[int], bool]] = None
 
     @property
     def exp_dir(self) -> Optional[str]:
@@ -255,9 +258,16 @@ class Learner:
                 raise error from exc
             if batch is None:
                 return None
+            if not self.claim_step(max_train_iter):  # another learner took the budget's last step
+                break
             self.train(batch)
             step += 1
         return step
+
+    def claim_step(self, max_train_iter: Optional[int]) -> bool:
+        """Whether the next gradient step is within ``max_train_iter``: always, but where learners share one budget
+        (``claim``), which reserves it (so that together they stop at exactly ``max_train_iter``)."""
+        return self.claim is None or max_train_iter is None or self.claim(int(max_train_iter))
 
     def after_eval(self, train_iter: int, env_step: int, return_mean: float, best_return: float, solved: bool,
                    score: Optional[float] = None) -> None:

@@ -318,6 +318,18 @@ def _stuck_cartpole(**kwargs):
     return Stuck(gym.make('CartPole-v1'))
 
 
+@pytest.mark.parametrize('config', ['cartpole_a3c.py', 'cartpole_async_acer.py'])
+def test_max_train_iter_stops_every_worker_together_at_exactly_that_many_gradient_steps(tmp_path, config):
+    """docs/reliability.md: max_train_iter stops every pipeline at exactly that many gradient steps. Two workers each
+    checking the shared count took the budget's last step together (7 gave 8, 50 gave 51): each now claims its step."""
+    for run, budget in enumerate((7, 7, 7, 19)):
+        folder = tmp_path / f'run{run}'
+        async_pipeline(config, overrides=['env.stop_value=None'], exp_dir=str(folder), max_train_iter=budget,
+                       progress=False)
+        assert _summary(str(folder))['train_iters'] == budget
+        assert torch.load(folder / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['train_iter'] == budget
+
+
 def test_a_worker_whose_env_is_stuck_ends_the_run_in_one_line_not_a_wait_for_ever(tmp_path):
     """Worker 0 waits at the budget's end for the others' segments in flight: at most a segment's steps of all its
     envs (stepped one after another) and one more, times env.step_timeout_s, then one line naming the worker, after
