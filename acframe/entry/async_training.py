@@ -152,6 +152,7 @@ class AsyncRun(SerialRun):
         self.shared_train_iter.set(int(self.learner.train_iter))
         self.learner.hooks.insert(0, SharedCount(self, 0))  # every other hook sees every worker's steps
         self.step_claims = StepClaims(context, int(self.learner.train_iter))
+        self._wait_noted = False  # the wait for the others' segments at the budget's end was reported
         self.learner.claim = self.step_claims.claim
 
     # ---- counters ----------------------------------------------------------------------------------
@@ -247,6 +248,12 @@ class AsyncRun(SerialRun):
         num_envs = int(self.cfg.env.collector_env_num)
         steps = max(1, -(-env_steps_per_collection(self.cfg) // num_envs))
         limit = float(per_step) * (steps * num_envs + 1)
+        if waited_s > min(WAIT_NOTE_S, limit / 4) and not self._wait_noted:  # (a long wait is never a silent one)
+            self._wait_noted = True
+            late = [str(w) for w, slot in enumerate(self.in_flight.slots) if w and slot]
+            self.warn(f"[acframe] the budget is spent but for async worker {', '.join(late) or '?'}'s segment in "
+                      f"flight: waiting for it, at most {limit:g} s in all ({steps} steps of {num_envs} envs, "
+                      f"env.step_timeout_s={float(per_step):g} each)")
         if waited_s > limit:
             late = [str(w) for w, slot in enumerate(self.in_flight.slots) if w and slot]
             for worker in late:  # stuck: it would not stop at the end of a turn it never ends
@@ -328,6 +335,9 @@ class SharedCount(LearnerHook):
         learner.train_iter = self.counter.add(self.worker, 1)
 
 
+#: seconds worker 0 waits at the budget's end for the others' segments in flight before it says so (a quarter of the
+#: longest wait where that is shorter)
+WAIT_NOTE_S = 10.0
 #: seconds a worker waits for the lock of the gradient steps' claims (held for microseconds) before the run fails:
 #: a worker killed while holding it would otherwise stop the others for ever
 CLAIM_LOCK_TIMEOUT_S = 60.0

@@ -330,7 +330,7 @@ def test_max_train_iter_stops_every_worker_together_at_exactly_that_many_gradien
         assert torch.load(folder / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['train_iter'] == budget
 
 
-def test_a_worker_whose_env_is_stuck_ends_the_run_in_one_line_not_a_wait_for_ever(tmp_path):
+def test_a_worker_whose_env_is_stuck_ends_the_run_in_one_line_not_a_wait_for_ever(tmp_path, capfd):
     """Worker 0 waits at the budget's end for the others' segments in flight: at most a segment's steps of all its
     envs (stepped one after another) and one more, times env.step_timeout_s, then one line naming the worker, after
     the final checkpoint."""
@@ -347,4 +347,7 @@ def test_a_worker_whose_env_is_stuck_ends_the_run_in_one_line_not_a_wait_for_eve
                               'env.step_timeout_s=0.5 each)'), message
     assert '; the final checkpoint was written first (env step ' in message
     assert time.monotonic() - start < 120
+    said = [line for line in capfd.readouterr().err.splitlines() if 'waiting for it' in line]
+    assert said == ["[acframe] the budget is spent but for async worker 1's segment in flight: waiting for it, at most "
+                    "10.5 s in all (5 steps of 4 envs, env.step_timeout_s=0.5 each)"], said  # (not a silent wait)
     assert not [c for c in multiprocessing.active_children() if c.name.startswith('acframe-async')]
