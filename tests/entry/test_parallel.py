@@ -177,6 +177,19 @@ class KillActorAt(LearnerHook):
             os.kill(self.killed, signal.SIGKILL)
 
 
+class SignalActorAt(KillActorAt):
+    """At learner iteration ``at``, send ``signum`` to the process of actor ``actor_id``."""
+
+    def __init__(self, at: int, actor_id: int, signum: int) -> None:
+        super().__init__(at, actor_id)
+        self.signum = signum
+
+    def after_iter(self, learner, info) -> None:
+        if learner.train_iter == self.at:
+            self.killed = child_named(f'acf-actor-{self.actor_id}')
+            os.kill(self.killed, self.signum)
+
+
 class PauseAt(LearnerHook):
     """At learner iteration ``at``, sleep ``seconds`` (the actors go on meanwhile)."""
 
@@ -238,6 +251,18 @@ def test_every_actor_collects_from_the_start_even_when_one_starts_long_before_th
     summary = read_summary(exp_dir)
     assert summary['train_iters'] == 250
     assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor']), summary['env_steps_per_s_per_actor']
+    assert processes_with(run_marker) == []
+
+
+def test_an_actor_sent_sigterm_alone_is_restarted_and_the_reason_says_so(tmp_path, run_marker):
+    """It was reported as 'actor 0 exited with code 0' (its SIGTERM handler exited cleanly, with 0)."""
+    signaller = SignalActorAt(at=20, actor_id=0, signum=signal.SIGTERM)
+    exp_dir = tmp_path / 'term'
+    parallel_pipeline(cartpole(), exp_dir=str(exp_dir), max_train_iter=80, progress=False, learner_hooks=[signaller])
+    summary = read_summary(exp_dir)
+    assert signaller.killed is not None and summary['actor_restarts'] == 1
+    assert summary['worker_failures'] == ['actor 0 was terminated (SIGTERM)'], summary['worker_failures']
+    assert summary['train_iters'] == 80 and not summary['interrupted']
     assert processes_with(run_marker) == []
 
 

@@ -95,10 +95,11 @@ class _Child:
 
 def _child_setup(name: str) -> None:
     """Name the process (``ps -o comm``), ignore Ctrl-C and what a closed terminal or Ctrl-\\ sends the whole process
-    group (SIGHUP, SIGQUIT: the learner stops its children), turn SIGTERM into SystemExit, die with the learner."""
+    group (SIGHUP, SIGQUIT: the learner stops its children), turn SIGTERM into SystemExit (exit code ``TERMINATED_EXIT``,
+    as a shell reports it), die with the learner."""
     for ignored in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(ignored, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(TERMINATED_EXIT))
     if sys.platform.startswith('linux'):
         try:
             libc = ctypes.CDLL(None)
@@ -194,8 +195,14 @@ def _guard_hint(exit_code: Optional[int]) -> str:
     return f": {MAIN_GUARD}" if exit_code == REIMPORT_EXIT else ''
 
 
+#: a child's exit code after a SIGTERM (its ``finally`` blocks ran): 128 + 15, as a shell reports a terminated process
+TERMINATED_EXIT = 128 + signal.SIGTERM
+
+
 def _exit_reason(process: Any) -> str:
     code = process.exitcode
+    if code == TERMINATED_EXIT:
+        return "was terminated (SIGTERM)"
     if code is not None and code < 0:
         try:
             return f"was killed by {signal.Signals(-code).name}"
