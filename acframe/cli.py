@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
     if mode == 'parallel':
         from .entry.parallel import parallel_pipeline
 
-        if args.resume is not None and not backend_given and not args.quiet:
+        if args.resume is not None and not backend_given:  # (with -q too: a change no flag asked for)
             _say_backend_change(args.resume, args.backend)
 
         parallel_pipeline(cfg, backend=args.backend, ray_address=args.ray_address, **common)

@@ -458,7 +458,7 @@ def test_a_parallel_run_resumed_on_another_backend_without_backend_says_so(tmp_p
     assert main(['-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', run, '-q', '--backend', 'inline',
                  '--max-env-step', '600']) == 0
     capsys.readouterr()
-    assert main(['--resume', run, '--max-env-step', '1200']) == 0
+    assert main(['--resume', run, '--max-env-step', '1200', '-q']) == 0  # (said with -q too: no flag asked for it)
     assert (f"[acframe] note: {run} trained on the inline backend and resumes on local (pass --backend inline to "
             f"continue there)") in capsys.readouterr().err
     assert main(['--resume', run, '-q', '--max-env-step', '1800', '--backend', 'local']) == 0
