@@ -293,3 +293,12 @@ def test_a_parallel_backend_flag_on_a_mode_that_runs_in_this_process_is_refused(
     err = capsys.readouterr().err
     assert err.startswith("acframe: error: --backend and --ray-address choose where -m parallel's workers run; -m ")
     assert err.count('\n') == 1
+
+
+def test_a_parallel_key_of_another_pipeline_on_the_command_line_is_warned_about(tmp_path):
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'async', '-c', 'cartpole_a3c.py',
+                          'parallel.actor_num=5', '--max-env-step', '100', '-q', '--exp-dir', str(tmp_path / 'run')],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert ("acframe: warning: parallel.actor_num is read by -m parallel only; this -m async run ignores it; its "
+            "workers are parallel.async_worker_num") in out.stderr.splitlines(), out.stderr

@@ -673,6 +673,33 @@ def warn_idle_rnn_keys(cfg: dict, reference: dict, type_given: bool) -> None:
                       f"for a core", ConfigWarning, stacklevel=3)
 
 
+#: the ``parallel`` keys each pipeline reads (the others configure another pipeline)
+_DATA_PARALLEL_KEYS = ('learner_num', 'learner_num_cpus', 'learner_backend', 'collective_timeout_s')
+PARALLEL_KEYS_READ = {'serial': _DATA_PARALLEL_KEYS, 'serial_onpolicy': _DATA_PARALLEL_KEYS,
+                      'async': ('async_worker_num', 'learner_num')}  # (learner_num: -m async refuses it)
+
+
+def warn_idle_parallel_keys(overrides: Optional[Iterable[Any]], mode: str) -> None:
+    """Warn for each ``parallel.*`` override that pipeline ``mode`` does not read ('parallel' reads all but
+    ``async_worker_num``): ``parallel.actor_num=4`` on an A3C run does not give it 4 workers."""
+    read = PARALLEL_KEYS_READ.get(mode)
+    keys = [(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()]
+    for key in dict.fromkeys(k for k in keys if isinstance(k, str) and k.startswith('parallel.')):
+        name = key.split('.')[1]
+        idle = name == 'async_worker_num' if read is None else name not in read
+        if not idle:
+            continue
+        owner = '-m async' if name == 'async_worker_num' else (
+            '-m parallel and the serial pipelines' if name in _DATA_PARALLEL_KEYS else '-m parallel')
+        instead = {'async': '; its workers are parallel.async_worker_num'}.get(mode, '')
+        warnings.warn(f"{key} is read by {owner} only; this {MODE_NAMES.get(mode, mode)} run ignores it{instead}",
+                      ConfigWarning, stacklevel=3)
+
+
+#: how messages name a pipeline
+MODE_NAMES = {'serial': 'serial', 'serial_onpolicy': 'serial', 'parallel': '-m parallel', 'async': '-m async'}
+
+
 def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None:
     """Config values are data (what config.json can hold exactly): no objects, functions or cycles."""
     seen = set() if seen is None else seen

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from ..config import compile_config
-from ..config.compile import ConfigInput, override_list
+from ..config.compile import ConfigInput, override_list, warn_idle_parallel_keys
 from ..config.run_folder import (given_config_differences, load_run_config, model_given_refusal, read_run_record,
                                  save_run_config)
 from ..envs.check import check_env_at_start
@@ -122,6 +122,7 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
         extra.append(('max_env_step', int(max_env_step)))
     if max_train_iter is not None:
         extra.append(('max_train_iter', int(max_train_iter)))
+    warn_idle_parallel_keys(extra, mode)
     if resume is None:
         if input_cfg is None:
             raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")

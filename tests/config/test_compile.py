@@ -422,3 +422,24 @@ def test_the_inherited_stop_value_warning_names_the_configs_own_env_for_a_regist
     with pytest.warns(UserWarning, match=r"^env.env_id was overridden to 'Pendulum-v1' but env.stop_value=0.9 is the "
                                          r"config's value for 'toy_tictactoe'; set env.stop_value for 'Pendulum-v1'"):
         compile_config(config, ['env.type=gym', 'env.env_id=Pendulum-v1'])
+
+
+@pytest.mark.parametrize('mode, override, warned', [
+    ('async', 'parallel.actor_num=5', "parallel.actor_num is read by -m parallel only; this -m async run ignores it; "
+                                      "its workers are parallel.async_worker_num"),
+    ('async', 'parallel.inference=server', "parallel.inference is read by -m parallel only; this -m async run "
+                                           "ignores it; its workers are parallel.async_worker_num"),
+    ('serial', 'parallel.actor_num=2', "parallel.actor_num is read by -m parallel only; this serial run ignores it"),
+    ('parallel', 'parallel.async_worker_num=2', "parallel.async_worker_num is read by -m async only; this -m parallel "
+                                                "run ignores it"),
+    ('serial_onpolicy', 'parallel.learner_num=2', None), ('parallel', 'parallel.actor_num=2', None),
+    ('async', 'parallel.async_worker_num=2', None), ('async', 'parallel.learner_num=2', None)])
+def test_a_parallel_key_the_pipeline_does_not_read_is_warned_about(mode, override, warned):
+    """parallel.actor_num=4 on an A3C run gave it no 4 workers, without a word (the keys are per pipeline)."""
+    import warnings
+
+    from acframe.config.compile import warn_idle_parallel_keys
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        warn_idle_parallel_keys([override, 'policy.learn.learning_rate=0.01'], mode)
+    assert [str(w.message) for w in caught] == ([warned] if warned else [])
