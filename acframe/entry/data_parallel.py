@@ -578,13 +578,16 @@ def _serial_run(cfg: Any, exp_dir: Optional[str], resume: bool, learner_hooks: S
 SERIAL_BACKENDS = ('local', 'ray')
 
 
-def check_serial_backend(cfg: Any, backend: str, ray_address: Optional[str]) -> None:
+def check_serial_backend(cfg: Any, backend: str, ray_address: Optional[str], resume: bool = False) -> None:
     """Refuse, in one line naming the fix, a serial pipeline's ``backend`` (``--backend``) that it cannot use: 'ray'
     runs its data-parallel ranks 1..N-1 on Ray, so it needs ``parallel.learner_num`` > 1; 'inline' is the parallel
     pipeline's; ``ray_address`` goes with 'ray'."""
     from .run_base import check_ray_address  # (run_base imports this module)
 
     if backend == 'inline':
+        if resume:  # (the folder's run is a serial one: -m parallel would be refused)
+            raise ConfigError("backend 'inline' (--backend inline) runs the parallel pipeline and this run is a serial "
+                              "one; drop --backend inline (a serial run's data-parallel ranks run on 'local' or 'ray')")
         raise ConfigError("backend 'inline' (--backend inline) runs the parallel pipeline; add -m parallel, or give a "
                           "serial pipeline backend 'local' or 'ray' (its data-parallel ranks on Ray)")
     if backend not in SERIAL_BACKENDS:
@@ -603,7 +606,7 @@ def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[s
     (it evaluates, logs, writes the run folder and returns the trained policy); ranks 1..N-1 are processes of this
     machine (``backend='local'``) or Ray actors (``'ray'``: ``parallel.ray_ranks.RayRanks``, on the cluster at
     ``ray_address``; None starts a local Ray)."""
-    check_serial_backend(cfg, backend, ray_address)
+    check_serial_backend(cfg, backend, ray_address, resume=bool(resume))
     check_data_parallel(cfg, local_devices=backend != 'ray')
     make_run = functools.partial(_serial_run, cfg, exp_dir, resume, tuple(learner_hooks), model, use_buffer, mode)
     if backend != 'ray':

@@ -277,7 +277,7 @@ def run_serial(loop: Callable[[SerialRun], None], cfg: Any, exp_dir: Optional[st
                                  config_changes, backend, ray_address)
     if backend != 'local' or ray_address is not None:  # Ray with one learner, 'inline': refused in one line
         from .data_parallel import check_serial_backend
-        check_serial_backend(cfg, backend, ray_address)
+        check_serial_backend(cfg, backend, ray_address, resume=bool(resume))
     with sigterm_as_interrupt():  # a SIGTERM during start-up stops it as cleanly as one during training
         run = SerialRun(cfg, exp_dir, resume, progress, learner_hooks, model, use_buffer=use_buffer, mode=mode,
                         config_changes=config_changes)

@@ -413,3 +413,17 @@ def test_a_data_parallel_run_in_a_script_gives_back_the_scripts_excepthook(tmp_p
     serial_pipeline_onpolicy('cartpole_a2c.py', overrides=['parallel.learner_num=2', 'env.stop_value=None'],
                              exp_dir=str(tmp_path / 'run'), max_train_iter=3, progress=False)
     assert sys.excepthook is before
+
+
+def test_inline_backend_on_a_serial_run_names_the_fix_that_works_new_or_resumed(tmp_path):
+    """--backend inline is the parallel pipeline's: a new serial run is told to add -m parallel; a resumed one (whose
+    folder -m parallel would refuse) to drop --backend inline."""
+    from acframe import ConfigError, serial_pipeline_onpolicy
+
+    with pytest.raises(ConfigError, match=r"runs the parallel pipeline; add -m parallel, or give"):
+        serial_pipeline_onpolicy('cartpole_ppo.py', exp_dir=str(tmp_path / 'new'), backend='inline', progress=False)
+    run = str(tmp_path / 'run')
+    serial_pipeline_onpolicy('cartpole_ppo.py', exp_dir=run, max_env_step=64, progress=False)
+    with pytest.raises(ConfigError, match=r"^backend 'inline' \(--backend inline\) runs the parallel pipeline and this "
+                                          r"run is a serial one; drop --backend inline"):
+        serial_pipeline_onpolicy(None, resume=run, max_env_step=128, backend='inline', progress=False)
