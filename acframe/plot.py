@@ -368,10 +368,19 @@ def _unique_labels(labels: List[str], configs: List[Dict[str, Any]]) -> List[str
         if not keys:
             result.append(f"{label} #{seen[label]}")
             continue
+        # a key set in both configs first: one that is None in either (a default resolved in one of them, such as
+        # parallel.actor_num) tells the runs apart less than the setting that made them differ
+        keys.sort(key=lambda key: (_missing_or_none(old, key) or _missing_or_none(new, key), key))
         more = f" and {len(keys) - 1} more" if len(keys) > 1 else ''
         result.append(f"{label} ({keys[0]}={str(repr(get_path(configs[index], keys[0])))[:24]}{more})")
     return result
 
+
+
+def _missing_or_none(config: Dict[str, Any], key: str) -> bool:
+    from .config.ding_compat import MISSING, get_path
+
+    return get_path(config, key) in (None, MISSING)
 
 
 def default_plot_path(run_dirs: Sequence[str]) -> str:

@@ -217,3 +217,10 @@ def test_wall_seconds_leave_out_the_pause_before_a_resume(resumed, backend, tmp_
         assert np.all(wall >= 0) and np.all(np.diff(wall) >= 0) and wall[-1] <= trained, (name, wall, trained)
     evals = run.curves['eval']
     assert evals['env_steps'].x[-1] > evals['env_steps'].x[0]
+
+
+def test_a_key_set_in_both_configs_names_the_group_before_one_left_to_its_default():
+    """A run with 2 data-parallel ranks was labelled by 'parallel.actor_num=None and 1 more' (a default resolved in
+    one config), hiding the setting that made it differ (parallel.learner_num)."""
+    configs = [{'parallel': {'actor_num': 2, 'learner_num': 1}}, {'parallel': {'actor_num': None, 'learner_num': 2}}]
+    assert _unique_labels(['run', 'run'], configs) == ['run', 'run (parallel.learner_num=2 and 1 more)']
