@@ -378,10 +378,14 @@ class LoadedPolicy:
 
         manager = self.cfg.env.manager
         if in_process_manager(manager) is None:  # (its env_id is the default one, not what the run stepped)
-            name = manager_class(manager).__name__
-            raise ConfigError(f"make_env(): env.manager '{manager}' is a vectorized env ({name}), which has no single "
-                              f"env to build; build it yourself ({name}(num_envs=1, **env_kwargs)) and act on its "
-                              f"batches (act takes a batch of observations)")
+            cls = manager_class(manager)
+            if issubclass(cls, gym.vector.VectorEnv):
+                raise ConfigError(f"make_env(): env.manager '{manager}' is a vectorized env ({cls.__name__}), which has "
+                                  f"no single env to build; build it yourself ({cls.__name__}(num_envs=1, "
+                                  f"**env_kwargs)) and act on its batches (act takes a batch of observations)")
+            raise ConfigError(f"make_env(): env.manager '{manager}' ({cls.__name__}) builds its envs its own way "
+                              f"(in_process_manager None): there is no single env to build; step that manager and act "
+                              f"on its batches (act takes a batch of observations)")
         extra = {} if render_mode is None else {'render_mode': render_mode}
         try:
             return build_env(dict(self.cfg.env), 0, int(self.cfg.seed), 'evaluator', **extra)

@@ -5,7 +5,8 @@ import json
 import os
 import random
 import tempfile
-from typing import Any, Callable, Optional, Union
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional, Union
 
 PathLike = Union[str, os.PathLike]
 
@@ -266,6 +267,22 @@ def _address_space_room() -> Optional[int]:
 def defining_class(cls: type, name: str) -> Optional[type]:
     """The class of ``cls``'s MRO that defines the attribute ``name`` itself (None: no class does)."""
     return next((klass for klass in cls.__mro__ if name in vars(klass)), None)
+
+
+@contextmanager
+def bounded_lock(lock: Any, timeout_s: float, held_too_long: Callable[[], BaseException]) -> Iterator[None]:
+    """Hold ``lock`` (a ``multiprocessing`` lock shared by processes) for the block; ``held_too_long()`` is raised when
+    it is not free within ``timeout_s`` (a process killed while holding it never releases it: waiting for ever would
+    stop the others too). Acquired inside the ``try``, so an interrupt right after it is released too."""
+    acquired = False
+    try:
+        acquired = lock.acquire(timeout=timeout_s)
+        if not acquired:
+            raise held_too_long()
+        yield
+    finally:
+        if acquired:
+            lock.release()
 
 
 def cpu_cores() -> int:

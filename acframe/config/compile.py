@@ -674,7 +674,8 @@ def warn_idle_rnn_keys(cfg: dict, reference: dict, type_given: bool) -> None:
 
 
 #: the ``parallel`` keys each pipeline reads (the others configure another pipeline)
-_DATA_PARALLEL_KEYS = ('learner_num', 'learner_num_cpus', 'learner_backend', 'collective_timeout_s')
+_DATA_PARALLEL_KEYS = ('learner_num', 'learner_num_cpus', 'learner_backend', 'collective_timeout_s', 'start_method',
+                       'start_timeout')  # (the last two: how a serial run's ranks 1..N-1 start)
 PARALLEL_KEYS_READ = {'serial': _DATA_PARALLEL_KEYS, 'serial_onpolicy': _DATA_PARALLEL_KEYS,
                       'async': ('async_worker_num', 'learner_num')}  # (learner_num: -m async refuses it)
 

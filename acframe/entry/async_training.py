@@ -30,6 +30,7 @@ checkpoint and summary.
 """
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import queue
@@ -45,7 +46,7 @@ from ..envs import make_env_manager, manager_class
 from ..errors import AcframeError, ConfigError
 from ..policy import env_steps_per_collection, policy_class
 from ..signals import TERMINATING, Terminated, continues, interrupt_for, sigterm_as_interrupt, watch_continues
-from ..utils import cpu_cores
+from ..utils import bounded_lock, cpu_cores
 from ..worker import Learner, LearnerHook, SampleCollector
 from .data_parallel import PROCESS_SEED_STRIDE, _watch_parent, per_process_state_refusals, process_seed
 from .parallel.local import _exit_reason
@@ -151,9 +152,8 @@ class AsyncRun(SerialRun):
                          mode='async', config_changes=config_changes)
         self.shared_train_iter.set(int(self.learner.train_iter))
         self.learner.hooks.insert(0, SharedCount(self, 0))  # every other hook sees every worker's steps
-        self.step_claims = StepClaims(context, int(self.learner.train_iter))
+        self.step_claims = self.learner.step_claims = StepClaims(context, int(self.learner.train_iter))
         self._wait_noted = False  # the wait for the others' segments at the budget's end was reported
-        self.learner.claim = self.step_claims.claim
 
     # ---- counters ----------------------------------------------------------------------------------
     @property
@@ -224,12 +224,17 @@ class AsyncRun(SerialRun):
         evaluates, so the count taken at the start of the turn may be behind); where the other workers' segments in
         flight take what is left of ``max_env_step``, it waits for them to be counted (the run then ends), within the
         time their env steps may take (``_check_segments_in_flight``: a worker whose env is stuck ends the run)."""
-        waited, stops = None, continues()
+        waited, stops, claims_waited = None, continues(), time.monotonic()
         watch_continues()
         while True:
             self._take_shared_count()
             if not super().budget_left():
                 return False
+            if (self.step_claims.spent(int(self.cfg.max_train_iter))
+                    and time.monotonic() - claims_waited < CLAIMED_STEPS_WAIT_S):
+                self.check_workers()  # every step is claimed: the last ones are being made (a collection now would
+                time.sleep(0.02)  # never be trained on); a worker that dies making one ends the run
+                continue
             if self.in_flight.others(0) + self.env_step < int(self.cfg.max_env_step):
                 return True
             self.check_workers()  # (a worker that dies with its segment in flight ends the run)
@@ -243,17 +248,17 @@ class AsyncRun(SerialRun):
         longer than its env steps may take with ``env.step_timeout_s`` each (its envs' steps one after another, as
         an in-process env manager steps them, and one more step's time for the rest of the turn)."""
         per_step = self.cfg.env.get('step_timeout_s')
-        if per_step is None:
-            return
         num_envs = int(self.cfg.env.collector_env_num)
         steps = max(1, -(-env_steps_per_collection(self.cfg) // num_envs))
-        limit = float(per_step) * (steps * num_envs + 1)
+        limit = float(per_step) * (steps * num_envs + 1) if per_step is not None else math.inf
         if waited_s > min(WAIT_NOTE_S, limit / 4) and not self._wait_noted:  # (a long wait is never a silent one)
             self._wait_noted = True
             late = [str(w) for w, slot in enumerate(self.in_flight.slots) if w and slot]
-            self.warn(f"[acframe] the budget is spent but for async worker {', '.join(late) or '?'}'s segment in "
-                      f"flight: waiting for it, at most {limit:g} s in all ({steps} steps of {num_envs} envs, "
-                      f"env.step_timeout_s={float(per_step):g} each)")
+            bound = (f"at most {limit:g} s in all ({steps} steps of {num_envs} envs, env.step_timeout_s="
+                     f"{float(per_step):g} each)" if per_step is not None else
+                     "with no limit (env.step_timeout_s=None; Ctrl-C stops the run)")
+            self.warn(f"[acframe] note: the budget is spent but for async worker {', '.join(late) or '?'}'s segment "
+                      f"in flight: waiting for it, {bound}")
         if waited_s > limit:
             late = [str(w) for w, slot in enumerate(self.in_flight.slots) if w and slot]
             for worker in late:  # stuck: it would not stop at the end of a turn it never ends
@@ -338,6 +343,8 @@ class SharedCount(LearnerHook):
 #: seconds worker 0 waits at the budget's end for the others' segments in flight before it says so (a quarter of the
 #: longest wait where that is shorter)
 WAIT_NOTE_S = 10.0
+#: seconds worker 0 waits, every gradient step claimed, for the last ones to be made before it goes on (collecting)
+CLAIMED_STEPS_WAIT_S = 60.0
 #: seconds a worker waits for the lock of the gradient steps' claims (held for microseconds) before the run fails:
 #: a worker killed while holding it would otherwise stop the others for ever
 CLAIM_LOCK_TIMEOUT_S = 60.0
@@ -352,18 +359,27 @@ class StepClaims:
         self.lock = context.Lock()
         self.claimed = context.Value('q', int(start), lock=False)
 
+    def _held(self) -> Any:
+        return bounded_lock(self.lock, CLAIM_LOCK_TIMEOUT_S, lambda: AsyncWorkerError(
+            f"the lock of the async workers' gradient-step count was held longer than {CLAIM_LOCK_TIMEOUT_S:g} s (a "
+            f"worker died holding it); resume the run"))
+
     def claim(self, max_train_iter: int) -> bool:
         """Reserve one gradient step if fewer than ``max_train_iter`` are reserved; whether it was."""
-        if not self.lock.acquire(timeout=CLAIM_LOCK_TIMEOUT_S):
-            raise AsyncWorkerError(f"the lock of the async workers' gradient-step count was held longer than "
-                                   f"{CLAIM_LOCK_TIMEOUT_S:g} s (a worker died holding it); resume the run")
-        try:
+        with self._held():
             if self.claimed.value >= max_train_iter:
                 return False
             self.claimed.value += 1
             return True
-        finally:
-            self.lock.release()
+
+    def release(self) -> None:
+        """Give back a reserved step that will not be made (the batch it was for did not come)."""
+        with self._held():
+            self.claimed.value -= 1
+
+    def spent(self, max_train_iter: int) -> bool:
+        """Whether every step up to ``max_train_iter`` is reserved (some may still be being made)."""
+        return int(self.claimed.value) >= int(max_train_iter)
 
 
 class SharedCounter:
@@ -455,7 +471,8 @@ class AsyncWorker:
         self.collector = SampleCollector(self.env, self.policy.collect_mode, cfg.policy.collect.n_sample)
         self.buffer = None if run.on_policy else build_buffer(cfg, cfg.seed + WORKER_SEED_STRIDE * worker)
         self.learner = Learner(self.policy.learn_mode, hooks=[SharedCount(run, worker)], buffer=self.buffer)
-        self.learner.claim = run.step_claims.claim  # max_train_iter is exact over all workers
+        self.learner.step_claims = run.step_claims  # max_train_iter is exact over all workers
+        self.learner.warn = lambda text: None  # (worker 0 draws the same kind of batches and says it, once)
         self.pending_updates = 0  # the off-policy loop's updates still owed to the current segment
         self.last_segment_cut = False
 
@@ -465,7 +482,8 @@ class AsyncWorker:
         while not run.stop_flag.value:
             self.learner.train_iter = int(run.shared_train_iter.value)
             in_flight = run.in_flight.others(self.worker)  # (read first: a worker counts its steps, then clears this)
-            if in_flight + run.env_step < cfg.max_env_step and self.learner.train_iter < cfg.max_train_iter:
+            if (in_flight + run.env_step < cfg.max_env_step and self.learner.train_iter < cfg.max_train_iter
+                    and not run.step_claims.spent(cfg.max_train_iter)):  # (every step claimed: nothing to train)
                 return False
             time.sleep(0.02)
         return True

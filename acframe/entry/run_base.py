@@ -122,11 +122,12 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
         extra.append(('max_env_step', int(max_env_step)))
     if max_train_iter is not None:
         extra.append(('max_train_iter', int(max_train_iter)))
-    warn_idle_parallel_keys(extra, mode)
     if resume is None:
         if input_cfg is None:
             raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")
-        return compile_config(input_cfg, extra, seed=seed), exp_dir, []
+        cfg = compile_config(input_cfg, extra, seed=seed)
+        warn_idle_parallel_keys(extra, mode)  # (after the compile: a mistyped key is its error alone)
+        return cfg, exp_dir, []
     resume = os.fspath(resume)
     if exp_dir is not None and os.path.realpath(os.fspath(exp_dir)) != os.path.realpath(resume):
         raise ConfigError(f"--resume {resume} continues the run in its own folder, not in --exp-dir {exp_dir}; drop "
@@ -156,6 +157,7 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
         raise ConfigError(f"--resume {resume}: the config given changes {len(changed)} key(s) of the run: {shown}; "
                           f"resume with the run's own config (drop -c, -s and those overrides) or pass "
                           f"--accept-config-change to continue with the new values")
+    warn_idle_parallel_keys(extra, mode)
     return cfg, resume, changed
 
 
@@ -359,7 +361,9 @@ class RunBase:
             except CheckpointError as exc:  # the weights to start from do not fit this config's model
                 raise (CheckpointError(f"init_from {init_from}: {exc}") if init_from is not None else exc) from exc
             self.learner.hooks += config_hooks  # policy.learn.learner.hooks: after the pipeline's own
-            self.learner.warn = self.warn  # (its warnings go where the run's go: above the progress line)
+            # its warnings go where the run's go (above the progress line); a data-parallel rank > 0 draws the same
+            # kind of batches as rank 0, which says it once
+            self.learner.warn = self.warn if self.writes else (lambda text: None)
             if resume:
                 if self.writes:  # (the hooks' after_load gets the run's folder, as every hook method does)
                     self.learner.exp_dir = self.exp_dir

@@ -356,12 +356,13 @@ def _off_policy_loop(run: SerialRun) -> None:
             run.buffer.push(run.policy.collect_mode.get_train_sample(segment))
             run.pending_updates = update_per_collect
         while run.pending_updates and run.learner.train_iter < cfg.max_train_iter:
+            if not run.learner.claim_step(cfg.max_train_iter):  # (async workers: another took the budget's last;
+                break  # claimed before the draw, which moves the buffer's schedule and RNG)
             batch = run.buffer.sample(batch_size)
             if not run.all_ranks(batch is not None):  # the buffer ends the round (too few samples, or its replay
                 # schedule is done; on any data-parallel rank: every rank makes the same number of steps)
+                run.learner.release_step()
                 run.pending_updates = 0
-                break
-            if not run.learner.claim_step(cfg.max_train_iter):  # (async workers: another took the budget's last)
                 break
             run.learner.train(batch)
             run.pending_updates -= 1

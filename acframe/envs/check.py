@@ -165,7 +165,7 @@ class EnvChecker:
                 and _raised_in_gymnasium(exc):
             # gymnasium's own wrappers (gym.make's) unpack the old 4-tuple before acframe sees it
             self.fail('step', OLD_STEP_API)
-        elif isinstance(exc, AssertionError) and _raised_in_gymnasium(exc) and str(exc).strip():
+        elif isinstance(exc, AssertionError) and _raised_in_gymnasium(exc, 'passive_env_checker.py') and str(exc).strip():
             # gymnasium's env checker (gym.make's PassiveEnvChecker) refused what the env returned: its words, no
             # line of gymnasium's to fix
             said = ' '.join(str(exc).split())
@@ -283,7 +283,9 @@ class EnvChecker:
         observation of an episode, whose mask no action is taken under: it may allow none)."""
         mask, source = None, None
         if isinstance(obs, Mapping) and MASK_KEY not in obs:
-            near = [str(key) for key in obs if any(word in str(key).lower() for word in ('mask', 'legal'))]
+            near = [str(key) for key in obs if any(word in str(key).lower() for word in ('mask', 'legal'))
+                    and _could_be_a_mask(getattr(self.env.observation_space, 'spaces', {}).get(key),
+                                         self.env.action_space)]
             if near:  # a mask under another name is an observation to the model: the policy is not masked
                 self.report.facts['action mask'] = (f"none: the observation's {near[0]!r} is not '{MASK_KEY}', so a run "
                                                     f"reads it as an observation, not a mask; name it '{MASK_KEY}' "
@@ -683,10 +685,25 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
                  f"(or register the env with max_episode_steps=N)")
 
 
-def _raised_in_gymnasium(exc: BaseException) -> bool:
-    """Whether the innermost frame of ``exc``'s traceback is gymnasium's own code (not the user's env)."""
+def _could_be_a_mask(space: Any, action_space: gym.Space) -> bool:
+    """Whether ``space`` has an action mask's form for ``action_space``: 0/1 entries, one per action (choice)."""
+    from .masks import mask_size
+
+    size = mask_size(action_space)
+    if size is None:
+        return False
+    if isinstance(space, gym.spaces.MultiBinary):
+        return tuple(np.atleast_1d(space.n)) == (size,)
+    return (isinstance(space, gym.spaces.Box) and space.shape == (size,) and bool(np.all(space.low >= 0))
+            and bool(np.all(space.high <= 1)))
+
+
+def _raised_in_gymnasium(exc: BaseException, file: str = '') -> bool:
+    """Whether the innermost frame of ``exc``'s traceback is gymnasium's own code (not the user's env), in its
+    ``file`` where one is named (``passive_env_checker.py``: what gym.make's env checker asserts)."""
     frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
-    return bool(frames) and f"{os.sep}gymnasium{os.sep}" in frames[-1].filename
+    return (bool(frames) and f"{os.sep}gymnasium{os.sep}" in frames[-1].filename
+            and frames[-1].filename.endswith(os.sep + file if file else ''))
 
 
 def _emulator_frame_limit(env: gym.Env) -> int:

@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 import torch
 import torch.nn as nn
 
+from ..utils import bounded_lock
 from .encoders import dict_layout
 
 
@@ -100,13 +101,10 @@ class RunningMeanStd(nn.Module):
         if lock is None:
             yield
             return
-        if not lock.acquire(timeout=STATISTICS_LOCK_TIMEOUT_S):
-            raise RuntimeError(f"the shared running statistics' lock was not released within "
-                               f"{STATISTICS_LOCK_TIMEOUT_S:g} s (an async worker died holding it); resume the run")
-        try:
+        with bounded_lock(lock, STATISTICS_LOCK_TIMEOUT_S, lambda: RuntimeError(
+                f"the shared running statistics' lock was not released within {STATISTICS_LOCK_TIMEOUT_S:g} s (an "
+                f"async worker died holding it); resume the run")):
             yield
-        finally:
-            lock.release()
 
 
 def running_statistics(*owners: Any) -> List[RunningMeanStd]:

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from ..errors import AcframeError, CheckpointError, ConfigError, NonFiniteError, PolicyError, call_user_code, user_code_error
-from ..data.prioritized import WEIGHT_KEY
+from ..data.prioritized import is_weights
 from ..utils import NotPlainData, atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
 
@@ -175,7 +175,7 @@ class LinearLRDecayHook(LearnerHook):
 def _prioritized(batch: Any) -> bool:
     """Whether ``batch`` is one a prioritized buffer drew (it carries ``is_weight``; a policy's batch of
     another form, such as a bare tensor, is not)."""
-    return callable(getattr(batch, 'keys', None)) and WEIGHT_KEY in batch.keys()
+    return callable(getattr(batch, 'keys', None)) and is_weights(batch) is not None
 
 
 class Learner:
@@ -199,9 +199,10 @@ class Learner:
         self.train_iter = 0
         self.warn: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True)
         self._priority_warned = False
-        #: ``claim(max_train_iter) -> bool``, asked before each gradient step where learners share one budget
-        #: (async workers: ``async_training.StepClaims``); None: this learner's own ``train_iter`` decides
-        self.claim: Optional[Callable[[int], bool]] = None
+        #: where learners share one budget (async workers: ``async_training.StepClaims``), what each gradient step is
+        #: claimed from first (``claim(max_train_iter) -> bool``, ``release()``); None: this learner's own
+        #: ``train_iter`` decides
+        self.step_claims: Any = None
 
     @property
     def exp_dir(self) -> Optional[str]:
@@ -256,7 +257,7 @@ class Learner:
                 if error is None:
                     raise
                 raise error from exc
-            if batch is None:
+            if batch is None:  # (drawn before the claim: a rollout's minibatches change nothing when drawn)
                 return None
             if not self.claim_step(max_train_iter):  # another learner took the budget's last step
                 break
@@ -266,8 +267,14 @@ class Learner:
 
     def claim_step(self, max_train_iter: Optional[int]) -> bool:
         """Whether the next gradient step is within ``max_train_iter``: always, but where learners share one budget
-        (``claim``), which reserves it (so that together they stop at exactly ``max_train_iter``)."""
-        return self.claim is None or max_train_iter is None or self.claim(int(max_train_iter))
+        (``step_claims``), which reserves it (so that together they stop at exactly ``max_train_iter``); a reserved
+        step must be made, or given back with ``release_step``."""
+        return self.step_claims is None or max_train_iter is None or self.step_claims.claim(int(max_train_iter))
+
+    def release_step(self) -> None:
+        """Give back the step ``claim_step`` reserved (the batch it was for did not come)."""
+        if self.step_claims is not None:
+            self.step_claims.release()
 
     def after_eval(self, train_iter: int, env_step: int, return_mean: float, best_return: float, solved: bool,
                    score: Optional[float] = None) -> None:

@@ -184,6 +184,8 @@ def test_a_mask_under_another_name_is_named_by_check_env_and_a_run_on_it_warns(t
                         "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=misnamed_mask',
                         'env.stop_value=None'], tmp_path)
     assert code == 0 and f"[acframe] warning: env 'faulty' has no action mask: {said}" in text.splitlines(), text
+    code, out, lines, _ = check_cli([*FAULTY, 'env.env_kwargs.fault=legal_moves_count'], tmp_path)
+    assert code == 0 and 'action mask' not in out, out  # a count of legal moves in [0, 9]: a feature, not a mask
 
 
 def test_a_mask_given_in_info_only_is_checked_and_a_run_on_it_warns_that_it_trains_without_it(tmp_path):

@@ -201,7 +201,7 @@ TERMINATED_EXIT = 128 + signal.SIGTERM
 
 def _exit_reason(process: Any) -> str:
     code = process.exitcode
-    if code == TERMINATED_EXIT:
+    if code in (TERMINATED_EXIT, -signal.SIGTERM):  # (by its handler, or by the default one)
         return "was terminated (SIGTERM)"
     if code is not None and code < 0:
         try:
