@@ -513,6 +513,7 @@ def compile_config(
         if seed is not None:
             result['seed'] = int(seed)
         _check_plain_data(result, '')
+        check_env_id_override(result['env'], overrides)
         as_given = {'env': dict(result['env'])}  # (the warnings below quote the values as written, before the rules)
         check_config(result, reference, comments)  # every key against the rule declared above its default
         check_exp_name(result['exp_name'])
@@ -613,6 +614,20 @@ def warn_inherited_stop_value(file_env: dict, cfg: dict, overrides: Optional[Ite
         warnings.warn(f"env.env_id was overridden to '{env_id}' but env.stop_value={cfg['env']['stop_value']} is the config's "
                       f"value for '{env_name(file_env)}'; set env.stop_value for '{env_id}' (or env.stop_value=None to never stop early)",
                       ConfigWarning, stacklevel=3)
+
+
+def check_env_id_override(env: dict, overrides: Optional[Iterable[Any]]) -> None:
+    """Refuse an ``env.env_id`` override naming a registered env type while ``env.type`` stays another type: that
+    type's factory builds its own env, whatever the id (``env.env_id=toy_tictactoe_nomask`` on a ``toy_tictactoe`` run
+    was the masked game again). A gymnasium ``env.type`` says so itself, when the env is built."""
+    from ..registry import ENV_REGISTRY
+
+    keys = {(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()}
+    kind, env_id = env.get('type', 'gym'), env.get('env_id')
+    if ('env.env_id' in keys and 'env.type' not in keys and kind != 'gym' and isinstance(env_id, str)
+            and env_id != kind and env_id in ENV_REGISTRY):
+        raise ConfigError(f"env.env_id={env_id} names an env type, but env.type '{kind}' builds the env (its factory "
+                          f"does not build another type by its env_id): override env.type={env_id} instead")
 
 
 def _env_id_resolves(env: dict) -> bool:

@@ -184,6 +184,23 @@ def evaluation_settings(cfg: Any, own: Any, n_episode: int, domain_params: Optio
     return json.loads(json.dumps(settings, default=str))  # (as the result file will hold them)
 
 
+def _warn_mask_dropped(cfg: Any, own: Any) -> None:
+    """Warn when the run's own env gives an action mask and the env this evaluation overrides it with gives none:
+    the policy then acts without the mask it was trained under (illegal actions included)."""
+    from ..envs.gym_env import env_name
+    from ..envs.masks import mask_space_of
+    from ..inference import env_spaces
+
+    try:
+        trained, now = env_spaces(own)[0], env_spaces(cfg)[0]
+    except Exception:  # noqa: BLE001 - the run's own env cannot be built here (its module, a licence): no comparison
+        return
+    if mask_space_of(trained) is not None and mask_space_of(now) is None:
+        warnings.warn(f"the run trained with action masks (env '{env_name(own.env)}' gives 'action_mask'); env "
+                      f"'{env_name(cfg.env)}' gives none, so this evaluation acts without them", ConfigWarning,
+                      stacklevel=3)
+
+
 def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[Any] = (), seed: Optional[int] = None,
                  episodes: Optional[int] = None, video_dir: Optional[str] = None, domain_params: Optional[str] = None,
                  out: Optional[str] = None, imports: Sequence[str] = (), progress: bool = False) -> Dict[str, Any]:
@@ -224,6 +241,8 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
             warnings.simplefilter('ignore', ConfigWarning)
             own = compile_config(config, [], seed=cfg.seed)
     settings = evaluation_settings(cfg, own, n_episode, domain_params, resolve_domain_params(own, None), named_config)
+    if not named_config and any(key.startswith('env.') for key in settings.get('differences', {})):
+        _warn_mask_dropped(cfg, own)
     if video_dir is not None:
         _note_recording_manager(cfg, settings)
     state = load_checkpoint(artifacts.checkpoint)  # a clear error before any env starts

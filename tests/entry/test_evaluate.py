@@ -307,3 +307,26 @@ def test_video_of_an_env_that_cannot_render_says_so(tmp_path):
     with pytest.raises(ConfigError, match=r"--video: env 'toy_pixel_dot' takes no render_mode, so it draws no frames "
                                           r"to record; leave --video out"):
         evaluator_env(cfg, 0, 'nominal', str(tmp_path), 1)
+
+
+def test_an_evaluation_on_an_env_without_the_runs_action_mask_is_warned_about(tmp_path, capfd):
+    """-m eval of a masked run with env.type overridden to the same game without its mask acted without it in
+    silence; env.env_id naming that env type, beside the run's env.type (whose factory ignores it), was silently the
+    masked game again: refused, naming env.type."""
+    from acframe.cli import main
+
+    run = str(tmp_path / 'run')
+    assert main(['-c', 'tictactoe_ppo_masked.py', '--exp-dir', run, '--max-env-step', '1024', '-q',
+                 'env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1']) == 0
+    capfd.readouterr()
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', run,
+                          'env.type=toy_tictactoe_nomask', '--episodes', '2'], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert ("acframe: warning: the run trained with action masks (env 'toy_tictactoe' gives 'action_mask'); env "
+            "'toy_tictactoe_nomask (toy_tictactoe)' gives none, so this evaluation acts without them") in out.stderr, out.stderr
+    assert main(['-m', 'eval', '--load', run, 'env.env_id=toy_tictactoe_nomask', '--episodes', '2']) == 2
+    assert capfd.readouterr().err.strip().splitlines()[-1] == (
+        "acframe: error: env.env_id=toy_tictactoe_nomask names an env type, but env.type 'toy_tictactoe' builds the "
+        "env (its factory does not build another type by its env_id): override env.type=toy_tictactoe_nomask instead")
