@@ -331,6 +331,16 @@ class LearnInfoNotNumbers(ReinforcePolicy):
         return {**info, 'advantages': rollout.reward}
 
 
+class PrepareRaises(ReinforcePolicy):
+    def _prepare_rollout(self, rollout):
+        raise KeyError('oops_prepare')
+
+
+class TrainSampleRaises(ReinforcePolicy):
+    def _get_train_sample(self, segment):
+        raise ValueError('oops_sample')
+
+
 @pytest.mark.parametrize('cls, message, folder_kept', [
     (MisspelledLearn, r"\(test_new_algorithm_seam.MisspelledLearn\) does not define _forward_learn \(it defines "
                       r"_forward_learning: a misspelling\?\); a policy's learn mode defines _init_learn and "
@@ -343,6 +353,11 @@ class LearnInfoNotNumbers(ReinforcePolicy):
     # (after a collection: the folder holds a run to resume)
     (LearnInfoNotNumbers, r"the policy's _forward_learn gave info 'advantages' as a tensor of shape \(16, 4\); its info "
                           r"dict holds numbers", True),
+    # what a user's rollout methods raise: one line naming the method and the user's line (it was a traceback)
+    (PrepareRaises, r"^the policy's _prepare_rollout raised KeyError: 'oops_prepare' \(at .*test_new_algorithm_seam.py:"
+                    r"\d+ in _prepare_rollout", True),
+    (TrainSampleRaises, r"^the policy's _get_train_sample raised ValueError: oops_sample \(at "
+                        r".*test_new_algorithm_seam.py:\d+ in _get_train_sample", True),
 ])
 def test_a_policy_that_breaks_the_contract_is_one_line_naming_the_method(tmp_path, cls, message, folder_kept):
     from acframe.errors import PolicyError
@@ -494,6 +509,10 @@ def test_a_policy_that_breaks_the_contract_in_a_parallel_actor_stops_the_run_wit
     with pytest.raises(PolicyError, match=rf"^{who}the policy's _forward_collect returned a dict without 'action' "
                                           r"\(its keys: act\)"):
         parallel_pipeline(config(inference=inference), exp_dir=str(tmp_path / 'run'), max_env_step=1280,
+                          backend='local', progress=False)
+    POLICY_REGISTRY.register(NAME, TrainSampleRaises, force=True)  # (a user's bug: it was restarted 10 times)
+    with pytest.raises(PolicyError, match=r"the policy's _get_train_sample raised ValueError: oops_sample"):
+        parallel_pipeline(config(inference=inference), exp_dir=str(tmp_path / 'run2'), max_env_step=1280,
                           backend='local', progress=False)
 
 

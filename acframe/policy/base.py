@@ -16,6 +16,7 @@ a one-line comment above it), ``supported_action_spaces`` and ``default_model``.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import multiprocessing
 import re
@@ -29,7 +30,7 @@ import torch
 import torch.nn as nn
 
 from ..data.tree import flatten_lead, lead_shape, to_device
-from ..errors import CheckpointError, ConfigError, NonFiniteError, PolicyError, UnsupportedSpaceError
+from ..errors import CheckpointError, ConfigError, NonFiniteError, PolicyError, UnsupportedSpaceError, user_code_error
 from ..envs.masks import split_action_mask, split_mask_space
 from ..models.distributions import make_distribution, mask_logits
 from ..models.normalization import share_statistics
@@ -60,6 +61,22 @@ class LearnNeed:
     lacks: str
     #: how to lower the need, e.g. 'lower policy.learn.batch_size'
     fix: str
+
+
+def _user_method(fn: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """``fn`` (a policy method a user's plugin may override, called once per rollout or segment), whose exception
+    from user code is one ``PolicyError`` line naming ``what`` and the user's file and line (as ``_forward_learn``'s);
+    acframe's own errors and bugs propagate as they are."""
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            error = user_code_error(exc, what)
+            if error is None:
+                raise
+            raise error from exc
+    return guarded
 
 
 class _Mode:
@@ -446,15 +463,17 @@ class Policy:
                      state_dict=self._state_dict_learn,
                      load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
                      optimizers=self._optimizers, get_weights=self.get_weights, model=self._model,
-                     prepare=self._prepare_on_device if self._on_gpu else self._prepare_rollout,
-                     minibatches=self._minibatches, samples=self._batch_samples,
+                     prepare=_user_method(self._prepare_on_device if self._on_gpu else self._prepare_rollout,
+                                          "the policy's _prepare_rollout"),
+                     minibatches=self._minibatches,
+                     samples=_user_method(self._batch_samples, "the policy's _batch_samples"),
                      policy_cfg=self._cfg)
 
     @property
     def collect_mode(self) -> _Mode:
         self._require('collect')
         return _Mode('collect', forward=self._collect_on_device if self._on_gpu else self._forward_collect,
-                     get_train_sample=self._get_train_sample,
+                     get_train_sample=_user_method(self._get_train_sample, "the policy's _get_train_sample"),
                      load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg,
                      unroll_len=self.train_sample_len(self._cfg), state_dict=self._state_dict_collect,
                      load_state_dict=self._load_state_dict_collect, episode_start=self._episode_start_collect)
