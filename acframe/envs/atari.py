@@ -51,7 +51,8 @@ def atari_make_kwargs(atari: Dict[str, Any], env_id: str) -> Dict[str, Any]:
 
 class EpisodicLife(gym.Wrapper):
     """A lost life ends the episode (``terminated``) for learning; ``reset`` then continues the same game with a
-    no-op step instead of starting a new one, unless the game is over."""
+    no-op step instead of starting a new one, unless the game is over or the reset is seeded (``reset(seed=...)``
+    starts the game that seed gives, as any env's does: acframe seeds only an env's first reset)."""
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
@@ -68,7 +69,7 @@ class EpisodicLife(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
     def reset(self, **kwargs: Any) -> Tuple[Any, dict]:
-        if self._game_over:
+        if self._game_over or kwargs.get('seed') is not None:
             obs, info = self.env.reset(**kwargs)
         else:
             obs, _, terminated, truncated, info = self.env.step(0)

@@ -204,3 +204,21 @@ def test_dict_observations_cross_the_env_manager_per_key_with_their_final_observ
         assert result.truncated.all() and list(result.done_index) == [0, 1, 2]
         assert result.final_obs['image'].dtype == np.uint8 and result.final_obs['image'].shape == (3, 1, 8, 8)
         assert np.array_equal(result.final_obs['target'], last['target'])  # the target stays until it is reached
+
+
+@pytest.mark.parametrize('config', ['pong_impala.py', 'breakout_impala.py'])
+def test_the_shipped_atari_configs_pass_check_env(config, tmp_path):
+    """check-env -c pong_impala.py failed its seeding check: EpisodicLife continued a game on reset(seed=...) with a
+    no-op step (the seed ignored); a seeded reset now starts the game that seed gives, as any env's does."""
+    pytest.importorskip('ale_py', reason="the Atari chain needs the 'atari' extra (ale-py)")
+    from acframe.envs.check import check_env
+
+    report = check_env(compile_config(config))
+    assert report.ok, [f.line() for f in report.findings]
+    env = build_env(atari_env_cfg('ALE/Pong-v5'), 0, 0, 'collector')
+    first, _ = env.reset(seed=3)
+    for _ in range(50):
+        env.step(0)
+    again, _ = env.reset(seed=3)  # (mid-game: the no-op continuation would have given the game's next frame)
+    np.testing.assert_array_equal(first, again)
+    env.close()
