@@ -555,9 +555,12 @@ def observation_problems(obs: Any, space: gym.Space, path: str = '') -> List[Tup
                      f"observations stop training: find where the env computes it and keep it finite", True)]
         problems = []
         if arr.dtype != space.dtype:
-            cast = f"obs.astype(np.{space.dtype})"
+            scaled = space.dtype == np.uint8 and arr.dtype.kind == 'f' and arr.size and float(np.max(arr)) <= 1.0
+            cast = f"(obs * 255).astype(np.uint8)" if scaled else f"obs.astype(np.{space.dtype})"
+            # a float (or int64) image of a uint8 space cannot be stacked into the envs' uint8 batch: training stops
+            breaks = not np.can_cast(arr.dtype, space.dtype, casting='same_kind')
             problems.append((f"{at}is {arr.dtype}, observation_space says {space.dtype}; return {cast} (or declare "
-                             f"dtype=np.{arr.dtype} in the Box)", False))
+                             f"dtype=np.{arr.dtype} in the Box)", breaks))
         low, high = np.broadcast_to(space.low, space.shape), np.broadcast_to(space.high, space.shape)
         outside = (arr < low) | (arr > high)
         if np.any(outside):

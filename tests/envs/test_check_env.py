@@ -327,6 +327,18 @@ def test_an_old_api_env_made_by_gym_make_is_named_as_such_and_gymnasiums_warning
     assert 'faulty_envs.py:' in done.stderr and 'the old gym API' not in done.stderr, done.stderr  # the user's own bug
 
 
+def test_float_observations_of_a_uint8_space_stop_a_run_at_its_start_with_the_fix_that_keeps_them(tmp_path):
+    """They cannot be stacked into the envs' uint8 batch: the run failed with a bare 'Cannot cast array data from
+    dtype('float32') to dtype('uint8')' naming no env; and the fix check-env gave (astype) made [0, 1] values zeros."""
+    fix = ("the observation of reset is float32, observation_space says uint8; return (obs * 255).astype(np.uint8) (or "
+           "declare dtype=np.float32 in the Box)")
+    code, _, lines, _ = check_cli([*FAULTY, 'env.env_kwargs.fault=unit_float_image'], tmp_path)
+    assert code == 2 and any(fix in line for line in lines), lines
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', 'env.type=faulty', 'env.stop_value=None',
+                        "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=unit_float_image'], tmp_path)
+    assert code == 2 and os.listdir(tmp_path) == [] and f"env 'faulty' [observation] {fix}" in text, text
+
+
 def test_what_gymnasiums_env_checker_refuses_is_said_in_its_words_not_at_its_line(tmp_path):
     """reset returning (obs, None) under gym.make: gymnasium's PassiveEnvChecker asserts; the line named gymnasium's
     file ('fix the env there', at gymnasium/utils/passive_env_checker.py) rather than the env's reset."""
