@@ -166,7 +166,9 @@ def _batch_of(obs: Any, space: gym.Space, what: str) -> Tuple[torch.Tensor, bool
     dtype = observation_dtype(space)
     if (dtype == torch.uint8 and len(space.shape) >= 2 and array.dtype not in (np.uint8, np.bool_) and array.size
             and not (np.issubdtype(array.dtype, np.number) and array.min() >= 0 and array.max() <= 255
-                     and np.array_equal(array, np.floor(array)))):  # (an image: a bool mask is not one)
+                     and np.array_equal(array, np.floor(array))
+                     # floats of 0 and 1 alone: a 0/255 image divided by 255 (an unscaled one would be near black)
+                     and not (array.dtype.kind == 'f' and array.max() == 1))):  # (an image: a bool mask is not one)
         raise ValueError(f"act: {what} is a uint8 image (0-255, as the env gives it; the model scales it), got "
                          f"{array.dtype} values in [{array.min():g}, {array.max():g}]; pass the env's observation "
                          f"unscaled (np.uint8)")

@@ -123,6 +123,9 @@ def test_act_refuses_a_scaled_float_image_for_a_uint8_policy(pixel_goal_run):
     with pytest.raises(ValueError, match=r"is a uint8 image \(0-255, as the env gives it; the model scales it\), got "
                                          r"float32 values in \[0, 1\]; pass the env's observation unscaled"):
         policy.act({**obs, 'image': obs['image'].astype(np.float32) / 255})
+    two_level = {**obs, 'image': np.where(obs['image'] > 127, 255, 0).astype(np.uint8)}  # (the toy pixel envs' frames)
+    with pytest.raises(ValueError, match=r"got float32 values in \[0, 1\]; pass the env's observation unscaled"):
+        policy.act({**two_level, 'image': two_level['image'].astype(np.float32) / 255})  # (whole numbers: it passed)
 
 
 def test_a_bool_action_mask_is_not_taken_for_a_scaled_image():
