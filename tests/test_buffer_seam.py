@@ -106,6 +106,20 @@ class ImpalaWithoutPriority(IMPALAPolicy):
         return info
 
 
+@BUFFER_REGISTRY.register('strict_seam')
+class Strict(TreeState):
+    """A from-scratch buffer whose constructor names only the keys it uses (no **kwargs)."""
+
+    def __init__(self, replay_buffer_size=128, seed=0):
+        super().__init__(replay_buffer_size, seed)
+
+
+@BUFFER_REGISTRY.register('failing_init_seam')
+class FailingInit(TreeState):
+    def __init__(self, replay_buffer_size=128, seed=0, **kwargs):
+        raise RuntimeError('no room on the device')
+
+
 @BUFFER_REGISTRY.register('never_ready_seam')
 class NeverReady(TreeState):
     """A readiness test that never passes: sample() always returns None."""
@@ -374,6 +388,21 @@ def test_a_user_buffer_whose_state_is_not_plain_data_stops_the_run_after_its_fir
     from acframe.logs import read_scalars
     steps = [s.step for s in read_scalars(str(tmp_path / 'run' / 'log')) if s.tag.startswith('learner/')]
     assert 0 < max(steps) < 50  # found after the first round's updates, not 1000 iterations later
+
+
+def test_a_user_buffer_whose_constructor_takes_not_every_key_or_raises_is_one_line_and_nothing_written(tmp_path,
+                                                                                                         user_setup):
+    """A buffer is built with every key of policy.other.replay_buffer (the common ones too: max_use, dedup_frames,
+    save_in_checkpoint): one without **kwargs got a traceback ('got an unexpected keyword argument')."""
+    out = cli(tmp_path, user_setup, '-c', 'cfg.py', '--exp-dir', 'run', '-q', 'policy.other.replay_buffer.type=strict_seam')
+    assert out.returncode == 2 and out.stderr.count('\n') == 1, out.stderr
+    assert out.stderr.startswith("acframe: error: policy.other.replay_buffer.type='strict_seam': Strict() does not take "), out.stderr
+    assert 'max_use' in out.stderr and 'take **kwargs for those it ignores (docs/replay.md)' in out.stderr
+    out = cli(tmp_path, user_setup, '-c', 'cfg.py', '--exp-dir', 'run', '-q', 'policy.other.replay_buffer.type=failing_init_seam')
+    assert out.returncode == 2 and out.stderr.count('\n') == 1, out.stderr
+    assert re.match(r"acframe: error: the replay buffer 'failing_init_seam' \(FailingInit\) while it was built raised "
+                    r"RuntimeError: no room on the device \(at .*user_buffers.py:\d+ in __init__", out.stderr), out.stderr
+    assert not (tmp_path / 'run').exists()
 
 
 def test_a_run_whose_buffer_never_gives_a_batch_ends_with_a_warning_that_it_learned_nothing(tmp_path, user_setup):
