@@ -224,6 +224,10 @@ def rule_of(key: str, comment: Optional[str], default: Any) -> Rule:
     the mistake is in the code that declares it (a policy's ``config`` or ``acframe.config.defaults``).
     """
     text, _ = split_declaration(comment or '')
+    if not text and re.match(rf"\(\s*({'|'.join(_TYPES)})\b", comment or ''):  # a declaration that never closes
+        raise ConfigError(f"the declaration of config key '{key}' {(comment or '')[:60]!r} opens a parenthesis it never "
+                          f"closes, so it would declare nothing; close it: (float in (0, 1)) Description. (grammar: "
+                          f"docs/adding_an_algorithm.md)")
     if not text:
         if default is None:
             return Rule('', nullable=True)  # undeclared and None: anything goes
@@ -232,6 +236,10 @@ def rule_of(key: str, comment: Optional[str], default: Any) -> Rule:
     try:
         rule = parse_rule(text)
     except (ValueError, SyntaxError) as exc:
+        glued = re.match(rf"({'|'.join(_TYPES)})([<>=!]+)\s*(.*)", text)
+        if glued:  # '(float>0)': the type is there, its operator touches it
+            kind, operator, rest = glued.groups()
+            exc = ValueError(f"put spaces around its operator: ({kind} {operator} {rest})")
         raise ConfigError(f"the declaration of config key '{key}' '({text})' is not a rule: {exc}; fix the comment above "
                           f"the key (grammar: docs/adding_an_algorithm.md)") from None
     try:

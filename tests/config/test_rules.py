@@ -203,3 +203,17 @@ def test_a_subclass_inherits_the_rules_of_the_config_it_inherits():
     with registered('quiet_impala_throwaway', QuietIMPALA), \
             pytest.raises(ConfigError, match=r"'policy.learn.lambda_' = 2.0 must lie in \[0, 1\]"):
         _compile('quiet_impala_throwaway', overrides=['policy.learn.lambda_=2.0'])
+
+
+@pytest.mark.parametrize('comment, message', [
+    ('(float in (0, 1) unclosed.', "opens a parenthesis it never closes, so it would declare nothing"),
+    ('(float in [0, 1] Missing paren.', "opens a parenthesis it never closes"),
+    ('(float>0) No spaces.', r"is not a rule: put spaces around its operator: \(float > 0\)"),
+    ('(int>=1) No spaces.', r"put spaces around its operator: \(int >= 1\)"),
+])
+def test_a_declaration_that_is_almost_one_is_refused_naming_the_key_not_read_as_a_description(comment, message):
+    """An unclosed declaration was taken as plain text: the key's rule was lost and any value trained; '(float>0)'
+    was said not to start with a type."""
+    from acframe.config.rules import rule_of
+    with pytest.raises(ConfigError, match=rf"^the declaration of config key 'k' .*{message}"):
+        rule_of('k', comment, 0.5)
