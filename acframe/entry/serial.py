@@ -335,8 +335,11 @@ def serial_pipeline(
                           f"use serial_pipeline_onpolicy (CLI: -m serial_onpolicy)")
     threaded = bool(cfg.policy.learn.get('learner_thread'))
     if threaded and cls.learn_draws_random:
+        own = '' if cls.__module__.startswith('acframe.') else (
+            f" (a policy whose updates draw none says so with learn_draws_random = False on {cls.__name__})")
         raise ConfigError(f"policy.learn.learner_thread: policy '{cfg.policy.type}' draws random numbers in its updates, "
-                          f"which a second thread would interleave with the collector's; set policy.learn.learner_thread=False")
+                          f"which a second thread would interleave with the collector's{own}; set "
+                          f"policy.learn.learner_thread=False")
     return run_serial(_threaded_off_policy_loop if threaded else _off_policy_loop, cfg, exp_dir, resume is not None,
                       progress, learner_hooks, model, use_buffer=True, mode='serial', config_changes=changes,
                       backend=backend, ray_address=ray_address)

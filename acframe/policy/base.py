@@ -886,8 +886,12 @@ def check_recurrent(cfg: Any, policy_cls: type) -> None:
     rnn = cfg.get('model', {}).get('rnn')
     kind = rnn_type(rnn)
     if kind and not policy_cls.supports_rnn:
+        own = not policy_cls.__module__.startswith('acframe.')  # a user's policy: how its author opts in
+        author = (f" (its author opts in with supports_rnn = True on {policy_cls.__name__} once its learn mode "
+                  f"recomputes sequences from the stored states: docs/custom_policy.md, \"A recurrent form\")"
+                  if own else '')
         raise ConfigError(f"policy.model.rnn.type='{kind}': policy '{cfg.get('type', policy_cls.__name__)}' has no "
-                          f"recurrent form yet (ppo, a2c, impala and acer have); remove policy.model.rnn or "
+                          f"recurrent form yet (ppo, a2c, impala and acer have){author}; remove policy.model.rnn or "
                           f"use policy ppo, a2c, impala or acer")
 
 

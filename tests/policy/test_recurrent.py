@@ -285,7 +285,8 @@ BAD = [
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn.hiden_size=8'], "policy.model.rnn.hidden_size"),
     # a policy without a recurrent form (the README's custom policy): refused by name, the dotted form too
     (['-c', os.path.join(EXAMPLES, 'custom_policy.py'), 'policy.model.rnn.type=lstm'],
-     "policy.model.rnn.type='lstm': policy 'my_pg' has no recurrent form yet"),
+     "policy.model.rnn.type='lstm': policy 'my_pg' has no recurrent form yet (ppo, a2c, impala and acer have) (its "
+     "author opts in with supports_rnn = True on"),
     (['-c', os.path.join(EXAMPLES, 'custom_policy.py'), "policy.model.rnn={'type': 'gru'}"],
      "policy.model.rnn.type='gru': policy 'my_pg' has no recurrent form yet"),
     # a recurrent policy given a model without a core (a user's, registered below): refused before it is built
