@@ -144,8 +144,10 @@ def check_learning_budget(cfg: Any, pipeline: str, actors: int = 1, sync: bool =
         if budget and plan.learner_env_steps() < need.env_steps:
             steps = f"{need.env_steps} env step{'' if need.env_steps == 1 else 's'}"
             least = (plan.budget_for(need.env_steps) - 1) * ranks + 1  # the run's: each rank gets ceil(its / ranks)
+            rounds = (f" (envs step together, a step of each a round: {least} gives {plan.learner_env_steps(least)})"
+                      if ranks == 1 and least < need.env_steps else '')
             raise ConfigError(f"{share}{plan.describe()} but {need.wants} {steps}: the run would make 0 "
-                              f"{need.lacks}; raise max_env_step to at least {least} or {need.fix}")
+                              f"{need.lacks}; raise max_env_step to at least {least}{rounds} or {need.fix}")
 
 
 # ---- memory ---------------------------------------------------------------------------------------------

@@ -75,7 +75,8 @@ ZERO_STEP_RUNS = [
      ['-c', 'cartpole_impala.py', '--max-env-step', '200'],
      'max_env_step=200 gives the learner 128 env steps (1 whole collection of 128; the budget\'s last, cut segment is '
      'not stored) but policy.learn.batch_size=16 unrolls of policy.unroll_len=16 steps need 256 env steps: the run '
-     'would make 0 gradient steps; raise max_env_step to at least 249 or lower policy.learn.batch_size'),
+     'would make 0 gradient steps; raise max_env_step to at least 249 (envs step together, a step of each a round: '
+     '249 gives 256) or lower policy.learn.batch_size'),
     ('IMPALA batch needs more than the parallel budget delivers',
      ['-m', 'parallel', '--backend', 'inline', '-c', 'cartpole_impala.py', '--max-env-step', '200'],
      'max_env_step=200 lets the parallel learner train on at most 192 env steps'),
