@@ -41,8 +41,8 @@ def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None
         except ImportError as exc:
             missing = getattr(exc, 'name', None)
             if isinstance(exc, ModuleNotFoundError) and missing and (name == missing or name.startswith(missing + '.')):
-                raise RegistryError(f"import_names: cannot import module '{name}' ({exc}); fix the module name or put "
-                                    f"its folder on PYTHONPATH") from exc
+                raise RegistryError(f"import_names (--import): cannot import module '{name}' ({exc}); fix the module "
+                                    f"name or put its folder on PYTHONPATH") from exc
             from .errors import describe_raised  # found, but what it imports is not: not a wrong name
             raise RegistryError(f"import_names: importing '{name}' raised {describe_raised(exc)}; install what it "
                                 f"imports or fix that import") from exc
@@ -161,7 +161,8 @@ class Registry:
             did_you_mean = f" Did you mean '{hint}'?" if hint else ""
             raise RegistryError(
                 f"unknown {self.kind} '{name}'.{did_you_mean} Known {self.plural}: {', '.join(self.names()) or '(none)'}; "
-                f"register your own with @{self.kind.upper()}_REGISTRY.register('{name}') and list its module in import_names"
+                f"register your own with @{self.kind.upper()}_REGISTRY.register('{name}') and list its module in import_names "
+                f"(--import MODULE on the command line)"
             )
         return self._entries[name]
 
