@@ -1234,9 +1234,15 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
     boxes = (list(observation_space.spaces.values()) if isinstance(observation_space, gym.spaces.Dict)
              else [observation_space])
     if not boxes or not all(isinstance(box, gym.spaces.Box) and len(box.shape) in (1, 2, 3) for box in boxes):
+        stacked = any(isinstance(box, gym.spaces.Box) and len(box.shape) == 4 for box in boxes)
+        atari = cfg.env.get('atari') or {}
+        fix = ('; RGB frames are not stacked: set env.atari.frame_stack=1 or keep env.atari.grayscale=True'
+               if stacked and atari.get('enable') and not atari.get('grayscale', True) else
+               '; frames stacked on images with channels: stack grey frames, or fold the stack into the channels'
+               if stacked else '')
         raise UnsupportedSpaceError(
             f"policy '{name}' needs vector (1-D Box), image (2-D/3-D Box) or Dict-of-Box observations; "
-            f"env '{env}' has {observation_space}"
+            f"env '{env}' has {observation_space}{fix}"
         )
     empty = any(int(np.prod(box.shape)) == 0 for box in boxes)
     if empty or isinstance(action_space, gym.spaces.Discrete) and int(action_space.n) < 1:

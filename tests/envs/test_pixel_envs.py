@@ -222,3 +222,16 @@ def test_the_shipped_atari_configs_pass_check_env(config, tmp_path):
     again, _ = env.reset(seed=3)  # (mid-game: the no-op continuation would have given the game's next frame)
     np.testing.assert_array_equal(first, again)
     env.close()
+
+
+def test_rgb_atari_frames_with_a_frame_stack_are_refused_naming_the_fix():
+    pytest.importorskip('ale_py', reason="the Atari chain needs the 'atari' extra (ale-py)")
+    from acframe.errors import UnsupportedSpaceError
+    from acframe.policy import create_policy
+
+    cfg = compile_config('pong_impala.py', overrides=['env.atari.grayscale=False'])
+    env = build_env(dict(cfg.env), 0, 0, 'collector')
+    with pytest.raises(UnsupportedSpaceError, match=r"has Box\(0, 255, \(4, 84, 84, 3\), uint8\); RGB frames are not "
+                                                    r"stacked: set env.atari.frame_stack=1 or keep env.atari.grayscale"):
+        create_policy(cfg, env.observation_space, env.action_space)
+    env.close()
