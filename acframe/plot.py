@@ -92,10 +92,8 @@ def load_run_curves(run_dir: str) -> RunCurves:
     """The eval-return, training-return, loss and entropy curves of one run folder."""
     from .entry.run_folder import check_folder_is_data
 
-    if os.path.isdir(run_dir):
-        check_folder_is_data(run_dir)
-    if not os.path.isdir(os.path.join(run_dir, 'log')):
-        raise ConfigError(f"{run_dir}: not a run folder (no log/); pass folders written by acframe training runs")
+    check_run_dirs([run_dir])  # (a folder that is no run is said so before its contents are judged)
+    check_folder_is_data(run_dir)
     key, label = _config_identity(run_dir)
     scalars, pauses = _read_sittings(os.path.join(run_dir, 'log'))
     tags = scalars_by_tag(scalars)
@@ -262,6 +260,24 @@ def plot_format(out: str) -> str:
     return OUT_FORMATS[ext]
 
 
+def check_run_dirs(run_dirs: Sequence[str]) -> None:
+    """A ``ConfigError`` naming the first of ``run_dirs`` that is no run folder (missing, a file, no ``log/``) or that
+    is given twice."""
+    seen: Dict[str, str] = {}
+    for run_dir in run_dirs:
+        if not os.path.exists(run_dir):
+            raise ConfigError(f"{run_dir}: no such folder; pass folders written by acframe training runs")
+        if not os.path.isdir(run_dir):
+            raise ConfigError(f"{run_dir}: a file, not a run folder; pass folders written by acframe training runs")
+        if not os.path.isdir(os.path.join(run_dir, 'log')):
+            raise ConfigError(f"{run_dir}: not a run folder (no log/); pass folders written by acframe training runs")
+        real = os.path.realpath(run_dir)
+        if real in seen:
+            raise ConfigError(f"{run_dir}: the same run as {seen[real]}, given twice (it would count twice in the "
+                              f"mean over runs); give each run once")
+        seen[real] = run_dir
+
+
 def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> Dict[str, Any]:
     """Draw the four panels of ``run_dirs`` into ``out``, in the format its extension names (``plot_format``: an
     SVG by ``plot_svg``, a PNG or PDF by matplotlib); returns what was drawn. A bad ``out`` or ``x_axis`` raises
@@ -273,6 +289,7 @@ def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> D
     fmt = plot_format(out)
     if not run_dirs:
         raise ConfigError("-m plot needs at least one RUN_DIR (an experiment folder of a training run)")
+    check_run_dirs(run_dirs)
     runs = [load_run_curves(d) for d in run_dirs]
     groups: Dict[str, List[RunCurves]] = {}
     for run in runs:
@@ -384,7 +401,9 @@ def _missing_or_none(config: Dict[str, Any], key: str) -> bool:
 
 
 def default_plot_path(run_dirs: Sequence[str]) -> str:
-    """One run: its ``curves.png``; several: ``./curves.png``."""
+    """One run: its ``curves.png``; several: ``./curves.png``. The runs are checked first (``check_run_dirs``): a
+    default inside what is no run folder would be refused as an ``--out`` the user never gave."""
+    check_run_dirs(run_dirs)
     return os.path.join(run_dirs[0], CURVES_PNG) if len(run_dirs) == 1 else CURVES_PNG
 
 

@@ -224,3 +224,19 @@ def test_a_key_set_in_both_configs_names_the_group_before_one_left_to_its_defaul
     one config), hiding the setting that made it differ (parallel.learner_num)."""
     configs = [{'parallel': {'actor_num': 2, 'learner_num': 1}}, {'parallel': {'actor_num': None, 'learner_num': 2}}]
     assert _unique_labels(['run', 'run'], configs) == ['run', 'run (parallel.learner_num=2 and 1 more)']
+
+
+def test_what_is_no_run_folder_is_named_as_such_and_a_run_given_twice_is_refused(trained_run, tmp_path, capsys):
+    """A file was refused as '--out FILE/curves.png' (an --out never given), a W&B folder for a symbolic link inside
+    it, a missing folder for having no log/; the same run twice counted twice in the mean over runs."""
+    (tmp_path / 'notes.txt').write_text('x')
+    (tmp_path / 'wandb_dir' / 'wandb').mkdir(parents=True)
+    os.symlink(tmp_path, tmp_path / 'wandb_dir' / 'wandb' / 'latest-run')
+    for given, says in ((tmp_path / 'notes.txt', 'a file, not a run folder'), (tmp_path / 'nowhere', 'no such folder'),
+                        (tmp_path / 'wandb_dir', 'not a run folder (no log/)')):
+        assert main(['-m', 'plot', str(given)]) == 2
+        assert capsys.readouterr().err == (f"acframe: error: {given}: {says}; pass folders written by acframe training "
+                                           f"runs\n")
+    again = os.path.join(str(trained_run), '.')
+    assert main(['-m', 'plot', str(trained_run), again, '--out', str(tmp_path / 'two.svg')]) == 2
+    assert 'given twice' in capsys.readouterr().err and not (tmp_path / 'two.svg').exists()
