@@ -98,6 +98,14 @@ def load_run_curves(run_dir: str) -> RunCurves:
     scalars, pauses = _read_sittings(os.path.join(run_dir, 'log'))
     tags = scalars_by_tag(scalars)
     if not tags:
+        from .config.run_folder import read_run_record
+
+        logger = read_run_record(run_dir)['config'].get('logger')
+        backends = logger.get('backends') if isinstance(logger, dict) else None
+        if isinstance(backends, list) and not {'tensorboard', 'jsonl'} & set(map(str, backends)):
+            where = f"to {backends} only (logger.backends)" if backends else "to no backend (logger.backends=[])"
+            raise ConfigError(f"{run_dir}: the run logged {where}, and -m plot reads 'tensorboard' and 'jsonl' logs; "
+                              f"add one of them to logger.backends for the runs you will plot")
         raise ConfigError(f"{run_dir}: its log/ holds no values plot reads yet (TensorBoard's or scalars.jsonl: "
                           f"logger.backends 'tensorboard' or 'jsonl'); plot it once it has trained, with one of them")
     if pauses is None:  # scalars.jsonl: one file for every sitting

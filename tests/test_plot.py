@@ -240,3 +240,15 @@ def test_what_is_no_run_folder_is_named_as_such_and_a_run_given_twice_is_refused
     again = os.path.join(str(trained_run), '.')
     assert main(['-m', 'plot', str(trained_run), again, '--out', str(tmp_path / 'two.svg')]) == 2
     assert 'given twice' in capsys.readouterr().err and not (tmp_path / 'two.svg').exists()
+
+
+def test_a_run_logged_to_no_backend_plot_reads_is_warned_at_its_start_and_named_by_plot(tmp_path, capsys):
+    """A run with logger.backends=[] (or MLflow alone) was told at plot time to 'plot it once it has trained'."""
+    run = str(tmp_path / 'run')
+    assert main(['-c', 'cartpole_ppo.py', 'logger.backends=[]', '--max-env-step', '64', '-q', '--exp-dir', run]) == 0
+    assert ("[acframe] warning: logger.backends=[] has neither 'tensorboard' nor 'jsonl', the logs -m plot reads: the "
+            "run draws no curves.svg and -m plot cannot draw it") in capsys.readouterr().err
+    assert main(['-m', 'plot', run]) == 2
+    assert capsys.readouterr().err == (f"acframe: error: {run}: the run logged to no backend (logger.backends=[]), and "
+                                       f"-m plot reads 'tensorboard' and 'jsonl' logs; add one of them to "
+                                       f"logger.backends for the runs you will plot\n")

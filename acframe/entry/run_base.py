@@ -378,6 +378,9 @@ class RunBase:
         for backend in check_loggers(cfg, self.exp_dir if self.writes else None):
             if not resume:  # (a resume keeps what its first sitting pinned)
                 backend.pin_config(cfg)
+        if self.writes and not resume and not {'tensorboard', 'jsonl'} & set(cfg.logger.backends):
+            self.warn(f"[acframe] warning: logger.backends={list(cfg.logger.backends)} has neither 'tensorboard' nor "
+                      f"'jsonl', the logs -m plot reads: the run draws no curves.svg and -m plot cannot draw it")
         config_hooks = hooks_from_config(cfg.policy.learn.learner.get('hooks', []))
         self.collector_hooks = hooks_from_config(cfg.policy.collect.get('hooks', []), 'policy.collect.hooks', CollectorHook)
         self.evaluator_hooks = hooks_from_config(cfg.policy.eval.evaluator.get('hooks', []), 'policy.eval.evaluator.hooks',
