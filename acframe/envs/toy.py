@@ -173,14 +173,30 @@ class ToyDictEnv(_TargetEnv):
         return float(int(action) == self._target)
 
 
+def _check_render_mode(cls: type, render_mode: Optional[str]) -> Optional[str]:
+    if render_mode not in (None, 'rgb_array'):
+        raise ConfigError(f"{cls.__name__} renders render_mode='rgb_array' (its observation, enlarged) or none, not "
+                          f"{render_mode!r}")
+    return render_mode
+
+
+def _enlarged(cells: np.ndarray) -> np.ndarray:
+    """An RGB frame ``(H·k, W·k, 3)`` of a grid of RGB cells ``(H, W, 3)``, each cell ``k`` pixels wide (``k`` makes
+    the frame at least 128 pixels high: a video of an 8x8 grid is still watchable)."""
+    scale = max(1, -(-128 // cells.shape[0]))
+    return np.repeat(np.repeat(cells, scale, axis=0), scale, axis=1)
+
+
 class MovingDotEnv(_TargetEnv):
     """Name the direction the dot just moved in (0 up, 1 down, 2 left, 3 right); one uint8 frame per step."""
 
+    metadata: Dict[str, Any] = {'render_modes': ['rgb_array'], 'render_fps': 4}
     #: (row, column) step of each action
     MOVES = np.array([[-1, 0], [1, 0], [0, -1], [0, 1]], dtype=np.int64)
 
-    def __init__(self, size: int = 16, episode_len: int = 16) -> None:
+    def __init__(self, size: int = 16, episode_len: int = 16, render_mode: Optional[str] = None) -> None:
         super().__init__(episode_len)
+        self.render_mode = _check_render_mode(type(self), render_mode)
         if size < 3:
             raise ConfigError(f"env.env_kwargs.size = {size} must be >= 3")
         self.size = int(size)
@@ -210,15 +226,22 @@ class MovingDotEnv(_TargetEnv):
     def _reward(self, action: Any) -> float:
         return float(int(action) == self._move)
 
+    def render(self) -> Optional[np.ndarray]:
+        """With ``render_mode='rgb_array'``: the current frame, white dot on black, enlarged."""
+        if self.render_mode != 'rgb_array':
+            return None
+        return _enlarged(np.repeat(self._observation()[:, :, None], 3, axis=2))
+
 
 class DotToTargetEnv(gym.Env):
     """Move the dot (seen in ``obs['image']``) towards the target (given in ``obs['target']``); see the module doc."""
 
-    metadata: Dict[str, Any] = {'render_modes': []}
+    metadata: Dict[str, Any] = {'render_modes': ['rgb_array'], 'render_fps': 4}
     #: (row, column) step of each action: up, down, left, right
     MOVES = MovingDotEnv.MOVES
 
-    def __init__(self, size: int = 8, episode_len: int = 16) -> None:
+    def __init__(self, size: int = 8, episode_len: int = 16, render_mode: Optional[str] = None) -> None:
+        self.render_mode = _check_render_mode(type(self), render_mode)
         if size < 3:
             raise ConfigError(f"env.env_kwargs.size = {size} must be >= 3")
         if episode_len <= 0:
@@ -259,6 +282,15 @@ class DotToTargetEnv(gym.Env):
         image = np.zeros((1, self.size, self.size), dtype=np.uint8)
         image[0, self._pos[0], self._pos[1]] = 255
         return {'image': image, 'target': (self._target / (self.size - 1)).astype(np.float32)}
+
+    def render(self) -> Optional[np.ndarray]:
+        """With ``render_mode='rgb_array'``: the grid, the dot white and the target red, enlarged."""
+        if self.render_mode != 'rgb_array':
+            return None
+        cells = np.zeros((self.size, self.size, 3), dtype=np.uint8)
+        cells[self._target[0], self._target[1]] = (200, 0, 0)
+        cells[self._pos[0], self._pos[1]] = 255
+        return _enlarged(cells)
 
 
 class SleepEnv(_TargetEnv):

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from acframe.cli import main
@@ -296,17 +297,39 @@ def test_an_evaluation_on_another_env_id_does_not_warn_about_the_stop_value(trai
 
 
 def test_video_of_an_env_that_cannot_render_says_so(tmp_path):
-    """An env that takes no render_mode (acframe's toy pixel envs, many user envs) draws no frames: one line
-    naming the env and --video, not its keyword arguments."""
+    """An env that takes no render_mode (acframe's toy_dict, many user envs) draws no frames: one line naming the
+    env and --video, not its keyword arguments."""
     pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
     from acframe.config import compile_config
     from acframe.entry.evaluate import evaluator_env
     from acframe.errors import ConfigError
 
-    cfg = compile_config('cartpole_impala.py', ['env.type=toy_pixel_dot', 'policy.model.encoder=conv'])
-    with pytest.raises(ConfigError, match=r"--video: env 'toy_pixel_dot' takes no render_mode, so it draws no frames "
+    cfg = compile_config('cartpole_impala.py', ['env.type=toy_dict'])
+    with pytest.raises(ConfigError, match=r"--video: env 'toy_dict' takes no render_mode, so it draws no frames "
                                           r"to record; leave --video out"):
         evaluator_env(cfg, 0, 'nominal', str(tmp_path), 1)
+
+
+def test_the_toy_pixel_envs_are_recorded_as_they_look(tmp_path):
+    """pixels.md's toy envs took no render_mode, so -m eval --video of their runs was refused: they draw their grid
+    (enlarged to at least 128 pixels) with render_mode='rgb_array'."""
+    pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
+    from acframe.cli import main
+    from acframe.envs import build_env
+
+    run = str(tmp_path / 'goal')
+    assert main(['-c', 'pixel_goal_impala.py', '--exp-dir', run, '--max-train-iter', '1', '-q',
+                 'env.collector_env_num=2', 'env.evaluator_env_num=1', 'env.n_evaluator_episode=1']) == 0
+    assert main(['-m', 'eval', '--load', run, '--episodes', '1', '--video', str(tmp_path / 'video'), '-q']) == 0
+    assert [name for name in os.listdir(tmp_path / 'video') if name.endswith('.mp4')]
+    for kind, shape in (('toy_pixel_goal', (128, 128, 3)), ('toy_pixel_dot', (128, 128, 3))):
+        env = build_env({'type': kind, 'env_id': kind}, 0, 0, 'evaluator', render_mode='rgb_array')
+        obs, _ = env.reset(seed=0)
+        frame = env.render()
+        assert frame.shape == shape and frame.dtype == np.uint8 and frame.max() == 255
+        image = obs['image'][0] if isinstance(obs, dict) else obs[-1]
+        assert (frame[::frame.shape[0] // image.shape[0], ::frame.shape[1] // image.shape[1], 0] == 255).sum() \
+            == (image == 255).sum()  # the dot where the observation has it
 
 
 def test_an_evaluation_on_an_env_without_the_runs_action_mask_is_warned_about(tmp_path, capfd):
