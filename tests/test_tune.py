@@ -458,3 +458,37 @@ def test_a_ctrl_c_while_a_finished_trial_is_recorded_waits_for_the_record(tmp_pa
                      "--resume " in capsys.readouterr().out
     assert [row['state'] for row in read_csv(study_dir / 'trials.csv')] == ['COMPLETE']
     assert (study_dir / 'best_config.py').is_file()
+
+
+def test_a_policy_of_ones_own_declares_its_default_space_or_searches_its_built_in_bases():
+    """The default spaces were a dict of the four built-in names: a user's policy had none (not even a subclass of
+    PPO registered under another name) and no class attribute could give it one."""
+    from acframe import POLICY_REGISTRY
+    from acframe.policy.ppo import PPOPolicy
+
+    class OwnSpace(PPOPolicy):
+        tune_space = {'policy.learn.clip_ratio': ['categorical', [0.1, 0.3]],
+                      'policy.learn.learning_rate': ('log_uniform', 1e-4, 1e-3)}
+
+    class Inherits(PPOPolicy):
+        pass
+
+    class BadSpace(PPOPolicy):
+        tune_space = {'policy.learn.clip_ratio': ['normal', 0, 1]}
+
+    names = {'own_space_tune_test': OwnSpace, 'inherits_tune_test': Inherits, 'bad_space_tune_test': BadSpace}
+    for name, cls in names.items():
+        POLICY_REGISTRY.register(name, cls)
+    try:
+        def config(name):
+            return compile_config('cartpole_ppo.py', [f'policy.type={name}'])
+
+        assert default_space(config('own_space_tune_test')) == {  # (with the config's own 0.2, as every space)
+            'policy.learn.clip_ratio': ['categorical', [0.1, 0.2, 0.3]],
+            'policy.learn.learning_rate': ['log_uniform', 1e-4, 1e-3]}
+        assert default_space(config('inherits_tune_test')) == default_space(compile_config('cartpole_ppo.py'))
+        with pytest.raises(ConfigError, match=r"^BadSpace.tune_space: key 'policy.learn.clip_ratio' = \['normal', 0, 1\]"):
+            default_space(config('bad_space_tune_test'))
+    finally:
+        for name in names:
+            POLICY_REGISTRY._entries.pop(name, None)

@@ -115,6 +115,9 @@ class Policy:
     #: True when the learn mode recomputes sequences from the segments' stored recurrent states, so the model may
     #: have a recurrent core (``policy.model.rnn``); other policies refuse one (``check_recurrent``)
     supports_rnn: bool = False
+    #: ``acframe -m tune``'s default search space for this policy, ``{config key: spec}`` as ``--space`` takes it
+    #: (docs/tuning.md); None: a subclass of a built-in policy searches its base's space, any other policy none
+    tune_space: Optional[Dict[str, Any]] = None
     #: what ``get_train_sample`` gives a replay buffer: 'unrolls' (item-major, fixed length: IMPALA's) or 'segments'
     #: (the time-major segment: ACER's trajectories); a buffer class's ``sample_kind`` must agree (``check_buffer_kind``;
     #: None on either side: not checked)

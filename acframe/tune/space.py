@@ -96,8 +96,7 @@ def default_space(cfg: Mapping[str, Any]) -> Space:
     """The default space of ``cfg``'s policy type (empty for a policy without one). Every categorical choice list
     holds the config's own value too (trial 0, the baseline, is then the config as given), and PPO's ``batch_size``
     choices fit in its smallest rollout (no trial is refused for a minibatch larger than its rollout)."""
-    policy_type = cfg['policy']['type']
-    space = {key: list(spec) for key, spec in DEFAULT_SPACES.get(policy_type, {}).items()}
+    policy_type, space = _policy_space(cfg['policy']['type'])
     num_envs = int(cfg['env']['collector_env_num'])
     if policy_type in N_SAMPLE_PER_ENV:
         space['policy.collect.n_sample'] = ['categorical', [k * num_envs for k in N_SAMPLE_PER_ENV[policy_type]]]
@@ -214,6 +213,30 @@ def _first_non_literal(node: ast.AST) -> ast.AST:
     return node
 
 
+def _policy_space(name: str) -> Tuple[Optional[str], Dict[str, Any]]:
+    """``(the built-in policy whose space rules apply, the space)`` of policy ``name``: a built-in's
+    ``DEFAULT_SPACES``; a policy of one's own, its class's ``tune_space`` (checked like ``--space``'s), else the
+    default space of the built-in policy it subclasses, else none."""
+    if name in DEFAULT_SPACES:
+        return name, {key: list(spec) for key, spec in DEFAULT_SPACES[name].items()}
+    from ..registry import POLICY_REGISTRY
+
+    try:
+        cls = POLICY_REGISTRY.get(name)
+    except Exception:  # noqa: BLE001 - not a policy this process knows: no default space (the config says so)
+        return None, {}
+    own = getattr(cls, 'tune_space', None)
+    if own is not None:
+        if not isinstance(own, Mapping):
+            raise ConfigError(f"policy '{name}': {cls.__name__}.tune_space must be a dict of config key -> spec "
+                              f"(docs/tuning.md), not {type(own).__name__}")
+        source = f"{cls.__name__}.tune_space"
+        return None, {key: list(normalize_spec(key, spec, source)) for key, spec in own.items()}
+    built_in = {POLICY_REGISTRY.get(kind): kind for kind in DEFAULT_SPACES}
+    base = next((built_in[c] for c in getattr(cls, '__mro__', ())[1:] if c in built_in), None)
+    return (base, {key: list(spec) for key, spec in DEFAULT_SPACES[base].items()}) if base else (None, {})
+
+
 def build_space(cfg: Mapping[str, Any], given: Optional[Mapping[str, Any]] = None, use_default_space: bool = True,
                 source: str = 'the search space') -> Space:
     """The study's space: the policy's default (unless ``use_default_space`` is False) updated with ``given``
@@ -227,7 +250,8 @@ def build_space(cfg: Mapping[str, Any], given: Optional[Mapping[str, Any]] = Non
         else:
             space[key] = normalize_spec(key, spec, source)
     if not space:
-        why = (f"policy '{cfg['policy']['type']}' has no default space" if not default_space(cfg)
+        why = (f"policy '{cfg['policy']['type']}' has no default space (its class may declare one: tune_space)"
+               if not default_space(cfg)
                else "use_default_space is False and it names no key" if not use_default_space
                else "it sets every key of the default space to None")
         raise ConfigError(f"{source}: no key to search ({why}); "
