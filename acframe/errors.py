@@ -102,11 +102,11 @@ def user_code_error(exc: BaseException, what: str) -> Optional['PolicyError']:
     return PolicyError(f"{what} raised {describe_raised(exc)}")
 
 
-def call_user_code(what: str, fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)``; what it raises from user code (a plugin's hook, say) is one line naming ``what`` and the
-    user's file and line (``user_code_error``), anything else propagates as it is."""
+def call_user_code(what: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``; what it raises from user code (a plugin's hook, say) is one line naming ``what`` and
+    the user's file and line (``user_code_error``), anything else propagates as it is."""
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     except Exception as exc:
         error = user_code_error(exc, what)
         if error is None:

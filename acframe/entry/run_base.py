@@ -237,24 +237,18 @@ def build_buffer(cfg: Any, seed: Optional[int] = None) -> Any:
     name = buffer_cfg.pop('type')
     cls = buffer_class(cfg)
     kwargs = dict(seed=cfg.seed if seed is None else seed, **buffer_cfg)
-    try:
-        inspect.signature(cls).bind(**kwargs)
-    except TypeError as exc:  # (a class whose signature cannot be read is left to its own call)
-        taken = _parameters(cls)
-        missing = [key for key in kwargs if taken is not None and key not in taken]
-        if missing:
-            raise ConfigError(f"policy.other.replay_buffer.type='{name}': {cls.__name__}() does not take "
-                              f"{', '.join(missing)}; a buffer is built with seed= and every key of "
-                              f"policy.other.replay_buffer (its own, the policy's and the common ones: "
-                              f"{', '.join(sorted(buffer_cfg))}): take **kwargs for those it ignores "
-                              f"(docs/replay.md)") from exc
-    except ValueError:
-        pass
-    return _build_user_buffer(cls, name, kwargs)
+    taken = _keyword_names(cls)
+    missing = [key for key in kwargs if taken is not None and key not in taken]
+    if missing:
+        raise ConfigError(f"policy.other.replay_buffer.type='{name}': {cls.__name__}() does not take "
+                          f"{', '.join(missing)}; a buffer is built with seed= and every key of "
+                          f"policy.other.replay_buffer (its own, the policy's and the common ones: "
+                          f"{', '.join(sorted(buffer_cfg))}): take **kwargs for those it ignores (docs/replay.md)")
+    return call_user_code(f"the replay buffer '{name}' ({cls.__name__}) while it was built", cls, **kwargs)
 
 
-def _parameters(cls: type) -> Optional[List[str]]:
-    """The keyword names ``cls(...)`` takes, None when it takes ``**kwargs`` (or its signature cannot be read)."""
+def _keyword_names(cls: type) -> Optional[List[str]]:
+    """The keyword names ``cls(...)`` takes; None when it takes ``**kwargs`` (or its signature cannot be read)."""
     try:
         parameters = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):
@@ -262,17 +256,6 @@ def _parameters(cls: type) -> Optional[List[str]]:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None
     return [p.name for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
-
-
-def _build_user_buffer(cls: type, name: str, kwargs: Dict[str, Any]) -> Any:
-    """``cls(**kwargs)``; what a user's buffer raises while it is built is one line naming it and its line."""
-    try:
-        return cls(**kwargs)
-    except Exception as exc:
-        error = user_code_error(exc, f"the replay buffer '{name}' ({cls.__name__}) while it was built")
-        if error is None:
-            raise
-        raise error from exc
 
 
 class RunBase:

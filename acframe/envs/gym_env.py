@@ -11,7 +11,8 @@ import numpy as np
 
 from ..errors import AcframeError, ConfigError, EnvContractError, EnvError, describe_raised
 from ..registry import closest
-from .masks import ACTION_MASK_KEY, OBS_KEY, ActionMaskCheck, as_uint8_mask, check_mask_space, mask_problem, uint8_mask_space
+from .masks import (ACTION_MASK_KEY, OBS_KEY, ActionMaskCheck, api_form, as_uint8_mask, check_mask_space, mask_problem,
+                    uint8_mask_space)
 
 #: short names accepted for ``env.env_id``
 SHORT_NAMES: Dict[str, str] = {
@@ -90,13 +91,6 @@ def make_gym_env(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
         raise ConfigError(f"env.env_kwargs for '{env_id}' were rejected: {exc}") from exc
     except gym.error.Error as exc:  # deprecated/unregistered versions, bad registrations
         raise ConfigError(f"env.env_id '{env_id}': {str(exc).strip().splitlines()[0]}") from exc
-
-
-def api_form(result: Any, size: int) -> bool:
-    """Whether an env's ``reset`` (``size`` 2: ``(obs, info)``) or ``step`` (5) result has gymnasium's form; a wrapper
-    of acframe's passes any other result on as it is, for the env's checks to name (the old gym API: a bare
-    observation, a Dict of two keys, which would unpack into its key names, or four values)."""
-    return isinstance(result, tuple) and len(result) == size
 
 
 class ObservationLayer(gym.ObservationWrapper):

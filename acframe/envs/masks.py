@@ -140,6 +140,13 @@ def no_legal_action(role: str, index: int, name: str, seed: int, dim: int, split
                             f"(terminated=True) at the step that leaves no legal action")
 
 
+def api_form(result: Any, size: int) -> bool:
+    """Whether an env's ``reset`` (``size`` 2: ``(obs, info)``) or ``step`` (5) result has gymnasium's form; a wrapper
+    of acframe's passes any other result on as it is, for the env's checks to name (the old gym API: a bare
+    observation, a Dict of two keys, which would unpack into its key names, or four values)."""
+    return isinstance(result, tuple) and len(result) == size
+
+
 class ActionMaskCheck(gym.Wrapper):
     """Refuses an observation the policy must act on whose mask leaves no legal action (in any dimension of a
     MultiDiscrete space), in one ``EnvContractError`` line naming the env, its seed and the step. The last observation of an
@@ -157,8 +164,6 @@ class ActionMaskCheck(gym.Wrapper):
             raise no_legal_action(self.role, self.index, self.name, self.seed, empty[1], self._splits, self._t)
 
     def reset(self, **kwargs: Any) -> Any:
-        from .gym_env import api_form
-
         result = self.env.reset(**kwargs)
         if not api_form(result, 2):
             return result  # (the old gym API: named by the env's checks)
@@ -168,8 +173,6 @@ class ActionMaskCheck(gym.Wrapper):
         return obs, info
 
     def step(self, action: Any) -> Any:
-        from .gym_env import api_form
-
         result = self.env.step(action)
         if not api_form(result, 5):
             return result

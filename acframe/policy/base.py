@@ -30,7 +30,7 @@ import torch
 import torch.nn as nn
 
 from ..data.tree import flatten_lead, lead_shape, to_device
-from ..errors import CheckpointError, ConfigError, NonFiniteError, PolicyError, UnsupportedSpaceError, user_code_error
+from ..errors import CheckpointError, ConfigError, NonFiniteError, PolicyError, UnsupportedSpaceError, call_user_code
 from ..envs.masks import split_action_mask, split_mask_space
 from ..models.distributions import make_distribution, mask_logits
 from ..models.normalization import share_statistics
@@ -69,13 +69,7 @@ def _user_method(fn: Callable[..., Any], what: str) -> Callable[..., Any]:
     acframe's own errors and bugs propagate as they are."""
     @functools.wraps(fn)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except Exception as exc:
-            error = user_code_error(exc, what)
-            if error is None:
-                raise
-            raise error from exc
+        return call_user_code(what, fn, *args, **kwargs)
     return guarded
 
 

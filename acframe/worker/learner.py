@@ -257,7 +257,7 @@ class Learner:
                 if error is None:
                     raise
                 raise error from exc
-            if batch is None:  # (drawn before the claim: a rollout's minibatches change nothing when drawn)
+            if batch is None:  # (drawn before the claim: a refused claim, in an async run only, ends the rollout)
                 return None
             if not self.claim_step(max_train_iter):  # another learner took the budget's last step
                 break
