@@ -108,11 +108,11 @@ def check_over_an_episode(model: Any, loaded: Any, target: str, steps: int = CHE
     step of an episode of the run's env, at most ``steps`` steps (discrete actions equal, continuous to 1e-5).
     The env is one env of the run's ``env.manager``, built one by one where it can be, else (a user's vectorized env)
     a batch of one through the env factory."""
-    from .envs import in_process_manager, make_env_manager
     from .envs.gym_env import env_name
+    from .inference import one_env_manager
 
-    cfg, seed = loaded.cfg, int(loaded.cfg.seed) + 12345
-    with make_env_manager(cfg, 'inference', [seed], manager=in_process_manager(cfg.env.manager) or cfg.env.manager) as env:
+    cfg = loaded.cfg
+    with one_env_manager(cfg, int(cfg.seed) + 12345) as env:
         obs = env.reset()  # a batch of one observation (a dict of batches for a Dict observation)
         loaded.reset()
         state = torch.as_tensor(loaded.initial_state(1)) if loaded.recurrent else None

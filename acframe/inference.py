@@ -180,13 +180,22 @@ def observation_dtype(space: gym.Space) -> torch.dtype:
     return torch.uint8 if getattr(space, 'dtype', None) == np.uint8 else torch.float32
 
 
+def one_env_manager(cfg: Any, seed: int) -> Any:
+    """A manager of one env of ``cfg.env`` (nominal parameters), seeded ``seed``: built one by one in this process where
+    the run's ``env.manager`` can (EnvPool's run: gymnasium's env, same spaces), else (a user's vectorized env) a batch
+    of one of it."""
+    from .envs import in_process_manager, make_env_manager
+
+    manager = in_process_manager(cfg.env.manager) or cfg.env.manager
+    return make_env_manager(cfg, 'inference', [int(seed)], manager=manager)
+
+
 def env_spaces(cfg: Any) -> Tuple[gym.Space, gym.Space, Any]:
     """The observation and action spaces of one env of ``cfg.env`` as the policy saw them (nominal parameters), and
     its ``FlattenDictObservation`` layer (None without one): what turns the env's own Dict observation into them."""
-    from .envs import FlattenDictObservation, in_process_manager, make_env_manager
+    from .envs import FlattenDictObservation
 
-    manager = in_process_manager(cfg.env.manager) or cfg.env.manager  # (EnvPool's run: gymnasium's env, same spaces)
-    with make_env_manager(cfg, 'inference', [int(cfg.seed)], manager=manager) as env:
+    with one_env_manager(cfg, cfg.seed) as env:
         layer = next(iter(getattr(getattr(env, '_venv', None), 'envs', None) or []), None)
         while isinstance(layer, gym.Wrapper) and not isinstance(layer, FlattenDictObservation):
             layer = layer.env

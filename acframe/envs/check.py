@@ -79,10 +79,6 @@ class Finding:
         return f"[{self.check}] {self.message}"
 
 
-#: what check-env says of a mask found in ``info`` only: checked, but a run reads masks from the observation
-INFO_MASK_UNUSED = (f"info['{MASK_KEY}'], which a run does not read (it would train without it): wrap the env in "
-                    f"acframe.envs.masks.InfoActionMask in the factory you register (docs/masks.md)")
-
 
 @dataclass
 class CheckReport:
@@ -92,6 +88,9 @@ class CheckReport:
     findings: List[Finding] = field(default_factory=list)
     facts: Dict[str, str] = field(default_factory=dict)
     checks: List[str] = field(default_factory=list)
+    #: a mask the env gives that a run will not read (in ``info`` only, or under another key), as a run's start warns
+    #: of it: ``env 'NAME' <this>``; None: none
+    unread_mask: Optional[str] = None
 
     @property
     def ok(self) -> bool:
@@ -287,16 +286,21 @@ class EnvChecker:
                     and _could_be_a_mask(getattr(self.env.observation_space, 'spaces', {}).get(key),
                                          self.env.action_space)]
             if near:  # a mask under another name is an observation to the model: the policy is not masked
-                self.report.facts['action mask'] = (f"none: the observation's {near[0]!r} is not '{MASK_KEY}', so a run "
-                                                    f"reads it as an observation, not a mask; name it '{MASK_KEY}' "
-                                                    f"(docs/masks.md)")
+                said = (f"the observation's {near[0]!r} is not '{MASK_KEY}', so a run reads it as an observation, not "
+                        f"a mask; name it '{MASK_KEY}' (docs/masks.md)")
+                self.report.facts['action mask'], self.report.unread_mask = f"none: {said}", f"has no action mask: {said}"
         if isinstance(obs, Mapping) and MASK_KEY in obs:
             mask, source = obs[MASK_KEY], f"observation['{MASK_KEY}']"
         elif isinstance(info, Mapping) and MASK_KEY in info:
             mask, source = info[MASK_KEY], f"info['{MASK_KEY}']"
         if mask is None:
             return None
-        self.report.facts['action mask'] = source if source.startswith('observation') else INFO_MASK_UNUSED
+        self.report.facts['action mask'] = source
+        if source.startswith('info'):  # checked, but a run reads masks from the observation alone
+            wrap = "wrap the env in acframe.envs.masks.InfoActionMask in the factory you register (docs/masks.md)"
+            self.report.facts['action mask'] = f"{source}, which a run does not read (it would train without it): {wrap}"
+            self.report.unread_mask = (f"gives its action mask in {source}, which a run does not read: it trains "
+                                       f"without the mask; {wrap}")
         problems = mask_problems(mask, self.env.action_space, final=final)
         for message in problems:
             self.fail('mask', f"{source} {where} {message}", key='mask:' + message.split(' ')[0])
@@ -675,12 +679,8 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
         more = f" (and {len(fatal) - 1} more problem(s))" if len(fatal) > 1 else ''
         raise EnvError(f"env '{report.env}' {fatal[0].line()}{more}; acframe -m check-env {_command_env(cfg)} runs "
                        f"every check")
-    if report.facts.get('action mask', '').startswith('none: '):
-        warn(f"[acframe] warning: env '{report.env}' has no action mask: {report.facts['action mask'][6:]}")
-    if report.facts.get('action mask') == INFO_MASK_UNUSED:
-        warn(f"[acframe] warning: env '{report.env}' gives its action mask in info['{MASK_KEY}'], which a run does not "
-             f"read: it trains without the mask; wrap the env in acframe.envs.masks.InfoActionMask in the factory you "
-             f"register (docs/masks.md)")
+    if report.unread_mask is not None:
+        warn(f"[acframe] warning: env '{report.env}' {report.unread_mask}")
     for finding in report.findings:
         if finding.check == 'time limit':
             warn(f"[acframe] warning: env '{report.env}' has no time limit: its evaluation episodes run up to "

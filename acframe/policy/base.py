@@ -1247,8 +1247,9 @@ def fill_model_spaces(cfg: Any, observation_space: Any, action_space: Any, polic
                                     f"{action_space}); a policy needs at least one observation value and one action")
     kind, shape = _action_kind_and_shape(action_space)
     if kind not in policy_cls.supported_action_spaces:
+        from ..config.reference import builtin_policies
         from ..registry import POLICY_REGISTRY
-        able = [other for other in ('a2c', 'acer', 'impala', 'ppo')  # acframe's own: loading them imports no one's code
+        able = [other for other in builtin_policies()  # acframe's own: loading them imports no one's code
                 if kind in POLICY_REGISTRY.get(other).supported_action_spaces]
         raise UnsupportedSpaceError(
             f"policy '{name}' does not support the action space {action_space} of env '{env}'; "

@@ -217,13 +217,14 @@ def _policy_space(name: str) -> Tuple[Optional[str], Dict[str, Any]]:
     """``(the built-in policy whose space rules apply, the space)`` of policy ``name``: a built-in's
     ``DEFAULT_SPACES``; a policy of one's own, its class's ``tune_space`` (checked like ``--space``'s), else the
     default space of the built-in policy it subclasses, else none."""
-    if name in DEFAULT_SPACES:
-        return name, {key: list(spec) for key, spec in DEFAULT_SPACES[name].items()}
+    from ..errors import RegistryError
     from ..registry import POLICY_REGISTRY
 
+    if name in DEFAULT_SPACES:
+        return name, {key: list(spec) for key, spec in DEFAULT_SPACES[name].items()}
     try:
         cls = POLICY_REGISTRY.get(name)
-    except Exception:  # noqa: BLE001 - not a policy this process knows: no default space (the config says so)
+    except RegistryError:  # not a policy this process knows: no default space (the config says so)
         return None, {}
     own = getattr(cls, 'tune_space', None)
     if own is not None:
@@ -234,7 +235,7 @@ def _policy_space(name: str) -> Tuple[Optional[str], Dict[str, Any]]:
         return None, {key: list(normalize_spec(key, spec, source)) for key, spec in own.items()}
     built_in = {POLICY_REGISTRY.get(kind): kind for kind in DEFAULT_SPACES}
     base = next((built_in[c] for c in getattr(cls, '__mro__', ())[1:] if c in built_in), None)
-    return (base, {key: list(spec) for key, spec in DEFAULT_SPACES[base].items()}) if base else (None, {})
+    return _policy_space(base) if base else (None, {})
 
 
 def build_space(cfg: Mapping[str, Any], given: Optional[Mapping[str, Any]] = None, use_default_space: bool = True,
