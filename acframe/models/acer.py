@@ -39,6 +39,7 @@ class ACERDiscrete(RecurrentTrunk, nn.Module):
         encoder_hidden_size_list: hidden sizes of the body MLP (after the conv layers of an image encoder).
         encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
         encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
+        image_layout: how 3-D image observations are read, ``'auto'``, ``'chw'`` or ``'hwc'`` (as ``VAC``'s).
         vector_encoder: Dict observations: what their vector keys (concatenated) go through, ``'mlp'`` or ``'identity'``.
         vector_hidden_size_list: Dict observations: hidden sizes of the ``'mlp'`` vector encoder.
         share_encoder: one body for the policy and Q heads (True) or a body each (False).
@@ -65,14 +66,16 @@ class ACERDiscrete(RecurrentTrunk, nn.Module):
                  activation: str = 'tanh', orthogonal_init: bool = True, encoder: str = 'mlp',
                  encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
                  vector_hidden_size_list: Sequence[int] = (64,), obs_norm: bool = False,
-                 obs_norm_clip: float = 10.0, rnn: Optional[Mapping[str, Any]] = None) -> None:
+                 obs_norm_clip: float = 10.0, rnn: Optional[Mapping[str, Any]] = None,
+                 image_layout: str = 'auto') -> None:
         super().__init__()
         _check_space('acer_q', action_space, 'discrete')
         n_actions = int(action_shape)
         hidden = list(encoder_hidden_size_list)
         self.share_encoder = share_encoder
         self.obs_normalizer: Optional[ObsNormalizer] = obs_normalizer(obs_shape, obs_norm_clip) if obs_norm else None
-        encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
+        encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list,
+                        image_layout)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
         feature = self._build_core(feature, rnn)  # the heads read the core's output when recurrent
@@ -158,6 +161,7 @@ class ACERSDN(RecurrentTrunk, nn.Module):
         encoder_hidden_size_list: hidden sizes of the body MLP(s) (after the conv layers of an image encoder).
         encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
         encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
+        image_layout: how 3-D image observations are read, ``'auto'``, ``'chw'`` or ``'hwc'`` (as ``VAC``'s).
         vector_encoder: Dict observations: what their vector keys (concatenated) go through, ``'mlp'`` or ``'identity'``.
         vector_hidden_size_list: Dict observations: hidden sizes of the ``'mlp'`` vector encoder.
         share_encoder: one body for the policy and the critic (True) or a body each (False).
@@ -191,7 +195,8 @@ class ACERSDN(RecurrentTrunk, nn.Module):
                  mu_bound: float = 0.0, orthogonal_init: bool = True, encoder: str = 'mlp',
                  encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
                  vector_hidden_size_list: Sequence[int] = (64,), obs_norm: bool = False,
-                 obs_norm_clip: float = 10.0, rnn: Optional[Mapping[str, Any]] = None) -> None:
+                 obs_norm_clip: float = 10.0, rnn: Optional[Mapping[str, Any]] = None,
+                 image_layout: str = 'auto') -> None:
         super().__init__()
         _check_space('acer_sdn', action_space, 'continuous')
         if sigma_type not in ('independent', 'conditioned'):
@@ -208,7 +213,8 @@ class ACERSDN(RecurrentTrunk, nn.Module):
         self.n_action_samples = int(n_action_samples)
         self.mu_bound = float(mu_bound)
         self.obs_normalizer: Optional[ObsNormalizer] = obs_normalizer(obs_shape, obs_norm_clip) if obs_norm else None
-        encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
+        encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list,
+                        image_layout)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
         feature = self._build_core(feature, rnn)  # the heads read the core's output when recurrent

@@ -11,7 +11,10 @@
   ReLU, flattened, and the MLP over ``encoder_hidden_size_list`` (the paper's ``[256]``).
 
 Image observations are ``(C, H, W)`` (channels first, as gymnasium's ``FrameStackObservation`` of grey frames
-gives), ``(H, W)`` (one channel) or ``(H, W, C)`` with ``C <= 4`` (channels last, e.g. RGB). They may carry any
+gives), ``(H, W)`` (one channel) or ``(H, W, C)`` with ``C <= 4`` (channels last, e.g. RGB); ``image_layout``
+(``policy.model.image_layout``: ``'auto'``, ``'chw'`` or ``'hwc'``) says which for other shapes. ``'auto'`` refuses
+a shape whose last dim is the smallest and more than 4 (``(64, 64, 6)``: six channels last, or 64 channels of
+64×6?) rather than guess. They may carry any
 leading dims (``(T, B, C, H, W)``). ``uint8`` images are converted to float in ``[0, 1]`` (``/255``) inside
 the encoder, on the model's device, so they stay uint8 — 4× smaller — everywhere before it.
 
@@ -33,18 +36,34 @@ from .common import mlp
 ENCODERS = ('mlp', 'nature_cnn', 'impala_resnet')
 #: what the vector keys of a Dict observation go through
 VECTOR_ENCODERS = ('mlp', 'identity')
+#: how a 3-D image's dims are read (``policy.model.image_layout``)
+IMAGE_LAYOUTS = ('auto', 'chw', 'hwc')
 #: the papers' channels of each conv encoder
 DEFAULT_CHANNELS = {'nature_cnn': (32, 64, 64), 'impala_resnet': (16, 32, 32)}
 
 
-def image_layout(obs_shape: Sequence[int]) -> Tuple[Tuple[int, int, int], str]:
-    """``((C, H, W), layout)`` of an image observation shape; layout is ``'chw'``, ``'hw'`` or ``'hwc'``."""
+def image_layout(obs_shape: Sequence[int], layout: str = 'auto') -> Tuple[Tuple[int, int, int], str]:
+    """``((C, H, W), layout)`` of an image observation shape; layout is ``'chw'``, ``'hw'`` or ``'hwc'``.
+
+    ``layout`` (``policy.model.image_layout``) ``'chw'`` or ``'hwc'`` says how a 3-D shape is read; ``'auto'`` reads
+    ``(H, W, C)`` when ``C <= 4 < H`` (RGB, RGBA) and ``(C, H, W)`` otherwise, and refuses (``ValueError``) a shape
+    whose last dim is more than 4 and smaller than both others, e.g. ``(64, 64, 6)``: more channels than RGB kept
+    last, which read channels-first would train on 64 "channels" 6 pixels wide without a word."""
+    if layout not in IMAGE_LAYOUTS:
+        raise ValueError(f"policy.model.image_layout = {layout!r} is not one of {IMAGE_LAYOUTS}")
     shape = tuple(int(s) for s in obs_shape)
     if len(shape) == 2:
         return (1,) + shape, 'hw'
     if len(shape) != 3:
         raise ValueError(f"an image observation is (C, H, W), (H, W) or (H, W, C); got shape {list(shape)}")
-    if shape[-1] <= 4 < shape[0]:
+    if layout == 'auto':
+        if shape[0] > 4 < shape[2] < min(shape[0], shape[1]):
+            raise ValueError(
+                f"image observations of shape {list(shape)} may be channels-last (H={shape[0]}, W={shape[1]}, "
+                f"C={shape[2]}) or channels-first (C={shape[0]}, H={shape[1]}, W={shape[2]}): set "
+                f"policy.model.image_layout='hwc' or 'chw' to say which")
+        layout = 'hwc' if shape[-1] <= 4 < shape[0] else 'chw'
+    if layout == 'hwc':
         return (shape[2], shape[0], shape[1]), 'hwc'
     return shape, 'chw'
 
@@ -88,9 +107,9 @@ class ImageEncoder(nn.Module):
     """A conv trunk and an MLP on its flattened output, for images with any leading dims."""
 
     def __init__(self, obs_shape: Sequence[int], encoder: str, hidden_size_list: Sequence[int], activation: str,
-                 channels: Optional[Sequence[int]] = None) -> None:
+                 channels: Optional[Sequence[int]] = None, layout: str = 'auto') -> None:
         super().__init__()
-        (c, h, w), self.layout = image_layout(obs_shape)
+        (c, h, w), self.layout = image_layout(obs_shape, layout)
         self.image_ndim = len(tuple(obs_shape))
         channels = tuple(channels) if channels else DEFAULT_CHANNELS[encoder]
         self.trunk = nature_cnn_trunk(c, channels) if encoder == 'nature_cnn' else impala_resnet_trunk(c, channels)
@@ -156,7 +175,7 @@ class DictEncoder(nn.Module):
 
     def __init__(self, obs_shape: Mapping[str, Any], encoder: str, hidden_size_list: Sequence[int], activation: str,
                  channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
-                 vector_hidden_size_list: Sequence[int] = (64,)) -> None:
+                 vector_hidden_size_list: Sequence[int] = (64,), image_layout: str = 'auto') -> None:
         super().__init__()
         images, vectors = dict_layout(obs_shape)
         if vector_encoder not in VECTOR_ENCODERS:
@@ -167,8 +186,8 @@ class DictEncoder(nn.Module):
                              f"'nature_cnn' or 'impala_resnet' (the conv encoder of a Dict observation's image keys)")
         self.image_keys = list(images)
         self.vector_keys = list(vectors)
-        self.images = nn.ModuleDict({k: ImageEncoder(shape, encoder, hidden_size_list, activation, channels)
-                                     for k, shape in images.items()})
+        self.images = nn.ModuleDict({k: ImageEncoder(shape, encoder, hidden_size_list, activation, channels,
+                                                    image_layout) for k, shape in images.items()})
         size = sum(vectors.values())
         hidden = list(vector_hidden_size_list) if vector_encoder == 'mlp' else []
         self.vector = mlp(size, hidden, activation) if vectors else None
@@ -185,9 +204,10 @@ class DictEncoder(nn.Module):
 def build_encoder(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], encoder: str = 'mlp',
                   hidden_size_list: Sequence[int] = (64, 64), activation: str = 'tanh',
                   channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
-                  vector_hidden_size_list: Sequence[int] = (64,)) -> Tuple[nn.Module, int]:
+                  vector_hidden_size_list: Sequence[int] = (64,), image_layout: str = 'auto') -> Tuple[nn.Module, int]:
     """``(module, feature size)`` of the encoder named ``encoder`` (None: ``'mlp'``) for observations of ``obs_shape``
-    (a dict ``{key: shape}`` for Dict observations: a ``DictEncoder``, its vector keys through ``vector_encoder``)."""
+    (a dict ``{key: shape}`` for Dict observations: a ``DictEncoder``, its vector keys through ``vector_encoder``);
+    ``image_layout`` says how 3-D images are read (``image_layout()``)."""
     encoder = encoder or 'mlp'
     if encoder not in ENCODERS:
         raise ValueError(f"policy.model.encoder '{encoder}' is not one of {ENCODERS}")
@@ -197,7 +217,7 @@ def build_encoder(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], encod
         check_layer_sizes(channels, 'encoder_channels', empty='a CNN of no convolution')
     if isinstance(obs_shape, Mapping):
         module = DictEncoder(obs_shape, encoder, hidden_size_list, activation, channels, vector_encoder,
-                             vector_hidden_size_list)
+                             vector_hidden_size_list, image_layout)
         return module, module.output_size
     shape = [int(obs_shape)] if isinstance(obs_shape, int) else [int(s) for s in obs_shape]
     if encoder == 'mlp':
@@ -209,7 +229,7 @@ def build_encoder(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], encod
     if len(shape) not in (2, 3):
         raise ValueError(f"policy.model.encoder '{encoder}' takes image observations (C, H, W); got shape {shape}: "
                          f"use encoder='mlp' for vectors")
-    module = ImageEncoder(shape, encoder, hidden_size_list, activation, channels)
+    module = ImageEncoder(shape, encoder, hidden_size_list, activation, channels, image_layout)
     return module, module.output_size
 
 

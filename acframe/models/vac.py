@@ -30,6 +30,8 @@ class VAC(RecurrentTrunk, nn.Module):
         encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
         encoder_hidden_size_list: hidden sizes of the encoder MLP (after the conv layers of an image encoder).
         encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
+        image_layout: how 3-D image observations are read, ``'auto'``, ``'chw'`` or ``'hwc'`` (``models.encoders.image_layout``:
+            ``'auto'`` takes ``(H, W, C)`` for ``C <= 4`` and refuses ``(64, 64, 6)``-like shapes rather than guess).
         vector_encoder: Dict observations: what their vector keys (concatenated) go through, ``'mlp'`` or ``'identity'``.
         vector_hidden_size_list: Dict observations: hidden sizes of the ``'mlp'`` vector encoder.
         share_encoder: one encoder for actor and critic (True) or separate actor and critic bodies (False).
@@ -87,6 +89,7 @@ class VAC(RecurrentTrunk, nn.Module):
         vector_hidden_size_list: Sequence[int] = (64,),
         use_sde: bool = False,
         rnn: Optional[Mapping[str, Any]] = None,
+        image_layout: str = 'auto',
     ) -> None:
         super().__init__()
         if action_space not in ACTION_SPACES:
@@ -103,7 +106,8 @@ class VAC(RecurrentTrunk, nn.Module):
             out_size = int(action_shape if isinstance(action_shape, int) else math.prod(action_shape))
         hidden = list(encoder_hidden_size_list)
         self.obs_normalizer: Optional[ObsNormalizer] = obs_normalizer(obs_shape, obs_norm_clip) if obs_norm else None
-        encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list)
+        encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list,
+                        image_layout)
         self.actor_encoder, feature = build_encoder(*encoder_args)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(*encoder_args)[0]
         feature = self._build_core(feature, rnn)  # the heads read the core's output when recurrent

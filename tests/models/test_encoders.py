@@ -38,6 +38,37 @@ def test_channels_last_and_single_channel_images_are_laid_out_for_the_convolutio
     assert grey(torch.zeros((4, 36, 36), dtype=torch.uint8)).shape == (4, 16)
 
 
+def test_images_of_more_channels_than_rgb_kept_last_are_read_as_image_layout_says():
+    """(40, 40, 6), two RGB cameras: 'auto' cannot tell it from 40 channels of 40x6 and refuses rather than guess;
+    image_layout='hwc' reads it channels-last (the same numbers as the channels-first frame), 'chw' as it stands."""
+    with pytest.raises(ValueError, match=r"shape \[40, 40, 6\] may be channels-last .* set policy.model.image_layout="
+                                         r"'hwc' or 'chw'"):
+        build_encoder((40, 40, 6), 'impala_resnet', [16], 'relu', channels=[8])
+    chw, _ = build_encoder((6, 40, 40), 'impala_resnet', [16], 'relu', channels=[8])
+    hwc, _ = build_encoder((40, 40, 6), 'impala_resnet', [16], 'relu', channels=[8], image_layout='hwc')
+    hwc.load_state_dict(chw.state_dict())
+    image = torch.randint(0, 256, (3, 6, 40, 40), dtype=torch.uint8)
+    torch.testing.assert_close(hwc(image.permute(0, 2, 3, 1)), chw(image))
+    as_given, _ = build_encoder((40, 40, 6), 'impala_resnet', [16], 'relu', channels=[8], image_layout='chw')
+    assert as_given.trunk[0].in_channels == 40
+    # the shapes 'auto' reads without asking: RGB last, grey frame stacks (up to 8) first, a feature map first
+    for shape, channels in (((40, 40, 3), 3), ((8, 40, 40), 8), ((32, 8, 8), 32)):
+        assert build_encoder(shape, 'impala_resnet', [16], 'relu', channels=[8])[0].trunk[0].in_channels == channels
+    with pytest.raises(ValueError, match="policy.model.image_layout = 'nhwc' is not one of"):
+        build_encoder((3, 40, 40), 'impala_resnet', [16], 'relu', image_layout='nhwc')
+
+
+def test_every_model_takes_image_layout_for_its_image_keys_too():
+    for model in (VAC({'cams': [40, 40, 6], 'v': 3}, 2, encoder='impala_resnet', encoder_channels=[8],
+                      encoder_hidden_size_list=[16], image_layout='hwc'),
+                  ACERDiscrete([40, 40, 6], 2, encoder='impala_resnet', encoder_channels=[8],
+                               encoder_hidden_size_list=[16], image_layout='hwc'),
+                  ACERSDN([40, 40, 6], 1, encoder='impala_resnet', encoder_channels=[8],
+                          encoder_hidden_size_list=[16], image_layout='hwc')):
+        convs = [m for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
+        assert convs and convs[0].in_channels == 6
+
+
 def test_wrong_encoder_for_the_observation_is_a_clear_error():
     with pytest.raises(ValueError, match="encoder='nature_cnn' or 'impala_resnet'"):
         build_encoder(ATARI, 'mlp', [64], 'tanh')
