@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import re
+import textwrap
 import time
 from typing import List
 
@@ -945,3 +946,21 @@ def test_the_receive_limit_applies_to_a_once_only_buffer_of_actors_that_wait_and
     assert limit(1, pushed=64, at_least_one=True) == 1  # no batch to train on: one more, whatever it costs
     assert limit(1, segment_samples=0) == 1  # before the first segment: one, to learn a segment's size
     assert limit(16, pushed=64) is None and limit(1, steps_per_update=0.0, pushed=64) is None
+
+
+@pytest.mark.skipif(not hasattr(os, 'sched_setaffinity'), reason='needs a CPU affinity mask (Linux)')
+def test_the_default_actor_count_is_one_per_core_this_process_may_use():
+    """A process pinned to one core (taskset, a container's CPU set) starts one actor, not one per core of the machine;
+    data-parallel learners still get at least one actor each."""
+    code = textwrap.dedent('''
+        import os
+        from acframe.config import compile_config
+        from acframe.entry.parallel.run import resolve_actor_num
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+        cfg = compile_config('cartpole_impala.py')
+        two = compile_config('cartpole_impala.py', overrides=['parallel.learner_num=2'])
+        print(resolve_actor_num(cfg, 'local'), resolve_actor_num(two, 'local'))
+    ''')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ['1', '2']

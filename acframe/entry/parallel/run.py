@@ -13,7 +13,6 @@ The learner process owns the experiment folder, the learn-only policy, the repla
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -26,6 +25,7 @@ from ...envs.randomization import DomainRandomizer
 from ...errors import ConfigError
 from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
 from ...signals import interrupt_pending, interrupts_deferred
+from ...utils import cpu_cores
 from ...worker import CheckpointHook, EvalHistory, Learner, LearnerHook, LinearLRDecayHook, LogHook, eval_score
 from ..budget import check_start
 from ..run_base import RunBase, build_buffer, check_no_replay, check_ray_address, return_text
@@ -181,15 +181,16 @@ def resolve_steps_per_update(cfg: Any) -> float:
 
 
 def resolve_actor_num(cfg: Any, backend: str, ray: Any = None) -> int:
-    """``parallel.actor_num``, or by default one actor per core (Ray: as many as the cluster's CPUs hold; with
-    ``parallel.learner_num`` = N data-parallel learners: rounded down to a multiple of N, at least N)."""
+    """``parallel.actor_num``, or by default one actor per core this process may use (its affinity mask: ``taskset``
+    or a container's CPU set; Ray: as many as the cluster's CPUs hold; with ``parallel.learner_num`` = N
+    data-parallel learners: rounded down to a multiple of N, at least N)."""
     if cfg.parallel.actor_num is not None:
         return int(cfg.parallel.actor_num)
     if backend == 'ray':
         from .ray_backend import cluster_actor_num
         return cluster_actor_num(ray, cfg)
     learners = int(cfg.parallel.get('learner_num', 1))
-    return max(learners, max(1, os.cpu_count() or 1) // learners * learners)
+    return max(learners, cpu_cores() // learners * learners)
 
 
 class ParallelRun(RunBase):
