@@ -309,6 +309,14 @@ def refuses_render_mode(exc: BaseException, cfg: Any) -> bool:
             and 'render_mode' not in (cfg.env.get('env_kwargs') or {}))
 
 
+def missing_rom_fix(exc: BaseException) -> str:
+    """What to do when an Atari env's ROM file is missing (ale-py ships them; a damaged install lacks one), else ''."""
+    filename = str(getattr(exc, 'filename', '') or '')
+    if isinstance(exc, FileNotFoundError) and 'ale_py' in filename and filename.endswith('.bin'):
+        return "; that ROM is part of ale-py, whose install lacks it: reinstall it (pip install --force-reinstall ale-py)"
+    return ''
+
+
 def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overrides: Any) -> gym.Env:
     """One env as the workers see it: the registered factory, the Atari chain when ``env.atari.enable``
     (``envs.atari``; the evaluator's envs play whole, unclipped games), its episodes capped (``cap_episodes``),
@@ -325,7 +333,8 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
     except AcframeError:
         raise
     except Exception as exc:  # the user's env (or factory) raised while it was built: one line naming it
-        raise EnvError(f"{role} env {index} (seed {seed}) raised {describe_raised(exc, 'construction')}") from exc
+        raise EnvError(f"{role} env {index} (seed {seed}) raised {describe_raised(exc, 'construction')}"
+                       f"{missing_rom_fix(exc)}") from exc
     if not isinstance(env, gym.Env):
         try:
             getattr(env, 'close', lambda: None)()

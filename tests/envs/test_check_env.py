@@ -8,6 +8,7 @@ were.
 import contextlib
 import io
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -449,3 +450,24 @@ def test_a_mask_with_values_other_than_0_and_1_is_found_as_training_refuses_it()
                    for line in lines), lines
     finally:
         ENV_REGISTRY._entries.pop('mask_two_check_test', None)
+
+
+def test_an_atari_rom_missing_from_ale_py_says_to_reinstall_it(tmp_path):
+    """The real fault: a copy of ale-py without Pong's ROM first on the path; check-env and a run name the file and
+    the fix (they said only FileNotFoundError at ale-py's line)."""
+    ale_py = pytest.importorskip('ale_py', reason="the Atari chain needs the 'atari' extra (ale-py)")
+    for folder in ('ale_py', 'ale_py.libs'):  # (the package and the libraries its extension module loads)
+        source = os.path.join(os.path.dirname(os.path.dirname(ale_py.__file__)), folder)
+        if os.path.isdir(source):
+            shutil.copytree(source, tmp_path / 'site' / folder)
+    os.remove(tmp_path / 'site' / 'ale_py' / 'roms' / 'pong.bin')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path / 'site'), os.environ.get('PYTHONPATH', '')]))
+    for args in (['-m', 'check-env', '-c', 'pong_impala.py'],
+                 ['-c', 'pong_impala.py', '--max-env-step', '64', '--exp-dir', str(tmp_path / 'run')]):
+        out = subprocess.run([sys.executable, '-m', 'acframe.cli', *args], capture_output=True, text=True, env=env,
+                             cwd=tmp_path, timeout=300)
+        assert out.returncode == 2, out.stderr
+        error = [line for line in out.stderr.splitlines() if line.startswith('acframe: error:')]
+        assert len(error) == 1 and "roms/pong.bin" in error[0], out.stderr
+        assert "reinstall it (pip install --force-reinstall ale-py)" in error[0]
+    assert not (tmp_path / 'run').exists()
