@@ -14,12 +14,16 @@ _LIBRARY_DIRS = (os.path.dirname(os.path.abspath(os.__file__)) + os.sep,)  # the
 
 
 def is_user_file(path: str) -> bool:
-    """Whether ``path`` is user code: not acframe's, not the standard library's, not an installed package's."""
+    """Whether ``path`` is user code: not acframe's, not the standard library's, not an installed package's. A
+    relative path that names no file is a compiled extension's source (treevalue's ``treevalue/tree/func/cfunc.pyx``):
+    a library's, not a file of the working folder."""
     import acframe
 
     own = os.path.dirname(os.path.abspath(acframe.__file__)) + os.sep
     full = os.path.abspath(path)
-    return not (full.startswith(own) or full.startswith(_LIBRARY_DIRS) or 'site-packages' in full or path.startswith('<'))
+    compiled = not os.path.isabs(path) and not os.path.isfile(path)
+    return not (full.startswith(own) or full.startswith(_LIBRARY_DIRS) or 'site-packages' in full or path.startswith('<')
+                or compiled)
 
 
 def innermost_user_frame(frames: Sequence[Tuple[str, int, str]]) -> str:

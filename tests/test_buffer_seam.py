@@ -86,6 +86,39 @@ class TreeState:
         self.rng.bit_generator.state = state
 
 
+@BUFFER_REGISTRY.register('item_major_seam')
+class ItemMajor(TreeState):
+    """A common mistake: the batch stacked item-major, (batch_size, unroll_len + 1, ...), not time-major."""
+
+    def sample(self, batch_size):
+        batch = super().sample(batch_size)
+        return None if batch is None else batch.transpose(0, 1)
+
+
+@BUFFER_REGISTRY.register('dict_batch_seam')
+class DictBatch(TreeState):
+    """A plain dict of tensors, not a treetensor tree."""
+
+    def sample(self, batch_size):
+        from acframe.data.tree import to_dict
+        batch = super().sample(batch_size)
+        return None if batch is None else to_dict(batch)
+
+
+@BUFFER_REGISTRY.register('no_final_obs_seam')
+class NoFinalObs(TreeState):
+    """Drops a key of the pushed samples from its batches (treevalue's compiled code raises on it)."""
+
+    def sample(self, batch_size):
+        from acframe.data.tree import make_tree, to_dict
+        batch = super().sample(batch_size)
+        if batch is None:
+            return None
+        kept = to_dict(batch)
+        kept.pop('final_obs', None)
+        return make_tree(kept)
+
+
 @BUFFER_REGISTRY.register('raising_seam')
 class Raising(TreeState):
     """A buffer with a bug: sample() raises once it holds 20 unrolls."""
@@ -431,6 +464,20 @@ def test_a_policy_that_returns_no_priorities_to_a_prioritized_buffer_is_warned_a
     assert not (tmp_path / 'seam.json').exists()  # no priority reached the buffer
     plain = cli(tmp_path, user_setup, '-c', 'cfg.py', '--exp-dir', 'run2', '--max-train-iter', '12', '-q', *mode)
     assert plain.returncode == 0 and 'warning' not in plain.stderr, plain.stderr  # IMPALA's own priorities: no word
+
+
+@pytest.mark.parametrize('buffer', ['item_major_seam', 'dict_batch_seam', 'no_final_obs_seam'])
+def test_a_batch_of_a_user_buffer_that_the_learn_mode_cannot_read_is_one_line_naming_the_buffer(tmp_path, user_setup,
+                                                                                                 buffer):
+    """The learn mode of acframe's IMPALA raises inside acframe or treevalue on such a batch (a size mismatch, a dict
+    with no .obs, a missing key): the buffer is named with the contract, not the policy (or a .pyx file as user code)."""
+    out = cli(tmp_path, user_setup, '-c', 'cfg.py', '--exp-dir', 'run', '--max-env-step', '2000', '-q',
+              f'policy.other.replay_buffer.type={buffer}')
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and 'Traceback' not in out.stderr, out.stderr
+    assert lines[0].startswith(f"acframe: error: replay buffer '{buffer}' (user_buffers.") and \
+        "sampled a batch the policy's learn mode could not read (" in lines[0], lines
+    assert 'time-major (docs/replay.md, "The contract")' in lines[0] and '.pyx' not in lines[0]
 
 
 @pytest.mark.parametrize('mode', [[], ['-m', 'parallel', '--backend', 'inline']], ids=['serial', 'parallel'])

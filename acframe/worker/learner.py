@@ -17,7 +17,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 import numpy as np
 import torch
 
-from ..errors import AcframeError, CheckpointError, ConfigError, NonFiniteError, PolicyError, call_user_code, user_code_error
+from ..errors import (AcframeError, CheckpointError, ConfigError, NonFiniteError, PolicyError, call_user_code,
+                      describe_raised, user_code_error)
 from ..data.prioritized import is_weights
 from ..utils import NotPlainData, atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
@@ -172,6 +173,16 @@ class LinearLRDecayHook(LearnerHook):
                 group['lr'] = group['initial_lr'] * fraction
 
 
+def _buffer_name(buffer: Any) -> str:
+    """The registered name of ``buffer``'s class (its class name when it is registered under none)."""
+    from ..registry import BUFFER_REGISTRY
+
+    for name in BUFFER_REGISTRY.names():
+        if BUFFER_REGISTRY.is_loaded(name) and BUFFER_REGISTRY.get(name) is type(buffer):
+            return name
+    return type(buffer).__name__
+
+
 def _prioritized(batch: Any) -> bool:
     """Whether ``batch`` is one a prioritized buffer drew (it carries ``is_weight``; a policy's batch of
     another form, such as a bare tensor, is not)."""
@@ -216,13 +227,35 @@ class Learner:
         self._exp_dir = folder
         self._folder_existed = folder is not None and os.path.isdir(folder)
 
+    def _user_buffer_batch_error(self, exc: Exception) -> Optional[PolicyError]:
+        """A user's replay buffer gave the batch on which a learn mode of acframe's raised (no user frame in the
+        traceback: a batch of another layout, a plain dict, a key dropped): one line naming the buffer and the
+        contract; None when the buffer is acframe's (an acframe bug: its traceback is the report)."""
+        buffer = self.buffer
+        if buffer is None or isinstance(exc, AcframeError) or type(buffer).__module__.startswith('acframe.'):
+            return None
+        from ..policy.base import BUFFER_KINDS
+        from ..registry import POLICY_REGISTRY
+
+        policy_type = (getattr(self.policy, 'policy_cfg', None) or {}).get('type')
+        wanted = getattr(POLICY_REGISTRY.get(policy_type), 'train_sample_kind', None) if policy_type in POLICY_REGISTRY \
+            else None
+        learns = 'whole trajectories' if wanted == 'segments' else 'fixed unrolls'
+        undeclared = (f"; it declares no sample_kind and policy '{policy_type}' learns from {learns}: set "
+                      f"sample_kind = '{wanted}' on it, or subclass {BUFFER_KINDS[wanted][1].split(' ')[0]}"
+                      if wanted in BUFFER_KINDS and getattr(buffer, 'sample_kind', None) not in BUFFER_KINDS else '')
+        return PolicyError(f"replay buffer '{_buffer_name(buffer)}' ({type(buffer).__module__}."
+                           f"{type(buffer).__qualname__}) sampled a batch the policy's learn mode could not read "
+                           f"({describe_raised(exc)}): sample(batch_size) gives a treetensor tree of the pushed "
+                           f"samples' keys, time-major (docs/replay.md, \"The contract\"){undeclared}")
+
     def train(self, batch: Any) -> Dict[str, float]:
         """One update on ``batch``; returns the policy's info dict. A user's policy plugin that raises is one line
         naming its file and line (``PolicyError``; ``--debug`` shows the traceback)."""
         try:
             info = self.policy.forward(batch)
         except Exception as exc:
-            error = user_code_error(exc, "the policy's learn mode")
+            error = user_code_error(exc, "the policy's learn mode") or self._user_buffer_batch_error(exc)
             if error is None:
                 raise
             raise error from exc

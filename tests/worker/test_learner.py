@@ -257,3 +257,27 @@ def test_a_hooks_after_load_gets_the_run_folder_on_resume(tmp_path):
     serial_pipeline_onpolicy('cartpole_a2c.py', exp_dir=run, max_env_step=400, progress=False)
     serial_pipeline_onpolicy(None, resume=run, max_env_step=800, progress=False, learner_hooks=[LoadRecorder()])
     assert seen == [run]
+
+
+def test_a_learn_mode_of_acframes_failing_on_a_user_buffers_batch_names_the_buffer_and_its_missing_sample_kind():
+    """The failure is raised where no user code runs (here C code reading the batch, as ACER's indexing of a batch
+    of the wrong length): the user's buffer gave the batch, so it is named, with the sample kind ACER's learn mode
+    needs when the buffer declares none; an acframe buffer's batch leaves the traceback as it is (an acframe bug)."""
+    import operator
+    from types import SimpleNamespace
+
+    from acframe.data.buffer import ReplayBuffer
+    from acframe.errors import PolicyError
+
+    class OwnBuffer:  # registered nowhere: named by its class
+        pass
+
+    mode = SimpleNamespace(forward=operator.itemgetter('obs'), policy_cfg={'type': 'acer'})
+    with pytest.raises(PolicyError, match=r"^replay buffer 'OwnBuffer' \(.*OwnBuffer\) sampled a batch the policy's "
+                                          r"learn mode could not read \(KeyError: 'obs' .*\): sample\(batch_size\) "
+                                          r"gives a treetensor tree .* it declares no sample_kind and policy 'acer' "
+                                          r"learns from whole trajectories: set sample_kind = 'segments' on it, or "
+                                          r"subclass 'episodic'$"):
+        Learner(mode, buffer=OwnBuffer()).train({})
+    with pytest.raises(KeyError):
+        Learner(mode, buffer=ReplayBuffer(16)).train({})
