@@ -41,8 +41,8 @@ def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None
         except ImportError as exc:
             missing = getattr(exc, 'name', None)
             if isinstance(exc, ModuleNotFoundError) and missing and (name == missing or name.startswith(missing + '.')):
-                raise RegistryError(f"import_names (--import): cannot import module '{name}' ({exc}); fix the module "
-                                    f"name or put its folder on PYTHONPATH") from exc
+                raise RegistryError(f"import_names: cannot import module '{name}' ({exc}); fix the module name "
+                                    f"(in the config's import_names or --import) or put its folder on PYTHONPATH") from exc
             from .errors import describe_raised  # found, but what it imports is not: not a wrong name
             raise RegistryError(f"import_names: importing '{name}' raised {describe_raised(exc)}; install what it "
                                 f"imports or fix that import") from exc

@@ -250,12 +250,12 @@ def _names(value: Any) -> List[str]:
 
 
 #: create_config's sections where DI-engine lists the modules that register a component (its env, policy, env manager)
-IMPORT_SECTIONS = ('env', 'policy', 'env_manager')
+IMPORT_SECTIONS = ('env', 'policy', 'env_manager', 'replay_buffer')
 
 
 def section_import_names(create: dict, pop: bool = False) -> List[str]:
-    """The modules ``create_config.{env,policy,env_manager}.import_names`` name (DI-engine's place for the module
-    of a user's env, policy or env manager; taken out of ``create`` with ``pop``)."""
+    """The modules ``create_config.{env,policy,env_manager,replay_buffer}.import_names`` name (DI-engine's place for
+    the module of a user's env, policy, env manager or buffer; taken out of ``create`` with ``pop``)."""
     from .run_folder import module_names  # (run_folder imports compile, which imports this module)
 
     names: List[str] = []

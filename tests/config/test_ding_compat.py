@@ -576,6 +576,31 @@ def test_non_dizoo_import_names_are_still_imported():
         compile_config((main, create))
 
 
+def test_a_buffer_module_named_in_create_configs_replay_buffer_section_is_imported(tmp_path, monkeypatch):
+    """DI-engine's place for a user buffer's module, create_config.replay_buffer.import_names, is imported as
+    import_names (it was dropped: the buffer was unknown, a misspelled module passed without a word)."""
+    import copy
+
+    from acframe import BUFFER_REGISTRY
+    from dizoo_configs.cartpole_impala import create_config, main_config
+
+    (tmp_path / 'user_rb_buffers.py').write_text(
+        "from acframe import BUFFER_REGISTRY\nfrom acframe.data.buffer import ReplayBuffer\n\n\n"
+        "@BUFFER_REGISTRY.register('user_rb')\nclass UserRB(ReplayBuffer):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    create = copy.deepcopy(dict(create_config))
+    create['replay_buffer'] = dict(type='user_rb', import_names=['user_rb_buffers'])
+    try:
+        cfg = compile_config((copy.deepcopy(dict(main_config)), create))
+        assert cfg.policy.other.replay_buffer.type == 'user_rb' and 'user_rb_buffers' in cfg.import_names
+        create['replay_buffer'] = dict(type='naive', import_names=['no_such_buffer_module_xyz'])
+        with pytest.raises(Exception, match=r"cannot import module 'no_such_buffer_module_xyz'"):
+            compile_config((copy.deepcopy(dict(main_config)), create))
+    finally:
+        BUFFER_REGISTRY._entries.pop('user_rb', None)
+        sys.modules.pop('user_rb_buffers', None)
+
+
 @pytest.mark.parametrize('section', ['policy', 'env_manager'])
 def test_a_policy_module_named_in_create_configs_policy_or_env_manager_section_is_imported(tmp_path, monkeypatch,
                                                                                            section, caplog):
