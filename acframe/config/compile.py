@@ -506,10 +506,10 @@ def compile_config(
             raise ConfigError(f"create_config.env_manager.type = {manager!r} must be a string: 'sync', 'async', 'envpool' "
                               f"or a registered env manager's name")
         result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
-        result['import_names'] = sorted(set(import_list))
+        result['import_names'] = list(dict.fromkeys(import_list))  # in the order given: a later module may re-register
         file_env = dict(result['env'])
         apply_overrides(result, overrides, renamed)
-        result['import_names'] = sorted(set(import_list))
+        result['import_names'] = list(dict.fromkeys(import_list))
         if seed is not None:
             result['seed'] = int(seed)
         _check_plain_data(result, '')

@@ -286,7 +286,7 @@ def check_stored_imports(stored: Any, named: Sequence[str], path: str, flag: str
         where = 'in imports=' if flag == 'imports' else 'on the command line'
         raise ConfigError(f"{path} lists import_names {shown} that you did not name{also}; acframe imports only "
                           f"modules named {where}: add {add} if you trust them (never code inside the folder)")
-    return sorted(set(stored) | set(named))
+    return list(dict.fromkeys(list(stored) + list(named)))  # the run's order (a later module may re-register a name)
 
 
 def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = None,

@@ -71,6 +71,29 @@ def test_create_config_types_are_copied_in():
     assert cfg.import_names == ['json']
 
 
+def test_import_names_keep_their_order_in_the_run_and_when_it_is_read_again(tmp_path, monkeypatch):
+    """A later module may re-register a name with force=True: the modules are imported, saved and imported again
+    (resume, eval) in the order given; sorted, the folder could no longer be read (its first module's plain
+    registration came second and was refused)."""
+    from acframe.config.run_folder import check_stored_imports
+    from acframe.registry import HOOK_REGISTRY
+
+    (tmp_path / 'order_zb.py').write_text("from acframe import HOOK_REGISTRY\nfrom acframe.worker import LearnerHook\n"
+                                          "HOOK_REGISTRY.register('order_hook')(type('B', (LearnerHook,), {}))\n")
+    (tmp_path / 'order_aa.py').write_text("from acframe import HOOK_REGISTRY\nfrom acframe.worker import LearnerHook\n"
+                                          "HOOK_REGISTRY.register('order_hook', force=True)(type('A', (LearnerHook,), {}))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        cfg = compile_config('cartpole_ppo.py', overrides=["import_names=['order_zb','order_aa','order_zb']"])
+        assert cfg.import_names == ['order_zb', 'order_aa'] and HOOK_REGISTRY.get('order_hook').__name__ == 'A'
+        assert check_stored_imports(['order_zb', 'order_aa'], ['order_aa', 'order_zb', 'json'], 'config.json') == \
+            ['order_zb', 'order_aa', 'json']
+    finally:
+        HOOK_REGISTRY._entries.pop('order_hook', None)
+        for name in ('order_zb', 'order_aa'):
+            sys.modules.pop(name, None)
+
+
 # ---- unknown keys ---------------------------------------------------------------------------------
 @pytest.mark.parametrize('main, message', [
     (dict(policy=dict(lern=dict())), "unknown config key 'policy.lern'; did you mean 'policy.learn'?"),
