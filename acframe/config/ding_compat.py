@@ -122,6 +122,16 @@ DING_HINTS: Dict[str, str] = {
     'policy.load_path': "init_from (--init-from) starts from an acframe checkpoint's weights",
     'policy.learn.resume_training': '--resume RUN continues a run',
     'policy.learn.learner.train_iterations': 'max_train_iter (--max-train-iter) bounds the gradient steps',
+    'policy.eval.evaluator.stop_value': 'env.stop_value is the return a run stops at (DI-engine copies it there too)',
+    'policy.eval.evaluator.n_episode': 'env.n_evaluator_episode is the episodes of each evaluation',
+    'policy.collect.n_episode': 'acframe collects policy.collect.n_sample transitions per collection, not episodes',
+    'create_config.collector': 'acframe collects policy.collect.n_sample transitions per collection, not episodes',
+    'env.replay_path': '-m eval --video DIR records evaluation episodes',
+}
+#: DI-engine keys of dict value whose name is one letter from an acframe key of list value: a list given is a typo of
+#: that key (acframe's ``learner.hooks``), not DI-engine's settings dict, and is refused naming it
+DING_DICT_KEYS_NEAR_LISTS: Dict[str, str] = {
+    'policy.learn.learner.hook': 'policy.learn.learner.hooks',
 }
 #: acframe's former key names -> their names now. The old name is read (with a ConfigWarning) only when it is not
 #: itself a key of the policy and the new one is.
@@ -231,7 +241,11 @@ def translate_ding_config(main: dict, create: dict, defaults_of: Callable[[str],
         _translate_trajectory_buffer_size(main, policy_type, defaults_of(policy_type))
     unused += _drop_unused(main, policy_type, valid)
     if unused:
-        hints = '; '.join(f"for {key}: {DING_HINTS[key]}" for key in unused if key in DING_HINTS)
+        by_hint: Dict[str, List[str]] = {}
+        for key in unused:
+            if key in DING_HINTS:
+                by_hint.setdefault(DING_HINTS[key], []).append(key)
+        hints = '; '.join(f"for {', '.join(keys)}: {hint}" for hint, keys in by_hint.items())
         logger.warning("acframe: warning: DI-engine keys acframe has no use for, ignored: %s (%sdocs/from_di_engine.md "
                        "says why)", ', '.join(unused), f"{hints}; " if hints else '')
     return main, create
@@ -801,6 +815,10 @@ def _drop_unused(main: dict, policy_type: str, valid: Dict[str, Any]) -> List[st
     for path in DING_KEYS:
         if path.startswith('create_config.') or path in valid or get_path(main, path) is MISSING:
             continue
+        near = DING_DICT_KEYS_NEAR_LISTS.get(path)
+        if near is not None and isinstance(get_path(main, path), (list, tuple)):
+            raise ConfigError(f"config key '{path}' = {get_path(main, path)!r} is a list, and DI-engine's {path} is a "
+                              f"dict of settings; did you mean '{near}'?")
         if any(v.startswith(path + '.') for v in valid):
             continue  # a section acframe has too: its keys are checked as acframe's
         dropped += _leaves_left(get_path(main, path), path)

@@ -295,6 +295,29 @@ def test_unused_keys_with_an_acframe_counterpart_name_it_in_the_one_warning(capl
     assert 'for policy.learn.learner.train_iterations: max_train_iter (--max-train-iter)' in line
 
 
+def test_unused_episode_and_stop_keys_name_what_acframe_reads_instead(caplog):
+    """An episode collector, the evaluator's own stop value and episode count, a replay folder: ignored, each with the
+    key or flag that does the job, one hint for keys that share it."""
+    main, create = ding_pair('ppo', collect=dict(n_episode=8), eval=dict(evaluator=dict(stop_value=200, n_episode=5)))
+    main['env']['replay_path'] = './video'
+    create['collector'] = dict(type='episode')
+    compile_config((main, create))
+    (line,) = [m for m in warnings_of(caplog) if 'no use for' in m]
+    assert ('for create_config.collector, policy.collect.n_episode: acframe collects policy.collect.n_sample '
+            'transitions per collection, not episodes') in line
+    assert 'for policy.eval.evaluator.stop_value: env.stop_value is the return a run stops at' in line
+    assert 'for policy.eval.evaluator.n_episode: env.n_evaluator_episode' in line
+    assert 'for env.replay_path: -m eval --video DIR' in line
+
+
+def test_a_list_under_di_engines_learner_hook_is_a_typo_of_hooks_and_is_refused():
+    """DI-engine's learner.hook is a dict of settings (dropped but for its two aliases); a list of hooks there is
+    acframe's learner.hooks mistyped, which ran no hook while the warning called it a DI-engine key."""
+    with pytest.raises(ConfigError, match=r"config key 'policy.learn.learner.hook' = \[\{'type': 'iter_log'\}\] is "
+                                          r"a list, .* did you mean 'policy.learn.learner.hooks'\?"):
+        compile_config(ding_pair('ppo', learn=dict(learner=dict(hook=[dict(type='iter_log')]))))
+
+
 def test_gamma_under_collect_is_unused_for_off_policy_policies(caplog):
     """DI-engine's IMPALA reads learn.discount_factor only; its collect.discount_factor is not IMPALA's gamma."""
     cfg = compile_config(ding_pair('impala', learn=dict(discount_factor=0.9), collect=dict(discount_factor=0.5)))
