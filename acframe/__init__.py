@@ -4,7 +4,7 @@ Importing ``acframe`` is cheap: the registries and config tools load without tor
 policies and workers are imported on first use (``acframe.serial_pipeline`` etc.).
 """
 from .errors import (AcframeError, CheckpointError, ConfigError, EnvError, NonFiniteError, RegistryError,
-                     UnsupportedSpaceError)
+                     StopTraining, UnsupportedSpaceError)
 from .registry import (BUFFER_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, HOOK_REGISTRY, LOGGER_REGISTRY, MODEL_REGISTRY,
                        POLICY_REGISTRY, Registry)
 
@@ -46,6 +46,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'acframe' has no attribute '{name}'")
 
 
-__all__ = ['AcframeError', 'CheckpointError', 'ConfigError', 'EnvError', 'NonFiniteError', 'RegistryError', 'UnsupportedSpaceError',
+__all__ = ['AcframeError', 'CheckpointError', 'ConfigError', 'EnvError', 'NonFiniteError', 'RegistryError', 'StopTraining', 'UnsupportedSpaceError',
            'BUFFER_REGISTRY', 'ENV_MANAGER_REGISTRY', 'ENV_REGISTRY', 'HOOK_REGISTRY', 'LOGGER_REGISTRY', 'MODEL_REGISTRY', 'POLICY_REGISTRY', 'Registry',
            *_LAZY]

@@ -96,12 +96,19 @@ class PolicyError(AcframeError, RuntimeError):
     """A user's policy plugin (or model) raised while acframe ran it."""
 
 
+class StopTraining(Exception):
+    """Raised by a hook (a learner hook's ``after_iter`` / ``after_eval`` / ``after_round``, a collector's
+    ``after_collect``, an evaluator's ``after_evaluate``) to end the run as a spent budget does: the final evaluation,
+    checkpoint and ``summary.json`` (``stopped_by``: the hook and the message), exit 0; ``--resume`` with budget left
+    continues it. ``raise StopTraining('return plateaued for 10 evaluations')``."""
+
+
 def user_code_error(exc: BaseException, what: str) -> Optional['PolicyError']:
     """A one-line ``PolicyError`` for ``exc`` when user code raised it (a frame of its traceback is user code: a
     plugin's ``_forward_learn``, say), naming that file and line; None when only acframe and the libraries it uses
     are in the traceback (an acframe bug: its traceback is the report)."""
     frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
-    if isinstance(exc, AcframeError) or not any(is_user_file(f.filename) for f in frames):
+    if isinstance(exc, (AcframeError, StopTraining)) or not any(is_user_file(f.filename) for f in frames):
         return None
     return PolicyError(f"{what} raised {describe_raised(exc)}")
 

@@ -16,6 +16,7 @@ import textwrap
 
 import numpy as np
 import pytest
+import torch
 
 from acframe.logs import read_scalars
 
@@ -114,6 +115,34 @@ class EventRecorder(CollectorHook, EvaluatorHook):
 
     def after_evaluate(self, result):
         self._write('eval', result)
+
+
+@HOOK_REGISTRY.register('stop_at_iter_seam')
+class StopAtIter(LearnerHook):
+    """An early stop of the user's: the run ends once `at` gradient steps are made."""
+
+    def __init__(self, at):
+        self.at = at
+
+    def after_iter(self, learner, info):
+        if learner.train_iter >= self.at:
+            from acframe import StopTraining
+            raise StopTraining(f'{self.at} steps are enough')
+
+
+@HOOK_REGISTRY.register('stop_after_collect_seam')
+class StopAfterCollect(CollectorHook):
+    def after_collect(self, result):
+        from acframe import StopTraining
+        if result['env_step'] >= 600:
+            raise StopTraining()
+
+
+@HOOK_REGISTRY.register('exit_seam')
+class Exit(LearnerHook):
+    def after_iter(self, learner, info):
+        import sys
+        sys.exit(0)
 '''
 
 CONFIG = '''
@@ -368,3 +397,41 @@ def test_an_mlflow_server_that_never_answers_is_left_out_after_the_timeout(tmp_p
     with open(run / 'summary.json') as f:
         assert json.load(f)['env_steps'] == 800
     assert not os.path.exists(run / 'loggers.json')  # no tracker run to continue
+
+
+@pytest.mark.parametrize('config, mode', [('cartpole_impala.py', []), ('cartpole_ppo.py', []),
+                                          ('cartpole_impala.py', ['-m', 'parallel', '--backend', 'inline']),
+                                          ('cartpole_a3c.py', ['-m', 'async'])],
+                         ids=['serial', 'serial_onpolicy', 'parallel', 'async'])
+def test_a_hook_ends_the_run_early_by_raising_stop_training_as_a_spent_budget_does(tmp_path, user_module, config, mode):
+    """The final evaluation, checkpoint and summary are written (stopped_by: the hook and its message), exit 0, at
+    the end of the round in which the hook asked (rounds are whole: data-parallel ranks make the same steps)."""
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', config, '--exp-dir', run, '--max-env-step', '100000', '-q', *mode,
+              "import_names=['user_trackers']", "policy.learn.learner.hooks=[{'type': 'stop_at_iter_seam', 'at': 20}]")
+    assert out.returncode == 0, out.stderr
+    assert "stopped by the hook StopAtIter.after_iter: 20 steps are enough: " in out.stdout
+    with open(run / 'summary.json') as f:
+        summary = json.load(f)
+    assert summary['stopped_by'] == 'the hook StopAtIter.after_iter: 20 steps are enough'
+    assert 20 <= summary['train_iters'] < 60 and summary['env_steps'] < 100000 and not summary['interrupted']
+    assert torch.load(run / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['train_iter'] == summary['train_iters']
+    evals = [s for s in read_scalars(str(run / 'log')) if s.tag == 'evaluator/return_mean_by_iter']
+    # the final evaluation, of the final weights (-m async: the other workers' last steps land while worker 0
+    # evaluates, as at a spent budget)
+    assert evals[-1].step == summary['train_iters'] if config != 'cartpole_a3c.py' else evals[-1].step >= 20
+
+
+def test_a_collector_hook_stops_the_run_too_and_sys_exit_in_a_hook_is_one_line(tmp_path, user_module):
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', 'cartpole_ppo.py', '--exp-dir', run, '--max-env-step', '100000', '-q',
+              "import_names=['user_trackers']", "policy.collect.hooks=['stop_after_collect_seam']")
+    assert out.returncode == 0 and 'stopped by the hook StopAfterCollect.after_collect: ' in out.stdout, out.stderr
+    with open(run / 'summary.json') as f:
+        assert 600 <= json.load(f)['env_steps'] < 2000
+    out = cli(user_module, '-c', 'cartpole_ppo.py', '--exp-dir', tmp_path / 'exit', '--max-env-step', '100000', '-q',
+              "import_names=['user_trackers']", "policy.learn.learner.hooks=['exit_seam']")
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1, out.stderr
+    assert lines[0].startswith("acframe: error: the hook Exit.after_iter called sys.exit(0); a hook ends the run by "
+                               "raising acframe.StopTraining(reason)")

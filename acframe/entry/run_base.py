@@ -45,7 +45,6 @@ from ..signals import (as_raised, describe_interrupt, ignore_further_interrupts,
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
 from ..worker import CollectorHook, EvaluatorHook, eval_score, hooks_from_config, load_checkpoint
-from ..worker.learner import hook_name
 from .run_folder import NewRunFolder, RunLock, check_folder_is_data, plan_exp_dir
 from .budget import buffer_class
 
@@ -323,7 +322,8 @@ class RunBase:
 
     def _ending(self) -> str:
         """How the run ended, as its result line starts: solved, interrupted (Ctrl-C, SIGTERM) or stopped (a budget)."""
-        return 'solved' if self.solved else 'interrupted' if self.interrupted else 'stopped'
+        return ('solved' if self.solved else 'interrupted' if self.interrupted else
+                f"stopped by {self.learner.stop_requested}" if self.learner.stop_requested else 'stopped')
 
     def _result_line(self, summary: Dict[str, Any]) -> str:
         return (f"[acframe] {self._ending()}: {summary['env_steps']} env steps, "
@@ -535,7 +535,8 @@ class RunBase:
         """True while the budget lasts; every pipeline's loop asks once per turn, so it also raises a Ctrl-C or
         SIGTERM that Python swallowed on its way (``acframe.signals.raise_swallowed_interrupt``)."""
         raise_swallowed_interrupt()
-        return self.env_step < self.cfg.max_env_step and self.learner.train_iter < self.cfg.max_train_iter
+        return (self.env_step < self.cfg.max_env_step and self.learner.train_iter < self.cfg.max_train_iter
+                and self.learner.stop_requested is None)
 
     def save_best(self, value: float, weights: Dict[str, torch.Tensor], train_iter: int, env_step: int) -> None:
         """``ckpt_best.pth``: the weights that scored ``value``, the best evaluation so far."""
@@ -550,7 +551,7 @@ class RunBase:
         result = {'env_step': int(self.env_step), 'env_steps': int(env_steps), 'train_iter': int(self.learner.train_iter),
                   'episode_returns': [float(r) for r in returns], 'episode_lengths': [int(n) for n in lengths]}
         for hook in self.collector_hooks:
-            call_user_code(hook_name(hook, 'after_collect'), hook.after_collect, result)
+            self.learner.call_hook(hook, 'after_collect', result)
 
     def announce_eval(self, train_iter: int, env_step: int, mean: float, std: float,
                       confirm: Optional[Dict[str, Any]], solved: bool, returns: Sequence[float] = (),
@@ -573,7 +574,7 @@ class RunBase:
                       'return_std': float(std), 'returns': [float(r) for r in returns], 'lengths': [int(n) for n in lengths],
                       'best_return': float(self.evals.best_return), 'solved': bool(solved)}
             for hook in self.evaluator_hooks:
-                call_user_code(hook_name(hook, 'after_evaluate'), hook.after_evaluate, result)
+                self.learner.call_hook(hook, 'after_evaluate', result)
 
     # ---- progress ----------------------------------------------------------------------------------
     def wall_s(self) -> float:
@@ -718,6 +719,7 @@ class RunBase:
             'env_id': self.cfg.env.env_id,  # what a registered factory other than 'gym' may ignore
             'exp_dir': os.path.abspath(self.exp_dir),
             'env_steps_per_s': round(self.env_step / wall, 1) if wall > 0 else None,
+            **({'stopped_by': self.learner.stop_requested} if self.learner.stop_requested else {}),
             **self._extra_summary(wall),
         }
 

@@ -17,8 +17,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 import numpy as np
 import torch
 
-from ..errors import (AcframeError, CheckpointError, ConfigError, NonFiniteError, PolicyError, call_user_code,
-                      describe_raised, user_code_error)
+from ..errors import (AcframeError, CheckpointError, ConfigError, NonFiniteError, PolicyError, StopTraining,
+                      call_user_code, describe_raised, user_code_error)
 from ..data.prioritized import is_weights
 from ..utils import NotPlainData, atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
@@ -214,6 +214,8 @@ class Learner:
         #: claimed from first (``claim(max_train_iter) -> bool``, ``release()``); None: this learner's own
         #: ``train_iter`` decides
         self.step_claims: Any = None
+        #: why a hook asked the run to end (``StopTraining``: ``request_stop``), or None
+        self.stop_requested: Optional[str] = None
 
     @property
     def exp_dir(self) -> Optional[str]:
@@ -271,7 +273,7 @@ class Learner:
                       f"(policy.other.replay_buffer.type; docs/replay.md)")
         self.train_iter += 1
         for hook in self.hooks:
-            call_user_code(hook_name(hook, 'after_iter'), hook.after_iter, self, info)
+            self.call_hook(hook, 'after_iter', self, info)
         return info
 
     def train_rollout(self, plan: Any, start: int = 0, max_train_iter: Optional[int] = None) -> Optional[int]:
@@ -298,6 +300,25 @@ class Learner:
             step += 1
         return step
 
+    def call_hook(self, hook: Any, method: str, *args: Any) -> None:
+        """``hook.method(*args)`` (a learner, collector or evaluator hook): what it raises is one line naming it
+        (``call_user_code``; ``sys.exit`` too), but ``StopTraining``, which asks the run to end (``request_stop``)."""
+        try:
+            call_user_code(hook_name(hook, method), getattr(hook, method), *args)
+        except StopTraining as stop:
+            self.request_stop(f"{hook_name(hook, method)}{': ' + str(stop) if str(stop) else ''}")
+        except SystemExit as exc:  # (it ended the process without a summary, a checkpoint of now or a word)
+            raise PolicyError(f"{hook_name(hook, method)} called sys.exit({exc.code!r}); a hook ends the run by raising "
+                              f"acframe.StopTraining(reason): the final evaluation, checkpoint and summary are "
+                              f"written, exit 0") from exc
+
+    def request_stop(self, why: str) -> None:
+        """End the run at the end of this round as a spent budget does (``RunBase.budget_left`` reads
+        ``stop_requested`` at each turn, where data-parallel ranks agree; within a round they make the same steps);
+        the first request is the one the run reports."""
+        if self.stop_requested is None:
+            self.stop_requested = why
+
     def claim_step(self, max_train_iter: Optional[int]) -> bool:
         """Whether the next gradient step is within ``max_train_iter``: always, but where learners share one budget
         (``step_claims``), which reserves it (so that together they stop at exactly ``max_train_iter``); a reserved
@@ -317,12 +338,12 @@ class Learner:
                   'best_return': float(best_return), 'solved': bool(solved),
                   'score': float(return_mean if score is None else score)}
         for hook in self.hooks:
-            call_user_code(hook_name(hook, 'after_eval'), hook.after_eval, self, result)
+            self.call_hook(hook, 'after_eval', self, result)
 
     def end_round(self) -> None:
         """Called by the pipeline between rounds (a consistent point to checkpoint)."""
         for hook in self.hooks:
-            call_user_code(hook_name(hook, 'after_round'), hook.after_round, self)
+            self.call_hook(hook, 'after_round', self)
 
     # ---- checkpoints -------------------------------------------------------------------------------
     def checkpoint_state(self) -> Dict[str, Any]:
@@ -369,7 +390,7 @@ class Learner:
         self.policy.load_state_dict(state['policy'])
         self.train_iter = int(state.get('train_iter', 0))
         for hook in self.hooks:
-            call_user_code(hook_name(hook, 'after_load'), hook.after_load, self)
+            self.call_hook(hook, 'after_load', self)
 
 
 def check_learner_num(state: Dict[str, Any], learner_num: int) -> None:
