@@ -117,6 +117,21 @@ class EventRecorder(CollectorHook, EvaluatorHook):
         self._write('eval', result)
 
 
+@LOGGER_REGISTRY.register('old_signature_seam')
+class OldSignature(LoggerBackend):
+    def log_scalar(self, tag, value, step):  # (no wall_time: it failed at the first scalar, dropped)
+        pass
+
+
+@LOGGER_REGISTRY.register('no_run_seam')
+class NoRun(LoggerBackend):
+    def __init__(self):  # (no run: it failed to open, dropped)
+        pass
+
+    def log_scalar(self, tag, value, step, wall_time):
+        pass
+
+
 @HOOK_REGISTRY.register('stop_at_iter_seam')
 class StopAtIter(LearnerHook):
     """An early stop of the user's: the run ends once `at` gradient steps are made."""
@@ -256,6 +271,13 @@ def test_collector_and_evaluator_hooks_from_the_cli_in_the_serial_off_policy_pip
     (['tensorboard', 'mlflow'], ['logger.mlflow.tracking_uri=sqlite:////proc/acframe-test/mlflow.db'], 'cannot be written'),
     (['tensorboard', 'mlflow'], ['logger.mlflow.tracking_uri=https://me:hunter2@mlflow.example.com'],
      'MLFLOW_TRACKING_PASSWORD'),
+    # a backend's methods that cannot take what the run passes (they failed at their first call, the run went on)
+    (['tensorboard', 'old_signature_seam'], [], "'old_signature_seam' (OldSignature.log_scalar(self, tag, value, step)) "
+                                                "cannot be called as log_scalar(self, tag, value, step, wall_time)"),
+    (['tensorboard', 'no_run_seam'], [], "'no_run_seam' (NoRun.__init__(self)) cannot be called as __init__(self, run)"),
+    # options under a misspelled backend name (the backend ran on its defaults without a word)
+    (['tensorboard', 'csv_seam'], ['logger.options.csv_sem.file=x.csv'],
+     "logger.options.csv_sem names no logger backend; did you mean 'csv_seam'?"),
 ])
 def test_bad_logger_input_is_one_line_exit_2_and_nothing_written(tmp_path, user_module, backends, overrides, message):
     if 'mlflow' in backends:
@@ -435,3 +457,4 @@ def test_a_collector_hook_stops_the_run_too_and_sys_exit_in_a_hook_is_one_line(t
     assert out.returncode == 2 and len(lines) == 1, out.stderr
     assert lines[0].startswith("acframe: error: the hook Exit.after_iter called sys.exit(0); a hook ends the run by "
                                "raising acframe.StopTraining(reason)")
+

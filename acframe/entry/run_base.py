@@ -39,7 +39,7 @@ from ..errors import (AcframeError, CheckpointError, ConfigError, EnvError, Poli
                       user_code_error)
 from ..plot import write_run_curves
 from ..runs import initial_weights
-from ..loggers import RunLogger, check_loggers, open_loggers
+from ..loggers import RunLogger, check_loggers, check_option_names, open_loggers
 from ..signals import (as_raised, describe_interrupt, ignore_further_interrupts, interrupt_handled,
                        raise_swallowed_interrupt, sigterm_as_interrupt)
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
@@ -361,6 +361,7 @@ class RunBase:
         for backend in check_loggers(cfg, self.exp_dir if self.writes else None):
             if not resume:  # (a resume keeps what its first sitting pinned)
                 backend.pin_config(cfg)
+        check_option_names(cfg)  # (options under a misspelled backend's name)
         if self.writes and not resume and not {'tensorboard', 'jsonl'} & set(cfg.logger.backends):
             self.warn(f"[acframe] warning: logger.backends={list(cfg.logger.backends)} has neither 'tensorboard' nor "
                       f"'jsonl', the logs -m plot reads: the run draws no curves.svg and -m plot cannot draw it")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import inspect
 import json
 import os
 import queue
@@ -23,10 +24,10 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError
-from ..registry import LOGGER_REGISTRY
+from ..registry import LOGGER_REGISTRY, closest
 from ..utils import atomic_write_json
 
 #: the run folder's file of external trackers' run ids, by backend name (data: read, never executed)
@@ -401,11 +402,51 @@ def check_loggers(cfg: Any, exp_dir: Optional[str] = None) -> List[type]:
         if cls.log_scalar is LoggerBackend.log_scalar:
             raise ConfigError(f"logger.backends: '{name}' ({cls.__name__}) does not define log_scalar(tag, value, "
                               f"step, wall_time), which every backend does; add it (docs/logging.md)")
+        _check_signatures(name, cls)
         call_user_code(f"logger backend '{name}' check", cls.check, cfg)
         if exp_dir is not None:
             _check_outside(exp_dir, cls.folders(cfg))
         classes.append(cls)
     return classes
+
+
+#: how the run calls a backend's methods (a user's that take other arguments failed at the first call, dropped)
+BACKEND_CALLS = {'__init__': ('run',), 'log_scalar': ('tag', 'value', 'step', 'wall_time'),
+                 'log_text': ('tag', 'text', 'step', 'wall_time'), 'log_video': ('tag', 'path', 'step'),
+                 'run_record': (), 'close': ()}
+
+
+def _check_signatures(name: str, cls: type) -> None:
+    """A ``ConfigError`` naming the method when a backend's method cannot take the arguments the run passes it."""
+    for method, args in BACKEND_CALLS.items():
+        function = getattr(cls, method, None)
+        if function is None or getattr(LoggerBackend, method, None) is function:
+            continue
+        try:
+            inspect.signature(function).bind(None, *args)
+        except TypeError:
+            shown = f"{method}(self{''.join(', ' + a for a in args)})"
+            raise ConfigError(f"logger.backends: '{name}' ({cls.__name__}.{method}{inspect.signature(function)}) cannot "
+                              f"be called as {shown}, as the run calls it; give it that signature "
+                              f"(docs/logging.md)") from None
+        except ValueError:  # (no signature to read: a builtin's)
+            continue
+
+
+def check_option_names(cfg: Any) -> None:
+    """A ``ConfigError`` for ``logger.options`` keyed by a name no backend is registered under (a misspelling, which
+    left the backend on its defaults without a word); a registered backend's options may stay in a config that does
+    not use it this time."""
+    options = cfg.logger.get('options') or {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"config key 'logger.options' = {options!r} must be a dict of backend name -> its options")
+    used = backend_names(cfg)
+    for key in options:
+        if key not in used and key not in LOGGER_REGISTRY:
+            near = closest(str(key), used + LOGGER_REGISTRY.names())
+            raise ConfigError(f"logger.options.{key} names no logger backend"
+                              + (f"; did you mean '{near}'?" if near else
+                                 f" (logger.backends: {used}); name a backend's options by its registered name"))
 
 
 def _check_outside(exp_dir: str, folders: Sequence[Tuple[str, str]]) -> None:
