@@ -275,6 +275,13 @@ def test_collector_and_evaluator_hooks_from_the_cli_in_the_serial_off_policy_pip
     (['tensorboard', 'old_signature_seam'], [], "'old_signature_seam' (OldSignature.log_scalar(self, tag, value, step)) "
                                                 "cannot be called as log_scalar(self, tag, value, step, wall_time)"),
     (['tensorboard', 'no_run_seam'], [], "'no_run_seam' (NoRun.__init__(self)) cannot be called as __init__(self, run)"),
+    # a hook's misspelled keyword argument; two linear LR decays (the later one won without a word)
+    (['tensorboard'], ["policy.learn.learner.hooks=[{'type': 'eval_recorder_seam', 'fil': 'e.jsonl'}]"],
+     "hook 'eval_recorder_seam' does not take these arguments (EvalRecorder.__init__() got an unexpected keyword "
+     "argument 'fil'); did you mean 'file' for 'fil'?"),
+    (['tensorboard'], ['policy.learn.lr_decay_iters=1000',
+                       "policy.learn.learner.hooks=[{'type': 'linear_lr_decay', 'decay_iters': 100}]"],
+     "policy.learn.lr_decay_iters=1000 adds a linear learning rate decay and policy.learn.learner.hooks names another"),
     # options under a misspelled backend name (the backend ran on its defaults without a word)
     (['tensorboard', 'csv_seam'], ['logger.options.csv_sem.file=x.csv'],
      "logger.options.csv_sem names no logger backend; did you mean 'csv_seam'?"),
@@ -287,7 +294,7 @@ def test_bad_logger_input_is_one_line_exit_2_and_nothing_written(tmp_path, user_
     cfg = write_config(tmp_path, backends)
     run = tmp_path / 'run'
     out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '1600', '-q',
-              *[o.format(file=a_file) for o in overrides])
+              *[o.replace('{file}', str(a_file)) for o in overrides])
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith('acframe: error: ') and message in lines[0], out.stderr

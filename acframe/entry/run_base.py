@@ -44,7 +44,7 @@ from ..signals import (as_raised, describe_interrupt, ignore_further_interrupts,
                        raise_swallowed_interrupt, sigterm_as_interrupt)
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
-from ..worker import CollectorHook, EvaluatorHook, eval_score, hooks_from_config, load_checkpoint
+from ..worker import CollectorHook, EvaluatorHook, LinearLRDecayHook, eval_score, hooks_from_config, load_checkpoint
 from .run_folder import NewRunFolder, RunLock, check_folder_is_data, plan_exp_dir
 from .budget import buffer_class
 
@@ -366,6 +366,10 @@ class RunBase:
             self.warn(f"[acframe] warning: logger.backends={list(cfg.logger.backends)} has neither 'tensorboard' nor "
                       f"'jsonl', the logs -m plot reads: the run draws no curves.svg and -m plot cannot draw it")
         config_hooks = hooks_from_config(cfg.policy.learn.learner.get('hooks', []))
+        if cfg.policy.learn.get('lr_decay_iters') and any(isinstance(h, LinearLRDecayHook) for h in config_hooks):
+            raise ConfigError(f"policy.learn.lr_decay_iters={cfg.policy.learn.lr_decay_iters} adds a linear learning "
+                              f"rate decay and policy.learn.learner.hooks names another (linear_lr_decay): both would "
+                              f"set the learning rate, the later one winning; keep one")
         self.collector_hooks = hooks_from_config(cfg.policy.collect.get('hooks', []), 'policy.collect.hooks', CollectorHook)
         self.evaluator_hooks = hooks_from_config(cfg.policy.eval.evaluator.get('hooks', []), 'policy.eval.evaluator.hooks',
                                                  EvaluatorHook)

@@ -457,6 +457,23 @@ def _last_line(exc: BaseException) -> str:
     return lines[-1].strip()[:200] if lines else type(exc).__name__
 
 
+def _nearest_argument(cls: type, kwargs: Dict[str, Any]) -> str:
+    """``"did you mean 'every'? "`` for a keyword ``cls`` does not take that is close to one it takes, else ''."""
+    import inspect
+
+    from ..registry import closest
+
+    try:
+        taken = [p for p in inspect.signature(cls).parameters if p not in ('self', 'args', 'kwargs')]
+    except (TypeError, ValueError):
+        return ''
+    for key in kwargs:
+        near = closest(key, taken) if key not in taken else None
+        if near:
+            return f"did you mean '{near}' for '{key}'? "
+    return ''
+
+
 def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks', base: type = LearnerHook) -> List[Any]:
     """The hooks a config names at ``key`` (``policy.learn.learner.hooks``; ``policy.collect.hooks`` and
     ``policy.eval.evaluator.hooks`` with ``base`` ``CollectorHook`` / ``EvaluatorHook``): each entry a
@@ -485,7 +502,7 @@ def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks', bas
             raise ConfigError(f"config key '{where}': {exc}") from exc
         except TypeError as exc:
             raise ConfigError(f"config key '{where}': hook '{name}' does not take these arguments ({exc}); "
-                              f"fix the keys of dict(type='{name}', ...)") from exc
+                              f"{_nearest_argument(cls, kwargs)}fix the keys of dict(type='{name}', ...)") from exc
         except Exception as exc:  # noqa: BLE001 - user code: say what it raised
             raise ConfigError(f"config key '{where}': building hook '{name}' raised {describe_raised(exc)}") from exc
     return hooks
