@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 optuna = pytest.importorskip('optuna', reason='acframe -m tune needs the tune extra (pip install acframe[tune])')
 
@@ -401,16 +402,48 @@ def test_every_rollout_and_minibatch_of_recurrent_ppos_default_space_is_a_config
 
 
 def test_a_study_whose_every_trial_failed_is_an_error_not_a_success(tmp_path, capsys):
+    """Every trial's env raises at its 30th step (a config that starts: one that cannot is refused before the study)."""
+    from fixtures.reliability import faulty_config
+
     space = tmp_path / 'space.json'
-    space.write_text(json.dumps({'space': {'policy.learn.batch_size': ['categorical', [48, 80]]},
+    space.write_text(json.dumps({'space': {'policy.learn.learning_rate': ['categorical', [0.001, 0.002]]},
                                  'use_default_space': False}))
-    code = main(['-m', 'tune', '-c', 'cartpole_novel_ppo_lstm.py', '--trials', '2', '--budget', '2048', '--space',
+    config = tmp_path / faulty_config(str(tmp_path), 'raise', at_step=30, policy='a2c')
+    code = main(['-m', 'tune', '-c', str(config), '--trials', '2', '--budget', '400', '--space',
                  str(space), '--study-dir', str(tmp_path / 'study'), '-q'])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err[-1].startswith("acframe: error: every trial of the study failed (2; the '[tune] trial N "
                                             "failed' lines and "), err
     rows = read_csv(tmp_path / 'study' / 'trials.csv')
-    assert [row['state'] for row in rows] == ['FAIL', 'FAIL'] and [row['run_dirs'] for row in rows] == ['', '']
+    assert [row['state'] for row in rows] == ['FAIL', 'FAIL']  # (the failed runs' folders kept, to read why)
+    assert [row['run_dirs'] for row in rows] == ['trials/trial_0000_seed0', 'trials/trial_0001_seed0']
+
+
+@pytest.mark.parametrize('config, overrides, message', [
+    ('cartpole_a2c.py', ['policy.cuda=True'], 'policy.cuda is True but CUDA is not available'),
+    ('cartpole_a2c.py', ['env.env_id=NoSuchEnv-v0'], "env.env_id 'NoSuchEnv-v0' is neither a gymnasium id"),
+])
+def test_a_config_no_trial_could_start_is_one_line_before_the_study_folder(tmp_path, capsys, config, overrides,
+                                                                           message):
+    """Every trial failed the same way at its start, and the study folder was left behind, its hint blaming the
+    search space."""
+    if 'policy.cuda=True' in overrides and torch.cuda.is_available():
+        pytest.skip('CUDA is available here')
+    code = main(['-m', 'tune', '-c', config, '--trials', '3', '--budget', '300', '--study-dir', str(tmp_path / 'st'),
+                 '-q', *overrides])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and message in err[0], err
+    assert not (tmp_path / 'st').exists()
+
+
+def test_a_choice_the_policy_refuses_at_a_runs_start_is_refused_before_the_study(tmp_path):
+    """A recurrent PPO's rollout of 1024 (256 steps per env) holds sequences the config's batch_size cannot: the
+    policy's own start check runs on each choice up front, as the config's rules do."""
+    base = to_plain(compile_config('cue_memory_ppo_gru.py'))
+    space = build_space(base, {'policy.collect.n_sample': ['categorical', [256, 1024]]}, use_default_space=False)
+    with pytest.raises(ConfigError, match=r"key 'policy.collect.n_sample' \(value 1024\): policy.learn.batch_size=\d+ is "
+                                          r"not a multiple of the sequence length"):
+        check_space(base, space)
 
 
 @pytest.mark.parametrize('given, use_default, why', [
@@ -421,6 +454,16 @@ def test_a_space_left_with_no_key_says_why(given, use_default, why):
     base = to_plain(compile_config('cartpole_a2c.py'))
     with pytest.raises(ConfigError, match=rf"^the search space: no key to search \({why}\); pass --space FILE"):
         build_space(base, given, use_default)
+
+
+def test_none_for_a_key_the_default_space_lacks_is_refused_naming_the_nearest():
+    """None drops a key of the default space; a misspelled one dropped nothing, and the key meant was searched."""
+    base = to_plain(compile_config('cartpole_a2c.py'))
+    with pytest.raises(ConfigError, match=r"^the search space: key 'policy.learn.entropy_weigth' = None drops a key of "
+                                          r"the default space, and it is not one; did you mean "
+                                          r"'policy.learn.entropy_weight'\?"):
+        build_space(base, {'policy.learn.entropy_weigth': None})
+    assert 'policy.learn.entropy_weight' not in build_space(base, {'policy.learn.entropy_weight': None})
 
 
 def test_resuming_a_study_with_no_more_trials_than_it_has_says_so(study, tmp_path, capsys):
@@ -460,7 +503,7 @@ def test_a_ctrl_c_while_a_finished_trial_is_recorded_waits_for_the_record(tmp_pa
     assert (study_dir / 'best_config.py').is_file()
 
 
-def test_a_policy_of_ones_own_declares_its_default_space_or_searches_its_built_in_bases():
+def test_a_policy_of_ones_own_declares_its_default_space_or_searches_its_built_in_bases(tmp_path):
     """The default spaces were a dict of the four built-in names: a user's policy had none (not even a subclass of
     PPO registered under another name) and no class attribute could give it one."""
     from acframe import POLICY_REGISTRY
@@ -476,7 +519,11 @@ def test_a_policy_of_ones_own_declares_its_default_space_or_searches_its_built_i
     class BadSpace(PPOPolicy):
         tune_space = {'policy.learn.clip_ratio': ['normal', 0, 1]}
 
-    names = {'own_space_tune_test': OwnSpace, 'inherits_tune_test': Inherits, 'bad_space_tune_test': BadSpace}
+    class UnknownKey(PPOPolicy):
+        tune_space = {'policy.learn.learnin_rate': ['log_uniform', 1e-4, 1e-3]}
+
+    names = {'own_space_tune_test': OwnSpace, 'inherits_tune_test': Inherits, 'bad_space_tune_test': BadSpace,
+             'unknown_key_tune_test': UnknownKey}
     for name, cls in names.items():
         POLICY_REGISTRY.register(name, cls)
     try:
@@ -489,6 +536,12 @@ def test_a_policy_of_ones_own_declares_its_default_space_or_searches_its_built_i
         assert default_space(config('inherits_tune_test')) == default_space(compile_config('cartpole_ppo.py'))
         with pytest.raises(ConfigError, match=r"^BadSpace.tune_space: key 'policy.learn.clip_ratio' = \['normal', 0, 1\]"):
             default_space(config('bad_space_tune_test'))
+        # a key the config does not have: named as the class's too (no --space was given to look in)
+        with pytest.raises(ConfigError, match=r"^UnknownKey.tune_space: key 'policy.learn.learnin_rate': .*did you mean "
+                                              r"'policy.learn.learning_rate'"):
+            tune('cartpole_ppo.py', trials=1, budget=600, overrides=['policy.type=unknown_key_tune_test'],
+                 study_dir=str(tmp_path / 'study'))
+        assert not (tmp_path / 'study').exists()
     finally:
         for name in names:
             POLICY_REGISTRY._entries.pop(name, None)

@@ -238,6 +238,24 @@ def _policy_space(name: str) -> Tuple[Optional[str], Dict[str, Any]]:
     return _policy_space(base) if base else (None, {})
 
 
+def default_space_source(cfg: Mapping[str, Any]) -> str:
+    """How errors name the default space of ``cfg``'s policy: ``MyPPO.tune_space`` where the policy's class declares
+    it (a user looks there, not for a --space file), else ``the search space``."""
+    from ..errors import RegistryError
+    from ..registry import POLICY_REGISTRY
+
+    name = cfg['policy']['type']
+    if name in DEFAULT_SPACES:
+        return 'the search space'
+    try:
+        cls = POLICY_REGISTRY.get(name)
+    except RegistryError:
+        return 'the search space'
+    owner = next((c for c in getattr(cls, '__mro__', ())
+                  if 'tune_space' in vars(c) and not c.__module__.startswith('acframe.')), None)
+    return f"{owner.__name__}.tune_space" if owner is not None else 'the search space'
+
+
 def build_space(cfg: Mapping[str, Any], given: Optional[Mapping[str, Any]] = None, use_default_space: bool = True,
                 source: str = 'the search space') -> Space:
     """The study's space: the policy's default (unless ``use_default_space`` is False) updated with ``given``
@@ -247,7 +265,14 @@ def build_space(cfg: Mapping[str, Any], given: Optional[Mapping[str, Any]] = Non
         if not isinstance(key, str) or not key:
             raise ConfigError(f"{source}: key {key!r} must be a config key path such as 'policy.learn.learning_rate'")
         if spec is None:
-            space.pop(key, None)
+            if key not in space:  # (a misspelled key to drop left the key meant in the space without a word)
+                from ..registry import closest
+
+                near = closest(key, list(space))
+                raise ConfigError(f"{source}: key '{key}' = None drops a key of the default space, and it is not one"
+                                  + (f"; did you mean '{near}'?" if near else
+                                     f" (its keys: {', '.join(sorted(space)) or 'none'})"))
+            space.pop(key)
         else:
             space[key] = normalize_spec(key, spec, source)
     if not space:
@@ -320,9 +345,12 @@ def probe_values(spec: Spec) -> List[Any]:
 
 
 def check_space(base: Mapping[str, Any], space: Space, source: str = 'the search space') -> None:
-    """Compile ``base`` with each probe value of each key alone: an unknown key or a value the config refuses is
-    one ``ConfigError`` naming the key (the message of ``compile_config`` says what is wrong and the fix)."""
+    """Compile ``base`` with each probe value of each key alone: an unknown key or a value the config (or the
+    policy's ``check_run_config``) refuses is one ``ConfigError`` naming the key (the message of ``compile_config``
+    says what is wrong and the fix)."""
     import warnings
+
+    from ..policy import policy_class
 
     main = dict(base)
     create = create_config_of(main)
@@ -339,7 +367,9 @@ def check_space(base: Mapping[str, Any], space: Space, source: str = 'the search
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter('ignore')
-                    compile_config((main, create), [(key, value)])
+                    cfg = compile_config((main, create), [(key, value)])
+                    policy_class(cfg).check_run_config(cfg)  # (what the policy refuses at a run's start: a recurrent
+                    # PPO's sequences that do not tile the rollout)
             except ConfigError as exc:
                 text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ConfigError(f"{source}: key '{key}'{f' (value {value!r})' if known else ''}: {text}") from exc

@@ -404,10 +404,24 @@ def check_settings(settings: Mapping[str, Any]) -> None:
 
 
 def check_trial_configs(settings: Mapping[str, Any], source: str = 'the search space') -> None:
-    """The space against the base config, then the base config at the trial budget with every seed."""
+    """The space against the base config, then the base config at the trial budget with every seed, and what a run
+    of it builds before its first step (``check_base_builds``)."""
     check_space(settings['base_config'], settings['space'], source)
     for seed in settings['seeds']:
-        trial_config(settings['base_config'], {}, settings['budget'], seed)
+        cfg = trial_config(settings['base_config'], {}, settings['budget'], seed)
+    check_base_builds(cfg)
+
+
+def check_base_builds(cfg: Any) -> None:
+    """Build one env of ``cfg`` and its policy, as a trial's run does first: a config no trial can start (an env id
+    that does not exist, policy.cuda on a machine without CUDA) is its one-line error before the study folder is
+    made (it was every trial's failure, the study folder left behind)."""
+    from ..envs import make_env_manager
+    from ..policy import create_policy
+
+    with make_env_manager(cfg, 'collector', 1, int(cfg.seed)) as probe:
+        spaces = (probe.observation_space, probe.action_space)
+    create_policy(cfg, *spaces, enable_field=('learn', 'collect', 'eval'))
 
 
 def best_line(record: Mapping[str, Any]) -> str:
