@@ -213,6 +213,23 @@ def test_a_ray_actor_whose_env_hangs_fails_the_run_in_one_line(tmp_path, loopbac
     assert not ray.is_initialized()
 
 
+def test_a_module_the_ray_workers_cannot_import_is_named_as_theirs_in_one_line(tmp_path, loopback_cluster, monkeypatch):
+    """The learner imported it (its folder on this process's path only): the workers' failure said "put its folder on
+    PYTHONPATH", which it was, and nothing said it was a Ray node's."""
+    from acframe.errors import RegistryError
+
+    (tmp_path / 'only_here_ray_test.py').write_text('')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    main, create = cartpole()
+    main['import_names'] = ['only_here_ray_test']
+    with pytest.raises(RegistryError, match=r"^a Ray worker on node 127.0.0.1: import_names: cannot import module "
+                                            r"'only_here_ray_test' .*; the learner imported it, so it is not importable "
+                                            r"there: .* every node of the cluster"):
+        parallel_pipeline((main, create), exp_dir=str(tmp_path / 'run'), backend='ray', ray_address=loopback_cluster,
+                          max_env_step=1000, progress=False)
+    assert not ray.is_initialized() and not (tmp_path / 'run').exists()
+
+
 def test_domain_randomization_reaches_the_ray_actors_envs(tmp_path, loopback_cluster, tb_scalars):
     """Each Ray actor's envs are built with their drawn parameters (a track 1-2 mm wide: the cart leaves it in a step
     or two), the evaluator's with the nominal ones (episodes of 8 steps or more)."""

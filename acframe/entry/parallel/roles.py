@@ -8,12 +8,14 @@ stepped through with a debugger and behaves like the others. Workers run their n
 from __future__ import annotations
 
 import copy
+import sys
 from typing import Any, Callable, Dict, Optional, Protocol
 
 import torch
 
 from ...envs import make_env_manager
 from ...envs.randomization import DomainRandomizer
+from ...errors import RegistryError
 from ...policy import create_policy
 from ...policy.base import batch_size
 from ...registry import import_names
@@ -113,8 +115,28 @@ def worker_config(cfg: Any) -> Any:
     """A worker's own copy of the config: its policy runs on the CPU, whatever the learner uses."""
     cfg = copy.deepcopy(cfg)
     cfg.policy.cuda = False
-    import_names(cfg.import_names)
+    try:
+        import_names(cfg.import_names)
+    except RegistryError as exc:
+        node = _ray_node()
+        if node is None:
+            raise
+        raise RegistryError(f"a Ray worker on node {node}: {exc}; the learner imported it, so it is not importable "
+                            f"there: import_names' modules must be importable on every node of the cluster (install "
+                            f"them, or start the cluster with a Ray runtime_env that ships them; docs/parallel.md)"
+                            ) from exc
     return cfg
+
+
+def _ray_node() -> Optional[str]:
+    """The address of the Ray node this process is a worker of, or None (not in a Ray worker)."""
+    ray = sys.modules.get('ray')
+    try:
+        if ray is None or not ray.is_initialized():
+            return None
+        return str(ray.util.get_node_ip_address())
+    except Exception:  # noqa: BLE001 - (another Ray's API: the error is said without the node)
+        return 'unknown'
 
 
 def actor_seed(cfg: Any, actor_id: int, incarnation: int) -> int:
