@@ -328,6 +328,8 @@ def test_an_env_failing_mid_run_writes_the_final_checkpoint_first_and_resume_con
     summary = json.loads((tmp_path / 'exp' / 'summary.json').read_text())
     assert summary['env_steps'] == state['env_step'] and summary['train_iters'] == state['train_iter']
     assert summary['stopped_by'] == err[len('acframe: error: '):].split('; the final checkpoint')[0], summary
+    if 'parallel.max_restarts=0' in args:  # it gave up: no restart was made (it said 1, the failure)
+        assert summary['actor_restarts'] == 0 and 'giving up after 0 restarts' in err, summary
     code, _, err = cli(['--resume', 'exp', '--import', 'fixtures.faulty_envs', '-q',
                         '--max-env-step', str(state['env_step'] + 40)], capsys)
     assert code == 0, err

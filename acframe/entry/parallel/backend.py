@@ -154,11 +154,11 @@ class Backend:
             raise EnvContractError(f"{who}: {error.message}")
         if error is not None and isinstance(error.exception, (PolicyError, ConfigError)):  # so does the same code
             raise type(error.exception)(f"{who}: {error.message}")
-        self.restarts += 1
         self.failures.append(f"{who} {reason}")
-        if self.restarts > self.max_restarts:
+        if self.restarts >= self.max_restarts:  # (``restarts`` counts the restarts made: summary.json's actor_restarts)
             raise EnvError(f"{who} {reason}; giving up after {self.max_restarts} restarts (parallel.max_restarts): "
                            f"fix the cause or raise parallel.max_restarts")
+        self.restarts += 1
         self.warn(f"[parallel] warning: {who} {reason}; restarting it (restart {self.restarts} of at most {self.max_restarts})")
 
 
