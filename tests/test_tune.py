@@ -324,6 +324,18 @@ def test_a_resumed_study_takes_overrides_as_a_dict_too(study):
         tune(resume=str(study), overrides={'env.stop_value': 123.0})
 
 
+def test_a_resume_refused_for_another_space_or_policy_names_the_difference(study):
+    """The space refusal quoted both whole spaces (~900 characters); another policy's config listed six changed keys
+    (its own defaults) and not the policy."""
+    from acframe.tune import tune
+
+    with pytest.raises(ConfigError, match=r"the study's space is \{'policy.learn.no_such_key': None\}, not "
+                                          r"\{'policy.learn.no_such_key': \['uniform', 0.0, 1.0\]\}; a study keeps"):
+        tune(resume=str(study), space={'policy.learn.no_such_key': ['uniform', 0.0, 1.0]})
+    with pytest.raises(ConfigError, match=r"the config given is of policy 'ppo', the study's of 'a2c'; resume without"):
+        tune('cartpole_ppo.py', resume=str(study))
+
+
 def test_a_trial_is_not_scored_by_its_untrained_weights():
     """The evaluation at env step 0 plays the untrained weights (251.10 on CartPole seed 0 for A2C, the same in
     every trial): a run's best is that of its evaluations after the start, by their score (with a confirmation's

@@ -199,18 +199,31 @@ def _resumed_settings(study_dir: str, config: Any, overrides: Sequence[Any], tri
         new = to_plain(compile_config(config if config is not None else _stored_input(settings['base_config']),
                                       override_list(overrides)))
         changed = config_differences(settings['base_config'], new)
+        if 'policy.type' in changed:  # (another algorithm: its keys differ too, which would hide the cause)
+            changed = ['policy.type']
+            said = (f"the config given is of policy '{new['policy']['type']}', the study's of "
+                    f"'{settings['base_config']['policy']['type']}'")
+        else:
+            said = f"the config given changes {', '.join(changed[:6])} of the study's"
         if changed:
-            raise ConfigError(f"--resume {study_dir}: the config given changes {', '.join(changed[:6])} of the study's; "
-                              f"resume without -c and overrides (the study keeps its config) or start a new --study-dir")
+            raise ConfigError(f"--resume {study_dir}: {said}; resume without -c and overrides (the study keeps its "
+                              f"config) or start a new --study-dir")
     if space_args[3]:
         given = dict(given, space=build_space(settings['base_config'], *space_args[:3]))
     for key in FIXED_SETTINGS:
         if given.get(key) is not None and given[key] != settings[key]:
-            raise ConfigError(f"--resume {study_dir}: the study's {key} is {settings[key]!r}, not {given[key]!r}; "
+            was, now = (settings[key], given[key]) if key != 'space' else _space_difference(settings[key], given[key])
+            raise ConfigError(f"--resume {study_dir}: the study's {key} is {was!r}, not {now!r}; "
                               f"a study keeps its settings (start a new --study-dir to change it)")
     if trials is not None:
         settings['trials'] = trials
     return settings
+
+
+def _space_difference(was: Mapping[str, Any], now: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The keys where two spaces differ, each side's (``None``: not in it): what a refusal quotes, not both whole."""
+    keys = [key for key in sorted(set(was) | set(now)) if was.get(key) != now.get(key)]
+    return {key: was.get(key) for key in keys}, {key: now.get(key) for key in keys}
 
 
 def _stored_input(base: Mapping[str, Any]) -> Any:
