@@ -285,6 +285,36 @@ def test_tune_flags_belong_to_tune_and_training_flags_not(capsys):
     assert '--seeds' in capsys.readouterr().err
     assert main(['-m', 'tune', '-c', 'cartpole_a2c.py']) == 2
     assert '--trials N is missing' in capsys.readouterr().err
+    assert main(['-m', 'tune', '-c', 'cartpole_a2c.py', '--trials', '1', '--backend', 'ray']) == 2
+    assert capsys.readouterr().err.strip() == ("acframe: error: --backend does not apply to -m tune; leave it out (trials "
+                                               "run the serial pipeline)")  # (it named --x too, which was not given)
+
+
+@pytest.mark.parametrize('arguments, message', [
+    (dict(seeds=0), "seeds=0 must be a list of whole numbers, e.g. seeds=0,1"),  # (TypeError: not iterable)
+    (dict(seeds=[0, 'x']), "seeds=[0, 'x'] must be a list of whole numbers"),
+    (dict(budget='abc'), "budget='abc' must be a whole number"),  # (ValueError: invalid literal for int())
+    (dict(budget=600.7), "budget=600.7 must be a whole number"),  # (cut to 600 without a word)
+    (dict(startup_trials=-1), "startup_trials=-1 must be >= 0"),  # (it named 'the warm-up reports' too)
+])
+def test_a_python_callers_bad_argument_is_one_error_naming_it(tmp_path, arguments, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        tune('cartpole_a2c.py', trials=1, study_dir=str(tmp_path / 'st'), **{'budget': 300, **arguments})
+    assert not (tmp_path / 'st').exists()
+    if arguments == dict(seeds=0):  # the CLI's form of an empty seed: refused, not skipped
+        with pytest.raises(SystemExit) as refused:  # (argparse's usage error)
+            main(['-m', 'tune', '-c', 'cartpole_a2c.py', '--trials', '1', '--seeds', '0,,1'])
+        assert refused.value.code == 2
+
+
+def test_an_override_of_a_parallel_key_the_trials_do_not_read_is_warned_about(tmp_path):
+    """The serial trials ignore parallel.actor_num, as a serial run does, which says so; -m tune said nothing."""
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'tune', '-c', 'cartpole_a2c.py', '--trials', '1',
+                          '--budget', '300', '--study-dir', str(tmp_path / 'st'), '-q', 'parallel.actor_num=4'],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert ("acframe: warning: parallel.actor_num is read by -m parallel only; this -m tune (serial trials) run "
+            "ignores it") in out.stderr
 
 
 def test_an_existing_study_is_not_overwritten(study, capsys):

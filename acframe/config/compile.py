@@ -692,6 +692,7 @@ def warn_idle_rnn_keys(cfg: dict, reference: dict, type_given: bool) -> None:
 _DATA_PARALLEL_KEYS = ('learner_num', 'learner_num_cpus', 'learner_backend', 'collective_timeout_s', 'start_method',
                        'start_timeout')  # (the last two: how a serial run's ranks 1..N-1 start)
 PARALLEL_KEYS_READ = {'serial': _DATA_PARALLEL_KEYS, 'serial_onpolicy': _DATA_PARALLEL_KEYS,
+                      'tune': _DATA_PARALLEL_KEYS,  # (its trials run the serial pipelines)
                       'async': ('async_worker_num', 'learner_num')}  # (learner_num: -m async refuses it)
 
 
@@ -713,7 +714,8 @@ def warn_idle_parallel_keys(overrides: Optional[Iterable[Any]], mode: str) -> No
 
 
 #: how messages name a pipeline
-MODE_NAMES = {'serial': 'serial', 'serial_onpolicy': 'serial', 'parallel': '-m parallel', 'async': '-m async'}
+MODE_NAMES = {'serial': 'serial', 'serial_onpolicy': 'serial', 'parallel': '-m parallel', 'async': '-m async',
+              'tune': '-m tune (serial trials)'}
 
 
 def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError
 
@@ -97,7 +97,8 @@ def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Unio
     from .study import STUDY_DB, Study, check_settings, check_trial_configs
 
     given = dict(pruner=pruner, startup_trials=startup_trials, warmup_reports=warmup_reports, reports=reports,
-                 sampler_seed=sampler_seed, budget=budget, seeds=None if seeds is None else [int(s) for s in seeds])
+                 sampler_seed=sampler_seed, budget=_whole('--budget', budget),
+                 seeds=None if seeds is None else _seed_list(seeds))
     space_given, space_use_default, source = None, True, 'the search space'
     if isinstance(space, (str, bytes)) or hasattr(space, '__fspath__'):
         source = f"--space {space}"
@@ -130,6 +131,8 @@ def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Unio
         from .space import default_space_source
         source = default_space_source(settings['base_config'])
     check_trial_configs(settings, source)  # before the first trial: a bad key or value is one line
+    from ..config.compile import warn_idle_parallel_keys
+    warn_idle_parallel_keys(overrides, 'tune')
     try:
         study = Study(study_dir, settings, resume is not None, echo or (lambda line: None), first_values, progress)
         return study.run()
@@ -137,6 +140,23 @@ def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Unio
         if 'database or disk is full' not in str(exc):
             raise
         raise OSError(errno.ENOSPC, 'No space left on device', os.path.join(study_dir, STUDY_DB)) from exc
+
+
+def _whole(flag: str, value: Any) -> Optional[int]:
+    """``value`` (a Python caller's argument) as an int: a whole number (1e5 too), or a ``ConfigError`` naming it."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise ConfigError(f"{flag} {value!r} must be a whole number, e.g. {flag} 20000")
+    return int(value)
+
+
+def _seed_list(seeds: Any) -> List[int]:
+    """``seeds`` (a Python caller's argument) as a list of ints, or a ``ConfigError`` naming it."""
+    if (isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence)
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)):
+        raise ConfigError(f"--seeds {seeds!r} must be a list of whole numbers, e.g. --seeds 0,1")
+    return [int(seed) for seed in seeds]
 
 
 def _new_settings(config: Any, overrides: Sequence[Any], trials: Optional[int], given: Dict[str, Any],

@@ -13,7 +13,7 @@ TUNE_FLAGS = (('trials', '--trials'), ('budget', '--budget'), ('space', '--space
 
 def _seeds(text: str) -> List[int]:
     try:
-        seeds = [int(part) for part in text.split(',') if part.strip()]
+        seeds = [int(part) for part in text.split(',')]  # (an empty item, '0,,1', is refused, not skipped)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid seeds: {text!r} (give whole numbers separated by commas, e.g. 0,1,2)")
     if not seeds:
@@ -59,8 +59,9 @@ def run_tune(args: argparse.Namespace) -> str:
             raise ConfigError(f"{flag} does not apply to -m tune{instead.get(flag, '')}; leave it out")
     if args.accept_config_change:
         raise ConfigError("--accept-config-change does not apply to -m tune: a resumed study keeps its config")
-    if args.backend != 'local' or args.x != 'env_steps':
-        raise ConfigError("--backend and --x do not apply to -m tune; leave them out (trials run the serial pipeline)")
+    for flag, off in (('--backend', args.backend != 'local'), ('--x', args.x != 'env_steps')):
+        if off:
+            raise ConfigError(f"{flag} does not apply to -m tune; leave it out (trials run the serial pipeline)")
     from . import tune
     from .study import best_line
 

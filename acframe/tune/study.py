@@ -396,8 +396,10 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         raise ConfigError(f"--pruner {settings['pruner']!r}: choose one of {', '.join(PRUNERS)}")
     if settings['reports'] < 1:
         raise ConfigError(f"reports {settings['reports']} must be >= 1 per run")
-    if settings['startup_trials'] < 0 or settings['warmup_reports'] < 0:
-        raise ConfigError("--startup-trials and the warm-up reports must be >= 0")
+    if settings['startup_trials'] < 0:
+        raise ConfigError(f"--startup-trials {settings['startup_trials']} must be >= 0")
+    if settings['warmup_reports'] < 0:
+        raise ConfigError(f"warmup_reports {settings['warmup_reports']} must be >= 0")
     if settings['budget'] < settings['reports']:
         raise ConfigError(f"--budget {settings['budget']} is below the {settings['reports']} reports per run; "
                           f"give at least {settings['reports']} env steps")
