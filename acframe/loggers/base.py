@@ -258,8 +258,12 @@ class BackendThread:
             busy = self.busy
             waiting = self._calls.qsize() - (1 if self._close_asked else 0)  # (the close request is not a call)
             what = f"still in {busy[0]}" if busy is not None else f"{waiting} calls still waiting"
-            return (f"did not finish within logger.timeout_s={self.timeout_s:g} s ({what}); what it was last given "
-                    f"may be missing")
+            if busy is not None and busy[0] == 'close':
+                return (f"did not finish within logger.timeout_s={self.timeout_s:g} s ({what}); what it had not "
+                        f"flushed may be missing")
+            lost = waiting + (1 if busy is not None else 0)  # (the call it is in, and those queued behind it)
+            return (f"did not finish within logger.timeout_s={self.timeout_s:g} s ({what}); the last {lost} "
+                    f"call{'s' if lost != 1 else ''} given to it (scalars, texts, videos) did not reach it")
         if self.error is not None:
             return f"failed ({_describe(self.error)}); what it was last given may be missing"
         if self.close_error is not None:
