@@ -278,7 +278,7 @@ class DomainRandomizer:
         self.history.append({'actor': int(actor_id), 'incarnation': int(incarnation), 'draw': k, 'redraw': redraw,
                              'env_step': int(env_step), 'seeds': [self.seed + k * self.num_envs + i for i in range(self.num_envs)],
                              'params': params})
-        self._report(f'actor{actor_id}', k, env_step, params)
+        self._report(f'actor{actor_id}', k, env_step, params, redraw)
         self._write_json()
 
     def after_collect(self, collector: Any, env_step: int) -> EnvManager:
@@ -319,9 +319,11 @@ class DomainRandomizer:
         self._report('collector', draw_index, env_step, params)
         self._write_json()
 
-    def _report(self, role: str, draw_index: int, env_step: int, params: List[Dict[str, Any]]) -> None:
+    def _report(self, role: str, draw_index: int, env_step: int, params: List[Dict[str, Any]], redraw: int = 0) -> None:
+        """The draw on the console (a parallel actor's ``redraw``-th re-draw of its env set says so) and in TensorBoard."""
         if self.echo is not None:
-            self.echo(f"[domain randomization] {role} draw {draw_index} at env step {env_step}:")
+            again = f" (re-draw {redraw})" if redraw else ''
+            self.echo(f"[domain randomization] {role} draw {draw_index}{again} at env step {env_step}:")
             for i, values in enumerate(params):
                 self.echo(f"  {role} env {i}: " + ' '.join(f"{k}={_short(v)}" for k, v in values.items()))
         if self.tb is not None:

@@ -147,3 +147,18 @@ def test_the_evaluator_can_be_randomized_too(tmp_path):
     assert len(evaluator) == 2 and evaluator != saved['collector'][0]['params'][:2]
     assert all(5.0 <= p['gravity'] <= 15.0 and 0.2 <= p['length'] <= 0.8 for p in evaluator)
     assert not any(math.isnan(p['gravity']) for p in evaluator)
+
+
+def test_a_parallel_actors_re_draw_is_reported_as_one():
+    """The learner's record of its actors' draws: a re-draw of actor 0's env set printed as 'draw 0' again."""
+    cfg = compile_config('cartpole_a2c.py', [
+        'env.domain_randomization.enable=True', 'env.domain_randomization.resample_every=2',
+        "env.domain_randomization.params.gravity={'dist': 'uniform', 'low': 9.0, 'high': 11.0, 'via': 'attribute'}"])
+    randomizer, said = DomainRandomizer.from_config(cfg), []
+    randomizer.attach(echo=said.append)
+    for step in (100, 200, 300):  # segments 1, 2, 3 of actor 0: its draw, then its first re-draw at the third
+        randomizer.note_actor_segment(0, 0, 1, step)
+    headers = [line for line in said if line.startswith('[domain randomization]')]
+    assert headers == ['[domain randomization] actor0 draw 0 at env step 100:',
+                       '[domain randomization] actor0 draw 0 (re-draw 1) at env step 300:']
+    assert [h['redraw'] for h in randomizer.history] == [0, 1]
