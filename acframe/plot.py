@@ -397,7 +397,10 @@ def _unique_labels(labels: List[str], configs: List[Dict[str, Any]]) -> List[str
         # parallel.actor_num) tells the runs apart less than the setting that made them differ
         keys.sort(key=lambda key: (_missing_or_none(old, key) or _missing_or_none(new, key), key))
         more = f" and {len(keys) - 1} more" if len(keys) > 1 else ''
-        result.append(f"{label} ({keys[0]}={str(repr(get_path(configs[index], keys[0])))[:24]}{more})")
+        # the first of those keys whose value no earlier label shows (two trials of a study share n_sample=64 and
+        # differ in the learning rate: one label for both was two curves in one legend entry)
+        named = (f"{label} ({key}={str(repr(get_path(configs[index], key)))[:24]}{more})" for key in keys)
+        result.append(next((text for text in named if text not in result), f"{label} #{seen[label]}"))
     return result
 
 

@@ -252,3 +252,10 @@ def test_a_run_logged_to_no_backend_plot_reads_is_warned_at_its_start_and_named_
     assert capsys.readouterr().err == (f"acframe: error: {run}: the run logged to no backend (logger.backends=[]), and "
                                        f"-m plot reads 'tensorboard' and 'jsonl' logs; add one of them to "
                                        f"logger.backends for the runs you will plot\n")
+
+
+def test_groups_that_share_the_first_differing_value_get_labels_of_their_own():
+    """Trials 1 and 6 of a study both differed from trial 0 first in n_sample=64 (and in their learning rates):
+    one label for two configs, two curves under one legend entry."""
+    configs = [{'n_sample': 128, 'rate': 1}, {'n_sample': 64, 'rate': 2}, {'n_sample': 64, 'rate': 3}]
+    assert _unique_labels(['a2c'] * 3, configs) == ['a2c', 'a2c (n_sample=64 and 1 more)', 'a2c (rate=3 and 1 more)']
