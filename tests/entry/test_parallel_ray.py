@@ -230,6 +230,27 @@ def test_a_module_the_ray_workers_cannot_import_is_named_as_theirs_in_one_line(t
     assert not ray.is_initialized() and not (tmp_path / 'run').exists()
 
 
+@pytest.mark.parametrize('overrides, message', [
+    ([('policy.cuda', True)], 'policy.cuda is True but CUDA is not available'),
+    ([('parallel.actor_num', 1), ('max_env_step', 100)], 'raise max_env_step to at least'),
+])
+def test_what_a_ray_run_refuses_without_its_cluster_is_refused_before_ray_starts(tmp_path, monkeypatch, overrides,
+                                                                                  message):
+    """The learner's CUDA and the budget's arithmetic (actor_num given) need no cluster: they came after a Ray
+    start-up (about 15 s here) that the run then tore down."""
+    if ('policy.cuda', True) in overrides and torch.cuda.is_available():
+        pytest.skip('CUDA is available here')
+    from acframe.entry.parallel import ray_backend
+
+    def no_cluster(address):
+        raise AssertionError('the run connected to Ray before refusing its config')
+    monkeypatch.setattr(ray_backend, 'connect', no_cluster)
+    with pytest.raises(ConfigError, match=message):
+        parallel_pipeline(cartpole(), exp_dir=str(tmp_path / 'run'), backend='ray', overrides=overrides,
+                          progress=False)
+    assert not (tmp_path / 'run').exists()
+
+
 def test_domain_randomization_reaches_the_ray_actors_envs(tmp_path, loopback_cluster, tb_scalars):
     """Each Ray actor's envs are built with their drawn parameters (a track 1-2 mm wide: the cart leaves it in a step
     or two), the evaluator's with the nominal ones (episodes of 8 steps or more)."""

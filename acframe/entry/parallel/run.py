@@ -180,6 +180,16 @@ def resolve_steps_per_update(cfg: Any) -> float:
     return env_steps_per_collection(cfg) / updates
 
 
+def check_before_the_cluster(cfg: Any, sync: bool, resume: bool, data_parallel: Any) -> None:
+    """What a Ray run refuses without its cluster, checked before it connects (or starts one): the learner's
+    ``policy.cuda`` on a machine without CUDA, and with ``parallel.actor_num`` given, the budget's arithmetic."""
+    if cfg.policy.get('cuda') and not torch.cuda.is_available():
+        raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
+    if cfg.parallel.actor_num is not None and not resume and data_parallel is None:
+        from ..budget import check_learning_budget
+        check_learning_budget(cfg, 'parallel', int(cfg.parallel.actor_num), sync)
+
+
 def resolve_actor_num(cfg: Any, backend: str, ray: Any = None) -> int:
     """``parallel.actor_num``, or by default one actor per core this process may use (its affinity mask: ``taskset``
     or a container's CPU set; Ray: as many as the cluster's CPUs hold; with ``parallel.learner_num`` = N
@@ -211,6 +221,7 @@ class ParallelRun(RunBase):
         self.backend: Optional[Backend] = None
         self._ray, self._owns_ray = None, False
         if backend == 'ray':
+            check_before_the_cluster(cfg, self.sync, resume, data_parallel)  # (a Ray start-up takes ~15 s)
             from .ray_backend import connect
             self._ray, self._owns_ray = connect(ray_address)
         self._learner_hooks = learner_hooks
