@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError
@@ -118,8 +119,13 @@ def warn(text: str) -> None:
 
 
 def _describe(exc: BaseException) -> str:
+    """``Type: first line`` of what a backend raised, and where in the user's code (a backend of one's own)."""
+    from ..errors import is_user_file, user_frame
+
     text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    said = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
+    return f"{said}; at {user_frame(exc.__traceback__)}" if any(is_user_file(f.filename) for f in frames) else said
 
 
 #: calls a threaded backend may have waiting; with more, the run waits for room (at most ``logger.timeout_s``)
