@@ -107,8 +107,11 @@ def user_code_error(exc: BaseException, what: str) -> Optional['PolicyError']:
     """A one-line ``PolicyError`` for ``exc`` when user code raised it (a frame of its traceback is user code: a
     plugin's ``_forward_learn``, say), naming that file and line; None when only acframe and the libraries it uses
     are in the traceback (an acframe bug: its traceback is the report)."""
+    if isinstance(exc, StopTraining):  # (a hook's is taken by ``Learner.call_hook`` before it gets here)
+        return PolicyError(f"{what} raised acframe.StopTraining{f' ({exc})' if str(exc) else ''}; a run is ended early "
+                           f"by a hook raising it (a learner, collector or evaluator hook: docs/logging.md)")
     frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
-    if isinstance(exc, (AcframeError, StopTraining)) or not any(is_user_file(f.filename) for f in frames):
+    if isinstance(exc, AcframeError) or not any(is_user_file(f.filename) for f in frames):
         return None
     return PolicyError(f"{what} raised {describe_raised(exc)}")
 

@@ -475,9 +475,10 @@ def test_a_batch_of_a_user_buffer_that_the_learn_mode_cannot_read_is_one_line_na
               f'policy.other.replay_buffer.type={buffer}')
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1 and 'Traceback' not in out.stderr, out.stderr
-    assert lines[0].startswith(f"acframe: error: replay buffer '{buffer}' (user_buffers.") and \
-        "sampled a batch the policy's learn mode could not read (" in lines[0], lines
-    assert 'time-major (docs/replay.md, "The contract")' in lines[0] and '.pyx' not in lines[0]
+    assert lines[0].startswith(f"acframe: error: the policy's learn mode could not read a batch of replay buffer "
+                               f"'{buffer}' (user_buffers."), lines
+    assert 'follows the contract' in lines[0] and 'time-major (docs/replay.md, "The contract")' in lines[0]
+    assert '.pyx' not in lines[0]
 
 
 @pytest.mark.parametrize('mode', [[], ['-m', 'parallel', '--backend', 'inline']], ids=['serial', 'parallel'])

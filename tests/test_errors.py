@@ -2,7 +2,7 @@
 import os
 
 import acframe
-from acframe.errors import innermost_user_frame, is_user_file
+from acframe.errors import PolicyError, StopTraining, innermost_user_frame, is_user_file, user_code_error
 
 
 def test_user_files_are_those_of_no_library(tmp_path):
@@ -21,3 +21,10 @@ def test_the_innermost_user_frame_is_named_past_library_frames(tmp_path):
     open(mine, 'w').close()
     frames = [(mine, 12, 'sample'), ('treevalue/tree/func/cfunc.pyx', 76, '_c_func_treelize_run')]
     assert innermost_user_frame(frames) == f"{mine}:12 in sample"
+
+
+def test_stop_training_raised_by_what_is_no_hook_is_one_line_saying_who_may_raise_it():
+    error = user_code_error(StopTraining('loss plateau'), "the policy's learn mode")
+    assert isinstance(error, PolicyError) and str(error) == (
+        "the policy's learn mode raised acframe.StopTraining (loss plateau); a run is ended early by a hook raising it "
+        "(a learner, collector or evaluator hook: docs/logging.md)")

@@ -132,6 +132,25 @@ class NoRun(LoggerBackend):
         pass
 
 
+@LOGGER_REGISTRY.register('odd_but_fine_seam')
+class OddButFine(LoggerBackend):
+    """Methods of other forms that take what the run passes: refused by the first signature check."""
+
+    def __init__(self, run, *extra, **options):
+        super().__init__(run)
+
+    def log_scalar(self, *args, **kwargs):
+        pass
+
+    @staticmethod
+    def close():
+        pass
+
+    @classmethod
+    def run_record(cls):
+        return None
+
+
 @HOOK_REGISTRY.register('stop_at_iter_seam')
 class StopAtIter(LearnerHook):
     """An early stop of the user's: the run ends once `at` gradient steps are made."""
@@ -143,6 +162,26 @@ class StopAtIter(LearnerHook):
         if learner.train_iter >= self.at:
             from acframe import StopTraining
             raise StopTraining(f'{self.at} steps are enough')
+
+
+@HOOK_REGISTRY.register('stop_on_rank1_seam')
+class StopOnRank1(LearnerHook):
+    """A data-parallel rank > 0 (its learner writes no folder) asks to stop: each rank's hooks see its own numbers."""
+
+    def after_iter(self, learner, info):
+        if learner.exp_dir is None and learner.train_iter >= 10:
+            from acframe import StopTraining
+            raise StopTraining('rank 1 has seen enough')
+
+
+@HOOK_REGISTRY.register('stop_at_the_end_seam')
+class StopAtTheEnd(EvaluatorHook):
+    """Raises at every evaluation from env step 1000 on: with a budget of 1000, only at the final one."""
+
+    def after_evaluate(self, result):
+        if result['env_step'] >= 1000:
+            from acframe import StopTraining
+            raise StopTraining('too late')
 
 
 @HOOK_REGISTRY.register('stop_after_collect_seam')
@@ -465,3 +504,38 @@ def test_a_collector_hook_stops_the_run_too_and_sys_exit_in_a_hook_is_one_line(t
     assert lines[0].startswith("acframe: error: the hook Exit.after_iter called sys.exit(0); a hook ends the run by "
                                "raising acframe.StopTraining(reason)")
 
+
+
+def test_backend_methods_of_other_forms_that_take_the_runs_arguments_are_accepted(tmp_path, user_module):
+    """*args/**kwargs, a staticmethod close(), a classmethod run_record(): each takes what the run passes."""
+    cfg = write_config(tmp_path, ['tensorboard', 'odd_but_fine_seam'])
+    out = cli(user_module, '-c', cfg, '--exp-dir', tmp_path / 'run', '--max-env-step', '400', '-q')
+    assert out.returncode == 0 and 'odd_but_fine_seam' not in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize('config, mode', [('cartpole_ppo.py', []),
+                                          ('cartpole_impala.py', ['-m', 'parallel', 'parallel.actor_num=2'])],
+                         ids=['serial', 'parallel'])
+def test_a_hook_on_a_data_parallel_rank_other_than_0_ends_the_run_as_its_own_would(tmp_path, user_module, config, mode):
+    """Every rank stopped, but rank 0 knew nothing of why: no final evaluation (serial), no stopped_by, and -m parallel
+    said a rank 'can train no more' as its share was collected."""
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', config, '--exp-dir', run, '--max-env-step', '100000', '-q', *mode,
+              'parallel.learner_num=2', "import_names=['user_trackers']",
+              "policy.learn.learner.hooks=['stop_on_rank1_seam']")
+    assert out.returncode == 0, out.stderr
+    assert 'stopped by a hook on another data-parallel rank: ' in out.stdout and 'can train no more' not in out.stderr
+    with open(run / 'summary.json') as f:
+        summary = json.load(f)
+    assert summary['stopped_by'] == 'a hook on another data-parallel rank' and summary['env_steps'] < 100000
+    evals = [s for s in read_scalars(str(run / 'log')) if s.tag == 'evaluator/return_mean_by_iter']
+    assert evals[-1].step == summary['train_iters']  # the final weights evaluated
+
+
+def test_a_hook_asking_to_stop_at_the_final_evaluation_of_a_spent_budget_is_not_what_ended_the_run(tmp_path, user_module):
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', 'cartpole_ppo.py', '--exp-dir', run, '--max-env-step', '1000', '-q',
+              "import_names=['user_trackers']", "policy.eval.evaluator.hooks=['stop_at_the_end_seam']")
+    assert out.returncode == 0 and '[acframe] stopped: 1000 env steps' in out.stdout, out.stdout + out.stderr
+    with open(run / 'summary.json') as f:
+        assert 'stopped_by' not in json.load(f)

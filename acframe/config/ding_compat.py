@@ -297,7 +297,7 @@ def _drop_dizoo(names: List[str]) -> List[str]:
         logger.warning("acframe: note: DI-engine's %s not imported: acframe builds these envs itself with gymnasium",
                        ', '.join(envs))
     if set(dizoo) - set(envs):
-        logger.warning("acframe: note: DI-engine's %s not imported: acframe has its own policies and env managers",
+        logger.warning("acframe: note: DI-engine's %s not imported: acframe has its own policies, env managers and replay buffers",
                        ', '.join(sorted(set(dizoo) - set(envs))))
     kept = []
     for name in names:
@@ -816,7 +816,7 @@ def _drop_unused(main: dict, policy_type: str, valid: Dict[str, Any]) -> List[st
         if path.startswith('create_config.') or path in valid or get_path(main, path) is MISSING:
             continue
         near = DING_DICT_KEYS_NEAR_LISTS.get(path)
-        if near is not None and isinstance(get_path(main, path), (list, tuple)):
+        if near is not None and isinstance(get_path(main, path), (list, tuple)) and get_path(main, path):
             raise ConfigError(f"config key '{path}' = {get_path(main, path)!r} is a list, and DI-engine's {path} is a "
                               f"dict of settings; did you mean '{near}'?")
         if any(v.startswith(path + '.') for v in valid):

@@ -300,19 +300,23 @@ class DataParallel:
         return not self._flags([not flag], 'a replay decision')[0]
 
     def end_turn(self, run: Any, stop: bool, count: int = 0) -> bool:
-        """The start of every turn of the loop: True on every rank when rank 0 stops (solved, out of budget) or a rank
-        holds a Ctrl-C or SIGTERM (raised on that rank when its loop ends: ``deferred``). The same all-reduce sums the
+        """The start of every turn of the loop: True on every rank when rank 0 stops (solved, out of budget), a rank's
+        hook asked to (``StopTraining``: every rank's learner then holds the request) or a rank holds a Ctrl-C or
+        SIGTERM (raised on that rank when its loop ends: ``deferred``). The same all-reduce sums the
         ranks' ``count`` (the parallel pipeline: each rank's actors' env steps) into ``self.total_count``."""
         import torch.distributed as dist
 
         signum = pending_signum()  # the interrupt this rank holds (0: none)
         held = signum != 0
         kinds = (signal.SIGINT,) + TERMINATING  # how many ranks hold each kind of interrupt
-        sums = torch.tensor([float(stop), float(held), float(count)] + [float(signum == kind) for kind in kinds],
-                            dtype=torch.float64, device=self.device)
+        hook_stop = run.learner.stop_requested is not None  # (a hook's StopTraining, on this rank)
+        sums = torch.tensor([float(stop), float(held), float(count), float(hook_stop)]
+                            + [float(signum == kind) for kind in kinds], dtype=torch.float64, device=self.device)
         self._collective('the end of a turn', lambda: dist.all_reduce(sums))
-        stop, interrupted, total, *held_kinds = (int(v) for v in sums.tolist())
+        stop, interrupted, total, hook_stops, *held_kinds = (int(v) for v in sums.tolist())
         self.total_count = total
+        if hook_stops and not hook_stop:  # every rank ends, and rank 0's summary and result line say why
+            run.learner.request_stop('a hook on another data-parallel rank')
         if interrupted and not held and not run.interrupted:
             run.interrupted = True
             run.progress.message('[acframe] a data-parallel rank was interrupted: writing the final checkpoint and summary')
@@ -321,7 +325,7 @@ class DataParallel:
             seen = [kind for kind, n in zip(kinds, held_kinds) if n]
             kind = seen[0] if len(seen) == 1 else signal.SIGTERM
             run.other_interrupt = interrupt_for(int(kind), 'a data-parallel rank')
-        return stop > 0 or interrupted > 0
+        return stop > 0 or interrupted > 0 or hook_stops > 0
 
     def broadcast_module(self, module: torch.nn.Module) -> None:
         """Give every rank rank 0's weights and buffers."""
@@ -520,7 +524,7 @@ def run_rank(rank: int, host: str, port: int, loop: Callable[[Any], None], cfg: 
     ``RayRanks``: a Ray actor): join the group at ``host:port``, build its share of the run (``make_run``) and drive the
     loop in step with rank 0; it writes nothing. Its error goes to ``report`` as one line (before it leaves the group);
     returns False when it failed."""
-    from ..registry import import_names
+    from .parallel.roles import import_worker_modules
 
     group = DataParallel(cfg, rank, port, parent_pid=parent_pid, host=host, gpu=gpu)
     try:
@@ -528,7 +532,7 @@ def run_rank(rank: int, host: str, port: int, loop: Callable[[Any], None], cfg: 
         # a spawned rank (or a Ray actor) starts with none of the user's modules that rank 0 imported: their envs,
         # models and policies are registered here, as a parallel actor's are (after joining: a module that fails
         # here ends the group at rank 0's next collective, not at the end of its wait to join)
-        import_names(cfg.import_names, refuse_under=(exp_dir,) if exp_dir else ())
+        import_worker_modules(cfg.import_names, refuse_under=(exp_dir,) if exp_dir else ())
         run = make_run(group, False, ())
         group.exp_dir = exp_dir
         run.drive(_deferred(loop))

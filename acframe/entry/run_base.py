@@ -321,7 +321,8 @@ class RunBase:
         return {}
 
     def _ending(self) -> str:
-        """How the run ended, as its result line starts: solved, interrupted (Ctrl-C, SIGTERM) or stopped (a budget)."""
+        """How the run ended, as its result line starts: solved, interrupted (Ctrl-C, SIGTERM), stopped by a hook
+        (``StopTraining``) or stopped (a budget)."""
         return ('solved' if self.solved else 'interrupted' if self.interrupted else
                 f"stopped by {self.learner.stop_requested}" if self.learner.stop_requested else 'stopped')
 
@@ -366,10 +367,13 @@ class RunBase:
             self.warn(f"[acframe] warning: logger.backends={list(cfg.logger.backends)} has neither 'tensorboard' nor "
                       f"'jsonl', the logs -m plot reads: the run draws no curves.svg and -m plot cannot draw it")
         config_hooks = hooks_from_config(cfg.policy.learn.learner.get('hooks', []))
-        if cfg.policy.learn.get('lr_decay_iters') and any(isinstance(h, LinearLRDecayHook) for h in config_hooks):
+        given = list(getattr(self, '_learner_hooks', ()))  # (a script's learner_hooks=[...])
+        if cfg.policy.learn.get('lr_decay_iters') and any(isinstance(h, LinearLRDecayHook) for h in config_hooks + given):
+            where = 'policy.learn.learner.hooks names' if any(isinstance(h, LinearLRDecayHook) for h in config_hooks) \
+                else 'learner_hooks holds'
             raise ConfigError(f"policy.learn.lr_decay_iters={cfg.policy.learn.lr_decay_iters} adds a linear learning "
-                              f"rate decay and policy.learn.learner.hooks names another (linear_lr_decay): both would "
-                              f"set the learning rate, the later one winning; keep one")
+                              f"rate decay and {where} another (LinearLRDecayHook): both would set the learning rate, "
+                              f"the later one winning; keep one")
         self.collector_hooks = hooks_from_config(cfg.policy.collect.get('hooks', []), 'policy.collect.hooks', CollectorHook)
         self.evaluator_hooks = hooks_from_config(cfg.policy.eval.evaluator.get('hooks', []), 'policy.eval.evaluator.hooks',
                                                  EvaluatorHook)
@@ -537,11 +541,14 @@ class RunBase:
 
     # ---- budgets and evaluations -------------------------------------------------------------------
     def budget_left(self) -> bool:
-        """True while the budget lasts; every pipeline's loop asks once per turn, so it also raises a Ctrl-C or
-        SIGTERM that Python swallowed on its way (``acframe.signals.raise_swallowed_interrupt``)."""
+        """True while the budget lasts and no hook asked the run to end (``learner.stop_requested``); every pipeline's
+        loop asks once per turn, so it also raises a Ctrl-C or SIGTERM that Python swallowed on its way
+        (``acframe.signals.raise_swallowed_interrupt``)."""
         raise_swallowed_interrupt()
-        return (self.env_step < self.cfg.max_env_step and self.learner.train_iter < self.cfg.max_train_iter
-                and self.learner.stop_requested is None)
+        if self.env_step >= self.cfg.max_env_step or self.learner.train_iter >= self.cfg.max_train_iter:
+            self.learner.stops_closed = True  # (the budget ends it: a hook at its final evaluation does not)
+            return False
+        return self.learner.stop_requested is None
 
     def save_best(self, value: float, weights: Dict[str, torch.Tensor], train_iter: int, env_step: int) -> None:
         """``ckpt_best.pth``: the weights that scored ``value``, the best evaluation so far."""
@@ -572,6 +579,7 @@ class RunBase:
                                   f"± {confirm['std']:.2f} (min {confirm['min']:.2f}, max {confirm['max']:.2f}) -> {verdict}")
         if solved:
             self.solved = True
+            self.learner.stops_closed = True  # (solved ends it: a hook's request now is not what did)
         score = eval_score(mean, len(returns), confirm) if len(returns) else mean
         self.learner.after_eval(train_iter, env_step, mean, self.evals.best_return, solved, score)
         if self.evaluator_hooks:

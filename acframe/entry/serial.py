@@ -235,7 +235,12 @@ class SerialRun(RunBase):
         unless they just were). Data-parallel learners: rank 0 decides (it evaluates), and every rank learns it."""
         if self.ddp is None:
             return self._done()
-        return self.ddp.end_turn(self, self._done() if self.writes else not self.budget_left())
+        own = self._done() if self.writes else not self.budget_left()
+        stop = self.ddp.end_turn(self, own)
+        if stop and not own and self.writes and self.learner.stop_requested is not None and not self.interrupted:
+            # another rank's hook ended the run: rank 0 evaluates the final weights, as at the end of its budget
+            self.maybe_evaluate(force=self.evals.last_eval_iter != self.learner.train_iter)
+        return stop
 
     def all_ranks(self, flag: bool) -> bool:
         """``flag`` held on every data-parallel rank (``flag`` itself with one learner)."""

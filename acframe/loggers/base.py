@@ -421,7 +421,7 @@ def check_loggers(cfg: Any, exp_dir: Optional[str] = None) -> List[type]:
 
 
 #: how the run calls a backend's methods (a user's that take other arguments failed at the first call, dropped)
-BACKEND_CALLS = {'__init__': ('run',), 'log_scalar': ('tag', 'value', 'step', 'wall_time'),
+BACKEND_CALLS: Dict[str, Tuple[str, ...]] = {'__init__': ('run',), 'log_scalar': ('tag', 'value', 'step', 'wall_time'),
                  'log_text': ('tag', 'text', 'step', 'wall_time'), 'log_video': ('tag', 'path', 'step'),
                  'run_record': (), 'close': ()}
 
@@ -432,8 +432,15 @@ def _check_signatures(name: str, cls: type) -> None:
         function = getattr(cls, method, None)
         if function is None or getattr(LoggerBackend, method, None) is function:
             continue
+        static = inspect.getattr_static(cls, method)
+        if isinstance(static, (staticmethod, classmethod)):
+            bound = args  # (called on the instance: no self, or the class already bound)
+        elif inspect.isfunction(static):
+            bound = (None,) + tuple(args)
+        else:  # a callable object, a descriptor of one's own: not read here
+            continue
         try:
-            inspect.signature(function).bind(None, *args)
+            inspect.signature(function).bind(*bound)
         except TypeError:
             shown = f"{method}(self{''.join(', ' + a for a in args)})"
             raise ConfigError(f"logger.backends: '{name}' ({cls.__name__}.{method}{inspect.signature(function)}) cannot "
@@ -444,19 +451,19 @@ def _check_signatures(name: str, cls: type) -> None:
 
 
 def check_option_names(cfg: Any) -> None:
-    """A ``ConfigError`` for ``logger.options`` keyed by a name no backend is registered under (a misspelling, which
-    left the backend on its defaults without a word); a registered backend's options may stay in a config that does
-    not use it this time."""
+    """A ``ConfigError`` for ``logger.options`` keyed by a near miss of a backend's name (a misspelling, which left the
+    backend on its defaults without a word); the options of a backend this run does not use (its module perhaps not
+    imported) may stay in the config."""
     options = cfg.logger.get('options') or {}
     if not isinstance(options, Mapping):
         raise ConfigError(f"config key 'logger.options' = {options!r} must be a dict of backend name -> its options")
     used = backend_names(cfg)
     for key in options:
-        if key not in used and key not in LOGGER_REGISTRY:
-            near = closest(str(key), used + LOGGER_REGISTRY.names())
-            raise ConfigError(f"logger.options.{key} names no logger backend"
-                              + (f"; did you mean '{near}'?" if near else
-                                 f" (logger.backends: {used}); name a backend's options by its registered name"))
+        if key in used or key in LOGGER_REGISTRY:
+            continue
+        near = closest(str(key), used + LOGGER_REGISTRY.names())
+        if near:  # (a backend whose module this run does not import may keep its options: only a near miss is refused)
+            raise ConfigError(f"logger.options.{key} names no logger backend; did you mean '{near}'?")
 
 
 def _check_outside(exp_dir: str, folders: Sequence[Tuple[str, str]]) -> None:

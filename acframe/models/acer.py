@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 import torch
 import torch.nn as nn
@@ -39,7 +39,8 @@ class ACERDiscrete(RecurrentTrunk, nn.Module):
         encoder_hidden_size_list: hidden sizes of the body MLP (after the conv layers of an image encoder).
         encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
         encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
-        image_layout: how 3-D image observations are read, ``'auto'``, ``'chw'`` or ``'hwc'`` (as ``VAC``'s).
+        image_layout: how 3-D image observations are read, ``'auto'``, ``'chw'``, ``'hwc'`` or a dict of them by
+            image key (as ``VAC``'s).
         vector_encoder: Dict observations: what their vector keys (concatenated) go through, ``'mlp'`` or ``'identity'``.
         vector_hidden_size_list: Dict observations: hidden sizes of the ``'mlp'`` vector encoder.
         share_encoder: one body for the policy and Q heads (True) or a body each (False).
@@ -67,7 +68,7 @@ class ACERDiscrete(RecurrentTrunk, nn.Module):
                  encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
                  vector_hidden_size_list: Sequence[int] = (64,), obs_norm: bool = False,
                  obs_norm_clip: float = 10.0, rnn: Optional[Mapping[str, Any]] = None,
-                 image_layout: str = 'auto') -> None:
+                 image_layout: Union[str, Mapping[str, str]] = 'auto') -> None:
         super().__init__()
         _check_space('acer_q', action_space, 'discrete')
         n_actions = int(action_shape)
@@ -161,7 +162,8 @@ class ACERSDN(RecurrentTrunk, nn.Module):
         encoder_hidden_size_list: hidden sizes of the body MLP(s) (after the conv layers of an image encoder).
         encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
         encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
-        image_layout: how 3-D image observations are read, ``'auto'``, ``'chw'`` or ``'hwc'`` (as ``VAC``'s).
+        image_layout: how 3-D image observations are read, ``'auto'``, ``'chw'``, ``'hwc'`` or a dict of them by
+            image key (as ``VAC``'s).
         vector_encoder: Dict observations: what their vector keys (concatenated) go through, ``'mlp'`` or ``'identity'``.
         vector_hidden_size_list: Dict observations: hidden sizes of the ``'mlp'`` vector encoder.
         share_encoder: one body for the policy and the critic (True) or a body each (False).
@@ -196,7 +198,7 @@ class ACERSDN(RecurrentTrunk, nn.Module):
                  encoder_channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
                  vector_hidden_size_list: Sequence[int] = (64,), obs_norm: bool = False,
                  obs_norm_clip: float = 10.0, rnn: Optional[Mapping[str, Any]] = None,
-                 image_layout: str = 'auto') -> None:
+                 image_layout: Union[str, Mapping[str, str]] = 'auto') -> None:
         super().__init__()
         _check_space('acer_sdn', action_space, 'continuous')
         if sigma_type not in ('independent', 'conditioned'):

@@ -12,9 +12,9 @@
 
 Image observations are ``(C, H, W)`` (channels first, as gymnasium's ``FrameStackObservation`` of grey frames
 gives), ``(H, W)`` (one channel) or ``(H, W, C)`` with ``C <= 4`` (channels last, e.g. RGB); ``image_layout``
-(``policy.model.image_layout``: ``'auto'``, ``'chw'`` or ``'hwc'``) says which for other shapes. ``'auto'`` refuses
-a shape whose last dim is the smallest and more than 4 (``(64, 64, 6)``: six channels last, or 64 channels of
-64×6?) rather than guess. They may carry any
+(``policy.model.image_layout``: ``'auto'``, ``'chw'`` or ``'hwc'``, or a dict of them by image key of a Dict
+observation) says which for other shapes. ``'auto'`` refuses the shapes it cannot tell (``(64, 64, 6)``: six
+channels last, or 64 channels of 64×6? ``(3, 3, 3)``?) rather than guess. They may carry any
 leading dims (``(T, B, C, H, W)``). ``uint8`` images are converted to float in ``[0, 1]`` (``/255``) inside
 the encoder, on the model's device, so they stay uint8 — 4× smaller — everywhere before it.
 
@@ -46,9 +46,10 @@ def image_layout(obs_shape: Sequence[int], layout: str = 'auto') -> Tuple[Tuple[
     """``((C, H, W), layout)`` of an image observation shape; layout is ``'chw'``, ``'hw'`` or ``'hwc'``.
 
     ``layout`` (``policy.model.image_layout``) ``'chw'`` or ``'hwc'`` says how a 3-D shape is read; ``'auto'`` reads
-    ``(H, W, C)`` when ``C <= 4 < H`` (RGB, RGBA) and ``(C, H, W)`` otherwise, and refuses (``ValueError``) a shape
-    whose last dim is more than 4 and smaller than both others, e.g. ``(64, 64, 6)``: more channels than RGB kept
-    last, which read channels-first would train on 64 "channels" 6 pixels wide without a word."""
+    ``(H, W, C)`` when ``C <= 4 < H`` (RGB, RGBA) and ``(C, H, W)`` otherwise, and refuses (``ValueError``) the shapes
+    it cannot tell: a last dim more than 4 and smaller than both others, e.g. ``(64, 64, 6)`` (more channels than
+    RGB kept last, which read channels-first would train on 64 "channels" 6 pixels wide without a word), and a first
+    and a last dim both at most 4, e.g. ``(3, 3, 3)`` (a 3×3 RGB view, or 3 channels of 3×3)."""
     if layout not in IMAGE_LAYOUTS:
         raise ValueError(f"policy.model.image_layout = {layout!r} is not one of {IMAGE_LAYOUTS}")
     shape = tuple(int(s) for s in obs_shape)
@@ -57,7 +58,7 @@ def image_layout(obs_shape: Sequence[int], layout: str = 'auto') -> Tuple[Tuple[
     if len(shape) != 3:
         raise ValueError(f"an image observation is (C, H, W), (H, W) or (H, W, C); got shape {list(shape)}")
     if layout == 'auto':
-        if shape[0] > 4 < shape[2] < min(shape[0], shape[1]):
+        if shape[0] > 4 < shape[2] < min(shape[0], shape[1]) or (shape[0] <= 4 and shape[2] <= 4):
             raise ValueError(
                 f"image observations of shape {list(shape)} may be channels-last (H={shape[0]}, W={shape[1]}, "
                 f"C={shape[2]}) or channels-first (C={shape[0]}, H={shape[1]}, W={shape[2]}): set "
@@ -66,6 +67,18 @@ def image_layout(obs_shape: Sequence[int], layout: str = 'auto') -> Tuple[Tuple[
     if layout == 'hwc':
         return (shape[2], shape[0], shape[1]), 'hwc'
     return shape, 'chw'
+
+
+def key_layouts(image_keys: Sequence[str], layout: Union[str, Mapping[str, str]]) -> Dict[str, str]:
+    """The layout of each image key of a Dict observation: ``layout`` for all, or per key from a dict (``'auto'``
+    for a key it leaves out); a key that is no image key of the observation is refused, naming them."""
+    if not isinstance(layout, Mapping):
+        return {key: layout for key in image_keys}
+    unknown = sorted(set(layout) - set(image_keys))
+    if unknown:
+        raise ValueError(f"policy.model.image_layout names {unknown}, which are not image keys of the observation "
+                         f"(its image keys: {list(image_keys)})")
+    return {key: layout.get(key, 'auto') for key in image_keys}
 
 
 class _ResidualBlock(nn.Module):
@@ -175,7 +188,7 @@ class DictEncoder(nn.Module):
 
     def __init__(self, obs_shape: Mapping[str, Any], encoder: str, hidden_size_list: Sequence[int], activation: str,
                  channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
-                 vector_hidden_size_list: Sequence[int] = (64,), image_layout: str = 'auto') -> None:
+                 vector_hidden_size_list: Sequence[int] = (64,), layout: Union[str, Mapping[str, str]] = 'auto') -> None:
         super().__init__()
         images, vectors = dict_layout(obs_shape)
         if vector_encoder not in VECTOR_ENCODERS:
@@ -186,8 +199,9 @@ class DictEncoder(nn.Module):
                              f"'nature_cnn' or 'impala_resnet' (the conv encoder of a Dict observation's image keys)")
         self.image_keys = list(images)
         self.vector_keys = list(vectors)
+        layouts = key_layouts(self.image_keys, layout)
         self.images = nn.ModuleDict({k: ImageEncoder(shape, encoder, hidden_size_list, activation, channels,
-                                                    image_layout) for k, shape in images.items()})
+                                                    layouts[k]) for k, shape in images.items()})
         size = sum(vectors.values())
         hidden = list(vector_hidden_size_list) if vector_encoder == 'mlp' else []
         self.vector = mlp(size, hidden, activation) if vectors else None
@@ -204,10 +218,12 @@ class DictEncoder(nn.Module):
 def build_encoder(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], encoder: str = 'mlp',
                   hidden_size_list: Sequence[int] = (64, 64), activation: str = 'tanh',
                   channels: Optional[Sequence[int]] = None, vector_encoder: str = 'mlp',
-                  vector_hidden_size_list: Sequence[int] = (64,), image_layout: str = 'auto') -> Tuple[nn.Module, int]:
+                  vector_hidden_size_list: Sequence[int] = (64,),
+                  layout: Union[str, Mapping[str, str]] = 'auto') -> Tuple[nn.Module, int]:
     """``(module, feature size)`` of the encoder named ``encoder`` (None: ``'mlp'``) for observations of ``obs_shape``
     (a dict ``{key: shape}`` for Dict observations: a ``DictEncoder``, its vector keys through ``vector_encoder``);
-    ``image_layout`` says how 3-D images are read (``image_layout()``)."""
+    ``layout`` (``policy.model.image_layout``) says how 3-D images are read (``image_layout()``): one for all, or a
+    dict ``{image key: layout}`` for a Dict observation's (``key_layouts``)."""
     encoder = encoder or 'mlp'
     if encoder not in ENCODERS:
         raise ValueError(f"policy.model.encoder '{encoder}' is not one of {ENCODERS}")
@@ -217,7 +233,7 @@ def build_encoder(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], encod
         check_layer_sizes(channels, 'encoder_channels', empty='a CNN of no convolution')
     if isinstance(obs_shape, Mapping):
         module = DictEncoder(obs_shape, encoder, hidden_size_list, activation, channels, vector_encoder,
-                             vector_hidden_size_list, image_layout)
+                             vector_hidden_size_list, layout)
         return module, module.output_size
     shape = [int(obs_shape)] if isinstance(obs_shape, int) else [int(s) for s in obs_shape]
     if encoder == 'mlp':
@@ -229,7 +245,10 @@ def build_encoder(obs_shape: Union[int, Sequence[int], Mapping[str, Any]], encod
     if len(shape) not in (2, 3):
         raise ValueError(f"policy.model.encoder '{encoder}' takes image observations (C, H, W); got shape {shape}: "
                          f"use encoder='mlp' for vectors")
-    module = ImageEncoder(shape, encoder, hidden_size_list, activation, channels, image_layout)
+    if isinstance(layout, Mapping):
+        raise ValueError(f"policy.model.image_layout = {dict(layout)!r} is a dict of a Dict observation's image keys; "
+                         f"this observation is one image: give one of {IMAGE_LAYOUTS}")
+    module = ImageEncoder(shape, encoder, hidden_size_list, activation, channels, layout)
     return module, module.output_size
 
 

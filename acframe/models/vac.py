@@ -30,8 +30,9 @@ class VAC(RecurrentTrunk, nn.Module):
         encoder: ``'mlp'`` (vectors), ``'nature_cnn'`` or ``'impala_resnet'`` (images); see ``models.encoders``.
         encoder_hidden_size_list: hidden sizes of the encoder MLP (after the conv layers of an image encoder).
         encoder_channels: channels of the conv layers of an image encoder (None: the paper's).
-        image_layout: how 3-D image observations are read, ``'auto'``, ``'chw'`` or ``'hwc'`` (``models.encoders.image_layout``:
-            ``'auto'`` takes ``(H, W, C)`` for ``C <= 4`` and refuses ``(64, 64, 6)``-like shapes rather than guess).
+        image_layout: how 3-D image observations are read, ``'auto'``, ``'chw'`` or ``'hwc'``, or a dict of them by
+            image key of a Dict observation (``models.encoders.image_layout``: ``'auto'`` takes ``(H, W, C)`` for
+            ``C <= 4`` and refuses ``(64, 64, 6)``-like shapes rather than guess).
         vector_encoder: Dict observations: what their vector keys (concatenated) go through, ``'mlp'`` or ``'identity'``.
         vector_hidden_size_list: Dict observations: hidden sizes of the ``'mlp'`` vector encoder.
         share_encoder: one encoder for actor and critic (True) or separate actor and critic bodies (False).
@@ -89,7 +90,7 @@ class VAC(RecurrentTrunk, nn.Module):
         vector_hidden_size_list: Sequence[int] = (64,),
         use_sde: bool = False,
         rnn: Optional[Mapping[str, Any]] = None,
-        image_layout: str = 'auto',
+        image_layout: Union[str, Mapping[str, str]] = 'auto',
     ) -> None:
         super().__init__()
         if action_space not in ACTION_SPACES:

@@ -127,7 +127,9 @@ def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Unio
         if unknown:
             raise ConfigError(f"first_values: {', '.join(unknown)} not in the search space; give values of its keys only")
     check_settings(settings)
-    if space is None:  # the policy's default space: a policy of one's own declares it (tune_space)
+    if space is None and resume is not None:
+        source = f"the study's space ({os.path.join(study_dir, 'tune.json')})"
+    elif space is None:  # the policy's default space: a policy of one's own declares it (tune_space)
         from .space import default_space_source
         source = default_space_source(settings['base_config'])
     check_trial_configs(settings, source)  # before the first trial: a bad key or value is one line

@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..config import compile_config
 from ..config.run_folder import create_config_of
-from ..errors import ConfigError
+from ..errors import AcframeError, ConfigError
 
 Spec = List[Any]
 Space = Dict[str, Spec]
@@ -228,10 +228,11 @@ def _policy_space(name: str) -> Tuple[Optional[str], Dict[str, Any]]:
         return None, {}
     own = getattr(cls, 'tune_space', None)
     if own is not None:
+        owner = _tune_space_owner(cls)
         if not isinstance(own, Mapping):
-            raise ConfigError(f"policy '{name}': {cls.__name__}.tune_space must be a dict of config key -> spec "
+            raise ConfigError(f"policy '{name}': {owner}.tune_space must be a dict of config key -> spec "
                               f"(docs/tuning.md), not {type(own).__name__}")
-        source = f"{cls.__name__}.tune_space"
+        source = f"{owner}.tune_space"
         return None, {key: list(normalize_spec(key, spec, source)) for key, spec in own.items()}
     built_in = {POLICY_REGISTRY.get(kind): kind for kind in DEFAULT_SPACES}
     base = next((built_in[c] for c in getattr(cls, '__mro__', ())[1:] if c in built_in), None)
@@ -251,9 +252,13 @@ def default_space_source(cfg: Mapping[str, Any]) -> str:
         cls = POLICY_REGISTRY.get(name)
     except RegistryError:
         return 'the search space'
-    owner = next((c for c in getattr(cls, '__mro__', ())
-                  if 'tune_space' in vars(c) and not c.__module__.startswith('acframe.')), None)
-    return f"{owner.__name__}.tune_space" if owner is not None else 'the search space'
+    return f"{_tune_space_owner(cls)}.tune_space" if getattr(cls, 'tune_space', None) is not None else 'the search space'
+
+
+def _tune_space_owner(cls: type) -> str:
+    """The name of the class of ``cls``'s MRO that declares the ``tune_space`` it has (a subclass inherits it)."""
+    owner = next((c for c in getattr(cls, '__mro__', ()) if vars(c).get('tune_space') is not None), cls)
+    return owner.__name__
 
 
 def build_space(cfg: Mapping[str, Any], given: Optional[Mapping[str, Any]] = None, use_default_space: bool = True,
@@ -370,7 +375,7 @@ def check_space(base: Mapping[str, Any], space: Space, source: str = 'the search
                     cfg = compile_config((main, create), [(key, value)])
                     policy_class(cfg).check_run_config(cfg)  # (what the policy refuses at a run's start: a recurrent
                     # PPO's sequences that do not tile the rollout)
-            except ConfigError as exc:
+            except AcframeError as exc:  # (a policy of one's own may refuse with any of acframe's errors)
                 text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ConfigError(f"{source}: key '{key}'{f' (value {value!r})' if known else ''}: {text}") from exc
 

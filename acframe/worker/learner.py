@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from ..errors import (AcframeError, CheckpointError, ConfigError, NonFiniteError, PolicyError, StopTraining,
-                      call_user_code, describe_raised, user_code_error)
+                      describe_raised, user_code_error)
 from ..data.prioritized import is_weights
 from ..utils import NotPlainData, atomic_torch_save, from_plain_data, nonfinite_tensor_names
 
@@ -173,6 +173,14 @@ class LinearLRDecayHook(LearnerHook):
                 group['lr'] = group['initial_lr'] * fraction
 
 
+def _registered_class(names: str) -> str:
+    """The class a buffer's name is registered for (``"'fifo' (or ...)"``: the first), as ``module.Class``."""
+    from ..registry import BUFFER_REGISTRY
+
+    cls = BUFFER_REGISTRY.get(names.split("'")[1])
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def _buffer_name(buffer: Any) -> str:
     """The registered name of ``buffer``'s class (its class name when it is registered under none)."""
     from ..registry import BUFFER_REGISTRY
@@ -216,6 +224,8 @@ class Learner:
         self.step_claims: Any = None
         #: why a hook asked the run to end (``StopTraining``: ``request_stop``), or None
         self.stop_requested: Optional[str] = None
+        #: the run ends for another reason (its budget, solved): a later request is not what ended it
+        self.stops_closed = False
 
     @property
     def exp_dir(self) -> Optional[str]:
@@ -234,8 +244,10 @@ class Learner:
         traceback: a batch of another layout, a plain dict, a key dropped): one line naming the buffer and the
         contract; None when the buffer is acframe's (an acframe bug: its traceback is the report)."""
         buffer = self.buffer
-        if buffer is None or isinstance(exc, AcframeError) or type(buffer).__module__.startswith('acframe.'):
+        if buffer is None or isinstance(exc, (AcframeError, MemoryError)) or type(buffer).__module__.startswith('acframe.'):
             return None
+        if isinstance(exc, torch.OutOfMemoryError) or 'CUDA' in str(exc) or 'out of memory' in str(exc):
+            return None  # (the device's trouble, not the batch's)
         from ..policy.base import BUFFER_KINDS
         from ..registry import POLICY_REGISTRY
 
@@ -244,12 +256,12 @@ class Learner:
             else None
         learns = 'whole trajectories' if wanted == 'segments' else 'fixed unrolls'
         undeclared = (f"; it declares no sample_kind and policy '{policy_type}' learns from {learns}: set "
-                      f"sample_kind = '{wanted}' on it, or subclass {BUFFER_KINDS[wanted][1].split(' ')[0]}"
+                      f"sample_kind = '{wanted}' on it, or subclass {_registered_class(BUFFER_KINDS[wanted][1])}"
                       if wanted in BUFFER_KINDS and getattr(buffer, 'sample_kind', None) not in BUFFER_KINDS else '')
-        return PolicyError(f"replay buffer '{_buffer_name(buffer)}' ({type(buffer).__module__}."
-                           f"{type(buffer).__qualname__}) sampled a batch the policy's learn mode could not read "
-                           f"({describe_raised(exc)}): sample(batch_size) gives a treetensor tree of the pushed "
-                           f"samples' keys, time-major (docs/replay.md, \"The contract\"){undeclared}")
+        return PolicyError(f"the policy's learn mode could not read a batch of replay buffer '{_buffer_name(buffer)}' "
+                           f"({type(buffer).__module__}.{type(buffer).__qualname__}): {describe_raised(exc)}; check "
+                           f"that its sample(batch_size) follows the contract, a treetensor tree of the pushed samples' "
+                           f"keys, time-major (docs/replay.md, \"The contract\"){undeclared}")
 
     def train(self, batch: Any) -> Dict[str, float]:
         """One update on ``batch``; returns the policy's info dict. A user's policy plugin that raises is one line
@@ -302,21 +314,29 @@ class Learner:
 
     def call_hook(self, hook: Any, method: str, *args: Any) -> None:
         """``hook.method(*args)`` (a learner, collector or evaluator hook): what it raises is one line naming it
-        (``call_user_code``; ``sys.exit`` too), but ``StopTraining``, which asks the run to end (``request_stop``)."""
+        (``errors.user_code_error``; ``sys.exit`` too), but ``StopTraining``, which asks the run to end
+        (``request_stop``)."""
+        what = hook_name(hook, method)
         try:
-            call_user_code(hook_name(hook, method), getattr(hook, method), *args)
+            getattr(hook, method)(*args)
         except StopTraining as stop:
-            self.request_stop(f"{hook_name(hook, method)}{': ' + str(stop) if str(stop) else ''}")
+            self.request_stop(f"{what}{': ' + str(stop) if str(stop) else ''}")
         except SystemExit as exc:  # (it ended the process without a summary, a checkpoint of now or a word)
-            raise PolicyError(f"{hook_name(hook, method)} called sys.exit({exc.code!r}); a hook ends the run by raising "
+            raise PolicyError(f"{what} called sys.exit({exc.code!r}); a hook ends the run by raising "
                               f"acframe.StopTraining(reason): the final evaluation, checkpoint and summary are "
                               f"written, exit 0") from exc
+        except Exception as exc:
+            error = user_code_error(exc, what)
+            if error is None:
+                raise
+            raise error from exc
 
     def request_stop(self, why: str) -> None:
         """End the run at the end of this round as a spent budget does (``RunBase.budget_left`` reads
-        ``stop_requested`` at each turn, where data-parallel ranks agree; within a round they make the same steps);
-        the first request is the one the run reports."""
-        if self.stop_requested is None:
+        ``stop_requested`` at each turn; data-parallel ranks share it there, ``DataParallel.end_turn``; within a round
+        they make the same steps). The first request is the one the run reports; none is taken once the run ends
+        otherwise (``stops_closed``: its budget spent, or solved): a hook at the final evaluation did not end it."""
+        if self.stop_requested is None and not self.stops_closed:
             self.stop_requested = why
 
     def claim_step(self, max_train_iter: Optional[int]) -> bool:
@@ -464,7 +484,8 @@ def _nearest_argument(cls: type, kwargs: Dict[str, Any]) -> str:
     from ..registry import closest
 
     try:
-        taken = [p for p in inspect.signature(cls).parameters if p not in ('self', 'args', 'kwargs')]
+        taken = [name for name, p in inspect.signature(cls).parameters.items() if name != 'self'
+                 and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
     except (TypeError, ValueError):
         return ''
     for key in kwargs:

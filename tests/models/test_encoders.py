@@ -45,17 +45,34 @@ def test_images_of_more_channels_than_rgb_kept_last_are_read_as_image_layout_say
                                          r"'hwc' or 'chw'"):
         build_encoder((40, 40, 6), 'impala_resnet', [16], 'relu', channels=[8])
     chw, _ = build_encoder((6, 40, 40), 'impala_resnet', [16], 'relu', channels=[8])
-    hwc, _ = build_encoder((40, 40, 6), 'impala_resnet', [16], 'relu', channels=[8], image_layout='hwc')
+    hwc, _ = build_encoder((40, 40, 6), 'impala_resnet', [16], 'relu', channels=[8], layout='hwc')
     hwc.load_state_dict(chw.state_dict())
     image = torch.randint(0, 256, (3, 6, 40, 40), dtype=torch.uint8)
     torch.testing.assert_close(hwc(image.permute(0, 2, 3, 1)), chw(image))
-    as_given, _ = build_encoder((40, 40, 6), 'impala_resnet', [16], 'relu', channels=[8], image_layout='chw')
+    as_given, _ = build_encoder((40, 40, 6), 'impala_resnet', [16], 'relu', channels=[8], layout='chw')
     assert as_given.trunk[0].in_channels == 40
     # the shapes 'auto' reads without asking: RGB last, grey frame stacks (up to 8) first, a feature map first
     for shape, channels in (((40, 40, 3), 3), ((8, 40, 40), 8), ((32, 8, 8), 32)):
         assert build_encoder(shape, 'impala_resnet', [16], 'relu', channels=[8])[0].trunk[0].in_channels == channels
     with pytest.raises(ValueError, match="policy.model.image_layout = 'nhwc' is not one of"):
-        build_encoder((3, 40, 40), 'impala_resnet', [16], 'relu', image_layout='nhwc')
+        build_encoder((3, 40, 40), 'impala_resnet', [16], 'relu', layout='nhwc')
+    # a cube of small dims: MiniGrid's 3x3 RGB view (agent_view_size=3), or 3 channels of 3x3: refused alike
+    with pytest.raises(ValueError, match=r"shape \[3, 3, 3\] may be channels-last"):
+        build_encoder((3, 3, 3), 'impala_resnet', [16], 'relu', channels=[8])
+    assert build_encoder((3, 3, 3), 'impala_resnet', [16], 'relu', channels=[8], layout='hwc')[0].trunk[0].in_channels == 3
+
+
+def test_a_dict_observation_takes_a_layout_per_image_key():
+    """Two RGB cameras kept last beside a grey frame stack kept first: one layout for both misread one of them."""
+    model = VAC({'cams': [40, 40, 6], 'stack': [4, 40, 40]}, 2, encoder='impala_resnet', encoder_channels=[8],
+                encoder_hidden_size_list=[16], image_layout={'cams': 'hwc'})
+    assert model.actor_encoder.images['cams'].trunk[0].in_channels == 6
+    assert model.actor_encoder.images['stack'].trunk[0].in_channels == 4  # ('auto' for a key left out)
+    with pytest.raises(ValueError, match=r"policy.model.image_layout names \['camz'\], which are not image keys of the "
+                                         r"observation \(its image keys: \['cams', 'stack'\]\)"):
+        VAC({'cams': [40, 40, 6], 'stack': [4, 40, 40]}, 2, encoder='impala_resnet', image_layout={'camz': 'hwc'})
+    with pytest.raises(ValueError, match="is a dict of a Dict observation's image keys; this observation is one image"):
+        VAC([40, 40, 6], 2, encoder='impala_resnet', image_layout={'cams': 'hwc'})
 
 
 def test_every_model_takes_image_layout_for_its_image_keys_too():

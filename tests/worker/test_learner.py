@@ -273,11 +273,15 @@ def test_a_learn_mode_of_acframes_failing_on_a_user_buffers_batch_names_the_buff
         pass
 
     mode = SimpleNamespace(forward=operator.itemgetter('obs'), policy_cfg={'type': 'acer'})
-    with pytest.raises(PolicyError, match=r"^replay buffer 'OwnBuffer' \(.*OwnBuffer\) sampled a batch the policy's "
-                                          r"learn mode could not read \(KeyError: 'obs' .*\): sample\(batch_size\) "
-                                          r"gives a treetensor tree .* it declares no sample_kind and policy 'acer' "
-                                          r"learns from whole trajectories: set sample_kind = 'segments' on it, or "
-                                          r"subclass 'episodic'$"):
+    with pytest.raises(PolicyError, match=r"^the policy's learn mode could not read a batch of replay buffer "
+                                          r"'OwnBuffer' \(.*OwnBuffer\): KeyError: 'obs' .*; check that its "
+                                          r"sample\(batch_size\) follows the contract, .* it declares no sample_kind "
+                                          r"and policy 'acer' learns from whole trajectories: set sample_kind = "
+                                          r"'segments' on it, or subclass acframe.data.episodic_buffer.\w+$"):
         Learner(mode, buffer=OwnBuffer()).train({})
     with pytest.raises(KeyError):
         Learner(mode, buffer=ReplayBuffer(16)).train({})
+    # the device's trouble is not the batch's: it stays as raised
+    learner = Learner(mode, buffer=OwnBuffer())
+    assert learner._user_buffer_batch_error(torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 2 GiB')) is None
+    assert learner._user_buffer_batch_error(MemoryError()) is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import sys
-from typing import Any, Callable, Dict, Optional, Protocol
+from typing import Any, Callable, Dict, Optional, Protocol, Sequence
 
 import torch
 
@@ -115,8 +115,15 @@ def worker_config(cfg: Any) -> Any:
     """A worker's own copy of the config: its policy runs on the CPU, whatever the learner uses."""
     cfg = copy.deepcopy(cfg)
     cfg.policy.cuda = False
+    import_worker_modules(cfg.import_names)
+    return cfg
+
+
+def import_worker_modules(names: Sequence[str], refuse_under: Sequence[str] = ()) -> None:
+    """``registry.import_names`` in a worker process (an actor, the evaluator, a data-parallel rank): in a Ray worker,
+    a module it cannot import is named as that node's (the learner imported it: it is not importable there)."""
     try:
-        import_names(cfg.import_names)
+        import_names(names, refuse_under=refuse_under)
     except RegistryError as exc:
         node = _ray_node()
         if node is None:
@@ -125,7 +132,6 @@ def worker_config(cfg: Any) -> Any:
                             f"there: import_names' modules must be importable on every node of the cluster (install "
                             f"them, or start the cluster with a Ray runtime_env that ships them; docs/parallel.md)"
                             ) from exc
-    return cfg
 
 
 def _ray_node() -> Optional[str]:
