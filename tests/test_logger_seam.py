@@ -482,7 +482,9 @@ def test_a_hook_ends_the_run_early_by_raising_stop_training_as_a_spent_budget_do
     with open(run / 'summary.json') as f:
         summary = json.load(f)
     assert summary['stopped_by'] == 'the hook StopAtIter.after_iter: 20 steps are enough'
-    assert 20 <= summary['train_iters'] < 60 and summary['env_steps'] < 100000 and not summary['interrupted']
+    # (-m async: the other worker trains on while worker 0 stops; under load it makes many more steps)
+    most = 60 if config != 'cartpole_a3c.py' else 5000
+    assert 20 <= summary['train_iters'] < most and summary['env_steps'] < 50000 and not summary['interrupted']
     assert torch.load(run / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['train_iter'] == summary['train_iters']
     evals = [s for s in read_scalars(str(run / 'log')) if s.tag == 'evaluator/return_mean_by_iter']
     # the final evaluation, of the final weights (-m async: the other workers' last steps land while worker 0

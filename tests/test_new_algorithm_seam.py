@@ -331,6 +331,15 @@ class LearnInfoNotNumbers(ReinforcePolicy):
         return {**info, 'advantages': rollout.reward}
 
 
+class LearnBreaksLater(ReinforcePolicy):
+    """Its third update breaks the contract: the run has learned by then, and its folder holds that."""
+
+    def _forward_learn(self, rollout):
+        info = super()._forward_learn(rollout)
+        self.updates = getattr(self, 'updates', 0) + 1
+        return {**info, 'advantages': rollout.reward} if self.updates == 3 else info
+
+
 class PrepareRaises(ReinforcePolicy):
     def _prepare_rollout(self, rollout):
         raise KeyError('oops_prepare')
@@ -350,14 +359,17 @@ class TrainSampleRaises(ReinforcePolicy):
                             r"returns a dict of tensors, one row per env, with the actions under 'action'", False),
     (CollectsNumpy, r"the policy's _forward_collect gave 'action' as a numpy.ndarray, not a torch tensor", False),
     (EvalReturnsATensor, r"the policy's _forward_eval returned a torch.Tensor, not a dict", False),
-    # (after a collection: the folder holds a run to resume)
+    # (after a collection, before the first gradient step, no checkpoint but the start's: nothing to resume, so no
+    # folder either; fixed, the same command runs again, where a kept folder made it write RUN_1)
     (LearnInfoNotNumbers, r"the policy's _forward_learn gave info 'advantages' as a tensor of shape \(16, 4\); its info "
-                          r"dict holds numbers", True),
+                          r"dict holds numbers", False),
     # what a user's rollout methods raise: one line naming the method and the user's line (it was a traceback)
     (PrepareRaises, r"^the policy's _prepare_rollout raised KeyError: 'oops_prepare' \(at .*test_new_algorithm_seam.py:"
-                    r"\d+ in _prepare_rollout", True),
+                    r"\d+ in _prepare_rollout", False),
     (TrainSampleRaises, r"^the policy's _get_train_sample raised ValueError: oops_sample \(at "
-                        r".*test_new_algorithm_seam.py:\d+ in _get_train_sample", True),
+                        r".*test_new_algorithm_seam.py:\d+ in _get_train_sample", False),
+    # once it has learned, its folder is a run to resume
+    (LearnBreaksLater, r"the policy's _forward_learn gave info 'advantages' as a tensor", True),
 ])
 def test_a_policy_that_breaks_the_contract_is_one_line_naming_the_method(tmp_path, cls, message, folder_kept):
     from acframe.errors import PolicyError
@@ -563,3 +575,84 @@ def test_a_mode_method_with_another_signature_is_one_line_before_the_run_starts(
     with pytest.raises(PolicyError, match=rf"^policy '{NAME}' \(test_new_algorithm_seam.{cls.__name__}\): {message}"):
         serial_pipeline_onpolicy(config(), exp_dir=str(tmp_path / 'run'), max_env_step=64, progress=False)
     assert not (tmp_path / 'run').exists()
+
+
+# ---- a model of one's own, registered: its contract checked at its first call ---------------------------------
+class _SmallNet(torch.nn.Module):
+    """``(obs_shape, action_shape)`` alone, as custom_policy.md describes a model's constructor; ``bug`` breaks it."""
+
+    def __init__(self, obs_shape, action_shape, bug=''):
+        super().__init__()
+        width = action_shape - 1 if bug == 'narrow' else action_shape
+        self.actor, self.critic, self.bug = torch.nn.Linear(obs_shape, width), torch.nn.Linear(obs_shape, 1), bug
+
+    def forward(self, obs, mode):
+        logit = self.actor(obs)
+        value = self.critic(obs) if self.bug == 'unsqueezed' else self.critic(obs).squeeze(-1)
+        if self.bug == 'tuple':
+            return logit, value
+        return {'logit': logit} if mode == 'compute_actor' else {'logit': logit, 'value': value}
+
+
+def _small_net_factory(obs_shape, action_shape, width=8):
+    """A model registered as a function: its keys are checked as a class's."""
+    return _SmallNet(obs_shape, action_shape)
+
+
+def _own_model_config(policy_type, **model):
+    """CartPole-v1 for ``policy_type`` with a model of one's own (no vac keys: the model takes none)."""
+    replay = dict(other=dict(replay_buffer=dict(replay_start_size=0))) if policy_type == 'acer' else {}
+    return (dict(env=dict(env_id='CartPole-v1', collector_env_num=4, evaluator_env_num=1, n_evaluator_episode=1,
+                          stop_value=1e9), policy=dict(model=dict(type='small_net_seam', **model), **replay)),
+            dict(policy=dict(type=policy_type)))
+
+
+@pytest.mark.parametrize('policy, overrides, message', [
+    ('cartpole_ppo.py', ['policy.model.bug=narrow'], r"the model \(.*_SmallNet\) compute_actor gave 'logit' 1 wide; "
+                                                     r"the action space needs 2 actions"),
+    ('cartpole_ppo.py', ['policy.model.bug=tuple'], r"compute_actor gave a builtins.tuple, not a dict of tensors"),
+    ('cartpole_impala.py', ['policy.model.bug=unsqueezed'], r"compute_actor_critic gave 'value' of shape \(\d+, 1\); a "
+                                                           r"value is one number per observation"),
+    ('cartpole_acer.py', [], r"compute_actor_critic gave no 'q_value' \(its keys: logit, value\); policy 'acer''s "
+                             r"learn mode reads 'q_value', 'value'"),
+])
+def test_a_registered_model_that_breaks_the_contract_is_one_line_naming_it_and_leaves_no_folder(tmp_path, policy,
+                                                                                                  overrides, message):
+    """A logit short of the action space trained without a word (its last action never taken); the others were
+    tracebacks in a loss, and a failure at the first update left a folder with nothing to resume."""
+    from acframe import MODEL_REGISTRY, serial_pipeline
+    from acframe.errors import PolicyError
+
+    MODEL_REGISTRY.register('small_net_seam', _SmallNet, force=True)
+    policy_type = policy.split('_')[1].split('.')[0]
+    run = serial_pipeline if policy_type in ('impala', 'acer') else serial_pipeline_onpolicy
+    try:
+        with pytest.raises(PolicyError, match=message):
+            run(_own_model_config(policy_type), overrides=overrides, exp_dir=str(tmp_path / 'run'), max_env_step=2000,
+                progress=False)
+        assert not (tmp_path / 'run').exists()
+    finally:
+        MODEL_REGISTRY._entries.pop('small_net_seam', None)
+
+
+def test_a_model_taking_obs_shape_and_action_shape_alone_trains_and_a_factorys_keys_are_checked(tmp_path):
+    """acframe fills action_space in too: a model that does not take it was refused for a key the user never wrote
+    (told to rename it to action_shape); a factory function's keys went unchecked (a bare TypeError)."""
+    from acframe import MODEL_REGISTRY
+    from acframe.errors import ConfigError
+
+    MODEL_REGISTRY.register('small_net_seam', _SmallNet, force=True)
+    MODEL_REGISTRY.register('small_factory_seam', _small_net_factory, force=True)
+    try:
+        serial_pipeline_onpolicy(_own_model_config('ppo'), exp_dir=str(tmp_path / 'run'), max_env_step=600,
+                                 progress=False)
+        with open(tmp_path / 'run' / 'summary.json') as f:
+            assert json.load(f)['train_iters'] > 0
+        with pytest.raises(ConfigError, match=r"unknown config key 'policy.model.widht' for model 'small_factory_seam'; "
+                                              r"did you mean 'policy.model.width'\?"):
+            serial_pipeline_onpolicy(_own_model_config('ppo'), overrides=['policy.model.type=small_factory_seam',
+                                                                          'policy.model.widht=4'],
+                                     exp_dir=str(tmp_path / 'other'), max_env_step=600, progress=False)
+    finally:
+        MODEL_REGISTRY._entries.pop('small_net_seam', None)
+        MODEL_REGISTRY._entries.pop('small_factory_seam', None)

@@ -633,7 +633,12 @@ class RunBase:
                                       f'ends the process at once, without them)')
             except BaseException as exc:
                 error: BaseException = self._plugin_error(exc) or exc
-                untouched = self._untouched()
+                # (a plugin that breaks its contract before the first gradient step, no checkpoint written after the
+                # start's: its folder holds nothing to resume; the same command runs again once it is fixed)
+                learner = getattr(self, 'learner', None)
+                untouched = self._untouched() or (isinstance(error, PolicyError) and self.new_folder is not None
+                                                  and learner is not None and learner.train_iter == 0
+                                                  and learner.saves.get('ckpt_latest.pth', 0) <= 1)
                 try:
                     self._stop_workers()
                     if not untouched:

@@ -308,6 +308,10 @@ class ACERPolicy(Policy):
             'entropy': Categorical(logit).entropy(),
         }
 
+    def _critic_keys(self) -> Tuple[str, ...]:
+        """Discrete ACER's critic is Q as well as V (``Q_ret`` targets Q; V bootstraps the truncations)."""
+        return ('q_value', 'value') if self._action_space == 'discrete' else ('value',)
+
     def _final_value(self, obs: Any, state: Any = None) -> torch.Tensor:
         """``V(x) = Σ_a π(a|x) Q(x, a)`` of a truncated episode's final observations ``(N, ...)``, over the legal
         actions of the mask each one carries (the model's own V, over every action, without a mask; a final

@@ -30,7 +30,8 @@ import torch
 import torch.nn as nn
 
 from ..data.tree import flatten_lead, lead_shape, to_device
-from ..errors import CheckpointError, ConfigError, NonFiniteError, PolicyError, UnsupportedSpaceError, call_user_code
+from ..errors import (CheckpointError, ConfigError, NonFiniteError, PolicyError, UnsupportedSpaceError, call_user_code,
+                      describe_raised)
 from ..envs.masks import split_action_mask, split_mask_space
 from ..models.distributions import make_distribution, mask_logits
 from ..models.normalization import share_statistics
@@ -365,7 +366,23 @@ class Policy:
         kwargs.update({k: v for k, v in dict(self._cfg.model).items() if k != 'type'})
         name = self._cfg.model.get('type', name)
         model_cls = MODEL_REGISTRY.get(name)
-        params = inspect.signature(model_cls.__init__).parameters
+        try:  # (a class's parameters without self; a factory function's own)
+            params = dict(inspect.signature(model_cls).parameters)
+        except (TypeError, ValueError):
+            params = dict(inspect.signature(model_cls.__init__).parameters)
+        takes_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
+        if not takes_any:
+            # what acframe fills from the env (fill_model_spaces): action_space only says what action_shape is for, and
+            # a model may do without it; obs_shape and action_shape it must take
+            if 'action_space' not in params:
+                kwargs.pop('action_space', None)
+            lacking = [key for key in ('obs_shape', 'action_shape') if key not in params]
+            if lacking:
+                takes = ', '.join(p for p in params if p != 'self') or 'nothing'
+                raise ConfigError(f"model '{name}' ({getattr(model_cls, '__module__', '?')}."
+                                  f"{getattr(model_cls, '__qualname__', name)}) takes no {' and no '.join(lacking)}: a "
+                                  f"model's constructor takes obs_shape and action_shape, which acframe fills from the "
+                                  f"env, as keyword arguments (docs/custom_policy.md); it takes: {takes}")
         if 'rnn' in kwargs and not rnn_type(kwargs['rnn']) and 'rnn' not in params:
             kwargs.pop('rnn')  # the declared default (feed-forward) of a policy whose model has no recurrent core
         elif 'rnn' in kwargs and 'rnn' not in params and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
@@ -384,7 +401,7 @@ class Policy:
                     raise ConfigError(f"unknown config key 'policy.model.rnn.{key}'" + (
                         f"; did you mean 'policy.model.rnn.{hint}'?" if hint else f"; valid keys: {', '.join(known)}"))
             kwargs['rnn'] = {k: kwargs['rnn'][k] for k in RNN_MODEL_KEYS if k in kwargs['rnn']}
-        if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        if not takes_any:
             from ..config.foreign_names import foreign_name_message
             from ..registry import closest
             for key in kwargs:
@@ -399,7 +416,10 @@ class Policy:
         try:
             model = model_cls(**kwargs)
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"policy.model: cannot build model '{name}': {exc}") from exc
+            raise ConfigError(f"policy.model: cannot build model '{name}': {describe_raised(exc)}") from exc
+        base_modes = (type(self)._forward_collect is Policy._forward_collect
+                      or type(self)._forward_eval is Policy._forward_eval)  # (which call it with mode=)
+        _check_model_takes_mode(model, f"model '{name}'", needs_mode=base_modes)  # (as a model given as model= is)
         asked = rnn_type(kwargs.get('rnn'))
         if asked and not getattr(model, 'recurrent', False):  # (it took rnn through **kwargs and dropped it)
             raise ConfigError(f"policy.model.rnn.type='{asked}': model '{name}' was built without a recurrent core "
@@ -586,7 +606,8 @@ class Policy:
         """
         lead = lead_shape(obs, lead_dims)  # (obs may be a Dict observation's tree: a leaf per key)
         obs, mask = split_action_mask(flatten_lead(obs, lead_dims))
-        output = masked(self._model(obs, mode='compute_actor_critic'), mask)
+        output = self._checked_output(self._model(obs, mode='compute_actor_critic'), 'compute_actor_critic')
+        output = masked(output, mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
     def _evaluate_rollout(self, rollout: Any, ends: bool = True) -> Dict[str, torch.Tensor]:
@@ -632,7 +653,43 @@ class Policy:
         logits of illegal actions masked when ``obs`` carries an ``'action_mask'`` (docs/masks.md): every action the
         modes sample or take, and every statistic a segment stores, is then over the legal actions only."""
         obs, mask = split_action_mask(obs)
-        return masked(model_output(self._model if model is None else model, 'compute_actor', obs, state), mask)
+        output = model_output(self._model if model is None else model, 'compute_actor', obs, state)
+        return masked(self._checked_output(output, 'compute_actor'), mask)
+
+    def _checked_output(self, output: Any, mode: str) -> Any:
+        """``output`` of the model's ``mode``; the first of each mode checked against the model contract, so a model
+        of a user's that breaks it is one line naming it and what is wrong (it was a traceback deep in a loss, or no
+        error at all: a logit short of the action space trains, its last action never taken)."""
+        checked = self.__dict__.setdefault('_outputs_checked', set())
+        if mode not in checked and not (torch.jit.is_tracing() or torch.compiler.is_compiling()):  # (eager calls)
+            problem = output_problem(output, self._action_space, self._action_size(), self._stats_keys())
+            lacking = [key for key in self._critic_keys() if key not in output] if mode == 'compute_actor_critic' else []
+            if problem is None and lacking:
+                problem = (f"gave no {' and no '.join(repr(k) for k in lacking)} (its keys: "
+                           f"{', '.join(map(str, output)) or 'none'}); policy '{self._cfg.get('type', type(self).__name__)}'"
+                           f"'s learn mode reads {', '.join(repr(k) for k in self._critic_keys())}")
+            if problem is not None:
+                model = type(self._model)
+                raise PolicyError(f"the model ({model.__module__}.{model.__qualname__}) {mode} {problem} "
+                                  f"(the model contract: docs/custom_policy.md)")
+            checked.add(mode)
+        return output
+
+    def _critic_keys(self) -> Tuple[str, ...]:
+        """The critic's outputs this policy's learn mode reads from the model's ``compute_actor_critic``."""
+        return ('value',)
+
+    def _action_size(self) -> Optional[int]:
+        """How wide the actor's statistics are: the action count (discrete), the sum of ``nvec`` (multi-discrete) or
+        the action dims (continuous); None where the config does not say."""
+        if self._action_space == 'multi_discrete':
+            return sum(self._nvec) if self._nvec else None
+        shape = self._cfg.model.get('action_shape')
+        if isinstance(shape, int):
+            return shape
+        if isinstance(shape, (list, tuple)) and all(isinstance(n, int) for n in shape):
+            return int(math.prod(shape))
+        return None
 
     def _distribution(self, output: Dict[str, torch.Tensor], drop_last: bool = False) -> Any:
         """The action distribution of the actor's statistics in ``output`` (without the last step: ``drop_last``,
@@ -835,6 +892,42 @@ class Policy:
 RNN_MODEL_KEYS = ('type', 'hidden_size', 'num_layers', 'input_norm')
 
 
+def output_problem(output: Any, action_space: str, size: Optional[int], stats_keys: Sequence[str]) -> Optional[str]:
+    """What is wrong with a model's output (a dict of floating-point tensors: the actor's ``stats_keys`` as wide as
+    ``size``, a ``value`` of one number per row), in words; None when nothing is. Keys it lacks are said where they
+    are read (``Policy._missing_statistic``)."""
+    if not isinstance(output, Mapping):
+        return f"gave a {type(output).__module__}.{type(output).__qualname__}, not a dict of tensors"
+    rows = None
+    for key in tuple(stats_keys) + ('value',):
+        value = output.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, torch.Tensor):
+            return f"gave '{key}' as a {type(value).__module__}.{type(value).__qualname__}, not a torch tensor"
+        if not value.is_floating_point():
+            return f"gave '{key}' of dtype {value.dtype}, not a floating-point tensor"
+        if key in stats_keys:
+            if value.dim() < 2:
+                return f"gave '{key}' of shape {tuple(value.shape)}, not (B, {size or 'n'})"
+            if size is not None and value.shape[-1] != size:
+                what = {'discrete': f"{size} actions", 'multi_discrete': f"the sum of nvec, {size}"}.get(
+                    action_space, f"{size} action dims")
+                return (f"gave '{key}' {value.shape[-1]} wide; the action space needs {what} (check the model's "
+                        f"action_shape)")
+            rows = value.shape[:-1]
+        elif rows is not None and tuple(value.shape) != tuple(rows):
+            return (f"gave 'value' of shape {tuple(value.shape)}; a value is one number per observation, "
+                    f"{tuple(rows)} here (squeeze its last dim)")
+        bad = torch.isnan(value.detach()) if key == 'logit' else ~torch.isfinite(value.detach())  # (-inf: masked)
+        if bool(bad.any()):
+            return f"gave {'NaN' if key == 'logit' else 'non-finite (NaN/inf)'} '{key}' on finite observations"
+    sigma = output.get('sigma') if 'sigma' in stats_keys else None
+    if isinstance(sigma, torch.Tensor) and not bool((sigma.detach() > 0).all()):
+        return "gave a 'sigma' that is not > 0 (a standard deviation: exp or softplus of the head)"
+    return None
+
+
 def model_output(model: nn.Module, mode: str, obs: Any,
                  state: Optional[torch.Tensor] = None) -> Dict[str, torch.Tensor]:
     """``model``'s ``mode`` (``'compute_actor'``, ``'compute_critic'``) on ``obs`` (from ``state``, a recurrent
@@ -973,20 +1066,28 @@ def _to_cpu(output: Any) -> Any:
     return {k: v.cpu() if isinstance(v, torch.Tensor) else v for k, v in output.items()}
 
 
-def _check_model_takes_mode(model: Any) -> None:
-    """A model handed to a policy follows the model contract: an ``nn.Module`` whose ``forward(obs, mode=...)`` takes
-    the mode by name (docs/custom_policy.md); a ``PolicyError`` in one line otherwise, before anything runs."""
+def _check_model_takes_mode(model: Any, said: str = '', needs_mode: bool = True) -> None:
+    """A model handed to a policy (``said``: how the error names it; default ``model=Class``), or built from the
+    registry, follows the model contract: an ``nn.Module`` that has parameters to learn and (``needs_mode``: the
+    policy's modes are the base class's, which call it so) whose ``forward(obs, mode=...)`` takes the mode by name
+    (docs/custom_policy.md); a ``PolicyError`` in one line otherwise, before anything runs."""
     import inspect
 
+    said = f"{said} ({type(model).__qualname__})" if said else f"model={type(model).__qualname__}"
     if not isinstance(model, nn.Module):
-        raise PolicyError(f"model={type(model).__qualname__}: a policy's model is a torch nn.Module with "
-                          f"forward(obs, mode=...) (docs/custom_policy.md)")
+        raise PolicyError(f"{said}: a policy's model is a torch nn.Module with forward(obs, mode=...) "
+                          f"(docs/custom_policy.md)")
+    if not any(True for _ in model.parameters()):
+        raise PolicyError(f"{said} has no parameters: a policy learns a model's parameters (nn.Linear, nn.Parameter, "
+                          f"... registered on the module)")
+    if not needs_mode:
+        return
     try:
         parameters = inspect.signature(model.forward).parameters.values()
     except (TypeError, ValueError):  # (a builtin or compiled forward: not checked)
         return
     if not any(p.name == 'mode' or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        raise PolicyError(f"model={type(model).__qualname__}: its forward takes no mode; a policy calls "
+        raise PolicyError(f"{said}: its forward takes no mode; a policy calls "
                           f"model(obs, mode='compute_actor' / 'compute_critic' / 'compute_actor_critic', ...) "
                           f"(the model contract, docs/custom_policy.md), as acframe's models (MODEL_REGISTRY) do")
 

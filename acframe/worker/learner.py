@@ -226,6 +226,8 @@ class Learner:
         self.stop_requested: Optional[str] = None
         #: the run ends for another reason (its budget, solved): a later request is not what ended it
         self.stops_closed = False
+        #: checkpoints written by this learner, by file name (``ckpt_latest.pth``: the start's, then the periodic ones)
+        self.saves: Dict[str, int] = {}
 
     @property
     def exp_dir(self) -> Optional[str]:
@@ -387,6 +389,7 @@ class Learner:
             if self._folder_existed and not os.path.isdir(os.path.dirname(path)):
                 os.mkdir(os.path.dirname(path))  # ckpt/ only: a run folder moved meanwhile is FileNotFoundError
             atomic_torch_save(state, path, make_folder=not self._folder_existed)
+            self.saves[name] = self.saves.get(name, 0) + 1
         except NotPlainData as exc:
             raise CheckpointError(f"cannot write the checkpoint {path}: {not_plain_fix(exc)} (the previous one is "
                                   f"intact)") from exc
