@@ -15,6 +15,7 @@ import torch
 import torch.multiprocessing as mp
 
 from acframe.cli import main as cli_main
+from acframe.errors import PolicyError
 from acframe.config.compile import compile_config, to_plain
 from acframe.entry.parallel import parallel_pipeline
 from acframe.entry.parallel.inference_server import (_FRESH, _REDRAW, _REP, _REQ, InferenceLoop, InferenceServer,
@@ -398,3 +399,32 @@ def test_the_cli_runs_with_the_server_and_refuses_what_it_cannot_batch(tmp_path,
     code = cli_main(['-m', 'parallel', '-c', 'cartpole_impala.py', '-q', 'parallel.inference=gpu'])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and 'parallel.inference' in err[0], err
+
+
+class _RaisingModel(torch.nn.Module):
+    """A model of one's own with a bug in its forward."""
+
+    def __init__(self, obs_shape, action_shape):
+        super().__init__()
+        self.layer = torch.nn.Linear(obs_shape, action_shape)
+
+    def forward(self, obs, mode):
+        raise RuntimeError('boom in my forward')
+
+
+def test_a_users_model_failing_the_servers_first_step_is_one_line_and_leaves_no_folder(tmp_path, capsys):
+    """The server runs the model while the run starts: it was a traceback, and the new run's folder stayed."""
+    from acframe import MODEL_REGISTRY
+
+    MODEL_REGISTRY.register('raising_server_test', _RaisingModel, force=True)
+    main = dict(env=dict(env_id='CartPole-v1', collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1),
+                policy=dict(model=dict(type='raising_server_test')))
+    try:
+        with pytest.raises(PolicyError, match=r"^the policy's _forward_collect raised RuntimeError: boom in my forward "
+                                              r"\(at .*test_inference_server.py:\d+ in forward"):
+            parallel_pipeline((main, dict(policy=dict(type='impala'))), exp_dir=str(tmp_path / 'run'),
+                              overrides=['parallel.actor_num=1', 'parallel.inference=server'], max_env_step=600,
+                              progress=False)
+        assert not (tmp_path / 'run').exists()
+    finally:
+        MODEL_REGISTRY._entries.pop('raising_server_test', None)

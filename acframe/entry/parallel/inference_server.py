@@ -119,6 +119,7 @@ def allocate(cfg: Any, ctx: Any) -> Slots:
     dtypes are those of one collect-mode forward pass on the CPU (under a forked RNG: the learner's stream is left as
     it is)."""
     from ...envs import make_env_manager
+    from ...errors import call_user_code
     from ...worker.collector import check_action_output
     from .roles import worker_config
 
@@ -130,8 +131,9 @@ def allocate(cfg: Any, ctx: Any) -> Slots:
     with torch.random.fork_rng(devices=[]), torch.inference_mode():
         policy = _policy(cpu_cfg, spaces)
         mode = policy.collect_mode
-        out = mode.forward({k: torch.from_numpy(v) for k, v in example.items()} if isinstance(example, dict)
-                           else torch.from_numpy(example))
+        out = call_user_code("the policy's _forward_collect", mode.forward,  # (a user's model raising: one line)
+                             {k: torch.from_numpy(v) for k, v in example.items()} if isinstance(example, dict)
+                             else torch.from_numpy(example))
     check_action_output(out, '_forward_collect', envs, action_space=spaces[1])  # (the layout below reads it)
     if isinstance(example, dict):
         obs: Any = {k: _shared((actors,) + v.shape, torch.from_numpy(v).dtype) for k, v in example.items()}

@@ -237,8 +237,9 @@ class ParallelRun(RunBase):
             if (getattr(self.backend, 'segment_pools', None) is not None and not self.sync and self.buffer is not None
                     and not hasattr(self.buffer, 'update_priority')):  # (priorities are written by the learner)
                 self.ingest = SegmentIngest(self.buffer)
-        except BaseException:  # e.g. a corrupt checkpoint to resume from
-            self.close()
+        except BaseException:  # e.g. a corrupt checkpoint to resume from; a user's model failing the inference
+            # server's first step: a new run's folder is taken back, nothing having run
+            self._close_taking_back(self.new_folder)
             if self._owns_ray:
                 from .ray_backend import disconnect
                 disconnect(self._ray)
