@@ -366,6 +366,9 @@ def test_a_diverging_loss_never_reaches_the_weights_or_a_checkpoint(tmp_path, mo
     assert all(torch.isfinite(t).all() for t in state['policy']['model'].values())
     if on_nonfinite == 'error':
         assert one_line_error(code, err) and 'NaN/inf' in err or 'the loss is' in err or 'gradient norm' in err, err
+    else:  # the updates dropped are counted: a run of skipped updates no longer reads as trained
+        summary = json.loads((tmp_path / 'exp' / 'summary.json').read_text())
+        assert 0 < summary['skipped_updates'] <= summary['train_iters'], summary
 
 
 # ---- budgets --------------------------------------------------------------------------------------------

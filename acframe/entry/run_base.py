@@ -326,9 +326,18 @@ class RunBase:
         return ('solved' if self.solved else 'interrupted' if self.interrupted else
                 f"stopped by {self.learner.stop_requested}" if self.learner.stop_requested else 'stopped')
 
+    def _skipped_updates(self) -> int:
+        """The updates the policy dropped for a non-finite loss or gradient (``on_nonfinite='skip_update'``)."""
+        return int(getattr(getattr(self, 'policy', None), 'skipped_updates', 0) or 0)
+
+    def _iters_text(self, summary: Dict[str, Any]) -> str:
+        """``N iters`` for the result line, with the updates skipped among them."""
+        skipped = summary.get('skipped_updates', 0)
+        return f"{summary['train_iters']} iters" + (f" ({skipped} skipped: non-finite)" if skipped else '')
+
     def _result_line(self, summary: Dict[str, Any]) -> str:
         return (f"[acframe] {self._ending()}: {summary['env_steps']} env steps, "
-                f"{summary['train_iters']} iters, {summary['wall_s']:.1f} s, best eval return "
+                f"{self._iters_text(summary)}, {summary['wall_s']:.1f} s, best eval return "
                 f"{return_text(summary['best_eval_return'])} -> {self.exp_dir}")
 
     def _final_report(self) -> None:
@@ -738,6 +747,9 @@ class RunBase:
             'exp_dir': os.path.abspath(self.exp_dir),
             'env_steps_per_s': round(self.env_step / wall, 1) if wall > 0 else None,
             **({'stopped_by': self.learner.stop_requested} if self.learner.stop_requested else {}),
+            # gradient steps dropped for a non-finite loss or gradient (policy.learn.on_nonfinite='skip_update'): they
+            # count in train_iters (the learner's steps), not in what the model learned
+            **({'skipped_updates': self._skipped_updates()} if self._skipped_updates() else {}),
             **self._extra_summary(wall),
         }
 
