@@ -120,10 +120,17 @@ def check_over_an_episode(model: Any, loaded: Any, target: str, steps: int = CHE
             for step in range(steps):
                 expected = loaded.act(obs)
                 batch, _ = loaded._as_batch(obs)
-                if state is None:
-                    exported = model(batch)
-                else:
-                    exported, state = model(batch, state)
+                try:
+                    if state is None:
+                        exported = model(batch)
+                    else:
+                        exported, state = model(batch, state)
+                except RuntimeError as exc:  # (the traced graph fails on a batch of another size than the trace's)
+                    said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+                    raise ConfigError(f"{target}: the exported model fails on a batch of one ({said}): the model's "
+                                      f"forward fixes the batch size its trace ran with (a Python loop over rows, a "
+                                      f"reshape to a constant); write it batch-free, or act with acframe.load_policy; "
+                                      f"nothing written") from exc
                 exported = exported.numpy()
                 same = (np.array_equal(exported, expected) if exported.dtype.kind in 'iub'
                         else np.allclose(exported, expected, rtol=1e-5, atol=1e-6))

@@ -369,3 +369,41 @@ def test_an_eval_mode_with_state_of_its_own_is_refused_and_nothing_is_written(tm
         err = capsys.readouterr().err
         assert code == 2 and 'acts otherwise than load_policy at step 1' in err and err.count('\n') == 1, err
         assert not out.exists() and not list(tmp_path.glob('policy*'))
+
+
+class _RowLoopNet(torch.nn.Module):
+    """A model whose forward loops over the batch rows in Python: eager it takes any batch, a trace fixes the size."""
+
+    def __init__(self, obs_shape, action_shape):
+        super().__init__()
+        self.body, self.pi, self.v = torch.nn.Linear(obs_shape, 16), torch.nn.Linear(16, action_shape), torch.nn.Linear(16, 1)
+
+    def forward(self, obs, mode='compute_actor_critic'):
+        flat = obs.reshape(-1, obs.shape[-1])
+        hidden = torch.stack([torch.tanh(self.body(row)) for row in flat]).reshape(*obs.shape[:-1], -1)
+        out = {'logit': self.pi(hidden)} if mode != 'compute_critic' else {}
+        if mode != 'compute_actor':
+            out['value'] = self.v(hidden).squeeze(-1)
+        return out
+
+
+def test_a_model_whose_trace_fixes_the_batch_size_is_refused_in_one_line_and_nothing_is_written(tmp_path, capsys):
+    """The trace runs on a batch of 2 and the check on a batch of 1: a TorchScript traceback, exit 1."""
+    from acframe import MODEL_REGISTRY
+    from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
+
+    MODEL_REGISTRY.register('row_loop_export_test', _RowLoopNet, force=True)
+    try:
+        main_cfg = dict(env=dict(env_id='CartPole-v1', collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1,
+                                 stop_value=None), policy=dict(collect=dict(n_sample=16),
+                                                               model=dict(type='row_loop_export_test')))
+        serial_pipeline_onpolicy((main_cfg, dict(policy=dict(type='a2c'))), seed=0, max_train_iter=1,
+                                 exp_dir=str(tmp_path / 'run'), progress=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')  # (the tracer's own warnings about the loop)
+            code = main(['-m', 'export', '--load', str(tmp_path / 'run'), '--out', str(tmp_path / 'policy.pt')])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and err[-1].startswith('acframe: error: ') and 'fails on a batch of one' in err[-1], err
+        assert not (tmp_path / 'policy.pt').exists()
+    finally:
+        MODEL_REGISTRY._entries.pop('row_loop_export_test', None)
