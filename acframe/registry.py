@@ -41,14 +41,27 @@ def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None
         except ImportError as exc:
             missing = getattr(exc, 'name', None)
             if isinstance(exc, ModuleNotFoundError) and missing and (name == missing or name.startswith(missing + '.')):
-                raise RegistryError(f"import_names: cannot import module '{name}' ({exc}); fix the module name "
-                                    f"(in the config's import_names or --import) or put its folder on PYTHONPATH") from exc
+                near = _nearest_module(name)
+                raise RegistryError(f"import_names: cannot import module '{name}' ({exc}); "
+                                    + (f"did you mean '{near}'? " if near else '')
+                                    + "fix the module name (in the config's import_names or --import) or put its "
+                                    "folder on PYTHONPATH") from exc
             from .errors import describe_raised  # found, but what it imports is not: not a wrong name
             raise RegistryError(f"import_names: importing '{name}' raised {describe_raised(exc)}; install what it "
                                 f"imports or fix that import") from exc
         except (Exception, SystemExit) as exc:  # the module is user code: say what it raised, and where
             from .errors import describe_raised
             raise RegistryError(f"import_names: importing '{name}' raised {describe_raised(exc)}") from exc
+
+
+def _nearest_module(name: str) -> Optional[str]:
+    """A top-level module on ``sys.path`` whose name is close to ``name`` (a typo of it), else None (nothing is
+    imported to find it)."""
+    import pkgutil
+
+    if '.' in name:
+        return None
+    return closest(name, [module.name for module in pkgutil.iter_modules()], cutoff=0.8)
 
 
 def module_locations(name: str) -> List[str]:
@@ -88,8 +101,11 @@ def closest(name: str, candidates: Iterable[str], cutoff: float = 0.5) -> Option
     name = str(name)
     if len(name) > MATCH_MAX_LEN:
         return None
-    matches = difflib.get_close_matches(name, [str(c) for c in candidates if len(str(c)) <= MATCH_MAX_LEN],
-                                        n=1, cutoff=cutoff)
+    names = [str(c) for c in candidates if len(str(c)) <= MATCH_MAX_LEN]
+    same_but_case = [c for c in names if c.lower() == name.lower()]  # ('MY_MLP' for 'my_mlp': difflib rates it far)
+    if same_but_case:
+        return same_but_case[0]
+    matches = difflib.get_close_matches(name, names, n=1, cutoff=cutoff)
     return matches[0] if matches else None
 
 

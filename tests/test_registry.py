@@ -114,9 +114,14 @@ def test_import_names_imports_a_user_module_that_registers_itself(tmp_path, monk
         sys.modules.pop('acframe_user_plugin', None)
 
 
-def test_import_names_with_a_missing_module_names_it():
+def test_import_names_with_a_missing_module_names_it(tmp_path, monkeypatch):
     with pytest.raises(RegistryError, match="cannot import module 'no_such_acframe_plugin'"):
         import_names(['no_such_acframe_plugin'])
+    (tmp_path / 'my_registry_test_models.py').write_text('')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(RegistryError, match=r"cannot import module 'my_registry_test_modelz' .*; did you mean "
+                                            r"'my_registry_test_models'\?"):  # (a typo: the module beside it named)
+        import_names(['my_registry_test_modelz'])
 
 
 def test_a_module_found_whose_own_import_fails_is_not_called_missing(tmp_path, monkeypatch):
@@ -159,6 +164,17 @@ def test_fuzzy_matching_skips_names_too_long_to_compare_quickly():
     start = time.perf_counter()
     assert closest('x' * 100_000, ['impala', 'a2c', 'y' * 100_000]) is None
     assert time.perf_counter() - start < 1.0
+
+
+def test_a_name_in_other_case_is_matched_to_the_registered_one():
+    """'MY_MLP' got no "did you mean 'my_mlp'": difflib rates case differences as far apart."""
+    from acframe import MODEL_REGISTRY
+    from acframe.errors import RegistryError
+    from acframe.registry import closest
+
+    assert closest('MY_MLP', ['my_mlp', 'vac']) == 'my_mlp' and closest('IMPALA', ['impala', 'a2c']) == 'impala'
+    with pytest.raises(RegistryError, match=r"unknown model 'VAC'\. Did you mean 'vac'\?"):
+        MODEL_REGISTRY.get('VAC')
 
 
 def test_a_built_in_not_imported_yet_is_not_silently_replaced():
