@@ -656,3 +656,27 @@ def test_a_model_taking_obs_shape_and_action_shape_alone_trains_and_a_factorys_k
     finally:
         MODEL_REGISTRY._entries.pop('small_net_seam', None)
         MODEL_REGISTRY._entries.pop('small_factory_seam', None)
+
+
+class _KeywordsNet(_SmallNet):
+    """Takes every key through **kwargs, and uses none of them."""
+
+    def __init__(self, obs_shape, action_shape, **options):
+        super().__init__(obs_shape, action_shape)
+
+
+@pytest.mark.parametrize('key, attribute', [('obs_norm', 'an obs_normalizer'), ('use_sde', 'use_sde')])
+def test_a_switch_a_keywords_model_drops_is_refused_naming_it(tmp_path, key, attribute):
+    """policy.model.obs_norm=True (or use_sde) taken through **kwargs and dropped: the run went on without it."""
+    from acframe import MODEL_REGISTRY
+    from acframe.errors import ConfigError
+
+    MODEL_REGISTRY.register('small_net_seam', _KeywordsNet, force=True)
+    try:
+        with pytest.raises(ConfigError, match=rf"policy.model.{key}=True: model 'small_net_seam' was built without "
+                                              rf"{attribute}"):
+            serial_pipeline_onpolicy(_own_model_config('ppo', **{key: True}), exp_dir=str(tmp_path / 'run'),
+                                     max_env_step=600, progress=False)
+        assert not (tmp_path / 'run').exists()
+    finally:
+        MODEL_REGISTRY._entries.pop('small_net_seam', None)

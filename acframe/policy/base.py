@@ -420,6 +420,11 @@ class Policy:
         base_modes = (type(self)._forward_collect is Policy._forward_collect
                       or type(self)._forward_eval is Policy._forward_eval)  # (which call it with mode=)
         _check_model_takes_mode(model, f"model '{name}'", needs_mode=base_modes)  # (as a model given as model= is)
+        for key, attribute, what in (('obs_norm', 'obs_normalizer', 'an obs_normalizer'), ('use_sde', 'use_sde', 'use_sde')):
+            if kwargs.get(key) and not getattr(model, attribute, None):  # (taken through **kwargs and dropped)
+                raise ConfigError(f"policy.model.{key}=True: model '{name}' was built without {what} (the attribute "
+                                  f"the policy reads: docs/custom_policy.md); give it one, or set "
+                                  f"policy.model.{key}=False")
         asked = rnn_type(kwargs.get('rnn'))
         if asked and not getattr(model, 'recurrent', False):  # (it took rnn through **kwargs and dropped it)
             raise ConfigError(f"policy.model.rnn.type='{asked}': model '{name}' was built without a recurrent core "
