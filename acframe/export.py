@@ -125,11 +125,12 @@ def check_over_an_episode(model: Any, loaded: Any, target: str, steps: int = CHE
                         exported = model(batch)
                     else:
                         exported, state = model(batch, state)
-                except RuntimeError as exc:  # (the traced graph fails on a batch of another size than the trace's)
+                except RuntimeError as exc:
                     said = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-                    raise ConfigError(f"{target}: the exported model fails on a batch of one ({said}): the model's "
-                                      f"forward fixes the batch size its trace ran with (a Python loop over rows, a "
-                                      f"reshape to a constant); write it batch-free, or act with acframe.load_policy; "
+                    why = ("the model's forward fixes the batch size its trace ran with, 2 (a Python loop over rows, a "
+                           "reshape to a constant); write it batch-free, or act with acframe.load_policy"
+                           if _runs_on_two(model, batch, state) else "act with acframe.load_policy")
+                    raise ConfigError(f"{target}: the exported model fails on a batch of one ({said}): {why}; "
                                       f"nothing written") from exc
                 exported = exported.numpy()
                 same = (np.array_equal(exported, expected) if exported.dtype.kind in 'iub'
@@ -145,6 +146,17 @@ def check_over_an_episode(model: Any, loaded: Any, target: str, steps: int = CHE
                 obs = result.obs
         finally:
             loaded.reset()
+
+
+def _runs_on_two(model: Any, batch: Any, state: Optional[torch.Tensor]) -> bool:
+    """Whether the exported ``model`` runs on two rows (``batch`` doubled), the batch size it was traced with."""
+    doubled = ({key: torch.cat([value, value]) for key, value in batch.items()} if isinstance(batch, dict)
+               else torch.cat([batch, batch]))
+    try:
+        model(doubled) if state is None else model(doubled, torch.cat([state, state]))
+    except RuntimeError:
+        return False
+    return True
 
 
 def check_obs(obs: torch.Tensor, name: str, shape: List[int]) -> None:

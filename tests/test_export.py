@@ -404,6 +404,7 @@ def test_a_model_whose_trace_fixes_the_batch_size_is_refused_in_one_line_and_not
             code = main(['-m', 'export', '--load', str(tmp_path / 'run'), '--out', str(tmp_path / 'policy.pt')])
         err = capsys.readouterr().err.strip().splitlines()
         assert code == 2 and err[-1].startswith('acframe: error: ') and 'fails on a batch of one' in err[-1], err
+        assert 'fixes the batch size its trace ran with, 2' in err[-1]  # (it runs on the trace's 2 rows)
         assert not (tmp_path / 'policy.pt').exists()
     finally:
         MODEL_REGISTRY._entries.pop('row_loop_export_test', None)

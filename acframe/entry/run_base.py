@@ -491,6 +491,7 @@ class RunBase:
             'wall_s': self.wall_s(),
             'recent_returns': list(self.recent_returns),
             'log_window': self.log_hook.state_dict(),  # the logged means of a window cut by a resume stay the same
+            'skipped_updates': self._skipped_updates(),  # (summed over the run's sittings)
             **self._extra_state(),
         }
 
@@ -537,6 +538,8 @@ class RunBase:
             self.wall_before = float(state.get('wall_s', 0.0))
             self.recent_returns.extend(float(r) for r in state.get('recent_returns', []))
             self.log_hook.load_state_dict(state.get('log_window') or {})
+            if int(state.get('skipped_updates', 0) or 0) and getattr(self, 'policy', None) is not None:
+                self.policy.skipped_updates = int(state['skipped_updates'])
         except CheckpointError as exc:
             raise CheckpointError(f"checkpoint '{path}': {exc}") from exc
         except PolicyError:  # a user's hook (after_load) raised: it names itself, the checkpoint is not to blame

@@ -611,7 +611,7 @@ class Policy:
         """
         lead = lead_shape(obs, lead_dims)  # (obs may be a Dict observation's tree: a leaf per key)
         obs, mask = split_action_mask(flatten_lead(obs, lead_dims))
-        output = self._checked_output(self._model(obs, mode='compute_actor_critic'), 'compute_actor_critic')
+        output = self._checked_output(self._model(obs, mode='compute_actor_critic'), 'compute_actor_critic', obs)
         output = masked(output, mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
@@ -659,15 +659,18 @@ class Policy:
         modes sample or take, and every statistic a segment stores, is then over the legal actions only."""
         obs, mask = split_action_mask(obs)
         output = model_output(self._model if model is None else model, 'compute_actor', obs, state)
-        return masked(self._checked_output(output, 'compute_actor'), mask)
+        return masked(self._checked_output(output, 'compute_actor', obs), mask)
 
-    def _checked_output(self, output: Any, mode: str) -> Any:
-        """``output`` of the model's ``mode``; the first of each mode checked against the model contract, so a model
-        of a user's that breaks it is one line naming it and what is wrong (it was a traceback deep in a loss, or no
-        error at all: a logit short of the action space trains, its last action never taken)."""
+    def _checked_output(self, output: Any, mode: str, obs: Any = None) -> Any:
+        """``output`` of the model's ``mode`` on ``obs``; the first of each mode checked against the model contract, so
+        a model of a user's that breaks it is one line naming it and what is wrong (it was a traceback deep in a loss,
+        or no error at all: a logit short of the action space trains, its last action never taken). Its outputs are
+        checked for NaN/inf only on finite observations: a NaN observation is the env's to answer for (the
+        collector names it)."""
         checked = self.__dict__.setdefault('_outputs_checked', set())
         if mode not in checked and not (torch.jit.is_tracing() or torch.compiler.is_compiling()):  # (eager calls)
-            problem = output_problem(output, self._action_space, self._action_size(), self._stats_keys())
+            problem = output_problem(output, self._action_space, self._action_size(), self._stats_keys(),
+                                     check_finite=all_finite(obs))
             lacking = [key for key in self._critic_keys() if key not in output] if mode == 'compute_actor_critic' else []
             if problem is None and lacking:
                 problem = (f"gave no {' and no '.join(repr(k) for k in lacking)} (its keys: "
@@ -897,10 +900,20 @@ class Policy:
 RNN_MODEL_KEYS = ('type', 'hidden_size', 'num_layers', 'input_norm')
 
 
-def output_problem(output: Any, action_space: str, size: Optional[int], stats_keys: Sequence[str]) -> Optional[str]:
+def all_finite(tree: Any) -> bool:
+    """Whether every floating-point tensor in ``tree`` (a tensor, a dict or treetensor tree of them) is finite."""
+    if isinstance(tree, torch.Tensor):
+        return not tree.is_floating_point() or bool(torch.isfinite(tree).all())
+    values = tree.values() if callable(getattr(tree, 'values', None)) else ()
+    return all(all_finite(value) for value in values)
+
+
+def output_problem(output: Any, action_space: str, size: Optional[int], stats_keys: Sequence[str],
+                   check_finite: bool = True) -> Optional[str]:
     """What is wrong with a model's output (a dict of floating-point tensors: the actor's ``stats_keys`` as wide as
-    ``size``, a ``value`` of one number per row), in words; None when nothing is. Keys it lacks are said where they
-    are read (``Policy._missing_statistic``)."""
+    ``size`` (a ``sigma`` may be one row, broadcast), a ``value`` of one number per row, nothing NaN/inf when
+    ``check_finite`` but a logit's -inf), in words; None when nothing is. Keys it lacks are said where they are read
+    (``Policy._missing_statistic``)."""
     if not isinstance(output, Mapping):
         return f"gave a {type(output).__module__}.{type(output).__qualname__}, not a dict of tensors"
     rows = None
@@ -913,21 +926,25 @@ def output_problem(output: Any, action_space: str, size: Optional[int], stats_ke
         if not value.is_floating_point():
             return f"gave '{key}' of dtype {value.dtype}, not a floating-point tensor"
         if key in stats_keys:
-            if value.dim() < 2:
+            if value.dim() < (1 if key == 'sigma' else 2):  # (a sigma of one row is broadcast over the batch)
                 return f"gave '{key}' of shape {tuple(value.shape)}, not (B, {size or 'n'})"
             if size is not None and value.shape[-1] != size:
                 what = {'discrete': f"{size} actions", 'multi_discrete': f"the sum of nvec, {size}"}.get(
                     action_space, f"{size} action dims")
                 return (f"gave '{key}' {value.shape[-1]} wide; the action space needs {what} (check the model's "
                         f"action_shape)")
-            rows = value.shape[:-1]
+            if value.dim() >= 2:
+                rows = value.shape[:-1]
         elif rows is not None and tuple(value.shape) != tuple(rows):
+            squeeze = ' (squeeze its last dim)' if tuple(value.shape) == tuple(rows) + (1,) else ''
             return (f"gave 'value' of shape {tuple(value.shape)}; a value is one number per observation, "
-                    f"{tuple(rows)} here (squeeze its last dim)")
+                    f"{tuple(rows)} here{squeeze}")
+        if not check_finite:
+            continue
         bad = torch.isnan(value.detach()) if key == 'logit' else ~torch.isfinite(value.detach())  # (-inf: masked)
         if bool(bad.any()):
             return f"gave {'NaN' if key == 'logit' else 'non-finite (NaN/inf)'} '{key}' on finite observations"
-    sigma = output.get('sigma') if 'sigma' in stats_keys else None
+    sigma = output.get('sigma') if 'sigma' in stats_keys and check_finite else None
     if isinstance(sigma, torch.Tensor) and not bool((sigma.detach() > 0).all()):
         return "gave a 'sigma' that is not > 0 (a standard deviation: exp or softplus of the head)"
     return None
