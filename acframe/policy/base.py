@@ -385,7 +385,7 @@ class Policy:
                                   f"env, as keyword arguments (docs/custom_policy.md); it takes: {takes}")
         if 'rnn' in kwargs and not rnn_type(kwargs['rnn']) and 'rnn' not in params:
             kwargs.pop('rnn')  # the declared default (feed-forward) of a policy whose model has no recurrent core
-        elif 'rnn' in kwargs and 'rnn' not in params and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        elif 'rnn' in kwargs and 'rnn' not in params and not takes_any:
             default = self.default_model()[0]
             use = f"policy.model.type='{default}' (this policy's default) or " if default != name else ""
             raise ConfigError(f"policy.model.rnn.type='{rnn_type(kwargs['rnn'])}': model '{name}' has no recurrent core; "
