@@ -186,8 +186,7 @@ class Policy:
         self._action_space = action_space
         check_recurrent(cfg, type(self))
         self._device = torch.device('cuda' if cfg.get('cuda') else 'cpu')
-        if cfg.get('cuda') and not torch.cuda.is_available():
-            raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
+        check_cuda(cfg)
         if model is not None and (type(self)._forward_collect is Policy._forward_collect
                                   or type(self)._forward_eval is Policy._forward_eval):
             _check_model_takes_mode(model)  # (the base class's modes call it with mode=; a class's own may not)
@@ -906,6 +905,12 @@ def all_finite(tree: Any) -> bool:
         return not tree.is_floating_point() or bool(torch.isfinite(tree).all())
     values = tree.values() if callable(getattr(tree, 'values', None)) else ()
     return all(all_finite(value) for value in values)
+
+
+def check_cuda(policy_cfg: Any) -> None:
+    """A ``ConfigError`` when ``policy.cuda`` asks for a GPU this machine does not have (``policy_cfg``: ``cfg.policy``)."""
+    if policy_cfg.get('cuda') and not torch.cuda.is_available():
+        raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
 
 
 def output_problem(output: Any, action_space: str, size: Optional[int], stats_keys: Sequence[str],

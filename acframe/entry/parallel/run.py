@@ -183,8 +183,9 @@ def resolve_steps_per_update(cfg: Any) -> float:
 def check_before_the_cluster(cfg: Any, sync: bool, resume: bool, data_parallel: Any) -> None:
     """What a Ray run refuses without its cluster, checked before it connects (or starts one): the learner's
     ``policy.cuda`` on a machine without CUDA, and with ``parallel.actor_num`` given, the budget's arithmetic."""
-    if cfg.policy.get('cuda') and not torch.cuda.is_available():
-        raise ConfigError("policy.cuda is True but CUDA is not available; set policy.cuda=False")
+    from ...policy.base import check_cuda
+
+    check_cuda(cfg.policy)
     if cfg.parallel.actor_num is not None and not resume and data_parallel is None:
         from ..budget import check_learning_budget
         check_learning_budget(cfg, 'parallel', int(cfg.parallel.actor_num), sync)
