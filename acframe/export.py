@@ -51,10 +51,12 @@ def export_format(out: str) -> str:
 
 
 def export_policy(target: str, out: str, config: Optional[Any] = None, overrides: Sequence[str] = (),
-                  imports: Sequence[str] = (), what: str = 'export_policy') -> Dict[str, Any]:
+                  imports: Sequence[str] = (), what: str = 'export_policy', model: Any = None) -> Dict[str, Any]:
     """Write the run's deterministic actor to ``out`` (format from its suffix); returns what was written.
     ``imports``: modules named for the run folder's ``import_names`` (``--import``); ``what``: how errors about
-    ``target`` name it (the CLI: ``--load``)."""
+    ``target`` name it (the CLI: ``--load``); ``model``: for a run trained with a model instance given in Python
+    (``serial_pipeline(..., model=...)``), a model of that architecture to load the weights into, as
+    ``load_policy``'s."""
     from .config.compile import override_list, override_value
     from .inference import LoadedPolicy
     from .runs import locate_run
@@ -71,7 +73,7 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
             except ImportError as exc:
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
     loaded = LoadedPolicy(locate_run(target, config, override_list(overrides) + ['policy.cuda=False'],  # traced on CPU
-                                     what=what, imports=imports))
+                                     what=what, imports=imports, model=model))
     recurrent = loaded.recurrent  # one step with the state in and out (a trace of act(obs) would bake it in)
     actor = (loaded.step_actor if recurrent else loaded.actor).cpu().eval().requires_grad_(False)  # inference only
     space = loaded.observation_space

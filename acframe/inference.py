@@ -144,7 +144,7 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
         from .runs import load_with_model_hint
 
         raise model_given_refusal(artifacts.run_dir, artifacts.model_given, "the config given builds another model; "
-                                  + load_with_model_hint(artifacts.python)) from exc
+                                  + load_with_model_hint(artifacts.what)) from exc
     policy.model.eval()
     return policy
 

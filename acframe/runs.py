@@ -29,8 +29,9 @@ class RunArtifacts(NamedTuple):
     model: Any = None
     #: the class of the model the run was trained with in Python when none is given now (``model_given``), else None
     model_given: Optional[str] = None
-    #: whether the caller is Python (``load_policy``), not the command line: how a refusal names the fix
-    python: bool = False
+    #: who asked: the Python function (``'load_policy'``, ``'export_policy'``) or the command line's flag: how a
+    #: refusal names the fix
+    what: str = '--load'
 
 
 def is_run_dir(path: str) -> bool:
@@ -103,7 +104,7 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
         checkpoint = target
     if run_dir is not None:
         check_folder_is_data(run_dir)
-    python = what == 'load_policy'  # (the Python function: its arguments, not the command line's flags)
+    python = what in PYTHON_CALLERS  # (the Python functions: their arguments, not the command line's flags)
     if config is None and run_dir is None:
         raise ConfigError(f"{what} {target}: this checkpoint is not in a run folder's {CKPT_DIR}/; "
                           f"name its config with {'config=CONFIG' if python else '-c CONFIG'}")
@@ -116,16 +117,25 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
             cfg = compile_config(config, override_list(overrides), seed=seed)
         else:
             if given:
-                raise model_given_refusal(run_dir, given, load_with_model_hint(python))
+                raise model_given_refusal(run_dir, given, load_with_model_hint(what))
             cfg = load_run_config(run_dir, override_list(overrides), seed=seed, imports=imports,  # config.json: data, never run
                                   import_flag='imports' if python else '--import')
-    return RunArtifacts(run_dir, checkpoint, cfg, model, given, python)
+    return RunArtifacts(run_dir, checkpoint, cfg, model, given, what)
 
 
-def load_with_model_hint(python: bool) -> str:
-    """What to do with a run trained with a model given in Python (``model_given``) when none is given now."""
-    return ("load it in Python with that model: acframe.load_policy(RUN, model=...)"
-            + ("" if python else " (the command line cannot build it)"))
+#: the Python functions that locate a run (their refusals name their arguments, not the command line's flags)
+PYTHON_CALLERS = ('load_policy', 'export_policy')
+
+
+def load_with_model_hint(what: str) -> str:
+    """What to do with a run trained with a model given in Python (``model_given``) when none is given now, asked by
+    ``what`` (``locate_run``'s)."""
+    if what == 'load_policy':
+        return "load it in Python with that model: acframe.load_policy(RUN, model=...)"
+    if what == 'export_policy':
+        return "export it in Python with that model: acframe.export_policy(RUN, OUT, model=...)"
+    return ("load or export it in Python with that model: acframe.load_policy(RUN, model=...), "
+            "acframe.export_policy(RUN, OUT, model=...) (the command line cannot build it)")
 
 
 def load_model_weights(policy: Any, state: Dict[str, Any], path: str) -> None:

@@ -141,9 +141,11 @@ def test_a_run_resumes_with_the_config_it_was_started_from_given_again(tmp_path,
 def test_a_run_given_a_model_in_python_says_so_and_is_loaded_and_resumed_with_one(tmp_path, capsys):
     """Its config.json describes the config's model, not the one it trained: -m eval, --resume and load_policy
     without a model said "the checkpoint does not fit ... use the config the checkpoint was trained with"."""
+    import shutil
+
     import pytest
 
-    from acframe import load_policy
+    from acframe import export_policy, load_policy
     from acframe.cli import main
     from acframe.errors import ConfigError
     from acframe.models.vac import VAC
@@ -164,13 +166,25 @@ def test_a_run_given_a_model_in_python_says_so_and_is_loaded_and_resumed_with_on
         load_policy(run, config='cartpole_a2c.py')  # (a config that builds the config's model: the weights do not fit)
     loaded = load_policy(run, model=small())
     assert loaded.act(torch.zeros(4).numpy()) in (0, 1)
+    cli_fix = ("load or export it in Python with that model: acframe.load_policy(RUN, model=...), "
+               "acframe.export_policy(RUN, OUT, model=...) (the command line cannot build it)")
     assert main(['-m', 'eval', '--load', run, '-c', 'cartpole_a2c.py', '--episodes', '1']) == 2
-    assert capsys.readouterr().err.strip().endswith("the config given builds another model; load it in Python with "
-                                                    "that model: acframe.load_policy(RUN, model=...) (the command line "
-                                                    "cannot build it)")
+    assert capsys.readouterr().err.strip().endswith("the config given builds another model; " + cli_fix)
     assert main(['-m', 'eval', '--load', run, '--episodes', '1']) == 2
-    assert capsys.readouterr().err.strip().endswith("acframe.load_policy(RUN, model=...) (the command line cannot "
-                                                    "build it)")
+    assert capsys.readouterr().err.strip().endswith(cli_fix)
+    # export: the run's actor was written by no function (export_policy took no model=); now as load_policy
+    out = str(tmp_path / 'actor.pt')
+    assert main(['-m', 'export', '--load', run, '--out', out]) == 2
+    assert capsys.readouterr().err.strip().endswith(cli_fix) and not os.path.exists(out)
+    with pytest.raises(ConfigError, match=r"which its config does not describe; export it in Python with that model: "
+                                          r"acframe.export_policy\(RUN, OUT, model=...\)$"):
+        export_policy(run, out)
+    with pytest.raises(ConfigError, match=r"name its config with config=CONFIG$"):  # (the Python arguments' names)
+        export_policy(shutil.copy(os.path.join(run, 'ckpt', 'ckpt_latest.pth'), tmp_path), out)
+    assert export_policy(run, out, model=small())['format'] == 'torchscript'  # (checked against load_policy inside)
+    actor = torch.jit.load(out)
+    obs = torch.randn(5, 4)
+    assert torch.equal(actor(obs), torch.as_tensor(loaded.act(obs.numpy())))
     assert main(['--resume', run, '--max-env-step', '320', '-q']) == 2
     assert capsys.readouterr().err.strip().endswith("resume it in Python with the same model: serial_pipeline(CONFIG, "
                                                     "resume=RUN, model=...) (or serial_pipeline_onpolicy)")
