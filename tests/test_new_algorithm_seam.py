@@ -658,6 +658,44 @@ def test_a_model_taking_obs_shape_and_action_shape_alone_trains_and_a_factorys_k
         MODEL_REGISTRY._entries.pop('small_factory_seam', None)
 
 
+class _DropoutNet(_SmallNet):
+    """Dropout before both heads, recording each call's ``mode`` with ``self.training``; ACER's ``q_value`` too."""
+
+    def __init__(self, obs_shape, action_shape):
+        super().__init__(obs_shape, action_shape)
+        self.drop, self.q, self.seen = torch.nn.Dropout(0.5), torch.nn.Linear(obs_shape, action_shape), set()
+
+    def forward(self, obs, mode):
+        self.seen.add((mode, self.training))
+        obs = self.drop(obs)
+        out = super().forward(obs, mode)
+        return out if mode == 'compute_actor' else {**out, 'q_value': self.q(obs)}
+
+
+@pytest.mark.parametrize('policy_type', ['a2c', 'ppo', 'impala', 'acer'])
+def test_a_model_acts_in_evaluation_mode_and_learns_in_training_mode(tmp_path, policy_type):
+    """As DI-engine's and SB3's policies switch it: the collect and eval modes run the model in ``eval()`` (dropout
+    off: they act as ``-m eval``, ``load_policy`` and export do), the learn mode's forward and prepare in
+    ``train()``. The model stayed in training mode throughout a run, so the evaluations that chose the best
+    checkpoint, and the actions collected, had dropout on."""
+    from acframe import MODEL_REGISTRY, serial_pipeline
+
+    MODEL_REGISTRY.register('dropout_net_seam', _DropoutNet, force=True)
+    run = serial_pipeline if policy_type in ('impala', 'acer') else serial_pipeline_onpolicy
+    try:
+        policy = run(_own_model_config(policy_type), overrides=['policy.model.type=dropout_net_seam'],
+                     exp_dir=str(tmp_path / 'run'), max_env_step=400, progress=False)
+    finally:
+        MODEL_REGISTRY._entries.pop('dropout_net_seam', None)
+    assert policy.summary['train_iters'] > 0 and policy.summary['last_eval_return'] is not None
+    # compute_actor: collection and evaluation; compute_actor_critic (and A2C's compute_critic on a truncated
+    # episode's last observation): the learn mode's step and PPO's prepare
+    assert {training for mode, training in policy._model.seen if mode == 'compute_actor'} == {False}
+    assert {training for mode, training in policy._model.seen if mode != 'compute_actor'} == {True}
+    obs = torch.randn(4, 4)
+    assert torch.equal(policy.eval_mode.forward(obs)['action'], policy.eval_mode.forward(obs)['action'])
+
+
 class _KeywordsNet(_SmallNet):
     """Takes every key through **kwargs, and uses none of them."""
 

@@ -129,7 +129,6 @@ class A2CPolicy(Policy):
         self._optimizer = build_optimizer(params, learn)
         self._gamma = float(learn.discount_factor)
         self._params = list(self._model.parameters())
-        self._model.train()  # once: nothing in acframe switches it to eval mode (a per-update call walks every module)
         self._reward_normalizer = RewardNormalizer(self._gamma, learn.reward_norm_clip) if learn.reward_norm else None
 
     def _forward_learn(self, batch: ttorch.Tensor) -> Dict[str, float]:

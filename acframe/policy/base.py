@@ -480,12 +480,13 @@ class Policy:
     @property
     def learn_mode(self) -> _Mode:
         self._require('learn')
-        return _Mode('learn', forward=self._learn_on_device if self._on_gpu else self._forward_learn,
+        return _Mode('learn', forward=self._in_mode(True, self._learn_on_device if self._on_gpu else self._forward_learn),
                      state_dict=self._state_dict_learn,
                      load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
                      optimizers=self._optimizers, get_weights=self.get_weights, model=self._model,
-                     prepare=_user_method(self._prepare_on_device if self._on_gpu else self._prepare_rollout,
-                                          "the policy's _prepare_rollout"),
+                     prepare=self._in_mode(True, _user_method(
+                         self._prepare_on_device if self._on_gpu else self._prepare_rollout,
+                         "the policy's _prepare_rollout")),
                      minibatches=self._minibatches,
                      samples=_user_method(self._batch_samples, "the policy's _batch_samples"),
                      policy_cfg=self._cfg)
@@ -493,7 +494,7 @@ class Policy:
     @property
     def collect_mode(self) -> _Mode:
         self._require('collect')
-        return _Mode('collect', forward=self._collect_on_device if self._on_gpu else self._forward_collect,
+        return _Mode('collect', forward=self._in_mode(False, self._collect_on_device if self._on_gpu else self._forward_collect),
                      get_train_sample=_user_method(self._get_train_sample, "the policy's _get_train_sample"),
                      load_weights=self.load_weights, reset=self._reset_collect, policy_cfg=self._cfg,
                      unroll_len=self.train_sample_len(self._cfg), state_dict=self._state_dict_collect,
@@ -502,10 +503,23 @@ class Policy:
     @property
     def eval_mode(self) -> _Mode:
         self._require('eval')
-        return _Mode('eval', forward=self._eval_on_device if self._on_gpu else self._forward_eval,
+        return _Mode('eval', forward=self._in_mode(False, self._eval_on_device if self._on_gpu else self._forward_eval),
                      load_weights=self.load_weights, policy_cfg=self._cfg, reset=self._reset_eval,
                      episode_start=self._episode_start_eval, recurrent=self._recurrent,
-                     step=self._eval_step_on_device if self._on_gpu else self._forward_eval_step)
+                     step=self._in_mode(False, self._eval_step_on_device if self._on_gpu else self._forward_eval_step))
+
+    def _in_mode(self, training: bool, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` with the model in training mode (``training``: the learn mode's forward and prepare) or evaluation
+        mode (the collect and eval modes), as DI-engine's and SB3's policies switch it: a model with dropout or batch
+        normalization acts in collection and evaluation as after training (``-m eval``, ``load_policy``, export).
+        The switch walks the model's modules only when the mode changes (a round's first call)."""
+        @functools.wraps(fn)
+        def in_mode(*args: Any, **kwargs: Any) -> Any:
+            model = self._model
+            if model.training != training:
+                model.train(training)
+            return fn(*args, **kwargs)
+        return in_mode
 
     # ---- policy.cuda: the model on the GPU, data from and to the CPU workers ------------------------
     def _learn_on_device(self, batch: Any) -> Dict[str, float]:
@@ -641,13 +655,17 @@ class Policy:
         inherit an ``unroll_actor`` that no longer agrees with it; those run ``unroll``)."""
         lead = lead_shape(obs, 2)
         obs, mask = split_action_mask(flatten_lead(obs, 2))
-        model = self._model if model is None else model
+        own = model is None  # (the policy's model, checked as its other modes are; ACER's average network is a copy)
+        model = self._model if own else model
         if actor_only and _defined_together(type(model), 'unroll', 'unroll_actor'):
-            output = model.unroll_actor(obs, state, starts)
+            output, mode = model.unroll_actor(obs, state, starts), 'unroll_actor'
         else:
             # a model whose unroll has no faster form without the fragment-end states (ACER's) gives them anyway
             faster = not ends and _takes_keyword(model.unroll, 'ends')
             output = model.unroll(obs, state, starts, ends=False) if faster else model.unroll(obs, state, starts)
+            mode = 'unroll'
+        if own:
+            output = self._checked_output(output, mode, obs)
         output = masked(output, mask)
         return {k: v.reshape(lead + tuple(v.shape[1:])) for k, v in output.items()}
 
@@ -670,7 +688,8 @@ class Policy:
         if mode not in checked and not (torch.jit.is_tracing() or torch.compiler.is_compiling()):  # (eager calls)
             problem = output_problem(output, self._action_space, self._action_size(), self._stats_keys(),
                                      check_finite=all_finite(obs))
-            lacking = [key for key in self._critic_keys() if key not in output] if mode == 'compute_actor_critic' else []
+            lacking = ([key for key in self._critic_keys() if key not in output]
+                       if mode in ('compute_actor_critic', 'unroll') else [])
             if problem is None and lacking:
                 problem = (f"gave no {' and no '.join(repr(k) for k in lacking)} (its keys: "
                            f"{', '.join(map(str, output)) or 'none'}); policy '{self._cfg.get('type', type(self).__name__)}'"

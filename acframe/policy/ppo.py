@@ -191,7 +191,6 @@ class PPOPolicy(Policy):
         self._reward_normalizer = (RewardNormalizer(float(learn.discount_factor), learn.reward_norm_clip)
                                    if learn.reward_norm else None)
         self._grad_steps = 0  # gradient steps taken (the clip-ratio schedule's clock; saved in checkpoints)
-        self._model.train()
 
     def _clip_ratio(self) -> float:
         """ε of the next gradient step: ``clip_ratio``, decayed linearly to 0 at ``clip_ratio_decay_iters``."""

@@ -177,7 +177,7 @@ def test_a_parallel_actor_normalizes_exactly_as_the_learner(tmp_path):
     actor = ActorWorker(cfg, 0, 0, source)
     try:
         message = actor.collect()
-        actor_model = actor.mode._mode.forward.__self__.model  # the actor's own policy (a bound collect forward)
+        actor_model = actor.mode._mode.forward.__wrapped__.__self__.model  # the actor's own policy (its collect forward)
     finally:
         actor.close()
     assert message.env_steps == 8

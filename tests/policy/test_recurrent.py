@@ -665,3 +665,49 @@ def test_an_off_policy_recurrent_run_resumes_bit_exactly_mid_episode(tmp_path, c
                     learner_hooks=[recorder])
     assert len(whole.infos) == total and first_part.infos == whole.infos[:stop]
     assert recorder.infos == whole.infos[stop:]
+
+
+class _BrokenUnroll:
+    """A recurrent VAC whose ``unroll`` (the learner's recompute) breaks the contract its steps keep: ``bug``."""
+
+    def __init__(self, *args, bug='', **kwargs):
+        super().__init__(*args, **kwargs)
+        self.bug = bug
+
+    def unroll(self, obs, state, starts, ends=True):
+        out = super().unroll(obs, state, starts, ends)
+        if self.bug == 'narrow':
+            out['logit'] = out['logit'][:, :-1]
+        elif self.bug == 'unsqueezed':
+            out['value'] = out['value'][:, None]
+        elif self.bug == 'no_value':
+            del out['value']
+        return out
+
+
+@pytest.mark.parametrize('policy_type, bug, message', [
+    ('ppo', 'narrow', r"unroll gave 'logit' 1 wide; the action space needs 2 actions \(check the model's action_shape\)"),
+    ('a2c', 'unsqueezed', r"unroll gave 'value' of shape \(\d+, 1\); a value is one number per observation, "
+                          r"\(\d+,\) here \(squeeze its last dim\)"),
+    ('impala', 'no_value', r"unroll gave no 'value' \(its keys: logit, ends\); policy 'impala''s learn mode reads "
+                           r"'value'"),
+])
+def test_a_recurrent_models_unroll_is_checked_against_the_contract_as_its_steps_are(tmp_path, policy_type, bug, message):
+    """The learner's recompute (``unroll``) went unchecked where the collect and eval steps were checked: a logit
+    short of the action space was a shape error deep in a loss, a ``(T*B, 1)`` value broadcast into the advantages
+    without a word. One line naming the model and the contract, before the first update: no folder."""
+    from acframe.errors import PolicyError
+    from acframe.models.vac import VAC
+
+    name = f'broken_unroll_{bug}_test'
+    MODEL_REGISTRY.register(name, type('BrokenUnroll', (_BrokenUnroll, VAC), {}), force=True)
+    run = serial_pipeline if policy_type == 'impala' else serial_pipeline_onpolicy
+    try:
+        with pytest.raises(PolicyError, match=r"the model \(.*BrokenUnroll\) " + message + r" \(the model contract: "
+                                              r"docs/custom_policy.md\)$"):
+            run(f'cartpole_novel_{policy_type}_lstm.py', overrides=[f'policy.model.type={name}',
+                                                                    f'policy.model.bug={bug}'],
+                exp_dir=str(tmp_path / 'run'), max_env_step=3000, progress=False)
+    finally:
+        MODEL_REGISTRY._entries.pop(name, None)
+    assert not (tmp_path / 'run').exists()
