@@ -161,7 +161,7 @@ POLICY_COMMON = dict(
 )
 
 PARALLEL = dict(
-    # (int in [1, 4096] or None) Actors collecting at once (processes, or Ray actors), each stepping env.collector_env_num envs; None: one per CPU core this process may use (its affinity mask; Ray: as many as the cluster's CPUs hold).
+    # (int in [1, 4096] or None) Actors collecting at once (processes, or Ray actors), each stepping env.collector_env_num envs; None: one per CPU core this process may use (its affinity mask; Ray: as many as the cluster's CPUs hold); more local actor processes than those cores are warned of.
     actor_num=None,
     # (str in {'auto', 'sync', 'async'}) 'auto' (sync for on-policy policies, async otherwise), 'async' (actors collect while the learner trains) or 'sync' (every actor delivers one segment per weights version, then the learner updates).
     sync_mode='auto',

@@ -466,6 +466,30 @@ def test_a_parallel_run_resumed_on_another_backend_without_backend_says_so(tmp_p
     assert 'note' not in capsys.readouterr().err
 
 
+def test_more_actor_processes_than_cores_is_warned_of_and_the_default_is_one_per_core(tmp_path):
+    """A config written for a bigger machine (parallel.actor_num above the cores this process may use) ran its
+    actors taking turns on the cores without a word; the inline backend (no processes) and the default say nothing."""
+    import warnings
+
+    from acframe.errors import ConfigWarning
+    from acframe.utils import cpu_cores
+
+    cores = cpu_cores()
+    with pytest.warns(ConfigWarning, match=rf"^parallel.actor_num={cores + 1} actor processes share the {cores} CPU "
+                                           rf"cores this process may use with the learner: .* set parallel.actor_num "
+                                           rf"<= {cores} \(or leave it unset: one per core\)"):
+        assert cli_main(['-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', str(tmp_path / 'many'), '-q',
+                         '--max-env-step', '600', f'parallel.actor_num={cores + 1}']) == 0
+    for name, args in (('default', []), ('inline', ['--backend', 'inline', f'parallel.actor_num={cores + 1}'])):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            assert cli_main(['-m', 'parallel', '-c', 'cartpole_impala.py', '--exp-dir', str(tmp_path / name), '-q',
+                             '--max-env-step', '600'] + args) == 0
+        assert not [w for w in caught if 'actor_num' in str(w.message)], name
+    with open(tmp_path / 'default' / 'summary.json') as f:
+        assert json.load(f)['actor_num'] == cores
+
+
 def test_a_script_without_the_main_guard_is_told_so_and_its_spawned_children_start_no_runs(tmp_path):
     """With spawned workers each child imports the user's script again: a script without
     ``if __name__ == '__main__':`` used to start a run in every child (3 run folders) and end in 187 lines blaming

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
@@ -22,7 +23,7 @@ from ...data import make_tree, to_dict, ttorch
 from ...data.buffer import push_copies
 from ...envs import make_env_manager
 from ...envs.randomization import DomainRandomizer
-from ...errors import ConfigError
+from ...errors import ConfigError, ConfigWarning
 from ...policy import Policy, create_policy, env_steps_per_collection, policy_class
 from ...signals import interrupt_pending, interrupts_deferred
 from ...utils import cpu_cores
@@ -204,6 +205,17 @@ def resolve_actor_num(cfg: Any, backend: str, ray: Any = None) -> int:
     return max(learners, cpu_cores() // learners * learners)
 
 
+def warn_more_actors_than_cores(cfg: Any, backend: str) -> None:
+    """A ``ConfigWarning`` when the local backend's actor processes outnumber the cores this process may use (a
+    config written for a bigger machine): said once the run has started (a start refused says only why)."""
+    num, cores = int(cfg.parallel.actor_num), cpu_cores()
+    if backend == 'local' and num > cores:
+        warnings.warn(f"parallel.actor_num={num} actor processes share the {cores} CPU cores this process may use "
+                      f"with the learner: they take turns (context switches, staler weights), no faster than {cores} "
+                      f"would collect; set parallel.actor_num <= {cores} (or leave it unset: one per core) unless "
+                      f"the envs wait on something other than the CPU", ConfigWarning, stacklevel=2)
+
+
 class ParallelRun(RunBase):
     """The learner side of a parallel run: learn-only policy, buffer, learner, backend (the rest: ``RunBase``)."""
 
@@ -245,6 +257,8 @@ class ParallelRun(RunBase):
                 from .ray_backend import disconnect
                 disconnect(self._ray)
             raise
+        if self.writes:  # (data-parallel ranks: rank 0, for the run's actors)
+            warn_more_actors_than_cores(cfg, self.backend_name)
 
     def _build(self) -> None:
         # data-parallel learners: this rank's share of the actors, batches and budget (``cfg`` stays the run's)
