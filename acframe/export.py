@@ -62,6 +62,11 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
     from .runs import locate_run
 
     fmt = export_format(out)
+    from .utils import check_output_file
+
+    # (said before the run is loaded and traced: an export is never done to be lost to its path)
+    check_output_file(out, f"--out {out}" if what != 'export_policy' else f"out={out!r}",
+                      'policy' + os.path.splitext(out)[1].lower())
     if not override_value(override_list(overrides), 'policy.eval.deterministic', True):
         raise ConfigError("policy.eval.deterministic=False: an exported policy is the deterministic actor (the most "
                           "likely action; ONNX and TorchScript hold no sampler); drop the override, and sample from "

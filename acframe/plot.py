@@ -249,9 +249,12 @@ PANEL_TITLES = ('evaluation return (mean ± std over runs)', 'training episode r
                 'entropy (learner/entropy)')
 
 
-def plot_format(out: str) -> str:
-    """The format ``out`` is drawn in (``OUT_FORMATS``, by its extension); a ``ConfigError`` naming ``--out`` where
-    ``out`` is a folder, ends in a separator, lies under a file, or ends in no extension ``OUT_FORMATS`` accepts."""
+def plot_format(out: str, said: Optional[str] = None) -> str:
+    """The format ``out`` is drawn in (``OUT_FORMATS``, by its extension); a ``ConfigError`` naming ``--out`` (or
+    ``said``: a default path's words) where ``out`` is a folder, ends in a separator, lies under a file, is in a
+    folder this process cannot write, or ends in no extension ``OUT_FORMATS`` accepts."""
+    from .utils import check_output_file
+
     out = os.fspath(out)
     accepted = f"{', '.join(list(OUT_FORMATS)[:-1])} or {list(OUT_FORMATS)[-1]}"
     if out.endswith(('/', os.sep)) or os.path.isdir(out):
@@ -260,11 +263,7 @@ def plot_format(out: str) -> str:
     ext = os.path.splitext(out)[1].lower()
     if ext not in OUT_FORMATS:
         raise ConfigError(f"--out {out}: the file name must end in {accepted} (the extension picks the format)")
-    folder = os.path.dirname(os.path.abspath(out))
-    while not os.path.exists(folder) and os.path.dirname(folder) != folder:
-        folder = os.path.dirname(folder)  # the nearest part of the path that exists must be a folder
-    if not os.path.isdir(folder):
-        raise ConfigError(f"--out {out}: {folder} is a file, not a folder; pick another path")
+    check_output_file(out, said if said is not None else f"--out {out}", CURVES_PNG)
     return OUT_FORMATS[ext]
 
 
@@ -286,15 +285,16 @@ def check_run_dirs(run_dirs: Sequence[str]) -> None:
         seen[real] = run_dir
 
 
-def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps') -> Dict[str, Any]:
+def plot_runs(run_dirs: Sequence[str], out: str, x_axis: str = 'env_steps', said: Optional[str] = None) -> Dict[str, Any]:
     """Draw the four panels of ``run_dirs`` into ``out``, in the format its extension names (``plot_format``: an
     SVG by ``plot_svg``, a PNG or PDF by matplotlib); returns what was drawn. A bad ``out`` or ``x_axis`` raises
-    ``ConfigError`` before any run is read and nothing is written."""
+    ``ConfigError`` before any run is read and nothing is written (``said``: how it names ``out``, default
+    ``--out OUT``)."""
     from .utils import atomic_write_text
 
     if x_axis not in X_AXES:
         raise ConfigError(f"--x {x_axis!r} is not one of {', '.join(X_AXES)}")
-    fmt = plot_format(out)
+    fmt = plot_format(out, said)
     if not run_dirs:
         raise ConfigError("-m plot needs at least one RUN_DIR (an experiment folder of a training run)")
     check_run_dirs(run_dirs)

@@ -78,6 +78,26 @@ def is_out_of_room(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
 
 
+def check_output_file(path: str, said: str, example: str) -> None:
+    """A ``ConfigError`` naming ``said`` (how the message names ``path``: ``'--out x.pt'``) unless ``path`` names a
+    file that can be written (made, or replaced): not a folder, not under a file, in a folder this process may
+    write (a read-only or another user's folder). Asked before the work whose result it holds, so a command never
+    does its work to lose it at the end; ``example``: a file name to suggest inside a folder given instead."""
+    from .errors import ConfigError
+    from .loggers.base import can_write
+
+    if path.endswith(('/', os.sep)) or os.path.isdir(path):
+        raise ConfigError(f"{said}: that is a folder; name the file to write in it, e.g. {os.path.join(path, example)}")
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)  # the nearest part of the path that exists must be a folder
+    if not os.path.isdir(folder):
+        raise ConfigError(f"{said}: {folder} is a file, not a folder; pick another path")
+    if not can_write(path, folder=False):
+        raise ConfigError(f"{said}: cannot be written there (a read-only folder or file system, or another user's); "
+                          f"name a file in a folder you can write")
+
+
 def atomic_write_with(path: PathLike, write: Callable[[str], None]) -> None:
     """Write ``path`` atomically through a writer that takes a file name (``torch.jit.save``, ``savefig`` ...)."""
     _atomic(path, write)

@@ -245,6 +245,14 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
         _warn_mask_dropped(cfg, own)
     if video_dir is not None:
         _note_recording_manager(cfg, settings)
+    path = out or default_result_path(artifacts.run_dir, artifacts.checkpoint, int(cfg.seed), settings)
+    if out is None:  # (a read-only run folder: said before any episode plays, not after the last)
+        from ..utils import check_output_file
+
+        check_output_file(path, f"the result's file {path} (--out FILE writes it elsewhere)", 'result.json')
+        if os.path.lexists(path) and not is_eval_result(path):
+            raise ConfigError(f"the result's file {path} exists and is not an evaluation's result; move it, or name "
+                              f"another file with --out FILE")
     state = load_checkpoint(artifacts.checkpoint)  # a clear error before any env starts
     set_global_seed(cfg.seed)
     stem = os.path.splitext(os.path.basename(artifacts.checkpoint))[0]
@@ -285,23 +293,37 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
         from ..loggers import upload_videos
 
         report['video_uploads'] = upload_videos(cfg, artifacts.run_dir, videos, int(state.get('env_step') or 0))
-    path = out or default_result_path(artifacts.run_dir, artifacts.checkpoint, int(cfg.seed), settings)
     report['result_file'] = os.path.abspath(path)
     atomic_write_json(path, report)
     return report
 
 
+def is_eval_result(path: str) -> bool:
+    """Whether ``path`` holds an evaluation's result (``evaluate_run``'s JSON: a dict with its return statistics and
+    checkpoint), which ``--out`` may replace; anything else there (a checkpoint, a run's config.json, a script) is
+    the user's, and is not."""
+    if not os.path.isfile(path) or os.path.getsize(path) > 64 * 2 ** 20:
+        return False
+    try:
+        with open(path, encoding='utf-8') as f:
+            report = json.load(f)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(report, dict) and {'mean', 'returns', 'episodes', 'checkpoint'} <= set(report)
+
+
 def check_output_paths(out: Optional[str], video_dir: Optional[str]) -> None:
-    """``--out`` names a file that can be written and ``--video`` a folder (or a path for one): said before anything
-    is evaluated, so an evaluation is never lost to its output's path; the video encoder (moviepy) is there."""
+    """``--out`` names a file that can be written (new, or an earlier result: never a file of another kind) and
+    ``--video`` a folder (or a path for one): said before anything is evaluated, so an evaluation is never lost to
+    its output's path and never replaces what is not a result; the video encoder (moviepy) is there."""
     from ..loggers.base import can_write
+    from ..utils import check_output_file
 
     if out is not None:
-        if os.path.isdir(out) or out.endswith(('/', os.sep)):
-            raise ConfigError(f"--out {out}: a folder; name the result's file, e.g. --out "
-                              f"{os.path.join(out, 'result.json')}")
-        if not can_write(out, folder=False):
-            raise ConfigError(f"--out {out}: cannot be written here; name a file in a folder you can write")
+        check_output_file(out, f"--out {out}", 'result.json')
+        if os.path.lexists(out) and not is_eval_result(out):
+            raise ConfigError(f"--out {out}: an existing file that is not an evaluation's result (-m eval's JSON); "
+                              f"name a new file (a result there is replaced)")
     if video_dir is not None:
         if os.path.lexists(video_dir) and not os.path.isdir(video_dir):
             raise ConfigError(f"--video {video_dir}: not a folder; name a folder for the videos (made if missing)")

@@ -31,7 +31,11 @@ def run_tool(args: argparse.Namespace) -> str:
         if not args.overrides:
             raise ConfigError("-m plot needs RUN_DIR arguments (experiment folders of training runs), "
                               "e.g. acframe -m plot cartpole_a2c_seed0 cartpole_a2c_seed1")
-        return result_line(plot_runs(args.overrides, args.out or default_plot_path(args.overrides), args.x))
+        if args.out is not None:
+            return result_line(plot_runs(args.overrides, args.out, args.x))
+        out = default_plot_path(args.overrides)
+        return result_line(plot_runs(args.overrides, out, args.x,
+                                     said=f"the plot's default file {out} (--out FILE writes it elsewhere)"))
     if args.load is None:
         raise ConfigError(f"-m {args.mode} needs --load RUN_DIR_OR_CKPT (a run folder, or a .pth file in its ckpt/)")
     if args.mode == 'export':

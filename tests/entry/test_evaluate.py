@@ -189,13 +189,36 @@ def test_an_interrupted_video_evaluation_leaves_the_videos_of_a_whole_one_as_the
 
 def test_bad_output_paths_are_refused_before_evaluating_and_nothing_is_written(trained_run, tmp_path, capsys):
     (tmp_path / 'a_file').write_text('')
-    for args, message in ((['--out', str(trained_run)], f"--out {trained_run}: a folder; name the result's file"),
-                          (['--out', str(tmp_path / 'new') + '/'], 'a folder; name the result\'s file, e.g. --out '),
+    for args, message in ((['--out', str(trained_run)], f"--out {trained_run}: that is a folder; name the file to "
+                                                        f"write in it, e.g. {trained_run / 'result.json'}"),
+                          (['--out', str(tmp_path / 'new') + '/'], 'that is a folder; name the file to write in it'),
+                          (['--out', str(tmp_path / 'a_file' / 'r.json')], 'a_file is a file, not a folder'),
                           (['--video', str(tmp_path / 'a_file')], 'not a folder; name a folder for the videos'),
-                          (['--out', '/proc/acframe-no/r.json'], 'cannot be written here')):
+                          (['--out', '/proc/acframe-no/r.json'], 'cannot be written there')):
         code, out, err = run_cli(['-m', 'eval', '--load', str(trained_run), '--episodes', '1', *args], capsys)
         assert code == 2 and err.count('\n') == 1 and message in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ['a_file']
+
+
+def test_an_out_naming_a_file_that_is_not_a_result_is_refused_and_the_file_kept(trained_run, tmp_path, capsys):
+    """``--out RUN/ckpt/ckpt_best.pth`` replaced the checkpoint with the result's JSON (the run then read as corrupt),
+    ``--out RUN/config.json`` the run's record, ``--out my_script.py`` a script: exit 0 each time. An earlier result
+    is replaced, as a second evaluation of the same setting replaces its default file."""
+    script = tmp_path / 'my_script.py'
+    script.write_text('print("mine")\n')
+    for path in (trained_run / 'ckpt' / 'ckpt_best.pth', trained_run / 'config.json', script):
+        before = path.read_bytes()
+        code, out, err = run_cli(['-m', 'eval', '--load', str(trained_run), '--episodes', '1', '--out', str(path)],
+                                 capsys)
+        assert code == 2 and err == (f"acframe: error: --out {path}: an existing file that is not an evaluation's "
+                                     f"result (-m eval's JSON); name a new file (a result there is replaced)\n"), err
+        assert path.read_bytes() == before
+    result = tmp_path / 'result.json'
+    for episodes in ('1', '2'):
+        code, out, err = run_cli(['-m', 'eval', '--load', str(trained_run), '--episodes', episodes, '--out',
+                                  str(result)], capsys)
+        assert code == 0, err
+        assert json.loads(result.read_text())['episodes'] == int(episodes)
 
 
 def test_a_video_of_an_envpool_run_is_another_setting(monkeypatch):
