@@ -22,8 +22,8 @@ setup(
         "test": ["pytest", "pytest-timeout", "pytest-xdist", "hypothesis"],
         "ray": ["ray"],
         "box2d": ["gymnasium[box2d]"],
-        # acframe -m eval --video: gymnasium's RecordVideo encodes with moviepy (its imageio-ffmpeg wheel ships ffmpeg)
-        "video": ["moviepy"],
+        # acframe -m eval --video: each frame is streamed to ffmpeg (imageio-ffmpeg's wheel ships it)
+        "video": ["imageio-ffmpeg"],
         # acframe -m export --out FILE.onnx: torch's ONNX exporter needs onnx + onnxscript; onnxruntime runs the file
         "onnx": ["onnx", "onnxscript", "onnxruntime"],
         "atari": ["ale-py>=0.9", "opencv-python-headless"],

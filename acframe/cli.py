@@ -177,8 +177,11 @@ def run(args: argparse.Namespace) -> int:
         return check_env_command(args)
     if args.mode in TOOL_MODES:
         from .entry.tools import run_tool
+        from .signals import sigterm_as_interrupt
 
-        print(run_tool(args))
+        with sigterm_as_interrupt():  # (SIGTERM as Ctrl-C: an evaluation's partial videos are taken back)
+            line = run_tool(args)
+        print(line)
         return 0
     for flag, value in (('--episodes', args.episodes), ('--video', args.video), ('--domain-params', args.domain_params),
                         ('--out', args.out)):

@@ -9,6 +9,7 @@ Ctrl-C.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from typing import Iterator, Optional
@@ -189,6 +190,10 @@ def sigterm_as_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    # SDL (pygame: gymnasium's classic-control renderers, for videos) replaces the SIGINT and SIGTERM handlers with
+    # its own when it starts, which only queue a quit event nobody reads: a SIGTERM was ignored while -m eval
+    # recorded videos. Told before it starts, it leaves them to us.
+    os.environ.setdefault('SDL_NO_SIGNAL_HANDLERS', '1')
     previous = {terminating: signal.signal(terminating, _raise_terminated) for terminating in TERMINATING}
     previous_int = signal.getsignal(signal.SIGINT)
     if previous_int is signal.default_int_handler:  # Ctrl-C as before, but deferrable

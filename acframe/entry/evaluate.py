@@ -9,9 +9,9 @@ number of episodes, or a config (``-c``), overrides (``policy.eval.deterministic
 change what the run's config says -- writes ``<checkpoint>_seed<seed>_<N>ep.json`` or
 ``<checkpoint>_seed<seed>[_<N>ep]_<tag>.json``, ``tag`` a digest of the differing values, so it never replaces the
 run's own result; the JSON records them; a checkpoint outside a run folder, evaluated with ``-c``, always gets a
-tag). ``--video DIR`` records every counted episode with gymnasium's ``RecordVideo`` as
+tag). ``--video DIR`` records every counted episode (``EpisodeRecorder``) as
 ``DIR/<run>_<checkpoint>_seed<seed>[<tag>]_env<i>-episode-<k>.mp4``, the run folder's name and the result file's
-tag (the ``video`` extra: moviepy), moved into ``DIR`` once the evaluation is whole (``VideoStaging``);
+tag (the ``video`` extra: imageio-ffmpeg), moved into ``DIR`` once the evaluation is whole (``VideoStaging``);
 for a run folder whose ``logger.backends`` name a tracker that stores media (W&B, MLflow), the videos are also
 uploaded to the run's tracker run (``loggers.upload_videos``; ``video_uploads`` in the result names where they went).
 A domain-randomized run evaluates with the nominal parameters or, with ``--domain-params drawn``, each
@@ -29,6 +29,7 @@ from functools import partial
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import gymnasium as gym
+import numpy as np
 
 from ..envs import EnvManager, in_process_manager, make_env_manager
 from ..envs.randomization import DomainRandomizer
@@ -46,25 +47,84 @@ def _record_first_episodes(count: int, episode_id: int) -> bool:
     return episode_id < count
 
 
-def record_video(folder: str, prefix: str, quota: Sequence[int], env: gym.Env, index: int) -> gym.Env:
-    """Evaluator env ``index`` wrapped in gymnasium's ``RecordVideo``, recording its first ``quota[index]`` episodes as
-    ``<folder>/<prefix>env<index>-episode-<k>.mp4`` (the env factory's ``wrap``)."""
-    import warnings
+class EpisodeRecorder(gym.Wrapper):
+    """Records the env's first ``episodes`` episodes (counted from 0 at each ``reset``) as
+    ``<folder>/<name_prefix>-episode-<k>.mp4`` (gymnasium's ``RecordVideo``'s names), each frame handed to an ffmpeg
+    encoder as it is rendered (imageio-ffmpeg, at the env's ``render_fps``). ``RecordVideo`` keeps an episode's
+    frames in memory and encodes them when it ends: ten CartPole envs held 2.4-3.8 GB, and an interrupted evaluation
+    encoded every env's partial episode before it could stop (seconds to minutes). ``abandon()``: stop without
+    finishing the files (their partial recordings are taken back by ``VideoStaging``)."""
 
-    from gymnasium.wrappers import RecordVideo
+    def __init__(self, env: gym.Env, folder: str, name_prefix: str, episodes: int) -> None:
+        super().__init__(env)
+        self.folder, self.name_prefix, self.episodes = folder, name_prefix, int(episodes)
+        self.fps = int(env.metadata.get('render_fps') or 30)
+        self.episode_id = -1
+        self._writer: Any = None
 
+    def reset(self, **kwargs: Any) -> Any:
+        obs, info = self.env.reset(**kwargs)
+        self._finish()
+        self.episode_id += 1
+        if self.episode_id < self.episodes:
+            self._frame(start=True)
+        return obs, info
+
+    def step(self, action: Any) -> Any:
+        result = self.env.step(action)
+        if self._writer is not None:
+            self._frame()
+        return result
+
+    def _frame(self, start: bool = False) -> None:
+        import imageio_ffmpeg
+
+        frame = self.env.render()
+        if isinstance(frame, list):  # (a render mode that collects frames: the latest)
+            frame = frame[-1] if frame else None
+        if not isinstance(frame, np.ndarray) or frame.ndim != 3:
+            self._finish()
+            return
+        if start:
+            path = os.path.join(self.folder, f"{self.name_prefix}-episode-{self.episode_id}.mp4")
+            self._writer = imageio_ffmpeg.write_frames(path, (frame.shape[1], frame.shape[0]), fps=self.fps,
+                                                       codec='libx264', macro_block_size=2, ffmpeg_log_level='error')
+            self._writer.send(None)  # (starts ffmpeg)
+        if self._writer is not None:
+            self._writer.send(np.ascontiguousarray(frame[..., :3], dtype=np.uint8))
+
+    def _finish(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()  # (ffmpeg writes the file's end and exits)
+
+    def abandon(self) -> None:
+        """Stop recording without finishing the current files (an interrupted or failed evaluation's)."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            try:
+                writer.close()
+            except (OSError, RuntimeError):  # (ffmpeg already gone: a signal to the process group)
+                pass
+
+    def close(self) -> None:
+        try:
+            self._finish()
+        finally:
+            super().close()
+
+
+def record_video(folder: str, prefix: str, quota: Sequence[int], recorders: List[EpisodeRecorder], env: gym.Env,
+                 index: int) -> gym.Env:
+    """Evaluator env ``index`` wrapped in an ``EpisodeRecorder`` (appended to ``recorders``), recording its first
+    ``quota[index]`` episodes as ``<folder>/<prefix>env<index>-episode-<k>.mp4`` (the env factory's ``wrap``)."""
     if env.render_mode != 'rgb_array':
         env.close()
         raise ConfigError(f"--video: the env renders with render_mode={env.render_mode!r}, not 'rgb_array'; "
                           f"its factory must pass env.env_kwargs.render_mode on to the env")
-    try:
-        with warnings.catch_warnings():  # the envs of one evaluation share the folder; file names say which is which
-            warnings.filterwarnings('ignore', message='.*Overwriting existing videos')
-            return RecordVideo(env, folder, episode_trigger=partial(_record_first_episodes, quota[index]),
-                               name_prefix=f"{prefix}env{index}", disable_logger=True)
-    except gym.error.DependencyNotInstalled as exc:
-        env.close()
-        raise ConfigError("--video needs moviepy to encode MP4: pip install 'acframe[video]'") from exc
+    recorder = EpisodeRecorder(env, folder, f"{prefix}env{index}", quota[index])
+    recorders.append(recorder)
+    return recorder
 
 
 def episode_quota(n_episode: int, num_envs: int) -> List[int]:
@@ -73,13 +133,15 @@ def episode_quota(n_episode: int, num_envs: int) -> List[int]:
 
 
 def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[str], n_episode: int,
-                  video_prefix: str = '') -> Tuple[EnvManager, Optional[List[Dict[str, Any]]]]:
+                  video_prefix: str = '', recorders: Optional[List[EpisodeRecorder]] = None
+                  ) -> Tuple[EnvManager, Optional[List[Dict[str, Any]]]]:
     """The evaluation envs (nominal or drawn parameters, optionally recording) and the drawn parameters, built by
     the env factory as the run's evaluator built them.
 
     Recorded files are ``<video_dir>/<video_prefix>env<i>-episode-<k>.mp4``: episode ``k`` of evaluator env ``i``,
     recorded in this process by the manager the run's ``env.manager`` names for it (``in_process_manager``: EnvPool's
-    envs render no frames, but gymnasium's Atari chain gives EnvPool's frames, ``acframe.envs.atari``).
+    envs render no frames, but gymnasium's Atari chain gives EnvPool's frames, ``acframe.envs.atari``); each env's
+    ``EpisodeRecorder`` is appended to ``recorders``.
     """
     num_envs = int(cfg.env.evaluator_env_num)
     seeds = [int(seed) + i for i in range(num_envs)]
@@ -95,7 +157,8 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
     os.environ.setdefault('SDL_AUDIODRIVER', 'dummy')
     video_cfg = copy.deepcopy(cfg)
     video_cfg.env.env_kwargs = dict(cfg.env.get('env_kwargs') or {}, render_mode='rgb_array')
-    record = partial(record_video, video_dir, video_prefix, episode_quota(n_episode, num_envs))
+    record = partial(record_video, video_dir, video_prefix, episode_quota(n_episode, num_envs),
+                     recorders if recorders is not None else [])
     try:
         return make_env_manager(video_cfg, 'evaluator', seeds, manager=manager, params=drawn, wrap=record), drawn
     except ConfigError as exc:
@@ -259,9 +322,10 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     run_name = f"{os.path.basename(os.path.abspath(artifacts.run_dir))}_" if artifacts.run_dir else ''
     prefix = f"{run_name}{stem}_seed{cfg.seed}{settings_tag(settings)}_"  # of the videos
     staging = VideoStaging(video_dir) if video_dir is not None else None
+    recorders: List[EpisodeRecorder] = []
     try:
         env, drawn = evaluator_env(cfg, cfg.seed + EVAL_SEED_OFFSET, domain_params or 'nominal',
-                                   staging.folder if staging is not None else None, n_episode, prefix)
+                                   staging.folder if staging is not None else None, n_episode, prefix, recorders)
         try:
             # the eval mode as the run evaluated (greedy, or sampling where policy.eval.deterministic=False)
             policy = build_inference_policy(artifacts, env.observation_space, env.action_space, state=state,
@@ -270,6 +334,10 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
             if progress:
                 evaluator.progress = EpisodeProgress()
             result = evaluator.evaluate()
+        except BaseException:  # interrupted or failed: its partial recordings are not finished (staging drops them)
+            for recorder in recorders:
+                recorder.abandon()
+            raise
         finally:
             env.close()  # also finishes the last recording
         videos = staging.keep() if staging is not None else []  # the whole evaluation's, in place at once
@@ -315,7 +383,7 @@ def is_eval_result(path: str) -> bool:
 def check_output_paths(out: Optional[str], video_dir: Optional[str]) -> None:
     """``--out`` names a file that can be written (new, or an earlier result: never a file of another kind) and
     ``--video`` a folder (or a path for one): said before anything is evaluated, so an evaluation is never lost to
-    its output's path and never replaces what is not a result; the video encoder (moviepy) is there."""
+    its output's path and never replaces what is not a result; the video encoder (imageio-ffmpeg) is there."""
     from ..loggers.base import can_write
     from ..utils import check_output_file
 
@@ -331,8 +399,8 @@ def check_output_paths(out: Optional[str], video_dir: Optional[str]) -> None:
             raise ConfigError(f"--video {video_dir}: cannot be written here; name a folder you can write")
         import importlib.util
 
-        if importlib.util.find_spec('moviepy') is None:
-            raise ConfigError("--video needs moviepy to encode MP4: pip install 'acframe[video]'")
+        if importlib.util.find_spec('imageio_ffmpeg') is None:
+            raise ConfigError("--video needs imageio-ffmpeg to encode MP4: pip install 'acframe[video]'")
 
 
 class VideoStaging:

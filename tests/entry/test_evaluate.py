@@ -140,7 +140,7 @@ def test_a_checkpoint_a_script_saved_through_its_own_learner_shows_its_iter_and_
 
 
 def test_video_records_each_counted_episode_as_mp4(trained_run, tmp_path):
-    pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
+    pytest.importorskip('imageio_ffmpeg', reason='--video needs the video extra (pip install acframe[video])')
     import imageio_ffmpeg
 
     videos = tmp_path / 'videos'
@@ -160,10 +160,18 @@ def test_video_records_each_counted_episode_as_mp4(trained_run, tmp_path):
         assert length <= count <= length + 1  # a frame per step (and the reset frame)
 
 
-def test_an_interrupted_video_evaluation_leaves_the_videos_of_a_whole_one_as_they_were(trained_run, tmp_path):
-    """Ctrl-C in the middle: its partial recordings are dropped; a former evaluation's videos of the same names
-    are not replaced by cut ones; nothing of it stays in the folder."""
-    pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
+@pytest.mark.parametrize('signum, group, code, said', [
+    ('SIGINT', False, 130, 'acframe: interrupted'),
+    ('SIGTERM', False, 143, 'acframe: terminated (SIGTERM)'),  # (ignored: SDL had taken the handler)
+    ('SIGTERM', True, 143, 'acframe: terminated (SIGTERM)'),  # (`timeout`'s: "an env raised OSError: Broken pipe")
+])
+def test_an_interrupted_video_evaluation_leaves_the_videos_of_a_whole_one_as_they_were(trained_run, tmp_path, signum,
+                                                                                       group, code, said):
+    """Ctrl-C or SIGTERM (to the process, or to its group as ``timeout`` and a terminal send, the encoders with it)
+    in the middle: it stops within seconds (each env's partial episode was encoded first), its partial recordings
+    are dropped; a former evaluation's videos of the same names are not replaced by cut ones; nothing of it stays in
+    the folder."""
+    pytest.importorskip('imageio_ffmpeg', reason='--video needs the video extra (pip install acframe[video])')
     import signal
     import time
 
@@ -175,14 +183,23 @@ def test_an_interrupted_video_evaluation_leaves_the_videos_of_a_whole_one_as_the
         (videos / name).write_text(text)
     run = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(trained_run), '--video',
                             str(videos), '--episodes', '400', '--out', str(tmp_path / 'r.json')],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
     while not any(p.name.startswith('.acframe-recording-') for p in videos.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(3)  # recording (400 episodes of up to 500 steps take minutes)
-    run.send_signal(signal.SIGINT)
-    _, err = run.communicate(timeout=60)
-    assert run.returncode == 130, err
+    sent = time.monotonic()
+    if group:
+        os.killpg(run.pid, getattr(signal, signum))
+    else:
+        run.send_signal(getattr(signal, signum))
+    try:
+        _, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == code and err.strip().splitlines()[-1] == said, err
+    assert time.monotonic() - sent < 15
     assert {p.name: p.read_text() for p in videos.iterdir()} == before
     assert not (tmp_path / 'r.json').exists()
 
@@ -322,7 +339,7 @@ def test_an_evaluation_on_another_env_id_does_not_warn_about_the_stop_value(trai
 def test_video_of_an_env_that_cannot_render_says_so(tmp_path):
     """An env that takes no render_mode (acframe's toy_dict, many user envs) draws no frames: one line naming the
     env and --video, not its keyword arguments."""
-    pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
+    pytest.importorskip('imageio_ffmpeg', reason='--video needs the video extra (pip install acframe[video])')
     from acframe.config import compile_config
     from acframe.entry.evaluate import evaluator_env
     from acframe.errors import ConfigError
@@ -336,7 +353,7 @@ def test_video_of_an_env_that_cannot_render_says_so(tmp_path):
 def test_the_toy_pixel_envs_are_recorded_as_they_look(tmp_path):
     """pixels.md's toy envs took no render_mode, so -m eval --video of their runs was refused: they draw their grid
     (enlarged to at least 128 pixels) with render_mode='rgb_array'."""
-    pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
+    pytest.importorskip('imageio_ffmpeg', reason='--video needs the video extra (pip install acframe[video])')
     from acframe.cli import main
     from acframe.envs import build_env
 

@@ -268,7 +268,7 @@ def test_a_run_logged_to_jsonl_alone_still_plots_and_imports_no_tracker(tmp_path
 # ---- evaluation videos --------------------------------------------------------------------------------------------
 def test_eval_videos_are_uploaded_to_wandb_and_mlflow(tmp_path, trackers):
     """``-m eval --video`` of a run logged to W&B and MLflow: each MP4 lands in the same tracker runs."""
-    pytest.importorskip('moviepy')
+    pytest.importorskip('imageio_ffmpeg')
     from mlflow.tracking import MlflowClient
 
     exp_dir = str(tmp_path / 'run')

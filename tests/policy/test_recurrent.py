@@ -470,7 +470,7 @@ def test_a_loaded_recurrent_policy_resets_some_envs_of_a_batch(tmp_path, capsys)
 def test_a_recurrent_run_is_filmed_by_eval_video_one_frame_per_step(tmp_path, capsys):
     """``-m eval --video`` of a recurrent run, as a user runs it (a fresh interpreter): an mp4 per counted episode,
     each with a frame per step of the episode the state-carrying policy played."""
-    pytest.importorskip('moviepy', reason='--video needs the video extra (pip install acframe[video])')
+    pytest.importorskip('imageio_ffmpeg', reason='--video needs the video extra (pip install acframe[video])')
     import subprocess
     import sys
 
