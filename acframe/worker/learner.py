@@ -426,6 +426,23 @@ def check_learner_num(state: Dict[str, Any], learner_num: int) -> None:
                               f"parallel.learner_num={learner_num}; resume with parallel.learner_num={num}")
 
 
+def _exported_model_format(path: str) -> Optional[str]:
+    """'TorchScript' or 'ONNX' when ``path`` is a file ``-m export`` writes (a TorchScript archive: a zip holding
+    ``code/``; an ONNX file: by its ``.onnx`` name), else None."""
+    import zipfile
+
+    if path.lower().endswith('.onnx'):
+        return 'ONNX'
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                if any(name.split('/')[1:2] == ['code'] or name.endswith('/constants.pkl') for name in archive.namelist()):
+                    return 'TorchScript'
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return None
+
+
 def load_checkpoint(path: str) -> Dict[str, Any]:
     """Read a checkpoint; ``CheckpointError`` naming the file when it is missing or unreadable."""
     import torch
@@ -434,6 +451,10 @@ def load_checkpoint(path: str) -> Dict[str, Any]:
         raise CheckpointError(f"checkpoint '{path}' does not exist; pass the path of a .pth file written by acframe (exp_dir/ckpt/)")
     if not os.path.isfile(path):  # a FIFO or device would be read forever
         raise CheckpointError(f"checkpoint '{path}' is not a plain file; pass the path of a .pth file written by acframe")
+    exported = _exported_model_format(path)
+    if exported is not None:  # (torch.load said "corrupt, cut short", with a warning of its own)
+        raise CheckpointError(f"'{path}' is an exported {exported} model (-m export: the actor alone, to act with "
+                              f"outside acframe), not a checkpoint; pass the run folder or a .pth file in its ckpt/")
     try:  # data only: a checkpoint is something people download and share, it must never run code
         state = torch.load(path, map_location='cpu', weights_only=True)
     except pickle.UnpicklingError as exc:

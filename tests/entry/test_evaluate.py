@@ -238,6 +238,37 @@ def test_an_out_naming_a_file_that_is_not_a_result_is_refused_and_the_file_kept(
         assert json.loads(result.read_text())['episodes'] == int(episodes)
 
 
+def test_an_exported_model_or_a_file_of_the_run_given_for_a_checkpoint_is_named_for_what_it_is(trained_run, tmp_path,
+                                                                                               capsys):
+    """An -m export file given to --load was "corrupt, cut short or not a torch file" (with torch's own warning);
+    RUN/config.json "a checkpoint not in a run folder", RUN/ckpt "not a run folder"."""
+    import warnings
+
+    from acframe import load_policy
+    from acframe.errors import CheckpointError
+
+    exported = tmp_path / 'policy.pt'
+    assert main(['-m', 'export', '--load', str(trained_run), '--out', str(exported)]) == 0
+    capsys.readouterr()
+    said = (f"'{exported}' is an exported TorchScript model (-m export: the actor alone, to act with outside acframe), "
+            f"not a checkpoint; pass the run folder or a .pth file in its ckpt/")
+    for args in (['-m', 'eval', '--load', str(exported), '-c', 'cartpole_a2c.py'],
+                 ['-c', 'cartpole_a2c.py', '--init-from', str(exported), '--exp-dir', str(tmp_path / 'new')]):
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')  # (torch's "looks like a TorchScript archive" is not shown either)
+            code, out, err = run_cli(args, capsys)
+        assert code == 2 and err == f"acframe: error: {said}\n", err
+    assert not (tmp_path / 'new').exists()
+    with pytest.raises(CheckpointError, match=r"is an exported TorchScript model"):
+        load_policy(str(exported), config='cartpole_a2c.py')
+    for target, words in ((trained_run / 'config.json', f"a file of the run folder {trained_run}, not a checkpoint; "
+                                                        f"pass the folder itself"),
+                          (trained_run / 'ckpt', f"the run's checkpoint folder; pass the run folder ({trained_run}: "
+                                                 f"its best checkpoint, else its latest) or one .pth file in it")):
+        code, out, err = run_cli(['-m', 'eval', '--load', str(target)], capsys)
+        assert code == 2 and err.startswith(f"acframe: error: --load {target}: {words}"), err
+
+
 def test_a_video_of_an_envpool_run_is_another_setting(monkeypatch):
     """EnvPool's envs are recorded through gymnasium's chain, which plays other episodes: its result file is
     another (as for env.manager=sync given)."""
