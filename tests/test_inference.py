@@ -198,3 +198,11 @@ def test_a_run_whose_config_imports_a_module_resumes_and_evaluates_only_with_it_
     refused = subprocess.run([sys.executable, '-c', script], cwd=tmp_path, env=env, capture_output=True, text=True,
                              timeout=120)
     assert "named in imports=: add imports=['my_marker_module'] if you trust them" in refused.stdout, refused
+    # imports given as one string (as overrides may be): that module, not its letters ("cannot import module 'm'")
+    script = ("import acframe\nfor imports in ('my_marker_module', 'my_marker_module,'):\n"
+              "    print(acframe.load_policy('run', imports=imports).checkpoint)\n"
+              "try:\n    acframe.load_policy('run', imports=[None])\nexcept acframe.ConfigError as exc:\n    print(exc)\n")
+    named = subprocess.run([sys.executable, '-c', script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert named.stdout.splitlines() == [os.path.join('run', 'ckpt', 'ckpt_best.pth')] * 2 + [
+        "imports: None is not a module name; pass module names, e.g. imports=['my_envs']"], named.stderr

@@ -258,10 +258,16 @@ def module_names(value: Any, where: str) -> List[str]:
 
 
 def named_imports(imports: Sequence[str] = (), overrides: Any = None) -> List[str]:
-    """The modules a user named: ``imports`` (``--import``) and an ``import_names=[...]`` override."""
+    """The modules a user named: ``imports`` (``--import``; a string is one name, or names with commas, as the
+    flag takes them) and an ``import_names=[...]`` override."""
     from .compile import parse_override
 
+    if isinstance(imports, str):  # (iterated, 'my_envs' was the modules 'm', 'y', ...)
+        imports = [part.strip() for part in imports.split(',') if part.strip()]
     named = list(imports or ())
+    bad = [name for name in named if not isinstance(name, str) or not name]
+    if bad:
+        raise ConfigError(f"imports: {bad[0]!r} is not a module name; pass module names, e.g. imports=['my_envs']")
     for item in overrides or ():
         key, value = parse_override(item) if isinstance(item, str) else item
         if key == 'import_names':
