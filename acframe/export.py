@@ -35,7 +35,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from .errors import ConfigError
+from .errors import ConfigError, ConfigWarning
 from .utils import atomic_write_bytes, atomic_write_with
 
 FORMATS = {'.pt': 'torchscript', '.onnx': 'onnx'}
@@ -77,8 +77,14 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
                 __import__(module)
             except ImportError as exc:
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
-    loaded = LoadedPolicy(locate_run(target, config, override_list(overrides) + ['policy.cuda=False'],  # traced on CPU
-                                     what=what, imports=imports, model=model))
+    artifacts = locate_run(target, config, override_list(overrides) + ['policy.cuda=False'],  # traced on CPU
+                           what=what, imports=imports, model=model)
+    sampled = artifacts.cfg.policy.eval.get('deterministic', True) is False  # (LoadedPolicy sets it back to True)
+    loaded = LoadedPolicy(artifacts)
+    if sampled:  # (the run's own config: said, not refused)
+        warnings.warn(f"{target} evaluated with sampled actions (its policy.eval.deterministic=False); the exported "
+                      f"file holds the greedy actor (the most likely action), which its evaluations did not play",
+                      ConfigWarning, stacklevel=2)
     recurrent = loaded.recurrent  # one step with the state in and out (a trace of act(obs) would bake it in)
     actor = (loaded.step_actor if recurrent else loaded.actor).cpu().eval().requires_grad_(False)  # inference only
     space = loaded.observation_space

@@ -126,7 +126,8 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
     cfg = artifacts.cfg
     if cfg.policy.get('cuda') and not torch.cuda.is_available():
         # a run trained on a GPU acts on a machine without one: its checkpoints hold CPU tensors
-        logger.warning("acframe: note: the run trained with policy.cuda=True; no CUDA here: acting on the CPU")
+        logger.warning("acframe: note: policy.cuda=True (the run's config, or an override) and no CUDA here: acting "
+                       "on the CPU")
         cfg.policy.cuda = False
     if force_deterministic and 'deterministic' in cfg.policy.eval:
         cfg.policy.eval.deterministic = True
@@ -443,4 +444,9 @@ def load_policy(target: Union[str, os.PathLike], config: Optional[Any] = None,
         model: for a run trained with a model instance given in Python (``serial_pipeline(..., model=...)``), a
             model of that architecture to load the weights into (its run folder's config does not describe it).
     """
+    from .config.compile import override_list, override_value
+
+    if not override_value(override_list(overrides), 'policy.eval.deterministic', True):  # (it was set back to True)
+        raise ConfigError("policy.eval.deterministic=False: load_policy's act is greedy unless asked per call; drop "
+                          "the override and sample with act(obs, deterministic=False)")
     return LoadedPolicy(locate_run(target, config, overrides, what='load_policy', imports=imports, model=model))

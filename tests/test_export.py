@@ -80,6 +80,27 @@ def test_export_refuses_a_stochastic_eval_override_it_would_not_apply(trained_ru
                    "model's outputs yourself if you need a stochastic policy"] and not out.exists()
 
 
+def test_a_run_that_evaluated_by_sampling_is_exported_greedy_with_a_warning(trained_run, tmp_path):
+    """The run's own policy.eval.deterministic=False (as breakout_a2c.py ships it) was exported as the greedy actor
+    without a word, while the same value as an override is refused."""
+    import json
+    import shutil
+
+    from acframe import export_policy
+    from acframe.errors import ConfigWarning
+
+    run = tmp_path / 'sampling_run'
+    shutil.copytree(trained_run, run, ignore=shutil.ignore_patterns('eval'))
+    record = json.loads((run / 'config.json').read_text())
+    record['config']['policy']['eval']['deterministic'] = False
+    (run / 'config.json').write_text(json.dumps(record))
+    with pytest.warns(ConfigWarning, match=r"sampling_run evaluated with sampled actions \(its "
+                                           r"policy.eval.deterministic=False\); the exported file holds the greedy "
+                                           r"actor \(the most likely action\), which its evaluations did not play"):
+        export_policy(str(run), str(tmp_path / 'policy.pt'))
+    assert (tmp_path / 'policy.pt').is_file()
+
+
 @pytest.fixture(scope='module')
 def pixel_goal_run(tmp_path_factory):
     """Two updates of pixel_goal_impala.py: a Dict observation (uint8 image + float vector)."""

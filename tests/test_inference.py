@@ -81,9 +81,20 @@ def test_act_takes_one_observation_or_a_batch(trained_run):
     assert set(sampled.tolist()) <= {0, 1} and sampled.shape == (200,)
     with pytest.raises(ValueError, match=r'observation of shape \(4,\)'):
         policy.act(np.zeros((2, 3, 4)))
-    # a config that evaluates by sampling still acts greedily through load_policy
-    sampling = acframe.load_policy(trained_run / 'ckpt' / 'ckpt_latest.pth', overrides=['policy.eval.deterministic=False'])
+    # a config that evaluates by sampling still acts greedily through load_policy (sampling is asked per call); the
+    # override that says otherwise is refused (it was set back to True without a word)
+    sampling = acframe.load_policy(trained_run / 'ckpt' / 'ckpt_latest.pth', config=_sampling_config(trained_run))
     assert np.array_equal(sampling.act(np.repeat(batch, 20, axis=0)), np.repeat(actions, 20))
+    with pytest.raises(ConfigError, match=r"^policy.eval.deterministic=False: load_policy's act is greedy unless asked "
+                                          r"per call; drop the override and sample with act\(obs, deterministic=False\)$"):
+        acframe.load_policy(trained_run, overrides=['policy.eval.deterministic=False'])
+
+
+def _sampling_config(run_dir):
+    """The run's config, evaluating by sampling: ``(main, create)`` as a config file gives them."""
+    main = json.load(open(run_dir / 'config.json'))['config']
+    main['policy']['eval']['deterministic'] = False
+    return main
 
 
 def test_a_loose_checkpoint_needs_its_config(trained_run, tmp_path):
