@@ -122,12 +122,29 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
     with stop_value_unwarned():  # (a stop value means nothing to a run that is done)
         if config is not None:  # (a config of the user's may build that model: the weights' fit decides)
             cfg = compile_config(config, override_list(overrides), seed=seed)
+            if run_dir is not None:
+                check_same_policy(run_dir, cfg, target, what, python)
         else:
             if given:
                 raise model_given_refusal(run_dir, given, load_with_model_hint(what))
             cfg = load_run_config(run_dir, override_list(overrides), seed=seed, imports=imports,  # config.json: data, never run
                                   import_flag='imports' if python else '--import')
     return RunArtifacts(run_dir, checkpoint, cfg, model, given, what)
+
+
+def check_same_policy(run_dir: str, cfg: Any, target: str, what: str, python: bool) -> None:
+    """A ``ConfigError`` when a config given for a run folder builds another policy than the run trained: its weights
+    then acted (and were written up in the run's eval/) as an algorithm they never learned with, without a word
+    (``--resume`` refuses the same change)."""
+    from .config.run_folder import read_run_record
+
+    stored = read_run_record(run_dir)['config'].get('policy', {})
+    theirs, ours = stored.get('type') if isinstance(stored, dict) else None, cfg.policy.get('type')
+    if isinstance(theirs, str) and theirs != ours:
+        flag = 'config=' if python else '-c'
+        raise ConfigError(f"{what} {target}: the run trained policy '{theirs}', and the config given ({flag}) builds "
+                          f"'{ours}'; drop {flag} (the run folder's own config is used), or give a config of policy "
+                          f"'{theirs}'")
 
 
 #: the Python functions that locate a run (their refusals name their arguments, not the command line's flags)

@@ -269,6 +269,22 @@ def test_an_exported_model_or_a_file_of_the_run_given_for_a_checkpoint_is_named_
         assert code == 2 and err.startswith(f"acframe: error: --load {target}: {words}"), err
 
 
+def test_a_config_of_another_policy_given_for_a_run_folder_is_refused(trained_run, capsys):
+    """An A2C run evaluated with -c cartpole_ppo.py played as PPO, its result filed in the A2C run's eval/, without a
+    word (--resume refuses the same change); a config of the run's own policy is taken."""
+    from acframe import load_policy
+    from acframe.errors import ConfigError
+
+    code, out, err = run_cli(['-m', 'eval', '--load', str(trained_run), '-c', 'cartpole_ppo.py', '--episodes', '1'],
+                             capsys)
+    assert code == 2 and err == (f"acframe: error: --load {trained_run}: the run trained policy 'a2c', and the config "
+                                 f"given (-c) builds 'ppo'; drop -c (the run folder's own config is used), or give a "
+                                 f"config of policy 'a2c'\n"), err
+    with pytest.raises(ConfigError, match=r"builds 'impala'; drop config= \(the run folder's own config is used\)"):
+        load_policy(trained_run, config='cartpole_impala.py')
+    assert load_policy(trained_run, config='cartpole_a2c.py').cfg.policy.type == 'a2c'
+
+
 def test_a_video_of_an_envpool_run_is_another_setting(monkeypatch):
     """EnvPool's envs are recorded through gymnasium's chain, which plays other episodes: its result file is
     another (as for env.manager=sync given)."""
