@@ -163,7 +163,17 @@ def _batch_of(obs: Any, space: gym.Space, what: str) -> Tuple[torch.Tensor, bool
         raise ValueError(f"act: {what} of shape {space.shape} or a batch (B, {', '.join(map(str, space.shape))}) "
                          f"was expected, got shape {array.shape}")
     if array.shape[1:] != space.shape:
-        raise ValueError(f"act: {what} of shape {space.shape} expected, got {array.shape[1:]}")
+        got = f"shape {array.shape[1:]}" if single else f"a batch of shape {array.shape}"
+        raise ValueError(f"act: {what} of shape {space.shape} (or a batch (B, {', '.join(map(str, space.shape))})) "
+                         f"expected, got {got}")
+    if array.dtype.kind == 'f' and not np.isfinite(array).all():  # (the model would act on it without a word)
+        where = np.argwhere(~np.isfinite(array))[0]
+        index = tuple(int(i) for i in (where[1:] if single else where))
+        raise ValueError(f"act: {what} holds {array[tuple(where)].item()} at index {index if len(index) > 1 else index[0]}; "
+                         f"observations must be finite (check the env or the code that builds them)")
+    if what.endswith(f"'{ACTION_MASK_KEY}'") and array.dtype != np.bool_ and not np.all((array == 0) | (array == 1)):
+        odd = array[(array != 0) & (array != 1)].ravel()[0].item()  # (cast to uint8: -1 read as legal, 0.5 as not)
+        raise ValueError(f"act: {what} holds {odd!r}, not 0 or 1: 1 for each legal action, 0 for the others")
     dtype = observation_dtype(space)
     if (dtype == torch.uint8 and len(space.shape) >= 2 and array.dtype not in (np.uint8, np.bool_) and array.size
             and not (np.issubdtype(array.dtype, np.number) and array.min() >= 0 and array.max() <= 255

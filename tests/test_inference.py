@@ -81,6 +81,13 @@ def test_act_takes_one_observation_or_a_batch(trained_run):
     assert set(sampled.tolist()) <= {0, 1} and sampled.shape == (200,)
     with pytest.raises(ValueError, match=r'observation of shape \(4,\)'):
         policy.act(np.zeros((2, 3, 4)))
+    with pytest.raises(ValueError, match=r"expected, got a batch of shape \(2, 2\)$"):  # (it said "got (2,)")
+        policy.act(np.zeros((2, 2)))
+    # a NaN acted on without a word (the exported files do so too: act is where it is said)
+    with pytest.raises(ValueError, match=r"^act: an observation holds nan at index 1; observations must be finite"):
+        policy.act(np.array([0.0, np.nan, 0.0, 0.0]))
+    with pytest.raises(ValueError, match=r"^act: an observation holds -inf at index \(1, 3\);"):
+        policy.act(np.array([[0.0] * 4, [0.0, 0.0, 0.0, -np.inf]]))
     # a config that evaluates by sampling still acts greedily through load_policy (sampling is asked per call); the
     # override that says otherwise is refused (it was set back to True without a word)
     sampling = acframe.load_policy(trained_run / 'ckpt' / 'ckpt_latest.pth', config=_sampling_config(trained_run))

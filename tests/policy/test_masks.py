@@ -318,6 +318,21 @@ def test_load_policy_refuses_an_observation_with_no_legal_action(masked_runs):
         policy.act(obs)
 
 
+@pytest.mark.parametrize('value, shown', [(-1.0, '-1.0'), (0.5, '0.5'), (2, '2.0')])
+def test_a_mask_in_the_policys_own_form_is_checked_as_the_envs_is(masked_runs, value, shown):
+    """The stored form ``{'obs', 'action_mask'}`` cast its mask to uint8: -1 read as every action legal (255), 0.5 as
+    none ("all zeros"); the env's own form refused them."""
+    policy = acframe.load_policy(masked_runs['a2c'])
+    mask = np.ones(9, np.float32)
+    mask[3] = value
+    for obs in ({'obs': np.zeros(27, np.float32), 'action_mask': mask},
+                {'obs': np.zeros((2, 27), np.float32), 'action_mask': np.stack([np.ones(9, np.float32), mask])}):
+        with pytest.raises(ValueError, match=rf"^act: observation 'action_mask' holds {re.escape(shown)}, not 0 or 1: "
+                                             rf"1 for each legal action, 0 for the others$"):
+            policy.act(obs)
+    assert policy.act({'obs': np.zeros(27, np.float32), 'action_mask': np.eye(9, dtype=bool)[4]}) == 4
+
+
 @pytest.mark.parametrize('name', ['ppo', 'ppo_lstm'])
 def test_a_batch_row_with_no_legal_action_gets_minus_one_as_from_the_exported_model(masked_runs, name):
     """A gymnasium vector env's batch holds an ended game's last observation (NEXT_STEP autoreset: its action is not
