@@ -136,7 +136,7 @@ def test_act_takes_a_dict_observation_or_a_batch_of_one_and_names_what_is_wrong(
     assert policy.act(batch).tolist() == [action] * 3
     with pytest.raises(ValueError, match=r"act: the observation lacks key\(s\) \['target'\]"):
         policy.act({'image': obs['image']})
-    with pytest.raises(ValueError, match=r"act: observation 'target' of shape \(2,\) expected, got \(3,\)"):
+    with pytest.raises(ValueError, match=r"act: observation 'target' of shape \(2,\) \(or a batch \(B, 2\)\) expected, got shape \(3,\)"):
         policy.act(dict(obs, target=np.zeros(3, dtype=np.float32)))
     with pytest.raises(ValueError, match="one observation each, or every key a batch"):
         policy.act(dict(batch, target=obs['target']))
