@@ -333,20 +333,21 @@ class LoadedPolicy:
         size = _batch_size(batch)
         expected = self.initial_state(size)
         states = np.asarray(state, dtype=np.float32)
-        states = states[None] if single and states.ndim == expected.ndim - 1 else states
+        unbatched = single and states.ndim == expected.ndim - 1  # (R, H): one observation's; (1, R, H) is kept so
+        states = states[None] if unbatched else states
         if states.shape != expected.shape:
             shape = expected.shape[1:] if single else expected.shape
             raise ValueError(f"act(obs, state): the state of {'one observation' if single else f'{size} observations'} "
                              f"has shape {shape}, got {np.shape(state)}; start from initial_state()")
         if not self.recurrent:
-            return self.act(obs, deterministic=deterministic), np.array(state, dtype=np.float32)
+            return self.act(obs, deterministic=deterministic), np.array(state, dtype=np.float32)  # (as given)
         with torch.inference_mode():
             output = self.policy.eval_mode.step(batch, torch.as_tensor(states).to(self._device), deterministic)
         result = self.actor.no_legal_action(batch, self.actor.clipped(output['action'])).cpu().numpy()
         if not isinstance(self.action_space, gym.spaces.Box):
             result = result.astype(np.int64, copy=False)
         next_state = output['state'].cpu().numpy()
-        return (result[0], next_state[0]) if single else (result, next_state)
+        return (result[0], next_state[0] if unbatched else next_state) if single else (result, next_state)
 
     def reset(self, envs: Optional[Any] = None) -> None:
         """Start new episodes: a recurrent policy (``policy.model.rnn``) forgets its state. ``act`` keeps one state per

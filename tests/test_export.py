@@ -331,6 +331,9 @@ def test_the_explicit_batch_form_keeps_one_state_per_env(lstm_run):
                 singles[i] = policy.initial_state()
                 starts += 1
     assert starts > 0
+    # one observation with a batch's state of one row: the next state comes back in the shape given (it lost the row)
+    action, state = policy.act(obs[0], policy.initial_state(1))
+    assert state.shape == policy.initial_state(1).shape and action == policy.act(obs[0], policy.initial_state())[0]
     with pytest.raises(ValueError, match='initial_state'):
         policy.act(obs, policy.initial_state(2))
     with pytest.raises(TypeError, match='by keyword'):

@@ -282,6 +282,13 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
 
     if episodes is not None and episodes <= 0:
         raise ConfigError(f"--episodes {episodes}: evaluate at least 1 episode")
+    if episodes is not None:
+        from ..config.compile import override_list, override_value
+
+        also = override_value(override_list(overrides), 'env.n_evaluator_episode')
+        if also is not None and also != episodes:  # (--episodes won without a word)
+            raise ConfigError(f"--episodes {episodes} and env.n_evaluator_episode={also} give two numbers of episodes; "
+                              f"give one of them")
     check_output_paths(out, video_dir)
     artifacts = locate_run(target, config, overrides, seed, imports=imports)
     cfg = artifacts.cfg
@@ -395,6 +402,9 @@ def check_output_paths(out: Optional[str], video_dir: Optional[str]) -> None:
     if video_dir is not None:
         if os.path.lexists(video_dir) and not os.path.isdir(video_dir):
             raise ConfigError(f"--video {video_dir}: not a folder; name a folder for the videos (made if missing)")
+        if not os.path.lexists(video_dir) and os.path.splitext(video_dir)[1].lower() in ('.mp4', '.gif', '.avi', '.mov'):
+            raise ConfigError(f"--video {video_dir}: names the folder the videos go to (one file per episode), not a "
+                              f"file; e.g. --video {os.path.splitext(video_dir)[0] or 'videos'}")
         if not can_write(video_dir, folder=True):
             raise ConfigError(f"--video {video_dir}: cannot be written here; name a folder you can write")
         import importlib.util

@@ -211,6 +211,10 @@ def test_bad_output_paths_are_refused_before_evaluating_and_nothing_is_written(t
                           (['--out', str(tmp_path / 'new') + '/'], 'that is a folder; name the file to write in it'),
                           (['--out', str(tmp_path / 'a_file' / 'r.json')], 'a_file is a file, not a folder'),
                           (['--video', str(tmp_path / 'a_file')], 'not a folder; name a folder for the videos'),
+                          (['--video', str(tmp_path / 'x.mp4')], 'x.mp4: names the folder the videos go to (one file '
+                                                                 'per episode), not a file; e.g. --video '),  # (made)
+                          (['env.n_evaluator_episode=3'], '--episodes 1 and env.n_evaluator_episode=3 give two '
+                                                          'numbers of episodes; give one of them'),  # (--episodes won)
                           (['--out', '/proc/acframe-no/r.json'], 'cannot be written there')):
         code, out, err = run_cli(['-m', 'eval', '--load', str(trained_run), '--episodes', '1', *args], capsys)
         assert code == 2 and err.count('\n') == 1 and message in err, err
