@@ -302,3 +302,14 @@ def test_a_parallel_key_of_another_pipeline_on_the_command_line_is_warned_about(
     assert out.returncode == 0, out.stderr
     assert ("acframe: warning: parallel.actor_num is read by -m parallel only; this -m async run ignores it; its "
             "workers are parallel.async_worker_num") in out.stderr.splitlines(), out.stderr
+
+
+def test_a_step_timeout_no_watchdog_reads_is_warned_about_once_from_the_command_line(tmp_path):
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_ppo.py', 'env.step_timeout_s=5',
+                          '--max-env-step', '100', '-q', '--exp-dir', str(tmp_path / 'run')],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert [line for line in out.stderr.splitlines() if 'step_timeout_s' in line] == [
+        "acframe: warning: env.step_timeout_s=5 watches envs that step in subprocesses (env.manager='async') or in -m "
+        "parallel's workers; this serial run's env.manager='sync' steps them in this process, where a hung step is not "
+        "stopped: set env.manager='async' too"], out.stderr

@@ -713,6 +713,25 @@ def warn_idle_parallel_keys(overrides: Optional[Iterable[Any]], mode: str) -> No
                       ConfigWarning, stacklevel=3)
 
 
+def warn_unwatched_step_timeout(overrides: Optional[Iterable[Any]], cfg: Any, mode: str) -> None:
+    """Warn when an override sets ``env.step_timeout_s`` for a serial run whose envs step in this process
+    (``env.manager``'s own, 'sync'): no watchdog runs there (a user's script may own SIGALRM), so a hung step stalls
+    the run whatever the value; the subprocess manager ('async') and -m parallel's workers watch it."""
+    if mode not in ('serial', 'serial_onpolicy', 'tune'):
+        return
+    keys = [(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()]
+    if 'env.step_timeout_s' not in keys or cfg.env.get('step_timeout_s') is None:
+        return
+    from ..envs import manager_class
+
+    cls = manager_class(cfg.env.manager)
+    if getattr(cls, 'in_process_manager', None) == cfg.env.manager:  # (its envs step in this process)
+        warnings.warn(f"env.step_timeout_s={cfg.env.step_timeout_s:g} watches envs that step in subprocesses "
+                      f"(env.manager='async') or in -m parallel's workers; this serial run's env.manager="
+                      f"'{cfg.env.manager}' steps them in this process, where a hung step is not stopped: set "
+                      f"env.manager='async' too", ConfigWarning, stacklevel=3)
+
+
 #: how messages name a pipeline
 MODE_NAMES = {'serial': 'serial', 'serial_onpolicy': 'serial', 'parallel': '-m parallel', 'async': '-m async',
               'tune': '-m tune (serial trials)'}

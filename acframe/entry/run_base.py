@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from ..config import compile_config
-from ..config.compile import ConfigInput, override_list, warn_idle_parallel_keys
+from ..config.compile import ConfigInput, override_list, warn_idle_parallel_keys, warn_unwatched_step_timeout
 from ..config.run_folder import (given_config_differences, load_run_config, model_given_refusal, read_run_record,
                                  save_run_config)
 from ..envs.check import check_env_at_start
@@ -127,6 +127,7 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
             raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")
         cfg = compile_config(input_cfg, extra, seed=seed)
         warn_idle_parallel_keys(extra, mode)  # (after the compile: a mistyped key is its error alone)
+        warn_unwatched_step_timeout(extra, cfg, mode)
         return cfg, exp_dir, []
     resume = os.fspath(resume)
     if exp_dir is not None and os.path.realpath(os.fspath(exp_dir)) != os.path.realpath(resume):
@@ -158,6 +159,7 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
                           f"resume with the run's own config (drop -c, -s and those overrides) or pass "
                           f"--accept-config-change to continue with the new values")
     warn_idle_parallel_keys(extra, mode)
+    warn_unwatched_step_timeout(extra, cfg, mode)
     return cfg, resume, changed
 
 

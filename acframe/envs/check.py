@@ -839,7 +839,9 @@ def check_in_child(cfg: Any, seed: int, policies: Optional[Sequence[str]]) -> Ch
                 limit = BUILD_TIMEOUT_S if doing == 'building the env' else timeout
                 report.findings.append(Finding(
                     'hang', f"{doing} did not return within {limit:g} s: the env hangs there; fix it (in training "
-                            f"it stalls the run unless env.step_timeout_s is set; check-env waits env.step_timeout_s)"))
+                            f"it stalls a serial run with env.manager='sync', whose envs step in its own process; "
+                            f"env.manager='async' and -m parallel's workers stop it after env.step_timeout_s; "
+                            f"check-env waits env.step_timeout_s)"))
                 break
             try:
                 kind, value = receive.recv()

@@ -466,3 +466,25 @@ def test_a_parallel_key_the_pipeline_does_not_read_is_warned_about(mode, overrid
         warnings.simplefilter('always')
         warn_idle_parallel_keys([override, 'policy.learn.learning_rate=0.01'], mode)
     assert [str(w.message) for w in caught] == ([warned] if warned else [])
+
+
+@pytest.mark.parametrize('mode, overrides, warned', [
+    ('serial_onpolicy', ['env.step_timeout_s=5'], True),
+    ('serial', ['env.step_timeout_s=5', 'env.manager=async'], False),  # (the subprocesses are watched)
+    ('parallel', ['env.step_timeout_s=5'], False),  # (the workers are)
+    ('serial_onpolicy', ['env.step_timeout_s=None'], False),
+    ('serial_onpolicy', [], False)])  # (the default: said nowhere, as the docs say what it watches)
+def test_a_step_timeout_given_for_envs_no_watchdog_watches_is_warned_about(mode, overrides, warned):
+    """check-env said a hanging env stalls a run "unless env.step_timeout_s is set"; set, a serial run with the sync
+    manager hung all the same (its envs step in the run's own process, which no watchdog interrupts)."""
+    import warnings
+
+    from acframe.config.compile import warn_unwatched_step_timeout
+    cfg = compile_config('cartpole_ppo.py', overrides)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        warn_unwatched_step_timeout(overrides, cfg, mode)
+    assert [str(w.message) for w in caught] == ([
+        "env.step_timeout_s=5 watches envs that step in subprocesses (env.manager='async') or in -m parallel's "
+        "workers; this serial run's env.manager='sync' steps them in this process, where a hung step is not stopped: "
+        "set env.manager='async' too"] if warned else [])

@@ -58,7 +58,9 @@ FAULT_FIXES = {
     'nan_obs': 'holds nan (at index 2); NaN/inf observations stop training: find where the env computes it',
     'inf_reward': 'is inf; NaN/inf rewards stop training: find where the env computes it',
     'abort': 'was killed by SIGABRT during step 30',
-    'hang': 'step 30 (episode 2, step 10) did not return within 1 s: the env hangs there; fix it',
+    'hang': "step 30 (episode 2, step 10) did not return within 1 s: the env hangs there; fix it (in training it "
+            "stalls a serial run with env.manager='sync', whose envs step in its own process; env.manager='async' "
+            "and -m parallel's workers stop it after env.step_timeout_s",  # (it said "unless env.step_timeout_s is set")
     'hang_close': 'close did not return within 1 s',
     'old_api': 'return 5: obs, reward, terminated, truncated, info',
     'no_seed': 'define reset(self, *, seed=None, options=None) and call super().reset(seed=seed)',
