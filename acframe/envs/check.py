@@ -235,10 +235,13 @@ class EnvChecker:
                 except AcframeError as exc:
                     refusals.append(str(exc).strip().splitlines()[0])
             if not able:
-                fix = ("use a vector (1-D Box), image (2-D/3-D Box) or Dict-of-Box observation_space and a "
-                       "Discrete, Box or MultiDiscrete action_space")
+                usual = (isinstance(action_space, (gym.spaces.Discrete, gym.spaces.Box, gym.spaces.MultiDiscrete))
+                         and isinstance(self.model_space, (gym.spaces.Box, gym.spaces.Dict)))
+                # (spaces acframe takes, refused by the policies named: the refusal's own fix, policy.type, is it)
+                fix = '' if usual else ("; use a vector (1-D Box), image (2-D/3-D Box) or Dict-of-Box "
+                                        "observation_space and a Discrete, Box or MultiDiscrete action_space")
                 self.fail('spaces', f"{refusals[0] if len(refusals) == 1 else 'no policy can train on it: ' + refusals[0]}"
-                                    f"; {fix}")
+                                    f"{fix}")
             else:
                 self.report.facts['policies'] = ', '.join(able)
         self.report.facts['spaces'] = f"observation {_short(env.observation_space)}, action {_short(action_space)}"
@@ -636,6 +639,11 @@ def policy_checks(cfg: Any, types: Optional[Sequence[str]] = None) -> Dict[str, 
             trial = copy.deepcopy(cfg)
             trial.policy.type = name
             fill_model_spaces(trial, obs_space, action_space, POLICY_REGISTRY.get(name))
+            if types is not None:  # (-c CONFIG: its policy's model, as the run builds it: an image key without
+                from ..policy import create_policy  # policy.model.encoder passed here, and the run was refused)
+
+                trial.policy.cuda = False
+                create_policy(trial, obs_space, action_space, enable_field=('eval',))
         return check
     return {name: check_for(name) for name in (types or POLICY_REGISTRY.names())}
 

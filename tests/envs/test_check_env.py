@@ -276,6 +276,23 @@ def test_the_command_takes_a_config_and_refuses_what_is_not_an_env(tmp_path):
     assert 'or ENV_REGISTRY for an env type' in lines[0]  # check-env's ENV may be a factory's name too
 
 
+def test_a_config_whose_policy_cannot_build_its_model_or_take_the_actions_fails_its_check(tmp_path):
+    """check-env -c passed a config whose run was then refused (an image key without policy.model.encoder: "all 10
+    checks passed, policies: ppo"); the fix for a policy refusing a MultiDiscrete env ended "use ... a Discrete, Box
+    or MultiDiscrete action_space", which the env had. Both are the run's own refusal now, its fix with it."""
+    code, out, lines, _ = check_cli(['-c', 'cartpole_ppo.py', 'env.type=toy_pixel_goal'], tmp_path)
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(
+        "acframe: error: check-env toy_pixel_goal: [spaces] policy.model: cannot build model 'vac': ValueError: "
+        "observation 'image' of shape [1, 8, 8] is an image: set policy.model.encoder='nature_cnn' or 'impala_resnet'")
+    code, out, lines, _ = check_cli(['-c', 'pixel_goal_impala.py'], tmp_path)  # (its encoder set: passes)
+    assert code == 0 and 'policies: impala' in out
+    code, out, lines, _ = check_cli(['-c', 'cartpole_impala.py', 'env.type=toy_multidiscrete'], tmp_path)
+    assert code == 2 and lines == [
+        "acframe: error: check-env toy_multidiscrete: [spaces] policy 'impala' does not support the action space "
+        "MultiDiscrete([3 4]) of env 'toy_multidiscrete'; it supports discrete, continuous actions; a2c, ppo take "
+        "multi_discrete actions (policy.type)"]
+
+
 # ---- at the start of a run -------------------------------------------------------------------------------
 def train(args, cwd):
     out, err = io.StringIO(), io.StringIO()
