@@ -518,7 +518,8 @@ def compile_config(
         check_config(result, reference, comments)  # every key against the rule declared above its default
         check_exp_name(result['exp_name'])
         check_env_manager(result['env']['manager'])
-        check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'])
+        check_n_sample(result['policy']['collect']['n_sample'], result['env']['collector_env_num'],
+                       (result.get('parallel') or {}).get('learner_num'))
         # the warnings of a config that compiles (a refused one says its error alone)
         for old, new in dict.fromkeys(renamed):
             warn_renamed(old, new, stacklevel=2)
@@ -761,16 +762,24 @@ def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None
                       f"plain data: numbers, strings, bools, None, lists, tuples, dicts")
 
 
-def check_n_sample(n_sample: Any, num_envs: Any) -> None:
+def check_n_sample(n_sample: Any, num_envs: Any, learner_num: Any = None) -> None:
     """``collect.n_sample`` counts train samples across all collector envs (DI-engine's meaning), so it must be a
-    positive multiple of the env count: every env then contributes ``n_sample / num_envs`` samples."""
+    positive multiple of the env count: every env then contributes ``n_sample / num_envs`` samples. With
+    data-parallel learners (``learner_num``) whose share of the envs is uneven, the suggestion says so too: the
+    values it gave were refused next, for the env count."""
     if isinstance(n_sample, bool) or not isinstance(n_sample, int) or not isinstance(num_envs, int) or num_envs < 1:
         return  # _check_types/_check_values name those
     if n_sample < 1 or n_sample % num_envs:
         lower = max(num_envs, n_sample // num_envs * num_envs)
+        ranks = learner_num if isinstance(learner_num, int) and not isinstance(learner_num, bool) else 1
+        split = ''
+        if ranks > 1 and num_envs % ranks:
+            envs = max(ranks, round(num_envs / ranks) * ranks)
+            split = (f" (with parallel.learner_num={ranks}, the serial pipelines also split env.collector_env_num "
+                     f"over the ranks: a multiple of {ranks}, e.g. {envs}, with n_sample a multiple of that)")
         raise ConfigError(
             f"policy.collect.n_sample ({n_sample}) must be a multiple of env.collector_env_num ({num_envs}): it counts "
-            f"samples across all collector envs, as in DI-engine; set it to e.g. {lower} or {lower + num_envs}")
+            f"samples across all collector envs, as in DI-engine; set it to e.g. {lower} or {lower + num_envs}{split}")
 
 
 def _all_comments(policy_comments: Dict[str, str]) -> Dict[str, str]:

@@ -99,6 +99,18 @@ def test_compile_refuses_an_n_sample_that_does_not_split_over_the_envs():
         make_cfg_with(n_sample=7)
 
 
+def test_with_data_parallel_learners_the_n_sample_fix_says_the_envs_must_split_over_the_ranks_too():
+    """Its suggested n_sample (a multiple of 3 envs) was refused next: 3 envs do not split over 2 ranks."""
+    from acframe.config import compile_config
+
+    with pytest.raises(ConfigError, match=r"set it to e.g. 255 or 258 \(with parallel.learner_num=2, the serial "
+                                          r"pipelines also split env.collector_env_num over the ranks: a multiple of 2, "
+                                          r"e.g. 4, with n_sample a multiple of that\)$"):
+        compile_config('cartpole_ppo.py', ['parallel.learner_num=2', 'env.collector_env_num=3'])
+    with pytest.raises(ConfigError, match=r"set it to e.g. 255 or 258$"):  # (one learner: no word of ranks)
+        compile_config('cartpole_ppo.py', ['env.collector_env_num=3'])
+
+
 def make_cfg_with(n_sample, policy='impala', **policy_cfg):
     main = dict(env=dict(env_id='CartPole-v1', collector_env_num=B), policy=dict(collect=dict(n_sample=n_sample), **policy_cfg))
     return compile_config((main, dict(policy=dict(type=policy))), seed=0)
