@@ -248,9 +248,14 @@ class LoadedPolicy:
         batched = {k: np.ndim(obs[k]) == len(spaces[k].shape) + 1 for k in needed}
         if len(set(batched.values())) > 1:
             raise ValueError("act: give every key of the observation one observation each, or every key a batch")
-        if not batched[needed[0]]:
-            return layer.observation(obs)
-        rows = [layer.observation({k: obs[k][i] for k in needed}) for i in range(len(obs[needed[0]]))]
+        from .envs.gym_env import OffSpaceError
+
+        try:
+            if not batched[needed[0]]:
+                return layer.observation(obs)
+            rows = [layer.observation({k: obs[k][i] for k in needed}) for i in range(len(obs[needed[0]]))]
+        except OffSpaceError as exc:  # ("its observation's 'action_mask' has shape ...": the env's words, said of act's)
+            raise OffSpaceError(f"act: {str(exc).replace('its observation', 'the observation', 1)}") from None
         if not rows:  # an empty batch: empty as the policy's observations are
             space = self.observation_space
             if isinstance(space, gym.spaces.Dict):

@@ -316,6 +316,10 @@ def test_load_policy_refuses_an_observation_with_no_legal_action(masked_runs):
     obs = {'board': np.zeros(27, np.float32), 'action_mask': np.zeros(9, np.int8)}
     with pytest.raises(ValueError, match="^act: the observation has no legal action: its 'action_mask' is all zeros"):
         policy.act(obs)
+    # a mask off its space in the env's own form: said as act's (it read "its observation's ...", no act:)
+    with pytest.raises(ValueError, match=r"^act: the observation's 'action_mask' has shape \(8,\), but its observation "
+                                         r"space declares \(9,\)"):
+        policy.act({'board': np.zeros(27, np.float32), 'action_mask': np.ones(8, np.int8)})
 
 
 @pytest.mark.parametrize('value, shown', [(-1.0, '-1.0'), (0.5, '0.5'), (2, '2.0')])
