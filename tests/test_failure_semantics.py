@@ -21,6 +21,7 @@ from acframe.config.run_folder import read_run_record, save_run_config
 from acframe.entry.run_folder import RunLock
 from acframe.loggers.files import FileWatch
 from fixtures.reliability import faulty_config as write_faulty_config, stop_an_actor
+from fixtures.tmpfs import tmpfs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY = ['-q', 'env.collector_env_num=2', 'policy.collect.n_sample=2', 'env.evaluator_env_num=1',
@@ -438,13 +439,10 @@ def small_tmpfs(tmp_path):
     """A real 220 KiB tmpfs (room for the run's first checkpoint, not for the first and a second side by side)."""
     mount = tmp_path / 'disk'
     mount.mkdir()
-    done = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=220k', 'tmpfs', str(mount)], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()[:80]})")
-    try:
+    with tmpfs(mount, '220k') as refused:
+        if refused:
+            pytest.skip(refused)
         yield mount
-    finally:
-        subprocess.run(['umount', '-l', str(mount)], capture_output=True)
 
 
 CHECKPOINTING_RUN = ['-c', 'cartpole_a2c.py', '--exp-dir', 'run', '--max-env-step', '2000', '-q', 'env.stop_value=1e9']

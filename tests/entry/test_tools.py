@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from acframe.cli import main
+from fixtures.tmpfs import tmpfs
 
 
 @pytest.fixture
@@ -16,15 +17,12 @@ def read_only_run(trained_run, tmp_path):
     """A copy of ``trained_run`` (no eval/ results) on a real tmpfs remounted read-only."""
     mount = tmp_path / 'ro'
     mount.mkdir()
-    done = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', str(mount)], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()[:80]})")
-    try:
+    with tmpfs(mount, '8m') as refused:
+        if refused:
+            pytest.skip(refused)
         shutil.copytree(trained_run, mount / 'run', ignore=shutil.ignore_patterns('eval'))
         subprocess.run(['mount', '-o', 'remount,ro', str(mount)], check=True)
         yield mount / 'run'
-    finally:
-        subprocess.run(['umount', '-l', str(mount)], capture_output=True)
 
 
 def test_outputs_that_cannot_be_written_are_one_line_before_the_work_and_nothing_is_written(read_only_run, tmp_path,
