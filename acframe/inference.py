@@ -243,6 +243,10 @@ class LoadedPolicy:
         needed = list(layer.keys) + ([ACTION_MASK_KEY] if layer.masked else [])
         missing = [k for k in needed if k not in obs]
         if missing:
+            own = getattr(self.observation_space, 'spaces', None)  # (the policy's own form, as load_policy stores it)
+            if own is not None and set(own) & set(obs) - set(spaces):
+                raise ValueError(f"act: the observation's keys {sorted(obs)} are neither the env's {sorted(spaces)} nor "
+                                 f"the policy's own {sorted(own)}; give one of the two, and no other key")
             raise ValueError(f"act: the observation lacks key(s) {missing}; the env's keys {sorted(spaces)} were "
                              f"expected")
         batched = {k: np.ndim(obs[k]) == len(spaces[k].shape) + 1 for k in needed}

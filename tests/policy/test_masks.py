@@ -316,6 +316,11 @@ def test_load_policy_refuses_an_observation_with_no_legal_action(masked_runs):
     obs = {'board': np.zeros(27, np.float32), 'action_mask': np.zeros(9, np.int8)}
     with pytest.raises(ValueError, match="^act: the observation has no legal action: its 'action_mask' is all zeros"):
         policy.act(obs)
+    # the policy's own form with a key of neither form: both forms named (it said the env's 'board' was missing)
+    with pytest.raises(ValueError, match=r"^act: the observation's keys \['action_mask', 'extra', 'obs'\] are neither "
+                                         r"the env's \['action_mask', 'board'\] nor the policy's own "
+                                         r"\['action_mask', 'obs'\]; give one of the two, and no other key$"):
+        policy.act({'obs': np.zeros(27, np.float32), 'action_mask': np.ones(9, np.int8), 'extra': 0})
     # a mask off its space in the env's own form: said as act's (it read "its observation's ...", no act:)
     with pytest.raises(ValueError, match=r"^act: the observation's 'action_mask' has shape \(8,\), but its observation "
                                          r"space declares \(9,\)"):
