@@ -666,7 +666,7 @@ class _DropoutNet(_SmallNet):
         self.drop, self.q, self.seen = torch.nn.Dropout(0.5), torch.nn.Linear(obs_shape, action_shape), set()
 
     def forward(self, obs, mode):
-        self.seen.add((mode, self.training))
+        self.seen.add((mode, self.training, torch.is_grad_enabled()))
         obs = self.drop(obs)
         out = super().forward(obs, mode)
         return out if mode == 'compute_actor' else {**out, 'q_value': self.q(obs)}
@@ -675,7 +675,8 @@ class _DropoutNet(_SmallNet):
 @pytest.mark.parametrize('policy_type', ['a2c', 'ppo', 'impala', 'acer'])
 def test_a_model_acts_in_evaluation_mode_and_learns_in_training_mode(tmp_path, policy_type):
     """As DI-engine's and SB3's policies switch it: the collect and eval modes run the model in ``eval()`` (dropout
-    off: they act as ``-m eval``, ``load_policy`` and export do), the learn mode's forward and prepare in
+    off: they act as ``-m eval``, ``load_policy`` and export do), and so does the learn mode's ``prepare`` (PPO's
+    log pi_old and V_old: the behaviour policy's, as collected); the learn step's differentiated forward runs in
     ``train()``. The model stayed in training mode throughout a run, so the evaluations that chose the best
     checkpoint, and the actions collected, had dropout on."""
     from acframe import MODEL_REGISTRY, serial_pipeline
@@ -688,10 +689,11 @@ def test_a_model_acts_in_evaluation_mode_and_learns_in_training_mode(tmp_path, p
     finally:
         MODEL_REGISTRY._entries.pop('dropout_net_seam', None)
     assert policy.summary['train_iters'] > 0 and policy.summary['last_eval_return'] is not None
-    # compute_actor: collection and evaluation; compute_actor_critic (and A2C's compute_critic on a truncated
-    # episode's last observation): the learn mode's step and PPO's prepare
-    assert {training for mode, training in policy._model.seen if mode == 'compute_actor'} == {False}
-    assert {training for mode, training in policy._model.seen if mode != 'compute_actor'} == {True}
+    seen = policy._model.seen
+    assert {training for mode, training, _ in seen if mode == 'compute_actor'} == {False}  # collection, evaluation
+    assert {training for _, training, grad in seen if grad} == {True}  # the learn step's differentiated forward
+    if policy_type == 'ppo':  # its prepare: no gradient, the behaviour policy's statistics
+        assert ('compute_actor_critic', False, False) in seen
     obs = torch.randn(4, 4)
     assert torch.equal(policy.eval_mode.forward(obs)['action'], policy.eval_mode.forward(obs)['action'])
 

@@ -484,7 +484,7 @@ class Policy:
                      state_dict=self._state_dict_learn,
                      load_state_dict=self._load_state_dict_learn, monitor_vars=self._monitor_vars_learn,
                      optimizers=self._optimizers, get_weights=self.get_weights, model=self._model,
-                     prepare=self._in_mode(True, _user_method(
+                     prepare=self._in_mode(False, _user_method(
                          self._prepare_on_device if self._on_gpu else self._prepare_rollout,
                          "the policy's _prepare_rollout")),
                      minibatches=self._minibatches,
@@ -509,10 +509,11 @@ class Policy:
                      step=self._in_mode(False, self._eval_step_on_device if self._on_gpu else self._forward_eval_step))
 
     def _in_mode(self, training: bool, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """``fn`` with the model in training mode (``training``: the learn mode's forward and prepare) or evaluation
-        mode (the collect and eval modes), as DI-engine's and SB3's policies switch it: a model with dropout or batch
-        normalization acts in collection and evaluation as after training (``-m eval``, ``load_policy``, export).
-        The switch walks the model's modules only when the mode changes (a round's first call)."""
+        """``fn`` with the model in training mode (``training``: the learn mode's step) or evaluation mode (the collect
+        and eval modes, and the learn mode's prepare: the behaviour policy's statistics), as DI-engine's and SB3's
+        policies switch it: a model with dropout or batch normalization acts in collection and evaluation as after
+        training (``-m eval``, ``load_policy``, export). The switch walks the model's modules only when the mode
+        changes (a round's first call)."""
         @functools.wraps(fn)
         def in_mode(*args: Any, **kwargs: Any) -> Any:
             model = self._model
