@@ -92,6 +92,10 @@ class EnvContractError(EnvError):
     restarting the worker, as the serial one does."""
 
 
+class VideoError(AcframeError, OSError):
+    """``-m eval --video``'s encoder could not write a video (a full disk, ffmpeg stopped): names the file and why."""
+
+
 class PolicyError(AcframeError, RuntimeError):
     """A user's policy plugin (or model) raised while acframe ran it."""
 

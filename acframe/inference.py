@@ -166,11 +166,7 @@ def _batch_of(obs: Any, space: gym.Space, what: str) -> Tuple[torch.Tensor, bool
         got = f"shape {array.shape[1:]}" if single else f"a batch of shape {array.shape}"
         raise ValueError(f"act: {what} of shape {space.shape} (or a batch (B, {', '.join(map(str, space.shape))})) "
                          f"expected, got {got}")
-    if array.dtype.kind == 'f' and not np.isfinite(array).all():  # (the model would act on it without a word)
-        where = np.argwhere(~np.isfinite(array))[0]
-        index = tuple(int(i) for i in (where[1:] if single else where))
-        raise ValueError(f"act: {what} holds {array[tuple(where)].item()} at index {index if len(index) > 1 else index[0]}; "
-                         f"observations must be finite (check the env or the code that builds them)")
+    check_finite(array, what, single)
     if what.endswith(f"'{ACTION_MASK_KEY}'") and array.dtype != np.bool_ and not np.all((array == 0) | (array == 1)):
         odd = array[(array != 0) & (array != 1)].ravel()[0].item()  # (cast to uint8: -1 read as legal, 0.5 as not)
         raise ValueError(f"act: {what} holds {odd!r}, not 0 or 1: 1 for each legal action, 0 for the others")
@@ -184,6 +180,17 @@ def _batch_of(obs: Any, space: gym.Space, what: str) -> Tuple[torch.Tensor, bool
                          f"{array.dtype} values in [{array.min():g}, {array.max():g}]; pass the env's observation "
                          f"unscaled (np.uint8)")
     return torch.as_tensor(array, dtype=dtype), single
+
+
+def check_finite(array: np.ndarray, what: str, single: bool) -> None:
+    """A ``ValueError`` naming ``what`` and the index of the first NaN or inf of a float ``array`` (``single``: one
+    observation given a batch axis of one, which the index leaves out): the model would act on it without a word."""
+    if array.dtype.kind == 'f' and not np.isfinite(array).all():
+        where = np.argwhere(~np.isfinite(array))[0]
+        index = tuple(int(i) for i in where)
+        index = index[1:] if single and len(index) > 1 else index
+        raise ValueError(f"act: {what} holds {array[tuple(where)].item()} at index {index if len(index) > 1 else index[0]}; "
+                         f"observations must be finite (check the env or the code that builds them)")
 
 
 def observation_dtype(space: gym.Space) -> torch.dtype:
@@ -252,6 +259,8 @@ class LoadedPolicy:
         batched = {k: np.ndim(obs[k]) == len(spaces[k].shape) + 1 for k in needed}
         if len(set(batched.values())) > 1:
             raise ValueError("act: give every key of the observation one observation each, or every key a batch")
+        for key in needed:  # (by the env's key: flattened, it would be named by the policy's own 'obs')
+            check_finite(np.asarray(obs[key]), f"observation '{key}'", False)  # (its index as given: no batch added)
         from .envs.gym_env import OffSpaceError
 
         try:

@@ -34,7 +34,7 @@ import numpy as np
 from ..envs import EnvManager, in_process_manager, make_env_manager
 from ..envs.randomization import DomainRandomizer
 from ..envs.gym_env import env_name, refuses_render_mode
-from ..errors import ConfigError, ConfigWarning
+from ..errors import ConfigError, ConfigWarning, VideoError
 from ..utils import atomic_write_json, set_global_seed
 from ..worker import Evaluator
 
@@ -45,6 +45,12 @@ DOMAIN_PARAMS = ('nominal', 'drawn')
 
 def _record_first_episodes(count: int, episode_id: int) -> bool:
     return episode_id < count
+
+
+#: the name of an evaluation's hidden staging folder inside ``--video DIR`` (``VideoStaging``) begins so
+STAGING_PREFIX = '.acframe-recording-'
+#: seconds ffmpeg may take to finish a video once its last frame is sent (nothing waits forever)
+VIDEO_CLOSE_TIMEOUT_S = 60.0
 
 
 class EpisodeRecorder(gym.Wrapper):
@@ -58,9 +64,11 @@ class EpisodeRecorder(gym.Wrapper):
     def __init__(self, env: gym.Env, folder: str, name_prefix: str, episodes: int) -> None:
         super().__init__(env)
         self.folder, self.name_prefix, self.episodes = folder, name_prefix, int(episodes)
-        self.fps = int(env.metadata.get('render_fps') or 30)
+        fps = env.metadata.get('render_fps')
+        self.fps = float(fps) if isinstance(fps, (int, float)) and not isinstance(fps, bool) and fps > 0 else 30.0
         self.episode_id = -1
         self._writer: Any = None
+        self._path = ''
 
     def reset(self, **kwargs: Any) -> Any:
         obs, info = self.env.reset(**kwargs)
@@ -79,32 +87,71 @@ class EpisodeRecorder(gym.Wrapper):
     def _frame(self, start: bool = False) -> None:
         import imageio_ffmpeg
 
-        frame = self.env.render()
-        if isinstance(frame, list):  # (a render mode that collects frames: the latest)
-            frame = frame[-1] if frame else None
-        if not isinstance(frame, np.ndarray) or frame.ndim != 3:
-            self._finish()
+        rendered = self.env.render()
+        if isinstance(rendered, list):  # (a render mode that collects frames: the latest)
+            rendered = rendered[-1] if rendered else None
+        frame = rgb_frame(rendered)
+        if frame is None:  # (RecordVideo warned and recorded nothing: said once, the env's later episodes not tried)
+            self.abandon()
+            self.episodes = 0
+            what = (f"a {rendered.dtype} array of shape {rendered.shape}" if isinstance(rendered, np.ndarray)
+                    else type(rendered).__name__)
+            warnings.warn(f"--video: {self.name_prefix}'s render() gave {what}, not a frame (H, W, 3), (H, W, 4), "
+                          f"(H, W, 1) or (H, W); its episodes are not recorded", ConfigWarning, stacklevel=2)
             return
         if start:
-            path = os.path.join(self.folder, f"{self.name_prefix}-episode-{self.episode_id}.mp4")
-            self._writer = imageio_ffmpeg.write_frames(path, (frame.shape[1], frame.shape[0]), fps=self.fps,
-                                                       codec='libx264', macro_block_size=2, ffmpeg_log_level='error')
+            self._path = os.path.join(self.folder, f"{self.name_prefix}-episode-{self.episode_id}.mp4")
+            self._writer = imageio_ffmpeg.write_frames(self._path, (frame.shape[1], frame.shape[0]), fps=self.fps,
+                                                       codec='libx264', macro_block_size=1, ffmpeg_log_level='quiet',
+                                                       ffmpeg_timeout=VIDEO_CLOSE_TIMEOUT_S)
             self._writer.send(None)  # (starts ffmpeg)
         if self._writer is not None:
-            self._writer.send(np.ascontiguousarray(frame[..., :3], dtype=np.uint8))
+            try:
+                self._writer.send(frame)
+            except (OSError, RuntimeError, StopIteration) as exc:  # (ffmpeg gone: a full disk, or it failed)
+                self.abandon()
+                raise self._failure(exc) from None
+
+    def _failure(self, exc: Optional[BaseException]) -> VideoError:
+        why = ("no space left on the device; free disk space or record to another folder" if self._room_short() else
+               f"ffmpeg stopped ({str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__})")
+        folder = self.folder  # (as the user named it: the evaluation's staging folder is inside it)
+        if os.path.basename(os.path.normpath(folder)).startswith(STAGING_PREFIX):
+            folder = os.path.dirname(os.path.normpath(folder))
+        return VideoError(f"--video: the video {os.path.join(folder, os.path.basename(self._path))} could not be "
+                          f"written: {why}")
+
+    def _room_short(self) -> bool:
+        import shutil
+
+        try:
+            return shutil.disk_usage(self.folder).free < 2 ** 20
+        except OSError:
+            return False
 
     def _finish(self) -> None:
         writer, self._writer = self._writer, None
         if writer is not None:
-            writer.close()  # (ffmpeg writes the file's end and exits)
+            try:
+                writer.close()  # (ffmpeg writes the file's end and exits; its exit status is not told)
+            except (OSError, RuntimeError) as exc:
+                raise self._failure(exc) from None
+            if self._room_short():  # (a full disk at the file's end: ffmpeg exits, the file cut, without a word)
+                import imageio_ffmpeg
+
+                try:
+                    imageio_ffmpeg.count_frames_and_secs(self._path)
+                except (OSError, RuntimeError) as exc:
+                    raise self._failure(exc) from None
 
     def abandon(self) -> None:
-        """Stop recording without finishing the current files (an interrupted or failed evaluation's)."""
+        """Stop recording without finishing the current file (an interrupted or failed evaluation's): ffmpeg, in a
+        process group of its own, is killed rather than waited for."""
         writer, self._writer = self._writer, None
         if writer is not None:
             try:
-                writer.close()
-            except (OSError, RuntimeError):  # (ffmpeg already gone: a signal to the process group)
+                writer.throw(KeyboardInterrupt)  # (imageio-ffmpeg kills its ffmpeg on an interrupt)
+            except (KeyboardInterrupt, StopIteration, OSError, RuntimeError):
                 pass
 
     def close(self) -> None:
@@ -112,6 +159,34 @@ class EpisodeRecorder(gym.Wrapper):
             self._finish()
         finally:
             super().close()
+
+
+def rgb_frame(frame: Any) -> Optional[np.ndarray]:
+    """``frame`` (what ``render()`` gave) as an (H, W, 3) uint8 array of even sizes (yuv420p: an odd row or column is
+    repeated, not rescaled), or None when it is no image: grey (H, W) or (H, W, 1) repeated over three channels, RGBA
+    without its alpha, floats in [0, 1] scaled to 0-255, other numbers clipped to it."""
+    if not isinstance(frame, np.ndarray) or frame.ndim not in (2, 3) or frame.size == 0:
+        return None
+    if frame.ndim == 2:
+        frame = frame[..., None]
+    channels = frame.shape[-1]
+    if channels == 1:
+        frame = np.repeat(frame, 3, axis=-1)
+    elif channels == 4:
+        frame = frame[..., :3]
+    elif channels != 3:
+        return None
+    if frame.dtype == np.bool_:
+        frame = frame.astype(np.uint8) * 255
+    elif frame.dtype.kind == 'f':
+        finite = np.nan_to_num(frame.astype(np.float64), nan=0.0, posinf=255.0, neginf=0.0)
+        frame = np.clip(finite * (255.0 if finite.max() <= 1.0 else 1.0), 0, 255).astype(np.uint8)
+    elif frame.dtype != np.uint8:
+        frame = np.clip(frame, 0, 255).astype(np.uint8)
+    height, width = frame.shape[:2]
+    if height % 2 or width % 2:
+        frame = np.pad(frame, ((0, height % 2), (0, width % 2), (0, 0)), mode='edge')
+    return np.ascontiguousarray(frame)
 
 
 def record_video(folder: str, prefix: str, quota: Sequence[int], recorders: List[EpisodeRecorder], env: gym.Env,
@@ -362,6 +437,7 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
         'train_iter': state.get('train_iter'), 'env_step': state.get('env_step'),
         'domain_params': domain_params, 'drawn_params': drawn,
         'video_dir': os.path.abspath(video_dir) if video_dir is not None else None,
+        'videos': len(videos) if video_dir is not None else None,
     }
     report['video_uploads'] = []
     if videos and artifacts.run_dir is not None:  # to W&B / MLflow
@@ -427,7 +503,7 @@ class VideoStaging:
         self.target = os.path.abspath(folder)
         self.made = missing_folders(self.target)
         os.makedirs(self.target, exist_ok=True)
-        self.folder = tempfile.mkdtemp(prefix='.acframe-recording-', dir=self.target)
+        self.folder = tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.target)
 
     def keep(self) -> List[str]:
         """Move the recorded videos into the folder; their paths there."""
@@ -496,7 +572,9 @@ def result_line(report: Dict[str, Any]) -> str:
     if report['domain_params']:
         extras.append(f"{report['domain_params']} env parameters")
     if report['video_dir']:
-        extras.append(f"videos in {report['video_dir']}")
+        count = report.get('videos')
+        extras.append(f"videos in {report['video_dir']}" if count is None or count else
+                      f"no video in {report['video_dir']} (the env gave no frames)")
     if report.get('video_uploads'):
         extras.append(f"videos uploaded to {', '.join(report['video_uploads'])}")
     return (f"[eval] return {report['mean']:.2f} ± {report['std']:.2f} (min {report['min']:.2f}, max {report['max']:.2f}) "

@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 
-from ..errors import ConfigError, EnvContractError, EnvError, EnvTimeoutError, innermost_user_frame
+from ..errors import AcframeError, ConfigError, EnvContractError, EnvError, EnvTimeoutError, innermost_user_frame
 from ..signals import continues, watch_continues
 from . import snapshot
 from .obs import ObsArray, stack_obs
@@ -136,7 +136,7 @@ class EnvManager:
             try:
                 with self._watch():
                     obs, _ = self._venv.reset(seed=seeds)
-            except EnvError:
+            except AcframeError:  # (an env's, named already; a wrapper of acframe's: a video's encoder)
                 raise
             except Exception as exc:
                 raise _as_env_error(exc) from exc
@@ -158,7 +158,7 @@ class EnvManager:
                         obs, reward, terminated, truncated, info = self._step_in_process(actions)
                     else:
                         obs, reward, terminated, truncated, info = self._venv.step(actions)
-            except EnvError:
+            except AcframeError:  # (an env's, named already; a wrapper of acframe's: a video's encoder)
                 raise
             except Exception as exc:
                 raise _as_env_error(exc) from exc

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -444,3 +445,93 @@ def test_an_evaluation_on_an_env_without_the_runs_action_mask_is_warned_about(tm
     assert capfd.readouterr().err.strip().splitlines()[-1] == (
         "acframe: error: env.env_id=toy_tictactoe_nomask names an env type, but env.type 'toy_tictactoe' builds the "
         "env (its factory does not build another type by its env_id): override env.type=toy_tictactoe_nomask instead")
+
+
+def test_frames_of_every_common_form_are_recorded_as_rgb_of_even_size():
+    """(H, W, 1) frames gave a corrupt video of 3 frames, 2-D or None frames none and no word, floats in [0, 1] a
+    black one, odd sizes a warning of imageio's per file."""
+    from acframe.entry.evaluate import rgb_frame
+
+    grey = np.arange(15, dtype=np.uint8).reshape(3, 5)
+    for frame in (grey, grey[..., None], np.repeat(grey[..., None], 3, -1),
+                  np.concatenate([np.repeat(grey[..., None], 3, -1), np.zeros((3, 5, 1), np.uint8)], -1),
+                  grey.astype(np.float32) / 255.0, grey.astype(np.int64)):
+        rgb = rgb_frame(frame)
+        assert rgb.shape == (4, 6, 3) and rgb.dtype == np.uint8 and rgb.flags.c_contiguous
+        np.testing.assert_array_equal(rgb[:3, :5, 0], grey)  # (the odd row and column repeat the edge)
+        np.testing.assert_array_equal(rgb[3, :5, 1], grey[2])
+    assert rgb_frame(np.ones((2, 2), bool)).max() == 255
+    for frame in (None, [], np.zeros((4, 4, 2)), np.zeros((2, 2, 2, 3)), np.zeros((0, 4, 3))):
+        assert rgb_frame(frame) is None
+
+
+class _FrameEnv(gym.Env):
+    """Three-step episodes whose ``render()`` gives ``frame``."""
+    observation_space = gym.spaces.Box(0, 1, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    metadata = {'render_modes': ['rgb_array'], 'render_fps': 0.5}
+
+    def __init__(self, frame):
+        self.frame, self.render_mode, self.t = frame, 'rgb_array', 0
+
+    def reset(self, seed=None, options=None):
+        self.t = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(1, np.float32), 0.0, self.t >= 3, False, {}
+
+    def render(self):
+        return self.frame
+
+
+def test_an_env_whose_render_gives_no_frame_is_said_once_and_one_of_grey_frames_is_recorded(tmp_path):
+    pytest.importorskip('imageio_ffmpeg', reason='--video needs the video extra (pip install acframe[video])')
+    import warnings
+
+    import imageio_ffmpeg
+
+    from acframe.entry.evaluate import EpisodeRecorder
+    from acframe.errors import ConfigWarning
+
+    env = EpisodeRecorder(_FrameEnv(np.full((9, 7, 1), 200, np.uint8)), str(tmp_path), 'grey', 2)
+    for _ in range(3):  # (two recorded, the third not)
+        env.reset()
+        while not env.step(0)[2]:
+            pass
+    env.close()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ['grey-episode-0.mp4', 'grey-episode-1.mp4']
+    assert imageio_ffmpeg.count_frames_and_secs(str(tmp_path / names[0]))[0] == 4  # (the reset frame, 3 steps)
+    none = EpisodeRecorder(_FrameEnv(None), str(tmp_path / 'none'), 'none', 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        for _ in range(2):
+            none.reset()
+            none.step(0)
+    none.close()
+    assert [str(w.message) for w in caught if w.category is ConfigWarning] == [
+        "--video: none's render() gave NoneType, not a frame (H, W, 3), (H, W, 4), (H, W, 1) or (H, W); its episodes "
+        "are not recorded"]
+
+
+def test_a_full_disk_under_the_videos_is_one_line_and_leaves_neither_videos_nor_a_result(trained_run, tmp_path):
+    """A real 20 KiB tmpfs: 25 lines of ffmpeg's, then 'an env raised OSError: [Errno 32] Broken pipe' (or, the disk
+    filling at a file's end, a cut video and exit 0)."""
+    pytest.importorskip('imageio_ffmpeg', reason='--video needs the video extra (pip install acframe[video])')
+    from fixtures.tmpfs import tmpfs
+
+    disk = tmp_path / 'disk'
+    disk.mkdir()
+    with tmpfs(disk, '20k') as refused:
+        if refused:
+            pytest.skip(refused)
+        done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(trained_run),
+                               '--episodes', '4', '--video', str(disk / 'videos'), '--out', str(tmp_path / 'r.json')],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and done.stderr.count('\n') == 1, done.stderr
+        assert re.fullmatch(rf"acframe: error: --video: the video {re.escape(str(disk / 'videos'))}/cartpole_a2c_"
+                            rf"ckpt_best_seed0_env\d-episode-0.mp4 could not be written: no space left on the device; "
+                            rf"free disk space or record to another folder\n", done.stderr), done.stderr
+        assert not (disk / 'videos').exists() and not (tmp_path / 'r.json').exists()

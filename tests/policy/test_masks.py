@@ -321,6 +321,11 @@ def test_load_policy_refuses_an_observation_with_no_legal_action(masked_runs):
                                          r"the env's \['action_mask', 'board'\] nor the policy's own "
                                          r"\['action_mask', 'obs'\]; give one of the two, and no other key$"):
         policy.act({'obs': np.zeros(27, np.float32), 'action_mask': np.ones(9, np.int8), 'extra': 0})
+    # a NaN in the env's own form: named by the env's key (flattened, it was the policy's own 'obs' and its index)
+    board = np.zeros(27, np.float32)
+    board[5] = np.nan
+    with pytest.raises(ValueError, match=r"^act: observation 'board' holds nan at index 5; observations must be finite"):
+        policy.act({'board': board, 'action_mask': np.ones(9, np.int8)})
     # a mask off its space in the env's own form: said as act's (it read "its observation's ...", no act:)
     with pytest.raises(ValueError, match=r"^act: the observation's 'action_mask' has shape \(8,\), but its observation "
                                          r"space declares \(9,\)"):
