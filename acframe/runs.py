@@ -95,7 +95,7 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
     if os.path.isdir(target) and os.path.basename(os.path.abspath(target)) == CKPT_DIR and is_run_dir(holder):
         raise ConfigError(f"{what} {target}: the run's checkpoint folder; pass the run folder ({holder}: its best "
                           f"checkpoint, else its latest) or one .pth file in it")
-    if os.path.isfile(target) and run_dir is None and is_run_dir(holder) and not target.endswith('.pth'):
+    if os.path.isfile(target) and run_dir is None and is_run_dir(holder) and not target.lower().endswith(('.pth', '.pt')):
         raise ConfigError(f"{what} {target}: a file of the run folder {holder}, not a checkpoint; pass the folder "
                           f"itself (its best checkpoint, else its latest) or a .pth file in its {CKPT_DIR}/")
     if os.path.isdir(target):

@@ -230,6 +230,7 @@ def evaluator_env(cfg: Any, seed: int, domain_params: str, video_dir: Optional[s
     # pygame-rendered envs draw rgb_array frames off-screen: no display or sound device is needed (or probed)
     os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
     os.environ.setdefault('SDL_AUDIODRIVER', 'dummy')
+    os.environ.setdefault('SDL_NO_SIGNAL_HANDLERS', '1')  # (SDL's would take Ctrl-C and SIGTERM: a script's too)
     video_cfg = copy.deepcopy(cfg)
     video_cfg.env.env_kwargs = dict(cfg.env.get('env_kwargs') or {}, render_mode='rgb_array')
     record = partial(record_video, video_dir, video_prefix, episode_quota(n_episode, num_envs),
