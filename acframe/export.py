@@ -60,10 +60,9 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
     from .config.compile import override_list, override_value
     from .inference import LoadedPolicy
     from .runs import locate_run
-
-    fmt = export_format(out)
     from .utils import check_output_file
 
+    fmt = export_format(out)
     # (said before the run is loaded and traced: an export is never done to be lost to its path)
     check_output_file(out, f"--out {out}" if what != 'export_policy' else f"out={out!r}",
                       'policy' + os.path.splitext(out)[1].lower())

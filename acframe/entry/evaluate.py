@@ -43,10 +43,6 @@ EVAL_SEED_OFFSET = 100_000
 DOMAIN_PARAMS = ('nominal', 'drawn')
 
 
-def _record_first_episodes(count: int, episode_id: int) -> bool:
-    return episode_id < count
-
-
 #: the name of an evaluation's hidden staging folder inside ``--video DIR`` (``VideoStaging``) begins so
 STAGING_PREFIX = '.acframe-recording-'
 #: seconds ffmpeg may take to finish a video once its last frame is sent (nothing waits forever)
@@ -393,12 +389,7 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
         _note_recording_manager(cfg, settings)
     path = out or default_result_path(artifacts.run_dir, artifacts.checkpoint, int(cfg.seed), settings)
     if out is None:  # (a read-only run folder: said before any episode plays, not after the last)
-        from ..utils import check_output_file
-
-        check_output_file(path, f"the result's file {path} (--out FILE writes it elsewhere)", 'result.json')
-        if os.path.lexists(path) and not is_eval_result(path):
-            raise ConfigError(f"the result's file {path} exists and is not an evaluation's result; move it, or name "
-                              f"another file with --out FILE")
+        check_result_file(path, f"the result's file {path} (--out FILE writes it elsewhere)")
     state = load_checkpoint(artifacts.checkpoint)  # a clear error before any env starts
     set_global_seed(cfg.seed)
     stem = os.path.splitext(os.path.basename(artifacts.checkpoint))[0]
@@ -464,18 +455,25 @@ def is_eval_result(path: str) -> bool:
     return isinstance(report, dict) and {'mean', 'returns', 'episodes', 'checkpoint'} <= set(report)
 
 
+def check_result_file(path: str, said: str) -> None:
+    """A ``ConfigError`` naming ``said`` unless ``path`` is a file the result can be written to (``check_output_file``)
+    that is new or an earlier result (``is_eval_result``)."""
+    from ..utils import check_output_file
+
+    check_output_file(path, said, 'result.json')
+    if os.path.lexists(path) and not is_eval_result(path):
+        raise ConfigError(f"{said}: an existing file that is not an evaluation's result (-m eval's JSON); name a new "
+                          f"file (a result there is replaced)")
+
+
 def check_output_paths(out: Optional[str], video_dir: Optional[str]) -> None:
     """``--out`` names a file that can be written (new, or an earlier result: never a file of another kind) and
     ``--video`` a folder (or a path for one): said before anything is evaluated, so an evaluation is never lost to
     its output's path and never replaces what is not a result; the video encoder (imageio-ffmpeg) is there."""
     from ..loggers.base import can_write
-    from ..utils import check_output_file
 
     if out is not None:
-        check_output_file(out, f"--out {out}", 'result.json')
-        if os.path.lexists(out) and not is_eval_result(out):
-            raise ConfigError(f"--out {out}: an existing file that is not an evaluation's result (-m eval's JSON); "
-                              f"name a new file (a result there is replaced)")
+        check_result_file(out, f"--out {out}")
     if video_dir is not None:
         if os.path.lexists(video_dir) and not os.path.isdir(video_dir):
             raise ConfigError(f"--video {video_dir}: not a folder; name a folder for the videos (made if missing)")
