@@ -320,6 +320,7 @@ def test_an_env_failing_mid_run_writes_the_final_checkpoint_first_and_resume_con
                         '--max-env-step', '100000', 'policy.learn.learner.save_ckpt_freq=0',
                         'policy.eval.evaluator.eval_freq=1000000', *args], capsys)
     assert one_line_error(code, err) and 'the final checkpoint was written first' in err, err
+    assert err.rstrip().endswith('continues from there once the cause is fixed'), err  # not as if it could not recur
     assert err.startswith('acframe: error: collector env ') or re.match(r'acframe: error: actor \d failed', err), err
     state = torch.load(tmp_path / 'exp' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert state['env_step'] >= 200 and state['train_iter'] > 0, (state['env_step'], state['train_iter'])

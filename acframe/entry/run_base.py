@@ -723,7 +723,7 @@ class RunBase:
         except Exception:
             pass
         note = (f"{first}; the final checkpoint was written first (env step {self.env_step}, train iter "
-                f"{self.learner.train_iter}): --resume {self.exp_dir} continues from there")
+                f"{self.learner.train_iter}): --resume {self.exp_dir} continues from there once the cause is fixed")
         return type(exc)(note + (f"\n{rest}" if rest else ''))
 
     def _stopping_note(self) -> str:
