@@ -192,6 +192,26 @@ class StopAfterCollect(CollectorHook):
             raise StopTraining()
 
 
+@HOOK_REGISTRY.register('lr_cap_seam')
+class LrCap(LearnerHook):
+    """A rule of the user's for the config, declared by the hook: no learning rate above its cap."""
+
+    def __init__(self, cap):
+        self.cap = cap
+
+    def check_run_config(self, cfg):
+        from acframe.errors import ConfigError
+        if cfg.policy.learn.learning_rate > self.cap:
+            raise ConfigError(f"policy.learn.learning_rate={cfg.policy.learn.learning_rate} is above the cap "
+                              f"{self.cap}; lower it")
+
+
+@HOOK_REGISTRY.register('broken_check_seam')
+class BrokenCheck(CollectorHook):
+    def check_run_config(self, cfg):
+        return cfg.policy.no_such_block.value
+
+
 @HOOK_REGISTRY.register('exit_seam')
 class Exit(LearnerHook):
     def after_iter(self, learner, info):
@@ -208,7 +228,7 @@ main_config['env'].update(collector_env_num=4, evaluator_env_num=2, n_evaluator_
 main_config['policy'].setdefault('eval', {})['evaluator'] = dict(
     eval_freq=10, hooks=[dict(type='event_recorder_seam', file=EVENTS)])
 main_config['policy'].setdefault('learn', {})['learner'] = dict(
-    log_freq=5, hooks=[dict(type='eval_recorder_seam', file='evals.jsonl')])
+    log_freq=5, hooks=[dict(type='eval_recorder_seam', file='evals.jsonl'), dict(type='lr_cap_seam', cap=0.1)])
 main_config['policy'].setdefault('collect', {})['hooks'] = [dict(type='event_recorder_seam', file=EVENTS)]
 main_config['logger'] = dict(backends=BACKENDS, options=dict(csv_seam=dict(file='scalars.csv')))
 main_config['import_names'] = ['user_trackers']
@@ -320,7 +340,14 @@ def test_collector_and_evaluator_hooks_from_the_cli_in_the_serial_off_policy_pip
      "argument 'fil'); did you mean 'file' for 'fil'?"),
     (['tensorboard'], ['policy.learn.lr_decay_iters=1000',
                        "policy.learn.learner.hooks=[{'type': 'linear_lr_decay', 'decay_iters': 100}]"],
-     "policy.learn.lr_decay_iters=1000 adds a linear learning rate decay and policy.learn.learner.hooks names another"),
+     "config key 'policy.learn.learner.hooks[0]' (LinearLRDecayHook): policy.learn.lr_decay_iters=1000 adds a linear "
+     "learning rate decay of its own"),
+    # a rule a user's hook declares for the config (check_run_config), and one whose check itself fails
+    (['tensorboard'], ["policy.learn.learner.hooks=[{'type': 'lr_cap_seam', 'cap': 1e-05}]"],
+     "config key 'policy.learn.learner.hooks[0]' (LrCap): policy.learn.learning_rate=0.003 is above the cap 1e-05; "
+     "lower it"),
+    (['tensorboard'], ["policy.collect.hooks=['broken_check_seam']"],
+     "config key 'policy.collect.hooks[0]': BrokenCheck.check_run_config raised AttributeError"),
     # options under a misspelled backend name (the backend ran on its defaults without a word)
     (['tensorboard', 'csv_seam'], ['logger.options.csv_sem.file=x.csv'],
      "logger.options.csv_sem names no logger backend; did you mean 'csv_seam'?"),
@@ -338,6 +365,43 @@ def test_bad_logger_input_is_one_line_exit_2_and_nothing_written(tmp_path, user_
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith('acframe: error: ') and message in lines[0], out.stderr
     assert not run.exists()
+
+
+@pytest.mark.parametrize('mode', [['-m', 'parallel', '--backend', 'inline'], ['-m', 'async', 'parallel.async_worker_num=2']],
+                         ids=['parallel', 'async'])
+def test_a_rule_a_hook_declares_refuses_the_run_in_the_other_pipelines_too(tmp_path, user_module, mode):
+    cfg = write_config(tmp_path, ['tensorboard'])
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '1600', '-q', *mode,
+              "policy.learn.learner.hooks=[{'type': 'lr_cap_seam', 'cap': 1e-05}]")
+    assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+        "acframe: error: config key 'policy.learn.learner.hooks[0]' (LrCap): policy.learn.learning_rate=0.003 is above "
+        "the cap 1e-05; lower it"], out.stderr
+    assert not run.exists()
+
+
+def test_a_rule_of_a_hook_a_script_passes_refuses_the_run_naming_its_place(tmp_path, user_module):
+    """``learner_hooks=[...]`` from Python: the same check, naming the list; a hook that declares no rule is fine."""
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent(f'''
+        import runpy
+        from acframe.entry import serial_pipeline_onpolicy
+        from acframe.errors import ConfigError
+        import user_trackers
+
+        cfg = runpy.run_path({str(write_config(tmp_path, ['tensorboard']))!r})
+        try:
+            serial_pipeline_onpolicy((cfg['main_config'], cfg['create_config']), max_env_step=400,
+                                     exp_dir={str(tmp_path / 'run')!r},
+                                     learner_hooks=[user_trackers.StopAtIter(10), user_trackers.LrCap(1e-05)])
+        except ConfigError as exc:
+            print(exc)
+    '''))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(user_module), os.environ.get('PYTHONPATH', '')]))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
+    assert out.stdout.strip() == ("learner_hooks[1] (LrCap): policy.learn.learning_rate=0.003 is above the cap 1e-05; "
+                                  "lower it"), out.stdout + out.stderr
+    assert not (tmp_path / 'run').exists()
 
 
 def test_wandb_not_installed_names_the_extra(tmp_path, user_module):

@@ -488,6 +488,18 @@ def test_a_choice_the_policy_refuses_at_a_runs_start_is_refused_before_the_study
         check_space(base, space)
 
 
+def test_a_choice_a_configured_hook_refuses_is_refused_before_the_study(tmp_path):
+    """A hook's own rule for the config (``check_run_config``) runs on each choice up front too: a linear decay hook
+    beside ``lr_decay_iters``, which adds another."""
+    base = to_plain(compile_config('cartpole_a2c.py', ["policy.learn.learner.hooks=[{'type': 'linear_lr_decay', "
+                                                       "'decay_iters': 100}]"]))
+    space = build_space(base, {'policy.learn.lr_decay_iters': ['categorical', [0, 1000]]}, use_default_space=False)
+    with pytest.raises(ConfigError, match=r"key 'policy.learn.lr_decay_iters' \(value 1000\): config key "
+                                          r"'policy.learn.learner.hooks\[0\]' \(LinearLRDecayHook\): "
+                                          r"policy.learn.lr_decay_iters=1000 adds a linear learning rate decay"):
+        check_space(base, space)
+
+
 @pytest.mark.parametrize('given, use_default, why', [
     ({}, False, 'use_default_space is False and it names no key'),
     ({key: None for key in DEFAULT_SPACES['a2c']} | {'policy.collect.n_sample': None}, True,

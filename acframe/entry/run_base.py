@@ -44,7 +44,8 @@ from ..signals import (as_raised, describe_interrupt, ignore_further_interrupts,
                        raise_swallowed_interrupt, sigterm_as_interrupt)
 from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, check_rng_states, restore_buffer,
                      restore_rng_states, set_global_seed, set_torch_threads)
-from ..worker import CollectorHook, EvaluatorHook, LinearLRDecayHook, eval_score, hooks_from_config, load_checkpoint
+from ..worker import (CollectorHook, EvaluatorHook, check_hooks_run_config, config_hooks, eval_score,
+                      load_checkpoint)
 from .run_folder import NewRunFolder, RunLock, check_folder_is_data, plan_exp_dir
 from .budget import buffer_class
 
@@ -377,17 +378,10 @@ class RunBase:
         if self.writes and not resume and not {'tensorboard', 'jsonl'} & set(cfg.logger.backends):
             self.warn(f"[acframe] warning: logger.backends={list(cfg.logger.backends)} has neither 'tensorboard' nor "
                       f"'jsonl', the logs -m plot reads: the run draws no curves.svg and -m plot cannot draw it")
-        config_hooks = hooks_from_config(cfg.policy.learn.learner.get('hooks', []))
-        given = list(getattr(self, '_learner_hooks', ()))  # (a script's learner_hooks=[...])
-        if cfg.policy.learn.get('lr_decay_iters') and any(isinstance(h, LinearLRDecayHook) for h in config_hooks + given):
-            where = 'policy.learn.learner.hooks names' if any(isinstance(h, LinearLRDecayHook) for h in config_hooks) \
-                else 'learner_hooks holds'
-            raise ConfigError(f"policy.learn.lr_decay_iters={cfg.policy.learn.lr_decay_iters} adds a linear learning "
-                              f"rate decay and {where} another (LinearLRDecayHook): both would set the learning rate, "
-                              f"the later one winning; keep one")
-        self.collector_hooks = hooks_from_config(cfg.policy.collect.get('hooks', []), 'policy.collect.hooks', CollectorHook)
-        self.evaluator_hooks = hooks_from_config(cfg.policy.eval.evaluator.get('hooks', []), 'policy.eval.evaluator.hooks',
-                                                 EvaluatorHook)
+        named = config_hooks(cfg)
+        self.collector_hooks = named['policy.collect.hooks']
+        self.evaluator_hooks = named['policy.eval.evaluator.hooks']
+        check_hooks_run_config(cfg, {**named, 'learner_hooks': list(getattr(self, '_learner_hooks', ()))})  # (a script's)
         check_env_at_start(cfg, self.warn)  # an env instance of its own, before anything is seeded
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
@@ -404,7 +398,7 @@ class RunBase:
                 self._build()
             except CheckpointError as exc:  # the weights to start from do not fit this config's model
                 raise (CheckpointError(f"init_from {init_from}: {exc}") if init_from is not None else exc) from exc
-            self.learner.hooks += config_hooks  # policy.learn.learner.hooks: after the pipeline's own
+            self.learner.hooks += named['policy.learn.learner.hooks']  # after the pipeline's own
             # its warnings go where the run's go (above the progress line); a data-parallel rank > 0 draws the same
             # kind of batches as rank 0, which says it once
             self.learner.warn = self.warn if self.writes else (lambda text: None)

@@ -351,11 +351,12 @@ def probe_values(spec: Spec) -> List[Any]:
 
 def check_space(base: Mapping[str, Any], space: Space, source: str = 'the search space') -> None:
     """Compile ``base`` with each probe value of each key alone: an unknown key or a value the config (or the
-    policy's ``check_run_config``) refuses is one ``ConfigError`` naming the key (the message of ``compile_config``
+    policy's ``check_run_config``, a hook's ``check_run_config``) refuses is one ``ConfigError`` naming the key (the message of ``compile_config``
     says what is wrong and the fix)."""
     import warnings
 
     from ..policy import policy_class
+    from ..worker import check_hooks_run_config, config_hooks
 
     main = dict(base)
     create = create_config_of(main)
@@ -374,7 +375,8 @@ def check_space(base: Mapping[str, Any], space: Space, source: str = 'the search
                     warnings.simplefilter('ignore')
                     cfg = compile_config((main, create), [(key, value)])
                     policy_class(cfg).check_run_config(cfg)  # (what the policy refuses at a run's start: a recurrent
-                    # PPO's sequences that do not tile the rollout)
+                    # PPO's sequences that do not tile the rollout; and what the config's hooks refuse)
+                    check_hooks_run_config(cfg, config_hooks(cfg))
             except AcframeError as exc:  # (a policy of one's own may refuse with any of acframe's errors)
                 text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ConfigError(f"{source}: key '{key}'{f' (value {value!r})' if known else ''}: {text}") from exc

@@ -17,6 +17,7 @@ from ..envs import EnvManager
 from ..envs.obs import ObsArray, obs_buffer, put_obs
 from ..config.compile import check_n_sample
 from ..errors import EnvError, EnvNonFiniteError, NonFiniteError, PolicyError
+from .hook import Hook
 
 
 def steps_per_env(n_sample: int, num_envs: int, unroll_len: int = 1) -> int:
@@ -30,7 +31,7 @@ def steps_per_env(n_sample: int, num_envs: int, unroll_len: int = 1) -> int:
     return n_sample // num_envs * unroll_len
 
 
-class CollectorHook:
+class CollectorHook(Hook):
     """Named in ``policy.collect.hooks`` (registered in ``HOOK_REGISTRY``): ``after_collect`` sees every collection
     of the serial and on-policy pipelines, and every segment an actor of the parallel pipeline sends."""
 

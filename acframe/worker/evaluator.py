@@ -13,13 +13,14 @@ import torch
 
 from ..envs import EnvManager, obs_to_tensor
 from ..errors import EnvNonFiniteError, NonFiniteError
+from .hook import Hook
 from .collector import check_action_output
 
 #: the confirmation episodes' env seeds are the evaluation seeds plus this (fresh: no evaluation uses them)
 CONFIRM_SEED_OFFSET = 50_000
 
 
-class EvaluatorHook:
+class EvaluatorHook(Hook):
     """Named in ``policy.eval.evaluator.hooks`` (registered in ``HOOK_REGISTRY``): ``after_evaluate`` sees every
     evaluation of the run, in every pipeline, once it is recorded."""
 

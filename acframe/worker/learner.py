@@ -21,6 +21,7 @@ from ..errors import (AcframeError, CheckpointError, ConfigError, NonFiniteError
                       describe_raised, user_code_error)
 from ..data.prioritized import is_weights
 from ..utils import NotPlainData, atomic_torch_save, from_plain_data, nonfinite_tensor_names
+from .hook import Hook
 
 
 def not_plain_fix(exc: NotPlainData) -> str:
@@ -38,9 +39,9 @@ def not_plain_fix(exc: NotPlainData) -> str:
             f"and dicts/lists/tuples of them: it is read back with weights_only=True); {owner}")
 
 
-class LearnerHook:
+class LearnerHook(Hook):
     """Called by the learner: ``after_iter`` after every update, ``after_round`` when the pipeline says so,
-    ``after_eval`` when the pipeline has an evaluation result."""
+    ``after_eval`` when the pipeline has an evaluation result (and ``check_run_config`` at the run's start)."""
 
     def after_iter(self, learner: 'Learner', info: Dict[str, float]) -> None:
         pass
@@ -164,6 +165,11 @@ class LinearLRDecayHook(LearnerHook):
             raise ConfigError(f"hook linear_lr_decay: decay_iters={decay_iters!r} must be a whole number of train "
                               f"iterations > 0 (or set policy.learn.lr_decay_iters, which adds this hook)")
         self.decay_iters = decay_iters
+
+    def check_run_config(self, cfg: Any) -> None:
+        if cfg.policy.learn.get('lr_decay_iters'):
+            raise ConfigError(f"policy.learn.lr_decay_iters={cfg.policy.learn.lr_decay_iters} adds a linear learning "
+                              f"rate decay of its own: both would set the learning rate, the later one winning; keep one")
 
     def after_iter(self, learner: 'Learner', info: Dict[str, float]) -> None:
         fraction = max(0.0, 1.0 - learner.train_iter / self.decay_iters)
@@ -551,3 +557,16 @@ def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks', bas
         except Exception as exc:  # noqa: BLE001 - user code: say what it raised
             raise ConfigError(f"config key '{where}': building hook '{name}' raised {describe_raised(exc)}") from exc
     return hooks
+
+
+def config_hooks(cfg: Any) -> Dict[str, List[Any]]:
+    """The hooks a compiled ``cfg`` names, built, by the key naming them: ``policy.learn.learner.hooks``,
+    ``policy.collect.hooks`` and ``policy.eval.evaluator.hooks`` (``hooks_from_config``'s errors)."""
+    from .collector import CollectorHook
+    from .evaluator import EvaluatorHook
+
+    return {'policy.learn.learner.hooks': hooks_from_config(cfg.policy.learn.learner.get('hooks', [])),
+            'policy.collect.hooks': hooks_from_config(cfg.policy.collect.get('hooks', []), 'policy.collect.hooks',
+                                                      CollectorHook),
+            'policy.eval.evaluator.hooks': hooks_from_config(cfg.policy.eval.evaluator.get('hooks', []),
+                                                             'policy.eval.evaluator.hooks', EvaluatorHook)}
