@@ -58,7 +58,7 @@ class RunWriter:
             closer.start()
             closer.join(self.close_timeout_s)
         if closer.is_alive():
-            print(f"[acframe] warning: the tensorboard writer of {self.log_dir} did not close within "
+            print(f"acframe: warning: the tensorboard writer of {self.log_dir} did not close within "
                   f"{self.close_timeout_s:g} s; its last events may be missing", file=sys.stderr)
         elif failed:
             print(f"acframe: warning: the last tensorboard events of {self.log_dir} were not written: "

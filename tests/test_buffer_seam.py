@@ -443,7 +443,7 @@ def test_a_run_whose_buffer_never_gives_a_batch_ends_with_a_warning_that_it_lear
               'policy.other.replay_buffer.type=never_ready_seam')
     assert out.returncode == 0, out.stderr
     warnings = [line for line in out.stderr.splitlines() if 'warning' in line]
-    assert warnings == ["[acframe] warning: the run made no gradient step in 400 env steps, so it learned nothing: its "
+    assert warnings == ["acframe: warning: the run made no gradient step in 400 env steps, so it learned nothing: its "
                         "replay buffer 'never_ready_seam' (len() 24) gave no batch (sample() returned None "
                         "every time); check the buffer's sample() or its sizes (policy.other.replay_buffer, "
                         "docs/replay.md), or give the run a larger budget"], out.stderr
@@ -457,7 +457,7 @@ def test_a_policy_that_returns_no_priorities_to_a_prioritized_buffer_is_warned_a
               *mode)
     assert out.returncode == 0, out.stderr
     warnings = [line for line in out.stderr.splitlines() if 'warning' in line]
-    assert warnings == ["[acframe] warning: the prioritized replay buffer drew a batch and the policy's learn step "
+    assert warnings == ["acframe: warning: the prioritized replay buffer drew a batch and the policy's learn step "
                         "returned no info['priority'], so every priority stays the same and the draws stay uniform: "
                         "return one priority per sequence (shape (B,)) from the learn forward, or use a uniform buffer "
                         "(policy.other.replay_buffer.type; docs/replay.md)"], out.stderr

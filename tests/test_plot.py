@@ -246,7 +246,7 @@ def test_a_run_logged_to_no_backend_plot_reads_is_warned_at_its_start_and_named_
     """A run with logger.backends=[] (or MLflow alone) was told at plot time to 'plot it once it has trained'."""
     run = str(tmp_path / 'run')
     assert main(['-c', 'cartpole_ppo.py', 'logger.backends=[]', '--max-env-step', '64', '-q', '--exp-dir', run]) == 0
-    assert ("[acframe] warning: logger.backends=[] has neither 'tensorboard' nor 'jsonl', the logs -m plot reads: the "
+    assert ("acframe: warning: logger.backends=[] has neither 'tensorboard' nor 'jsonl', the logs -m plot reads: the "
             "run draws no curves.svg and -m plot cannot draw it") in capsys.readouterr().err
     assert main(['-m', 'plot', run]) == 2
     assert capsys.readouterr().err == (f"acframe: error: {run}: the run logged to no backend (logger.backends=[]), and "

@@ -376,7 +376,7 @@ class RunBase:
                 backend.pin_config(cfg)
         check_option_names(cfg)  # (options under a misspelled backend's name)
         if self.writes and not resume and not {'tensorboard', 'jsonl'} & set(cfg.logger.backends):
-            self.warn(f"[acframe] warning: logger.backends={list(cfg.logger.backends)} has neither 'tensorboard' nor "
+            self.warn(f"acframe: warning: logger.backends={list(cfg.logger.backends)} has neither 'tensorboard' nor "
                       f"'jsonl', the logs -m plot reads: the run draws no curves.svg and -m plot cannot draw it")
         named = config_hooks(cfg)
         self.collector_hooks = named['policy.collect.hooks']
@@ -785,7 +785,7 @@ class RunBase:
                    f"docs/replay.md), or give the run a larger budget")
         else:
             why = "no rollout reached the learner; give the run a larger budget"
-        return f"[acframe] warning: the run made no gradient step in {env_steps} env steps, so it learned nothing: {why}"
+        return f"acframe: warning: the run made no gradient step in {env_steps} env steps, so it learned nothing: {why}"
 
     def close(self) -> None:
         """Close the progress line, the loggers and what ``_build`` opened; release the folder's lock."""

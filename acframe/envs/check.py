@@ -688,10 +688,10 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
         raise EnvError(f"env '{report.env}' {fatal[0].line()}{more}; acframe -m check-env {_command_env(cfg)} runs "
                        f"every check")
     if report.unread_mask is not None:
-        warn(f"[acframe] warning: env '{report.env}' {report.unread_mask}")
+        warn(f"acframe: warning: env '{report.env}' {report.unread_mask}")
     for finding in report.findings:
         if finding.check == 'time limit':
-            warn(f"[acframe] warning: env '{report.env}' has no time limit: its evaluation episodes run up to "
+            warn(f"acframe: warning: env '{report.env}' has no time limit: its evaluation episodes run up to "
                  f"env.eval_episode_cap={cfg.env.get('eval_episode_cap')} steps each; set env.max_episode_steps=N "
                  f"(or register the env with max_episode_steps=N)")
 

@@ -287,7 +287,7 @@ class Learner:
             self.buffer.update_priority(batch, priority)
         elif priority is None and not self._priority_warned and _prioritized(batch):
             self._priority_warned = True
-            self.warn(f"[acframe] warning: the prioritized replay buffer drew a batch and the policy's learn step "
+            self.warn(f"acframe: warning: the prioritized replay buffer drew a batch and the policy's learn step "
                       f"returned no info['priority'], so every priority stays the same and the draws stay uniform: "
                       f"return one priority per sequence (shape (B,)) from the learn forward, or use a uniform buffer "
                       f"(policy.other.replay_buffer.type; docs/replay.md)")

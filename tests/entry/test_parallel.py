@@ -333,7 +333,7 @@ def test_with_on_step_timeout_restart_a_hanging_actor_is_restarted_with_a_warnin
     assert summary['worker_failures'] == [
         'actor 0 failed (EnvTimeoutError: collector env 0 (seed 0) did not return from step within env.step_timeout_s=0.5 s: '
         'fix the env or raise env.step_timeout_s)']
-    assert "[parallel] warning: actor 0 failed (EnvTimeoutError" in capsys.readouterr().err
+    assert "acframe: warning: actor 0 failed (EnvTimeoutError" in capsys.readouterr().err
     assert all(rate > 0 for rate in summary['env_steps_per_s_per_actor'])
     assert processes_with(run_marker) == []
 

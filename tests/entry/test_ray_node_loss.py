@@ -163,7 +163,7 @@ def test_a_replacement_no_node_starts_in_time_fails_the_run_only_when_it_cannot_
     else:
         backend._check_restarts()
         backend._check_restarts()
-        assert len(warnings) == 1 and warnings[0].startswith('[parallel] warning: actor 1 was lost and its replacement')
+        assert len(warnings) == 1 and warnings[0].startswith('acframe: warning: actor 1 was lost and its replacement')
         assert warnings[0].endswith('the other actors go on, it joins when a node has room')
 
 

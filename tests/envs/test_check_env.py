@@ -186,7 +186,7 @@ def test_a_mask_under_another_name_is_named_by_check_env_and_a_run_on_it_warns(t
     code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', '--max-env-step', '64', '-q', 'env.type=faulty',
                         "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=misnamed_mask',
                         'env.stop_value=None'], tmp_path)
-    assert code == 0 and f"[acframe] warning: env 'faulty' has no action mask: {said}" in text.splitlines(), text
+    assert code == 0 and f"acframe: warning: env 'faulty' has no action mask: {said}" in text.splitlines(), text
     code, out, lines, _ = check_cli([*FAULTY, 'env.env_kwargs.fault=legal_moves_count'], tmp_path)
     assert code == 0 and 'action mask' not in out, out  # a count of legal moves in [0, 9]: a feature, not a mask
 
@@ -199,7 +199,7 @@ def test_a_mask_given_in_info_only_is_checked_and_a_run_on_it_warns_that_it_trai
                         "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=info_mask',
                         'env.stop_value=None'], tmp_path)
     assert code == 0, text
-    assert ("[acframe] warning: env 'faulty' gives its action mask in info['action_mask'], which a run does not read: "
+    assert ("acframe: warning: env 'faulty' gives its action mask in info['action_mask'], which a run does not read: "
             "it trains without the mask; wrap the env in acframe.envs.masks.InfoActionMask in the factory you register "
             "(docs/masks.md)") in text.splitlines(), text
 

@@ -159,7 +159,7 @@ class Backend:
             raise EnvError(f"{who} {reason}; giving up after {self.max_restarts} restarts (parallel.max_restarts): "
                            f"fix the cause or raise parallel.max_restarts")
         self.restarts += 1
-        self.warn(f"[parallel] warning: {who} {reason}; restarting it (restart {self.restarts} of at most {self.max_restarts})")
+        self.warn(f"acframe: warning: {who} {reason}; restarting it (restart {self.restarts} of at most {self.max_restarts})")
 
 
 def startup_error(error: WorkerError) -> AcframeError:

@@ -448,7 +448,7 @@ class RayBackend(Backend):
                     raise EnvError(f"{what}; add a node, or keep CPUs spare for replacements")
                 if actor_id not in self._late:
                     self._late.add(actor_id)
-                    self.warn(f"[parallel] warning: {what}; the other actors go on, it joins when a node has room")
+                    self.warn(f"acframe: warning: {what}; the other actors go on, it joins when a node has room")
 
     def _check_evaluator_restart(self) -> None:
         """A replacement evaluator that no node started within ``parallel.start_timeout`` fails the run: the run

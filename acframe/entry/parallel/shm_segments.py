@@ -335,7 +335,7 @@ class LearnerPools:
         need, free = capacity_for(message.samples) * self.slots, shm_free_bytes()
         if free is not None and 2 * need > free:
             if self.warn is not None and not self.warned:
-                self.warn(f"[parallel] warning: /dev/shm has {free / 2**20:.0f} MB free, too little for actor "
+                self.warn(f"acframe: warning: /dev/shm has {free / 2**20:.0f} MB free, too little for actor "
                           f"{message.actor_id}'s {self.slots} segment slots ({need / 2**20:.0f} MB): its segments go "
                           f"pickled over its pipe (enlarge /dev/shm, e.g. docker --shm-size, or set "
                           f"parallel.shared_memory_segments=False to silence this)")
