@@ -141,7 +141,8 @@ class SerialRun(RunBase):
         return {
             # interrupted mid-collection, the envs are ahead of the collector: resume resets them instead
             'collector': self.collector.state_dict() if not self._collecting else
-            {'env_step': self.collector.env_step, 'obs': None, 'env': {'envs': None}},
+            {'env_step': self.collector.env_step, 'obs': None,
+             'env': {'envs': None, 'why': 'the checkpoint was written mid-collection'}},
             'domain_randomization': self.randomizer.state_dict() if self.randomizer is not None else None,
             'pending_updates': self.pending_updates,
             'actor_weights': self.actor_policy.get_weights()
@@ -156,8 +157,9 @@ class SerialRun(RunBase):
         if self.randomizer is not None and state.get('domain_randomization'):
             self.collector_env = self.randomizer.load_state_dict(state['domain_randomization'], self.collector)
         if not self.collector.load_state_dict(state['collector']):
-            self.progress.message("[acframe] the collector envs' state could not be restored (not plain data, saved "
-                                  "mid-collection, or for another env.collector_env_num): they continue from a reset")
+            why = getattr(self.collector.env, 'unrestored_why', '') or 'its env manager keeps none'
+            self.progress.message(f"[acframe] the collector envs continue from a reset: their state could not be "
+                                  f"restored ({why})")
         self.pending_updates = int(state.get('pending_updates', 0))
         if state.get('actor_weights') is not None and self.actor_policy is not self.policy:
             self.actor_policy.load_weights(state['actor_weights'])

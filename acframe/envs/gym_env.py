@@ -159,9 +159,10 @@ class FlattenDictObservation(ObservationLayer):
         self.mixed = False
         self._shapes = {key: tuple(space.spaces[key].shape) for key in self.keys}  # (each observation is checked)
         self.observation_space = self._policy_space(space)
-        # the keys whose arrays are flattened into the policy's vector (their size is what must fit)
-        self._raveled = set(self.keys if len(self.keys) > 1 and not self.mixed else
-                            getattr(self, '_vector_keys', []) if self.mixed else [])
+        # the keys whose arrays are flattened into the policy's vector (their size is what must fit; a tuple: plain
+        # data, so the layer's state goes into a checkpoint, envs/snapshot.py)
+        self._raveled = tuple(self.keys if len(self.keys) > 1 and not self.mixed else
+                              getattr(self, '_vector_keys', []) if self.mixed else [])
         if self.masked:
             mask_space = space.spaces[ACTION_MASK_KEY]
             size = int(np.prod(getattr(mask_space, 'shape', None) or (0,)))

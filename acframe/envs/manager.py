@@ -88,6 +88,7 @@ class EnvManager:
         if len(env_fns) == 0:
             raise ConfigError("the env manager needs at least one env (env.collector_env_num / env.evaluator_env_num > 0)")
         self._prepare(seeds, manager, role, step_timeout_s)
+        self.unrestored_why = ''  # why the last load_state_dict could not restore the envs ('' when it did)
         if manager == 'sync':
             venv = SyncVectorEnv(list(env_fns), autoreset_mode=AutoresetMode.SAME_STEP)
         else:
@@ -243,18 +244,28 @@ class EnvManager:
         is saved as ``None`` and resumes from a reset.
         """
         state: Dict[str, Any] = {'episode_return': self._episode_return.copy(), 'episode_length': self._episode_length.copy(),
-                                 'envs': None}
+                                 'envs': None, 'why': f"env.manager='{self.manager}': its envs live in subprocesses"}
         if self.manager == 'sync':
-            snapshots = [snapshot.capture(env) for env in self._venv.envs]
-            state['envs'] = snapshots if all(s is not None for s in snapshots) else None
+            captured = [snapshot.capture_or_why(env) for env in self._venv.envs]
+            why = next((f"env {i}'s {why} is not plain data" for i, (_, why) in enumerate(captured) if why), '')
+            state['envs'], state['why'] = (None, why) if why else ([saved for saved, _ in captured], '')
         return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> bool:
-        """Restore what ``state_dict`` saved; True when the envs' exact state was restored (else they must reset)."""
+        """Restore what ``state_dict`` saved; True when the envs' exact state was restored (else they must reset,
+        and ``unrestored_why`` says why)."""
         envs = state.get('envs')
-        if envs is None or self.manager != 'sync' or len(envs) != self.num_envs:
-            return False
-        if not all(snapshot.restore(env, saved) for env, saved in zip(self._venv.envs, envs)):
+        why = ''
+        if envs is None:  # (a checkpoint's text, shown in a message: printable characters only)
+            why = ''.join(c for c in str(state.get('why') or 'the checkpoint holds none')[:300] if c.isprintable())
+        elif self.manager != 'sync':
+            why = f"env.manager='{self.manager}' now: its envs live in subprocesses"
+        elif len(envs) != self.num_envs:
+            why = f"it holds the state of {len(envs)} envs and the run now has {self.num_envs} (env.collector_env_num)"
+        elif not all(snapshot.restore(env, saved) for env, saved in zip(self._venv.envs, envs)):
+            why = "the envs are now built of other layers (wrappers) than the saved ones"
+        self.unrestored_why = why
+        if why:
             return False
         self._episode_return[:] = state['episode_return']
         self._episode_length[:] = state['episode_length']

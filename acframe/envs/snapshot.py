@@ -11,7 +11,7 @@ Classic-control envs (CartPole, Pendulum, Acrobot, MountainCar) resume exactly; 
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
@@ -68,6 +68,12 @@ def _layers(env: gym.Env) -> List[Any]:
 
 def capture(env: gym.Env) -> Optional[List[Dict[str, Any]]]:
     """Each layer's plain-data attributes, outermost first; ``None`` when some state is not plain data."""
+    return capture_or_why(env)[0]
+
+
+def capture_or_why(env: gym.Env) -> Tuple[Optional[List[Dict[str, Any]]], str]:
+    """``(capture(env), '')``, or ``(None, why)`` naming the first attribute that is not plain data
+    (``"TimeLimit... Sign._world (a World)"``)."""
     snapshot = []
     for layer in _layers(env):
         fields: Dict[str, Any] = {}
@@ -77,9 +83,9 @@ def capture(env: gym.Env) -> Optional[List[Dict[str, Any]]]:
             try:
                 fields[name] = _encode(value)
             except _NotData:
-                return None
+                return None, f"{type(layer).__qualname__}.{name} (a {type(value).__qualname__})"
         snapshot.append({'class': type(layer).__qualname__, 'fields': fields})
-    return snapshot
+    return snapshot, ''
 
 
 def restore(env: gym.Env, snapshot: List[Dict[str, Any]]) -> bool:

@@ -200,6 +200,27 @@ def test_manager_state_dict_restores_sync_envs_exactly():
         np.testing.assert_allclose(envs.step(np.array([1, 1])).obs, other.step(np.array([1, 1])).obs)
 
 
+def test_envs_whose_state_cannot_be_kept_say_why_they_reset():
+    """What a resume reads when the envs must reset: the layer and attribute that is not plain data, the manager
+    whose envs live in subprocesses, or another env count."""
+    cfg = EasyDict(env=dict(type='gym', env_id='CartPole-v1', env_kwargs={}, obs_keys=None, max_episode_steps=None,
+                            manager='sync'))
+    with make_env_manager(cfg, 'collector', 2, seed=0) as envs, make_env_manager(cfg, 'collector', 3, seed=0) as three:
+        envs.reset()
+        envs._venv.envs[1].unwrapped.visited = {1, 2}  # a set: not plain data
+        state = envs.state_dict()
+        assert state['envs'] is None and not three.load_state_dict(state)
+        assert three.unrestored_why == "env 1's CartPoleEnv.visited (a set) is not plain data"
+        del envs._venv.envs[1].unwrapped.visited
+        assert not three.load_state_dict(envs.state_dict())
+        assert three.unrestored_why == "it holds the state of 2 envs and the run now has 3 (env.collector_env_num)"
+    with scripted_manager('async', [1, 2]) as envs:
+        envs.reset()
+        with scripted_manager('sync', [1, 2]) as other:
+            assert not other.load_state_dict(envs.state_dict())
+            assert other.unrestored_why == "env.manager='async': its envs live in subprocesses"
+
+
 # ---- failures of async envs, and the watchdog ------------------------------------------------------------
 def _line_of(marker: str) -> int:
     with open(__file__) as f:

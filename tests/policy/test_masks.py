@@ -559,3 +559,32 @@ def test_make_env_with_a_render_mode_the_env_does_not_take_names_the_call(masked
                                           r"render_mode \(it draws no frames\); call make_env\(\) without it$"):
         policy.make_env(render_mode='rgb_array')
     policy.make_env().reset(seed=0)
+
+
+def test_a_masked_run_resumes_bit_exactly_with_its_envs_state(tmp_path):
+    """The Dict observation's wrapper holds only plain data, so a masked env's state is in the checkpoint: a run
+    stopped between collections and resumed logs what an unbroken run logs (its envs were reset instead: a set
+    among the wrapper's attributes made the whole state unrestorable)."""
+    from acframe.entry import serial_pipeline_onpolicy
+    from acframe.envs.snapshot import capture
+    from acframe.worker import LearnerHook
+
+    class Recorder(LearnerHook):
+        def __init__(self):
+            self.infos = []
+
+        def after_iter(self, learner, info):
+            self.infos.append((learner.train_iter, dict(info)))
+
+    assert capture(build_env(dict(ENV, type='toy_tictactoe', env_id='toy_tictactoe'), 0, 0, 'test')) is not None
+    overrides = TTT + RUNS['a2c'] + ['policy.eval.evaluator.eval_freq=1000']
+
+    def train(name, **kwargs):
+        recorder = Recorder()
+        serial_pipeline_onpolicy('cartpole_a2c.py', seed=0, overrides=overrides, progress=False,
+                                 learner_hooks=[recorder], **kwargs)
+        return recorder.infos
+    whole = train('whole', exp_dir=str(tmp_path / 'whole'), max_train_iter=12)
+    part = train('part', exp_dir=str(tmp_path / 'part'), max_train_iter=5)
+    resumed = train('resumed', resume=str(tmp_path / 'part'), max_train_iter=12)
+    assert part == whole[:5] and resumed == whole[5:]
