@@ -33,7 +33,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 import torch
 
-from ..errors import ConfigError, NonFiniteError
+from ..errors import ConfigError, NonFiniteError, PolicyError
 from ..registry import BUFFER_REGISTRY
 from .buffer import ReplayBuffer
 from .episodic_buffer import EpisodicReplayBuffer, _nest
@@ -181,8 +181,25 @@ def batch_priority_index(batch: Any) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def is_weights(batch: Any) -> Optional[torch.Tensor]:
-    """The importance-sampling weights ``(B,)`` of a batch a prioritized buffer drew, or None for any other batch."""
-    return batch[WEIGHT_KEY][0] if WEIGHT_KEY in batch else None
+    """The importance-sampling weights ``(B,)`` of a batch a prioritized buffer drew, or None for any other batch.
+
+    The batch carries them as ``is_weight`` ``(1, B)`` (one per sequence, on the time-major layout: acframe's
+    buffers) or ``(B,)``; any other shape, or another B than the batch's ``reward`` ``(T, B)`` has, is a one-line
+    ``PolicyError`` (a ``(B,)`` tensor read as ``(1, B)`` weighed the whole batch by its first weight)."""
+    if WEIGHT_KEY not in batch:
+        return None
+    weights = batch[WEIGHT_KEY]
+    reward = batch['reward'] if 'reward' in batch else None
+    size = int(reward.shape[1]) if isinstance(reward, torch.Tensor) and reward.dim() >= 2 else None
+    shape = tuple(getattr(weights, 'shape', ()))
+    if len(shape) == 2 and shape[0] == 1:
+        weights = weights[0]
+    if not isinstance(weights, torch.Tensor) or weights.dim() != 1 or size is not None and weights.shape[0] != size:
+        given = f"shape {shape}" if shape else f"a {type(batch[WEIGHT_KEY]).__name__}"
+        raise PolicyError(f"the replay batch's '{WEIGHT_KEY}' has {given}; a prioritized buffer gives one "
+                          f"importance-sampling weight per sequence, a tensor (1, B) or (B,)"
+                          f"{f' with B={size} (the batch reward is (T, B))' if size is not None else ''} (docs/replay.md)")
+    return weights
 
 
 def _priority_array(priority: Any, size: int) -> np.ndarray:

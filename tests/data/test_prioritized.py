@@ -218,3 +218,21 @@ def test_update_priority_of_a_copied_batch_equals_that_of_the_batch_as_drawn():
     assert [d.tolist() for d in draws] == [d.tolist() for d in draws_copy]
     np.testing.assert_array_equal(priority, priority_copy)
     np.testing.assert_array_equal(sums, sums_copy)
+
+
+def test_the_weights_of_a_batch_are_one_per_sequence_in_either_layout_and_any_other_shape_is_refused():
+    """``is_weights``: ``(1, B)`` as acframe's buffers give them, or ``(B,)`` as a buffer of one's own may; a
+    ``(B,)`` tensor was read as ``(1, B)``, weighing the whole batch by its first weight without a word."""
+    from acframe.data.prioritized import is_weights
+    from acframe.errors import PolicyError
+
+    weights = torch.tensor([0.1, 0.2, 0.3, 0.4])
+    for given in (weights, weights[None]):
+        batch = make_tree({'reward': torch.zeros(16, 4), 'is_weight': given})
+        assert torch.equal(is_weights(batch), weights)
+    assert is_weights(make_tree({'reward': torch.zeros(16, 4)})) is None
+    for bad in (weights[:3], torch.ones(16, 4), weights[None, None]):
+        with pytest.raises(PolicyError, match=r"^the replay batch's 'is_weight' has shape \(.*\); a prioritized buffer "
+                                              r"gives one importance-sampling weight per sequence, a tensor \(1, B\) or "
+                                              r"\(B,\) with B=4"):
+            is_weights(make_tree({'reward': torch.zeros(16, 4), 'is_weight': bad}))
