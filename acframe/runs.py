@@ -128,7 +128,7 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
             if given:
                 raise model_given_refusal(run_dir, given, load_with_model_hint(what))
             cfg = load_run_config(run_dir, override_list(overrides), seed=seed, imports=imports,  # config.json: data, never run
-                                  import_flag='imports' if python else '--import')
+                                  import_flag='imports' if python else '--import', builds_buffer=False)  # (acting)
     return RunArtifacts(run_dir, checkpoint, cfg, model, given, what)
 
 

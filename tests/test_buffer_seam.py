@@ -262,6 +262,29 @@ class KeepingPrioritized(KeepingBuffer):
 '''
 
 
+def test_a_run_whose_buffer_a_script_registered_is_evaluated_without_it_and_its_resume_names_the_buffer(tmp_path):
+    """A buffer with keys of its own, registered in the training script (no module lists it): acting (-m eval,
+    load_policy, export) builds no buffer, so its keys are dropped, not refused; a resume needs it, and says so by its
+    type, not as unknown keys."""
+    (tmp_path / 'cfg.py').write_text(CONFIG.replace("main_config['import_names'] = ['user_buffers']", ''))
+    (tmp_path / 'train.py').write_text(USER_MODULE + "\nfrom acframe.entry import serial_pipeline\n"
+                                       "serial_pipeline('cfg.py', exp_dir='run', max_train_iter=4, progress=False)\n")
+    env = dict(os.environ, PYTHONPATH=os.environ.get('PYTHONPATH', ''))
+    trained = subprocess.run([sys.executable, 'train.py'], capture_output=True, text=True, timeout=300, env=env,
+                             cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    out = cli(tmp_path, tmp_path / 'nowhere', '-m', 'eval', '--load', 'run', '--episodes', '2', '-q')
+    assert out.returncode == 0 and out.stdout.startswith('[eval] return '), out.stderr
+    out = cli(tmp_path, tmp_path / 'nowhere', '-m', 'export', '--load', 'run', '--out', 'policy.pt', '-q')
+    assert out.returncode == 0 and (tmp_path / 'policy.pt').is_file(), out.stderr
+    out = cli(tmp_path, tmp_path / 'nowhere', '--resume', 'run', '--max-train-iter', '8', '-q')
+    assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+        "acframe: error: config key 'policy.other.replay_buffer.type': unknown buffer 'clipped_seam'. Known buffers: "
+        "episodic, episodic_prioritized, fifo, prioritized; register your own with "
+        "@BUFFER_REGISTRY.register('clipped_seam') and list its module in import_names (--import MODULE on the "
+        "command line)"], out.stderr
+
+
 @pytest.mark.parametrize('buffer', ['keeping_seam', 'keeping_prioritized_seam'])
 def test_a_buffer_that_keeps_what_it_is_pushed_gets_samples_that_never_change_in_parallel_runs(tmp_path, buffer):
     """-m parallel reads segments in place from shared-memory slots that actors write again: a buffer whose push

@@ -186,6 +186,26 @@ def _drop_switched_buffer_keys(main: dict, result: dict, overrides: Optional[Seq
         section.pop(key, None)
 
 
+def _unregistered_buffer_keys(main: dict, reference: dict, buffer_type: Any, builds_buffer: bool) -> None:
+    """Keys the config ``main`` sets under ``policy.other.replay_buffer`` that neither the policy nor a registered
+    buffer declares (``reference``), beside a buffer type no module registers: the type is the fault (its module was
+    not imported), said as such (a ``ConfigError`` naming the key, the registry's fix), not as unknown keys; dropped
+    when nothing builds the buffer."""
+    policy = main.get('policy')
+    section = policy.get('other', {}).get('replay_buffer') if isinstance(policy, dict) and \
+        isinstance(policy.get('other'), dict) else None
+    if not isinstance(section, dict) or not isinstance(buffer_type, str) or buffer_type in BUFFER_REGISTRY:
+        return
+    declared = reference['policy'].get('other', {}).get('replay_buffer', {})
+    unknown = [key for key in section if key not in declared]
+    if not declared or not unknown:  # (a policy without a replay buffer: the merge names the keys)
+        return
+    if builds_buffer:
+        BUFFER_REGISTRY.get_for(buffer_type, BUFFER_PATH + '.type', load=False)
+    for key in unknown:
+        section.pop(key)
+
+
 def override_list(overrides: Any) -> List[Any]:
     """``overrides`` as a list: ``'key.path=value'`` strings and ``(key, value)`` pairs as given, a dict
     ``{'key.path': value}`` as its pairs, one string as itself (not its characters); anything else is one line."""
@@ -435,6 +455,7 @@ def compile_config(
     overrides: Optional[Sequence[Union[str, Tuple[str, Any]]]] = None,
     seed: Optional[int] = None,
     refuse_imports_under: Sequence[str] = (),
+    builds_buffer: bool = True,
 ) -> EasyDict:
     """Merge defaults ← config ← overrides into one validated ``EasyDict``.
 
@@ -442,6 +463,8 @@ def compile_config(
     as DI-engine scripts pass it, a list), or an already-compiled config. DI-engine's spellings are translated
     first (``ding_compat.translate_ding_config``). ``overrides`` are ``'key.path=value'`` strings or ``(key, value)`` pairs.
     ``refuse_imports_under``: folders no ``import_names`` module may be imported from (a run or study folder read as data).
+    ``builds_buffer=False`` (a run's config read to act: eval, export, ``load_policy``): a replay buffer type that no
+    module imported here registers keeps its name and loses the keys only it declares (unchecked, and read by nothing).
     DI-engine's translation notes and the stop value's warnings are said once the config compiles: a refused
     config's output is its one-line error alone.
     """
@@ -490,9 +513,11 @@ def compile_config(
         result = default_config(policy_type)
         _, policy_comments = policy_defaults(policy_type)
         comments = _all_comments(policy_comments)
-        _merge_buffer_keys(result, comments, _buffer_type(result['policy'], main, overrides))
+        buffer_type = _buffer_type(result['policy'], main, overrides)
+        _merge_buffer_keys(result, comments, buffer_type)
         _drop_switched_buffer_keys(main, result, overrides)
         reference = copy.deepcopy(result)
+        _unregistered_buffer_keys(main, reference, buffer_type, builds_buffer)
         main.pop('import_names', None)
         deep_merge(result, main)
         result['policy']['type'] = policy_type

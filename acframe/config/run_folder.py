@@ -296,13 +296,13 @@ def check_stored_imports(stored: Any, named: Sequence[str], path: str, flag: str
 
 
 def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = None,
-                    imports: Sequence[str] = (), import_flag: str = '--import') -> EasyDict:
+                    imports: Sequence[str] = (), import_flag: str = '--import', builds_buffer: bool = True) -> EasyDict:
     """The compiled config of the run in ``run_dir`` (from ``config.json``; nothing is executed).
 
     The stored config is compiled again (defaults ← stored ← ``overrides``), so it is validated like any other.
     Its ``import_names`` are imported only when the user named them (``imports``, or an ``import_names=``
     override; see ``check_stored_imports``, whose refusal names ``import_flag``: ``'imports'`` for the Python
-    argument), and never from inside ``run_dir``.
+    argument), and never from inside ``run_dir``. ``builds_buffer=False``: read to act (``compile_config``'s).
     """
     from .compile import compile_config
 
@@ -312,7 +312,7 @@ def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = N
                                                 os.path.join(run_dir, CONFIG_JSON), import_flag)
     # a compiled config (a dict, not a (main, create) pair): acframe's keys already, no DI-engine translation
     try:
-        return compile_config(main, overrides, seed=seed, refuse_imports_under=(run_dir,))
+        return compile_config(main, overrides, seed=seed, refuse_imports_under=(run_dir,), builds_buffer=builds_buffer)
     except RegistryError as exc:  # a name the run's own module registered (a script's, not in import_names)
         if not str(exc).startswith('unknown '):
             raise

@@ -372,7 +372,7 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
 
         try:
             own = cfg if config is None and not overrides else load_run_config(artifacts.run_dir, seed=cfg.seed,
-                                                                                imports=imports)
+                                                                                imports=imports, builds_buffer=False)
         except ConfigError:  # a run folder this acframe cannot compile alone: with -c, named by that config
             own = None if config is not None else cfg
     named_config = own is None
