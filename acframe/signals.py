@@ -48,6 +48,7 @@ class _Deferral:
     and the last one raised (until the run's interrupt path has it: ``raise_swallowed_interrupt``)."""
 
     depth = 0
+    unbreakable = 0  # how many of those blocks a second Ctrl-C may not cut short (``breakable=False``)
     pending: Optional[BaseException] = None
     raised: Optional[BaseException] = None
     handled_blocks = 0  # how deep the ``sigterm_as_interrupt`` blocks nest
@@ -55,8 +56,11 @@ class _Deferral:
 
 def _interrupt(exc: BaseException) -> None:
     if _Deferral.depth:
-        _Deferral.pending = _Deferral.pending or exc
-        return
+        if _Deferral.pending is not None and not _Deferral.unbreakable:  # a second Ctrl-C: now, not at the block's end
+            _Deferral.pending = None
+        else:
+            _Deferral.pending = _Deferral.pending or exc
+            return
     _Deferral.raised = exc
     raise exc
 
@@ -158,21 +162,25 @@ def ignore_further_interrupts() -> None:
 
 
 @contextlib.contextmanager
-def interrupts_deferred() -> Iterator[None]:
+def interrupts_deferred(breakable: bool = False) -> Iterator[None]:
     """Within the block a Ctrl-C or SIGTERM (inside ``sigterm_as_interrupt``) is held and raised when the block ends.
 
     For hand-offs that must not be cut in the middle: an exception raised by a signal handler inside
     ``multiprocessing.Queue.put`` can lose the wake-up of the queue's feeder thread, and the writer that owns the
-    queue then waits forever when it is closed. Outside the main thread (where handlers never run) it does nothing.
+    queue then waits forever when it is closed. ``breakable=True`` (a gradient step and its hooks, which run user
+    code): a second Ctrl-C while one is held is raised at once (only where every enclosing block is breakable), so
+    a step that never ends can still be stopped. Outside the main thread (where handlers never run) it does nothing.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     _Deferral.depth += 1
+    _Deferral.unbreakable += not breakable
     try:
         yield
     finally:
         _Deferral.depth -= 1
+        _Deferral.unbreakable -= not breakable
         if _Deferral.depth == 0 and _Deferral.pending is not None:
             pending, _Deferral.pending = _Deferral.pending, None
             raise pending

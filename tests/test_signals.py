@@ -1,4 +1,5 @@
 """Specification of ``acframe.signals``: SIGTERM raises ``Terminated`` (a ``KeyboardInterrupt``) inside the block."""
+import contextlib
 import os
 import signal
 import time
@@ -111,6 +112,28 @@ def ctrl_c_inside_a_deferred_block():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+@pytest.mark.parametrize('outer', [False, True])
+def test_a_second_ctrl_c_cuts_a_breakable_block_at_once_but_not_one_inside_a_hand_off(outer):
+    """A gradient step (``breakable=True``, it runs user code) that never ends can still be stopped: the second
+    Ctrl-C is raised where it lands. Inside a hand-off that must not be cut (an unbreakable block) it is held."""
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    steps = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with sigterm_as_interrupt():
+                with interrupts_deferred() if outer else contextlib.nullcontext():
+                    with interrupts_deferred(breakable=True):
+                        os.kill(os.getpid(), signal.SIGINT)
+                        time.sleep(0.05)
+                        steps.append('held')
+                        os.kill(os.getpid(), signal.SIGINT)
+                        time.sleep(0.05)
+                        steps.append('held again')
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+    assert steps == (['held', 'held again'] if outer else ['held'])
+
+
 def test_the_run_writer_logs_scalars_and_a_wedged_writer_cannot_hang_close(tmp_path, capsys):
     writer = RunWriter(str(tmp_path / 'log'), close_timeout_s=0.5)
     writer.add_scalar('learner/loss', 1.5, 3)
@@ -185,3 +208,75 @@ def test_an_interrupt_swallowed_in_a_nested_block_that_ended_is_left_for_the_enc
         _InterruptedWhileFinalized(signal.SIGTERM)
     with sigterm_as_interrupt():  # a later block of the same process starts clean
         raise_swallowed_interrupt()
+
+
+SIGTERM_POLICY = '''
+import os
+import signal
+
+from acframe import POLICY_REGISTRY
+from acframe.policy.impala import IMPALAPolicy
+from acframe.policy.ppo import PPOPolicy
+
+CALLS = [0]
+
+
+def learn_and_maybe_sigterm(policy_class, policy, batch):
+    """The policy's gradient step, then a real SIGTERM to this process inside the SIGTERM_AT-th one."""
+    info = policy_class._forward_learn(policy, batch)
+    CALLS[0] += 1
+    if CALLS[0] == int(os.environ.get('SIGTERM_AT', 0)):
+        os.kill(os.getpid(), signal.SIGTERM)
+    return info
+
+
+@POLICY_REGISTRY.register('ppo_sigterm_test')
+class PPOSigterm(PPOPolicy):
+    def _forward_learn(self, batch):
+        return learn_and_maybe_sigterm(PPOPolicy, self, batch)
+
+
+@POLICY_REGISTRY.register('impala_sigterm_test')
+class IMPALASigterm(IMPALAPolicy):
+    def _forward_learn(self, batch):
+        return learn_and_maybe_sigterm(IMPALAPolicy, self, batch)
+'''
+
+
+@pytest.mark.parametrize('algo, settings, count', [
+    ('ppo', ['policy.collect.n_sample=64', 'policy.learn.batch_size=16', 'policy.learn.epoch_per_collect=2'],
+     ('rollout_step', 3)),  # 8 steps a rollout: the signal in the third step of the second
+    ('impala', ['policy.learn.update_per_collect=4', 'policy.other.replay_buffer.save_in_checkpoint=True'],
+     ('pending_updates', 1))])  # 4 updates a round: the signal in the third of the third round
+def test_a_sigterm_inside_a_gradient_step_resumes_to_the_unbroken_runs_weights(tmp_path, algo, settings, count):
+    """The step the signal lands in is finished, counted and seen by the hooks (the learning rate decay's among
+    them), and the checkpoint holds the round's count as it is: the resumed run continues the round. It did the whole
+    on-policy round again from its first step, the weights already moved by the steps made (8 + 3 steps on that
+    rollout, every later schedule shifted), or one off-policy update more, and at a learning rate one step behind."""
+    import subprocess
+    import sys
+
+    import torch
+
+    (tmp_path / 'sigterm_policy.py').write_text(SIGTERM_POLICY)
+    args = ['-c', f'cartpole_{algo}.py', '--import', 'sigterm_policy', '-q', f'policy.type={algo}_sigterm_test',
+            *settings, 'env.stop_value=None', 'policy.eval.evaluator.eval_freq=1000', 'env.collector_env_num=4',
+            'policy.learn.lr_decay_iters=100']
+
+    def cli(*more, kill_at=0):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get('PYTHONPATH', '')]),
+                   SIGTERM_AT=str(kill_at))
+        return subprocess.run([sys.executable, '-m', 'acframe.cli', *more], capture_output=True, text=True,
+                              timeout=300, env=env, cwd=tmp_path)
+    assert cli(*args, '--exp-dir', 'whole', '--max-train-iter', '24').returncode == 0
+    cut = cli(*args, '--exp-dir', 'cut', '--max-train-iter', '24', kill_at=11)
+    assert cut.returncode == 143, cut.stderr
+    saved = torch.load(tmp_path / 'cut' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert saved['train_iter'] == 11 and saved[count[0]] == count[1]
+    resumed = cli('--resume', 'cut', '--import', 'sigterm_policy', '-q', '--max-train-iter', '24')
+    assert resumed.returncode == 0, resumed.stderr
+    whole = torch.load(tmp_path / 'whole' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    after = torch.load(tmp_path / 'cut' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert after['train_iter'] == whole['train_iter'] == 24
+    for name, weight in whole['policy']['model'].items():
+        assert torch.equal(after['policy']['model'][name], weight), name

@@ -209,7 +209,8 @@ class AsyncRun(SerialRun):
 
     def train_rollout(self) -> Optional[int]:
         """Worker 0's gradient steps on its pending rollout (to the shared weights; ``SharedCount`` counts them)."""
-        return self.learner.train_rollout(self.pending_batch, self.rollout_step, self.cfg.max_train_iter)
+        return self.learner.train_rollout(self.pending_batch, self.rollout_step, self.cfg.max_train_iter,
+                                          on_step=self.set_rollout_step)
 
     def sync(self) -> None:
         """The start of a turn: a worker that died or failed ends the run; the learner counts every worker's steps."""
@@ -475,6 +476,8 @@ class AsyncWorker:
         self.learner.warn = lambda text: None  # (worker 0 draws the same kind of batches and says it, once)
         self.pending_updates = 0  # the off-policy loop's updates still owed to the current segment
         self.last_segment_cut = False
+
+    update_made = SerialRun.update_made  # (the off-policy loop's count of a round's updates, as worker 0's)
 
     def done(self) -> bool:
         """True once worker 0 stops the run; with the budget spent, wait for that (worker 0 ends the run)."""

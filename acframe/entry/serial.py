@@ -137,6 +137,16 @@ class SerialRun(RunBase):
         """Env steps collected; with data-parallel learners, by all ranks (each collects the same number)."""
         return self.collector.env_step * (self.ddp.world if self.ddp is not None else 1)
 
+    def update_made(self) -> None:
+        """One of the round's ``pending_updates`` is made (``Learner.train``'s ``on_step``: counted with the step, so
+        an interrupt right after it checkpoints the round's count as it is)."""
+        self.pending_updates -= 1
+
+    def set_rollout_step(self, step: int) -> None:
+        """The index of the next gradient step on ``pending_batch``, as each step is made (``train_rollout``'s
+        ``on_step``): an interrupt between two steps checkpoints the rollout where it is."""
+        self.rollout_step = step
+
     def _extra_state(self) -> Dict[str, Any]:
         return {
             # interrupted mid-collection, the envs are ahead of the collector: resume resets them instead
@@ -374,8 +384,7 @@ def _off_policy_loop(run: SerialRun) -> None:
                 run.learner.release_step()
                 run.pending_updates = 0
                 break
-            run.learner.train(batch)
-            run.pending_updates -= 1
+            run.learner.train(batch, on_step=run.update_made)
         run.learner.end_round()
         run.show_progress()
 
@@ -442,8 +451,7 @@ def _threaded_off_policy_loop(run: SerialRun) -> None:
             # owed (pending_updates, in the checkpoint): a resumed run finishes the round as an unbroken one would
             run.pending_updates = updates
             for batch in batches:
-                run.learner.train(batch)
-                run.pending_updates -= 1
+                run.learner.train(batch, on_step=run.update_made)
             run.learner.end_round()
             run.show_progress()
             continue

@@ -75,7 +75,8 @@ def _on_policy_loop(run: SerialRun) -> None:
         if run.pending_batch is None:
             run.pending_batch = prepare(get_train_sample(run.collect()))
             run.rollout_step = 0
-        next_step = run.learner.train_rollout(run.pending_batch, run.rollout_step, run.cfg.max_train_iter)
+        next_step = run.learner.train_rollout(run.pending_batch, run.rollout_step, run.cfg.max_train_iter,
+                                              on_step=run.set_rollout_step)
         if next_step is None:
             run.pending_batch, run.rollout_step = None, 0
         else:

@@ -21,6 +21,7 @@ from ..errors import (AcframeError, CheckpointError, ConfigError, NonFiniteError
                       describe_raised, user_code_error)
 from ..data.prioritized import is_weights
 from ..utils import NotPlainData, atomic_torch_save, from_plain_data, nonfinite_tensor_names
+from ..signals import interrupts_deferred
 from .hook import Hook
 
 
@@ -271,39 +272,56 @@ class Learner:
                            f"that its sample(batch_size) follows the contract, a treetensor tree of the pushed samples' "
                            f"keys, time-major (docs/replay.md, \"The contract\"){undeclared}")
 
-    def train(self, batch: Any) -> Dict[str, float]:
-        """One update on ``batch``; returns the policy's info dict. A user's policy plugin that raises is one line
-        naming its file and line (``PolicyError``; ``--debug`` shows the traceback)."""
-        try:
-            info = self.policy.forward(batch)
-        except Exception as exc:
-            error = user_code_error(exc, "the policy's learn mode") or self._user_buffer_batch_error(exc)
-            if error is None:
-                raise
-            raise error from exc
-        check_info(info)
-        priority = info.pop('priority', None)
-        if priority is not None and hasattr(self.buffer, 'update_priority'):
-            self.buffer.update_priority(batch, priority)
-        elif priority is None and not self._priority_warned and _prioritized(batch):
-            self._priority_warned = True
-            self.warn(f"acframe: warning: the prioritized replay buffer drew a batch and the policy's learn step "
-                      f"returned no info['priority'], so every priority stays the same and the draws stay uniform: "
-                      f"return one priority per sequence (shape (B,)) from the learn forward, or use a uniform buffer "
-                      f"(policy.other.replay_buffer.type; docs/replay.md)")
-        self.train_iter += 1
-        for hook in self.hooks:
-            self.call_hook(hook, 'after_iter', self, info)
+    def train(self, batch: Any, on_step: Optional[Callable[[], None]] = None) -> Dict[str, float]:
+        """One update on ``batch``, then the hooks' ``after_iter``; returns the policy's info dict. A user's policy
+        plugin that raises is one line naming its file and line (``PolicyError``; ``--debug`` shows the traceback).
+
+        The step is whole: a Ctrl-C or SIGTERM that comes during it is raised once ``train_iter`` counts it,
+        ``on_step`` (the caller's own count of it) has run and the hooks have seen it (a second Ctrl-C stops at once).
+        Cut anywhere inside, the final checkpoint held half-updated weights and moments, weights a step ahead of the
+        count, or a learning rate the decay hook had not yet set: a resume was not the unbroken run."""
+        with interrupts_deferred(breakable=True):
+            try:
+                info = self.policy.forward(batch)
+            except Exception as exc:
+                error = user_code_error(exc, "the policy's learn mode") or self._user_buffer_batch_error(exc)
+                if error is None:
+                    raise
+                raise error from exc
+            check_info(info)
+            priority = info.pop('priority', None)
+            if priority is not None and hasattr(self.buffer, 'update_priority'):
+                self.buffer.update_priority(batch, priority)
+            elif priority is None and not self._priority_warned and _prioritized(batch):
+                self._priority_warned = True
+                self.warn(f"acframe: warning: the prioritized replay buffer drew a batch and the policy's learn step "
+                          f"returned no info['priority'], so every priority stays the same and the draws stay "
+                          f"uniform: return one priority per sequence (shape (B,)) from the learn forward, or use a "
+                          f"uniform buffer (policy.other.replay_buffer.type; docs/replay.md)")
+            self.train_iter += 1
+            if on_step is not None:
+                on_step()
+            for hook in self.hooks:
+                self.call_hook(hook, 'after_iter', self, info)
         return info
 
-    def train_rollout(self, plan: Any, start: int = 0, max_train_iter: Optional[int] = None) -> Optional[int]:
+    def train_rollout(self, plan: Any, start: int = 0, max_train_iter: Optional[int] = None,
+                      on_step: Optional[Callable[[int], None]] = None) -> Optional[int]:
         """The gradient steps of one prepared on-policy rollout, from step ``start``: one ``train`` per batch
         of ``learn_mode.minibatches(plan, start)``, stopping early once ``train_iter`` reaches ``max_train_iter``.
 
         Returns None when the rollout is finished, else the index of its next step (to continue it later).
+        ``on_step(next_step)`` is called with each step's update (the run's checkpointed index: an interrupt
+        between two steps finds it current, so a resume continues the rollout rather than repeating it).
         """
         batches = self.policy.minibatches(plan, start)
         step = start
+
+        def advance() -> None:
+            nonlocal step
+            step += 1
+            if on_step is not None:
+                on_step(step)
         while max_train_iter is None or self.train_iter < max_train_iter:
             try:
                 batch = next(batches, None)
@@ -316,8 +334,7 @@ class Learner:
                 return None
             if not self.claim_step(max_train_iter):  # another learner took the budget's last step
                 break
-            self.train(batch)
-            step += 1
+            self.train(batch, advance)
         return step
 
     def call_hook(self, hook: Any, method: str, *args: Any) -> None:
