@@ -78,7 +78,7 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
                 raise ConfigError(f"--out {out}: ONNX export needs {module}: pip install 'acframe[onnx]'") from exc
     artifacts = locate_run(target, config, override_list(overrides) + ['policy.cuda=False'],  # traced on CPU
                            what=what, imports=imports, model=model)
-    sampled = artifacts.cfg.policy.eval.get('deterministic', True) is False  # (LoadedPolicy sets it back to True)
+    sampled = artifacts.cfg.policy.eval.get('deterministic', True) is False  # (LoadedPolicy's actor is greedy)
     loaded = LoadedPolicy(artifacts)
     if sampled:  # (the run's own config: said, not refused)
         warnings.warn(f"{target} evaluated with sampled actions (its policy.eval.deterministic=False); the exported "

@@ -23,8 +23,10 @@ here.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import os
+import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import gymnasium as gym
@@ -33,7 +35,7 @@ import torch
 import torch.nn as nn
 
 from .envs.masks import ACTION_MASK_KEY, empty_mask_rows, mask_splits
-from .errors import CheckpointError, ConfigError
+from .errors import CheckpointError, ConfigError, ConfigWarning
 from .runs import RunArtifacts, load_model_weights, locate_run
 
 logger = logging.getLogger('acframe')
@@ -129,7 +131,8 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
         logger.warning("acframe: note: policy.cuda=True (the run's config, or an override) and no CUDA here: acting "
                        "on the CPU")
         cfg.policy.cuda = False
-    if force_deterministic and 'deterministic' in cfg.policy.eval:
+    if force_deterministic and cfg.policy.eval.get('deterministic', True) is False:
+        cfg = copy.deepcopy(cfg)  # (the policy's own: ``artifacts.cfg`` stays the run's, as LoadedPolicy.cfg shows it)
         cfg.policy.eval.deterministic = True
     set_torch_threads(cfg.policy.learn.torch_threads)
     if state is None:
@@ -475,7 +478,12 @@ def load_policy(target: Union[str, os.PathLike], config: Optional[Any] = None,
     """
     from .config.compile import override_list, override_value
 
-    if not override_value(override_list(overrides), 'policy.eval.deterministic', True):  # (it was set back to True)
+    if not override_value(override_list(overrides), 'policy.eval.deterministic', True):  # (act is greedy by default)
         raise ConfigError("policy.eval.deterministic=False: load_policy's act is greedy unless asked per call; drop "
                           "the override and sample with act(obs, deterministic=False)")
-    return LoadedPolicy(locate_run(target, config, overrides, what='load_policy', imports=imports, model=model))
+    artifacts = locate_run(target, config, overrides, what='load_policy', imports=imports, model=model)
+    if artifacts.cfg.policy.eval.get('deterministic', True) is False:  # (the run's own config: said, not refused)
+        warnings.warn(f"{target} evaluated with sampled actions (its policy.eval.deterministic=False); act(obs) takes "
+                      f"the greedy action (the most likely), which its evaluations did not play: "
+                      f"act(obs, deterministic=False) samples as they did", ConfigWarning, stacklevel=2)
+    return LoadedPolicy(artifacts)

@@ -7,7 +7,7 @@ import pytest
 
 import acframe
 from acframe.entry.evaluate import EVAL_SEED_OFFSET, evaluate_run
-from acframe.errors import ConfigError
+from acframe.errors import ConfigError, ConfigWarning
 
 
 def test_a_plain_gymnasium_loop_reproduces_the_runs_evaluation(trained_run):
@@ -90,7 +90,13 @@ def test_act_takes_one_observation_or_a_batch(trained_run):
         policy.act(np.array([[0.0] * 4, [0.0, 0.0, 0.0, -np.inf]]))
     # a config that evaluates by sampling still acts greedily through load_policy (sampling is asked per call); the
     # override that says otherwise is refused (it was set back to True without a word)
-    sampling = acframe.load_policy(trained_run / 'ckpt' / 'ckpt_latest.pth', config=_sampling_config(trained_run))
+    # (said once, and its cfg shows the run's setting, as loaded: it showed True)
+    with pytest.warns(ConfigWarning, match=r"ckpt_latest.pth evaluated with sampled actions \(its "
+                                           r"policy.eval.deterministic=False\); act\(obs\) takes the greedy action "
+                                           r"\(the most likely\), which its evaluations did not play: "
+                                           r"act\(obs, deterministic=False\) samples as they did"):
+        sampling = acframe.load_policy(trained_run / 'ckpt' / 'ckpt_latest.pth', config=_sampling_config(trained_run))
+    assert sampling.cfg.policy.eval.deterministic is False
     assert np.array_equal(sampling.act(np.repeat(batch, 20, axis=0)), np.repeat(actions, 20))
     with pytest.raises(ConfigError, match=r"^policy.eval.deterministic=False: load_policy's act is greedy unless asked "
                                           r"per call; drop the override and sample with act\(obs, deterministic=False\)$"):
