@@ -286,6 +286,7 @@ class RunBase:
         self.evaluator_hooks: List[EvaluatorHook] = []
         self.solved = False
         self.interrupted = False
+        self.spent_on_resume = False  # (set by _start: a resume whose budget is spent already)
         #: the interrupt this process ends with, once finished, when another process of the run (a data-parallel
         #: rank) got the Ctrl-C or SIGTERM (``DataParallel.end_turn``)
         self.other_interrupt: Optional[KeyboardInterrupt] = None
@@ -408,6 +409,12 @@ class RunBase:
                 self.restore(os.path.join(self.exp_dir, 'ckpt', 'ckpt_latest.pth'))
                 self._check_restored_buffer(config_changes)
             self.policy.check_finite('the start of the run' if not resume else 'the checkpoint to resume')
+            #: a resume whose budget is spent already: it trains nothing and writes nothing (``drive`` returns)
+            self.spent_on_resume = bool(resume) and self._budget_spent()
+            if self.spent_on_resume:
+                if self.writes:
+                    self._say_if_spent()
+                return
             if not self.writes:  # a data-parallel rank > 0: rank 0 owns the folder; the first checkpoint is collective
                 self.logger = RunLogger([])
                 self.evals.tb_logger = self.log_hook.tb_logger = self.logger
@@ -429,7 +436,6 @@ class RunBase:
             if resume:
                 self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, "
                                       f"train iter {self.learner.train_iter}")
-                self._say_if_spent()
             else:  # resumable from its first moments
                 if init_from is not None:
                     self.progress.message(f"[acframe] starting from the model weights of {init_from} "
@@ -453,6 +459,9 @@ class RunBase:
         finally:
             if lock is not None:
                 lock.release()
+
+    def _budget_spent(self) -> bool:
+        return self.env_step >= self.cfg.max_env_step or self.learner.train_iter >= self.cfg.max_train_iter
 
     def _say_if_spent(self) -> None:
         """A resumed run whose budget is spent already trains on nothing: say which flag gives it more."""
@@ -625,6 +634,9 @@ class RunBase:
         ``KeyboardInterrupt`` (``acframe.signals.Terminated`` for SIGTERM). Any other error stops the workers,
         closes the run and propagates.
         """
+        if self.spent_on_resume:  # nothing to train: the folder stays as its last sitting left it
+            self.close()
+            return self._last_summary()
         interrupt: Optional[KeyboardInterrupt] = None
         with sigterm_as_interrupt():
             try:
@@ -775,6 +787,12 @@ class RunBase:
         if summary['train_iters'] == 0 and summary['env_steps'] > 0 and not self.interrupted:
             self.warn(self._no_update_warning(summary['env_steps']))
         return summary
+
+    def _last_summary(self) -> Dict[str, Any]:
+        """The folder's ``summary.json`` (read as data), else the summary of the state restored (not written)."""
+        from ..runs import read_summary
+
+        return (read_summary(self.exp_dir) or self._summary(self.wall_s())) if self.writes else {}
 
     def _no_update_warning(self, env_steps: int) -> str:
         """What a run that ended by its budget without one gradient step says (it learned nothing)."""

@@ -110,17 +110,30 @@ def test_a_run_stopped_by_its_budget_and_resumed_evaluates_where_an_unbroken_run
     assert [e for e in part if e[0] != 13] == whole
 
 
-def test_a_resume_whose_budget_is_spent_says_so_and_names_the_flag(tmp_path, capsys):
+def test_a_resume_whose_budget_is_spent_says_so_names_the_flag_and_leaves_the_folder_as_it_was(tmp_path, capsys):
+    """It trains nothing, so it writes nothing: every file of the folder is as the last sitting left it (it rewrote
+    the checkpoint, summary.json with a longer wall time, config.json and the curves, and added a log file)."""
     from acframe.cli import main
 
     run = str(tmp_path / 'run')
     assert main(['-c', 'cartpole_a2c.py', '--exp-dir', run, '--max-env-step', '400', '-q']) == 0
     capsys.readouterr()
+
+    def files():
+        found = {}
+        for folder, _, names in os.walk(run):
+            for name in names:
+                path = os.path.join(folder, name)
+                with open(path, 'rb') as f:
+                    found[path] = (f.read(), os.stat(path).st_mtime_ns)
+        return found
+    before = files()
     assert main(['--resume', run, '--max-env-step', '300', '-q']) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ['[acframe] the budget is spent already (env step 400 >= max_env_step 300): nothing to train; give it '
                    'a larger max_env_step to go on (--max-env-step N)'], err
     assert json.loads(open(os.path.join(run, 'summary.json')).read())['env_steps'] == 400
+    assert files() == before
     assert main(['--resume', run, '--max-env-step', '600', '-q']) == 0  # a larger budget: no such line, it trains
     assert capsys.readouterr().err == ''
 

@@ -159,18 +159,6 @@ class ParallelStats:
         }
 
 
-def earlier_measurements(exp_dir: str, measured: Dict[str, Any]) -> Dict[str, Any]:
-    """The values of ``measured``'s keys in the run's earlier ``summary.json`` (data: each taken only when it is of
-    the type this run measures), for a sitting whose workers never ran."""
-    from ...runs import read_summary
-
-    earlier = read_summary(exp_dir)
-    kinds = (int, float, list, type(None))
-    return {key: earlier[key] for key in measured if isinstance(earlier.get(key), kinds)
-            and not isinstance(earlier.get(key), bool)
-            and (not isinstance(earlier[key], list) or all(isinstance(v, (int, float)) for v in earlier[key]))}
-
-
 def resolve_steps_per_update(cfg: Any) -> float:
     """``parallel.env_steps_per_update``, by default the serial off-policy loop's (0: no limit)."""
     if cfg.parallel.env_steps_per_update is not None:
@@ -301,7 +289,6 @@ class ParallelRun(RunBase):
         self._other_env_step = 0  # data-parallel: the other ranks' actors' (as of the last turn)
         self.eval_pending: Optional[EvalRequest] = None
         self.startup_s = 0.0
-        self.workers_ran = True  # False: a resume whose budget was spent (no worker started this sitting)
         self._last_report = 0.0
         self._first_iter, self._first_env_step = 0, 0
         self._first_total_env_step = 0  # every rank's, at the start (data-parallel)
@@ -623,9 +610,6 @@ class ParallelRun(RunBase):
     def drive(self, loop: Callable[['ParallelRun'], None]) -> Dict[str, Any]:
         """Start the workers, run ``loop``, stop the actors, evaluate the final weights; finish (``RunBase.drive``)."""
         def run_workers(run: 'ParallelRun') -> None:
-            if self.resuming and self.ddp is None and not self.budget_left():
-                self.workers_ran = False  # a resume whose budget is spent: no worker to start, nothing to evaluate
-                return
             # data-parallel: a Ctrl-C or SIGTERM while the workers start is held for the loop's first turn, where every
             # rank stops together (raised here, this rank would gather the final checkpoint while the others wait in
             # their turn's all-reduce); and one during the hand-over is raised after its collectives
@@ -659,8 +643,7 @@ class ParallelRun(RunBase):
             self.backend.close()
 
     def _final_report(self) -> None:
-        if self.workers_ran:
-            self.report(force=True)
+        self.report(force=True)
 
     def run_rates(self) -> Dict[str, Any]:
         """``stats.rates()``, with data-parallel learners the env steps of every rank's actors (the per-actor rates
@@ -681,8 +664,6 @@ class ParallelRun(RunBase):
             'policy_lag_mean': None if rates['policy_lag_mean'] is None else round(rates['policy_lag_mean'], 3),
             'policy_lag_max': rates['policy_lag_max'],
         }
-        if not self.workers_ran:  # nothing ran this sitting: the rates the run measured when it did stay
-            measured.update(earlier_measurements(self.exp_dir, measured))
         return {
             'backend': self.backend_name,
             'sync_mode': 'sync' if self.sync else 'async',
