@@ -280,6 +280,26 @@ def test_a_key_under_model_rnn_that_no_core_takes_is_refused_for_a_policy_that_p
     assert not (tmp_path / 'run').exists()
 
 
+def test_the_cores_keys_on_a_policy_without_a_recurrent_form_follow_one_rule_warned_and_passed_on():
+    """Without ``supports_rnn`` the core's keys pass to the model (which checks their names) and, with no core
+    named, are said to configure nothing, as for a built-in policy: the first key was taken silently and a second
+    one refused as unknown."""
+    import warnings
+
+    from acframe.config import compile_config
+    from acframe.errors import ConfigWarning
+
+    POLICY_REGISTRY.register(NAME, ReinforcePolicy, force=True)
+    with pytest.warns(ConfigWarning, match=r"policy.model.rnn: hidden_size=32 configures a recurrent core and there "
+                                           r"is none \(policy.model.rnn.type=None\): the run is feed-forward"):
+        compile_config(config(), ['policy.model.rnn.hidden_size=32'])
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # (a core turned off by name: nothing to say)
+        cfg = compile_config(config(), ['policy.model.rnn.type=None', 'policy.model.rnn.hidden_size=32',
+                                        'policy.model.rnn.num_layers=2'])
+    assert cfg.policy.model.rnn == dict(type=None, hidden_size=32, num_layers=2)
+
+
 def test_a_model_that_takes_rnn_through_kwargs_but_builds_no_core_is_refused(tmp_path):
     from acframe import MODEL_REGISTRY
     from acframe.errors import ConfigError

@@ -420,7 +420,9 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]],
         last = parts[-1]
         if not isinstance(node, dict):
             raise ConfigError(f"override '{key}': '{path}' is not a dict")
-        if last not in node and len(node) > 0 and not _is_free_form(path):
+        if last not in node and len(node) > 0 and not _is_free_form(path) and not (
+                path in _DECLARED_IN_FREE_FORM and not any(p.startswith(path + '.') for p in valid)):
+            # (a section the policy does not declare is as free as the model it is passed to, which checks it)
             raise ConfigError(unknown_key_message(key, last, node, path, cfg))
         if isinstance(node.get(last), dict) and node[last] and not _is_free_form(key):
             if not isinstance(value, dict):  # a section is changed key by key, never replaced by a scalar
@@ -704,7 +706,11 @@ def warn_idle_rnn_keys(cfg: dict, reference: dict, type_given: bool) -> None:
     model, declared_model = cfg['policy'].get('model'), reference['policy'].get('model')
     rnn = model.get('rnn') if isinstance(model, dict) else None
     declared = declared_model.get('rnn') if isinstance(declared_model, dict) else None
-    if type_given or not isinstance(rnn, dict) or rnn.get('type') or not isinstance(declared, dict):
+    if not isinstance(declared, dict):  # a policy of one's own without a recurrent form: the core's own keys
+        from .introspect import module_dict_config
+
+        declared = module_dict_config('acframe.config.defaults', 'RECURRENT_MODEL')[0]['rnn']
+    if type_given or not isinstance(rnn, dict) or rnn.get('type'):
         return
     idle = [f"{key}={value!r}" for key, value in rnn.items() if key != 'type' and key in declared and value != declared[key]]
     if idle:
