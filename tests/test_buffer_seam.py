@@ -153,6 +153,14 @@ class FailingInit(TreeState):
         raise RuntimeError('no room on the device')
 
 
+@BUFFER_REGISTRY.register('opaque_state_seam')
+class OpaqueState(TreeState):
+    """A state that is never plain data, even empty: the start's checkpoint cannot hold it."""
+
+    def state_dict(self):
+        return {'thing': object()}
+
+
 @BUFFER_REGISTRY.register('never_ready_seam')
 class NeverReady(TreeState):
     """A readiness test that never passes: sample() always returns None."""
@@ -425,6 +433,17 @@ def test_a_buffer_that_cannot_serve_the_run_is_refused_before_anything_is_writte
               '--max-train-iter', '12', override)
     assert out.returncode == 2 and message in out.stderr, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and not (tmp_path / 'run').exists()
+
+
+def test_a_buffer_state_the_starts_checkpoint_cannot_hold_is_one_line_and_the_new_run_writes_nothing(tmp_path,
+                                                                                                       user_setup):
+    """No checkpoint came before it: the line does not say the previous one is intact (it did)."""
+    out = cli(tmp_path, user_setup, '-c', 'cfg.py', '--exp-dir', 'run', '--max-train-iter', '12', '-q',
+              'policy.other.replay_buffer.type=opaque_state_seam', 'policy.other.replay_buffer.save_in_checkpoint=True')
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and 'buffer.thing is a builtins.object, which a checkpoint cannot hold' \
+        in lines[0], out.stderr
+    assert 'intact' not in lines[0] and not (tmp_path / 'run').exists()
 
 
 def test_a_user_buffer_whose_state_is_not_plain_data_stops_the_run_after_its_first_updates_in_one_line(tmp_path,

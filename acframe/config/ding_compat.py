@@ -138,7 +138,7 @@ DING_DICT_KEYS_NEAR_LISTS: Dict[str, str] = {
 RENAMED: Dict[str, str] = {
     'policy.learn.clip_value': 'policy.learn.grad_clip_value',
 }
-#: DI-engine's keys for the length of a train sample; a policy that trains on single transitions takes only 1
+#: DI-engine's keys for the length of a train sample; a policy that does not declare them takes only 1
 UNROLL_KEYS = ('policy.unroll_len', 'policy.learn.unroll_len', 'policy.collect.unroll_len')
 
 #: DI-engine keys acframe has no use for (a listed dict is unused with everything under it). They are dropped
@@ -756,13 +756,13 @@ def _translate_keys(main: dict, policy_type: str, valid: Dict[str, Any],
         pop_path(main, ding_key)
         if aliased is not None:
             aliased.setdefault(key, ding_key)
-    for ding_key in UNROLL_KEYS:  # left over: the policy trains on single transitions
+    for ding_key in UNROLL_KEYS:  # left over: the policy sets its samples' length itself
         value = get_path(main, ding_key)
         if value is MISSING or ding_key in valid:
             continue
         if value != 1:
-            raise ConfigError(f"config key '{ding_key}' = {value!r}: policy '{policy_type}' trains on single transitions "
-                              f"(a sample is one step), so it takes only 1; remove the key")
+            raise ConfigError(f"config key '{ding_key}' = {value!r}: policy '{policy_type}' does not declare it (its "
+                              f"train samples' length is its own), so it takes only 1; remove the key")
         pop_path(main, ding_key)
     if policy_type not in DING_MODEL_KEYS_BY_POLICY:
         _translate_head_layers(main)

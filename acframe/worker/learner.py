@@ -180,6 +180,11 @@ class LinearLRDecayHook(LearnerHook):
                 group['lr'] = group['initial_lr'] * fraction
 
 
+def _kept(path: str) -> str:
+    """What a checkpoint write that failed says of the file it was to replace: kept, or none (the run's first)."""
+    return ' (the previous one is intact)' if os.path.isfile(path) else ''
+
+
 def _registered_class(names: str) -> str:
     """The class a buffer's name is registered for (``"'fifo' (or ...)"``: the first), as ``module.Class``."""
     from ..registry import BUFFER_REGISTRY
@@ -414,11 +419,10 @@ class Learner:
             atomic_torch_save(state, path, make_folder=not self._folder_existed)
             self.saves[name] = self.saves.get(name, 0) + 1
         except NotPlainData as exc:
-            raise CheckpointError(f"cannot write the checkpoint {path}: {not_plain_fix(exc)} (the previous one is "
-                                  f"intact)") from exc
+            raise CheckpointError(f"cannot write the checkpoint {path}: {not_plain_fix(exc)}{_kept(path)}") from exc
         except OSError as exc:
             self._refuse_a_folder_that_went_away(path)  # moved between the check above and the write
-            raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc} (the previous one is intact); "
+            raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc}{_kept(path)}; "
                                   f"free disk space or fix the folder's permissions, then --resume") from exc
         return path
 

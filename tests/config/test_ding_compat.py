@@ -329,7 +329,7 @@ def test_gamma_under_collect_is_unused_for_off_policy_policies(caplog):
     (dict(collect=dict(gae_lambda=0.95), learn=dict(gae_lambda=0.9)),
      r"'policy.collect.gae_lambda' \(0.95\) and 'policy.learn.gae_lambda' \(0.9\) mean the same thing"),
     (dict(learn=dict(learning_rate=0.001, learning_rate_actor=0.002)), r"'policy.learn.learning_rate_actor'"),
-    (dict(collect=dict(unroll_len=4)), r"policy 'a2c' trains on single transitions .* takes only 1"),
+    (dict(collect=dict(unroll_len=4)), r"policy 'a2c' does not declare it \(its train samples' length is its own\), so it takes only 1"),
     (dict(model=dict(actor_head_layer_num=-1)), r"actor_head_layer_num' = -1 must be a whole number >= 0"),
 ])
 def test_contradicting_or_impossible_values_are_one_clear_error(sections, message):
