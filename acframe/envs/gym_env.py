@@ -150,7 +150,10 @@ class FlattenDictObservation(ObservationLayer):
                               f"observation besides the action mask")
         for key in self.keys:
             if key not in space.spaces:
-                raise ConfigError(f"env.obs_keys: '{key}' is not a key of the observation; keys are {sorted(space.spaces)}")
+                keys = sorted(k for k in space.spaces if k != ACTION_MASK_KEY)  # (the mask is not one to name)
+                near = closest(key, keys)
+                raise ConfigError(f"env.obs_keys: '{key}' is not a key of the observation; "
+                                  f"{f'did you mean {near!r}? ' if near else ''}its keys are {keys}")
             if not isinstance(space.spaces[key], gym.spaces.Box):
                 raise ConfigError(f"env.obs_keys: observation '{key}' is {space.spaces[key]}; only Box entries can be used")
             if len(space.spaces[key].shape) > 3:

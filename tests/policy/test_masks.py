@@ -588,3 +588,17 @@ def test_a_masked_run_resumes_bit_exactly_with_its_envs_state(tmp_path):
     part = train('part', exp_dir=str(tmp_path / 'part'), max_train_iter=5)
     resumed = train('resumed', resume=str(tmp_path / 'part'), max_train_iter=12)
     assert part == whole[:5] and resumed == whole[5:]
+
+
+def test_a_misspelled_obs_key_names_the_nearest_and_lists_the_keys_without_the_mask():
+    """The mask was listed among the keys to choose from, and env.obs_keys then refused it."""
+    from acframe.envs.gym_env import FlattenDictObservation
+
+    class Board(gym.Env):
+        observation_space = gym.spaces.Dict({'board': gym.spaces.Box(0, 1, (9,), np.float32),
+                                             'action_mask': gym.spaces.MultiBinary(9)})
+        action_space = gym.spaces.Discrete(9)
+
+    with pytest.raises(ConfigError, match=r"^env.obs_keys: 'bord' is not a key of the observation; did you mean "
+                                          r"'board'\? its keys are \['board'\]$"):
+        FlattenDictObservation(Board(), ['bord'])
