@@ -230,3 +230,11 @@ def test_a_run_whose_config_imports_a_module_resumes_and_evaluates_only_with_it_
                            timeout=120)
     assert named.stdout.splitlines() == [os.path.join('run', 'ckpt', 'ckpt_best.pth')] * 2 + [
         "imports: None is not a module name; pass module names, e.g. imports=['my_envs']"], named.stderr
+
+
+def test_a_trained_run_given_an_env_of_other_shapes_names_the_run_not_a_key_to_set(trained_run):
+    """The fix offered was to set policy.model.obs_shape to the env's, which trained weights cannot take."""
+    with pytest.raises(ConfigError, match=r"^the run's model was trained with policy.model.obs_shape = 4, and env "
+                                          r"'Acrobot-v1' has observations of shape \(6,\); act on an env that gives "
+                                          r"what the run trained on"):
+        acframe.load_policy(trained_run, overrides=['env.env_id=Acrobot-v1', 'env.stop_value=None'])

@@ -1330,11 +1330,12 @@ def obs_shape_of(obs_space: Any) -> Any:
     return int(shape[0]) if len(shape) == 1 else [int(s) for s in shape]
 
 
-def check_model_against_spaces(cfg: Any, obs_space: Any, action_space: Any) -> None:
+def check_model_against_spaces(cfg: Any, obs_space: Any, action_space: Any, trained: bool = False) -> None:
     """The model keys a config states (``policy.model.obs_shape``, ``action_shape``, ``action_space``, as DI-engine's
     files do) must describe the env's spaces; a ``ConfigError`` names the key, both values and the fix.
 
-    Keys the config leaves out are not checked (``fill_model_spaces`` fills them from the env).
+    Keys the config leaves out are not checked (``fill_model_spaces`` fills them from the env). ``trained``: the config
+    of a trained run (its weights fit those values, so the fix is an env that gives them).
     """
     model, env_id = cfg.policy.model, cfg.env.env_id
     kind, shape = _action_kind_and_shape(action_space)
@@ -1353,6 +1354,11 @@ def check_model_against_spaces(cfg: Any, obs_space: Any, action_space: Any) -> N
         if (_as_size(given) if key != 'action_space' else given) != env_value:
             if isinstance(given, Mapping):
                 given = _as_size(given)  # (an EasyDict prints as a plain dict)
+            if trained:
+                raise ConfigError(
+                    f"the run's model was trained with policy.model.{key} = {given!r}, and env '{env_id}' has "
+                    f"{described}; act on an env that gives what the run trained on (its own env.env_id, "
+                    f"env.env_kwargs and env.obs_keys)")
             raise ConfigError(
                 f"policy.model.{key} = {given!r} does not fit env '{env_id}', which has {described}; "
                 f"set policy.model.{key} = {env_value!r} (or remove it: it is filled from the env), or choose the env "
