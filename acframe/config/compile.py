@@ -97,7 +97,8 @@ def resolve_config_path(name: str) -> str:
             known = sorted(f for f in os.listdir(folder) if f.endswith('.py') and not f.startswith('_'))
             hint = closest(candidates[-1], known, cutoff=0.6)
             extra = f" Did you mean '{hint}'?" if hint else ""
-            raise ConfigError(f"config file '{name}' not found here nor in dizoo_configs.{extra} Known configs: {', '.join(known)}")
+            raise ConfigError(f"config file '{name}' not found here nor in dizoo_configs.{extra} acframe --list "
+                              f"lists every config")  # (the sixty names were all in the one line)
     raise ConfigError(f"config file '{name}' not found; give a path to a Python config file")
 
 

@@ -488,3 +488,11 @@ def test_a_step_timeout_given_for_envs_no_watchdog_watches_is_warned_about(mode,
         "env.step_timeout_s=5 watches envs that step in subprocesses (env.manager='async') or in -m parallel's "
         "workers; this serial run's env.manager='sync' steps them in this process, where a hung step is not stopped: "
         "set env.manager='async' too"] if warned else [])
+
+
+@pytest.mark.parametrize('name, said', [
+    ('cartpole_novel_ppo.py', r" Did you mean 'cartpole_novel_ppo_lstm.py'\? acframe --list lists every config$"),
+    ('zzz.py', r" acframe --list lists every config$")])
+def test_a_config_name_that_is_not_found_names_the_nearest_and_the_list_flag_not_all_sixty(name, said):
+    with pytest.raises(ConfigError, match=rf"^config file '{name}' not found here nor in dizoo_configs\.{said}"):
+        compile_config(name)
