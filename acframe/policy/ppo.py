@@ -164,10 +164,14 @@ class PPOPolicy(Policy):
             raise ConfigError(f"policy.model.rnn.seq_len={length} does not divide the {steps} steps each env collects per "
                               f"rollout (policy.collect.n_sample / env.collector_env_num); choose a divisor of {steps} "
                               f"or 0 (whole rollouts)")
-        if int(cfg.policy.learn.batch_size) % length:
-            raise ConfigError(f"policy.learn.batch_size={cfg.policy.learn.batch_size} is not a multiple of the sequence "
-                              f"length {length} (policy.model.rnn.seq_len, or the steps per env of a rollout when 0): "
-                              f"minibatches hold whole sequences; set batch_size to a multiple of {length}")
+        batch = int(cfg.policy.learn.batch_size)
+        if batch % length:
+            # (the sequence lengths that would fit both: divisors of the steps per env that divide batch_size too)
+            fits = [n for n in range(min(batch, steps), 1, -1) if steps % n == 0 and batch % n == 0][:1]
+            shorter = (f", or policy.model.rnn.seq_len={fits[0]} (it divides both)" if fits else '')
+            raise ConfigError(f"policy.learn.batch_size={batch} is not a multiple of the sequence length {length} "
+                              f"(policy.model.rnn.seq_len, or the steps per env of a rollout when 0): minibatches hold "
+                              f"whole sequences; set batch_size to a multiple of {length}{shorter}")
 
     @classmethod
     def batch_unit(cls, cfg: Any) -> int:

@@ -277,6 +277,9 @@ BAD = [
       'policy.model.rnn.seq_len=5'], 'policy.model.rnn.seq_len=5 does not divide the 32 steps'),
     (['-c', 'cartpole_ppo.py', 'policy.model.share_encoder=True', 'policy.model.rnn.type=lstm',
       'policy.model.rnn.seq_len=16', 'policy.learn.batch_size=40'], 'policy.learn.batch_size=40 is not a multiple'),
+    # whole rollouts of 1024 steps per env beside batch_size 64: the shorter sequence length that fits is offered
+    (['-c', 'pendulum_ppo.py', 'policy.model.rnn.type=gru'], "set batch_size to a multiple of 1024, or "
+                                                            "policy.model.rnn.seq_len=64 (it divides both)"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn.type=rnn'],
      "config key 'policy.model.rnn.type' = 'rnn' is not one of 'lstm', 'gru' or None"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn=None'],  # the section stays; its type=None is feed-forward
