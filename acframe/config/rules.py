@@ -92,7 +92,10 @@ class Rule(NamedTuple):
                                   f"{' (or None)' if self.nullable else ''}")
         if self.choices is not None and value not in self.choices:
             choices = ', '.join(repr(c) for c in self.choices) + (' or None' if self.nullable else '')
-            raise ConfigError(f"config key '{key}' = {value!r} is not one of {choices}")
+            same = [c for c in self.choices if isinstance(c, str) and isinstance(value, str)
+                    and c.lower() == value.strip().lower()]  # ('LSTM' for 'lstm': a case or a space apart)
+            near = f"; did you mean {same[0]!r}?" if same else ''
+            raise ConfigError(f"config key '{key}' = {value!r} is not one of {choices}{near}")
         return value
 
     # ---- helpers -------------------------------------------------------------------------------------

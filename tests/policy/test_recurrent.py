@@ -282,6 +282,8 @@ BAD = [
                                                             "policy.model.rnn.seq_len=64 (it divides both)"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn.type=rnn'],
      "config key 'policy.model.rnn.type' = 'rnn' is not one of 'lstm', 'gru' or None"),
+    (['-c', 'cartpole_ppo.py', 'policy.model.rnn.type=LSTM'],
+     "config key 'policy.model.rnn.type' = 'LSTM' is not one of 'lstm', 'gru' or None; did you mean 'lstm'?"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn=None'],  # the section stays; its type=None is feed-forward
      "config key 'policy.model.rnn' must be a dict (a section of keys), got NoneType None; set one of its keys, "
      "e.g. policy.model.rnn.type=None"),
