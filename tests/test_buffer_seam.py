@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from acframe.config import compile_config
-from acframe.errors import ConfigError
+from acframe.errors import ConfigError, ConfigWarning
 
 USER_MODULE = '''
 import json
@@ -334,13 +334,16 @@ def test_the_prioritized_buffers_keys_are_keys_only_of_a_prioritized_buffer():
 
 def test_switching_the_buffer_type_drops_the_former_buffers_own_keys_and_only_those():
     """A resume with --accept-config-change (or a tuned type) compiles the stored config with the new type: the
-    prioritized buffer's alpha is not the fifo buffer's, so it goes; the keys both have stay."""
+    prioritized buffer's alpha is not the fifo buffer's, so it goes, said where it was set away from its default (it
+    went without a word); the keys both have stay."""
     from acframe.config.compile import to_plain
 
     stored = to_plain(compile_config('cartpole_impala.py', ['policy.other.replay_buffer.type=prioritized',
                                                             'policy.other.replay_buffer.alpha=0.7',
                                                             'policy.other.replay_buffer.replay_buffer_size=500']))
-    switched = compile_config(stored, ['policy.other.replay_buffer.type=fifo']).policy.other.replay_buffer
+    with pytest.warns(ConfigWarning, match=r"^policy.other.replay_buffer.type='fifo' replaces the file's "
+                                           r"'prioritized': its key alpha=0.7 is dropped \('fifo' does not take it\)$"):
+        switched = compile_config(stored, ['policy.other.replay_buffer.type=fifo']).policy.other.replay_buffer
     assert switched.type == 'fifo' and 'alpha' not in switched and switched.replay_buffer_size == 500
     with pytest.raises(ConfigError, match="unknown config key 'policy.other.replay_buffer.alpha'"):
         compile_config(stored, ['policy.other.replay_buffer.type=fifo', 'policy.other.replay_buffer.alpha=0.5'])

@@ -183,8 +183,14 @@ def _drop_switched_buffer_keys(main: dict, result: dict, overrides: Optional[Seq
     if former == switched or not isinstance(former, str):
         return
     kept = set(result['policy'].get('other', {}).get('replay_buffer', {}))  # the policy's and the new buffer's keys
-    for key in set(buffer_defaults(former)[0]) - kept:
-        section.pop(key, None)
+    defaults = buffer_defaults(former)[0]
+    dropped = {key: section.pop(key) for key in sorted(set(defaults) - kept) if key in section}
+    dropped = {key: value for key, value in dropped.items() if value != defaults[key]}
+    if dropped:  # (set away from their defaults: said, so a switch does not silently lose a setting)
+        shown = ', '.join(f"{key}={value!r}" for key, value in dropped.items())
+        warnings.warn(f"{BUFFER_PATH}.type={switched!r} replaces the file's {former!r}: its key{'s' * (len(dropped) > 1)} "
+                      f"{shown} {'are' if len(dropped) > 1 else 'is'} dropped ({switched!r} does not take "
+                      f"{'them' if len(dropped) > 1 else 'it'})", ConfigWarning, stacklevel=4)
 
 
 def _unregistered_buffer_keys(main: dict, reference: dict, buffer_type: Any, builds_buffer: bool) -> None:
