@@ -122,6 +122,7 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
     named modes; ``force_deterministic`` makes its eval mode greedy even where the config evaluates by sampling
     (``policy.eval.deterministic=False``), else the eval mode acts as the run's evaluations did."""
     from .policy import create_policy
+    from .envs.masks import split_mask_space
     from .policy.base import check_model_against_spaces
     from .utils import set_torch_threads
     from .worker import load_checkpoint
@@ -137,7 +138,7 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
         cfg.policy.eval.deterministic = True
     set_torch_threads(cfg.policy.learn.torch_threads)
     if artifacts.run_dir is not None:  # (its config's model keys are those the weights were trained with)
-        check_model_against_spaces(cfg, observation_space, action_space, trained=True)
+        check_model_against_spaces(cfg, split_mask_space(observation_space)[0], action_space, trained=True)
     if state is None:
         state = load_checkpoint(artifacts.checkpoint)
     policy = create_policy(cfg, observation_space, action_space, enable_field=tuple(enable_field),

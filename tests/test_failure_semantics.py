@@ -295,6 +295,19 @@ def test_an_env_error_names_the_env_the_seed_and_the_user_line(tmp_path, monkeyp
     assert 'faulty_envs.py:' in err and 'in step' in err and '--debug' in err
 
 
+def test_an_env_failing_before_the_first_update_says_the_new_runs_folder_was_removed(tmp_path, monkeypatch, capsys):
+    """The run had started (its first evaluation shown) and trained nothing: its folder goes, as a failed start's
+    does, and the line now says so (the folder vanished without a word)."""
+    monkeypatch.chdir(tmp_path)
+    exp = tmp_path / 'exp'
+    code, _, err = cli(['-c', faulty_config(tmp_path, 'raise', at_step=5), '--max-env-step', '400', '--exp-dir', exp],
+                       capsys)
+    assert one_line_error(code, err) and 'the simulator diverged' in err
+    assert err.rstrip().endswith(f"(the run had trained nothing, so its new folder {exp} was removed: the same "
+                                 f"command starts it again)"), err
+    assert not exp.exists()
+
+
 # ---- non-finite numbers ---------------------------------------------------------------------------------
 @pytest.mark.parametrize('fault, what', [('nan_obs', 'observation'), ('inf_reward', 'reward')])
 def test_nan_or_inf_from_an_env_stops_the_run_naming_env_and_seed(tmp_path, monkeypatch, capsys, fault, what):

@@ -667,6 +667,8 @@ class RunBase:
                 finally:  # workers that failed to start, or a new run that failed before it took a step (a user's
                     # policy that breaks its contract at its first eval or collection): it writes nothing
                     self._close_taking_back(self.new_folder if not self.workers_started or untouched else None)
+                if untouched and self.workers_started and isinstance(error, EnvError):
+                    error = self._said_removed(error)  # (an env that failed once the run showed its first evaluation)
                 if error is exc:
                     raise
                 raise error from exc
@@ -681,6 +683,17 @@ class RunBase:
         if interrupt is not None:
             raise interrupt
         return self.summary
+
+    def _said_removed(self, error: BaseException) -> BaseException:
+        """``error`` (one of acframe's) saying that the new run's folder was removed: the run had started (its first
+        evaluation shown) and trained nothing, so it left nothing a resume could use."""
+        first, _, rest = str(error).partition('\n')
+        note = (f"{getattr(error, 'plain', first)} (the run had trained nothing, so its new folder {self.exp_dir} was "
+                f"removed: the same command starts it again)")
+        try:
+            return type(error)(note + (f"\n{rest}" if rest else ''))
+        except Exception:  # noqa: BLE001 - an error class that cannot be built from a message: said as it was
+            return error
 
     def _plugin_error(self, exc: BaseException) -> Optional[PolicyError]:
         """What a user's replay buffer raised in one of its own methods in the run's loop (``sample``, ``push``) as one
