@@ -39,6 +39,7 @@ from ..errors import (AcframeError, CheckpointError, ConfigError, EnvError, Poli
                       user_code_error)
 from ..plot import write_run_curves
 from ..runs import initial_weights
+from ..policy import policy_class
 from ..loggers import RunLogger, check_loggers, check_option_names, open_loggers
 from ..signals import (as_raised, describe_interrupt, ignore_further_interrupts, interrupt_handled,
                        raise_swallowed_interrupt, sigterm_as_interrupt)
@@ -383,6 +384,7 @@ class RunBase:
         self.collector_hooks = named['policy.collect.hooks']
         self.evaluator_hooks = named['policy.eval.evaluator.hooks']
         check_hooks_run_config(cfg, {**named, 'learner_hooks': list(getattr(self, '_learner_hooks', ()))})  # (a script's)
+        policy_class(cfg).check_run_config(cfg)  # (what the policy refuses needs no env: said before one is built)
         check_env_at_start(cfg, self.warn)  # an env instance of its own, before anything is seeded
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)

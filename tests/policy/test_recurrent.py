@@ -716,3 +716,31 @@ def test_a_recurrent_models_unroll_is_checked_against_the_contract_as_its_steps_
     finally:
         MODEL_REGISTRY._entries.pop(name, None)
     assert not (tmp_path / 'run').exists()
+
+
+BUILT = []
+
+
+class CountedCartPole:
+    """CartPole whose construction is recorded (a gymnasium entry point)."""
+
+    def __new__(cls, **kwargs):
+        import gymnasium as gym
+        BUILT.append(1)
+        return gym.make('CartPole-v1', **kwargs).unwrapped
+
+
+def test_what_the_policy_refuses_is_said_before_any_env_is_built(tmp_path):
+    """The refusal needs no env (a burn-in that leaves no step of ACER's windows): an env was built first (its
+    warnings, a simulator's start-up, printed before the one line)."""
+    import gymnasium as gym
+
+    from acframe.errors import ConfigError
+
+    gym.register('CountedCartPole-v0', entry_point=f'{__name__}:CountedCartPole', max_episode_steps=50)
+    BUILT.clear()
+    with pytest.raises(ConfigError, match=r"^policy.model.rnn.burn_in=5 leaves no step to learn from"):
+        serial_pipeline('cartpole_acer.py', overrides=['env.env_id=CountedCartPole-v0', 'env.stop_value=None',
+                                                       'policy.model.rnn.type=gru', 'policy.model.rnn.burn_in=5'],
+                        exp_dir=str(tmp_path / 'run'), max_env_step=100, progress=False)
+    assert BUILT == [] and not (tmp_path / 'run').exists()
