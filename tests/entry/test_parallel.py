@@ -319,7 +319,8 @@ def test_an_env_step_that_hangs_fails_the_run_in_one_line_naming_the_actor_env_a
                                   + (" (the env subprocesses were stopped)" if manager == 'async' else '') +
                                   ": fix the env or raise env.step_timeout_s (or set env.on_step_timeout='restart' to "
                                   "restart the actor); the final checkpoint was written first (env step ")
-                        + r"\d+, train iter \d+\): --resume " + re.escape(f"{tmp_path / 'hang'} continues from there"),
+                        + r"\d+, train iter \d+\): --resume "
+                        + re.escape(f"{tmp_path / 'hang'} continues from there once the cause is fixed"),
                         str(info.value)), str(info.value)
     assert processes_with(run_marker) == []
 

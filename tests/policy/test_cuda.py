@@ -98,11 +98,11 @@ def record_run(monkeypatch, tmp_path, config, overrides, train_iters: int, seed:
         learner_init(self, policy, *args, **kwargs)
         rec.initial_state = copy.deepcopy(policy.state_dict())
 
-    def train(self, batch):
+    def train(self, batch, on_step=None):
         rec.lrs.append([[group['lr'] for group in opt.param_groups] for opt in self.policy.optimizers()])
         if not cls.on_policy:
             rec.events.append(('batch', copy.deepcopy(batch), torch.get_rng_state()))
-        info = learner_train(self, batch)
+        info = learner_train(self, batch, on_step)
         rec.infos.append(dict(info))
         return info
 
