@@ -235,7 +235,10 @@ class GuardedEnv(gym.Wrapper):
 
     def _fail(self, what: str, exc: BaseException) -> EnvError:
         if isinstance(exc, OffSpaceError):  # acframe's wrapper read it: no line of the env's to name
-            return EnvContractError(f"{self.role} env {self.index} (seed {self.seed}), in {what}: {exc}")
+            spec = getattr(self.env, 'spec', None)
+            check = f"acframe -m check-env {spec.id}" if getattr(spec, 'id', None) else "acframe -m check-env"
+            return EnvContractError(f"{self.role} env {self.index} (seed {self.seed}), in {what}: {exc} ({check} "
+                                    f"runs every check of the env)")
         return EnvError(
             f"{self.role} env {self.index} (seed {self.seed}) raised {describe_raised(exc, what)}\n"
             f"original traceback:\n{traceback.format_exc()}"

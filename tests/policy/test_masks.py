@@ -449,7 +449,8 @@ def test_an_observation_that_breaks_its_space_mid_episode_is_one_line_naming_the
                                               env_kwargs=dict(what=what)), 'collector', [7, 8])
         env.reset()
         env.step(np.zeros(2, np.int64))
-        with pytest.raises(EnvContractError, match=r"^collector env 0 \(seed 7\), in step: " + message):
+        with pytest.raises(EnvContractError, match=r"^collector env 0 \(seed 7\), in step: " + message
+                           + r".* \(acframe -m check-env( \S+)? runs every check of the env\)$"):
             env.step(np.zeros(2, np.int64))  # (a contract error: a parallel run stops rather than restart the actor)
         env.close()
     finally:
@@ -501,7 +502,8 @@ def test_an_info_mask_that_goes_missing_is_one_line_naming_the_env_not_acframes_
         env.step(np.zeros(1, np.int64))
         with pytest.raises(EnvContractError, match=r"^collector env 0 \(seed 7\), in step: its step returned no "
                                                    r"info\['action_mask'\] \(InfoActionMask takes the mask from info "
-                                                   r"after reset and every step\); return it there$"):
+                                                   r"after reset and every step\); return it there \(acframe -m check-env runs "
+                                                   r"every check of the env\)$"):
             env.step(np.zeros(1, np.int64))
         env.close()
     finally:
