@@ -250,7 +250,8 @@ class IMPALASigterm(IMPALAPolicy):
      ('pending_updates', 1))])  # 4 updates a round: the signal in the third of the third round
 def test_a_sigterm_inside_a_gradient_step_resumes_to_the_unbroken_runs_weights(tmp_path, algo, settings, count):
     """The step the signal lands in is finished, counted and seen by the hooks (the learning rate decay's among
-    them), and the checkpoint holds the round's count as it is: the resumed run continues the round. It did the whole
+    them), and the checkpoint holds the round's count as it is: the resumed run continues the round, and evaluates
+    where the unbroken run does. It did the whole
     on-policy round again from its first step, the weights already moved by the steps made (8 + 3 steps on that
     rollout, every later schedule shifted), or one off-policy update more, and at a learning rate one step behind."""
     import subprocess
@@ -260,7 +261,7 @@ def test_a_sigterm_inside_a_gradient_step_resumes_to_the_unbroken_runs_weights(t
 
     (tmp_path / 'sigterm_policy.py').write_text(SIGTERM_POLICY)
     args = ['-c', f'cartpole_{algo}.py', '--import', 'sigterm_policy', '-q', f'policy.type={algo}_sigterm_test',
-            *settings, 'env.stop_value=None', 'policy.eval.evaluator.eval_freq=1000', 'env.collector_env_num=4',
+            *settings, 'env.stop_value=None', 'policy.eval.evaluator.eval_freq=10', 'env.collector_env_num=4',
             'policy.learn.lr_decay_iters=100']
 
     def cli(*more, kill_at=0):
@@ -280,3 +281,11 @@ def test_a_sigterm_inside_a_gradient_step_resumes_to_the_unbroken_runs_weights(t
     assert after['train_iter'] == whole['train_iter'] == 24
     for name, weight in whole['policy']['model'].items():
         assert torch.equal(after['policy']['model'][name], weight), name
+    from acframe.logs import read_scalars
+
+    def evaluations(run):
+        return [(s.step, s.value) for s in read_scalars(str(tmp_path / run / 'log'))
+                if s.tag == 'evaluator/return_mean_by_iter']
+    # the evaluation due inside the cut round waits for its end, where the unbroken run evaluates (at 11 it came
+    # first, moving every later one)
+    assert evaluations('cut') == evaluations('whole'), (evaluations('cut'), evaluations('whole'))

@@ -137,6 +137,11 @@ class SerialRun(RunBase):
         """Env steps collected; with data-parallel learners, by all ranks (each collects the same number)."""
         return self.collector.env_step * (self.ddp.world if self.ddp is not None else 1)
 
+    def mid_round(self) -> bool:
+        """A round of gradient steps is under way: an on-policy rollout's (``pending_batch``) or an off-policy
+        round's updates (``pending_updates``)."""
+        return self.pending_batch is not None or self.pending_updates > 0
+
     def update_made(self) -> None:
         """One of the round's ``pending_updates`` is made (``Learner.train``'s ``on_step``: counted with the step, so
         an interrupt right after it checkpoints the round's count as it is)."""
@@ -259,7 +264,9 @@ class SerialRun(RunBase):
         return flag if self.ddp is None else self.ddp.agree_all(flag)
 
     def _done(self) -> bool:
-        if self.maybe_evaluate():
+        # (inside a round that a budget or an interrupt cut, resumed: the evaluation waits for the round's end, where
+        # the unbroken run evaluates)
+        if not self.mid_round() and self.maybe_evaluate():
             return True
         if not self.budget_left():
             self.maybe_evaluate(force=self.evals.last_eval_iter != self.learner.train_iter)
