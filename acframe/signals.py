@@ -52,17 +52,44 @@ class _Deferral:
     pending: Optional[BaseException] = None
     raised: Optional[BaseException] = None
     handled_blocks = 0  # how deep the ``sigterm_as_interrupt`` blocks nest
+    timer: Optional[threading.Timer] = None  # the end of a breakable block's hold (``BREAKABLE_HOLD_S``)
+
+
+#: seconds a breakable block (a gradient step and its hooks) holds a Ctrl-C or SIGTERM at most: one that has not ended
+#: by then (a hook stuck on the network, say) is cut where it is, as a second Ctrl-C cuts it (SIGTERM has no second)
+BREAKABLE_HOLD_S = 30.0
 
 
 def _interrupt(exc: BaseException) -> None:
     if _Deferral.depth:
         if _Deferral.pending is not None and not _Deferral.unbreakable:  # a second Ctrl-C: now, not at the block's end
-            _Deferral.pending = None
+            exc, _Deferral.pending = _Deferral.pending, None  # (raised as the first: SIGTERM's exit status kept)
+            _end_hold()
         else:
+            if _Deferral.pending is None and not _Deferral.unbreakable:
+                _start_hold()
             _Deferral.pending = _Deferral.pending or exc
             return
     _Deferral.raised = exc
     raise exc
+
+
+def _start_hold() -> None:
+    """Cut a breakable block that holds an interrupt for ``BREAKABLE_HOLD_S``: a Ctrl-C to the main thread then,
+    through this module's own handler (with another handler, or Ctrl-C ignored, the block is not cut)."""
+    if signal.getsignal(signal.SIGINT) is not _raise_keyboard_interrupt:
+        return
+    # (a real signal to the main thread: it also ends a blocking call there, which a simulated one waits for)
+    _Deferral.timer = threading.Timer(BREAKABLE_HOLD_S, signal.pthread_kill,
+                                      (threading.main_thread().ident, signal.SIGINT))
+    _Deferral.timer.daemon = True
+    _Deferral.timer.start()
+
+
+def _end_hold() -> None:
+    timer, _Deferral.timer = _Deferral.timer, None
+    if timer is not None:
+        timer.cancel()
 
 
 def raise_swallowed_interrupt() -> None:
@@ -168,8 +195,10 @@ def interrupts_deferred(breakable: bool = False) -> Iterator[None]:
     For hand-offs that must not be cut in the middle: an exception raised by a signal handler inside
     ``multiprocessing.Queue.put`` can lose the wake-up of the queue's feeder thread, and the writer that owns the
     queue then waits forever when it is closed. ``breakable=True`` (a gradient step and its hooks, which run user
-    code): a second Ctrl-C while one is held is raised at once (only where every enclosing block is breakable), so
-    a step that never ends can still be stopped. Outside the main thread (where handlers never run) it does nothing.
+    code): a second Ctrl-C while one is held, or ``BREAKABLE_HOLD_S`` seconds of holding it, raises the held one at
+    once (only where every enclosing block is breakable), so a step that never ends can still be stopped. An error
+    that leaves the block is raised as it is (the interrupt held is raised at the loop's next check,
+    ``raise_swallowed_interrupt``). Outside the main thread (where handlers never run) it does nothing.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -178,12 +207,19 @@ def interrupts_deferred(breakable: bool = False) -> Iterator[None]:
     _Deferral.unbreakable += not breakable
     try:
         yield
-    finally:
+    except BaseException:  # an error leaves the block: it is what is said; a held interrupt waits for the next check
         _Deferral.depth -= 1
         _Deferral.unbreakable -= not breakable
         if _Deferral.depth == 0 and _Deferral.pending is not None:
-            pending, _Deferral.pending = _Deferral.pending, None
-            raise pending
+            _Deferral.raised, _Deferral.pending = _Deferral.pending, None  # (``raise_swallowed_interrupt``'s)
+            _end_hold()
+        raise
+    _Deferral.depth -= 1
+    _Deferral.unbreakable -= not breakable
+    if _Deferral.depth == 0 and _Deferral.pending is not None:
+        pending, _Deferral.pending = _Deferral.pending, None
+        _end_hold()
+        raise pending
 
 
 @contextlib.contextmanager

@@ -134,6 +134,48 @@ def test_a_second_ctrl_c_cuts_a_breakable_block_at_once_but_not_one_inside_a_han
     assert steps == (['held', 'held again'] if outer else ['held'])
 
 
+def test_an_error_leaving_a_deferred_block_is_raised_as_it_is_and_the_held_interrupt_at_the_next_check():
+    """A policy's bug inside a gradient step with a SIGTERM held came out as the SIGTERM (exit 143, the final
+    checkpoint written, the bug kept only as the context)."""
+    with sigterm_as_interrupt():
+        with pytest.raises(ValueError, match='a bug in the step'):
+            with interrupts_deferred(breakable=True):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+                raise ValueError('a bug in the step')
+        with pytest.raises(Terminated):
+            raise_swallowed_interrupt()
+
+
+def test_a_breakable_block_holding_a_sigterm_longer_than_its_hold_is_cut_as_the_sigterm(monkeypatch):
+    """A step that never ends (a hook stuck on the network) no longer keeps SIGTERM out, which has no second signal
+    to cut it (the first sets them ignored): after the hold it is raised where the step is; a hand-off inside it
+    (an unbreakable block) is never cut."""
+    import acframe.signals as signals
+
+    monkeypatch.setattr(signals, 'BREAKABLE_HOLD_S', 0.2)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        started = time.monotonic()
+        with pytest.raises(Terminated):
+            with sigterm_as_interrupt():
+                with interrupts_deferred(breakable=True):
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(5)  # stuck
+        assert time.monotonic() - started < 2
+        steps = []
+        with pytest.raises(Terminated):
+            with sigterm_as_interrupt():
+                with interrupts_deferred():
+                    with interrupts_deferred(breakable=True):
+                        os.kill(os.getpid(), signal.SIGTERM)
+                        time.sleep(0.5)  # past the hold: not cut inside the hand-off
+                        steps.append('finished')
+        assert steps == ['finished']
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
 def test_the_run_writer_logs_scalars_and_a_wedged_writer_cannot_hang_close(tmp_path, capsys):
     writer = RunWriter(str(tmp_path / 'log'), close_timeout_s=0.5)
     writer.add_scalar('learner/loss', 1.5, 3)

@@ -463,6 +463,7 @@ class RunBase:
                 lock.release()
 
     def _budget_spent(self) -> bool:
+        """``max_env_step`` or ``max_train_iter`` is reached."""
         return self.env_step >= self.cfg.max_env_step or self.learner.train_iter >= self.cfg.max_train_iter
 
     def _say_if_spent(self) -> None:
@@ -564,7 +565,7 @@ class RunBase:
         loop asks once per turn, so it also raises a Ctrl-C or SIGTERM that Python swallowed on its way
         (``acframe.signals.raise_swallowed_interrupt``)."""
         raise_swallowed_interrupt()
-        if self.env_step >= self.cfg.max_env_step or self.learner.train_iter >= self.cfg.max_train_iter:
+        if self._budget_spent():
             self.learner.stops_closed = True  # (the budget ends it: a hook at its final evaluation does not)
             return False
         return self.learner.stop_requested is None
@@ -637,8 +638,12 @@ class RunBase:
         closes the run and propagates.
         """
         if self.spent_on_resume:  # nothing to train: the folder stays as its last sitting left it
-            self.close()
-            return self._last_summary()
+            try:
+                self._stop_workers()  # (what was built: a parallel run's backend, its Ray connection)
+            finally:
+                self.close()
+            self.summary = self._last_summary()  # (the data-parallel pipelines read it here)
+            return self.summary
         interrupt: Optional[KeyboardInterrupt] = None
         with sigterm_as_interrupt():
             try:
@@ -669,8 +674,9 @@ class RunBase:
                 finally:  # workers that failed to start, or a new run that failed before it took a step (a user's
                     # policy that breaks its contract at its first eval or collection): it writes nothing
                     self._close_taking_back(self.new_folder if not self.workers_started or untouched else None)
-                if untouched and self.workers_started and isinstance(error, EnvError):
-                    error = self._said_removed(error)  # (an env that failed once the run showed its first evaluation)
+                if untouched and self.workers_started and (isinstance(error, EnvError)
+                                                           or getattr(error, 'learner_sound', False)):
+                    error = self._said_removed(error)  # (an env, or an async worker, that failed before any update)
                 if error is exc:
                     raise
                 raise error from exc
@@ -693,9 +699,11 @@ class RunBase:
         note = (f"{getattr(error, 'plain', first)} (the run had trained nothing, so its new folder {self.exp_dir} was "
                 f"removed: the same command starts it again)")
         try:
-            return type(error)(note + (f"\n{rest}" if rest else ''))
+            said = type(error)(note + (f"\n{rest}" if rest else ''))
         except Exception:  # noqa: BLE001 - an error class that cannot be built from a message: said as it was
             return error
+        said.plain = note  # (its own resume hint is gone: there is nothing to resume)
+        return said
 
     def _plugin_error(self, exc: BaseException) -> Optional[PolicyError]:
         """What a user's replay buffer raised in one of its own methods in the run's loop (``sample``, ``push``) as one
