@@ -298,6 +298,12 @@ def test_the_cores_keys_on_a_policy_without_a_recurrent_form_follow_one_rule_war
         cfg = compile_config(config(), ['policy.model.rnn.type=None', 'policy.model.rnn.hidden_size=32',
                                         'policy.model.rnn.num_layers=2'])
     assert cfg.policy.model.rnn == dict(type=None, hidden_size=32, num_layers=2)
+    main, create = config()
+    main['policy'].setdefault('model', {})['rnn'] = {'type': None, 'hidden_size': 16}  # (the file sets one, as a
+    with warnings.catch_warnings():                                                   # stored run's config does)
+        warnings.simplefilter('error')
+        cfg = compile_config((main, create), ['policy.model.rnn.num_layers=2'])
+    assert cfg.policy.model.rnn == dict(type=None, hidden_size=16, num_layers=2)
 
 
 def test_a_model_that_takes_rnn_through_kwargs_but_builds_no_core_is_refused(tmp_path):

@@ -395,10 +395,12 @@ def _dict_calls_as_literals(tree: ast.Expression) -> ast.Expression:
 
 
 def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]],
-                    renamed: Optional[List[Tuple[str, str]]] = None) -> None:
+                    renamed: Optional[List[Tuple[str, str]]] = None, reference: Optional[dict] = None) -> None:
     """Set each ``key.path=value`` in ``cfg`` (a merged config); a renamed key sets its new name (``ding_compat``;
-    ``renamed`` takes ``(old, new)`` for the caller to warn, None: warned here)."""
+    ``renamed`` takes ``(old, new)`` for the caller to warn, None: warned here). ``reference``: the defaults the
+    policy declares (which sections of ``_DECLARED_IN_FREE_FORM`` it declares; else ``cfg``'s keys tell)."""
     valid = leaf_paths(cfg)
+    declared = leaf_paths(reference) if reference is not None else valid
     for item in overrides or ():
         key, value = parse_override(item) if isinstance(item, str) else item
         key = translate_override(key, value, cfg['policy']['type'], valid, renamed)
@@ -428,7 +430,7 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]],
         if not isinstance(node, dict):
             raise ConfigError(f"override '{key}': '{path}' is not a dict")
         if last not in node and len(node) > 0 and not _is_free_form(path) and not (
-                path in _DECLARED_IN_FREE_FORM and not any(p.startswith(path + '.') for p in valid)):
+                path in _DECLARED_IN_FREE_FORM and not any(p.startswith(path + '.') for p in declared)):
             # (a section the policy does not declare is as free as the model it is passed to, which checks it)
             raise ConfigError(unknown_key_message(key, last, node, path, cfg))
         if isinstance(node.get(last), dict) and node[last] and not _is_free_form(key):
@@ -542,7 +544,7 @@ def compile_config(
         result['env']['manager'] = MANAGER_ALIASES.get(manager, manager)
         result['import_names'] = list(dict.fromkeys(import_list))  # in the order given: a later module may re-register
         file_env = dict(result['env'])
-        apply_overrides(result, overrides, renamed)
+        apply_overrides(result, overrides, renamed, reference)
         result['import_names'] = list(dict.fromkeys(import_list))
         if seed is not None:
             result['seed'] = int(seed)
