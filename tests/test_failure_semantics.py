@@ -482,6 +482,23 @@ def test_a_real_full_disk_is_one_line_naming_the_checkpoint_and_the_run_resumes_
     assert again.returncode == 0, again.stderr
 
 
+def test_a_new_runs_first_checkpoint_on_a_full_disk_asks_for_the_command_again_not_a_resume(tmp_path):
+    """A real 40 KiB tmpfs: the config files fit, the start's checkpoint does not; the new folder goes, so there is
+    nothing to resume (the line said 'the previous one is intact ... then --resume')."""
+    mount = tmp_path / 'disk'
+    mount.mkdir()
+    with tmpfs(mount, '40k') as refused:
+        if refused:
+            pytest.skip(refused)
+        done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', '--exp-dir', 'run',
+                               '--max-env-step', '300', '-q'], cwd=mount, capture_output=True, text=True, timeout=300)
+        lines = [line for line in done.stderr.strip().splitlines() if not line.startswith('acframe: warning: ')]
+        assert done.returncode == 2 and lines == [
+            "acframe: error: cannot write the checkpoint run/ckpt/ckpt_latest.pth: No space left on device; free disk "
+            "space or fix the folder's permissions, then run the same command again"], done.stderr
+        assert os.listdir(mount) == []
+
+
 def _tree(folder):
     """Every file under ``folder`` with its size and modification time, and every folder (a run's lock file aside:
     its holder line)."""

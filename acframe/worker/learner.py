@@ -422,8 +422,10 @@ class Learner:
             raise CheckpointError(f"cannot write the checkpoint {path}: {not_plain_fix(exc)}{_kept(path)}") from exc
         except OSError as exc:
             self._refuse_a_folder_that_went_away(path)  # moved between the check above and the write
-            raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc}{_kept(path)}; "
-                                  f"free disk space or fix the folder's permissions, then --resume") from exc
+            kept = _kept(path)  # (none: the run's first checkpoint, whose new folder goes: the same command again)
+            raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc}{kept}; free disk space "
+                                  f"or fix the folder's permissions, then "
+                                  f"{'--resume' if kept else 'run the same command again'}") from exc
         return path
 
     def _refuse_a_folder_that_went_away(self, path: str) -> None:
