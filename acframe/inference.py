@@ -137,7 +137,7 @@ def build_inference_policy(artifacts: RunArtifacts, observation_space: gym.Space
         cfg = copy.deepcopy(cfg)  # (the policy's own: ``artifacts.cfg`` stays the run's, as LoadedPolicy.cfg shows it)
         cfg.policy.eval.deterministic = True
     set_torch_threads(cfg.policy.learn.torch_threads)
-    if artifacts.run_dir is not None:  # (its config's model keys are those the weights were trained with)
+    if artifacts.own_config:  # (its config's model keys are those the weights were trained with)
         check_model_against_spaces(cfg, split_mask_space(observation_space)[0], action_space, trained=True)
     if state is None:
         state = load_checkpoint(artifacts.checkpoint)

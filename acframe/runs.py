@@ -32,6 +32,8 @@ class RunArtifacts(NamedTuple):
     #: who asked: the Python function (``'load_policy'``, ``'export_policy'``) or the command line's flag: how a
     #: refusal names the fix
     what: str = '--load'
+    #: the config is the run folder's own (``config.json``): its model keys are those the weights were trained with
+    own_config: bool = False
 
 
 def is_run_dir(path: str) -> bool:
@@ -121,7 +123,7 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
     given = read_run_record(run_dir).get('model_given') if run_dir is not None and model is None else None
     with stop_value_unwarned():  # (a stop value means nothing to a run that is done)
         if config is not None:  # (a config of the user's may build that model: the weights' fit decides)
-            cfg = compile_config(config, override_list(overrides), seed=seed)
+            cfg = compile_config(config, override_list(overrides), seed=seed, builds_buffer=False)  # (acting)
             if run_dir is not None:
                 check_same_policy(run_dir, cfg, target, what, python)
         else:
@@ -129,7 +131,7 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
                 raise model_given_refusal(run_dir, given, load_with_model_hint(what))
             cfg = load_run_config(run_dir, override_list(overrides), seed=seed, imports=imports,  # config.json: data, never run
                                   import_flag='imports' if python else '--import', builds_buffer=False)  # (acting)
-    return RunArtifacts(run_dir, checkpoint, cfg, model, given, what)
+    return RunArtifacts(run_dir, checkpoint, cfg, model, given, what, own_config=config is None)
 
 
 def check_same_policy(run_dir: str, cfg: Any, target: str, what: str, python: bool) -> None:

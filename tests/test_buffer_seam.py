@@ -283,6 +283,9 @@ def test_a_run_whose_buffer_a_script_registered_is_evaluated_without_it_and_its_
     assert trained.returncode == 0, trained.stderr
     out = cli(tmp_path, tmp_path / 'nowhere', '-m', 'eval', '--load', 'run', '--episodes', '2', '-q')
     assert out.returncode == 0 and out.stdout.startswith('[eval] return '), out.stderr
+    out = cli(tmp_path, tmp_path / 'nowhere', '-m', 'eval', '--load', 'run/ckpt/ckpt_latest.pth', '-c', 'cfg.py',
+              '--episodes', '2', '-q')  # (the config given again: the same)
+    assert out.returncode == 0 and out.stdout.startswith('[eval] return '), out.stderr
     out = cli(tmp_path, tmp_path / 'nowhere', '-m', 'export', '--load', 'run', '--out', 'policy.pt', '-q')
     assert out.returncode == 0 and (tmp_path / 'policy.pt').is_file(), out.stderr
     out = cli(tmp_path, tmp_path / 'nowhere', '--resume', 'run', '--max-train-iter', '8', '-q')
