@@ -170,27 +170,29 @@ def _buffer_type(policy: dict, main: dict, overrides: Optional[Sequence[Any]]) -
     return override_value(overrides, BUFFER_PATH + '.type', found)
 
 
-def _drop_switched_buffer_keys(main: dict, result: dict, overrides: Optional[Sequence[Any]]) -> None:
+def _drop_switched_buffer_keys(main: dict, result: dict, overrides: Optional[Sequence[Any]]) -> Optional[str]:
     """An override that switches ``policy.other.replay_buffer.type`` (a resume with ``--accept-config-change``, a
     tuned type) drops the file's values of the keys only its former buffer declares (a prioritized buffer's
-    ``alpha`` when switching to ``fifo``): they belong to a buffer the run no longer builds."""
+    ``alpha`` when switching to ``fifo``): they belong to a buffer the run no longer builds. Returns the warning to
+    give once the config compiles (the keys set away from their defaults), or None."""
     section = main.get('policy', {}).get('other', {}).get('replay_buffer') if isinstance(main.get('policy'), dict) \
         else None
     if not isinstance(section, dict):
-        return
+        return None
     former = section.get('type')
     switched = override_value(overrides, BUFFER_PATH + '.type', former)
     if former == switched or not isinstance(former, str):
-        return
+        return None
     kept = set(result['policy'].get('other', {}).get('replay_buffer', {}))  # the policy's and the new buffer's keys
     defaults = buffer_defaults(former)[0]
     dropped = {key: section.pop(key) for key in sorted(set(defaults) - kept) if key in section}
     dropped = {key: value for key, value in dropped.items() if value != defaults[key]}
-    if dropped:  # (set away from their defaults: said, so a switch does not silently lose a setting)
-        shown = ', '.join(f"{key}={value!r}" for key, value in dropped.items())
-        warnings.warn(f"{BUFFER_PATH}.type={switched!r} replaces the file's {former!r}: its key{'s' * (len(dropped) > 1)} "
-                      f"{shown} {'are' if len(dropped) > 1 else 'is'} dropped ({switched!r} does not take "
-                      f"{'them' if len(dropped) > 1 else 'it'})", ConfigWarning, stacklevel=4)
+    if not dropped:
+        return None
+    shown = ', '.join(f"{key}={value!r}" for key, value in dropped.items())  # (set away from their defaults: said,
+    many = len(dropped) > 1  # so a switch does not silently lose a setting)
+    return (f"{BUFFER_PATH}.type={switched!r} replaces the file's {former!r}: its key{'s' * many} {shown} "
+            f"{'are' if many else 'is'} dropped ({switched!r} does not take {'them' if many else 'it'})")
 
 
 def _unregistered_buffer_keys(main: dict, reference: dict, buffer_type: Any, builds_buffer: bool) -> None:
@@ -526,7 +528,7 @@ def compile_config(
         comments = _all_comments(policy_comments)
         buffer_type = _buffer_type(result['policy'], main, overrides)
         _merge_buffer_keys(result, comments, buffer_type)
-        _drop_switched_buffer_keys(main, result, overrides)
+        switch_note = _drop_switched_buffer_keys(main, result, overrides)
         reference = copy.deepcopy(result)
         _unregistered_buffer_keys(main, reference, buffer_type, builds_buffer)
         main.pop('import_names', None)
@@ -559,6 +561,8 @@ def compile_config(
         # the warnings of a config that compiles (a refused one says its error alone)
         for old, new in dict.fromkeys(renamed):
             warn_renamed(old, new, stacklevel=2)
+        if switch_note:
+            warnings.warn(switch_note, ConfigWarning, stacklevel=2)
         warn_idle_rnn_keys(result, reference, rnn_type_given(main, overrides))
         warn_inherited_stop_value(file_env, as_given, overrides)
         if not isinstance(cfg, dict):  # a file or a pair (a compiled config has every key)
