@@ -204,7 +204,9 @@ class EnvPoolManager(EnvManager):
 
     # ---- resume: EnvPool's env state is not data; a resumed run resets these envs ------------------
     def state_dict(self) -> Dict[str, Any]:
-        return {'episode_return': self._episode_return.copy(), 'episode_length': self._episode_length.copy(), 'envs': None}
+        return {'episode_return': self._episode_return.copy(), 'episode_length': self._episode_length.copy(), 'envs': None,
+                'why': self._keeps_no_state()}
 
     def load_state_dict(self, state: Dict[str, Any]) -> bool:
+        self.unrestored_why = self._keeps_no_state()
         return False

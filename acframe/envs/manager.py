@@ -244,12 +244,18 @@ class EnvManager:
         is saved as ``None`` and resumes from a reset.
         """
         state: Dict[str, Any] = {'episode_return': self._episode_return.copy(), 'episode_length': self._episode_length.copy(),
-                                 'envs': None, 'why': f"env.manager='{self.manager}': its envs live in subprocesses"}
+                                 'envs': None, 'why': self._keeps_no_state()}
         if self.manager == 'sync':
             captured = [snapshot.capture_or_why(env) for env in self._venv.envs]
             why = next((f"env {i}'s {why} is not plain data" for i, (_, why) in enumerate(captured) if why), '')
             state['envs'], state['why'] = (None, why) if why else ([saved for saved, _ in captured], '')
         return state
+
+    def _keeps_no_state(self) -> str:
+        """Why a manager other than ``sync`` keeps no env state (``unrestored_why``'s words)."""
+        if self.manager == 'async':
+            return "env.manager='async': its envs live in subprocesses"
+        return f"env manager '{self.manager}' keeps no env state"
 
     def load_state_dict(self, state: Dict[str, Any]) -> bool:
         """Restore what ``state_dict`` saved; True when the envs' exact state was restored (else they must reset,
@@ -259,7 +265,7 @@ class EnvManager:
         if envs is None:  # (a checkpoint's text, shown in a message: printable characters only)
             why = ''.join(c for c in str(state.get('why') or 'the checkpoint holds none')[:300] if c.isprintable())
         elif self.manager != 'sync':
-            why = f"env.manager='{self.manager}' now: its envs live in subprocesses"
+            why = f"{self._keeps_no_state()} (the run's manager now)"
         elif len(envs) != self.num_envs:
             why = f"it holds the state of {len(envs)} envs and the run now has {self.num_envs} (env.collector_env_num)"
         elif not all(snapshot.restore(env, saved) for env, saved in zip(self._venv.envs, envs)):
