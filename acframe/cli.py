@@ -331,6 +331,17 @@ def _one_line_config_warnings() -> None:
     warnings.formatwarning = formatwarning
 
 
+def _second_import_hint(argv: Optional[List[str]], message: str) -> str:
+    """``--import a b``: b was read as an override (``override 'b' is not of the form key.path=value``); the hint
+    that --import takes its modules comma-separated, or ''."""
+    found = re.match(r"override '([^']*)' is not of the form key\.path=value", message)
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    for i in range(len(tokens) - 2):
+        if found and tokens[i] == '--import' and tokens[i + 2] == found.group(1):
+            return f"; --import takes its modules comma-separated: --import {tokens[i + 1]},{tokens[i + 2]}"
+    return ''
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     _one_line_config_warnings()
     parser = build_parser()
@@ -342,7 +353,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except AcframeError as exc:
         if args.debug:
             raise
-        _say(f"acframe: error: {one_line(exc)}")
+        _say(f"acframe: error: {one_line(exc)}{_second_import_hint(argv, str(exc))}")
         return 2
     except (MemoryError, RuntimeError) as exc:
         if args.debug or not is_out_of_memory(exc):

@@ -313,3 +313,11 @@ def test_a_step_timeout_no_watchdog_reads_is_warned_about_once_from_the_command_
         "acframe: warning: env.step_timeout_s=5 watches envs that step in subprocesses (env.manager='async') or in -m "
         "parallel's workers; this serial run's env.manager='sync' steps them in this process, where a hung step is not "
         "stopped: set env.manager='async' too"], out.stderr
+
+
+def test_a_second_module_after_import_separated_by_a_space_is_told_the_comma_form(capsys):
+    """``--import a b`` read b as an override and said only that it is not key.path=value."""
+    assert main(['-c', 'cartpole_ppo.py', '--import', 'json', 'collections']) == 2
+    assert capsys.readouterr().err.strip() == (
+        "acframe: error: override 'collections' is not of the form key.path=value (e.g. "
+        "policy.learn.learning_rate=3e-4); --import takes its modules comma-separated: --import json,collections")
