@@ -563,9 +563,10 @@ def compile_config(
             warn_renamed(old, new, stacklevel=2)
         if switch_note:
             warnings.warn(switch_note, ConfigWarning, stacklevel=2)
-        warn_idle_rnn_keys(result, reference, rnn_type_given(main, overrides))
         warn_inherited_stop_value(file_env, as_given, overrides)
-        if not isinstance(cfg, dict):  # a file or a pair (a compiled config has every key)
+        if not isinstance(cfg, dict):  # a file or a pair (a compiled config has every key; a stored run's was warned
+            # about when it was written, not at each resume, evaluation or load)
+            warn_idle_rnn_keys(result, reference, rnn_type_given(main, overrides))
             warn_default_stop_value(main, as_given, overrides, reference['env']['stop_value'])
         return EasyDict(result)
 
