@@ -194,6 +194,12 @@ def test_two_ranks_end_with_identical_weights_rank_1_writes_nothing_and_resume_c
     assert {name: (tmp_path / 'run' / name).read_bytes() for name in run_files} == run_files  # nothing written
     resumed = serial_pipeline_onpolicy(resume=str(tmp_path / 'run'), max_env_step=1536, progress=False)
     assert resumed.summary['env_steps'] == 1536 and resumed.summary['train_iters'] == 120
+    # a resume with the budget spent: its summary is the folder's (it was None here), and nothing is written
+    files = {name: (tmp_path / 'run' / name).read_bytes() for name in ('config.json', 'summary.json',
+                                                                       'ckpt/ckpt_latest.pth')}
+    spent = serial_pipeline_onpolicy(resume=str(tmp_path / 'run'), max_env_step=1536, progress=False)
+    assert spent.summary == json.loads(files['summary.json']) and spent.summary['env_steps'] == 1536
+    assert {name: (tmp_path / 'run' / name).read_bytes() for name in files} == files
 
 
 def test_off_policy_ranks_end_with_identical_weights(tmp_path, monkeypatch):
