@@ -282,7 +282,8 @@ class Learner:
         plugin that raises is one line naming its file and line (``PolicyError``; ``--debug`` shows the traceback).
 
         The step is whole: a Ctrl-C or SIGTERM that comes during it is raised once ``train_iter`` counts it,
-        ``on_step`` (the caller's own count of it) has run and the hooks have seen it (a second Ctrl-C stops at once).
+        ``on_step`` (the caller's own count of it) has run and the hooks have seen it (a second Ctrl-C, or 30 s of it,
+        cuts the step: ``signals.BREAKABLE_HOLD_S``).
         Cut anywhere inside, the final checkpoint held half-updated weights and moments, weights a step ahead of the
         count, or a learning rate the decay hook had not yet set: a resume was not the unbroken run."""
         with interrupts_deferred(breakable=True):
