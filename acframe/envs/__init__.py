@@ -69,6 +69,12 @@ def make_env_manager(cfg: Any, role: str, envs: Union[int, Sequence[int]], seed:
     try:
         made = cls.from_config(env_cfg, role, seeds, params=params, wrap=wrap, watch_sync=watch_sync)
     except Exception as exc:  # a user's manager: one line naming its file and line (an env's own error: as it is)
+        inherited = getattr(cls.from_config, '__func__', None) is EnvManager.from_config.__func__
+        if isinstance(exc, TypeError) and inherited and cls.__init__ is not EnvManager.__init__ \
+                and not cls.__module__.startswith('acframe.'):  # (EnvManager's from_config calls the user's __init__)
+            raise EnvError(f"env.manager '{name}': {cls.__name__}.__init__ does not take EnvManager's arguments "
+                           f"({exc}); a subclass that changes __init__ overrides from_config too, building itself "
+                           f"from (env_cfg, role, seeds, ...) (docs/custom_env.md)") from exc
         if isinstance(exc, AcframeError) or user_code_error(exc, '') is None:
             raise
         raise EnvError(f"env.manager '{name}': {cls.__name__}.from_config ({role} envs) raised "

@@ -476,6 +476,14 @@ class ForgetsToReturn(SyncEnvManager):
     @classmethod
     def from_config(cls, env_cfg, role, seeds, params=None, wrap=None, watch_sync=False):
         super().from_config(env_cfg, role, seeds, params, wrap, watch_sync)
+
+
+@ENV_MANAGER_REGISTRY.register('own_init')
+class OwnInit(SyncEnvManager):
+    """A first attempt: an __init__ of its own, and EnvManager's from_config left to call it."""
+
+    def __init__(self, env_cfg, role, seeds):
+        super().__init__([], seeds, 'sync', role=role)
 '''
 
 
@@ -483,7 +491,9 @@ class ForgetsToReturn(SyncEnvManager):
     ('unlicensed', r"^acframe: error: env.manager 'unlicensed': Unlicensed.from_config \(collector envs\) raised "
                    r"ValueError: simulator license not found \(at .*my_managers.py:10 in from_config"),
     ('forgets_to_return', r"^acframe: error: env.manager 'forgets_to_return': ForgetsToReturn.from_config returned "
-                          r"NoneType, not an EnvManager; it must return the manager it built")])
+                          r"NoneType, not an EnvManager; it must return the manager it built"),
+    ('own_init', r"^acframe: error: env.manager 'own_init': OwnInit.__init__ does not take EnvManager's arguments "
+                 r"\(.*\); a subclass that changes __init__ overrides from_config too")])
 def test_a_user_managers_from_config_that_raises_or_returns_no_manager_is_one_line_and_nothing_written(
         tmp_path, manager, line):
     import re
