@@ -250,6 +250,35 @@ def test_a_model_with_only_the_documented_forward_trains_collects_and_bootstraps
     assert policy._model.calls == {'compute_actor', 'compute_critic', 'compute_actor_critic'}
 
 
+class WideCriticModel(ForwardOnlyModel):
+    """compute_critic's value left (B, 1); the other modes keep to the contract."""
+
+    def forward(self, obs, mode='compute_actor_critic'):
+        out = super().forward(obs, mode)
+        if mode == 'compute_critic':
+            out['value'] = out['value'][:, None]
+        return out
+
+
+@pytest.mark.parametrize('config_name', ['cartpole_a2c.py', 'cartpole_ppo.py'])
+def test_a_models_compute_critic_is_checked_at_the_first_update_not_at_the_first_truncation(tmp_path, config_name):
+    """No episode is truncated in this budget (500 steps of CartPole): the (B, 1) value was found only at the first
+    truncation, late in a run, as a shape error deep in the return's fold (a traceback, and no summary)."""
+    from acframe import MODEL_REGISTRY
+    from acframe.errors import PolicyError
+
+    MODEL_REGISTRY.register('wide_critic_seam_test', WideCriticModel)
+    try:
+        with pytest.raises(PolicyError, match=r"^the model \(test_new_algorithm_seam.WideCriticModel\) compute_critic "
+                                              r"gave 'value' of shape \(1, 1\) for 1 observations, not \(1,\) "
+                                              r"\(squeeze its last dim\) \(the model contract: docs/custom_policy.md\)"):
+            serial_pipeline_onpolicy(config_name, max_env_step=400, progress=False, exp_dir=str(tmp_path / 'run'),
+                                     overrides=["policy.model.type='wide_critic_seam_test'"])
+    finally:
+        MODEL_REGISTRY._entries.pop('wide_critic_seam_test', None)
+    assert not (tmp_path / 'run').exists()  # (it failed before its first update)
+
+
 # ---- a user's recurrent form: policy.model.rnn's keys are checked as the built-in policies' are ---------------------
 class RecurrentReinforce(ReinforcePolicy):
     """``supports_rnn`` without a ``model.rnn`` block of its own: the recurrent core's keys come with it."""

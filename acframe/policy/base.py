@@ -783,17 +783,51 @@ class Policy:
         and V the model's ``compute_critic``; a recurrent model continues from ``ends`` ``(T, B, R, H)``, the state
         after each step that ends an episode fragment (``_evaluate_rollout``'s ``'ends'``).
         """
+        checked = 'compute_critic' in self.__dict__.get('_outputs_checked', ())
+        if not truncated.any() and (checked or ends is None and getattr(self, '_recurrent', False)):
+            return reward  # (a recurrent model without the states of the fragments' ends: checked where one ends)
+        # (the first batch checks the model's compute_critic on one row, truncated or not: the first truncation may
+        # come late in a run, and a value of the wrong shape failed there, deep in this fold)
+        picked = truncated
+        if not truncated.any():
+            picked = torch.zeros(truncated.shape, dtype=torch.bool, device=truncated.device)
+            picked.view(-1)[0] = True
+        with torch.no_grad():
+            values = self._final_value(final_obs[picked], None if ends is None else ends[picked])
         if not truncated.any():
             return reward
         final_values = torch.zeros_like(reward)
-        with torch.no_grad():
-            final_values[truncated] = self._final_value(final_obs[truncated], None if ends is None else ends[truncated])
+        final_values[truncated] = values
         return fold_truncation(reward, truncated.float(), final_values, self._cfg.learn.discount_factor)
 
     def _final_value(self, obs: Any, state: Optional[torch.Tensor] = None) -> torch.Tensor:
         """``V`` ``(N,)`` of ``N`` final observations (a recurrent model from ``state`` ``(N, R, H)``): the model's
-        ``compute_critic``, which takes no action mask (ACER overrides it: its ``V = Σ π Q`` is over legal actions)."""
-        return model_output(self._model, 'compute_critic', split_action_mask(obs)[0], state)['value']
+        ``compute_critic``, which takes no action mask (ACER overrides it: its ``V = Σ π Q`` is over legal actions);
+        its first output checked against the model contract."""
+        plain = split_action_mask(obs)[0]
+        return self._checked_critic(model_output(self._model, 'compute_critic', plain, state), plain)['value']
+
+    def _checked_critic(self, output: Any, obs: Any) -> Any:
+        """The first ``compute_critic`` output checked: a dict whose ``value`` is ``(N,)`` for ``N`` observations."""
+        checked = self.__dict__.setdefault('_outputs_checked', set())
+        if 'compute_critic' in checked or torch.jit.is_tracing() or torch.compiler.is_compiling():
+            return output
+        size = lead_shape(obs, 1)[0] if not isinstance(obs, dict) else int(next(iter(obs.values())).shape[0])
+        value = output.get('value') if isinstance(output, Mapping) else None
+        problem = None
+        if not isinstance(output, Mapping):
+            problem = f"gave a {type(output).__name__}, not a dict"
+        elif not isinstance(value, torch.Tensor):
+            problem = f"gave no 'value' tensor (its keys: {', '.join(map(str, output)) or 'none'})"
+        elif tuple(value.shape) != (size,):
+            squeeze = ' (squeeze its last dim)' if tuple(value.shape) == (size, 1) else ''
+            problem = f"gave 'value' of shape {tuple(value.shape)} for {size} observations, not ({size},){squeeze}"
+        if problem is not None:
+            model = type(self._model)
+            raise PolicyError(f"the model ({model.__module__}.{model.__qualname__}) compute_critic {problem} (the model "
+                              f"contract: docs/custom_policy.md)")
+        checked.add('compute_critic')
+        return output
 
     # ---- collect -----------------------------------------------------------------------------------
     def _make_sde_noise(self) -> Optional[StateDependentNoise]:
