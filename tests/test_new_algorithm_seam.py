@@ -668,8 +668,8 @@ def _own_model_config(policy_type, **model):
     ('cartpole_ppo.py', ['policy.model.bug=tuple'], r"compute_actor gave a builtins.tuple, not a dict of tensors"),
     ('cartpole_impala.py', ['policy.model.bug=unsqueezed'], r"compute_actor_critic gave 'value' of shape \(\d+, 1\); a "
                                                            r"value is one number per observation"),
-    ('cartpole_acer.py', [], r"compute_actor_critic gave no 'q_value' \(its keys: logit, value\); policy 'acer''s "
-                             r"learn mode reads 'q_value', 'value'"),
+    ('cartpole_acer.py', [], r"compute_actor_critic gave no 'q_value' \(its keys: logit, value\); the learn mode of "
+                             r"policy 'acer' reads 'q_value', 'value'"),
 ])
 def test_a_registered_model_that_breaks_the_contract_is_one_line_naming_it_and_leaves_no_folder(tmp_path, policy,
                                                                                                   overrides, message):

@@ -693,8 +693,9 @@ class Policy:
                        if mode in ('compute_actor_critic', 'unroll') else [])
             if problem is None and lacking:
                 problem = (f"gave no {' and no '.join(repr(k) for k in lacking)} (its keys: "
-                           f"{', '.join(map(str, output)) or 'none'}); policy '{self._cfg.get('type', type(self).__name__)}'"
-                           f"'s learn mode reads {', '.join(repr(k) for k in self._critic_keys())}")
+                           f"{', '.join(map(str, output)) or 'none'}); the learn mode of policy "
+                           f"'{self._cfg.get('type', type(self).__name__)}' reads "
+                           f"{', '.join(repr(k) for k in self._critic_keys())}")
             if problem is not None:
                 model = type(self._model)
                 raise PolicyError(f"the model ({model.__module__}.{model.__qualname__}) {mode} {problem} "

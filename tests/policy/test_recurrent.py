@@ -694,7 +694,7 @@ class _BrokenUnroll:
     ('ppo', 'narrow', r"unroll gave 'logit' 1 wide; the action space needs 2 actions \(check the model's action_shape\)"),
     ('a2c', 'unsqueezed', r"unroll gave 'value' of shape \(\d+, 1\); a value is one number per observation, "
                           r"\(\d+,\) here \(squeeze its last dim\)"),
-    ('impala', 'no_value', r"unroll gave no 'value' \(its keys: logit, ends\); policy 'impala''s learn mode reads "
+    ('impala', 'no_value', r"unroll gave no 'value' \(its keys: logit, ends\); the learn mode of policy 'impala' reads "
                            r"'value'"),
 ])
 def test_a_recurrent_models_unroll_is_checked_against_the_contract_as_its_steps_are(tmp_path, policy_type, bug, message):
