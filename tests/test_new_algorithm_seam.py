@@ -279,6 +279,31 @@ def test_a_models_compute_critic_is_checked_at_the_first_update_not_at_the_first
     assert not (tmp_path / 'run').exists()  # (it failed before its first update)
 
 
+class FixedWidthModel(ForwardOnlyModel):
+    """Ignores obs_shape: its first layer takes 8 inputs, CartPole gives 4."""
+
+    def __init__(self, obs_shape, action_shape, **model_keys):
+        super().__init__(8, action_shape)
+
+
+def test_a_model_that_raises_in_its_forward_is_one_line_naming_it_and_its_line(tmp_path):
+    """It raised inside the first evaluation, and the run ended in torch's traceback naming no model."""
+    from acframe import MODEL_REGISTRY
+    from acframe.errors import PolicyError
+
+    MODEL_REGISTRY.register('fixed_width_seam_test', FixedWidthModel)
+    try:
+        with pytest.raises(PolicyError, match=r"^the model \(test_new_algorithm_seam.FixedWidthModel\) raised "
+                                              r"RuntimeError: mat1 and mat2 shapes cannot be multiplied .* \(at "
+                                              r".*test_new_algorithm_seam.py:\d+ in forward; --debug shows the "
+                                              r"traceback\)"):
+            serial_pipeline_onpolicy('cartpole_a2c.py', max_env_step=400, progress=False, exp_dir=str(tmp_path / 'run'),
+                                     overrides=["policy.model.type='fixed_width_seam_test'"])
+    finally:
+        MODEL_REGISTRY._entries.pop('fixed_width_seam_test', None)
+    assert not (tmp_path / 'run').exists()
+
+
 # ---- a user's recurrent form: policy.model.rnn's keys are checked as the built-in policies' are ---------------------
 class RecurrentReinforce(ReinforcePolicy):
     """``supports_rnn`` without a ``model.rnn`` block of its own: the recurrent core's keys come with it."""

@@ -261,6 +261,17 @@ def _keyword_names(cls: type) -> Optional[List[str]]:
     return [p.name for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
 
 
+def _raised_in_own_method(exc: BaseException, cls: type) -> bool:
+    """Whether the innermost user frame of ``exc``'s traceback is a method of ``cls`` (a user's class, not acframe's),
+    in the file that defines it."""
+    source = getattr(sys.modules.get(cls.__module__), '__file__', None)
+    user = [frame for frame in traceback.extract_tb(exc.__traceback__) if is_user_file(frame.filename)]
+    if source is None or not user or cls.__module__.startswith('acframe.'):
+        return False
+    innermost = user[-1]  # (its own method's, not a policy's in the same file)
+    return os.path.abspath(innermost.filename) == os.path.abspath(source) and callable(getattr(cls, innermost.name, None))
+
+
 class RunBase:
     """The experiment folder, loggers, progress line, checkpoints, budgets, evaluations and summary of a run.
 
@@ -706,21 +717,20 @@ class RunBase:
         return said
 
     def _plugin_error(self, exc: BaseException) -> Optional[PolicyError]:
-        """What a user's replay buffer raised in one of its own methods in the run's loop (``sample``, ``push``) as one
-        line naming it and its file and line (``errors.user_code_error``; the policy and the hooks are named where they
-        are called); None for anything else (an acframe error, or another's: its traceback is the report)."""
+        """What a user's replay buffer raised in one of its own methods in the run's loop (``sample``, ``push``), or a
+        user's model in its own (``forward`` in a collection or an evaluation: a layer that does not fit the
+        observation, say), as one line naming it and its file and line (``errors.user_code_error``; the policy and the
+        hooks are named where they are called); None for anything else (an acframe error, or another's: its traceback
+        is the report)."""
+        if isinstance(exc, AcframeError) or not isinstance(exc, Exception):
+            return None
         buffer = getattr(self, 'buffer', None)
-        if isinstance(exc, AcframeError) or not isinstance(exc, Exception) or buffer is None:
-            return None
-        cls = type(buffer)
-        source = getattr(sys.modules.get(cls.__module__), '__file__', None)
-        user = [frame for frame in traceback.extract_tb(exc.__traceback__) if is_user_file(frame.filename)]
-        if source is None or not user or cls.__module__.startswith('acframe.'):
-            return None
-        innermost = user[-1]  # the buffer's when it raised in one of its own methods (not a policy in the same file)
-        if os.path.abspath(innermost.filename) != os.path.abspath(source) or not callable(getattr(cls, innermost.name, None)):
-            return None
-        return user_code_error(exc, f"replay buffer '{self.cfg.policy.other.replay_buffer.type}'")
+        if buffer is not None and _raised_in_own_method(exc, type(buffer)):
+            return user_code_error(exc, f"replay buffer '{self.cfg.policy.other.replay_buffer.type}'")
+        model = getattr(getattr(self, 'policy', None), '_model', None)
+        if model is not None and _raised_in_own_method(exc, type(model)):
+            return user_code_error(exc, f"the model ({type(model).__module__}.{type(model).__qualname__})")
+        return None
 
     def _untouched(self) -> bool:
         """A new run that has neither trained nor collected a step: its folder holds nothing a resume could use."""
