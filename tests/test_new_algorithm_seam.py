@@ -250,6 +250,23 @@ def test_a_model_with_only_the_documented_forward_trains_collects_and_bootstraps
     assert policy._model.calls == {'compute_actor', 'compute_critic', 'compute_actor_critic'}
 
 
+def refused_model(tmp_path, cls, pattern, config_name='cartpole_a2c.py'):
+    """``cls`` registered as ``policy.model.type`` for one run of ``config_name``: refused with ``pattern`` (a
+    ``PolicyError``), leaving no run folder."""
+    from acframe import MODEL_REGISTRY
+    from acframe.errors import PolicyError
+
+    name = f'{cls.__name__.lower()}_seam_test'
+    MODEL_REGISTRY.register(name, cls)
+    try:
+        with pytest.raises(PolicyError, match=pattern):
+            serial_pipeline_onpolicy(config_name, max_env_step=400, progress=False, exp_dir=str(tmp_path / 'run'),
+                                     overrides=[f"policy.model.type='{name}'"])
+    finally:
+        MODEL_REGISTRY._entries.pop(name, None)
+    assert not (tmp_path / 'run').exists()
+
+
 class WideCriticModel(ForwardOnlyModel):
     """compute_critic's value left (B, 1); the other modes keep to the contract."""
 
@@ -263,20 +280,12 @@ class WideCriticModel(ForwardOnlyModel):
 @pytest.mark.parametrize('config_name', ['cartpole_a2c.py', 'cartpole_ppo.py'])
 def test_a_models_compute_critic_is_checked_at_the_first_update_not_at_the_first_truncation(tmp_path, config_name):
     """No episode is truncated in this budget (500 steps of CartPole): the (B, 1) value was found only at the first
-    truncation, late in a run, as a shape error deep in the return's fold (a traceback, and no summary)."""
-    from acframe import MODEL_REGISTRY
-    from acframe.errors import PolicyError
-
-    MODEL_REGISTRY.register('wide_critic_seam_test', WideCriticModel)
-    try:
-        with pytest.raises(PolicyError, match=r"^the model \(test_new_algorithm_seam.WideCriticModel\) compute_critic "
-                                              r"gave 'value' of shape \(1, 1\) for 1 observations, not \(1,\) "
-                                              r"\(squeeze its last dim\) \(the model contract: docs/custom_policy.md\)"):
-            serial_pipeline_onpolicy(config_name, max_env_step=400, progress=False, exp_dir=str(tmp_path / 'run'),
-                                     overrides=["policy.model.type='wide_critic_seam_test'"])
-    finally:
-        MODEL_REGISTRY._entries.pop('wide_critic_seam_test', None)
-    assert not (tmp_path / 'run').exists()  # (it failed before its first update)
+    truncation, late in a run, as a shape error deep in the return's fold (a traceback, and no summary); it fails
+    before its first update now."""
+    refused_model(tmp_path, WideCriticModel, r"^the model \(test_new_algorithm_seam.WideCriticModel\) compute_critic "
+                                             r"gave 'value' of shape \(1, 1\) for 1 observations, not \(1,\) "
+                                             r"\(squeeze its last dim\) \(the model contract: docs/custom_policy.md\)",
+                  config_name)
 
 
 class FixedWidthModel(ForwardOnlyModel):
@@ -288,20 +297,10 @@ class FixedWidthModel(ForwardOnlyModel):
 
 def test_a_model_that_raises_in_its_forward_is_one_line_naming_it_and_its_line(tmp_path):
     """It raised inside the first evaluation, and the run ended in torch's traceback naming no model."""
-    from acframe import MODEL_REGISTRY
-    from acframe.errors import PolicyError
-
-    MODEL_REGISTRY.register('fixed_width_seam_test', FixedWidthModel)
-    try:
-        with pytest.raises(PolicyError, match=r"^the model \(test_new_algorithm_seam.FixedWidthModel\) raised "
-                                              r"RuntimeError: mat1 and mat2 shapes cannot be multiplied .* \(at "
-                                              r".*test_new_algorithm_seam.py:\d+ in forward; --debug shows the "
-                                              r"traceback\)"):
-            serial_pipeline_onpolicy('cartpole_a2c.py', max_env_step=400, progress=False, exp_dir=str(tmp_path / 'run'),
-                                     overrides=["policy.model.type='fixed_width_seam_test'"])
-    finally:
-        MODEL_REGISTRY._entries.pop('fixed_width_seam_test', None)
-    assert not (tmp_path / 'run').exists()
+    refused_model(tmp_path, FixedWidthModel, r"^the model \(test_new_algorithm_seam.FixedWidthModel\) raised "
+                                             r"RuntimeError: mat1 and mat2 shapes cannot be multiplied .* \(at "
+                                             r".*test_new_algorithm_seam.py:\d+ in forward; --debug shows the "
+                                             r"traceback\)")
 
 
 # ---- a user's recurrent form: policy.model.rnn's keys are checked as the built-in policies' are ---------------------
@@ -619,19 +618,9 @@ class MisnamedLogits(ForwardOnlyModel):
 
 
 def test_a_model_whose_actor_output_lacks_the_distributions_statistics_is_one_line_naming_them(tmp_path):
-    from acframe import MODEL_REGISTRY
-    from acframe.errors import PolicyError
-
-    MODEL_REGISTRY.register('misnamed_seam_test', MisnamedLogits)
-    try:
-        with pytest.raises(PolicyError, match=r"^the model \(test_new_algorithm_seam.MisnamedLogits\) gave no 'logit' "
-                                              r"in its actor output \(its keys: logits\); for a discrete action space "
-                                              r"a model's actor output holds 'logit' \(docs/custom_policy.md\)$"):
-            serial_pipeline_onpolicy('cartpole_a2c.py', max_env_step=400, progress=False, exp_dir=str(tmp_path / 'run'),
-                                     overrides=["policy.model.type='misnamed_seam_test'"])
-    finally:
-        MODEL_REGISTRY._entries.pop('misnamed_seam_test', None)
-    assert not (tmp_path / 'run').exists()
+    refused_model(tmp_path, MisnamedLogits, r"^the model \(test_new_algorithm_seam.MisnamedLogits\) gave no 'logit' "
+                                            r"in its actor output \(its keys: logits\); for a discrete action space "
+                                            r"a model's actor output holds 'logit' \(docs/custom_policy.md\)$")
 
 
 class LearnTakesTwo(ReinforcePolicy):
