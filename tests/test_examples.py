@@ -1,4 +1,5 @@
 """The scripts in examples/ run as documented (with small budgets)."""
+import ast
 import json
 import os
 import subprocess
@@ -47,10 +48,13 @@ def test_my_pg_trains_in_the_parallel_pipeline_when_the_budget_cuts_its_last_seg
     assert summary['env_steps'] == 1000 and summary['train_iters'] > 0  # 15 segments of 64, then one cut to 40
 
 
-def test_compose_pipeline_example_trains_impala_by_hand(tmp_path):
-    stdout = run_example('compose_pipeline.py', '--max-env-step', '3000', '--exp-dir', str(tmp_path / 'run'), cwd=tmp_path)
+@pytest.mark.parametrize('algo', ['impala', 'ppo', 'a2c'])
+def test_compose_pipeline_example_trains_by_hand_off_and_on_policy(tmp_path, algo):
+    stdout = run_example('compose_pipeline.py', '--algo', algo, '--max-env-step', '3000', '--exp-dir',
+                         str(tmp_path / 'run'), cwd=tmp_path)
     assert '[eval] env_step 0' in stdout
-    assert "'train_iters':" in stdout.splitlines()[-1]
+    summary = ast.literal_eval(stdout.splitlines()[-1])
+    assert summary['train_iters'] > 0 and (summary['env_steps'] >= 3000 or summary['solved']), summary
     assert (tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth').is_file()
 
 
