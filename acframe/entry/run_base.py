@@ -425,7 +425,8 @@ class RunBase:
             #: a resume whose budget is spent already: it trains nothing and writes nothing (``drive`` returns)
             self.spent_on_resume = bool(resume) and self._budget_spent()
             if self.spent_on_resume:
-                if self.writes:
+                if self.writes:  # (a folder another process trains in is refused, as a resume that trains is)
+                    self.lock = RunLock(self.exp_dir)
                     self._say_if_spent()
                 return
             if not self.writes:  # a data-parallel rank > 0: rank 0 owns the folder; the first checkpoint is collective

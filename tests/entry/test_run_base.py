@@ -123,6 +123,8 @@ def test_a_resume_whose_budget_is_spent_says_so_names_the_flag_and_leaves_the_fo
         found = {}
         for folder, _, names in os.walk(run):
             for name in names:
+                if name == '.acframe.lock':  # (its holder line: the lock is taken, so a run elsewhere refuses it)
+                    continue
                 path = os.path.join(folder, name)
                 with open(path, 'rb') as f:
                     found[path] = (f.read(), os.stat(path).st_mtime_ns)
@@ -134,6 +136,14 @@ def test_a_resume_whose_budget_is_spent_says_so_names_the_flag_and_leaves_the_fo
                    'a larger max_env_step to go on (--max-env-step N)'], err
     assert json.loads(open(os.path.join(run, 'summary.json')).read())['env_steps'] == 400
     assert files() == before
+    from acframe.entry.run_folder import RunLock
+
+    held = RunLock(run)  # another process training in the folder: refused, as a resume that would train is
+    try:
+        assert main(['--resume', run, '--max-env-step', '300', '-q']) == 2
+        assert 'is in use by another acframe process' in capsys.readouterr().err
+    finally:
+        held.release()
     assert main(['--resume', run, '--max-env-step', '600', '-q']) == 0  # a larger budget: no such line, it trains
     assert capsys.readouterr().err == ''
 
