@@ -29,7 +29,7 @@ from acframe.worker import Evaluator, Learner, LinearLRDecayHook, LogHook, Sampl
 
 def train(max_env_step: int, seed: int, exp_dir: str = None, algo: str = 'impala') -> dict:
     # the same config file the CLI uses, with a few keys overridden
-    # (IMPALA stops at 195 here; PPO and A2C at their files' 475: an untrained greedy policy may pass 195)
+    # (IMPALA stops at 195 here; PPO and A2C at their files' stop values: an untrained greedy policy may pass 195)
     cfg = compile_config(f'cartpole_{algo}.py', ['env.n_evaluator_episode=4']
                          + (['env.stop_value=195'] if algo == 'impala' else []), seed=seed)
     on_policy = policy_class(cfg).on_policy

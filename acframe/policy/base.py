@@ -784,22 +784,36 @@ class Policy:
         and V the model's ``compute_critic``; a recurrent model continues from ``ends`` ``(T, B, R, H)``, the state
         after each step that ends an episode fragment (``_evaluate_rollout``'s ``'ends'``).
         """
-        checked = 'compute_critic' in self.__dict__.get('_outputs_checked', ())
-        if not truncated.any() and (checked or ends is None and getattr(self, '_recurrent', False)):
-            return reward  # (a recurrent model without the states of the fragments' ends: checked where one ends)
-        # (the first batch checks the model's compute_critic on one row, truncated or not: the first truncation may
-        # come late in a run, and a value of the wrong shape failed there, deep in this fold)
-        picked = truncated
         if not truncated.any():
-            picked = torch.zeros(truncated.shape, dtype=torch.bool, device=truncated.device)
-            picked.view(-1)[0] = True
-        with torch.no_grad():
-            values = self._final_value(final_obs[picked], None if ends is None else ends[picked])
-        if not truncated.any():
+            self._probe_critic(final_obs, truncated, ends)
             return reward
+        with torch.no_grad():
+            values = self._final_value(final_obs[truncated], None if ends is None else ends[truncated])
         final_values = torch.zeros_like(reward)
         final_values[truncated] = values
         return fold_truncation(reward, truncated.float(), final_values, self._cfg.learn.discount_factor)
+
+    def _probe_critic(self, final_obs: torch.Tensor, truncated: torch.Tensor,
+                      ends: Optional[torch.Tensor] = None) -> None:
+        """Check the model's ``compute_critic`` against the model contract on one row of the first batch that has no
+        truncation: the first truncation may come late in a run, and a value of the wrong shape failed there, deep in
+        the fold. The probe changes nothing: the model runs in eval mode (dropout off, batch norm on its running
+        statistics, which a single row could not give) with the CPU random state forked, and its train mode is put
+        back. A recurrent model without the states of the fragments' ends (``ends``) is checked where one ends."""
+        checked = self.__dict__.setdefault('_outputs_checked', set())
+        if ('compute_critic' in checked or torch.jit.is_tracing() or torch.compiler.is_compiling()
+                or ends is None and getattr(self, '_recurrent', False)):
+            return
+        picked = torch.zeros(truncated.shape, dtype=torch.bool, device=truncated.device)
+        picked.view(-1)[0] = True
+        training = self._model.training
+        try:
+            self._model.eval()
+            with torch.no_grad(), torch.random.fork_rng(devices=[]):
+                self._final_value(final_obs[picked], None if ends is None else ends[picked])
+        finally:
+            self._model.train(training)
+        checked.add('compute_critic')  # (also where the policy's own _final_value does not check it: masked ACER)
 
     def _final_value(self, obs: Any, state: Optional[torch.Tensor] = None) -> torch.Tensor:
         """``V`` ``(N,)`` of ``N`` final observations (a recurrent model from ``state`` ``(N, R, H)``): the model's

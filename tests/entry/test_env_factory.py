@@ -395,6 +395,17 @@ def test_a_users_vectorized_masked_env_is_checked_as_a_per_env_masked_env_is():
     env.close()
 
 
+def test_a_resume_names_the_registered_vectorized_env_whose_state_is_not_kept():
+    """A user's VectorEnv keeps no env state: the resume's reason names it as registered, not as the 'vector' kind."""
+    env = VectorEnvManager(MaskedPick(2), [10, 11], role='collector', name='picks')
+    try:
+        env.reset()
+        state = env.state_dict()
+        assert state['envs'] is None and state['why'] == "env manager 'picks' keeps no env state"
+    finally:
+        env.close()
+
+
 def test_check_env_refuses_a_vectorized_env_in_one_line_rather_than_checking_another_env():
     """``-m check-env -c CONFIG`` of a config whose ``env.manager`` is a ``VectorEnv`` checked the config's ``env_id``
     (CartPole-v1) and passed it; its own checks run when a run builds and steps it."""
@@ -484,6 +495,14 @@ class OwnInit(SyncEnvManager):
 
     def __init__(self, env_cfg, role, seeds):
         super().__init__([], seeds, 'sync', role=role)
+
+
+@ENV_MANAGER_REGISTRY.register('init_bug')
+class InitBug(SyncEnvManager):
+    """An __init__ that takes EnvManager's arguments, with a TypeError of its own inside."""
+
+    def __init__(self, env_fns, seeds, manager='sync', role='', step_timeout_s=None, watch_sync=False):
+        self.label = 'envs: ' + len(seeds)
 '''
 
 
@@ -493,7 +512,10 @@ class OwnInit(SyncEnvManager):
     ('forgets_to_return', r"^acframe: error: env.manager 'forgets_to_return': ForgetsToReturn.from_config returned "
                           r"NoneType, not an EnvManager; it must return the manager it built"),
     ('own_init', r"^acframe: error: env.manager 'own_init': OwnInit.__init__ does not take EnvManager's arguments "
-                 r"\(.*\); a subclass that changes __init__ overrides from_config too")])
+                 r"\(.*\); a subclass that changes __init__ overrides from_config too"),
+    # (a TypeError inside an __init__ that takes the arguments is named where it is, not as a signature mismatch)
+    ('init_bug', r"^acframe: error: env.manager 'init_bug': InitBug.from_config \(collector envs\) raised "
+                 r"TypeError: can only concatenate str .* \(at .*my_managers.py:\d+ in __init__")])
 def test_a_user_managers_from_config_that_raises_or_returns_no_manager_is_one_line_and_nothing_written(
         tmp_path, manager, line):
     import re

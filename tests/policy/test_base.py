@@ -24,3 +24,53 @@ def test_a_models_output_is_checked_against_the_contract_in_words():
         "gave non-finite (NaN/inf) 'mu' on finite observations"
     assert all_finite({'a': torch.zeros(2), 'b': torch.ones(2, dtype=torch.uint8)})
     assert not all_finite({'a': torch.tensor([0.0, float('nan')])})
+
+
+class NormedDropoutModel(torch.nn.Module):
+    """A user's model with batch norm and dropout on its way to V: one row in train mode is an error in BatchNorm1d,
+    and a train-mode dropout draws from the random state."""
+
+    def __init__(self, obs_shape, action_shape, **model_keys):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(int(obs_shape), 16), torch.nn.BatchNorm1d(16),
+                                        torch.nn.Dropout(0.5), torch.nn.Tanh())
+        self.logit, self.value = torch.nn.Linear(16, int(action_shape)), torch.nn.Linear(16, 1)
+        self.critic_modes = []  # the train mode of each compute_critic call
+
+    def forward(self, obs, mode='compute_actor_critic'):
+        hidden = self.body(obs)
+        out = {'value': self.value(hidden).squeeze(-1)}
+        if mode == 'compute_critic':
+            self.critic_modes.append(self.training)
+        else:
+            out['logit'] = self.logit(hidden)
+        return out
+
+
+def test_the_first_batchs_probe_of_compute_critic_changes_nothing_and_runs_in_eval_mode():
+    """With no truncation in a batch, compute_critic is still checked once (a wrong shape was found only at the first
+    truncation, late in a run): on one row, in eval mode (a batch-norm model in train mode refused one row), with the
+    random state as it was (the run's draws do not depend on the probe) and the model's train mode put back."""
+    import gymnasium as gym
+    import numpy as np
+
+    from acframe import MODEL_REGISTRY
+    from acframe.config import compile_config
+    from acframe.policy import create_policy
+
+    MODEL_REGISTRY.register('normed_dropout_probe_test', NormedDropoutModel)
+    try:
+        cfg = compile_config((dict(env=dict(env_id='CartPole-v1'),
+                                   policy=dict(model=dict(type='normed_dropout_probe_test'))),
+                              dict(policy=dict(type='a2c'))), seed=0)
+        policy = create_policy(cfg, gym.spaces.Box(-np.inf, np.inf, (4,), dtype=np.float32), gym.spaces.Discrete(2))
+    finally:
+        MODEL_REGISTRY._entries.pop('normed_dropout_probe_test', None)
+    model = policy._model
+    model.train()
+    reward, truncated, final_obs = torch.ones(5, 3), torch.zeros(5, 3, dtype=torch.bool), torch.randn(5, 3, 4)
+    before = torch.get_rng_state()
+    assert policy._bootstrap_truncation(reward, truncated, final_obs) is reward
+    assert torch.equal(torch.get_rng_state(), before) and model.training and model.critic_modes == [False]
+    policy._bootstrap_truncation(reward, truncated, final_obs)  # checked once: not probed again
+    assert model.critic_modes == [False]
