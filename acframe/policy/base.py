@@ -797,9 +797,10 @@ class Policy:
                       ends: Optional[torch.Tensor] = None) -> None:
         """Check the model's ``compute_critic`` against the model contract on one row of the first batch that has no
         truncation: the first truncation may come late in a run, and a value of the wrong shape failed there, deep in
-        the fold. The probe changes nothing: the model runs in eval mode (dropout off, batch norm on its running
-        statistics, which a single row could not give) with the CPU random state forked, and its train mode is put
-        back. A recurrent model without the states of the fragments' ends (``ends``) is checked where one ends."""
+        the fold. The probe changes nothing: the model runs in eval mode (dropout off, so no random draw; batch norm on
+        its running statistics, which a single row could not give), and its train mode is put back. (The random state
+        is not forked around it: a learner thread's fork would rewind the collector's draws made meanwhile.) A
+        recurrent model without the states of the fragments' ends (``ends``) is checked where one ends."""
         checked = self.__dict__.setdefault('_outputs_checked', set())
         if ('compute_critic' in checked or torch.jit.is_tracing() or torch.compiler.is_compiling()
                 or ends is None and getattr(self, '_recurrent', False)):
@@ -809,7 +810,7 @@ class Policy:
         training = self._model.training
         try:
             self._model.eval()
-            with torch.no_grad(), torch.random.fork_rng(devices=[]):
+            with torch.no_grad():
                 self._final_value(final_obs[picked], None if ends is None else ends[picked])
         finally:
             self._model.train(training)

@@ -49,8 +49,9 @@ class NormedDropoutModel(torch.nn.Module):
 
 def test_the_first_batchs_probe_of_compute_critic_changes_nothing_and_runs_in_eval_mode():
     """With no truncation in a batch, compute_critic is still checked once (a wrong shape was found only at the first
-    truncation, late in a run): on one row, in eval mode (a batch-norm model in train mode refused one row), with the
-    random state as it was (the run's draws do not depend on the probe) and the model's train mode put back."""
+    truncation, late in a run): on one row, in eval mode (a batch-norm model in train mode refused one row; a
+    dropout in train mode drew from the random state, so the run's draws depended on the probe), and the model's
+    train mode is put back."""
     import gymnasium as gym
     import numpy as np
 
