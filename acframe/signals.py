@@ -53,6 +53,9 @@ class _Deferral:
     raised: Optional[BaseException] = None
     handled_blocks = 0  # how deep the ``sigterm_as_interrupt`` blocks nest
     timer: Optional[threading.Timer] = None  # the end of a breakable block's hold (``BREAKABLE_HOLD_S``)
+    cut = False  # a second interrupt (or the hold's end) came inside an unbreakable block: cut when it ends
+    hold_fired = False  # the hold's timer sent its Ctrl-C, which its handler has not had yet
+    lock = threading.RLock()  # the timer's check-and-send against the main thread ending the hold
 
 
 #: seconds a breakable block (a gradient step and its hooks) holds a Ctrl-C or SIGTERM at most: one that has not ended
@@ -61,17 +64,44 @@ BREAKABLE_HOLD_S = 30.0
 
 
 def _interrupt(exc: BaseException) -> None:
-    if _Deferral.depth:
-        if _Deferral.pending is not None and not _Deferral.unbreakable:  # a second Ctrl-C: now, not at the block's end
-            exc, _Deferral.pending = _Deferral.pending, None  # (raised as the first: SIGTERM's exit status kept)
-            _end_hold()
-        else:
-            if _Deferral.pending is None and not _Deferral.unbreakable:
-                _start_hold()
-            _Deferral.pending = _Deferral.pending or exc
+    if _Deferral.hold_fired and type(exc) is KeyboardInterrupt:  # (the hold's own Ctrl-C, not the user's)
+        _Deferral.hold_fired = False
+        if _Deferral.pending is None:  # it came as its block ended, the interrupt it would cut already raised
             return
+    if _Deferral.depth:
+        if _Deferral.pending is None:  # the first: held until the block ends (or its hold ends)
+            _Deferral.pending = exc
+            if not _Deferral.unbreakable:
+                _start_hold()
+            return
+        if _Deferral.unbreakable:  # a second Ctrl-C or the hold's end inside a hand-off: once the hand-off ends
+            _Deferral.cut = True
+            return
+        exc = _take_pending()  # a second Ctrl-C: now, not at the block's end (raised as the first: SIGTERM's status)
     _Deferral.raised = exc
     raise exc
+
+
+def _take_pending() -> BaseException:
+    """The held interrupt, no longer held (its hold ended)."""
+    exc, _Deferral.pending, _Deferral.cut = _Deferral.pending, None, False
+    _end_hold()
+    return exc
+
+
+def _breakable_again(cut_now: bool) -> None:
+    """An unbreakable block inside breakable ones has ended with an interrupt held: the breakable blocks hold it as
+    one of their own (its hold armed where it had not been: a SIGTERM there had no way out of a step that never ends),
+    and one that a second Ctrl-C or the hold's end asked to cut meanwhile is raised now (``cut_now``; an error that
+    leaves the block is raised as it is instead, the interrupt at the next check)."""
+    if not _Deferral.depth or _Deferral.unbreakable or _Deferral.pending is None:
+        return
+    if _Deferral.cut and cut_now:
+        exc = _take_pending()
+        _Deferral.raised = exc
+        raise exc
+    if _Deferral.timer is None:
+        _start_hold()
 
 
 def _start_hold() -> None:
@@ -79,15 +109,25 @@ def _start_hold() -> None:
     through this module's own handler (with another handler, or Ctrl-C ignored, the block is not cut)."""
     if signal.getsignal(signal.SIGINT) is not _raise_keyboard_interrupt:
         return
-    # (a real signal to the main thread: it also ends a blocking call there, which a simulated one waits for)
-    _Deferral.timer = threading.Timer(BREAKABLE_HOLD_S, signal.pthread_kill,
-                                      (threading.main_thread().ident, signal.SIGINT))
-    _Deferral.timer.daemon = True
-    _Deferral.timer.start()
+    timer = threading.Timer(BREAKABLE_HOLD_S, lambda: _hold_ends(timer))
+    timer.daemon = True
+    with _Deferral.lock:
+        _Deferral.timer = timer
+    timer.start()
+
+
+def _hold_ends(timer: threading.Timer) -> None:
+    """(The timer's thread) a Ctrl-C to the main thread, unless the hold ended meanwhile: a real signal, which also
+    ends a blocking call there (a simulated one waits for it)."""
+    with _Deferral.lock:
+        if _Deferral.timer is timer:
+            _Deferral.hold_fired = True
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
 def _end_hold() -> None:
-    timer, _Deferral.timer = _Deferral.timer, None
+    with _Deferral.lock:
+        timer, _Deferral.timer = _Deferral.timer, None
     if timer is not None:
         timer.cancel()
 
@@ -211,15 +251,16 @@ def interrupts_deferred(breakable: bool = False) -> Iterator[None]:
         _Deferral.depth -= 1
         _Deferral.unbreakable -= not breakable
         if _Deferral.depth == 0 and _Deferral.pending is not None:
-            _Deferral.raised, _Deferral.pending = _Deferral.pending, None  # (``raise_swallowed_interrupt``'s)
-            _end_hold()
+            _Deferral.raised = _take_pending()  # (``raise_swallowed_interrupt``'s)
+        elif not breakable:
+            _breakable_again(cut_now=False)
         raise
     _Deferral.depth -= 1
     _Deferral.unbreakable -= not breakable
     if _Deferral.depth == 0 and _Deferral.pending is not None:
-        pending, _Deferral.pending = _Deferral.pending, None
-        _end_hold()
-        raise pending
+        raise _take_pending()
+    if not breakable:
+        _breakable_again(cut_now=True)
 
 
 @contextlib.contextmanager
@@ -256,6 +297,8 @@ def sigterm_as_interrupt() -> Iterator[None]:
         _Deferral.handled_blocks -= 1
         if not ended or _Deferral.handled_blocks == 0:
             interrupt_handled()  # nothing is left to raise after the block
+        if _Deferral.handled_blocks == 0:
+            _Deferral.hold_fired = False  # (its Ctrl-C met the ignoring handler of the interrupt path)
         for terminating, handler in previous.items():
             if handler is _raise_terminated and signal.getsignal(terminating) is signal.SIG_IGN:
                 continue  # an outer block's, and the signal came: later ones stay ignored until that block ends

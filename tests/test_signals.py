@@ -176,6 +176,73 @@ def test_a_breakable_block_holding_a_sigterm_longer_than_its_hold_is_cut_as_the_
         signal.signal(signal.SIGINT, inherited)
 
 
+def test_an_interrupt_held_by_a_hand_off_inside_a_step_is_held_by_the_step_once_the_hand_off_ends(monkeypatch):
+    """A SIGTERM that came inside a hand-off (an unbreakable block: the run writer's put, inside a step's hook) had no
+    hold armed, and a step stuck after it was never cut (SIGTERM has no second); a second Ctrl-C, or the hold's end,
+    inside the hand-off was dropped. Now the step holds it as its own once the hand-off ends, and cuts it there when
+    it was asked to meanwhile."""
+    import acframe.signals as signals
+
+    monkeypatch.setattr(signals, 'BREAKABLE_HOLD_S', 0.2)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    steps = []
+    try:
+        started = time.monotonic()
+        with pytest.raises(Terminated):
+            with sigterm_as_interrupt():
+                with interrupts_deferred(breakable=True):
+                    with interrupts_deferred():
+                        os.kill(os.getpid(), signal.SIGTERM)
+                        time.sleep(0.05)
+                    steps.append('after the hand-off')
+                    time.sleep(5)  # stuck: cut by the hold
+        assert steps == ['after the hand-off'] and time.monotonic() - started < 2
+        for second in ('a second Ctrl-C', "the hold's end"):
+            steps = []
+            with pytest.raises(Terminated):
+                with sigterm_as_interrupt():
+                    with interrupts_deferred(breakable=True):
+                        if second == "the hold's end":
+                            os.kill(os.getpid(), signal.SIGTERM)
+                            time.sleep(0.05)
+                        with interrupts_deferred():
+                            if second == 'a second Ctrl-C':
+                                os.kill(os.getpid(), signal.SIGTERM)
+                                time.sleep(0.05)
+                                os.kill(os.getpid(), signal.SIGINT)
+                            time.sleep(0.5)  # (past the hold)
+                            steps.append('hand-off finished')
+                        steps.append('after the hand-off')  # cut before this
+            assert steps == ['hand-off finished'], second
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+def test_the_holds_ctrl_c_arriving_after_its_step_ended_interrupts_nothing(monkeypatch):
+    """The hold's timer sent its Ctrl-C just as the step ended with the SIGTERM it held (here: the signal blocked until
+    then): it met no interrupt to cut, and was raised as a new Ctrl-C in the interrupt path."""
+    import acframe.signals as signals
+
+    monkeypatch.setattr(signals, 'BREAKABLE_HOLD_S', 0.1)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    steps = []
+    try:
+        with sigterm_as_interrupt():
+            try:
+                with pytest.raises(Terminated):
+                    with interrupts_deferred(breakable=True):
+                        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+                        os.kill(os.getpid(), signal.SIGTERM)
+                        time.sleep(0.4)  # the hold ends; its Ctrl-C waits, blocked
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            time.sleep(0.05)
+            steps.append('the interrupt path goes on')
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+    assert steps == ['the interrupt path goes on']
+
+
 def test_the_run_writer_logs_scalars_and_a_wedged_writer_cannot_hang_close(tmp_path, capsys):
     writer = RunWriter(str(tmp_path / 'log'), close_timeout_s=0.5)
     writer.add_scalar('learner/loss', 1.5, 3)

@@ -426,7 +426,7 @@ class RunBase:
             self.spent_on_resume = bool(resume) and self._budget_spent()
             if self.spent_on_resume:
                 if self.writes:  # (a folder another process trains in is refused, as a resume that trains is)
-                    self.lock = RunLock(self.exp_dir)
+                    self.lock = RunLock(self.exp_dir, reads_only=True)  # (the folder may be read-only)
                     self._say_if_spent()
                 return
             if not self.writes:  # a data-parallel rank > 0: rank 0 owns the folder; the first checkpoint is collective

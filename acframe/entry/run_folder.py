@@ -143,20 +143,33 @@ def check_folder_is_data(folder: str, what: str = 'run folder') -> None:
 
 
 class RunLock:
-    """Holds ``exp_dir/.acframe.lock`` for the life of a run; ``release()`` (or process exit) frees it."""
+    """Holds ``exp_dir/.acframe.lock`` for the life of a run; ``release()`` (or process exit) frees it.
 
-    def __init__(self, exp_dir: str) -> None:
+    ``reads_only``: the holder writes nothing in the folder (a resume whose budget is spent), which may then be
+    read-only: an existing lock file is locked through a read-only descriptor, and a folder that cannot hold one
+    (nothing ever trained in it from here) is not locked."""
+
+    def __init__(self, exp_dir: str, reads_only: bool = False) -> None:
         import fcntl
 
         import stat
 
         self.path = os.path.join(exp_dir, LOCK_NAME)
-        try:  # never through a planted link, and never blocking on a planted FIFO
-            self._fd: Optional[int] = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        flags = os.O_NOFOLLOW | os.O_NONBLOCK  # never through a planted link, and never blocking on a planted FIFO
+        self._fd: Optional[int] = None
+        writes = True  # (the holder's pid and host, for a second process's refusal)
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | flags, 0o644)
         except OSError as exc:
-            why = 'it is a symbolic link' if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
-            raise ConfigError(f"cannot open the lock file {self.path}: {why}; remove it (acframe writes only plain "
-                              f"files in a run folder)") from exc
+            unwritable = exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+            if not (unwritable and reads_only):
+                raise self._open_error(exp_dir, exc, unwritable) from exc
+            try:
+                self._fd, writes = os.open(self.path, os.O_RDONLY | flags), False
+            except FileNotFoundError:
+                return  # none, and none can be made: no process trains in this folder
+            except OSError as again:
+                raise self._open_error(exp_dir, again, False) from again
         if not stat.S_ISREG(os.fstat(self._fd).st_mode):
             os.close(self._fd)
             self._fd = None
@@ -171,12 +184,22 @@ class RunLock:
                 raise ConfigError(f"cannot lock {self.path}: {exc.strerror}") from exc
             raise ConfigError(f"{exp_dir} is in use by another acframe process ({holder}); wait for it to finish "
                               f"or stop it — one folder holds one run") from exc
+        if not writes:
+            return
         try:  # who holds it, for the refusal of a second process; the lock is the flock, not this line
             os.ftruncate(self._fd, 0)
             os.write(self._fd, json.dumps({'pid': os.getpid(), 'host': socket.gethostname(),
                                            'since': time.strftime('%Y-%m-%d %H:%M:%S')}).encode())
         except OSError:  # a full disk: held all the same (a second process reads 'holder unknown')
             pass
+
+    def _open_error(self, exp_dir: str, exc: OSError, unwritable: bool) -> ConfigError:
+        if unwritable:
+            return ConfigError(f"cannot open the lock file {self.path}: {exc.strerror}; a run writes in its folder: "
+                               f"make {exp_dir} writable, or copy it to a folder you can write and resume the copy")
+        why = 'it is a symbolic link' if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        return ConfigError(f"cannot open the lock file {self.path}: {why}; remove it (acframe writes only plain files "
+                           f"in a run folder)")
 
     def _holder(self) -> str:
         try:

@@ -7,6 +7,7 @@ a checkpoint from their first moments.
 import json
 import os
 
+import pytest
 import torch
 
 from acframe.entry import RunBase, SerialRun, serial_pipeline_onpolicy
@@ -146,6 +147,34 @@ def test_a_resume_whose_budget_is_spent_says_so_names_the_flag_and_leaves_the_fo
         held.release()
     assert main(['--resume', run, '--max-env-step', '600', '-q']) == 0  # a larger budget: no such line, it trains
     assert capsys.readouterr().err == ''
+
+
+def test_a_read_only_run_folder_resumes_with_a_spent_budget_and_refuses_one_that_trains_in_one_line(tmp_path, capsys):
+    """A finished run on a read-only mount (a shared archive): the spent resume writes nothing, so it runs there too
+    (its lock taken through a read-only descriptor: it was 'cannot open the lock file ...; remove it'); one that
+    would train says the folder must be writable, with what to do (it said to remove the lock file)."""
+    import shutil
+    import subprocess
+
+    from acframe.cli import main
+    from fixtures.tmpfs import tmpfs
+
+    assert main(['-c', 'cartpole_a2c.py', '--exp-dir', str(tmp_path / 'run'), '--max-env-step', '300', '-q']) == 0
+    mount = tmp_path / 'ro'
+    mount.mkdir()
+    with tmpfs(mount, '8m') as refused:
+        if refused:
+            pytest.skip(refused)
+        shutil.copytree(tmp_path / 'run', mount / 'run')
+        subprocess.run(['mount', '-o', 'remount,ro', str(mount)], check=True)
+        run = str(mount / 'run')
+        capsys.readouterr()
+        assert main(['--resume', run, '--max-env-step', '300', '-q']) == 0
+        assert 'the budget is spent already' in capsys.readouterr().err
+        assert main(['--resume', run, '--max-env-step', '600', '-q']) == 2
+        assert capsys.readouterr().err == (f"acframe: error: cannot open the lock file {run}/.acframe.lock: Read-only "
+                                           f"file system; a run writes in its folder: make {run} writable, or copy it "
+                                           f"to a folder you can write and resume the copy\n")
 
 
 def test_a_run_resumes_with_the_config_it_was_started_from_given_again(tmp_path, capsys):
