@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import threading
+import time
 from typing import Iterator, Optional
 
 
@@ -54,20 +55,24 @@ class _Deferral:
     handled_blocks = 0  # how deep the ``sigterm_as_interrupt`` blocks nest
     timer: Optional[threading.Timer] = None  # the end of a breakable block's hold (``BREAKABLE_HOLD_S``)
     cut = False  # a second interrupt (or the hold's end) came inside an unbreakable block: cut when it ends
-    hold_fired = False  # the hold's timer sent its Ctrl-C, which its handler has not had yet
-    lock = threading.RLock()  # the timer's check-and-send against the main thread ending the hold
+    hold_fired_at = 0.0  # ``time.monotonic()`` when the hold's timer sent its Ctrl-C, not yet handled (0: none)
 
 
 #: seconds a breakable block (a gradient step and its hooks) holds a Ctrl-C or SIGTERM at most: one that has not ended
 #: by then (a hook stuck on the network, say) is cut where it is, as a second Ctrl-C cuts it (SIGTERM has no second)
 BREAKABLE_HOLD_S = 30.0
+#: how long after the hold's timer sent its Ctrl-C a Ctrl-C is taken for that one (a later one is the user's)
+_HOLD_SIGNAL_S = 1.0
 
 
 def _interrupt(exc: BaseException) -> None:
-    if _Deferral.hold_fired and type(exc) is KeyboardInterrupt:  # (the hold's own Ctrl-C, not the user's)
-        _Deferral.hold_fired = False
-        if _Deferral.pending is None:  # it came as its block ended, the interrupt it would cut already raised
-            return
+    if type(exc) is KeyboardInterrupt and _Deferral.hold_fired_at:  # the hold's own Ctrl-C, not the user's?
+        hold = time.monotonic() - _Deferral.hold_fired_at < _HOLD_SIGNAL_S
+        _Deferral.hold_fired_at = 0.0
+        if hold:
+            if _Deferral.pending is None or not _Deferral.depth:
+                return  # its block ended (or is ending): the interrupt it would cut is raised there
+            _Deferral.timer = None  # (spent: a hand-off that ends with an error arms a new one, _breakable_again)
     if _Deferral.depth:
         if _Deferral.pending is None:  # the first: held until the block ends (or its hold ends)
             _Deferral.pending = exc
@@ -78,6 +83,8 @@ def _interrupt(exc: BaseException) -> None:
             _Deferral.cut = True
             return
         exc = _take_pending()  # a second Ctrl-C: now, not at the block's end (raised as the first: SIGTERM's status)
+    elif _Deferral.pending is not None:  # a block at its end, its depth 0 and its interrupt not yet taken: that one
+        exc = _take_pending()
     _Deferral.raised = exc
     raise exc
 
@@ -111,23 +118,21 @@ def _start_hold() -> None:
         return
     timer = threading.Timer(BREAKABLE_HOLD_S, lambda: _hold_ends(timer))
     timer.daemon = True
-    with _Deferral.lock:
-        _Deferral.timer = timer
+    _Deferral.timer = timer
     timer.start()
 
 
 def _hold_ends(timer: threading.Timer) -> None:
     """(The timer's thread) a Ctrl-C to the main thread, unless the hold ended meanwhile: a real signal, which also
-    ends a blocking call there (a simulated one waits for it)."""
-    with _Deferral.lock:
-        if _Deferral.timer is timer:
-            _Deferral.hold_fired = True
-            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    ends a blocking call there (a simulated one waits for it). One that comes just after its block ended finds
+    nothing held, and is dropped (``_interrupt``)."""
+    if _Deferral.timer is timer:
+        _Deferral.hold_fired_at = time.monotonic()
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
 def _end_hold() -> None:
-    with _Deferral.lock:
-        timer, _Deferral.timer = _Deferral.timer, None
+    timer, _Deferral.timer = _Deferral.timer, None
     if timer is not None:
         timer.cancel()
 
@@ -236,7 +241,9 @@ def interrupts_deferred(breakable: bool = False) -> Iterator[None]:
     ``multiprocessing.Queue.put`` can lose the wake-up of the queue's feeder thread, and the writer that owns the
     queue then waits forever when it is closed. ``breakable=True`` (a gradient step and its hooks, which run user
     code): a second Ctrl-C while one is held, or ``BREAKABLE_HOLD_S`` seconds of holding it, raises the held one at
-    once (only where every enclosing block is breakable), so a step that never ends can still be stopped. An error
+    once, so a step that never ends can still be stopped; inside a hand-off within it (an unbreakable block) the cut
+    waits for the hand-off's end, and an interrupt that came during the hand-off is held by the step from then on,
+    its hold started there. An error
     that leaves the block is raised as it is (the interrupt held is raised at the loop's next check,
     ``raise_swallowed_interrupt``). Outside the main thread (where handlers never run) it does nothing.
     """
@@ -298,7 +305,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         if not ended or _Deferral.handled_blocks == 0:
             interrupt_handled()  # nothing is left to raise after the block
         if _Deferral.handled_blocks == 0:
-            _Deferral.hold_fired = False  # (its Ctrl-C met the ignoring handler of the interrupt path)
+            _Deferral.hold_fired_at = 0.0  # (its Ctrl-C may have met the interrupt path's ignoring handler)
         for terminating, handler in previous.items():
             if handler is _raise_terminated and signal.getsignal(terminating) is signal.SIG_IGN:
                 continue  # an outer block's, and the signal came: later ones stay ignored until that block ends

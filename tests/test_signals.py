@@ -238,9 +238,70 @@ def test_the_holds_ctrl_c_arriving_after_its_step_ended_interrupts_nothing(monke
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             time.sleep(0.05)
             steps.append('the interrupt path goes on')
+            with pytest.raises(KeyboardInterrupt):  # and the user's next Ctrl-C is not taken for the hold's
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)
     finally:
         signal.signal(signal.SIGINT, inherited)
     assert steps == ['the interrupt path goes on']
+
+
+@pytest.mark.parametrize('whose', ['the hold', 'the user'])
+def test_a_ctrl_c_handled_as_a_block_ends_leaves_it_with_the_interrupt_it_held(monkeypatch, whose):
+    """A Ctrl-C handled between the block's depth reaching 0 and its taking the held SIGTERM (the hold's, or the
+    user's second) was raised as a new plain Ctrl-C (exit 130, not 143), and the SIGTERM stayed held: the next block
+    of the process ended by raising it."""
+    import acframe.signals as signals
+
+    take, sent = signals._take_pending, []
+
+    def taken_as_a_ctrl_c_comes():
+        if not sent:
+            sent.append(whose)
+            if whose == 'the hold':
+                signals._Deferral.hold_fired_at = time.monotonic()  # (as its timer marks it)
+            os.kill(os.getpid(), signal.SIGINT)  # handled at the next check: here, inside the block's end
+        return take()
+    monkeypatch.setattr(signals, '_take_pending', taken_as_a_ctrl_c_comes)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with sigterm_as_interrupt():
+            with pytest.raises(Terminated):
+                with interrupts_deferred(breakable=True):
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(0.05)
+            assert sent and signals._Deferral.pending is None and signals._Deferral.timer is None
+            with interrupts_deferred():  # the next block holds nothing
+                pass
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+def test_a_hold_that_ended_in_a_hand_off_that_failed_is_started_again(monkeypatch):
+    """The hold's end came inside a hand-off that then raised, and the step caught the error and went on: its hold
+    was spent, and a SIGTERM (which has no second) no longer stopped a step stuck after it."""
+    import acframe.signals as signals
+
+    monkeypatch.setattr(signals, 'BREAKABLE_HOLD_S', 0.2)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    steps = []
+    try:
+        started = time.monotonic()
+        with pytest.raises(Terminated):
+            with sigterm_as_interrupt():
+                with interrupts_deferred(breakable=True):
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(0.05)
+                    try:
+                        with interrupts_deferred():
+                            time.sleep(0.4)  # the hold ends here
+                            raise OSError('the hand-off failed')
+                    except OSError:
+                        steps.append('caught')
+                    time.sleep(5)  # stuck: cut by the new hold
+        assert steps == ['caught'] and time.monotonic() - started < 2
+    finally:
+        signal.signal(signal.SIGINT, inherited)
 
 
 def test_the_run_writer_logs_scalars_and_a_wedged_writer_cannot_hang_close(tmp_path, capsys):

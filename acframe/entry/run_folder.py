@@ -146,8 +146,9 @@ class RunLock:
     """Holds ``exp_dir/.acframe.lock`` for the life of a run; ``release()`` (or process exit) frees it.
 
     ``reads_only``: the holder writes nothing in the folder (a resume whose budget is spent), which may then be
-    read-only: an existing lock file is locked through a read-only descriptor, and a folder that cannot hold one
-    (nothing ever trained in it from here) is not locked."""
+    read-only or another user's: where the lock file cannot be opened for writing it is locked shared through a
+    read-only descriptor (which a trainer's exclusive lock excludes both ways, on NFS too), and where it cannot be
+    opened or locked at all the folder is not locked (nothing is written in it)."""
 
     def __init__(self, exp_dir: str, reads_only: bool = False) -> None:
         import fcntl
@@ -157,7 +158,7 @@ class RunLock:
         self.path = os.path.join(exp_dir, LOCK_NAME)
         flags = os.O_NOFOLLOW | os.O_NONBLOCK  # never through a planted link, and never blocking on a planted FIFO
         self._fd: Optional[int] = None
-        writes = True  # (the holder's pid and host, for a second process's refusal)
+        mode = fcntl.LOCK_EX
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | flags, 0o644)
         except OSError as exc:
@@ -165,27 +166,30 @@ class RunLock:
             if not (unwritable and reads_only):
                 raise self._open_error(exp_dir, exc, unwritable) from exc
             try:
-                self._fd, writes = os.open(self.path, os.O_RDONLY | flags), False
-            except FileNotFoundError:
-                return  # none, and none can be made: no process trains in this folder
+                self._fd, mode = os.open(self.path, os.O_RDONLY | flags), fcntl.LOCK_SH
             except OSError as again:
-                raise self._open_error(exp_dir, again, False) from again
+                if again.errno == errno.ELOOP:
+                    raise self._open_error(exp_dir, again, False) from again
+                return  # none, or not readable: not locked (a reads-only holder writes nothing)
         if not stat.S_ISREG(os.fstat(self._fd).st_mode):
             os.close(self._fd)
             self._fd = None
             raise ConfigError(f"the lock file {self.path} is not a plain file; remove it")
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self._fd, mode | fcntl.LOCK_NB)
         except OSError as exc:
-            holder = self._holder()
+            held = exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
+            holder = self._holder() if held else ''
             os.close(self._fd)
             self._fd = None
-            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise ConfigError(f"cannot lock {self.path}: {exc.strerror}") from exc
-            raise ConfigError(f"{exp_dir} is in use by another acframe process ({holder}); wait for it to finish "
-                              f"or stop it — one folder holds one run") from exc
-        if not writes:
-            return
+            if held:
+                raise ConfigError(f"{exp_dir} is in use by another acframe process ({holder}); wait for it to finish "
+                                  f"or stop it — one folder holds one run") from exc
+            if reads_only:
+                return  # a file system without locks (an NFS mount with nolock): not locked, nothing is written
+            raise ConfigError(f"cannot lock {self.path}: {exc.strerror}") from exc
+        if mode == fcntl.LOCK_SH:
+            return  # (a read-only descriptor: no holder line)
         try:  # who holds it, for the refusal of a second process; the lock is the flock, not this line
             os.ftruncate(self._fd, 0)
             os.write(self._fd, json.dumps({'pid': os.getpid(), 'host': socket.gethostname(),
@@ -194,9 +198,13 @@ class RunLock:
             pass
 
     def _open_error(self, exp_dir: str, exc: OSError, unwritable: bool) -> ConfigError:
-        if unwritable:
+        if unwritable and not os.access(exp_dir, os.W_OK):
             return ConfigError(f"cannot open the lock file {self.path}: {exc.strerror}; a run writes in its folder: "
                                f"make {exp_dir} writable, or copy it to a folder you can write and resume the copy")
+        if unwritable:
+            return ConfigError(f"cannot open the lock file {self.path}: {exc.strerror}; it is not yours to write (its "
+                               f"owner, or its permissions): let its owner run it, or copy the folder and resume the "
+                               f"copy")
         why = 'it is a symbolic link' if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
         return ConfigError(f"cannot open the lock file {self.path}: {why}; remove it (acframe writes only plain files "
                            f"in a run folder)")

@@ -6,7 +6,6 @@ parameters are ``params``), EnvPool and Atari. The manager is the one registered
 under ``env.manager``: an ``EnvManager`` subclass ('sync', 'async', 'envpool', or a user's own), or a
 ``gymnasium.vector.VectorEnv`` subclass (a user's already-vectorized env, stepped by ``VectorEnvManager``).
 """
-import traceback
 from numbers import Integral
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
@@ -38,11 +37,13 @@ def in_process_manager(name: str) -> Optional[str]:
     return None if issubclass(cls, gym.vector.VectorEnv) else cls.in_process_manager
 
 
-def _raised_by_the_call(exc: BaseException, caller: str) -> bool:
-    """Whether ``exc`` was raised in ``caller``'s own frame (a call's arguments refused), not inside the function
-    it called (a TypeError of the callee's own body)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return bool(frames) and frames[-1].name == caller
+def _raised_in_from_config(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised in ``EnvManager.from_config``'s own frame (its call of the subclass's ``__init__``
+    refused, the arguments not taken), not inside a function it called (a TypeError of that ``__init__``'s body)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code is EnvManager.from_config.__func__.__code__
 
 
 def make_env_manager(cfg: Any, role: str, envs: Union[int, Sequence[int]], seed: Optional[int] = None,
@@ -79,7 +80,7 @@ def make_env_manager(cfg: Any, role: str, envs: Union[int, Sequence[int]], seed:
     except Exception as exc:  # a user's manager: one line naming its file and line (an env's own error: as it is)
         inherited = getattr(cls.from_config, '__func__', None) is EnvManager.from_config.__func__
         if isinstance(exc, TypeError) and inherited and cls.__init__ is not EnvManager.__init__ \
-                and not cls.__module__.startswith('acframe.') and _raised_by_the_call(exc, 'from_config'):
+                and not cls.__module__.startswith('acframe.') and _raised_in_from_config(exc):
             # (EnvManager's from_config calls the user's __init__ with arguments it does not take)
             raise EnvError(f"env.manager '{name}': {cls.__name__}.__init__ does not take EnvManager's arguments "
                            f"({exc}); a subclass that changes __init__ overrides from_config too, building itself "

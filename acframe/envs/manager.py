@@ -255,7 +255,7 @@ class EnvManager:
         """Why a manager other than ``sync`` keeps no env state (``unrestored_why``'s words)."""
         if self.manager == 'async':
             return "env.manager='async': its envs live in subprocesses"
-        return f"env manager '{getattr(self, '_name', self.manager)}' keeps no env state"
+        return f"env manager '{self.manager}' keeps no env state"
 
     def load_state_dict(self, state: Dict[str, Any]) -> bool:
         """Restore what ``state_dict`` saved; True when the envs' exact state was restored (else they must reset,

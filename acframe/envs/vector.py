@@ -99,6 +99,10 @@ class VectorEnvManager(EnvManager):
             self._mask_size = mask_size(venv.single_action_space)
             self._mask_splits = mask_splits(venv.single_action_space)
 
+    def _keeps_no_state(self) -> str:
+        """A user's vectorized env keeps no state a checkpoint can hold (named as registered)."""
+        return f"env manager '{self._name}' keeps no env state"
+
     def reset(self, seeds: Optional[Sequence[int]] = None) -> Any:
         obs = super().reset(seeds)
         self._check_masks(obs)

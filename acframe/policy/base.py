@@ -777,8 +777,8 @@ class Policy:
 
     def _bootstrap_truncation(self, reward: torch.Tensor, truncated: torch.Tensor, final_obs: torch.Tensor,
                               ends: Optional[torch.Tensor] = None) -> torch.Tensor:
-        """Fold ``gamma * V(final_obs)``, with the current weights and no gradient, into the reward of every
-        truncated step (``rl_utils.fold_truncation``; the caller gives those steps discount 0).
+        """Fold ``gamma * V(final_obs)``, with the current weights, no gradient and in eval mode (``_critic_values``),
+        into the reward of every truncated step (``rl_utils.fold_truncation``; the caller gives those steps discount 0).
 
         ``reward``/``truncated`` are ``(T, B)``, ``final_obs`` ``(T, B, obs)``; gamma is ``policy.learn.discount_factor``
         and V the model's ``compute_critic``; a recurrent model continues from ``ends`` ``(T, B, R, H)``, the state
@@ -787,33 +787,41 @@ class Policy:
         if not truncated.any():
             self._probe_critic(final_obs, truncated, ends)
             return reward
-        with torch.no_grad():
-            values = self._final_value(final_obs[truncated], None if ends is None else ends[truncated])
+        values = self._critic_values(final_obs[truncated], None if ends is None else ends[truncated])
         final_values = torch.zeros_like(reward)
         final_values[truncated] = values
         return fold_truncation(reward, truncated.float(), final_values, self._cfg.learn.discount_factor)
 
+    def _critic_values(self, final_obs: Any, ends: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """``_final_value`` of ``N`` final observations with no gradient and the model in eval mode, its mode put back:
+        a bootstrap is the critic's estimate as after training (dropout off, so no random draw; batch norm on its
+        running statistics: a truncated step or two are no batch to normalize, and must not move them), as the
+        learn mode's prepare and the collect mode see the model. (Inside a compiled learn step the mode is left as
+        it is: switching it there would recompile.)"""
+        model = self._model
+        switch = model.training and not (torch.jit.is_tracing() or torch.compiler.is_compiling())
+        try:
+            if switch:
+                model.eval()
+            with torch.no_grad():
+                return self._final_value(final_obs, ends)
+        finally:
+            if switch:
+                model.train(True)
+
     def _probe_critic(self, final_obs: torch.Tensor, truncated: torch.Tensor,
                       ends: Optional[torch.Tensor] = None) -> None:
         """Check the model's ``compute_critic`` against the model contract on one row of the first batch that has no
-        truncation: the first truncation may come late in a run, and a value of the wrong shape failed there, deep in
-        the fold. The probe changes nothing: the model runs in eval mode (dropout off, so no random draw; batch norm on
-        its running statistics, which a single row could not give), and its train mode is put back. (The random state
-        is not forked around it: a learner thread's fork would rewind the collector's draws made meanwhile.) A
-        recurrent model without the states of the fragments' ends (``ends``) is checked where one ends."""
+        truncation, as ``_critic_values`` will call it: the first truncation may come late in a run, and a value of
+        the wrong shape failed there, deep in the fold. A recurrent model without the states of the fragments' ends
+        (``ends``) is checked where one ends."""
         checked = self.__dict__.setdefault('_outputs_checked', set())
         if ('compute_critic' in checked or torch.jit.is_tracing() or torch.compiler.is_compiling()
                 or ends is None and getattr(self, '_recurrent', False)):
             return
         picked = torch.zeros(truncated.shape, dtype=torch.bool, device=truncated.device)
         picked.view(-1)[0] = True
-        training = self._model.training
-        try:
-            self._model.eval()
-            with torch.no_grad():
-                self._final_value(final_obs[picked], None if ends is None else ends[picked])
-        finally:
-            self._model.train(training)
+        self._critic_values(final_obs[picked], None if ends is None else ends[picked])
         checked.add('compute_critic')  # (also where the policy's own _final_value does not check it: masked ACER)
 
     def _final_value(self, obs: Any, state: Optional[torch.Tensor] = None) -> torch.Tensor:

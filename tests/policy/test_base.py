@@ -1,4 +1,5 @@
 """The base Policy's checks of a model's outputs against the model contract (docs/custom_policy.md)."""
+import pytest
 import torch
 
 
@@ -41,17 +42,19 @@ class NormedDropoutModel(torch.nn.Module):
         hidden = self.body(obs)
         out = {'value': self.value(hidden).squeeze(-1)}
         if mode == 'compute_critic':
+            if getattr(self, 'fail', False):
+                raise RuntimeError('a bug in compute_critic')
             self.critic_modes.append(self.training)
         else:
             out['logit'] = self.logit(hidden)
         return out
 
 
-def test_the_first_batchs_probe_of_compute_critic_changes_nothing_and_runs_in_eval_mode():
+def test_the_bootstrap_of_truncations_and_its_first_batch_probe_run_in_eval_mode_and_change_nothing():
     """With no truncation in a batch, compute_critic is still checked once (a wrong shape was found only at the first
-    truncation, late in a run): on one row, in eval mode (a batch-norm model in train mode refused one row; a
-    dropout in train mode drew from the random state, so the run's draws depended on the probe), and the model's
-    train mode is put back."""
+    truncation, late in a run): on one row, in eval mode as the bootstrap itself runs (a batch-norm model in train
+    mode refused one row; a dropout in train mode drew from the random state, so the run's draws depended on it; a
+    few final observations moved batch norm's running statistics), and the model's train mode is put back."""
     import gymnasium as gym
     import numpy as np
 
@@ -75,3 +78,15 @@ def test_the_first_batchs_probe_of_compute_critic_changes_nothing_and_runs_in_ev
     assert torch.equal(torch.get_rng_state(), before) and model.training and model.critic_modes == [False]
     policy._bootstrap_truncation(reward, truncated, final_obs)  # checked once: not probed again
     assert model.critic_modes == [False]
+    # the bootstrap itself, as probed: one truncated row (refused by batch norm in train mode, after the probe had
+    # passed), running statistics and random state untouched, train mode put back
+    truncated[2, 1] = True
+    statistics = [b.clone() for b in model.body[1].buffers()]
+    folded = policy._bootstrap_truncation(reward, truncated, final_obs)
+    assert folded[2, 1] != 1 and torch.equal(folded[~truncated], reward[~truncated])
+    assert all(torch.equal(b, was) for b, was in zip(model.body[1].buffers(), statistics))
+    assert torch.equal(torch.get_rng_state(), before) and model.training and model.critic_modes == [False, False]
+    model.fail = True  # a model that raises there: its train mode is put back all the same
+    with pytest.raises(RuntimeError, match='a bug in compute_critic'):
+        policy._bootstrap_truncation(reward, truncated, final_obs)
+    assert model.training

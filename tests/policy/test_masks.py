@@ -170,6 +170,22 @@ def test_acer_bootstraps_a_truncated_episode_from_v_over_the_legal_actions_of_it
     assert not torch.allclose(out['value'].view(T, B)[4], (reward[4] - batch.reward[4]) / gamma)  # not the unmasked V
 
 
+def test_acers_masked_critic_is_probed_once_not_at_every_batch_without_a_truncation():
+    """The first batch without a truncation checks the critic on one final observation; masked ACER's V (over the
+    legal actions, not the model's compute_critic) left it unmarked, so every such batch ran the model again."""
+    box, actions = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32), gym.spaces.Discrete(2)
+    masked_space = gym.spaces.Dict(OrderedDict(obs=box, action_mask=gym.spaces.Box(0, 1, (2,), np.uint8)))
+    policy = create_policy(compile_config('cartpole_acer.py'), masked_space, actions)
+    calls = []
+    model_forward = policy._model.forward
+    policy._model.forward = lambda *args, **kwargs: calls.append(kwargs.get('mode')) or model_forward(*args, **kwargs)
+    batch = _batch('acer', True, T=5, B=4, seed=3)
+    batch.truncated = torch.zeros(5, 4, dtype=torch.bool)
+    for _ in range(3):
+        policy._rewards_and_discounts(batch)
+    assert calls == ['compute_actor_critic']  # (the one probe)
+
+
 # ---- whole runs: the env raises on an illegal action, so a finished run took none ------------------------------
 TTT = ['env.type=toy_tictactoe', 'env.env_id=toy_tictactoe', 'env.stop_value=None', 'env.collector_env_num=4',
        'env.evaluator_env_num=4', 'env.n_evaluator_episode=8', 'policy.eval.evaluator.eval_freq=5']
