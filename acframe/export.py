@@ -29,7 +29,7 @@ from __future__ import annotations
 import io
 import os
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
@@ -187,6 +187,17 @@ def check_state(state: torch.Tensor, batch: int, shape: List[int]) -> None:
                              batch, shape[0], shape[1], state.shape))
 
 
+def as_dict_obs(obs: Union[torch.Tensor, Dict[str, torch.Tensor]],
+                shapes: Dict[str, List[int]]) -> Dict[str, torch.Tensor]:
+    """``obs`` itself when it is a dict; a ``ValueError`` naming the keys for one tensor (TorchScript's own words
+    were "dictionary update sequence element #0 has length 36; 2 is required")."""
+    if isinstance(obs, torch.Tensor):
+        keys = ', '.join(["'" + name + "'" for name in shapes.keys()])  # (TorchScript's format escapes no braces)
+        raise ValueError("obs: a dict of batches is expected, " + "{key: (B, *shape)}" + " for the keys [" + keys
+                         + "], not one tensor of shape " + str(obs.shape))
+    return obs
+
+
 def check_keys(obs: Dict[str, torch.Tensor], shapes: Dict[str, List[int]]) -> int:
     """Check each key of a Dict observation as ``check_obs`` does; their common batch size."""
     batch = -1
@@ -221,9 +232,10 @@ class CheckedDictActor(torch.nn.Module):
         super().__init__()
         self.traced, self.shapes = traced, shapes
 
-    def forward(self, obs: Dict[str, torch.Tensor]) -> torch.Tensor:
-        check_keys(obs, self.shapes)
-        return self.traced(obs)
+    def forward(self, obs: Union[torch.Tensor, Dict[str, torch.Tensor]]) -> torch.Tensor:
+        given = as_dict_obs(obs, self.shapes)
+        check_keys(given, self.shapes)
+        return self.traced(given)
 
 
 class CheckedStep(torch.nn.Module):
@@ -246,9 +258,11 @@ class CheckedDictStep(torch.nn.Module):
         super().__init__()
         self.traced, self.shapes, self.state_shape = traced, shapes, list(state_shape)
 
-    def forward(self, obs: Dict[str, torch.Tensor], state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        check_state(state, check_keys(obs, self.shapes), self.state_shape)
-        return self.traced(obs, state)
+    def forward(self, obs: Union[torch.Tensor, Dict[str, torch.Tensor]],
+                state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        given = as_dict_obs(obs, self.shapes)
+        check_state(state, check_keys(given, self.shapes), self.state_shape)
+        return self.traced(given, state)
 
 
 def checked_inputs(traced: Any, space: gym.Space, state_shape: Optional[Sequence[int]]) -> Any:

@@ -253,7 +253,11 @@ def test_the_exported_policy_takes_the_mask(masked_runs, tmp_path, capsys):
                              "obs['action_mask']: a batch of shape (B, 9) is expected, not [9] (one observation is "
                              "obs[None])"),
                             ({'obs': obs, 'action_mask': mask[:10]},
-                             "obs: every key must hold the same batch size; obs['action_mask'] holds 10, not 200")):
+                             "obs: every key must hold the same batch size; obs['action_mask'] holds 10, not 200"),
+                            (torch.cat([obs, mask.float()], 1),  # (one tensor: it was "dictionary update sequence
+                             # element #0 has length 36; 2 is required")
+                             "obs: a dict of batches is expected, {key: (B, *shape)} for the keys ['obs', "
+                             "'action_mask'], not one tensor of shape [200, 36]")):
             with pytest.raises(torch.jit.Error, match=re.escape(says)):  # one line naming the key, not the graph's error
                 model(wrong, *state)
         if name == 'ppo_lstm':
