@@ -500,6 +500,28 @@ def test_a_choice_a_configured_hook_refuses_is_refused_before_the_study(tmp_path
         check_space(base, space)
 
 
+def test_the_configs_hooks_are_built_once_for_the_checks_of_every_choice():
+    """Each probed value of each key is checked with the config's hooks: they were built again for every one (a hook
+    whose constructor opens a connection or a file opened it a dozen times before the study began)."""
+    from acframe import HOOK_REGISTRY
+    from acframe.worker import LearnerHook
+
+    built = []
+
+    @HOOK_REGISTRY.register('counted_tune_hook')
+    class Counted(LearnerHook):
+        def __init__(self):
+            built.append(self)
+    try:
+        base = to_plain(compile_config('cartpole_a2c.py', ["policy.learn.learner.hooks=[{'type': 'counted_tune_hook'}]"]))
+        space = build_space(base, {'policy.learn.learning_rate': ['log_uniform', 1e-4, 1e-2],
+                                   'policy.collect.n_sample': ['categorical', [40, 80, 160]]}, use_default_space=False)
+        check_space(base, space)
+    finally:
+        HOOK_REGISTRY._entries.pop('counted_tune_hook', None)
+    assert len(built) == 1
+
+
 @pytest.mark.parametrize('given, use_default, why', [
     ({}, False, 'use_default_space is False and it names no key'),
     ({key: None for key in DEFAULT_SPACES['a2c']} | {'policy.collect.n_sample': None}, True,

@@ -360,6 +360,7 @@ def check_space(base: Mapping[str, Any], space: Space, source: str = 'the search
 
     main = dict(base)
     create = create_config_of(main)
+    built: Dict[str, Dict[str, List[Any]]] = {}  # the config's hooks, built once per hooks setting (not per probe)
     for key, spec in space.items():
         if key in RESERVED_KEYS:
             raise ConfigError(f"{source}: key '{key}' is set by the tuner (--seeds, --budget, the study folder); "
@@ -376,7 +377,11 @@ def check_space(base: Mapping[str, Any], space: Space, source: str = 'the search
                     cfg = compile_config((main, create), [(key, value)])
                     policy_class(cfg).check_run_config(cfg)  # (what the policy refuses at a run's start: a recurrent
                     # PPO's sequences that do not tile the rollout; and what the config's hooks refuse)
-                    check_hooks_run_config(cfg, config_hooks(cfg))
+                    hooks = json.dumps([cfg.policy.learn.learner.get('hooks', []), cfg.policy.collect.get('hooks', []),
+                                        cfg.policy.eval.evaluator.get('hooks', [])], sort_keys=True, default=repr)
+                    if hooks not in built:
+                        built[hooks] = config_hooks(cfg)
+                    check_hooks_run_config(cfg, built[hooks])
             except AcframeError as exc:  # (a policy of one's own may refuse with any of acframe's errors)
                 text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ConfigError(f"{source}: key '{key}'{f' (value {value!r})' if known else ''}: {text}") from exc
