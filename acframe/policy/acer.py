@@ -187,8 +187,37 @@ class ACERPolicy(Policy):
     def default_model(self) -> Tuple[str, Dict[str, Any]]:
         return ('acer_q' if self._action_space == 'discrete' else 'acer_sdn'), {}
 
+    def _check_sdn_model(self) -> None:
+        """Continuous ACER learns ``Q~`` at given actions (the stochastic dueling network, the default 'acer_sdn'
+        model's): a model of a user's without it is refused in one line at the start (it was an AttributeError
+        traceback at the first gradient step, the run's folder left behind)."""
+        import inspect
+
+        model = self._model
+        needs = ('sdn_q',) if self._recurrent else ('compute_actor', 'compute_critic', 'compute_actor_critic')
+        lacking = [name for name in needs if not callable(getattr(model, name, None))]
+        takes_actions = True
+        if not lacking and not self._recurrent:
+            try:
+                params = inspect.signature(model.compute_actor_critic).parameters.values()
+                takes_actions = any(p.name == 'actions' or p.kind is p.VAR_KEYWORD for p in params)
+            except (TypeError, ValueError):
+                pass
+        if lacking or not takes_actions:
+            cls = type(model)
+            what = (f"has no {', no '.join(lacking)}" if lacking else "has a compute_actor_critic that takes no actions=")
+            how = ("sdn_q(critic_feature, value, mu, sigma, actions) giving Q~ (N, K) for actions (N, K, action_dim)"
+                   if self._recurrent else "compute_actor(obs), compute_critic(obs) and compute_actor_critic(obs, "
+                   "actions=None) giving 'q_value' (N, K) for actions (N, K, action_dim) as well")
+            raise ConfigError(f"policy '{self._cfg.get('type', 'acer')}' with continuous actions learns Q~ at given "
+                              f"actions (a stochastic dueling network): the model ({cls.__module__}.{cls.__qualname__}) {what}; use "
+                              f"policy.model.type='acer_sdn' (the default), or give the model {how} "
+                              f"(docs/custom_policy.md)")
+
     # ---- learn -------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
+        if self._action_space == 'continuous':
+            self._check_sdn_model()
         learn = self._cfg.learn  # its values were checked by compile_config against the declarations in config
         critic_lr = learn.critic_learning_rate
         params: Any = self._model.parameters() if critic_lr is None else actor_critic_groups(self._model, float(critic_lr))

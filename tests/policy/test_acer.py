@@ -340,3 +340,52 @@ def test_acframes_vac_is_refused_but_a_factory_or_a_vac_subclass_of_the_users_is
     finally:
         MODEL_REGISTRY._entries.pop('acer_factory_test', None)
         MODEL_REGISTRY._entries.pop('vac_with_q_test', None)
+
+
+class GaussianForwardModel(torch.nn.Module):
+    """A user's Gaussian actor-critic keeping to the plain model contract (forward(obs, mode=...)), no SDN."""
+
+    def __init__(self, obs_shape, action_shape, **model_keys):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(int(obs_shape), 16), torch.nn.Tanh())
+        self.mu, self.v = torch.nn.Linear(16, int(action_shape)), torch.nn.Linear(16, 1)
+
+    def forward(self, obs, mode='compute_actor_critic'):
+        hidden = self.body(obs)
+        out = {'mu': self.mu(hidden), 'sigma': torch.ones_like(self.mu(hidden))}
+        if mode != 'compute_actor':
+            out['value'] = self.v(hidden).squeeze(-1)
+        return out
+
+
+class GaussianMethodsModel(GaussianForwardModel):
+    """The same with the compute_* methods, its compute_actor_critic without actions=."""
+
+    def compute_actor(self, obs):
+        return self(obs, 'compute_actor')
+
+    def compute_critic(self, obs):
+        return self(obs, 'compute_critic')
+
+    def compute_actor_critic(self, obs):
+        return self(obs)
+
+
+@pytest.mark.parametrize('cls, lacks', [(GaussianForwardModel, 'has no compute_actor, no compute_critic, no '
+                                                               'compute_actor_critic'),
+                                        (GaussianMethodsModel, 'has a compute_actor_critic that takes no actions=')])
+def test_continuous_acer_refuses_a_model_without_q_at_given_actions_in_one_line_before_anything_is_written(
+        tmp_path, cls, lacks):
+    """It was an AttributeError traceback at the first gradient step, the run's folder left behind."""
+    from acframe import MODEL_REGISTRY
+
+    MODEL_REGISTRY.register('gaussian_acer_test', cls)
+    try:
+        with pytest.raises(ConfigError, match=rf"^policy 'acer' with continuous actions learns Q~ at given actions "
+                                              rf"\(a stochastic dueling network\): the model \(test_acer.{cls.__name__}\) "
+                                              rf"{lacks}; use policy.model.type='acer_sdn' \(the default\)"):
+            serial_pipeline('pendulum_acer.py', max_env_step=400, progress=False, exp_dir=str(tmp_path / 'run'),
+                            overrides=["policy.model.type='gaussian_acer_test'"])
+    finally:
+        MODEL_REGISTRY._entries.pop('gaussian_acer_test', None)
+    assert not (tmp_path / 'run').exists()
