@@ -337,7 +337,9 @@ def test_an_env_failing_mid_run_writes_the_final_checkpoint_first_and_resume_con
     assert err.startswith('acframe: error: collector env ') or re.match(r'acframe: error: actor \d failed', err), err
     state = torch.load(tmp_path / 'exp' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert state['env_step'] >= 200 and state['train_iter'] > 0, (state['env_step'], state['train_iter'])
-    assert f"env step {state['env_step']}," in err and '--resume ' in err
+    assert f"env step {state['env_step']}," in err
+    # the command to run, as it is: the modules its config lists named (a resume without them is refused)
+    assert '--resume exp --import fixtures.faulty_envs continues from there' in err, err
     assert all(torch.isfinite(t).all() for t in state['policy']['model'].values())
     # the run's record so far, as an interrupted run writes it, with what stopped it
     summary = json.loads((tmp_path / 'exp' / 'summary.json').read_text())

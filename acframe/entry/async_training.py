@@ -52,6 +52,7 @@ from .data_parallel import PROCESS_SEED_STRIDE, _watch_parent, per_process_state
 from .parallel.local import _exit_reason
 from .budget import CollectionPlan
 from .run_base import build_buffer, check_no_replay, compile_run_config
+from .run_folder import resume_command
 from .serial import SerialRun, _off_policy_loop
 
 #: seconds worker 0 waits for the other workers to finish their turn once the run is over (then kills them)
@@ -271,7 +272,7 @@ class AsyncRun(SerialRun):
                                    f"({steps} steps of {num_envs} envs, env.step_timeout_s={float(per_step):g} each): "
                                    f"an env step stuck in it? (its envs run in its process: env.manager='async' puts "
                                    f"each in a subprocess the watchdog can stop); the run stopped",
-                                   f", --resume {self.exp_dir} continues it from its last checkpoint")
+                                   f", {resume_command(self.exp_dir, self.cfg)} continues it from its last checkpoint")
 
     def done(self) -> bool:
         """``SerialRun.done`` after ``sync`` (the serial off-policy loop calls it at the start of every turn)."""
@@ -298,7 +299,7 @@ class AsyncRun(SerialRun):
             cause = (f"async worker {worker} failed: {failures[worker]}" if worker in failures
                      else f"async worker {worker} (pid {child.pid}) {_exit_reason(child)}")
             raise AsyncWorkerError(f"{cause} (at train iter {self.learner.train_iter}); the run stopped",
-                                   f", --resume {self.exp_dir} continues it from its last checkpoint")
+                                   f", {resume_command(self.exp_dir, self.cfg)} continues it from its last checkpoint")
 
     def _failures(self) -> Dict[int, str]:
         found: Dict[int, str] = {}

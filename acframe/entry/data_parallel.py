@@ -46,6 +46,7 @@ from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook
 from ..worker.learner import check_learner_num
 from .parallel.local import _exit_reason, start_method
+from .run_folder import resume_command
 
 #: checkpoint entries every rank has in common (rank 0's are saved); the rest of a rank's state is its own
 SHARED_STATE = ('policy', 'train_iter', 'env_step', 'evaluator', 'wall_s')
@@ -414,7 +415,7 @@ class DataParallel:
                 f"parallel.collective_timeout_s={self.timeout_s:g} s or went away{hint}")
 
     def _resume_hint(self) -> str:
-        return (f"--resume {self.exp_dir} continues it from its last checkpoint" if self.exp_dir
+        return (f"{resume_command(self.exp_dir, self.cfg)} continues it from its last checkpoint" if self.exp_dir
                 else "nothing was written")
 
     def _child_errors(self) -> Dict[int, str]:

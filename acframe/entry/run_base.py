@@ -47,7 +47,7 @@ from ..utils import (atomic_write_json, buffer_checkpoint, capture_rng_states, c
                      restore_rng_states, set_global_seed, set_torch_threads)
 from ..worker import (CollectorHook, EvaluatorHook, check_hooks_run_config, config_hooks, eval_score,
                       load_checkpoint)
-from .run_folder import NewRunFolder, RunLock, check_folder_is_data, plan_exp_dir
+from .run_folder import NewRunFolder, RunLock, check_folder_is_data, plan_exp_dir, resume_command
 from .budget import buffer_class
 
 #: the CLI flag of each pipeline mode (named when a folder is resumed with the wrong one)
@@ -299,6 +299,8 @@ class RunBase:
         self.solved = False
         self.interrupted = False
         self.spent_on_resume = False  # (set by _start: a resume whose budget is spent already)
+        #: what a resume's restore has to say (envs that continue from a reset): said once it is known to train on
+        self.resume_notes: List[str] = []
         #: the interrupt this process ends with, once finished, when another process of the run (a data-parallel
         #: rank) got the Ctrl-C or SIGTERM (``DataParallel.end_turn``)
         self.other_interrupt: Optional[KeyboardInterrupt] = None
@@ -429,6 +431,8 @@ class RunBase:
                     self.lock = RunLock(self.exp_dir, reads_only=True)  # (the folder may be read-only)
                     self._say_if_spent()
                 return
+            for note in self.resume_notes:
+                self.progress.message(note)
             if not self.writes:  # a data-parallel rank > 0: rank 0 owns the folder; the first checkpoint is collective
                 self.logger = RunLogger([])
                 self.evals.tb_logger = self.log_hook.tb_logger = self.logger
@@ -763,7 +767,8 @@ class RunBase:
         except Exception:
             pass
         note = (f"{first}; the final checkpoint was written first (env step {self.env_step}, train iter "
-                f"{self.learner.train_iter}): --resume {self.exp_dir} continues from there once the cause is fixed")
+                f"{self.learner.train_iter}): {resume_command(self.exp_dir, self.cfg)} continues from there once the cause "
+                f"is fixed")
         return type(exc)(note + (f"\n{rest}" if rest else ''))
 
     def _stopping_note(self) -> str:

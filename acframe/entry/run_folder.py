@@ -142,6 +142,13 @@ def check_folder_is_data(folder: str, what: str = 'run folder') -> None:
                                   f"in a {what} — remove it (a folder from elsewhere may have been tampered with)")
 
 
+def resume_command(exp_dir: str, cfg: Any) -> str:
+    """``--resume EXP_DIR``, with the ``--import`` the run's ``import_names`` ask for (a resume without them is
+    refused: a folder never decides what code runs), for the hints that say how to continue a run."""
+    names = [str(name) for name in (cfg.get('import_names') or [])] if cfg is not None else []
+    return f"--resume {exp_dir}" + (f" --import {','.join(names)}" if names else '')
+
+
 class RunLock:
     """Holds ``exp_dir/.acframe.lock`` for the life of a run; ``release()`` (or process exit) frees it.
 

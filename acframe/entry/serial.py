@@ -173,8 +173,8 @@ class SerialRun(RunBase):
             self.collector_env = self.randomizer.load_state_dict(state['domain_randomization'], self.collector)
         if not self.collector.load_state_dict(state['collector']):
             why = getattr(self.collector.env, 'unrestored_why', '') or 'its env manager keeps none'
-            self.progress.message(f"[acframe] the collector envs continue from a reset: their state could not be "
-                                  f"restored ({why})")
+            self.resume_notes.append(f"[acframe] the collector envs continue from a reset: their state could not be "
+                                     f"restored ({why})")
         self.pending_updates = int(state.get('pending_updates', 0))
         if state.get('actor_weights') is not None and self.actor_policy is not self.policy:
             self.actor_policy.load_weights(state['actor_weights'])

@@ -149,6 +149,24 @@ def test_a_resume_whose_budget_is_spent_says_so_names_the_flag_and_leaves_the_fo
     assert capsys.readouterr().err == ''
 
 
+def test_a_spent_resume_says_nothing_of_envs_that_would_continue_from_a_reset(tmp_path, capsys):
+    """The async manager's envs cannot be restored: a resume that trains says they continue from a reset; one whose
+    budget is spent trains nothing, and said it all the same, before its one line."""
+    from acframe.cli import main
+
+    run = str(tmp_path / 'run')
+    assert main(['-c', 'cartpole_a2c.py', '--exp-dir', run, '--max-env-step', '200', '-q', 'env.manager=async']) == 0
+    capsys.readouterr()
+    assert main(['--resume', run, '--max-env-step', '200']) == 0
+    said = capsys.readouterr()
+    assert (said.out + said.err).splitlines() == [
+        '[acframe] the budget is spent already (env step 200 >= max_env_step 200): nothing to train; give it a larger '
+        'max_env_step to go on (--max-env-step N)']
+    assert main(['--resume', run, '--max-env-step', '300']) == 0
+    said = capsys.readouterr()
+    assert '[acframe] the collector envs continue from a reset: their state could not be restored' in said.out + said.err
+
+
 def test_a_read_only_run_folder_resumes_with_a_spent_budget_and_refuses_one_that_trains_in_one_line(tmp_path, capsys):
     """A finished run on a read-only mount (a shared archive): the spent resume writes nothing, so it runs there too
     (its lock taken through a read-only descriptor: it was 'cannot open the lock file ...; remove it'); one that
