@@ -20,6 +20,15 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 from .errors import ConfigError, RegistryError
 
 
+#: the modules ``import_names`` imported in this process, in order (for the commands that hints print)
+_IMPORTED: List[str] = []
+
+
+def imported_names() -> List[str]:
+    """The modules ``import_names`` imported in this process (``--import``, a config's ``import_names``)."""
+    return list(_IMPORTED)
+
+
 def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None:
     """Import the modules named in ``create_config.*.import_names`` so their decorators register.
 
@@ -38,6 +47,8 @@ def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None
                                         f"folder: install the module or put it on PYTHONPATH outside that folder")
         try:
             importlib.import_module(name)
+            if name not in _IMPORTED:
+                _IMPORTED.append(name)
         except ImportError as exc:
             missing = getattr(exc, 'name', None)
             if isinstance(exc, ModuleNotFoundError) and missing and (name == missing or name.startswith(missing + '.')):

@@ -762,13 +762,18 @@ def _run_watched(checker: EnvChecker, timeout: Optional[float]) -> CheckReport:
 
 def _command_env(cfg: Any) -> str:
     """The arguments of ``acframe -m check-env`` for the env of ``cfg`` (its simple ``env_kwargs`` included)."""
-    env_type = cfg.env.get('type', 'gym')
-    words = [cfg.env.env_id if env_type == 'gym' else env_type]
-    if env_type != 'gym' and type_env_id(cfg.env) is not None:  # a factory that picks its game by env.env_id
-        words.append(f"env.env_id={type_env_id(cfg.env)}")
-    words += [f"--import {name}" for name in cfg.get('import_names') or []]
+    return check_env_arguments(cfg.env, cfg.get('import_names') or [])
+
+
+def check_env_arguments(env_cfg: Any, imports: Sequence[str]) -> str:
+    """The arguments of ``acframe -m check-env`` for the env of ``env_cfg`` with the modules ``imports``."""
+    env_type = env_cfg.get('type', 'gym')
+    words = [env_cfg.get('env_id') if env_type == 'gym' else env_type]
+    if env_type != 'gym' and type_env_id(env_cfg) is not None:  # a factory that picks its game by env.env_id
+        words.append(f"env.env_id={type_env_id(env_cfg)}")
+    words += [f"--import {name}" for name in imports]
     words += [f"env.env_kwargs.{k}={v if isinstance(v, str) else repr(v)}"
-              for k, v in (cfg.env.get('env_kwargs') or {}).items()
+              for k, v in (env_cfg.get('env_kwargs') or {}).items()
               if isinstance(v, (bool, int, float)) or isinstance(v, str) and v.isidentifier() and len(v) <= 40]
     return ' '.join(words)
 

@@ -229,16 +229,15 @@ class OffSpaceError(ValueError):
 class GuardedEnv(gym.Wrapper):
     """Re-raise any exception from the env as ``EnvError`` naming the env index, its seed and the traceback."""
 
-    def __init__(self, env: gym.Env, index: int, seed: int, role: str) -> None:
+    def __init__(self, env: gym.Env, index: int, seed: int, role: str, check: str = '') -> None:
+        """``check``: the arguments of ``acframe -m check-env`` for this env (``check_env_arguments``)."""
         super().__init__(env)
-        self.index, self.seed, self.role = index, seed, role
+        self.index, self.seed, self.role, self.check = index, seed, role, check
 
     def _fail(self, what: str, exc: BaseException) -> EnvError:
         if isinstance(exc, OffSpaceError):  # acframe's wrapper read it: no line of the env's to name
-            spec = getattr(self.env, 'spec', None)
-            check = f"acframe -m check-env {spec.id}" if getattr(spec, 'id', None) else "acframe -m check-env"
-            return EnvContractError(f"{self.role} env {self.index} (seed {self.seed}), in {what}: {exc} ({check} "
-                                    f"runs every check of the env)")
+            return EnvContractError(f"{self.role} env {self.index} (seed {self.seed}), in {what}: {exc} (acframe -m "
+                                    f"check-env {self.check} runs every check of the env)")
         return EnvError(
             f"{self.role} env {self.index} (seed {self.seed}) raised {describe_raised(exc, what)}\n"
             f"original traceback:\n{traceback.format_exc()}"
@@ -358,7 +357,9 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
             name = env_name(env_cfg)
             check_mask_space(env.mask_space, env.action_space, name)
             env = ActionMaskCheck(env, name, index, seed, role)
-    return GuardedEnv(env, index, seed, role)
+    from ..registry import imported_names
+    from .check import check_env_arguments
+    return GuardedEnv(env, index, seed, role, check_env_arguments(env_cfg, imported_names()))
 
 
 #: where an env's own parameters are declared (domain randomization): how each reaches the env (``via``)

@@ -461,8 +461,9 @@ def test_an_observation_that_breaks_its_space_mid_episode_is_one_line_naming_the
     """A sync manager stacked the envs' observations and said only 'Output array is the wrong shape' (or a bare
     KeyError), naming no env and no key."""
     from acframe.envs import SyncEnvManager
-    from acframe.registry import ENV_REGISTRY
+    from acframe.registry import ENV_REGISTRY, import_names
 
+    import_names(['fixtures.faulty_envs'])  # (a module the run imported: the hint's command names it)
     ENV_REGISTRY.register('shifting_mask_test', lambda cfg, **kw: ShiftingEnv(cfg['env_kwargs']['what']))
     try:
         env = SyncEnvManager.from_config(dict(ENV, type='shifting_mask_test', env_id='shifting',
@@ -470,7 +471,9 @@ def test_an_observation_that_breaks_its_space_mid_episode_is_one_line_naming_the
         env.reset()
         env.step(np.zeros(2, np.int64))
         with pytest.raises(EnvContractError, match=r"^collector env 0 \(seed 7\), in step: " + message
-                           + r".* \(acframe -m check-env( \S+)? runs every check of the env\)$"):
+                           + r".* \(acframe -m check-env shifting_mask_test env.env_id=shifting( --import \S+)* --import "
+                           + r"fixtures\.faulty_envs( --import \S+)* "
+                           + rf"env.env_kwargs.what={what} runs every check of the env\)$"):  # (the whole command)
             env.step(np.zeros(2, np.int64))  # (a contract error: a parallel run stops rather than restart the actor)
         env.close()
     finally:
