@@ -685,8 +685,10 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
     fatal = [f for f in report.findings if f.breaks_training]
     if fatal:
         more = f" (and {len(fatal) - 1} more problem(s))" if len(fatal) > 1 else ''
-        raise EnvError(f"env '{report.env}' {fatal[0].line()}{more}; acframe -m check-env {_command_env(cfg)} runs "
-                       f"every check")
+        unread = (f" (note: it {report.unread_mask}: the check's random actions took no mask)"
+                  if report.unread_mask is not None else '')
+        raise EnvError(f"env '{report.env}' {fatal[0].line()}{more}{unread}; acframe -m check-env {_command_env(cfg)} "
+                       f"runs every check")
     if report.unread_mask is not None:
         warn(f"acframe: warning: env '{report.env}' {report.unread_mask}")
     for finding in report.findings:
@@ -873,7 +875,7 @@ def check_in_child(cfg: Any, seed: int, policies: Optional[Sequence[str]]) -> Ch
             elif kind == 'finding':
                 report.findings.append(value)
             elif kind == 'done':
-                report.facts, report.checks = value.facts, value.checks
+                report.facts, report.checks, report.unread_mask = value.facts, value.checks, value.unread_mask
                 break
     finally:
         if child.is_alive():
@@ -918,6 +920,8 @@ def check_env_command(args: Any) -> int:
           f"(stderr)", flush=True)
     for finding in report.findings:
         print(f"acframe: error: check-env {report.env}: {finding.line()}", file=sys.stderr, flush=True)
+    if report.unread_mask is not None:  # (the check's random actions took no mask: perhaps why a step failed)
+        print(f"acframe: warning: check-env {report.env}: the env {report.unread_mask}", file=sys.stderr, flush=True)
     return 2
 
 

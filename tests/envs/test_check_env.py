@@ -191,6 +191,24 @@ def test_a_mask_under_another_name_is_named_by_check_env_and_a_run_on_it_warns(t
     assert code == 0 and 'action mask' not in out, out  # a count of legal moves in [0, 9]: a feature, not a mask
 
 
+def test_a_mask_under_another_name_is_named_where_the_env_raises_on_an_illegal_action(tmp_path):
+    """A board game's env raises on an illegal action: the check's random actions (no mask read) hit the raise first,
+    and check-env and the run's start said only that the env raised, never that the mask was misnamed."""
+    said = ("has no action mask: the observation's 'action_masks' is not 'action_mask', so a run reads it as an "
+            "observation, not a mask; name it 'action_mask' (docs/masks.md)")
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(['-m', 'check-env', *FAULTY, 'env.env_kwargs.fault=misnamed_strict_mask'])
+    lines = err.getvalue().splitlines()
+    assert code == 2 and len(lines) == 2 and 'illegal action 1' in lines[0], lines
+    assert lines[1] == f"acframe: warning: check-env faulty: the env {said}", lines
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', '--max-env-step', '64', '-q', 'env.type=faulty',
+                        "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=misnamed_strict_mask',
+                        'env.stop_value=None'], tmp_path)
+    assert code == 2 and len(text.strip().splitlines()) == 1, text
+    assert 'illegal action 1' in text and f"(note: it {said}: the check's random actions took no mask)" in text, text
+
+
 def test_a_mask_given_in_info_only_is_checked_and_a_run_on_it_warns_that_it_trains_without_it(tmp_path):
     """check-env found the mask in info and passed; the run then trained unmasked without a word."""
     code, out, lines, _ = check_cli([*FAULTY, 'env.env_kwargs.fault=info_mask'], tmp_path)
