@@ -280,7 +280,9 @@ def deep_merge(base: dict, update: dict, path: str = '', strict: bool = True, ro
     (``env.env_kwargs``, ``policy.model``).
     """
     if not isinstance(update, dict):
-        raise ConfigError(f"config key '{path}' must be a dict, got {type(update).__name__} {update!r}")
+        typed = isinstance(update, str) and 'type' in base  # (rnn='lstm' for rnn.type='lstm')
+        raise ConfigError(f"config key '{path}' must be a dict, got {type(update).__name__} {update!r}"
+                          + (f"; did you mean {path}.type={update!r}?" if typed else ''))
     free_form = strict and (len(base) == 0 or path in FREE_FORM_WITH_DECLARED_KEYS)
     root = base if root is None else root
     for key, value in update.items():
@@ -438,7 +440,8 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]],
         if isinstance(node.get(last), dict) and node[last] and not _is_free_form(key):
             if not isinstance(value, dict):  # a section is changed key by key, never replaced by a scalar
                 first = next(iter(node[last]))
-                example = f"{key}.{first}=None" if first == 'type' and value is None else f"{key}.{first}=..."
+                example = (f"{key}.type={value!r}" if 'type' in node[last] and isinstance(value, str)  # (rnn=lstm)
+                           else f"{key}.{first}=None" if first == 'type' and value is None else f"{key}.{first}=...")
                 raise ConfigError(f"config key '{key}' must be a dict (a section of keys), got {type(value).__name__} "
                                   f"{value!r}; set one of its keys, e.g. {example}")
             deep_merge(node[last], value, key, root=cfg)

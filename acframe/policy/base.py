@@ -407,6 +407,7 @@ class Policy:
                 if key not in params:
                     foreign = foreign_name_message(f'policy.model.{key}', key)
                     hint = (f'rnn.{key}' if key in RNN_MODEL_KEYS + ('seq_len', 'burn_in') and 'rnn' in params
+                            else RNN_ALIASES.get(key) if 'rnn' in params and key in RNN_ALIASES
                             else closest(key, params, cutoff=0.6))  # (a recurrent core's key one level too high)
                     extra_hint = (f": {foreign}" if foreign else f"; did you mean 'policy.model.{hint}'?" if hint
                                   else f"; valid keys: {', '.join(p for p in params if p != 'self')}")
@@ -975,6 +976,9 @@ class Policy:
 
 #: the keys of ``policy.model.rnn`` the model takes (the rest, e.g. PPO's ``seq_len``, are the learn mode's)
 RNN_MODEL_KEYS = ('type', 'hidden_size', 'num_layers', 'input_norm')
+#: other names a recurrent core is asked for by (``policy.model.lstm=dict(...)``, ``rnn_type='gru'``): the key meant
+RNN_ALIASES = {'lstm': 'rnn', 'gru': 'rnn', 'recurrent': 'rnn', 'rnn_cfg': 'rnn', 'rnn_type': 'rnn.type',
+               'cell': 'rnn.type', 'rnn_hidden_size': 'rnn.hidden_size', 'rnn_layers': 'rnn.num_layers', 'rnn_num_layers': 'rnn.num_layers'}
 
 
 def all_finite(tree: Any) -> bool:

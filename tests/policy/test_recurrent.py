@@ -288,6 +288,13 @@ BAD = [
      "config key 'policy.model.rnn' must be a dict (a section of keys), got NoneType None; set one of its keys, "
      "e.g. policy.model.rnn.type=None"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn.hiden_size=8'], "policy.model.rnn.hidden_size"),
+    # the core asked for by another name, or by its type alone (a list of 23 valid keys answered them)
+    (['-c', 'cartpole_ppo.py', "policy.model.lstm={'type': 'lstm'}"], "unknown config key 'policy.model.lstm' for "
+                                                                      "model 'vac'; did you mean 'policy.model.rnn'?"),
+    (['-c', 'cartpole_ppo.py', 'policy.model.rnn_type=gru'], "did you mean 'policy.model.rnn.type'?"),
+    (['-c', 'cartpole_ppo.py', 'policy.model.rnn=lstm'], "config key 'policy.model.rnn' must be a dict (a section of "
+                                                         "keys), got str 'lstm'; set one of its keys, e.g. "
+                                                         "policy.model.rnn.type='lstm'"),
     # a policy without a recurrent form (the README's custom policy): refused by name, the dotted form too
     (['-c', os.path.join(EXAMPLES, 'custom_policy.py'), 'policy.model.rnn.type=lstm'],
      "policy.model.rnn.type='lstm': policy 'my_pg' has no recurrent form yet (ppo, a2c, impala and acer have) (its "
