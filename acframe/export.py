@@ -95,7 +95,8 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
             warnings.simplefilter('ignore', DeprecationWarning)
             traced = torch.jit.trace(actor, inputs, check_trace=False, strict=spaces is None)
             if fmt == 'torchscript':  # a wrong shape is a line naming the input, not an error deep in the graph
-                traced = checked_inputs(traced, space, loaded.initial_state().shape if recurrent else None)
+                traced = checked_inputs(traced, space, loaded.initial_state().shape if recurrent else None,
+                                        obs_from_keys(loaded))
         check_over_an_episode(traced, loaded, target)
         if fmt == 'torchscript':
             with warnings.catch_warnings():
@@ -111,7 +112,20 @@ def export_policy(target: str, out: str, config: Optional[Any] = None, overrides
             'obs_shape': obs_shape, 'action_space': str(loaded.action_space)}
     if recurrent:
         info['state_shape'] = ['B'] + list(loaded.initial_state().shape)
+    if obs_from_keys(loaded):
+        info['obs_is'] = obs_from_keys(loaded)
     return info
+
+
+def obs_from_keys(loaded: Any) -> str:
+    """What the model's input ``obs`` is where the env's observation is a Dict of vectors (its keys raveled and
+    concatenated, as ``load_policy``'s ``act`` does it: the exported file takes that vector); '' otherwise."""
+    flatten = getattr(loaded, '_flatten', None)
+    if flatten is None or flatten.mixed:
+        return ''
+    keys = ', '.join(repr(key) for key in flatten.keys)
+    return (f"the env's {keys}" if len(flatten.keys) == 1
+            else f"the env's {keys} raveled and concatenated in that order")
 
 
 def check_over_an_episode(model: Any, loaded: Any, target: str, steps: int = CHECK_STEPS) -> None:
@@ -198,13 +212,15 @@ def as_dict_obs(obs: Union[torch.Tensor, Dict[str, torch.Tensor]],
     return obs
 
 
-def check_keys(obs: Dict[str, torch.Tensor], shapes: Dict[str, List[int]]) -> int:
-    """Check each key of a Dict observation as ``check_obs`` does; their common batch size."""
+def check_keys(obs: Dict[str, torch.Tensor], shapes: Dict[str, List[int]], obs_is: str = '') -> int:
+    """Check each key of a Dict observation as ``check_obs`` does; their common batch size. ``obs_is``: what the
+    key 'obs' holds (the env's keys it flattens), said when it is missing."""
     batch = -1
     for key, shape in shapes.items():  # (TorchScript formats no {!r}: the quotes are written out)
         if key not in obs:
-            raise ValueError("obs: key '{}' is missing; the model takes [{}]".format(
-                key, ', '.join(["'" + name + "'" for name in shapes.keys()])))
+            said = obs_is if key == 'obs' else ''
+            raise ValueError("obs: key '{}' is missing; the model takes [{}]{}".format(
+                key, ', '.join(["'" + name + "'" for name in shapes.keys()]), said))
         check_obs(obs[key], "obs['" + key + "']", shape)
         if batch >= 0 and obs[key].shape[0] != batch:
             raise ValueError("obs: every key must hold the same batch size; obs['{}'] holds {}, not {}".format(
@@ -228,13 +244,13 @@ class CheckedActor(torch.nn.Module):
 class CheckedDictActor(torch.nn.Module):
     """A traced ``{key: obs} → action`` whose keys and shapes are checked first."""
 
-    def __init__(self, traced: Any, shapes: Dict[str, List[int]]) -> None:
+    def __init__(self, traced: Any, shapes: Dict[str, List[int]], obs_is: str = '') -> None:
         super().__init__()
-        self.traced, self.shapes = traced, shapes
+        self.traced, self.shapes, self.obs_is = traced, shapes, obs_is
 
     def forward(self, obs: Union[torch.Tensor, Dict[str, torch.Tensor]]) -> torch.Tensor:
         given = as_dict_obs(obs, self.shapes)
-        check_keys(given, self.shapes)
+        check_keys(given, self.shapes, self.obs_is)
         return self.traced(given)
 
 
@@ -254,24 +270,26 @@ class CheckedStep(torch.nn.Module):
 class CheckedDictStep(torch.nn.Module):
     """A traced recurrent step taking a Dict observation, its keys and shapes checked first."""
 
-    def __init__(self, traced: Any, shapes: Dict[str, List[int]], state_shape: Sequence[int]) -> None:
+    def __init__(self, traced: Any, shapes: Dict[str, List[int]], state_shape: Sequence[int], obs_is: str = '') -> None:
         super().__init__()
-        self.traced, self.shapes, self.state_shape = traced, shapes, list(state_shape)
+        self.traced, self.shapes, self.state_shape, self.obs_is = traced, shapes, list(state_shape), obs_is
 
     def forward(self, obs: Union[torch.Tensor, Dict[str, torch.Tensor]],
                 state: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         given = as_dict_obs(obs, self.shapes)
-        check_state(state, check_keys(given, self.shapes), self.state_shape)
+        check_state(state, check_keys(given, self.shapes, self.obs_is), self.state_shape)
         return self.traced(given, state)
 
 
-def checked_inputs(traced: Any, space: gym.Space, state_shape: Optional[Sequence[int]]) -> Any:
+def checked_inputs(traced: Any, space: gym.Space, state_shape: Optional[Sequence[int]], obs_is: str = '') -> Any:
     """``traced`` in a scripted module that checks its inputs' shapes (observations of ``space``; a recurrent step's
-    state ``(B, *state_shape)``) and says which is wrong: a trace alone fails inside its graph."""
+    state ``(B, *state_shape)``) and says which is wrong: a trace alone fails inside its graph. ``obs_is``: what a
+    Dict input's key 'obs' holds (``obs_from_keys``' words)."""
     if isinstance(space, gym.spaces.Dict):
         shapes = {key: [int(size) for size in sub.shape] for key, sub in space.spaces.items()}
-        wrapper = (CheckedDictActor(traced, shapes) if state_shape is None
-                   else CheckedDictStep(traced, shapes, state_shape))
+        said = f" ('obs' is {obs_is})" if obs_is else ''
+        wrapper = (CheckedDictActor(traced, shapes, said) if state_shape is None
+                   else CheckedDictStep(traced, shapes, state_shape, said))
     else:
         shape = [int(size) for size in space.shape]
         wrapper = CheckedActor(traced, shape) if state_shape is None else CheckedStep(traced, shape, state_shape)
@@ -327,5 +345,6 @@ def result_line(info: Dict[str, Any]) -> str:
     shape = info['obs_shape']
     shape = {k: tuple(v) for k, v in shape.items()} if isinstance(shape, dict) else tuple(shape)
     state = f", state {tuple(info['state_shape'])} in and out" if 'state_shape' in info else ''
-    return (f"[export] {info['format']} model of {os.path.basename(info['checkpoint'])}: obs {shape}{state} "
+    obs_is = f" ('obs': {info['obs_is']})" if info.get('obs_is') else ''
+    return (f"[export] {info['format']} model of {os.path.basename(info['checkpoint'])}: obs {shape}{obs_is}{state} "
             f"-> action in {info['action_space']} -> {info['file']}")

@@ -233,7 +233,10 @@ def test_no_illegal_action_is_taken_in_whole_runs_and_load_policy_acts_legally(m
 def test_the_exported_policy_takes_the_mask(masked_runs, tmp_path, capsys):
     for name in ('ppo', 'ppo_lstm'):
         out = tmp_path / f'{name}.pt'
-        assert main(['-m', 'export', '--load', str(masked_runs[name]), '--out', str(out), '-q']) == 0
+        capsys.readouterr()
+        assert main(['-m', 'export', '--load', str(masked_runs[name]), '--out', str(out)]) == 0
+        # the input 'obs' is the env's own key, named (the env's dict given as it is was a bare "key 'obs' is missing")
+        assert "obs {'obs': (27,), 'action_mask': (9,)} ('obs': the env's 'board')" in capsys.readouterr().out
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', DeprecationWarning)
             model = torch.jit.load(str(out))
@@ -249,6 +252,9 @@ def test_the_exported_policy_takes_the_mask(masked_runs, tmp_path, capsys):
         assert action[0] == -1 and mask[1:].gather(1, action[1:, None]).all()
         state = (torch.zeros(200, 2, 16),) if name == 'ppo_lstm' else ()
         for wrong, says in (({'obs': obs}, "obs: key 'action_mask' is missing; the model takes ['obs', 'action_mask']"),
+                            ({'board': obs, 'action_mask': mask},
+                             "obs: key 'obs' is missing; the model takes ['obs', 'action_mask'] ('obs' is the env's "
+                             "'board')"),
                             ({'obs': obs, 'action_mask': mask[0]},
                              "obs['action_mask']: a batch of shape (B, 9) is expected, not [9] (one observation is "
                              "obs[None])"),
