@@ -2,8 +2,8 @@
 
 Four panels from the runs' tensorboardX logs (read by ``acframe.logs``; tensorboard is not needed):
 
-* evaluation return — per config, the mean over its runs (interpolated on a common x grid, up to the shortest
-  run) with a ± std band, and each run's own points faintly;
+* evaluation return — per config, the mean over its runs (interpolated on a common x grid, up to the longest
+  run, a run that ended sooner holding its last evaluation) with a ± std band, and each run's own points faintly;
 * training episode return — each run's logged mean return of the collector's finished episodes;
 * loss — each run's ``learner/total_loss``;
 * entropy — each run's ``learner/entropy`` (the policy's entropy).
@@ -233,9 +233,11 @@ def _train_iter_to_env_steps(tags: Dict[str, List[Scalar]]):
 
 
 def mean_std_on_grid(curves: Sequence[Curve], points: int = 100) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and std over runs of curves linearly interpolated on a common grid up to the shortest run's end."""
+    """Mean and std over runs of curves linearly interpolated on a common grid up to the longest run's end, a run
+    that ended sooner (solved, or its budget spent) holding its last value: cut at the shortest run's end, the mean
+    hid every later evaluation of the others, and runs stop when solved, so a group's fastest seed cut it short."""
     start = max(float(c.x[0]) for c in curves)
-    end = min(float(c.x[-1]) for c in curves)
+    end = max(float(c.x[-1]) for c in curves)
     if len(curves) == 1 or end <= start:
         only = curves[0]
         return only.x, only.y, np.zeros_like(only.y)
@@ -326,7 +328,9 @@ def _panels(groups: List[List[RunCurves]], labels: List[str], x_axis: str) -> Li
         if evals:
             panels[0].extend(Series(c.x, c.y, colour, faint=True, markers=True) for c in evals)
             grid, mean, std = mean_std_on_grid(evals)
-            panels[0].append(Series(grid, mean, colour, label=legend, band=std))
+            held = len({float(c.x[-1]) for c in evals}) > 1  # (runs that ended sooner hold their last evaluation)
+            panels[0].append(Series(grid, mean, colour, label=legend[:-1] + '; ended runs hold their last)' if held
+                                    else legend, band=std))
         for panel, name in zip(panels[1:], ('train', 'loss', 'entropy')):
             first = True
             for run in members:

@@ -100,12 +100,14 @@ def test_a_runs_curves_come_from_its_logs(two_seeds):
     assert np.all(wall.x >= 0) and np.all(np.diff(wall.x) >= 0) and np.all(wall.y > 0)
 
 
-def test_runs_are_averaged_on_a_common_grid_up_to_the_shortest():
+def test_runs_are_averaged_on_a_common_grid_up_to_the_longest_a_run_that_ended_holding_its_last_value():
+    """Cut at the shortest run, a group's mean hid every later evaluation of its other runs (runs stop when solved:
+    the fastest seed cut its group short, the others' climb drawn nowhere in the mean)."""
     a = Curve(np.array([0.0, 10.0, 20.0]), np.array([0.0, 10.0, 20.0]))
-    b = Curve(np.array([0.0, 10.0]), np.array([10.0, 30.0]))
-    grid, mean, std = mean_std_on_grid([a, b], points=3)
-    assert grid.tolist() == [0.0, 5.0, 10.0]
-    assert mean.tolist() == [5.0, 12.5, 20.0] and std.tolist() == [5.0, 7.5, 10.0]
+    b = Curve(np.array([0.0, 10.0]), np.array([10.0, 30.0]))  # solved at 10: it holds 30
+    grid, mean, std = mean_std_on_grid([a, b], points=5)
+    assert grid.tolist() == [0.0, 5.0, 10.0, 15.0, 20.0]
+    assert mean.tolist() == [5.0, 12.5, 20.0, 22.5, 25.0] and std.tolist() == [5.0, 7.5, 10.0, 7.5, 5.0]
 
 
 @pytest.mark.parametrize('args, message', [
