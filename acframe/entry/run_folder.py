@@ -149,6 +149,17 @@ def resume_command(exp_dir: str, cfg: Any) -> str:
     return f"--resume {exp_dir}" + (f" --import {','.join(names)}" if names else '')
 
 
+def _process_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine is running (one of another user's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (EPERM: another user's)
+        return True
+    return True
+
+
 class RunLock:
     """Holds ``exp_dir/.acframe.lock`` for the life of a run; ``release()`` (or process exit) frees it.
 
@@ -217,12 +228,21 @@ class RunLock:
                            f"in a run folder)")
 
     def _holder(self) -> str:
+        """Who holds the lock, from the holder line its last exclusive holder wrote. A process that locks it shared
+        (a spent resume reading a folder it cannot write) writes no line: where the line names a process of this
+        machine that has ended, the line is stale and the holder is not named."""
         try:
             with open(self.path, encoding='utf-8') as f:
                 info = json.load(f)
-            return f"pid {info['pid']} on {info['host']} since {info['since']}"
+            pid, host, since = int(info['pid']), info['host'], info['since']
         except (OSError, ValueError, KeyError, TypeError):
             return 'holder unknown'
+        if pid <= 0:
+            return 'holder unknown'
+        if host == socket.gethostname() and not _process_alive(pid):
+            return (f"holder unknown: the last line, pid {pid} since {since}, is of a process that has ended; a "
+                    f"process that only reads the folder holds it")
+        return f"pid {pid} on {host} since {since}"
 
     def release(self) -> None:
         if self._fd is not None:

@@ -6,6 +6,7 @@ a checkpoint from their first moments.
 """
 import json
 import os
+import socket
 
 import pytest
 import torch
@@ -308,3 +309,34 @@ def test_the_progress_line_counts_down_the_budget_nearer_its_end():
     assert left(512, 4, 10_000_000, 40) == '36 iters'
     assert left(512, 4, 1000, 10_000_000) == '488 steps'
     assert left(0, 0, 1000, 40) == '1000 steps'
+
+
+def test_a_folder_locked_by_a_reader_is_refused_without_naming_the_ended_process_of_its_stale_holder_line(tmp_path):
+    """A spent resume reading a folder it cannot write locks it shared and writes no holder line: the line left is the
+    last trainer's, whose process has ended. A trainer refused there named that ended process as the holder."""
+    import fcntl
+    import subprocess
+
+    from acframe.entry.run_folder import LOCK_NAME, RunLock
+    from acframe.errors import ConfigError
+
+    run = tmp_path / 'run'
+    run.mkdir()
+    ended = subprocess.Popen(['true'])
+    ended.wait()
+    (run / LOCK_NAME).write_text(json.dumps({'pid': ended.pid, 'host': socket.gethostname(),
+                                             'since': '2026-12-01 10:00:00'}))
+    reader = os.open(run / LOCK_NAME, os.O_RDONLY)  # the reader's shared lock (flock: one per open file)
+    try:
+        fcntl.flock(reader, fcntl.LOCK_SH)
+        with pytest.raises(ConfigError) as refused:
+            RunLock(str(run))
+        said = str(refused.value)
+        assert 'is in use by another acframe process' in said
+        assert f'pid {ended.pid} since 2026-12-01 10:00:00, is of a process that has ended' in said, said
+        assert f'(pid {ended.pid} on' not in said
+        (run / LOCK_NAME).write_text(json.dumps({'pid': os.getpid(), 'host': socket.gethostname(), 'since': 'now'}))
+        with pytest.raises(ConfigError, match=rf'\(pid {os.getpid()} on {socket.gethostname()} since now\)'):
+            RunLock(str(run))  # a live holder is named as before
+    finally:
+        os.close(reader)
