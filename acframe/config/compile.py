@@ -272,6 +272,19 @@ def default_config(policy_type: str) -> dict:
     return cfg
 
 
+def section_key_meant(path: str, value: Any, section: Mapping[str, Any]) -> Optional[str]:
+    """The key a string given for a whole section (``path``, whose declared keys are ``section``) most likely meant:
+    its ``type`` (``rnn='lstm'``, ``policy='ppo'``), except for ``env``, whose ``type`` is the env factory: a name
+    that no factory is registered under is an env id (``env='CartPole-v1'``: ``env.env_id``). None for other values."""
+    if not isinstance(value, str) or 'type' not in section:
+        return None
+    if path == 'env' and 'env_id' in section:
+        from ..registry import ENV_REGISTRY
+        if value not in ENV_REGISTRY:
+            return f"env.env_id={value!r}"
+    return f"{path}.type={value!r}"
+
+
 def deep_merge(base: dict, update: dict, path: str = '', strict: bool = True, root: Optional[dict] = None) -> dict:
     """Merge ``update`` into ``base`` (in place) and return it.
 
@@ -280,9 +293,9 @@ def deep_merge(base: dict, update: dict, path: str = '', strict: bool = True, ro
     (``env.env_kwargs``, ``policy.model``).
     """
     if not isinstance(update, dict):
-        typed = isinstance(update, str) and 'type' in base  # (rnn='lstm' for rnn.type='lstm')
+        meant = section_key_meant(path, update, base)
         raise ConfigError(f"config key '{path}' must be a dict, got {type(update).__name__} {update!r}"
-                          + (f"; did you mean {path}.type={update!r}?" if typed else ''))
+                          + (f"; did you mean {meant}?" if meant else ''))
     free_form = strict and (len(base) == 0 or path in FREE_FORM_WITH_DECLARED_KEYS)
     root = base if root is None else root
     for key, value in update.items():
@@ -440,8 +453,8 @@ def apply_overrides(cfg: dict, overrides: Iterable[Union[str, Tuple[str, Any]]],
         if isinstance(node.get(last), dict) and node[last] and not _is_free_form(key):
             if not isinstance(value, dict):  # a section is changed key by key, never replaced by a scalar
                 first = next(iter(node[last]))
-                example = (f"{key}.type={value!r}" if 'type' in node[last] and isinstance(value, str)  # (rnn=lstm)
-                           else f"{key}.{first}=None" if first == 'type' and value is None else f"{key}.{first}=...")
+                example = (section_key_meant(key, value, node[last])
+                           or (f"{key}.{first}=None" if first == 'type' and value is None else f"{key}.{first}=..."))
                 raise ConfigError(f"config key '{key}' must be a dict (a section of keys), got {type(value).__name__} "
                                   f"{value!r}; set one of its keys, e.g. {example}")
             deep_merge(node[last], value, key, root=cfg)

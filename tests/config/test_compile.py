@@ -247,6 +247,9 @@ def test_unknown_or_missing_policy_type():
     (dict(policy=dict(learn=dict(grad_clip_type='clip_everything'))), "config key 'policy.learn.grad_clip_type'"),
     (dict(policy=dict(learn=3)), "config key 'policy.learn' must be a dict"),
     (dict(env=dict(env_kwargs=[1])), "config key 'env.env_kwargs' must be a dict"),
+    # a string for a whole section: its type, except the env's, whose type is the factory (an id is env.env_id)
+    (dict(env='CartPole-v1'), "config key 'env' must be a dict, got str 'CartPole-v1'; did you mean env.env_id='CartPole-v1'?"),
+    (dict(env='gym'), "config key 'env' must be a dict, got str 'gym'; did you mean env.type='gym'?"),
     # a None default takes its type from the declaration its comment starts with
     (dict(env=dict(max_episode_steps='abc')), "config key 'env.max_episode_steps' must be int (as declared)"),
     (dict(env=dict(max_episode_steps=-3)), "config key 'env.max_episode_steps' = -3 must lie in [1, 1_000_000_000] (or None)"),

@@ -292,6 +292,8 @@ BAD = [
     (['-c', 'cartpole_ppo.py', "policy.model.lstm={'type': 'lstm'}"], "unknown config key 'policy.model.lstm' for "
                                                                       "model 'vac'; did you mean 'policy.model.rnn'?"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn_type=gru'], "did you mean 'policy.model.rnn.type'?"),
+    (['-c', 'cartpole_ppo.py', 'env=CartPole-v1'], "config key 'env' must be a dict (a section of keys), got str "
+                                                   "'CartPole-v1'; set one of its keys, e.g. env.env_id='CartPole-v1'"),
     (['-c', 'cartpole_ppo.py', 'policy.model.rnn=lstm'], "config key 'policy.model.rnn' must be a dict (a section of "
                                                          "keys), got str 'lstm'; set one of its keys, e.g. "
                                                          "policy.model.rnn.type='lstm'"),
