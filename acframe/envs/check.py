@@ -91,6 +91,10 @@ class CheckReport:
     #: a mask the env gives that a run will not read (in ``info`` only, or under another key), as a run's start warns
     #: of it: ``env 'NAME' <this>``; None: none
     unread_mask: Optional[str] = None
+    #: the mask is under another name, so the check's random actions took none (a mask in ``info`` they take)
+    mask_misnamed: bool = False
+    #: the env's own code raised in ``step`` (on an action the check chose)
+    step_raised: bool = False
 
     @property
     def ok(self) -> bool:
@@ -171,6 +175,7 @@ class EnvChecker:
             self.fail(check, f"gymnasium's env checker (gym.make's) refused the env's {what.split(' ')[0]}: {said}; fix "
                              f"the env's {what.split(' ')[0]} (in training it stops the run)")
         else:  # the env's own code raised: where, and that the env must be fixed there
+            self.report.step_raised = self.report.step_raised or check == 'step'
             self.fail(check, f"the env raised {describe_raised(exc, what)}; fix the env there (in training it stops "
                              f"the run)")
         raise _Stop from exc
@@ -292,6 +297,7 @@ class EnvChecker:
                 said = (f"the observation's {near[0]!r} is not '{MASK_KEY}', so a run reads it as an observation, not "
                         f"a mask; name it '{MASK_KEY}' (docs/masks.md)")
                 self.report.facts['action mask'], self.report.unread_mask = f"none: {said}", f"has no action mask: {said}"
+                self.report.mask_misnamed = True
         if isinstance(obs, Mapping) and MASK_KEY in obs:
             mask, source = obs[MASK_KEY], f"observation['{MASK_KEY}']"
         elif isinstance(info, Mapping) and MASK_KEY in info:
@@ -685,8 +691,10 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
     fatal = [f for f in report.findings if f.breaks_training]
     if fatal:
         more = f" (and {len(fatal) - 1} more problem(s))" if len(fatal) > 1 else ''
+        # (an env that raises on an illegal action: the check's random actions took the misnamed mask for an
+        # observation, so the mask is perhaps why; a mask in info they take, and other findings have other causes)
         unread = (f" (note: it {report.unread_mask}: the check's random actions took no mask)"
-                  if report.unread_mask is not None else '')
+                  if report.mask_misnamed and report.step_raised and fatal[0].check == 'step' else '')
         raise EnvError(f"env '{report.env}' {fatal[0].line()}{more}{unread}; acframe -m check-env {_command_env(cfg)} "
                        f"runs every check")
     if report.unread_mask is not None:

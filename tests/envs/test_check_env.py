@@ -209,6 +209,16 @@ def test_a_mask_under_another_name_is_named_where_the_env_raises_on_an_illegal_a
     assert 'illegal action 1' in text and f"(note: it {said}: the check's random actions took no mask)" in text, text
 
 
+def test_the_misnamed_mask_note_is_only_where_the_check_took_no_mask_and_the_env_raised_in_step(tmp_path):
+    """A mask in info the check's random actions take, and a wrong observation shape is no illegal action: the note
+    that they took no mask was false there, and added to any refusal."""
+    code, text = train(['-c', 'cartpole_ppo.py', '--exp-dir', 'run', '--max-env-step', '64', '-q', 'env.type=faulty',
+                        "import_names=['fixtures.faulty_envs']", 'env.env_kwargs.fault=info_mask_wrong_shape',
+                        'env.stop_value=None'], tmp_path)
+    assert code == 2 and len(text.strip().splitlines()) == 1, text
+    assert 'has shape (3,)' in text and 'note:' not in text and 'took no mask' not in text, text
+
+
 def test_a_mask_given_in_info_only_is_checked_and_a_run_on_it_warns_that_it_trains_without_it(tmp_path):
     """check-env found the mask in info and passed; the run then trained unmasked without a word."""
     code, out, lines, _ = check_cli([*FAULTY, 'env.env_kwargs.fault=info_mask'], tmp_path)
