@@ -431,8 +431,6 @@ class RunBase:
                     self.lock = RunLock(self.exp_dir, reads_only=True)  # (the folder may be read-only)
                     self._say_if_spent()
                 return
-            for note in self.resume_notes:
-                self.progress.message(note)
             if not self.writes:  # a data-parallel rank > 0: rank 0 owns the folder; the first checkpoint is collective
                 self.logger = RunLogger([])
                 self.evals.tb_logger = self.log_hook.tb_logger = self.logger
@@ -442,6 +440,8 @@ class RunBase:
             if not resume:
                 made = NewRunFolder(self.exp_dir)
             self.lock = RunLock(self.exp_dir)
+            for note in self.resume_notes:  # (once the folder is its: a resume refused there says only why)
+                self.progress.message(note)
             self.learner.exp_dir = self.exp_dir
             changes = read_run_record(self.exp_dir)['changes'] if resume else []
             if config_changes:

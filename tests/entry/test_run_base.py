@@ -152,7 +152,8 @@ def test_a_resume_whose_budget_is_spent_says_so_names_the_flag_and_leaves_the_fo
 
 def test_a_spent_resume_says_nothing_of_envs_that_would_continue_from_a_reset(tmp_path, capsys):
     """The async manager's envs cannot be restored: a resume that trains says they continue from a reset; one whose
-    budget is spent trains nothing, and said it all the same, before its one line."""
+    budget is spent trains nothing, and said it all the same, before its one line; so did one refused because another
+    process holds the folder."""
     from acframe.cli import main
 
     run = str(tmp_path / 'run')
@@ -163,6 +164,16 @@ def test_a_spent_resume_says_nothing_of_envs_that_would_continue_from_a_reset(tm
     assert (said.out + said.err).splitlines() == [
         '[acframe] the budget is spent already (env step 200 >= max_env_step 200): nothing to train; give it a larger '
         'max_env_step to go on (--max-env-step N)']
+    from acframe.entry.run_folder import RunLock
+
+    held = RunLock(run)  # another process trains in the folder: the resume is refused, and says only that
+    try:
+        assert main(['--resume', run, '--max-env-step', '300']) == 2
+        said = capsys.readouterr()
+        assert 'continue from a reset' not in said.out + said.err, said
+        assert 'is in use by another acframe process' in said.err
+    finally:
+        held.release()
     assert main(['--resume', run, '--max-env-step', '300']) == 0
     said = capsys.readouterr()
     assert '[acframe] the collector envs continue from a reset: their state could not be restored' in said.out + said.err
