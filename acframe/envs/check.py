@@ -775,6 +775,36 @@ def _command_env(cfg: Any) -> str:
     return check_env_arguments(cfg.env, cfg.get('import_names') or [])
 
 
+def env_imports(env_cfg: Any) -> List[str]:
+    """The modules ``acframe -m check-env`` must ``--import`` to build the env of ``env_cfg``, as well as the process
+    can tell: of the modules ``import_names`` imported (``imported_names``: every run's of the process), those the
+    env's factory (or a gymnasium id's entry point) lives in or under; else all of them (one may register it
+    elsewhere); with none imported, the factory's own module (a script that imported it itself), unless it is the
+    script (``__main__``) or acframe's or gymnasium's."""
+    from ..registry import ENV_REGISTRY, imported_names
+
+    imported = imported_names()
+    env_type = env_cfg.get('type', 'gym')
+    module: Optional[str] = None
+    if env_type != 'gym':
+        if env_type in ENV_REGISTRY:
+            module = getattr(ENV_REGISTRY.get(env_type), '__module__', None)
+    else:
+        try:
+            entry = gym.spec(str(env_cfg.get('env_id'))).entry_point
+            module = entry.partition(':')[0] if isinstance(entry, str) else getattr(entry, '__module__', None)
+        except Exception:  # noqa: BLE001 - an id gymnasium does not know: nothing to tell from it
+            module = None
+    if not module:
+        return imported
+    if module.split('.')[0] in ('acframe', 'gymnasium'):
+        return []
+    related = [name for name in imported if module == name or module.startswith(name + '.')]
+    if related:
+        return related
+    return imported if imported or module == '__main__' else [module]
+
+
 def check_env_arguments(env_cfg: Any, imports: Sequence[str]) -> str:
     """The arguments of ``acframe -m check-env`` for the env of ``env_cfg`` with the modules ``imports``."""
     env_type = env_cfg.get('type', 'gym')

@@ -357,9 +357,8 @@ def build_env(env_cfg: Dict[str, Any], index: int, seed: int, role: str, **overr
             name = env_name(env_cfg)
             check_mask_space(env.mask_space, env.action_space, name)
             env = ActionMaskCheck(env, name, index, seed, role)
-    from ..registry import imported_names
-    from .check import check_env_arguments
-    return GuardedEnv(env, index, seed, role, check_env_arguments(env_cfg, imported_names()))
+    from .check import check_env_arguments, env_imports
+    return GuardedEnv(env, index, seed, role, check_env_arguments(env_cfg, env_imports(env_cfg)))
 
 
 #: where an env's own parameters are declared (domain randomization): how each reaches the env (``via``)

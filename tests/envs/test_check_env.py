@@ -518,3 +518,25 @@ def test_an_atari_rom_missing_from_ale_py_says_to_reinstall_it(tmp_path):
         assert len(error) == 1 and "roms/pong.bin" in error[0], out.stderr
         assert "reinstall it (pip install --force-reinstall ale-py)" in error[0]
     assert not (tmp_path / 'run').exists()
+
+
+def test_the_check_env_command_of_a_run_imports_the_module_of_its_envs_factory(monkeypatch):
+    """The command a mid-run env fault names took every module the process had imported (a notebook's earlier runs'
+    too), and none when a script imported its env's module itself: the command then failed on an unknown env."""
+    import fixtures.faulty_envs  # noqa: F401 - registers 'faulty'
+    from acframe import registry
+    from acframe.envs.check import env_imports
+    from acframe.envs.gym_env import build_env
+
+    monkeypatch.setattr(registry, '_IMPORTED', ['fixtures.faulty_envs', 'an_earlier_runs.envs'])
+    assert env_imports({'type': 'faulty'}) == ['fixtures.faulty_envs']
+    env = build_env({'type': 'faulty', 'env_kwargs': {'fault': 'none'}}, 0, 1, 'collector')
+    assert env.check == 'faulty --import fixtures.faulty_envs env.env_kwargs.fault=none', env.check
+    env.close()
+    monkeypatch.setattr(registry, '_IMPORTED', ['fixtures'])  # its package, which imports it
+    assert env_imports({'type': 'faulty'}) == ['fixtures']
+    monkeypatch.setattr(registry, '_IMPORTED', [])  # a script that imported the module itself
+    assert env_imports({'type': 'faulty'}) == ['fixtures.faulty_envs']
+    monkeypatch.setattr(registry, '_IMPORTED', ['an_earlier_runs.envs'])  # (the one that may register it elsewhere)
+    assert env_imports({'type': 'faulty'}) == ['an_earlier_runs.envs']
+    assert env_imports({'type': 'gym', 'env_id': 'CartPole-v1'}) == []  # gymnasium's own: nothing to import
