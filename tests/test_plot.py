@@ -110,6 +110,20 @@ def test_runs_are_averaged_on_a_common_grid_up_to_the_longest_a_run_that_ended_h
     assert mean.tolist() == [5.0, 12.5, 20.0, 22.5, 25.0] and std.tolist() == [5.0, 7.5, 10.0, 7.5, 5.0]
 
 
+def test_the_mean_evaluations_legend_says_that_runs_that_ended_sooner_hold_their_last_and_only_then():
+    from acframe.plot import RunCurves, _panels
+
+    def run(name, ends_at):
+        steps = np.arange(0.0, ends_at + 1, 10.0)
+        curve = {'env_steps': Curve(steps, steps), 'wall_s': Curve(steps / 10, steps)}
+        return RunCurves(name, 'key', 'cfg', {'eval': curve})
+    for ends, x_axis, note in (([20, 20], 'env_steps', False), ([20, 10], 'env_steps', True),
+                               ([20, 10], 'wall_s', True)):
+        mean = _panels([[run(f'seed{i}', end) for i, end in enumerate(ends)]], ['cfg'], x_axis)[0][-1]
+        assert mean.label == ('cfg (2 runs; ended runs hold their last)' if note else 'cfg (2 runs)'), mean.label
+        assert mean.x[-1] == (20.0 if x_axis == 'env_steps' else 2.0)
+
+
 @pytest.mark.parametrize('args, message', [
     (['-m', 'plot'], '-m plot needs RUN_DIR arguments'),
     (['-m', 'plot', 'EMPTY'], 'not a run folder (no log/)'),
