@@ -16,6 +16,7 @@ from acframe.entry.serial import serial_pipeline
 from acframe.envs import make_env_manager
 from acframe.policy import create_policy
 from acframe.policy.acer import ACERPolicy
+from acframe.models.acer import ACERSDN
 from acframe.worker import SampleCollector
 
 CARTPOLE = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32), gym.spaces.Discrete(2)
@@ -389,3 +390,36 @@ def test_continuous_acer_refuses_a_model_without_q_at_given_actions_in_one_line_
     finally:
         MODEL_REGISTRY._entries.pop('gaussian_acer_test', None)
     assert not (tmp_path / 'run').exists()
+
+
+class RecurrentSDNWithoutQ(ACERSDN):
+    """acer_sdn with its recurrent core but no sdn_q (a user's recurrent model that gives no Q~ at given actions)."""
+    sdn_q = None
+
+
+class GaussianKwargsModel(GaussianMethodsModel):
+    """compute_actor_critic taking its keywords as **kwargs (actions= among them)."""
+
+    def compute_actor_critic(self, obs, **kwargs):
+        return self(obs)
+
+
+def test_continuous_recurrent_acer_refuses_a_model_without_sdn_q_and_a_kwargs_compute_actor_critic_passes(tmp_path):
+    from acframe import MODEL_REGISTRY
+    from acframe.config import compile_config
+    from acframe.policy import create_policy
+
+    MODEL_REGISTRY.register('recurrent_sdn_without_q_test', RecurrentSDNWithoutQ)
+    try:
+        with pytest.raises(ConfigError, match=r"\(test_acer.RecurrentSDNWithoutQ\) has no sdn_q; use "
+                                              r"policy.model.type='acer_sdn' \(the default\), or give the model "
+                                              r"sdn_q\(critic_feature, value, mu, sigma, actions\)"):
+            serial_pipeline('pendulum_novel_acer_lstm.py', max_env_step=400, progress=False,
+                            exp_dir=str(tmp_path / 'run'), overrides=["policy.model.type='recurrent_sdn_without_q_test'"])
+    finally:
+        MODEL_REGISTRY._entries.pop('recurrent_sdn_without_q_test', None)
+    assert not (tmp_path / 'run').exists()
+    cfg = compile_config('pendulum_acer.py', seed=0)
+    env = gym.make('Pendulum-v1')
+    model = GaussianKwargsModel(env.observation_space.shape[0], env.action_space.shape[0])
+    create_policy(cfg, env.observation_space, env.action_space, model=model)  # its actions= through **kwargs: taken
