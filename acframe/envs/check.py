@@ -126,6 +126,8 @@ class EnvChecker:
                  on_finding: Callable[[Finding], None] = lambda finding: None) -> None:
         self.make, self.seed, self.policies = make, int(seed), policies
         self.watch, self.on_finding = watch, on_finding
+        #: told of a mask the env gives that a run would not read (``_unread_mask``)
+        self.on_unread_mask: Callable[[str], None] = lambda said: None
         self.report = CheckReport(name)
         self.rng = np.random.default_rng(self.seed)
         self.env: Any = None
@@ -285,6 +287,14 @@ class EnvChecker:
             self.fail('observation', f"{where} {message}", breaks, key='observation:' + message.split(' ')[0])
         self._passed('observation')
 
+    def _unread_mask(self, said: str, misnamed: bool = False) -> None:
+        """Record a mask the env gives that a run will not read (``CheckReport.unread_mask``), and pass it on when
+        new (``on_unread_mask``: from check-env's child at once, so that an env that crashes it later loses it not)."""
+        self.report.mask_misnamed = self.report.mask_misnamed or misnamed
+        if self.report.unread_mask != said:
+            self.report.unread_mask = said
+            self.on_unread_mask(said)
+
     def _mask(self, obs: Any, info: Mapping, where: str, final: bool = False) -> Optional[np.ndarray]:
         """The action mask of this step (None without one), checked against the action space (``final``: the last
         observation of an episode, whose mask no action is taken under: it may allow none)."""
@@ -296,8 +306,8 @@ class EnvChecker:
             if near:  # a mask under another name is an observation to the model: the policy is not masked
                 said = (f"the observation's {near[0]!r} is not '{MASK_KEY}', so a run reads it as an observation, not "
                         f"a mask; name it '{MASK_KEY}' (docs/masks.md)")
-                self.report.facts['action mask'], self.report.unread_mask = f"none: {said}", f"has no action mask: {said}"
-                self.report.mask_misnamed = True
+                self._unread_mask(f"has no action mask: {said}", misnamed=True)
+                self.report.facts['action mask'] = f"none: {said}"
         if isinstance(obs, Mapping) and MASK_KEY in obs:
             mask, source = obs[MASK_KEY], f"observation['{MASK_KEY}']"
         elif isinstance(info, Mapping) and MASK_KEY in info:
@@ -308,8 +318,8 @@ class EnvChecker:
         if source.startswith('info'):  # checked, but a run reads masks from the observation alone
             wrap = "wrap the env in acframe.envs.masks.InfoActionMask in the factory you register (docs/masks.md)"
             self.report.facts['action mask'] = f"{source}, which a run does not read (it would train without it): {wrap}"
-            self.report.unread_mask = (f"gives its action mask in {source}, which a run does not read: it trains "
-                                       f"without the mask; {wrap}")
+            self._unread_mask(f"gives its action mask in {source}, which a run does not read: it trains without the "
+                              f"mask; {wrap}")
         problems = mask_problems(mask, self.env.action_space, final=final)
         for message in problems:
             self.fail('mask', f"{source} {where} {message}", key='mask:' + message.split(' ')[0])
@@ -656,14 +666,17 @@ def policy_checks(cfg: Any, types: Optional[Sequence[str]] = None) -> Dict[str, 
 
 def check_env(cfg: Any, seed: int = 0, full: bool = True, policies: Optional[Sequence[str]] = None,
               watch: Callable[[str], None] = lambda what: None,
-              on_finding: Callable[[Finding], None] = lambda finding: None) -> CheckReport:
+              on_finding: Callable[[Finding], None] = lambda finding: None,
+              on_unread_mask: Callable[[str], None] = lambda said: None) -> CheckReport:
     """Every check (``full``) or the cheap ones, in this process, on one env of ``cfg.env`` seeded ``seed``;
-    ``policies``: the policy types the env must suit (None: any registered one will do)."""
+    ``policies``: the policy types the env must suit (None: any registered one will do); ``watch``, ``on_finding``
+    and ``on_unread_mask`` hear of each call into the env, each finding and a mask a run would not read."""
     with warnings.catch_warnings():
         if full:  # gymnasium's own env checker says the same things as warnings: the findings say them once
             warnings.simplefilter('ignore')
         checker = EnvChecker(env_maker(cfg.env, seed), env_name(cfg.env), seed, policy_checks(cfg, policies),
                              watch, on_finding)
+        checker.on_unread_mask = on_unread_mask
         return checker.run(full)
 
 
@@ -912,8 +925,11 @@ def check_in_child(cfg: Any, seed: int, policies: Optional[Sequence[str]]) -> Ch
                 doing = value
             elif kind == 'finding':
                 report.findings.append(value)
+            elif kind == 'unread_mask':
+                report.unread_mask = value
             elif kind == 'done':
                 report.facts, report.checks, report.unread_mask = value.facts, value.checks, value.unread_mask
+                report.mask_misnamed, report.step_raised = value.mask_misnamed, value.step_raised
                 break
     finally:
         if child.is_alive():
@@ -932,7 +948,8 @@ def _child_main(send: Any, cfg: Any, seed: int, policies: Optional[Sequence[str]
     except Exception:  # noqa: BLE001
         pass
     report = check_env(cfg, seed, True, policies, watch=lambda what: send.send(('at', what)),
-                       on_finding=lambda finding: send.send(('finding', finding)))
+                       on_finding=lambda finding: send.send(('finding', finding)),
+                       on_unread_mask=lambda said: send.send(('unread_mask', said)))
     report.findings = []
     send.send(('done', report))
     send.close()

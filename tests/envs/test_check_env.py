@@ -219,6 +219,18 @@ def test_the_misnamed_mask_note_is_only_where_the_check_took_no_mask_and_the_env
     assert 'has shape (3,)' in text and 'note:' not in text and 'took no mask' not in text, text
 
 
+def test_a_misnamed_mask_is_said_by_check_env_even_where_the_env_then_crashes_its_process(tmp_path):
+    """The child told the mask only with its last message, which an env that kills the child never lets it send."""
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(['-m', 'check-env', *FAULTY, 'env.env_kwargs.fault=misnamed_mask_abort', 'env.env_kwargs.at_step=5'])
+    lines = err.getvalue().splitlines()
+    assert code == 2 and len(lines) == 2 and 'was killed by SIGABRT' in lines[0], lines
+    assert lines[-1] == ("acframe: warning: check-env faulty: the env has no action mask: the observation's "
+                         "'action_masks' is not 'action_mask', so a run reads it as an observation, not a mask; name "
+                         "it 'action_mask' (docs/masks.md)"), lines
+
+
 def test_a_mask_given_in_info_only_is_checked_and_a_run_on_it_warns_that_it_trains_without_it(tmp_path):
     """check-env found the mask in info and passed; the run then trained unmasked without a word."""
     code, out, lines, _ = check_cli([*FAULTY, 'env.env_kwargs.fault=info_mask'], tmp_path)
