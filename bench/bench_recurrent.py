@@ -21,7 +21,12 @@ above, so a part's cost includes what it does to the caches and the allocator of
   backward on the lanes' shape, 8 × (32 + 3) rows of 65 inputs); the clip and optimizer step alone of each model
   (random gradients: the LSTM's weights are four tensors of 4·64 rows more).
 
+``--task pixels`` measures the same on Atari-sized frames (84 x 84, 4 stacked, uint8; ``toy_pixel_dot``, no ROM)
+through ``pong_ppo.py``'s model (the Nature CNN and a 512-unit layer), the core 256 units (the IMPALA paper's): where
+the encoder does an Atari agent's work, what the core adds is a smaller share of each step.
+
     python bench/bench_recurrent.py [--repeats 5] [--hidden 64] [--seq-len 0] [--clock cpu|wall] [--ab-padded]
+    python bench/bench_recurrent.py --task pixels [--repeats 3] [--rollouts 5]
     python bench/bench_recurrent.py --breakdown [--repeats 3]
     python bench/bench_recurrent.py --cuda [--repeats 3]   # the models on the GPU (policy.cuda), wall time
 
@@ -51,13 +56,27 @@ from acframe.worker import SampleCollector  # noqa: E402
 ENVS, STEPS = 8, 32
 
 
-def build(rnn: Optional[str], hidden: int, seq_len: int, batch_size: int, cuda: bool = False) -> Any:
-    model = dict(encoder_hidden_size_list=[64], share_encoder=True, actor_head_hidden_size=64, critic_head_hidden_size=64,
-                 rnn=dict(type=rnn, hidden_size=hidden, seq_len=seq_len))
-    main = dict(env=dict(env_id='cartpole_novel', collector_env_num=ENVS),
+#: ``--task``: the env and the feed-forward model the core goes into. ``novel``: CartPole without velocities and the
+#: shipped PPO model (64-unit layers); ``pixels``: Atari-sized frames (``toy_pixel_dot`` at 84 x 84, 4 stacked uint8
+#: frames: no ROM needed) through the Nature CNN and a 512-unit layer (``pong_ppo.py``'s model)
+TASKS = {
+    'novel': (dict(env_id='cartpole_novel'),
+              dict(encoder_hidden_size_list=[64], actor_head_hidden_size=64, critic_head_hidden_size=64)),
+    'pixels': (dict(env_id='dot', env_kwargs=dict(size=84, frame_stack=4, episode_len=27)),
+               dict(encoder='nature_cnn', encoder_hidden_size_list=[512], activation='relu')),  # pong_ppo.py's model
+}
+#: ``--task pixels``' env type (``novel``'s is gymnasium's, by its id)
+TASK_TYPES = {'novel': 'gym', 'pixels': 'toy_pixel_dot'}
+
+
+def build(rnn: Optional[str], hidden: int, seq_len: int, batch_size: int, cuda: bool = False,
+          task: str = 'novel') -> Any:
+    env_cfg, model = TASKS[task]
+    model = dict(model, share_encoder=True, rnn=dict(type=rnn, hidden_size=hidden, seq_len=seq_len))
+    main = dict(env=dict(env_cfg, collector_env_num=ENVS, stop_value=None),
                 policy=dict(model=model, cuda=cuda, collect=dict(n_sample=ENVS * STEPS),
                             learn=dict(batch_size=batch_size)))
-    cfg = compile_config((main, dict(policy=dict(type='ppo'))), seed=0)
+    cfg = compile_config((main, dict(env=dict(type=TASK_TYPES[task]), policy=dict(type='ppo'))), seed=0)
     env = make_env_manager(cfg, 'collector', ENVS, cfg.seed)
     torch.manual_seed(0)
     return env, create_policy(cfg, env.observation_space, env.action_space)
@@ -81,14 +100,14 @@ def force_fragment_ends(policy: Any) -> None:
 
 def measure(hidden: int, seq_len: int, batch_size: int, rollouts: int,
             clock: Callable[[], float] = time.process_time, kinds: tuple = KINDS,
-            cuda: bool = False) -> Dict[str, Dict[str, float]]:
+            cuda: bool = False, task: str = 'novel') -> Dict[str, Dict[str, float]]:
     """One repeat: the three models side by side, interleaved rollout by rollout (collect one rollout with each,
     then prepare it and take its gradient steps), so a change of the machine's load falls on all three alike;
     the medians over the rollouts. ``clock``: the process's CPU time (default: time other processes take on a shared
     machine is not counted) or ``time.perf_counter`` (wall time)."""
     runs = {}
     for name, rnn in kinds:
-        env, policy = build(rnn, hidden, seq_len, batch_size, cuda)
+        env, policy = build(rnn, hidden, seq_len, batch_size, cuda, task)
         if name == PADDED[0]:
             force_fragment_ends(policy)
         collector = SampleCollector(env, policy.collect_mode, ENVS * STEPS)
@@ -204,7 +223,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--repeats', type=int, default=5, help='repeats of each measurement (the median is reported)')
     parser.add_argument('--rollouts', type=int, default=20, help='rollouts collected and learned per repeat')
-    parser.add_argument('--hidden', type=int, default=64, help='units of the LSTM')
+    parser.add_argument('--hidden', type=int, default=None,
+                        help='units of the recurrent core (default 64; 256 with --task pixels, the IMPALA paper\'s)')
+    parser.add_argument('--task', choices=sorted(TASKS), default='novel',
+                        help='novel: CartPole without velocities, 64-unit MLP; pixels: 84x84x4 uint8 frames, Nature CNN')
     parser.add_argument('--seq-len', type=int, default=0, help='policy.model.rnn.seq_len (0: whole rollout columns)')
     parser.add_argument('--batch-size', type=int, default=256, help='policy.learn.batch_size (transitions)')
     parser.add_argument('--clock', choices=('cpu', 'wall'), default='cpu',
@@ -219,6 +241,10 @@ def main() -> None:
     if args.cuda and (args.breakdown or not torch.cuda.is_available()):
         parser.error('--cuda needs a GPU (torch.cuda.is_available()) and times the models, not --breakdown')
     kinds = KINDS + ((PADDED,) if args.ab_padded else ())
+    if args.hidden is None:
+        args.hidden = 256 if args.task == 'pixels' else 64
+    if args.breakdown and args.task != 'novel':
+        parser.error('--breakdown measures --task novel')
     set_torch_threads(1)
     if args.breakdown:
         clock = time.process_time if args.clock == 'cpu' else time.perf_counter
@@ -229,13 +255,13 @@ def main() -> None:
             out[group] = {k: round(statistics.median(r[group][k] for r in runs), 3) for k in runs[0][group]}
         print(json.dumps(out, indent=1))
         return
-    report: Dict[str, Any] = {'envs': ENVS, 'steps_per_env': STEPS, 'batch_size': args.batch_size,
+    report: Dict[str, Any] = {'task': args.task, 'envs': ENVS, 'steps_per_env': STEPS, 'batch_size': args.batch_size,
                               'seq_len': args.seq_len, 'hidden': args.hidden, 'threads': torch.get_num_threads(),
                               'clock': args.clock}
     clock = cuda_clock if args.cuda else time.process_time if args.clock == 'cpu' else time.perf_counter
     if args.cuda:
         report['clock'] = 'wall, cuda synchronized'
-    runs = [measure(args.hidden, args.seq_len, args.batch_size, args.rollouts, clock, kinds, args.cuda)
+    runs = [measure(args.hidden, args.seq_len, args.batch_size, args.rollouts, clock, kinds, args.cuda, args.task)
             for _ in range(args.repeats)]
     for name, _ in kinds:
         report[name] = {key: round(statistics.median(r[name][key] for r in runs), 3) for key in runs[0][name]}
