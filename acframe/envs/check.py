@@ -804,7 +804,8 @@ def env_imports(env_cfg: Any) -> List[str]:
             module = getattr(ENV_REGISTRY.get(env_type), '__module__', None)
     else:
         try:
-            entry = gym.spec(str(env_cfg.get('env_id'))).entry_point
+            from .gym_env import resolve_env_id
+            entry = gym.spec(resolve_env_id(str(env_cfg.get('env_id')))).entry_point
             module = entry.partition(':')[0] if isinstance(entry, str) else getattr(entry, '__module__', None)
         except Exception:  # noqa: BLE001 - an id gymnasium does not know: nothing to tell from it
             module = None

@@ -551,4 +551,5 @@ def test_the_check_env_command_of_a_run_imports_the_module_of_its_envs_factory(m
     assert env_imports({'type': 'faulty'}) == ['fixtures.faulty_envs']
     monkeypatch.setattr(registry, '_IMPORTED', ['an_earlier_runs.envs'])  # (the one that may register it elsewhere)
     assert env_imports({'type': 'faulty'}) == ['an_earlier_runs.envs']
-    assert env_imports({'type': 'gym', 'env_id': 'CartPole-v1'}) == []  # gymnasium's own: nothing to import
+    for env_id in ('CartPole-v1', 'cartpole_novel'):  # gymnasium's own (by a short name too): nothing to import
+        assert env_imports({'type': 'gym', 'env_id': env_id}) == [], env_id
