@@ -240,8 +240,8 @@ class RunLock:
         if pid <= 0:
             return 'holder unknown'
         if host == socket.gethostname() and not _process_alive(pid):
-            return (f"holder unknown: the last line, pid {pid} since {since}, is of a process that has ended; a "
-                    f"process that only reads the folder holds it")
+            return (f"holder unknown: the lock file's line, pid {pid} since {since}, is of a process that has "
+                    f"ended; a process that only reads the folder, a resume with its budget spent, writes none")
         return f"pid {pid} on {host} since {since}"
 
     def release(self) -> None:

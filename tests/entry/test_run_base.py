@@ -344,7 +344,7 @@ def test_a_folder_locked_by_a_reader_is_refused_without_naming_the_ended_process
             RunLock(str(run))
         said = str(refused.value)
         assert 'is in use by another acframe process' in said
-        assert f'pid {ended.pid} since 2026-12-01 10:00:00, is of a process that has ended' in said, said
+        assert f"line, pid {ended.pid} since 2026-12-01 10:00:00, is of a process that has ended" in said, said
         assert f'(pid {ended.pid} on' not in said
         (run / LOCK_NAME).write_text(json.dumps({'pid': os.getpid(), 'host': socket.gethostname(), 'since': 'now'}))
         with pytest.raises(ConfigError, match=rf'\(pid {os.getpid()} on {socket.gethostname()} since now\)'):
