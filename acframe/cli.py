@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('-c', '--config', help='config file path or dizoo_configs name (e.g. cartpole_impala.py); '
                                                'DI-engine config files run unchanged')
     parser.add_argument('-m', '--mode', default='auto', choices=MODES,
-                        help="pipeline: auto (on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
+                        help="pipeline: auto (the config's pipeline key, else on-policy or off-policy serial, from the policy), serial, serial_onpolicy, "
                              "parallel (actors + one learner), async (A3C: parallel.async_worker_num Hogwild workers on "
                              "one shared model, for a2c and acer; docs/ddp.md); or a finished run: eval (--load RUN_DIR_OR_CKPT), plot (RUN_DIR ...), "
                              "export (--load RUN_DIR_OR_CKPT --out FILE); or a hyperparameter search: tune (-c CONFIG --trials N); "
@@ -215,12 +215,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("no config given; pass -c CONFIG (e.g. acframe -c cartpole_impala.py) or --list to see the configs")
     else:
         config_path = args.config
-    if not backend_given and args.ray_address and (recorded_mode or args.mode) == 'parallel':
-        args.backend = 'ray'  # --ray-address alone: a parallel run's workers on that Ray cluster
-    if (recorded_mode or args.mode) == 'async' and (args.backend != 'local' or args.ray_address):
-        raise ConfigError("-m async runs its workers on this machine only (they share one model in its shared memory, "
-                          "docs/ddp.md); drop --backend/--ray-address, or train on a Ray cluster with -m parallel "
-                          "--backend ray (parallel.learner_num for several learners)")
+    _check_backend(recorded_mode or args.mode, args, backend_given)
     if args.load is not None:
         raise ConfigError("--load evaluates or exports a finished run with -m eval / -m export; to continue training use --resume DIR")
     if args.init_from is not None and args.resume is not None:
@@ -243,6 +238,9 @@ def run(args: argparse.Namespace) -> int:
                              seed=args.seed)
     progress = not args.quiet
     mode = recorded_mode or args.mode
+    if mode == 'auto' and cfg.get('pipeline'):  # the pipeline the config file is written for (an A3C file's async)
+        mode = cfg.pipeline
+        _check_backend(mode, args, backend_given)
     from .config.compile import warn_idle_parallel_keys, warn_unwatched_step_timeout
     warn_idle_parallel_keys(args.overrides, mode if mode in ('parallel', 'async') else 'serial')
     warn_unwatched_step_timeout(args.overrides, cfg, mode if mode in ('parallel', 'async') else 'serial')
@@ -272,6 +270,19 @@ def run(args: argparse.Namespace) -> int:
     # --backend ray: the data-parallel ranks on Ray (parallel.learner_num > 1; otherwise refused in one line)
     pipeline(cfg, backend=args.backend, ray_address=args.ray_address, **common)
     return 0
+
+
+def _check_backend(mode: str, args: argparse.Namespace, backend_given: bool) -> None:
+    """``--backend`` / ``--ray-address`` for the pipeline ``mode`` runs: ``--ray-address`` alone puts a parallel
+    run's workers on that cluster; -m async refuses both (its workers share this machine's memory)."""
+    from .errors import ConfigError
+
+    if not backend_given and args.ray_address and mode == 'parallel':
+        args.backend = 'ray'  # --ray-address alone: a parallel run's workers on that Ray cluster
+    if mode == 'async' and (args.backend != 'local' or args.ray_address):
+        raise ConfigError("-m async runs its workers on this machine only (they share one model in its shared memory, "
+                          "docs/ddp.md); drop --backend/--ray-address, or train on a Ray cluster with -m parallel "
+                          "--backend ray (parallel.learner_num for several learners)")
 
 
 def _module_names(given: Optional[List[str]]) -> List[str]:

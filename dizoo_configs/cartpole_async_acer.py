@@ -49,6 +49,7 @@ main_config = dict(
     ),
     parallel=dict(async_worker_num=2),  # Hogwild workers (-m async); at most one per CPU core
     max_env_step=100_000,  # the training budget in env steps, every worker's together
+    pipeline='async',  # written for -m async: acframe -c runs it there without -m
 )
 create_config = dict(
     env=dict(type='gym'),  # gymnasium envs

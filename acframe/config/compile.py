@@ -797,6 +797,22 @@ def warn_unwatched_step_timeout(overrides: Optional[Iterable[Any]], cfg: Any, mo
 #: how messages name a pipeline
 MODE_NAMES = {'serial': 'serial', 'serial_onpolicy': 'serial', 'parallel': '-m parallel', 'async': '-m async',
               'tune': '-m tune (serial trials)'}
+#: the pipeline function of each mode, as a script calls it
+PIPELINE_FUNCTIONS = {'serial': 'serial_pipeline', 'serial_onpolicy': 'serial_pipeline_onpolicy',
+                      'parallel': 'parallel_pipeline', 'async': 'async_pipeline'}
+
+
+def warn_other_pipeline(cfg: Any, mode: str) -> None:
+    """Warn when a config written for one pipeline (its ``pipeline`` key: an A3C file's 'async') is run by another
+    (``mode``: an -m given, or a script's pipeline function): without a word, the A3C file trained as serial A2C."""
+    written = cfg.get('pipeline')
+    family = lambda name: 'serial' if name in ('serial', 'serial_onpolicy', 'tune') else name  # noqa: E731
+    if not written or family(written) == family(mode):
+        return
+    flag = f"-m {written}" if written in ('parallel', 'async') else '-m auto'
+    warnings.warn(f"this config is written for {MODE_NAMES.get(written, written)} (pipeline={written!r}): this "
+                  f"{MODE_NAMES.get(mode, mode)} run trains it otherwise; run acframe -c CONFIG without -m (or {flag}), "
+                  f"or {PIPELINE_FUNCTIONS[written]}() from a script", ConfigWarning, stacklevel=3)
 
 
 def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None:

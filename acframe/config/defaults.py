@@ -18,6 +18,8 @@ TOP_LEVEL = dict(
     import_names=[],
     # (str or None) A checkpoint (.pth, or a run folder: its best checkpoint, else its latest) whose model weights a new run starts from; optimizer, counters and envs start fresh (--init-from sets it; --resume ignores it).
     init_from=None,
+    # (str in {'serial', 'serial_onpolicy', 'parallel', 'async'} or None) The pipeline this config is written for, which acframe -c runs when no -m is given (an A3C file's 'async'); None: the policy's serial pipeline. An -m or a script's pipeline function that runs another one warns.
+    pipeline=None,
 )
 
 ENV = dict(

@@ -31,7 +31,8 @@ import numpy as np
 import torch
 
 from ..config import compile_config
-from ..config.compile import ConfigInput, override_list, warn_idle_parallel_keys, warn_unwatched_step_timeout
+from ..config.compile import (ConfigInput, override_list, warn_idle_parallel_keys, warn_other_pipeline,
+                              warn_unwatched_step_timeout)
 from ..config.run_folder import (given_config_differences, load_run_config, model_given_refusal, read_run_record,
                                  save_run_config)
 from ..envs.check import check_env_at_start
@@ -130,6 +131,7 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
         cfg = compile_config(input_cfg, extra, seed=seed)
         warn_idle_parallel_keys(extra, mode)  # (after the compile: a mistyped key is its error alone)
         warn_unwatched_step_timeout(extra, cfg, mode)
+        warn_other_pipeline(cfg, mode)
         return cfg, exp_dir, []
     resume = os.fspath(resume)
     if exp_dir is not None and os.path.realpath(os.fspath(exp_dir)) != os.path.realpath(resume):

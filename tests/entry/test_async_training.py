@@ -157,6 +157,30 @@ def test_cli_run_completes_and_resumes(tmp_path):
     assert second['wall_s'] > first['wall_s']
 
 
+def test_a_config_written_for_async_runs_there_without_m_and_another_pipeline_warns(tmp_path, capsys):
+    """cartpole_a3c.py run without -m trained serial A2C with 4 envs, without a word (its pipeline key now says
+    'async'); an -m or a script's pipeline function that runs it otherwise is warned."""
+    from acframe.entry.serial_onpolicy import serial_pipeline_onpolicy
+    from acframe.errors import ConfigWarning
+
+    folder = str(tmp_path / 'run')
+    proc = _cli('-c', 'cartpole_a3c.py', '--exp-dir', folder, '--max-env-step', '400', 'env.stop_value=None')
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and 'written for' not in err, err
+    assert json.load(open(os.path.join(folder, 'config.json')))['mode'] == 'async'
+    assert _summary(folder)['async_worker_num'] == 2
+    ray = str(tmp_path / 'ray')  # the file's pipeline refuses what -m async refuses
+    assert main(['-c', 'cartpole_a3c.py', '--backend', 'ray', '--exp-dir', ray]) == 2
+    assert '-m async runs its workers on this machine only' in capsys.readouterr().err
+    assert not os.path.exists(ray)
+    with pytest.warns(ConfigWarning, match=r"^this config is written for -m async \(pipeline='async'\): this serial "
+                                           r"run trains it otherwise; run acframe -c CONFIG without -m \(or -m "
+                                           r"async\), or async_pipeline\(\) from a script$"):
+        serial_pipeline_onpolicy('cartpole_a3c.py', max_env_step=100, exp_dir=str(tmp_path / 'serial'),
+                                 overrides=['env.stop_value=None'], progress=False)
+    assert json.load(open(tmp_path / 'serial' / 'config.json'))['mode'] == 'serial_onpolicy'
+
+
 @pytest.mark.parametrize('signum, code', [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_sigterm_and_ctrl_c_write_the_final_checkpoint(tmp_path, signum, code):
     folder = str(tmp_path / 'run')
