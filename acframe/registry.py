@@ -24,9 +24,44 @@ from .errors import ConfigError, RegistryError
 _IMPORTED: List[str] = []
 
 
+#: what each module ``import_names`` imported registered (``'kind:name'``: ``'logger:csv'``, ``'gym:MyEnv-v0'`` for a
+#: gymnasium id), where this process saw it happen (the module was not imported before)
+_REGISTERED_BY: Dict[str, List[str]] = {}
+
+
 def imported_names() -> List[str]:
     """The modules ``import_names`` imported in this process (``--import``, a config's ``import_names``)."""
     return list(_IMPORTED)
+
+
+def registrations_of(module: str) -> Optional[List[str]]:
+    """What importing ``module`` registered, as ``'kind:name'`` (the registry's kind, or ``gym`` for a gymnasium id);
+    None where this process did not see it (the module was imported before ``import_names`` named it)."""
+    found = _REGISTERED_BY.get(module)
+    return None if found is None else list(found)
+
+
+def _registered_now() -> Dict[str, Any]:
+    """Every registry's entries (``'kind:name'`` -> the lazy path, or the object) and gymnasium's ids."""
+    import gymnasium
+
+    now: Dict[str, Any] = {f"{r.kind}:{name}": entry for r in _ALL for name, entry in r._entries.items()}
+    now.update({f"gym:{env_id}": spec for env_id, spec in gymnasium.registry.items()})
+    return now
+
+
+def _registered_since(before: Dict[str, Any]) -> List[str]:
+    """The entries registered, or registered again with another object, since ``before`` (``_registered_now``); a
+    built-in's lazy path made into its class (importing acframe's own modules) is not one."""
+    added = []
+    for key, entry in _registered_now().items():
+        old = before.get(key, _MISSING)
+        if old is entry:
+            continue
+        if old is _MISSING or (isinstance(old, str) and getattr(entry, '__module__', None) != old.split(':')[0]) \
+                or (not isinstance(old, str) and old is not entry):
+            added.append(key)
+    return sorted(added)
 
 
 def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None:
@@ -46,7 +81,10 @@ def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None
                                         f"folder {inside} being read; acframe never imports code from a run or study "
                                         f"folder: install the module or put it on PYTHONPATH outside that folder")
         try:
+            before = None if name in sys.modules else _registered_now()
             importlib.import_module(name)
+            if before is not None:
+                _REGISTERED_BY[name] = _registered_since(before)
             if name not in _IMPORTED:
                 _IMPORTED.append(name)
         except ImportError as exc:
@@ -227,6 +265,8 @@ ENV_MANAGER_REGISTRY = Registry("env_manager")
 BUFFER_REGISTRY = Registry("buffer")
 LOGGER_REGISTRY = Registry("logger")
 HOOK_REGISTRY = Registry("hook")
+_ALL = (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY, LOGGER_REGISTRY, HOOK_REGISTRY)
+_MISSING = object()
 
 # built-in entries, imported on first use
 POLICY_REGISTRY.register_lazy("impala", "acframe.policy.impala:IMPALAPolicy")

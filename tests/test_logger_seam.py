@@ -486,6 +486,18 @@ def test_a_user_backend_pins_its_relative_store_and_a_resume_from_elsewhere_writ
                              env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert (first / 'store.csv').read_text().count('\n') > lines and not (other / 'store.csv').exists()
+    # acting on the run needs no logger: its module, recorded as registering only one, is not asked for (it was
+    # "lists import_names store_trackers that you did not name")
+    with open(first / 'run' / 'config.json') as f:
+        assert json.load(f)['import_registers'] == {'store_trackers': ['logger:store_seam']}
+    plain = dict(os.environ, PYTHONPATH=os.environ.get('PYTHONPATH', ''))  # (the module is not even importable)
+    for args in (['-m', 'eval', '--load', str(first / 'run'), '--episodes', '1'],
+                 ['-m', 'export', '--load', str(first / 'run'), '--out', str(other / 'policy.pt')]):
+        acted = subprocess.run(run + args, cwd=other, capture_output=True, text=True, timeout=300, env=plain)
+        assert acted.returncode == 0 and 'import_names' not in acted.stderr, acted.stderr
+    refused = subprocess.run(run + ['--resume', str(first / 'run'), '-q', '--max-env-step', '1200'], cwd=other,
+                             capture_output=True, text=True, timeout=300, env=plain)
+    assert refused.returncode == 2 and 'lists import_names store_trackers' in refused.stderr, refused.stderr
 
 
 @pytest.fixture

@@ -131,9 +131,17 @@ def run_record(cfg: Any, mode: str, changes: Optional[List[Dict[str, Any]]] = No
                model_given: Optional[str] = None) -> str:
     """The text of ``config.json`` for ``cfg`` run in ``mode`` (``model_given``: the class of a model instance the run
     was given in Python, which its config does not describe)."""
+    from ..registry import registrations_of
+
     record = {'format': FORMAT, 'mode': mode, 'config': encode(_plain(cfg)), 'changes': changes or []}
     if model_given:
         record['model_given'] = model_given
+    # what each of its modules registered (where this process saw it): acting on the run needs none that registered
+    # only loggers or replay buffers (``load_run_config``)
+    registers = {name: found for name in (cfg.get('import_names') or [])
+                 if isinstance(name, str) and (found := registrations_of(name)) is not None}
+    if registers:
+        record['import_registers'] = registers
     return json.dumps(record, indent=1, sort_keys=False, allow_nan=False) + '\n'
 
 
@@ -236,7 +244,12 @@ def read_run_record(run_dir: str) -> Dict[str, Any]:
     if not isinstance(changes, list) or not isinstance(mode, str) or not isinstance(model_given, (str, type(None))):
         raise ConfigError(f"{path}: 'mode' and 'model_given' must be strings and 'changes' a list; the run folder is "
                           f"damaged")
-    return {'mode': mode, 'config': config, 'changes': list(changes), 'model_given': model_given}
+    registers = record.get('import_registers') or {}
+    if not (isinstance(registers, dict) and all(isinstance(k, str) and isinstance(v, list)
+                                                and all(isinstance(e, str) for e in v) for k, v in registers.items())):
+        registers = {}  # (not what acframe writes: every module counts as needed)
+    return {'mode': mode, 'config': config, 'changes': list(changes), 'model_given': model_given,
+            'import_registers': registers}
 
 
 def model_given_refusal(run_dir: str, model_given: str, how: str) -> ConfigError:
@@ -295,6 +308,16 @@ def check_stored_imports(stored: Any, named: Sequence[str], path: str, flag: str
     return list(dict.fromkeys(list(stored) + list(named)))  # the run's order (a later module may re-register a name)
 
 
+#: the registries whose entries a run needs to train but not to act (evaluate, export, ``load_policy``)
+ACTING_NEEDS_NOT = ('logger', 'buffer')
+
+
+def _registers_only(registered: Optional[List[str]], kinds: Sequence[str]) -> bool:
+    """Whether ``registered`` (a module's ``'kind:name'`` entries, None: not known) is known, not empty, and all of
+    ``kinds``."""
+    return bool(registered) and all(entry.split(':', 1)[0] in kinds for entry in registered)
+
+
 def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = None,
                     imports: Sequence[str] = (), import_flag: str = '--import', builds_buffer: bool = True) -> EasyDict:
     """The compiled config of the run in ``run_dir`` (from ``config.json``; nothing is executed).
@@ -302,14 +325,19 @@ def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = N
     The stored config is compiled again (defaults ← stored ← ``overrides``), so it is validated like any other.
     Its ``import_names`` are imported only when the user named them (``imports``, or an ``import_names=``
     override; see ``check_stored_imports``, whose refusal names ``import_flag``: ``'imports'`` for the Python
-    argument), and never from inside ``run_dir``. ``builds_buffer=False``: read to act (``compile_config``'s).
+    argument), and never from inside ``run_dir``. ``builds_buffer=False``: read to act (``compile_config``'s); a
+    module the run recorded as registering only loggers or replay buffers (``ACTING_NEEDS_NOT``) is then not needed.
     """
     from .compile import compile_config
 
-    main = read_run_record(run_dir)['config']
+    record = read_run_record(run_dir)
+    main = record['config']
     named = named_imports(imports, overrides)
-    main['import_names'] = check_stored_imports(main.get('import_names') or [], named,
-                                                os.path.join(run_dir, CONFIG_JSON), import_flag)
+    stored = main.get('import_names') or []
+    if not builds_buffer and isinstance(stored, list):  # acting: a module that registered only loggers or buffers
+        stored = [name for name in stored if name in named or not _registers_only(
+            record['import_registers'].get(name), ACTING_NEEDS_NOT)]
+    main['import_names'] = check_stored_imports(stored, named, os.path.join(run_dir, CONFIG_JSON), import_flag)
     # a compiled config (a dict, not a (main, create) pair): acframe's keys already, no DI-engine translation
     try:
         return compile_config(main, overrides, seed=seed, refuse_imports_under=(run_dir,), builds_buffer=builds_buffer)
