@@ -351,6 +351,10 @@ def test_collector_and_evaluator_hooks_from_the_cli_in_the_serial_off_policy_pip
     # options under a misspelled backend name (the backend ran on its defaults without a word)
     (['tensorboard', 'csv_seam'], ['logger.options.csv_sem.file=x.csv'],
      "logger.options.csv_sem names no logger backend; did you mean 'csv_seam'?"),
+    # a backend's options given as one value (its check read them as a dict: an AttributeError of the user's code)
+    (['tensorboard', 'csv_seam'], ['logger.options.csv_seam=s.csv'],
+     "config key 'logger.options.csv_seam' = 's.csv' must be a dict of backend 'csv_seam's options, e.g. "
+     "logger.options.csv_seam.file=..."),
 ])
 def test_bad_logger_input_is_one_line_exit_2_and_nothing_written(tmp_path, user_module, backends, overrides, message):
     if 'mlflow' in backends:

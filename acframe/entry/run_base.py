@@ -387,11 +387,11 @@ class RunBase:
             if given:  # (its checkpoint fits that model, not the one its config builds)
                 raise model_given_refusal(self.exp_dir, given, "resume it in Python with the same model: "
                                           "serial_pipeline(CONFIG, resume=RUN, model=...) (or serial_pipeline_onpolicy)")
+        check_option_names(cfg)  # (options under a misspelled backend's name, or not a dict: before a backend reads them)
         # an unknown backend, a missing extra, a destination that cannot be written or lies inside the run folder
         for backend in check_loggers(cfg, self.exp_dir if self.writes else None):
             if not resume:  # (a resume keeps what its first sitting pinned)
                 backend.pin_config(cfg)
-        check_option_names(cfg)  # (options under a misspelled backend's name)
         if self.writes and not resume and not {'tensorboard', 'jsonl'} & set(cfg.logger.backends):
             self.warn(f"acframe: warning: logger.backends={list(cfg.logger.backends)} has neither 'tensorboard' nor "
                       f"'jsonl', the logs -m plot reads: the run draws no curves.svg and -m plot cannot draw it")

@@ -459,6 +459,9 @@ def check_option_names(cfg: Any) -> None:
         raise ConfigError(f"config key 'logger.options' = {options!r} must be a dict of backend name -> its options")
     used = backend_names(cfg)
     for key in options:
+        if key in used and not isinstance(options[key], Mapping):  # (a backend reads its own keys from a dict)
+            raise ConfigError(f"config key 'logger.options.{key}' = {str(repr(options[key]))[:80]} must be a dict of "
+                              f"backend '{key}'s options, e.g. logger.options.{key}.file=...")
         if key in used or key in LOGGER_REGISTRY:
             continue
         near = closest(str(key), used + LOGGER_REGISTRY.names())
