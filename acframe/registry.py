@@ -224,10 +224,12 @@ class Registry:
         if not isinstance(name, str) or name not in self._entries:
             hint = closest(str(name), self._entries)
             did_you_mean = f" Did you mean '{hint}'?" if hint else ""
+            # (a near miss is a misspelling: its fix is the name meant, not registering the misspelled one)
+            registered_as = "NAME" if hint else f"'{name}'"
             raise RegistryError(
                 f"unknown {self.kind} '{name}'.{did_you_mean} Known {self.plural}: {', '.join(self.names()) or '(none)'}; "
-                f"register your own with @{self.kind.upper()}_REGISTRY.register('{name}') and list its module in import_names "
-                f"(--import MODULE on the command line)"
+                f"register your own with @{self.kind.upper()}_REGISTRY.register({registered_as}) and list its module in "
+                f"import_names (--import MODULE on the command line)"
             )
         return self._entries[name]
 

@@ -320,6 +320,9 @@ def test_collector_and_evaluator_hooks_from_the_cli_in_the_serial_off_policy_pip
 
 @pytest.mark.parametrize('backends, overrides, message', [
     (['tensorbord'], [], "config key 'logger.backends': unknown logger 'tensorbord'. Did you mean 'tensorboard'?"),
+    # a near miss is not offered to be registered under its misspelled name
+    (['tensorboard', 'csv_sem'], [], "unknown logger 'csv_sem'. Did you mean 'csv_seam'? Known loggers: csv_seam, "),
+    (['tensorboard', 'csv_sem'], [], "; register your own with @LOGGER_REGISTRY.register(NAME) and list its module"),
     (['tensorboard', 'needs_extra_seam'], [], "pip install 'acframe[seamextra]'"),
     (['tensorboard'], ["policy.learn.learner.hooks=['no_such_hook']"],
      "config key 'policy.learn.learner.hooks[0]': unknown hook 'no_such_hook'"),

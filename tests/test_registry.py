@@ -85,7 +85,9 @@ def test_unknown_name_lists_known_names_and_the_nearest():
     assert "unknown policy 'impalla'" in message
     assert "Did you mean 'impala'?" in message
     assert 'Known policies: a2c, acer, impala' in message
-    assert "register('impalla')" in message  # says how to add one
+    assert "register(NAME)" in message and "register('impalla')" not in message  # how to add one, not the misspelling
+    with pytest.raises(RegistryError, match=r"register\('my_algo'\)"):  # nothing near: the name as given
+        registry.get('my_algo')
 
 
 def test_unknown_name_without_a_close_match_still_lists_known_names():
