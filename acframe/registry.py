@@ -41,6 +41,14 @@ def registrations_of(module: str) -> Optional[List[str]]:
     return None if found is None else list(found)
 
 
+def script_registered(names: Iterable[str]) -> List[str]:
+    """``'kind:name'`` of the entries registered by the running script itself (``__main__``: no ``--import`` can bring
+    them back in another process) among ``names`` (the strings a run's config holds)."""
+    wanted = set(names)
+    return sorted(f"{r.kind}:{name}" for r in _ALL for name, entry in r._entries.items()
+                  if name in wanted and not isinstance(entry, str) and getattr(entry, '__module__', None) == '__main__')
+
+
 def _registered_now() -> Dict[str, Any]:
     """Every registry's entries (``'kind:name'`` -> the lazy path, or the object) and gymnasium's ids."""
     import gymnasium

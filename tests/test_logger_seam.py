@@ -624,3 +624,37 @@ def test_a_hook_asking_to_stop_at_the_final_evaluation_of_a_spent_budget_is_not_
     assert out.returncode == 0 and '[acframe] stopped: 1000 env steps' in out.stdout, out.stdout + out.stderr
     with open(run / 'summary.json') as f:
         assert 'stopped_by' not in json.load(f)
+
+
+SCRIPT_LOGGER = '''
+from acframe import LOGGER_REGISTRY
+from acframe.entry import serial_pipeline_onpolicy
+from acframe.loggers import LoggerBackend
+
+
+@LOGGER_REGISTRY.register('in_script_seam')
+class InScript(LoggerBackend):
+    def log_scalar(self, tag, value, step, wall_time):
+        pass
+
+
+serial_pipeline_onpolicy('cartpole_a2c.py', exp_dir='run', max_env_step=400, progress=False,
+                         overrides=["logger.backends=['tensorboard', 'in_script_seam']"])
+'''
+
+
+def test_a_run_whose_logger_its_script_registered_in_itself_is_resumed_from_the_script_and_evaluated_anywhere(tmp_path):
+    """Resumed from the command line it said to list the logger's module in import_names: a script's own __main__,
+    which no --import can bring back. Evaluating it needs no logger."""
+    (tmp_path / 'train.py').write_text(SCRIPT_LOGGER)
+    trained = subprocess.run([sys.executable, 'train.py'], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert trained.returncode == 0, trained.stderr
+    with open(tmp_path / 'run' / 'config.json') as f:
+        assert json.load(f)['script_registered'] == ['logger:in_script_seam']
+    out = cli(tmp_path / 'nowhere', '--resume', tmp_path / 'run', '--max-env-step', '800', '-q')
+    assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+        f"acframe: error: {tmp_path / 'run'} was trained by a script that registered logger 'in_script_seam' in itself "
+        f"(__main__), which acframe cannot import: resume it from that script (serial_pipeline(CONFIG, resume=RUN), or "
+        f"the pipeline it ran), or move that class into a module and pass --import MODULE"], out.stderr
+    out = cli(tmp_path / 'nowhere', '-m', 'eval', '--load', tmp_path / 'run', '--episodes', '1')
+    assert out.returncode == 0, out.stderr

@@ -127,11 +127,22 @@ def create_config_of(main: Dict[str, Any]) -> Dict[str, Any]:
                 policy=dict(type=main['policy']['type']), import_names=list(main.get('import_names', [])))
 
 
+def _strings(value: Any) -> List[str]:
+    """Every string ``value`` (a config's plain data) holds, at any depth."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, (list, tuple)):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
 def run_record(cfg: Any, mode: str, changes: Optional[List[Dict[str, Any]]] = None,
                model_given: Optional[str] = None) -> str:
     """The text of ``config.json`` for ``cfg`` run in ``mode`` (``model_given``: the class of a model instance the run
     was given in Python, which its config does not describe)."""
-    from ..registry import registrations_of
+    from ..registry import registrations_of, script_registered
 
     record = {'format': FORMAT, 'mode': mode, 'config': encode(_plain(cfg)), 'changes': changes or []}
     if model_given:
@@ -142,6 +153,9 @@ def run_record(cfg: Any, mode: str, changes: Optional[List[Dict[str, Any]]] = No
                  if isinstance(name, str) and (found := registrations_of(name)) is not None}
     if registers:
         record['import_registers'] = registers
+    in_script = script_registered(_strings(record['config']))  # (a script's own classes: said when they are missing)
+    if in_script:
+        record['script_registered'] = in_script
     return json.dumps(record, indent=1, sort_keys=False, allow_nan=False) + '\n'
 
 
@@ -248,8 +262,11 @@ def read_run_record(run_dir: str) -> Dict[str, Any]:
     if not (isinstance(registers, dict) and all(isinstance(k, str) and isinstance(v, list)
                                                 and all(isinstance(e, str) for e in v) for k, v in registers.items())):
         registers = {}  # (not what acframe writes: every module counts as needed)
+    in_script = record.get('script_registered') or []
+    if not (isinstance(in_script, list) and all(isinstance(e, str) and ':' in e for e in in_script)):
+        in_script = []
     return {'mode': mode, 'config': config, 'changes': list(changes), 'model_given': model_given,
-            'import_registers': registers}
+            'import_registers': registers, 'script_registered': in_script}
 
 
 def model_given_refusal(run_dir: str, model_given: str, how: str) -> ConfigError:
@@ -318,6 +335,25 @@ def _registers_only(registered: Optional[List[str]], kinds: Sequence[str]) -> bo
     return bool(registered) and all(entry.split(':', 1)[0] in kinds for entry in registered)
 
 
+def _refuse_missing_script_entries(run_dir: str, in_script: Sequence[str], acting: bool, python: bool) -> None:
+    """A ``ConfigError`` when the run's config names a class its training script registered in itself (``__main__``)
+    that this process does not have: no ``--import`` can bring it back (it said to list its module in import_names).
+    Acting on the run needs no logger or buffer of the script's."""
+    from ..registry import _ALL
+
+    registries = {r.kind: r for r in _ALL}
+    for entry in in_script:
+        kind, _, name = entry.partition(':')
+        registry = registries.get(kind)
+        if registry is None or name in registry or (acting and kind in ACTING_NEEDS_NOT):
+            continue
+        again = ("resume it from that script (serial_pipeline(CONFIG, resume=RUN), or the pipeline it ran)" if not acting
+                 else "load or evaluate it from that script")
+        raise ConfigError(f"{run_dir} was trained by a script that registered {kind} '{name}' in itself (__main__), "
+                          f"which acframe cannot import: {again}, or move that class into a module and "
+                          + ("pass imports=['MODULE']" if python else "pass --import MODULE"))
+
+
 def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = None,
                     imports: Sequence[str] = (), import_flag: str = '--import', builds_buffer: bool = True) -> EasyDict:
     """The compiled config of the run in ``run_dir`` (from ``config.json``; nothing is executed).
@@ -338,6 +374,11 @@ def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = N
         stored = [name for name in stored if name in named or not _registers_only(
             record['import_registers'].get(name), ACTING_NEEDS_NOT)]
     main['import_names'] = check_stored_imports(stored, named, os.path.join(run_dir, CONFIG_JSON), import_flag)
+    from ..registry import import_names as do_import
+
+    do_import(main['import_names'], refuse_under=(run_dir,))  # (imported below anyway: first, to see what is missing)
+    _refuse_missing_script_entries(run_dir, record['script_registered'], acting=not builds_buffer,
+                                   python=import_flag == 'imports')
     # a compiled config (a dict, not a (main, create) pair): acframe's keys already, no DI-engine translation
     try:
         return compile_config(main, overrides, seed=seed, refuse_imports_under=(run_dir,), builds_buffer=builds_buffer)
