@@ -47,8 +47,9 @@ ENV_STEP_PREFIXES = ('collector/', 'evaluator/return_mean', 'parallel/')
 OUT_FORMATS = {'.png': 'png', '.svg': 'svg', '.pdf': 'pdf'}
 #: compiled-config keys (dotted; a key names its whole subtree) that do not group runs: they cannot change what a run
 #: learns — its seed and name, its budgets (a run resumed with more steps is the same config), where and how often it
-#: logs, and how often it writes its checkpoint
-GROUPING_IGNORES = ('seed', 'exp_name', 'max_env_step', 'max_train_iter', 'logger',
+#: logs, how often it writes its checkpoint, and the pipeline its file is written for (a run of an older file, which
+#: had no such key, run with the same -m, is the same config)
+GROUPING_IGNORES = ('seed', 'exp_name', 'max_env_step', 'max_train_iter', 'logger', 'pipeline',
                     'policy.learn.learner.save_ckpt_freq', 'policy.learn.learner.save_ckpt_every_s')
 
 

@@ -809,10 +809,14 @@ def warn_other_pipeline(cfg: Any, mode: str) -> None:
     family = lambda name: 'serial' if name in ('serial', 'serial_onpolicy', 'tune') else name  # noqa: E731
     if not written or family(written) == family(mode):
         return
+    said = f"this config is written for {MODE_NAMES.get(written, written)} (pipeline={written!r})"
+    if mode == 'tune':  # (its trials are serial runs: what they find is for one)
+        warnings.warn(f"{said}: -m tune's trials train it serially, so the values they find are a serial run's",
+                      ConfigWarning, stacklevel=3)
+        return
     flag = f"-m {written}" if written in ('parallel', 'async') else '-m auto'
-    warnings.warn(f"this config is written for {MODE_NAMES.get(written, written)} (pipeline={written!r}): this "
-                  f"{MODE_NAMES.get(mode, mode)} run trains it otherwise; run acframe -c CONFIG without -m (or {flag}), "
-                  f"or {PIPELINE_FUNCTIONS[written]}() from a script", ConfigWarning, stacklevel=3)
+    warnings.warn(f"{said}: this {MODE_NAMES.get(mode, mode)} run trains it otherwise; run acframe -c CONFIG without "
+                  f"-m (or {flag}), or {PIPELINE_FUNCTIONS[written]}() from a script", ConfigWarning, stacklevel=3)
 
 
 def _check_plain_data(value: Any, path: str, seen: Optional[set] = None) -> None:

@@ -23,9 +23,9 @@ CONFIG_JSON = 'config.json'
 CONFIG_PY = 'config.py'
 FORMAT = 1
 #: keys a resumed run may change without ``--accept-config-change``: budgets, where the run lives, and what is
-#: imported (modules that register names; the run's own numbers do not depend on them), and the weights a run
-#: started from (a resume ignores init_from)
-RESUME_FREE_KEYS = ('max_env_step', 'max_train_iter', 'exp_name', 'import_names', 'init_from')
+#: imported (modules that register names; the run's own numbers do not depend on them), the weights a run
+#: started from (a resume ignores init_from) and the pipeline a config is written for (a resume runs the run's own)
+RESUME_FREE_KEYS = ('max_env_step', 'max_train_iter', 'exp_name', 'import_names', 'init_from', 'pipeline')
 
 
 #: the longest file name most filesystems take (bytes)

@@ -133,8 +133,9 @@ def _tune(config: Any, trials: Optional[int], budget: Optional[int], space: Unio
         from .space import default_space_source
         source = default_space_source(settings['base_config'])
     check_trial_configs(settings, source)  # before the first trial: a bad key or value is one line
-    from ..config.compile import warn_idle_parallel_keys
+    from ..config.compile import warn_idle_parallel_keys, warn_other_pipeline
     warn_idle_parallel_keys(overrides, 'tune')
+    warn_other_pipeline(settings['base_config'], 'tune')  # (once here: each trial's run is told it is serial)
     try:
         study = Study(study_dir, settings, resume is not None, echo or (lambda line: None), first_values, progress)
         return study.run()

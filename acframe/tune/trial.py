@@ -125,7 +125,7 @@ def train_runs(trial: Any, base: Mapping[str, Any], values: Mapping[str, Any], s
         trial.set_user_attr('run_dirs', [os.path.relpath(d, study_dir) for d in run_dirs])
         # the run's own lines are muted (the study prints its own); the reporter's go where stdout went before
         reporter = PruningReporter(trial, index, seed, bests, budget, reports, echo=_unmuted(echo, sys.stdout))
-        main = dict(cfg)
+        main = dict(cfg, pipeline=None)  # (a trial is a serial run: the study warned once of a config written for another)
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 policy = pipeline((main, create_config_of(main)), exp_dir=run_dir, progress=False,

@@ -2,12 +2,13 @@
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 
 from acframe.config import compile_config, load_config_file, save_config
 from acframe.config.compile import config_comments, parse_override, resolve_config_path
-from acframe.errors import ConfigError, RegistryError
+from acframe.errors import ConfigError, ConfigWarning, RegistryError
 
 CREATE = dict(policy=dict(type='impala'))
 
@@ -533,3 +534,18 @@ def test_a_step_timeout_given_for_envs_no_watchdog_watches_is_warned_about(mode,
 def test_a_config_name_that_is_not_found_names_the_nearest_and_the_list_flag_not_all_sixty(name, said):
     with pytest.raises(ConfigError, match=rf"^config file '{name}' not found here nor in dizoo_configs\.{said}"):
         compile_config(name)
+
+
+def test_a_config_written_for_another_pipeline_is_warned_in_the_words_of_the_pipeline_that_runs_it():
+    from acframe.config.compile import warn_other_pipeline
+
+    with pytest.warns(ConfigWarning, match=r"written for -m async \(pipeline='async'\): -m tune's trials train it "
+                                           r"serially, so the values they find are a serial run's$"):
+        warn_other_pipeline({'pipeline': 'async'}, 'tune')  # (not "run it without -m": that would not tune it)
+    with pytest.warns(ConfigWarning, match=r"this -m parallel run trains it otherwise; run acframe -c CONFIG without "
+                                           r"-m \(or -m async\), or async_pipeline\(\) from a script$"):
+        warn_other_pipeline({'pipeline': 'async'}, 'parallel')
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        for written, mode in ((None, 'parallel'), ('async', 'async'), ('serial', 'serial_onpolicy'), ('serial', 'tune')):
+            warn_other_pipeline({'pipeline': written}, mode)  # the same pipeline (serial's two forms one): no word

@@ -169,6 +169,15 @@ def test_a_config_written_for_async_runs_there_without_m_and_another_pipeline_wa
     assert proc.returncode == 0 and 'written for' not in err, err
     assert json.load(open(os.path.join(folder, 'config.json')))['mode'] == 'async'
     assert _summary(folder)['async_worker_num'] == 2
+    # the key names the pipeline a file is written for, not the run's: a run of the file before it had the key
+    # resumes with the file as it is now (it was "the config given changes 1 key(s) of the run: pipeline")
+    old = str(tmp_path / 'old')
+    proc = _cli('-m', 'async', '-c', 'cartpole_a3c.py', '--exp-dir', old, '--max-env-step', '200', 'env.stop_value=None',
+                'pipeline=None')
+    assert proc.communicate(timeout=120)[1] is not None and proc.returncode == 0
+    proc = _cli('--resume', old, '-c', 'cartpole_a3c.py', '--max-env-step', '400', 'env.stop_value=None')
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and _summary(old)['env_steps'] >= 400, err
     ray = str(tmp_path / 'ray')  # the file's pipeline refuses what -m async refuses
     assert main(['-c', 'cartpole_a3c.py', '--backend', 'ray', '--exp-dir', ray]) == 2
     assert '-m async runs its workers on this machine only' in capsys.readouterr().err
