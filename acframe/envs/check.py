@@ -790,25 +790,33 @@ def _command_env(cfg: Any) -> str:
 
 def env_imports(env_cfg: Any) -> List[str]:
     """The modules ``acframe -m check-env`` must ``--import`` to build the env of ``env_cfg``, as well as the process
-    can tell: of the modules ``import_names`` imported (``imported_names``: every run's of the process), those the
-    env's factory (or a gymnasium id's entry point) lives in or under; else all of them (one may register it
-    elsewhere); with none imported, the factory's own module (a script that imported it itself), unless it is the
-    script (``__main__``) or acframe's or gymnasium's."""
-    from ..registry import ENV_REGISTRY, imported_names
+    can tell: of the modules ``import_names`` imported (``imported_names``: every run's of the process), those seen
+    registering the env's type or id (``registrations_of``); else those the env's factory (or a gymnasium id's entry
+    point) lives in or under; else all of them (one may register it elsewhere); with none imported, the factory's own
+    module (a script that imported it itself), unless it is the script (``__main__``) or acframe's or gymnasium's."""
+    from ..registry import ENV_REGISTRY, imported_names, registrations_of
 
     imported = imported_names()
     env_type = env_cfg.get('type', 'gym')
     module: Optional[str] = None
+    entry_key = f"env:{env_type}"
     if env_type != 'gym':
         if env_type in ENV_REGISTRY:
             module = getattr(ENV_REGISTRY.get(env_type), '__module__', None)
     else:
         try:
             from .gym_env import resolve_env_id
-            entry = gym.spec(resolve_env_id(str(env_cfg.get('env_id')))).entry_point
+            env_id = resolve_env_id(str(env_cfg.get('env_id')))
+            entry_key = f"gym:{env_id}"
+            entry = gym.spec(env_id).entry_point
             module = entry.partition(':')[0] if isinstance(entry, str) else getattr(entry, '__module__', None)
         except Exception:  # noqa: BLE001 - an id gymnasium does not know: nothing to tell from it
             module = None
+    # the modules seen registering it (an id of gymnasium's class under a name of the user's: its entry point is
+    # gymnasium's, its registration the user's)
+    registering = [name for name in imported if entry_key in (registrations_of(name) or [])]
+    if registering:
+        return registering
     if not module:
         return imported
     if module.split('.')[0] in ('acframe', 'gymnasium'):

@@ -553,3 +553,12 @@ def test_the_check_env_command_of_a_run_imports_the_module_of_its_envs_factory(m
     assert env_imports({'type': 'faulty'}) == ['an_earlier_runs.envs']
     for env_id in ('CartPole-v1', 'cartpole_novel'):  # gymnasium's own (by a short name too): nothing to import
         assert env_imports({'type': 'gym', 'env_id': env_id}) == [], env_id
+    # a user's id for gymnasium's class (its entry point gymnasium's, its registration the module's): that module
+    monkeypatch.setattr(registry, '_IMPORTED', ['an_earlier_runs.envs', 'my_ids'])
+    monkeypatch.setitem(registry._REGISTERED_BY, 'my_ids', ['gym:LongCartPole-v0'])
+    gym.register('LongCartPole-v0', entry_point='gymnasium.envs.classic_control.cartpole:CartPoleEnv',
+                 max_episode_steps=2000)
+    try:
+        assert env_imports({'type': 'gym', 'env_id': 'LongCartPole-v0'}) == ['my_ids']
+    finally:
+        gym.registry.pop('LongCartPole-v0', None)
