@@ -357,7 +357,11 @@ def test_collector_and_evaluator_hooks_from_the_cli_in_the_serial_off_policy_pip
     # a backend's options given as one value (its check read them as a dict: an AttributeError of the user's code)
     (['tensorboard', 'csv_seam'], ['logger.options.csv_seam=s.csv'],
      "config key 'logger.options.csv_seam' = 's.csv' must be a dict of backend 'csv_seam's options, e.g. "
-     "logger.options.csv_seam.file=..."),
+     "logger.options.csv_seam.KEY=..."),
+    # options of a backend with a section of its own, under logger.options (read by nothing, without a word)
+    (['tensorboard', 'jsonl'], ['logger.options.jsonl.flush_every=5'],
+     "logger.options.jsonl: backend 'jsonl' reads its options from logger.jsonl, not logger.options; set them there, "
+     "e.g. logger.jsonl."),
 ])
 def test_bad_logger_input_is_one_line_exit_2_and_nothing_written(tmp_path, user_module, backends, overrides, message):
     if 'mlflow' in backends:

@@ -459,9 +459,14 @@ def check_option_names(cfg: Any) -> None:
         raise ConfigError(f"config key 'logger.options' = {options!r} must be a dict of backend name -> its options")
     used = backend_names(cfg)
     for key in options:
+        own = cfg.logger.get(key) if key != 'options' else None
+        if isinstance(own, Mapping) and own:  # (acframe's backends with a section of their own read nothing here)
+            first = next(iter(own))
+            raise ConfigError(f"logger.options.{key}: backend '{key}' reads its options from logger.{key}, not "
+                              f"logger.options; set them there, e.g. logger.{key}.{first}=... (docs/logging.md)")
         if key in used and not isinstance(options[key], Mapping):  # (a backend reads its own keys from a dict)
             raise ConfigError(f"config key 'logger.options.{key}' = {str(repr(options[key]))[:80]} must be a dict of "
-                              f"backend '{key}'s options, e.g. logger.options.{key}.file=...")
+                              f"backend '{key}'s options, e.g. logger.options.{key}.KEY=...")
         if key in used or key in LOGGER_REGISTRY:
             continue
         near = closest(str(key), used + LOGGER_REGISTRY.names())
