@@ -303,8 +303,9 @@ def test_a_run_whose_buffer_a_script_registered_is_evaluated_without_it_and_its_
     out = cli(tmp_path, tmp_path / 'nowhere', '--resume', 'run', '--max-train-iter', '8', '-q')
     assert out.returncode == 2 and out.stderr.strip().splitlines() == [  # (no --import can bring back a script's own)
         "acframe: error: run was trained by a script that registered buffer 'clipped_seam' in itself (__main__), which "
-        "acframe cannot import: resume it from that script (serial_pipeline(CONFIG, resume=RUN), or the pipeline it "
-        "ran), or move that class into a module and pass --import MODULE"], out.stderr
+        "acframe cannot import: resume it from that script (serial_pipeline(None, resume=RUN) after the class is "
+        "registered), or move that class into a module and name it with --import MODULE (in a script: the override "
+        "\"import_names=['MODULE']\")"], out.stderr
 
 
 @pytest.mark.parametrize('buffer', ['keeping_seam', 'keeping_prioritized_seam'])

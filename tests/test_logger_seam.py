@@ -658,7 +658,8 @@ def test_a_run_whose_logger_its_script_registered_in_itself_is_resumed_from_the_
     out = cli(tmp_path / 'nowhere', '--resume', tmp_path / 'run', '--max-env-step', '800', '-q')
     assert out.returncode == 2 and out.stderr.strip().splitlines() == [
         f"acframe: error: {tmp_path / 'run'} was trained by a script that registered logger 'in_script_seam' in itself "
-        f"(__main__), which acframe cannot import: resume it from that script (serial_pipeline(CONFIG, resume=RUN), or "
-        f"the pipeline it ran), or move that class into a module and pass --import MODULE"], out.stderr
+        f"(__main__), which acframe cannot import: resume it from that script (serial_pipeline_onpolicy(None, "
+        f"resume=RUN) after the class is registered), or move that class into a module and name it with --import "
+        f"MODULE (in a script: the override \"import_names=['MODULE']\")"], out.stderr
     out = cli(tmp_path / 'nowhere', '-m', 'eval', '--load', tmp_path / 'run', '--episodes', '1')
     assert out.returncode == 0, out.stderr

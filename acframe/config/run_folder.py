@@ -335,7 +335,8 @@ def _registers_only(registered: Optional[List[str]], kinds: Sequence[str]) -> bo
     return bool(registered) and all(entry.split(':', 1)[0] in kinds for entry in registered)
 
 
-def _refuse_missing_script_entries(run_dir: str, in_script: Sequence[str], acting: bool, python: bool) -> None:
+def _refuse_missing_script_entries(run_dir: str, in_script: Sequence[str], acting: bool, python: bool,
+                                   mode: str = 'serial') -> None:
     """A ``ConfigError`` when the run's config names a class its training script registered in itself (``__main__``)
     that this process does not have: no ``--import`` can bring it back (it said to list its module in import_names).
     Acting on the run needs no logger or buffer of the script's."""
@@ -347,11 +348,15 @@ def _refuse_missing_script_entries(run_dir: str, in_script: Sequence[str], actin
         registry = registries.get(kind)
         if registry is None or name in registry or (acting and kind in ACTING_NEEDS_NOT):
             continue
-        again = ("resume it from that script (serial_pipeline(CONFIG, resume=RUN), or the pipeline it ran)" if not acting
-                 else "load or evaluate it from that script")
+        from .compile import PIPELINE_FUNCTIONS
+
+        again = (f"resume it from that script ({PIPELINE_FUNCTIONS.get(mode, 'serial_pipeline')}(None, resume=RUN) "
+                 f"after the class is registered)" if not acting else "load or evaluate it from that script")
+        name_it = ("imports=['MODULE']" if python else
+                   "--import MODULE (in a script: the override \"import_names=['MODULE']\")")
         raise ConfigError(f"{run_dir} was trained by a script that registered {kind} '{name}' in itself (__main__), "
-                          f"which acframe cannot import: {again}, or move that class into a module and "
-                          + ("pass imports=['MODULE']" if python else "pass --import MODULE"))
+                          f"which acframe cannot import: {again}, or move that class into a module and name it "
+                          f"with {name_it}")
 
 
 def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = None,
@@ -378,7 +383,7 @@ def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = N
 
     do_import(main['import_names'], refuse_under=(run_dir,))  # (imported below anyway: first, to see what is missing)
     _refuse_missing_script_entries(run_dir, record['script_registered'], acting=not builds_buffer,
-                                   python=import_flag == 'imports')
+                                   python=import_flag == 'imports', mode=record['mode'])
     # a compiled config (a dict, not a (main, create) pair): acframe's keys already, no DI-engine translation
     try:
         return compile_config(main, overrides, seed=seed, refuse_imports_under=(run_dir,), builds_buffer=builds_buffer)
