@@ -139,7 +139,7 @@ def _strings(value: Any) -> List[str]:
 
 
 def run_record(cfg: Any, mode: str, changes: Optional[List[Dict[str, Any]]] = None,
-               model_given: Optional[str] = None) -> str:
+               model_given: Optional[str] = None, known_registers: Optional[Dict[str, List[str]]] = None) -> str:
     """The text of ``config.json`` for ``cfg`` run in ``mode`` (``model_given``: the class of a model instance the run
     was given in Python, which its config does not describe)."""
     from ..registry import registrations_of, script_registered
@@ -149,8 +149,13 @@ def run_record(cfg: Any, mode: str, changes: Optional[List[Dict[str, Any]]] = No
         record['model_given'] = model_given
     # what each of its modules registered (where this process saw it): acting on the run needs none that registered
     # only loggers or replay buffers (``load_run_config``)
-    registers = {name: found for name in (cfg.get('import_names') or [])
-                 if isinstance(name, str) and (found := registrations_of(name)) is not None}
+    known = known_registers or {}  # (what an earlier sitting saw, where this process did not see the import)
+    registers = {}
+    for name in cfg.get('import_names') or []:
+        found = registrations_of(name) if isinstance(name, str) else None
+        found = found if found is not None else known.get(name)
+        if found is not None:
+            registers[name] = found
     if registers:
         record['import_registers'] = registers
     in_script = script_registered(_strings(record['config']))  # (a script's own classes: said when they are missing)
@@ -177,8 +182,15 @@ def config_py_text(cfg: Any, note: str = RUN_CONFIG_NOTE) -> str:
 
 def save_run_config(cfg: Any, exp_dir: str, mode: str, changes: Optional[List[Dict[str, Any]]] = None,
                     model_given: Optional[str] = None) -> None:
-    """Write ``config.json`` (always, atomically) and ``config.py`` (only when the folder has none)."""
-    atomic_write_text(os.path.join(exp_dir, CONFIG_JSON), run_record(cfg, mode, changes, model_given))
+    """Write ``config.json`` (always, atomically) and ``config.py`` (only when the folder has none). What the run's
+    modules registered is kept from the record there where this process did not see their import."""
+    known: Dict[str, List[str]] = {}
+    if os.path.isfile(os.path.join(exp_dir, CONFIG_JSON)):
+        try:
+            known = read_run_record(exp_dir)['import_registers']
+        except ConfigError:
+            known = {}
+    atomic_write_text(os.path.join(exp_dir, CONFIG_JSON), run_record(cfg, mode, changes, model_given, known))
     if not os.path.exists(os.path.join(exp_dir, CONFIG_PY)):
         atomic_write_text(os.path.join(exp_dir, CONFIG_PY), config_py_text(cfg))
 

@@ -549,3 +549,19 @@ def test_a_config_written_for_another_pipeline_is_warned_in_the_words_of_the_pip
         warnings.simplefilter('error')
         for written, mode in ((None, 'parallel'), ('async', 'async'), ('serial', 'serial_onpolicy'), ('serial', 'tune')):
             warn_other_pipeline({'pipeline': written}, mode)  # the same pipeline (serial's two forms one): no word
+
+
+def test_what_a_runs_modules_registered_is_kept_by_a_sitting_that_did_not_see_their_import(tmp_path):
+    """A resume from a script that imported the module itself sees nothing of its registrations: config.json lost
+    them, and acting on the run asked for the module again."""
+    import json
+
+    from acframe.config.run_folder import run_record, save_run_config
+
+    cfg = compile_config('cartpole_ppo.py')
+    cfg.import_names = ['a_module_this_process_never_imported']
+    (tmp_path / 'config.json').write_text(run_record(cfg, 'serial_onpolicy', known_registers={
+        'a_module_this_process_never_imported': ['logger:kept']}))
+    save_run_config(cfg, str(tmp_path), 'serial_onpolicy')
+    assert json.loads((tmp_path / 'config.json').read_text())['import_registers'] == {
+        'a_module_this_process_never_imported': ['logger:kept']}
