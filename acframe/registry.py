@@ -45,7 +45,7 @@ def script_registered(names: Iterable[str]) -> List[str]:
     """``'kind:name'`` of the entries registered by the running script itself (``__main__``: no ``--import`` can bring
     them back in another process) among ``names`` (the strings a run's config holds)."""
     wanted = set(names)
-    return sorted(f"{r.kind}:{name}" for r in _ALL for name, entry in r._entries.items()
+    return sorted(f"{r.kind}:{name}" for r in REGISTRIES for name, entry in r._entries.items()
                   if name in wanted and not isinstance(entry, str) and getattr(entry, '__module__', None) == '__main__')
 
 
@@ -53,7 +53,7 @@ def _registered_now() -> Dict[str, Any]:
     """Every registry's entries (``'kind:name'`` -> the lazy path, or the object) and gymnasium's ids."""
     import gymnasium
 
-    now: Dict[str, Any] = {f"{r.kind}:{name}": entry for r in _ALL for name, entry in r._entries.items()}
+    now: Dict[str, Any] = {f"{r.kind}:{name}": entry for r in REGISTRIES for name, entry in r._entries.items()}
     now.update({f"gym:{env_id}": spec for env_id, spec in gymnasium.registry.items()})
     return now
 
@@ -66,8 +66,7 @@ def _registered_since(before: Dict[str, Any]) -> List[str]:
         old = before.get(key, _MISSING)
         if old is entry:
             continue
-        if old is _MISSING or (isinstance(old, str) and getattr(entry, '__module__', None) != old.split(':')[0]) \
-                or (not isinstance(old, str) and old is not entry):
+        if not isinstance(old, str) or getattr(entry, '__module__', None) != old.split(':')[0]:  # (new, or replaced)
             added.append(key)
     return sorted(added)
 
@@ -275,7 +274,8 @@ ENV_MANAGER_REGISTRY = Registry("env_manager")
 BUFFER_REGISTRY = Registry("buffer")
 LOGGER_REGISTRY = Registry("logger")
 HOOK_REGISTRY = Registry("hook")
-_ALL = (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY, LOGGER_REGISTRY, HOOK_REGISTRY)
+#: every registry of acframe's, for what crosses them (what a module registered)
+REGISTRIES = (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY, LOGGER_REGISTRY, HOOK_REGISTRY)
 _MISSING = object()
 
 # built-in entries, imported on first use

@@ -352,16 +352,15 @@ def _refuse_missing_script_entries(run_dir: str, in_script: Sequence[str], actin
     """A ``ConfigError`` when the run's config names a class its training script registered in itself (``__main__``)
     that this process does not have: no ``--import`` can bring it back (it said to list its module in import_names).
     Acting on the run needs no logger or buffer of the script's."""
-    from ..registry import _ALL
+    from ..registry import REGISTRIES
+    from .compile import PIPELINE_FUNCTIONS
 
-    registries = {r.kind: r for r in _ALL}
+    registries = {r.kind: r for r in REGISTRIES}
     for entry in in_script:
         kind, _, name = entry.partition(':')
         registry = registries.get(kind)
         if registry is None or name in registry or (acting and kind in ACTING_NEEDS_NOT):
             continue
-        from .compile import PIPELINE_FUNCTIONS
-
         again = (f"resume it from that script ({PIPELINE_FUNCTIONS.get(mode, 'serial_pipeline')}(None, resume=RUN) "
                  f"after the class is registered)" if not acting else "load or evaluate it from that script")
         name_it = ("imports=['MODULE']" if python else
