@@ -23,11 +23,13 @@ def test_custom_policy_example_registers_and_trains_my_pg(tmp_path):
     assert 'my_pg: 2000 env steps,' in stdout  # the budget is exact: the last segment is cut
     assert (tmp_path / 'run' / 'summary.json').is_file()
     assert "'type': 'my_pg'" in (tmp_path / 'run' / 'config.py').read_text()
-    # the script registered my_pg itself (no import_names): -m eval on its run names --import, not import_names
+    # the script registered my_pg in itself (its __main__, which no --import brings back): -m eval on its run says so
     done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', 'run'], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.count('\n') == 1, done.stderr
-    assert "names an unknown policy 'my_pg'" in done.stderr and 'with --import MODULE' in done.stderr
+    assert ("run was trained by a script that registered policy 'my_pg' in itself (__main__), which acframe cannot "
+            "import: load or evaluate it from that script, or move that class into a module and name it with --import "
+            "MODULE") in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize('backend', ['local', 'inline'])
