@@ -29,6 +29,12 @@ the encoder does an Atari agent's work, what the core adds is a smaller share of
     python bench/bench_recurrent.py --task pixels [--repeats 3] [--rollouts 5]
     python bench/bench_recurrent.py --breakdown [--repeats 3]
     python bench/bench_recurrent.py --cuda [--repeats 3]   # the models on the GPU (policy.cuda), wall time
+    python bench/bench_recurrent.py --fused-call [--repeats 2]
+
+``--fused-call`` splits the LSTM's fused call (``nn.LSTM`` forward and backward alone, on the lanes' 35 x 8 rows of
+65 inputs and on one step of 8 rows) into ATen's two ops (``torch.profiler``'s self time per call) and oneDNN's own
+execution of the primitives inside them (``ONEDNN_VERBOSE=1``, in a child process per repeat): what is left is
+ATen's set-up around oneDNN, per call.
 
 With ``--cuda`` every model runs on the GPU (``policy.cuda=True``: collection's forward too, the envs stay on the
 CPU) and each timed part ends with ``torch.cuda.synchronize()``, on the wall clock.
@@ -213,6 +219,66 @@ def breakdown(hidden: int, rollouts: int, clock: Callable[[], float] = time.proc
     return report
 
 
+def fused_call_child(steps: int, lanes: int, hidden: int, calls: int) -> None:
+    """``--fused-call``'s child (run with ``ONEDNN_VERBOSE=1``): ``calls`` forward and backward passes of one LSTM
+    layer after as many (at most 100) of warm-up, under the profiler; prints ATen's ops' self time per call as ``ATEN name us``."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(hidden + 1, hidden)  # the features and the reset flag column, as the lanes' call
+    x = torch.randn(steps, lanes, hidden + 1, requires_grad=True)
+    state = (torch.zeros(1, lanes, hidden), torch.zeros(1, lanes, hidden))
+    for _ in range(min(100, calls)):
+        lstm(x, state)[0].sum().backward()
+    print('WARM', flush=True)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(calls):
+            lstm(x, state)[0].sum().backward()
+    for event in prof.key_averages():
+        if event.key in ('aten::mkldnn_rnn_layer', 'aten::mkldnn_rnn_layer_backward'):
+            print(f'ATEN {event.key} {event.self_cpu_time_total / event.count:.1f}', flush=True)
+
+
+def fused_call_split(hidden: int, repeats: int, calls: int = 300) -> Dict[str, Any]:
+    """µs per call of ATen's LSTM ops and of oneDNN's primitives inside them (``--fused-call``)."""
+    import subprocess
+    out: Dict[str, Any] = {}
+    for steps, lanes in ((STEPS + 3, ENVS), (1, ENVS)):
+        rounds = []
+        for _ in range(repeats):
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), '--fused-call-child', str(steps),
+                                   str(lanes), str(hidden), str(calls)], env=dict(os.environ, ONEDNN_VERBOSE='1'),
+                                  capture_output=True, text=True, check=True)
+            aten: Dict[str, float] = {}
+            onednn: Dict[str, list] = {}
+            warm = False
+            for line in proc.stdout.splitlines():
+                warm = warm or line == 'WARM'
+                if line.startswith('ATEN '):
+                    aten[line.split()[1]] = float(line.split()[2])
+                elif warm and line.startswith('onednn_verbose') and ',primitive,exec,' in line:
+                    fields = line.split(',')
+                    kind = fields[5] if fields[5] != 'rnn' else f'rnn {fields[7]}'  # rnn forward_training / backward
+                    onednn.setdefault(kind, []).append(float(fields[-1]) * 1000.0)  # ms -> µs
+            if 'rnn forward_training' not in onednn or len(aten) < 2:
+                raise SystemExit('bench_recurrent.py --fused-call: oneDNN ran no LSTM primitive here (a torch built '
+                                 f'without oneDNN, or the call took another path); the child said: {proc.stderr[-300:]}')
+            per_call = {k: sum(v) / len(v) for k, v in onednn.items()}
+            reorders = sum(onednn.get('reorder', [])) / max(1, len(onednn.get('rnn backward', [])))
+            rounds.append({
+                'aten_forward_us': aten['aten::mkldnn_rnn_layer'],
+                'onednn_forward_us': per_call['rnn forward_training'],
+                'aten_backward_us': aten['aten::mkldnn_rnn_layer_backward'],
+                'onednn_backward_us': per_call['rnn backward'],
+                'onednn_reorders_per_call_us': reorders,
+            })
+        key = f'{steps}x{lanes}_rows'
+        out[key] = {k: [round(r[k], 1) for r in rounds] for k in rounds[0]}
+        out[key]['aten_setup_per_call_us'] = [
+            round(r['aten_forward_us'] + r['aten_backward_us'] - r['onednn_forward_us'] - r['onednn_backward_us']
+                  - r['onednn_reorders_per_call_us'], 1) for r in rounds]
+    return out
+
+
 def cuda_clock() -> float:
     """The wall clock once the GPU's queue has drained (``--cuda``: the process's CPU time would miss the GPU's)."""
     torch.cuda.synchronize()
@@ -237,7 +303,14 @@ def main() -> None:
                         help="where the LSTM's extra time goes, each part timed in place (see the docstring)")
     parser.add_argument('--cuda', action='store_true',
                         help='the models on the GPU (policy.cuda), timed on the wall clock after a synchronize')
+    parser.add_argument('--fused-call', action='store_true',
+                        help="the LSTM's fused call split into ATen's set-up and oneDNN's execution (see the docstring)")
+    parser.add_argument('--fused-call-child', nargs=4, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.fused_call_child:
+        set_torch_threads(1)
+        fused_call_child(*args.fused_call_child)
+        return
     if args.cuda and (args.breakdown or not torch.cuda.is_available()):
         parser.error('--cuda needs a GPU (torch.cuda.is_available()) and times the models, not --breakdown')
     kinds = KINDS + ((PADDED,) if args.ab_padded else ())
@@ -246,6 +319,10 @@ def main() -> None:
     if args.breakdown and args.task != 'novel':
         parser.error('--breakdown measures --task novel')
     set_torch_threads(1)
+    if args.fused_call:
+        print(json.dumps({'hidden': args.hidden, 'threads': 1, 'calls': 300,
+                          **fused_call_split(args.hidden, args.repeats)}, indent=1))
+        return
     if args.breakdown:
         clock = time.process_time if args.clock == 'cpu' else time.perf_counter
         runs = [breakdown(args.hidden, args.rollouts, clock) for _ in range(args.repeats)]
