@@ -25,7 +25,7 @@ import argparse
 import os
 import re
 import sys
-from typing import List, NoReturn, Optional, Sequence
+from typing import Dict, List, NoReturn, Optional, Sequence
 
 from .tune.cli import add_tune_arguments, refuse_tune_flags
 
@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         print(_list(_module_names(args.imports)))
         return 0
+    refuse_a_launcher()  # (torchrun's copies would each train, or evaluate, a run of their own)
     _resolve_ding_flags(args)
     args.imports = _module_names(args.imports)
     if args.mode == 'tune':
@@ -270,6 +271,24 @@ def run(args: argparse.Namespace) -> int:
     # --backend ray: the data-parallel ranks on Ray (parallel.learner_num > 1; otherwise refused in one line)
     pipeline(cfg, backend=args.backend, ray_address=args.ray_address, **common)
     return 0
+
+
+def refuse_a_launcher(environ: Optional[Dict[str, str]] = None) -> None:
+    """Refuse, in one line, a process that is one of several a distributed launcher started (torchrun,
+    ``torch.distributed.launch``: ``WORLD_SIZE`` > 1 in its environment): acframe starts its data-parallel learners
+    itself (``parallel.learner_num``), and each launched copy would train a run of its own."""
+    from .errors import ConfigError
+
+    environ = os.environ if environ is None else environ
+    try:
+        world = int(environ.get('WORLD_SIZE', '1'))
+    except ValueError:
+        return
+    if world > 1:
+        launcher = 'torchrun' if 'TORCHELASTIC_RUN_ID' in environ else 'a distributed launcher'
+        raise ConfigError(f"this process is one of WORLD_SIZE={world} that {launcher} started: acframe starts its own "
+                          f"data-parallel learners; run the command once, without the launcher, with "
+                          f"parallel.learner_num={world}")
 
 
 def _check_backend(mode: str, args: argparse.Namespace, backend_given: bool) -> None:

@@ -329,6 +329,9 @@ def unknown_key_message(full: str, key: str, siblings: dict, parent: str, root: 
         fix = (f"or declare it in the config of policy '{current}' (a default with its rule above it, docs/custom_policy.md)"
                if own else f"or use policy.type={declared[0]}")
         return f"unknown config key '{full}': a key of policy {', '.join(declared)}, not of this one; remove it, {fix}"
+    moved = _paths_named(str(key), root) if root is not None else []
+    if len(moved) == 1:  # the one key of that very name, in another section: misplaced, not misspelled
+        return f"unknown config key '{full}'; did you mean '{moved[0]}'?"
     hint = closest(key, siblings, cutoff=0.6)
     prefix = f"{parent}." if parent else ""
     if hint:
@@ -357,8 +360,8 @@ def policies_declaring(full: str) -> List[str]:
     return sorted(names)
 
 
-def _closest_path(key: str, root: dict) -> Optional[str]:
-    """The full path of the key in ``root`` whose last name is closest to ``key`` (a misplaced key)."""
+def _key_paths(root: dict) -> List[str]:
+    """Every dotted key path of ``root``, depth first."""
     paths: List[str] = []
 
     def walk(node: dict, prefix: str) -> None:
@@ -368,6 +371,17 @@ def _closest_path(key: str, root: dict) -> Optional[str]:
                 walk(value, prefix + str(name) + '.')
 
     walk(root, '')
+    return paths
+
+
+def _paths_named(key: str, root: dict) -> List[str]:
+    """The full paths in ``root`` whose last name is ``key``."""
+    return [path for path in _key_paths(root) if path.rsplit('.', 1)[-1] == key]
+
+
+def _closest_path(key: str, root: dict) -> Optional[str]:
+    """The full path of the key in ``root`` whose last name is closest to ``key`` (a misplaced key)."""
+    paths = _key_paths(root)
     by_last = {}
     for path in paths:
         by_last.setdefault(path.rsplit('.', 1)[-1], path)

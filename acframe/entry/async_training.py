@@ -78,10 +78,12 @@ def check_async(cfg: Any, resume: bool = False) -> None:
     policy_type = cfg.policy.type
     cls = policy_class(cfg)
     if not getattr(cls, 'async_training', False):
+        learners = int(cfg.parallel.get('learner_num', 1))
+        serial = f"-m {'serial_onpolicy' if cls.on_policy else 'serial'}"
+        ways = (f"{serial} or -m parallel (where parallel.learner_num={learners} runs as data-parallel learners)"
+                if learners > 1 else f"{serial}, -m parallel, or parallel.learner_num=N")
         raise ConfigError(f"policy '{policy_type}' does not train asynchronously (-m async is A3C and async ACER: a "
-                          f"policy with async_training, policy type 'a2c' or 'acer'); train '{policy_type}' with "
-                          f"-m {'serial_onpolicy' if cls.on_policy else 'serial'}, -m parallel, or "
-                          f"parallel.learner_num=N")
+                          f"policy with async_training, policy type 'a2c' or 'acer'); train '{policy_type}' with {ways}")
     num = int(cfg.parallel.async_worker_num)
     if not cls.on_policy and not resume:
         check_worker_replay_budget(cfg, num)

@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ..errors import AcframeError, CheckpointError, ConfigError
-from ..signals import (TERMINATING, interrupt_for, interrupts_deferred, pending_signum,
+from ..signals import (TERMINATING, describe_interrupt, interrupt_for, interrupts_deferred, pending_signum,
                        sigterm_as_interrupt)
 from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook
@@ -67,6 +67,10 @@ def process_seed(seed: int, index: int) -> int:
     return (int(seed) + PROCESS_SEED_STRIDE * int(index)) % 2_147_483_647
 
 
+#: set by torchrun in the processes it starts: torch's TCP rendezvous then never serves a store of its own
+AGENT_STORE_VARIABLE = 'TORCHELASTIC_USE_AGENT_STORE'
+
+
 def check_split(key: str, value: int, num: int, share: str, unit: int = 1) -> None:
     """Refuse, in one line, a global ``key=value`` that ``parallel.learner_num=num`` ranks cannot share evenly
     (``share``: what each rank takes of it), each share a multiple of ``unit`` (a recurrent PPO's sequence)."""
@@ -78,14 +82,24 @@ def check_split(key: str, value: int, num: int, share: str, unit: int = 1) -> No
                           f"to a multiple of {multiple}, e.g. {shown}")
 
 
-def check_data_parallel(cfg: Any, split_envs: bool = True, local_devices: bool = True) -> None:
+def check_data_parallel(cfg: Any, split_envs: bool = True, local_devices: bool = True, resume: bool = False) -> None:
     """Refuse, in one line naming the key and the fix, what N data-parallel learners cannot run (before anything
     is built or written). ``split_envs``: the ranks share ``env.collector_env_num`` (the serial pipelines; in the
     parallel pipeline it counts one actor's envs and the ranks share the actors). ``local_devices``: the ranks run
-    on this machine (its cores or GPUs are counted; False on Ray, whose cluster's are)."""
+    on this machine (its cores or GPUs are counted; False on Ray, whose cluster's are). ``resume``: the run's
+    checkpoint holds that many ranks' states, so fewer cannot resume it (``check_learner_num``): where there are too
+    few cores or GPUs, the line says to resume it where there are enough."""
     num = int(cfg.parallel.learner_num)
     if num <= 1:
         return
+
+    def too_few(need: str, have: str, enough: str, count: int) -> ConfigError:
+        line = f"parallel.learner_num={num} data-parallel learners need {need} and {have}; "
+        if resume:  # (fewer ranks cannot take the checkpoint: check_learner_num)
+            return ConfigError(line + f"the run trained with {num} and resumes only with as many (each rank's envs "
+                                      f"and random state are its own): resume it where {enough}")
+        return ConfigError(line + f"set parallel.learner_num <= {max(count, 1)}")
+
     cuda = bool(cfg.policy.get('cuda'))
     backend = cfg.parallel.learner_backend
     if backend == 'nccl' and not cuda:
@@ -94,13 +108,11 @@ def check_data_parallel(cfg: Any, split_envs: bool = True, local_devices: bool =
     if local_devices and cuda:  # (on Ray the cluster's GPUs and CPUs count: ray_ranks.check_ray_ranks)
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if num > gpus:
-            raise ConfigError(f"parallel.learner_num={num} data-parallel learners need one GPU each with policy.cuda, "
-                              f"and {gpus} are visible; set parallel.learner_num <= {max(gpus, 1)}")
+            raise too_few('one GPU each with policy.cuda', f'{gpus} are visible', f'{num} GPUs are visible', gpus)
     elif local_devices:
         cores = cpu_cores()
         if num > cores:
-            raise ConfigError(f"parallel.learner_num={num} data-parallel learners need a CPU core each and this process "
-                              f"may use {cores}; set parallel.learner_num <= {cores}")
+            raise too_few('a CPU core each', f'this process may use {cores}', f'this process may use {num} cores', cores)
     if split_envs:
         check_split('env.collector_env_num', int(cfg.env.collector_env_num), num,
                     'each rank steps collector_env_num / learner_num envs')
@@ -173,6 +185,7 @@ class DataParallel:
         self.errors = errors
         self.parent_pid = parent_pid
         self.train_iter: Callable[[], int] = lambda: 0
+        self.latest_checkpoint: Callable[[], Optional[Dict[str, int]]] = lambda: None  # (the learner's, once built)
         self.exp_dir: Optional[str] = None
         self.total_count = 0  # the ranks' counts summed at the last end_turn
         self._joined = False
@@ -190,9 +203,16 @@ class DataParallel:
             torch.cuda.set_device(self.device)
         timeout = datetime.timedelta(seconds=self.timeout_s)
         self._excepthook = sys.excepthook  # torch puts its '[rank0]: ' one in place: given back by leave()
-        self._collective('joining the process group', lambda: dist.init_process_group(
-            self.backend, init_method=f'tcp://{self.host}:{self.port}', rank=self.rank, world_size=self.world,
-            timeout=timeout))
+        # the rendezvous is rank 0's own TCP store: under torchrun's variables torch would make rank 0 a client of
+        # the launcher's agent store as well, and every rank would wait for a server that never starts
+        agent_store = os.environ.pop(AGENT_STORE_VARIABLE, None)
+        try:
+            self._collective('joining the process group', lambda: dist.init_process_group(
+                self.backend, init_method=f'tcp://{self.host}:{self.port}', rank=self.rank, world_size=self.world,
+                timeout=timeout))
+        finally:
+            if agent_store is not None:
+                os.environ[AGENT_STORE_VARIABLE] = agent_store
         self._joined = True
 
     def leave(self) -> None:
@@ -224,6 +244,7 @@ class DataParallel:
         learner = DataParallelLearner(self, learn_mode if learn_mode is not None else policy.learn_mode, None, hooks,
                                       state_provider, buffer=buffer)
         self.train_iter = lambda: learner.train_iter
+        self.latest_checkpoint = lambda: learner.latest_checkpoint
         return learner
 
     # ---- collectives -----------------------------------------------------------------------------------------
@@ -311,22 +332,37 @@ class DataParallel:
         held = signum != 0
         kinds = (signal.SIGINT,) + TERMINATING  # how many ranks hold each kind of interrupt
         hook_stop = run.learner.stop_requested is not None  # (a hook's StopTraining, on this rank)
-        sums = torch.tensor([float(stop), float(held), float(count), float(hook_stop)]
+        sums = torch.tensor([float(stop), float(held), float(count), float(hook_stop),
+                             float(2 ** self.rank if held and self.rank < 53 else 0)]  # which ranks hold one (bits)
                             + [float(signum == kind) for kind in kinds], dtype=torch.float64, device=self.device)
         self._collective('the end of a turn', lambda: dist.all_reduce(sums))
-        stop, interrupted, total, hook_stops, *held_kinds = (int(v) for v in sums.tolist())
+        stop, interrupted, total, hook_stops, holders, *held_kinds = (int(v) for v in sums.tolist())
         self.total_count = total
         if hook_stops and not hook_stop:  # every rank ends, and rank 0's summary and result line say why
             run.learner.request_stop('a hook on another data-parallel rank')
         if interrupted and not held and not run.interrupted:
             run.interrupted = True
-            run.progress.message('[acframe] a data-parallel rank was interrupted: writing the final checkpoint and summary')
             # rank 0 ends, once the run is finished, as that rank's own interrupt would (exit 130, or 128 + the
             # signal); ranks holding different kinds end it as a SIGTERM
             seen = [kind for kind, n in zip(kinds, held_kinds) if n]
             kind = seen[0] if len(seen) == 1 else signal.SIGTERM
-            run.other_interrupt = interrupt_for(int(kind), 'a data-parallel rank')
+            run.other_interrupt = interrupt_for(int(kind), self._ranks_named(holders))
+            run.progress.message(f"[acframe] {describe_interrupt(run.other_interrupt)}: writing the final checkpoint "
+                                 f"and summary")
         return stop > 0 or interrupted > 0 or hook_stops > 0
+
+    def _ranks_named(self, holders: int) -> str:
+        """'data-parallel rank 1 (pid 4242)', 'data-parallel ranks 1, 2' for the bits of ``holders`` (bit r: rank r
+        holds an interrupt); the pid where this process started that rank."""
+        ranks = [r for r in range(min(self.world, 53)) if holders >> r & 1]
+        if not ranks:
+            return 'a data-parallel rank'
+        if len(ranks) > 1:
+            return f"data-parallel ranks {', '.join(map(str, ranks))}"
+        rank = ranks[0]
+        child = self.children[rank - 1] if 0 < rank <= len(self.children) else None
+        pid = getattr(child, 'pid', None)
+        return f"data-parallel rank {rank}" + (f" ({getattr(child, 'what', 'pid')} {pid})" if pid else '')
 
     def broadcast_module(self, module: torch.nn.Module) -> None:
         """Give every rank rank 0's weights and buffers."""
@@ -415,8 +451,12 @@ class DataParallel:
                 f"parallel.collective_timeout_s={self.timeout_s:g} s or went away{hint}")
 
     def _resume_hint(self) -> str:
-        return (f"{resume_command(self.exp_dir, self.cfg)} continues it from its last checkpoint" if self.exp_dir
-                else "nothing was written")
+        from ..worker.learner import describe_position
+
+        if not self.exp_dir:
+            return "nothing was written"
+        return (f"{resume_command(self.exp_dir, self.cfg)} continues it from its last checkpoint"
+                f"{describe_position(self.latest_checkpoint())}")
 
     def _child_errors(self) -> Dict[int, str]:
         found: Dict[int, str] = {}
@@ -612,7 +652,7 @@ def run_data_parallel(loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[s
     machine (``backend='local'``) or Ray actors (``'ray'``: ``parallel.ray_ranks.RayRanks``, on the cluster at
     ``ray_address``; None starts a local Ray)."""
     check_serial_backend(cfg, backend, ray_address, resume=bool(resume))
-    check_data_parallel(cfg, local_devices=backend != 'ray')
+    check_data_parallel(cfg, local_devices=backend != 'ray', resume=bool(resume))
     make_run = functools.partial(_serial_run, cfg, exp_dir, resume, tuple(learner_hooks), model, use_buffer, mode)
     if backend != 'ray':
         run = run_ranks(loop, cfg, exp_dir, progress, config_changes, make_run)

@@ -674,8 +674,8 @@ class RunBase:
                 self.interrupted = True
                 what = describe_interrupt(exc)
                 self.progress.message(f'[acframe] {what}: {self._stopping_note()}writing the final checkpoint and summary '
-                                      f'(a second Ctrl-C is ignored until they are written; kill -KILL {os.getpid()} '
-                                      f'ends the process at once, without them)')
+                                      f'(a further Ctrl-C or SIGTERM is ignored until they are written; kill -KILL '
+                                      f'{os.getpid()} ends the process at once, without them)')
             except BaseException as exc:
                 error: BaseException = self._plugin_error(exc) or exc
                 # (a plugin that breaks its contract before the first gradient step, no checkpoint written after the

@@ -240,6 +240,10 @@ class Learner:
         self.stops_closed = False
         #: checkpoints written by this learner, by file name (``ckpt_latest.pth``: the start's, then the periodic ones)
         self.saves: Dict[str, int] = {}
+        #: where the run's latest checkpoint is: ``{'train_iter': ..., 'env_step': ...}`` of the last
+        #: ``ckpt_latest.pth`` written or loaded by this learner (None: none yet), for the lines that say what a
+        #: ``--resume`` continues from
+        self.latest_checkpoint: Optional[Dict[str, int]] = None
 
     @property
     def exp_dir(self) -> Optional[str]:
@@ -419,6 +423,8 @@ class Learner:
                 os.mkdir(os.path.dirname(path))  # ckpt/ only: a run folder moved meanwhile is FileNotFoundError
             atomic_torch_save(state, path, make_folder=not self._folder_existed)
             self.saves[name] = self.saves.get(name, 0) + 1
+            if name == 'ckpt_latest.pth':
+                self.latest_checkpoint = checkpoint_position(state)
         except NotPlainData as exc:
             raise CheckpointError(f"cannot write the checkpoint {path}: {not_plain_fix(exc)}{_kept(path)}") from exc
         except OSError as exc:
@@ -442,8 +448,20 @@ class Learner:
         check_learner_num(state, self.learner_num)
         self.policy.load_state_dict(state['policy'])
         self.train_iter = int(state.get('train_iter', 0))
+        self.latest_checkpoint = checkpoint_position(state)
         for hook in self.hooks:
             self.call_hook(hook, 'after_load', self)
+
+
+def checkpoint_position(state: Dict[str, Any]) -> Dict[str, int]:
+    """The train iteration and env step (where the run's state holds one) a checkpoint ``state`` was taken at."""
+    return {key: int(state[key]) for key in ('train_iter', 'env_step') if isinstance(state.get(key), (int, np.integer))}
+
+
+def describe_position(position: Optional[Dict[str, int]]) -> str:
+    """' (train iter 20, env step 256)' for a ``checkpoint_position``; '' for None or an empty one."""
+    parts = [f"{key.replace('_', ' ')} {value}" for key, value in (position or {}).items()]
+    return f" ({', '.join(parts)})" if parts else ''
 
 
 def check_learner_num(state: Dict[str, Any], learner_num: int) -> None:

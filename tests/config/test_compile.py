@@ -136,6 +136,8 @@ def test_what_each_imported_module_registered_is_known_so_acting_on_a_run_needs_
      "unknown config key 'policy.collect.n_samples'; did you mean 'policy.collect.n_sample'?"),
     # a key in the wrong section: the same name elsewhere is the closest valid key
     (dict(policy=dict(learning_rate=0.1)), "unknown config key 'policy.learning_rate'; did you mean 'policy.learn.learning_rate'?"),
+    # the one key of that very name elsewhere beats a sibling that is only like it ('policy.learn')
+    (dict(policy=dict(learner_num=2)), "unknown config key 'policy.learner_num'; did you mean 'parallel.learner_num'?"),
     (dict(env=dict(zzz=1)), "unknown config key 'env.zzz'; valid keys under 'env' are: atari, collector_env_num,"),
 ])
 def test_unknown_key_names_its_full_path_and_the_closest_valid_key(main, message):

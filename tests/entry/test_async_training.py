@@ -317,6 +317,9 @@ def test_failing_worker_is_one_line(tmp_path, monkeypatch):
 @pytest.mark.parametrize('args, key', [
     (['-c', 'cartpole_ppo.py'], "policy 'ppo' does not train asynchronously"),
     (['-c', 'cartpole_impala.py'], "policy 'impala' does not train asynchronously"),
+    # data-parallel learners already asked for: where they run, not 'or parallel.learner_num=N'
+    (['-c', 'cartpole_ppo.py', 'parallel.learner_num=2'],
+     "train 'ppo' with -m serial_onpolicy or -m parallel (where parallel.learner_num=2 runs as data-parallel learners)"),
     (['-c', 'cartpole_acer.py', 'policy.learn.learner_thread=True'], 'policy.learn.learner_thread'),
     # async ACER: each of the 2 workers fills its own buffer with ~1,000 of the 2,000 env steps, never the 1,500 it needs
     (['-c', 'cartpole_acer.py', '--max-env-step', '2000', 'policy.other.replay_buffer.replay_start_size=1500'],

@@ -266,7 +266,7 @@ def _children(pid):
 
 def _signal_rank_1(tmp_path, signum, timeout_s):
     """Start a long 2-rank run from the CLI, send rank 1 ``signum`` once it trains; (exit code, stderr lines, seconds
-    from the signal to the exit)."""
+    from the signal to the exit, rank 1's pid)."""
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get('PYTHONPATH', ''))
     process = subprocess.Popen([sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', '-q', 'env.stop_value=None',
                                 'parallel.learner_num=2', f'parallel.collective_timeout_s={timeout_s}'],
@@ -288,15 +288,15 @@ def _signal_rank_1(tmp_path, signum, timeout_s):
         if process.poll() is None:
             process.kill()
     assert rank_1 not in _children(process.pid)
-    return process.returncode, [line for line in err.splitlines() if line.strip()], took
+    return process.returncode, [line for line in err.splitlines() if line.strip()], took, rank_1
 
 
 @pytest.mark.skipif(not os.path.exists('/proc/self/task'), reason='finds the rank process through /proc')
 def test_a_sigterm_to_one_rank_ends_the_run_as_a_sigterm_does_with_its_final_checkpoint(tmp_path):
     """A scheduler that stops one rank: every rank leaves the loop at the same turn, the run writes its final
     checkpoint and summary, and the command exits as a terminated run (143, naming the rank), not as a finished one."""
-    code, lines, took = _signal_rank_1(tmp_path, signal.SIGTERM, 60)
-    assert code == 143 and lines == ['acframe: a data-parallel rank was terminated (SIGTERM)'], (code, lines)
+    code, lines, took, rank_1 = _signal_rank_1(tmp_path, signal.SIGTERM, 60)
+    assert code == 143 and lines == [f'acframe: data-parallel rank 1 (pid {rank_1}) was terminated (SIGTERM)'], lines
     summary = json.loads((tmp_path / 'cartpole_a2c_seed0' / 'summary.json').read_text())
     assert summary['interrupted'] is True and summary['env_steps'] > 0
     resumed = _cli('--resume', 'cartpole_a2c_seed0', '-q', f"--max-env-step={summary['env_steps'] + 200}", cwd=tmp_path)
@@ -306,16 +306,19 @@ def test_a_sigterm_to_one_rank_ends_the_run_as_a_sigterm_does_with_its_final_che
 
 @pytest.mark.skipif(not os.path.exists('/proc/self/task'), reason='finds the rank process through /proc')
 def test_a_killed_rank_ends_the_run_at_once_in_one_line_naming_it(tmp_path):
-    code, lines, took = _signal_rank_1(tmp_path, signal.SIGKILL, 60)
+    code, lines, took, _ = _signal_rank_1(tmp_path, signal.SIGKILL, 60)
     assert code == 2 and len(lines) == 1, lines
     assert lines[0].startswith('acframe: error: data-parallel rank 1 (pid '), lines
     assert 'was killed by SIGKILL' in lines[0] and '--resume cartpole_a2c_seed0' in lines[0], lines[0]
     assert took < 15, took  # at once, not after the collective timeout
+    latest = torch.load(tmp_path / 'cartpole_a2c_seed0' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert lines[0].endswith(f"continues it from its last checkpoint (train iter {latest['train_iter']}, env step "
+                             f"{latest['env_step']})"), lines[0]  # how far back a resume goes
 
 
 @pytest.mark.skipif(not os.path.exists('/proc/self/task'), reason='finds the rank process through /proc')
 def test_a_stuck_rank_ends_the_run_after_the_collective_timeout(tmp_path):
-    code, lines, took = _signal_rank_1(tmp_path, signal.SIGSTOP, 2)
+    code, lines, took, _ = _signal_rank_1(tmp_path, signal.SIGSTOP, 2)
     assert code == 2 and len(lines) == 1, lines
     assert lines[0].startswith('acframe: error: data-parallel rank 1 did not answer within '
                                'parallel.collective_timeout_s=2 s'), lines
@@ -348,6 +351,48 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, overrides, k
     if key.endswith(('e.g. 2', '32 or 64')):
         assert str(info.value) == key
     assert not (tmp_path / 'run').exists()
+
+
+def test_a_process_a_distributed_launcher_started_is_refused_naming_parallel_learner_num(tmp_path, monkeypatch):
+    """torchrun (or torch.distributed.launch) starting acframe N times: one line saying acframe starts its own ranks,
+    nothing written (each copy trained a run of its own, or, with parallel.learner_num, waited on torchrun's store)."""
+    monkeypatch.setenv('WORLD_SIZE', '2')
+    monkeypatch.setenv('TORCHELASTIC_RUN_ID', 'none')
+    done = _cli('-c', 'cartpole_ppo.py', '--max-env-step', '256', cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr == (
+        'acframe: error: this process is one of WORLD_SIZE=2 that torchrun started: acframe starts its own '
+        'data-parallel learners; run the command once, without the launcher, with parallel.learner_num=2\n'), done.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_ranks_started_under_torchruns_agent_store_variable_meet_at_their_own_store(tmp_path, monkeypatch):
+    """A one-process torchrun sets TORCHELASTIC_USE_AGENT_STORE, which turned rank 0's own rendezvous store into a
+    client of the launcher's: both ranks waited (up to collective_timeout_s, SIGTERM unheard) for a server that never
+    started."""
+    monkeypatch.setenv('TORCHELASTIC_USE_AGENT_STORE', 'True')
+    done = _cli('-c', 'cartpole_ppo.py', 'parallel.learner_num=2', 'parallel.collective_timeout_s=60', '--max-env-step',
+                '256', '-q', '--exp-dir', 'run', cwd=tmp_path, timeout=90)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)['env_step'] == 256
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason='a 2-rank run needs 2 cores')
+def test_a_resume_with_fewer_cores_than_its_ranks_says_to_resume_it_where_there_are_enough(tmp_path):
+    """Fewer ranks cannot take a data-parallel checkpoint, so the core count's refusal of a resume does not say to
+    lower parallel.learner_num (the next refusal said to raise it back)."""
+    assert _cli('-c', 'cartpole_ppo.py', 'parallel.learner_num=2', '--max-env-step', '256', '-q', '--exp-dir', 'run',
+                cwd=tmp_path, timeout=90).returncode == 0
+    before = {p: os.path.getmtime(p) for p in (tmp_path / 'run').rglob('*')}
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    one_core = min(os.sched_getaffinity(0))
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '--resume', 'run', '--max-env-step', '512'], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60,
+                          preexec_fn=lambda: os.sched_setaffinity(0, {one_core}))
+    assert done.returncode == 2 and done.stderr == (
+        "acframe: error: parallel.learner_num=2 data-parallel learners need a CPU core each and this process may use "
+        "1; the run trained with 2 and resumes only with as many (each rank's envs and random state are its own): "
+        "resume it where this process may use 2 cores\n"), done.stderr
+    assert {p: os.path.getmtime(p) for p in (tmp_path / 'run').rglob('*')} == before
 
 
 def test_bad_input_from_the_cli_and_the_parallel_pipeline(tmp_path):

@@ -407,8 +407,8 @@ def test_a_second_ctrl_c_while_the_run_stops_does_not_cut_the_final_checkpoint_s
     the workers stop: it is ignored, and the final checkpoint and summary are written (the second used to end the
     process with only the start's checkpoint: every step lost)."""
     exp_dir = tmp_path / 'twice'
-    code, err = signalled_run(exp_dir, [(signal.SIGINT, '(a second Ctrl-C is ignored'), (signal.SIGINT, 0)], settle=1.0,
-                              extra=['policy.learn.learner.save_ckpt_freq=0'])
+    code, err = signalled_run(exp_dir, [(signal.SIGINT, '(a further Ctrl-C or SIGTERM is ignored'), (signal.SIGINT, 0)],
+                              settle=1.0, extra=['policy.learn.learner.save_ckpt_freq=0'])
     assert code == 130, err
     summary = read_summary(exp_dir)
     assert summary['interrupted'] and summary['train_iters'] > 0 and summary['env_steps'] > 0

@@ -227,7 +227,7 @@ def test_a_batch_held_for_the_other_ranks_is_saved_with_the_final_checkpoint_and
     monkeypatch.chdir(tmp_path)
     overrides = TWO + [('env.stop_value', None), ('policy.other.replay_buffer.max_use', 1),
                        ('policy.other.replay_buffer.save_in_checkpoint', True), ('parallel.env_steps_per_update', 0)]
-    with pytest.raises(Terminated, match='a data-parallel rank'):  # rank 0 ends as a SIGTERM'd run, once finished
+    with pytest.raises(Terminated, match=r'^data-parallel rank 1 \(pid \d+\)$'):  # rank 0 ends as a SIGTERM'd run, once finished
         parallel_pipeline('cartpole_impala.py', overrides=overrides, max_env_step=100_000, progress=False,
                           exp_dir=str(tmp_path / 'run'))
     assert holding.exists()
