@@ -221,7 +221,8 @@ def breakdown(hidden: int, rollouts: int, clock: Callable[[], float] = time.proc
 
 def fused_call_child(steps: int, lanes: int, hidden: int, calls: int) -> None:
     """``--fused-call``'s child (run with ``ONEDNN_VERBOSE=1``): ``calls`` forward and backward passes of one LSTM
-    layer after as many (at most 100) of warm-up, under the profiler; prints ATen's ops' self time per call as ``ATEN name us``."""
+    layer after as many (at most 100) of warm-up, under the profiler; prints ATen's ops' self time per call as
+    ``ATEN name us``."""
     from torch.profiler import ProfilerActivity, profile
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(hidden + 1, hidden)  # the features and the reset flag column, as the lanes' call
@@ -238,7 +239,10 @@ def fused_call_child(steps: int, lanes: int, hidden: int, calls: int) -> None:
             print(f'ATEN {event.key} {event.self_cpu_time_total / event.count:.1f}', flush=True)
 
 
-def fused_call_split(hidden: int, repeats: int, calls: int = 300) -> Dict[str, Any]:
+FUSED_CALLS = 300  # --fused-call: timed calls per child
+
+
+def fused_call_split(hidden: int, repeats: int, calls: int = FUSED_CALLS) -> Dict[str, Any]:
     """µs per call of ATen's LSTM ops and of oneDNN's primitives inside them (``--fused-call``)."""
     import subprocess
     out: Dict[str, Any] = {}
@@ -320,7 +324,7 @@ def main() -> None:
         parser.error('--breakdown measures --task novel')
     set_torch_threads(1)
     if args.fused_call:
-        print(json.dumps({'hidden': args.hidden, 'threads': 1, 'calls': 300,
+        print(json.dumps({'hidden': args.hidden, 'threads': 1, 'calls': FUSED_CALLS,
                           **fused_call_split(args.hidden, args.repeats)}, indent=1))
         return
     if args.breakdown:
