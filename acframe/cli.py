@@ -5,9 +5,9 @@
     acframe -c CONFIG --init-from RUN_DIR_OR_CKPT          (a new run from given weights)
     acframe -m async -c cartpole_a3c.py [parallel.async_worker_num=N]   (A3C: N Hogwild workers, docs/ddp.md)
     acframe -m async -c cartpole_async_acer.py                          (async ACER: each worker with its own replay)
-    acframe -m eval --load RUN_DIR_OR_CKPT [--import MODULE] [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
+    acframe -m eval [--load] RUN_DIR_OR_CKPT [--import MODULE] [--episodes N] [--video DIR] [-s SEED] [--domain-params nominal|drawn]
     acframe -m plot RUN_DIR [RUN_DIR ...] [--out FILE.png|FILE.svg|FILE.pdf] [--x env_steps|wall_s]
-    acframe -m export --load RUN_DIR_OR_CKPT [--import MODULE] --out FILE.pt|FILE.onnx
+    acframe -m export [--load] RUN_DIR_OR_CKPT [--import MODULE] --out FILE.pt|FILE.onnx
     acframe -m tune -c CONFIG --trials N [--budget ENV_STEPS] [--space SPACE.py] [--study-dir DIR] [--seeds 0,1]
     acframe -m tune --resume STUDY_DIR [--trials N] [--import MODULE]
     acframe -m check-env ENV [--import MODULE] [-s SEED] [env.key=value ...]   (or -m check-env -c CONFIG)
@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help='learner-iteration budget (--train-iter: DI-engine\'s spelling)')
     parser.add_argument('--load', '--load-path', dest='load', default=None, metavar='RUN_DIR_OR_CKPT',
                         help='run folder (its best checkpoint, else its latest) or .pth checkpoint (-m eval, -m export; '
-                             '--load-path: DI-engine\'s spelling)')
+                             'also taken as their first argument without the flag; --load-path: DI-engine\'s spelling)')
     parser.add_argument('-e', '--env', default=None, help="DI-engine's flag: with -p and no -c, runs dizoo_configs' <env>_<policy>.py")
     parser.add_argument('-p', '--policy', default=None, help="DI-engine's flag: with -e and no -c, runs dizoo_configs' <env>_<policy>.py")
     parser.add_argument('--replay-path', default=None, help="DI-engine's eval video folder: not supported (an error says so)")

@@ -86,7 +86,7 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
     (``config.run_folder.check_stored_imports``); a folder holding a link or special file is refused.
     """
     from .config import compile_config
-    from .config.compile import override_list, stop_value_unwarned
+    from .config.compile import override_list, stop_value_unwarned, warn_training_only_keys
     from .entry.run_folder import check_folder_is_data
 
     target = os.fspath(target)
@@ -121,16 +121,18 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
 
     # a run trained with a model given in Python: its checkpoint fits that model, not the one its config builds
     given = read_run_record(run_dir).get('model_given') if run_dir is not None and model is None else None
+    overrides = override_list(overrides)
     with stop_value_unwarned():  # (a stop value means nothing to a run that is done)
         if config is not None:  # (a config of the user's may build that model: the weights' fit decides)
-            cfg = compile_config(config, override_list(overrides), seed=seed, builds_buffer=False)  # (acting)
+            cfg = compile_config(config, overrides, seed=seed, builds_buffer=False)  # (acting)
             if run_dir is not None:
                 check_same_policy(run_dir, cfg, target, what, python)
         else:
             if given:
                 raise model_given_refusal(run_dir, given, load_with_model_hint(what))
-            cfg = load_run_config(run_dir, override_list(overrides), seed=seed, imports=imports,  # config.json: data, never run
+            cfg = load_run_config(run_dir, overrides, seed=seed, imports=imports,  # config.json: data, never run
                                   import_flag='imports' if python else '--import', builds_buffer=False)  # (acting)
+    warn_training_only_keys(overrides)  # (once the config compiles: a refused one says its error alone)
     return RunArtifacts(run_dir, checkpoint, cfg, model, given, what, own_config=config is None)
 
 

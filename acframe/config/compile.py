@@ -789,6 +789,27 @@ def warn_idle_parallel_keys(overrides: Optional[Iterable[Any]], mode: str) -> No
                       ConfigWarning, stacklevel=3)
 
 
+#: the config sections only training reads: acting on a trained run (-m eval, -m export, load_policy) builds no
+#: learner ranks, workers, loggers or replay buffer
+TRAINING_ONLY_SECTIONS = ('parallel.', 'logger.', 'policy.other.replay_buffer.')
+
+
+def is_training_only(key: str) -> bool:
+    """Whether dotted ``key`` is read by training alone (``TRAINING_ONLY_SECTIONS``)."""
+    return key.startswith(TRAINING_ONLY_SECTIONS)
+
+
+def warn_training_only_keys(overrides: Optional[Iterable[Any]]) -> None:
+    """Warn for each override that acting on a trained run does not read (``parallel.learner_num=3`` given to
+    ``-m eval`` was taken without a word, and named its result file apart)."""
+    keys = [(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()]
+    idle = [key for key in dict.fromkeys(k for k in keys if isinstance(k, str)) if is_training_only(key)]
+    if idle:
+        verb = 'configures' if len(idle) == 1 else 'configure'
+        warnings.warn(f"{', '.join(idle)} {verb} training only; acting on a trained run (an evaluation, an export, "
+                      f"load_policy) ignores {'it' if len(idle) == 1 else 'them'}", ConfigWarning, stacklevel=3)
+
+
 def warn_unwatched_step_timeout(overrides: Optional[Iterable[Any]], cfg: Any, mode: str) -> None:
     """Warn when an override sets ``env.step_timeout_s`` for a serial run whose envs step in this process
     (``env.manager``'s own, 'sync'): no watchdog runs there (a user's script may own SIGALRM), so a hung step stalls

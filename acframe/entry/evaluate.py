@@ -299,7 +299,8 @@ def evaluation_settings(cfg: Any, own: Any, n_episode: int, domain_params: Optio
     which then names the result as a whole (``'config'``). ``'differences'``: ``{dotted key: value}`` of ``cfg``
     against ``own``; ``'episodes'`` when it plays other than ``own``'s ``env.n_evaluator_episode``;
     ``'domain_params'`` other than the run's. Budgets, names, the seed and the episode count are never part of
-    ``'differences'`` or ``'config'``. Empty when there is none."""
+    ``'differences'`` or ``'config'``, nor are the keys only training reads (``parallel``, ``logger``, the replay
+    buffer's). Empty when there is none."""
     from ..config.ding_compat import pop_path
     from ..config.run_folder import RESUME_FREE_KEYS, given_config_differences
 
@@ -309,7 +310,9 @@ def evaluation_settings(cfg: Any, own: Any, n_episode: int, domain_params: Optio
         for key in RESUME_FREE_KEYS + NOT_A_SETTING:
             pop_path(whole, key)
         settings['config'] = whole
-    keys = [key for key in given_config_differences(own, cfg) if key not in NOT_A_SETTING]
+    from ..config.compile import is_training_only
+
+    keys = [key for key in given_config_differences(own, cfg) if key not in NOT_A_SETTING and not is_training_only(key)]
     if keys:
         settings['differences'] = {key: _dotted(cfg, key) for key in keys}
     if n_episode != int(own.env.n_evaluator_episode):

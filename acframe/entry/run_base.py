@@ -355,9 +355,15 @@ class RunBase:
         skipped = summary.get('skipped_updates', 0)
         return f"{summary['train_iters']} iters" + (f" ({skipped} skipped: non-finite)" if skipped else '')
 
+    @staticmethod
+    def _learners_text(summary: Dict[str, Any]) -> str:
+        """``', N data-parallel learners'`` for the result line of a run of more than one (else nothing)."""
+        num = int(summary.get('learner_num') or 1)
+        return f", {num} data-parallel learners" if num > 1 else ''
+
     def _result_line(self, summary: Dict[str, Any]) -> str:
         return (f"[acframe] {self._ending()}: {summary['env_steps']} env steps, "
-                f"{self._iters_text(summary)}, {summary['wall_s']:.1f} s, best eval return "
+                f"{self._iters_text(summary)}{self._learners_text(summary)}, {summary['wall_s']:.1f} s, best eval return "
                 f"{return_text(summary['best_eval_return'])} -> {self.exp_dir}")
 
     def _final_report(self) -> None:

@@ -36,6 +36,8 @@ def run_tool(args: argparse.Namespace) -> str:
         out = default_plot_path(args.overrides)
         return result_line(plot_runs(args.overrides, out, args.x,
                                      said=f"the plot's default file {out} (--out FILE writes it elsewhere)"))
+    if args.load is None and args.overrides and '=' not in str(args.overrides[0]):  # (-m eval RUN, as -m plot RUN)
+        args.load, args.overrides = args.overrides[0], args.overrides[1:]
     if args.load is None:
         raise ConfigError(f"-m {args.mode} needs --load RUN_DIR_OR_CKPT (a run folder, or a .pth file in its ckpt/)")
     if args.mode == 'export':

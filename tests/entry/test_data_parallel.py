@@ -246,6 +246,7 @@ def test_a_di_engine_ddp_file_runs_on_the_ranks_its_launcher_would_start(tmp_pat
                '--exp-dir', 'run', cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     assert 'collector_env_num 4 -> 8, n_sample 64 -> 128, batch_size 32 -> 64' in out.stderr
+    assert ' env steps, 16 iters, 2 data-parallel learners, ' in out.stdout  # (the result line says how many)
     state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
     assert state['data_parallel']['learner_num'] == 2
     assert state['env_step'] == 512 and state['train_iter'] == 4 * 2 * 2  # 4 rollouts of 128 x 2 epochs x 2 minibatches

@@ -13,6 +13,7 @@ import pytest
 
 from acframe.cli import main
 from acframe.entry.evaluate import evaluate_run, episode_quota
+from acframe.errors import ConfigWarning
 
 
 def run_cli(args, capsys):
@@ -79,6 +80,37 @@ def test_an_evaluation_with_other_settings_keeps_the_runs_own_result(trained_run
     assert with_config['settings']['differences']['env.evaluator_env_num'] == 10  # the file's, not the run's 4
     assert sorted(p.name for p in (run / 'eval').iterdir()) == sorted(os.path.basename(r['result_file']) for r in (
         greedy, sampled, fewer, with_config))
+
+
+def test_keys_only_training_reads_are_warned_about_and_do_not_name_another_setting(trained_run, tmp_path):
+    """``parallel.learner_num=3`` or a logger key given to an evaluation is read by nothing: it is said (it was taken
+    without a word) and the result is the run's own, not a file of its own."""
+    run = tmp_path / 'run'
+    shutil.copytree(trained_run, run, ignore=shutil.ignore_patterns('eval'))
+    done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(run), '-s', '5',
+                           'parallel.learner_num=3', 'logger.backends=[]'], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == ("acframe: warning: parallel.learner_num, logger.backends configure training only; "
+                                   "acting on a trained run (an evaluation, an export, load_policy) ignores them")
+    assert str(run / 'eval' / 'ckpt_best_seed5.json') in done.stdout
+    assert json.loads((run / 'eval' / 'ckpt_best_seed5.json').read_text())['settings'] == {}
+    with pytest.warns(ConfigWarning, match=r'^policy\.other\.replay_buffer\.replay_buffer_size configures training '):
+        report = evaluate_run(str(run), seed=5, overrides={'policy.other.replay_buffer.replay_buffer_size': 7})
+    assert report['result_file'] == str(run / 'eval' / 'ckpt_best_seed5.json')
+
+
+def test_the_run_may_be_named_without_load(trained_run, tmp_path, capsys):
+    """``acframe -m eval RUN`` (as ``-m plot RUN``) evaluates RUN, overrides after it; ``-m export RUN`` likewise."""
+    run = tmp_path / 'run'
+    shutil.copytree(trained_run, run, ignore=shutil.ignore_patterns('eval'))
+    code, out, err = run_cli(['-m', 'eval', str(run), '--episodes', '2', 'policy.eval.deterministic=False'], capsys)
+    assert code == 0 and err == '', err
+    report = json.loads((run / 'eval').joinpath(os.path.basename(out.split(' -> ')[-1].strip())).read_text())
+    assert report['episodes'] == 2 and report['deterministic'] is False and report['run_dir'] == str(run)
+    code, out, err = run_cli(['-m', 'export', str(run), '--out', str(tmp_path / 'policy.pt')], capsys)
+    assert code == 0 and (tmp_path / 'policy.pt').is_file(), err
+    code, out, err = run_cli(['-m', 'eval', str(run), str(run)], capsys)  # one run at a time
+    assert code == 2 and f"override '{run}' is not of the form key.path=value" in err
 
 
 def test_a_config_edited_between_two_evaluations_is_another_setting(trained_run, tmp_path):

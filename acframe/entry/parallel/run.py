@@ -686,7 +686,8 @@ class ParallelRun(RunBase):
 
     def _result_line(self, summary: Dict[str, Any]) -> str:
         return (f"[acframe] {self._ending()}: "
-                f"{summary['env_steps']} env steps, {self._iters_text(summary)}, {summary['wall_s']:.1f} s, "
+                f"{summary['env_steps']} env steps, {self._iters_text(summary)}{self._learners_text(summary)}, "
+                f"{summary['wall_s']:.1f} s, "
                 f"{summary['env_steps_per_s']:,.0f} env steps/s over {summary['actor_num']} "
                 f"actor{'s' if summary['actor_num'] != 1 else ''}, "
                 f"learner idle {summary['learner_idle_fraction']:.0%}, best eval return {return_text(summary['best_eval_return'])} "
