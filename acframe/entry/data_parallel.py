@@ -26,6 +26,7 @@ parallel.learner_num=2`` needs no launcher. Every rank builds the same ``SerialR
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime
 import functools
@@ -35,6 +36,7 @@ import socket
 import sys
 import threading
 import time
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -573,8 +575,9 @@ def run_rank(rank: int, host: str, port: int, loop: Callable[[Any], None], cfg: 
         # a spawned rank (or a Ray actor) starts with none of the user's modules that rank 0 imported: their envs,
         # models and policies are registered here, as a parallel actor's are (after joining: a module that fails
         # here ends the group at rank 0's next collective, not at the end of its wait to join)
-        import_worker_modules(cfg.import_names, refuse_under=(exp_dir,) if exp_dir else ())
-        run = make_run(group, False, ())
+        with _shown_by_rank_0():
+            import_worker_modules(cfg.import_names, refuse_under=(exp_dir,) if exp_dir else ())
+            run = make_run(group, False, ())
         group.exp_dir = exp_dir
         run.drive(_deferred(loop))
     except KeyboardInterrupt:  # SIGTERM of this rank: its share of the final checkpoint is written
@@ -587,6 +590,20 @@ def run_rank(rank: int, host: str, port: int, loop: Callable[[Any], None], cfg: 
         return False
     group.leave()
     return True
+
+
+@contextlib.contextmanager
+def _shown_by_rank_0() -> Any:
+    """Warnings of a rank > 0 building its share of the run are not shown: rank 0 built the same config with the
+    same code and showed them (a library's warning at env construction was printed once per rank). Only the showing
+    is replaced, not the filters (``warnings.catch_warnings`` would reset every module's record of what it showed,
+    so that each would be shown again); what is dropped here is recorded as shown, as it is on rank 0."""
+    show = warnings.showwarning
+    warnings.showwarning = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        warnings.showwarning = show
 
 
 def _rank_main(rank: int, host: str, port: int, parent_pid: int, errors: Any, loop: Callable[[Any], None], cfg: Any,

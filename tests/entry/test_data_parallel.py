@@ -257,6 +257,15 @@ def test_a_di_engine_ddp_file_runs_on_the_ranks_its_launcher_would_start(tmp_pat
     assert len(errors) == 1 and 'give it as parallel.learner_num=N' in errors[0], refused.stderr
 
 
+def test_a_librarys_warning_as_the_ranks_build_their_envs_is_shown_once(tmp_path):
+    """Every rank builds the same envs, so gymnasium's warning about CartPole-v0 came once per rank; rank 0's is
+    shown, the others' are not."""
+    out = _cli('-c', 'cartpole_ppo.py', 'env.env_id=CartPole-v0', 'env.stop_value=195', 'parallel.learner_num=2',
+               '--max-env-step', '256', '-q', '--exp-dir', 'run', cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stderr.count('The environment CartPole-v0 is out of date') == 1, out.stderr
+
+
 def _children(pid):
     try:
         with open(f'/proc/{pid}/task/{pid}/children') as f:
