@@ -212,6 +212,24 @@ class BrokenCheck(CollectorHook):
         return cfg.policy.no_such_block.value
 
 
+@HOOK_REGISTRY.register('folder_recorder_seam')
+class FolderRecorder(EvaluatorHook):
+    """Each evaluation's return as a line of a file in the run folder, which before_run tells it (an evaluator hook is
+    given no learner to read it from)."""
+
+    def __init__(self, file='returns.txt', every=1):
+        self.file, self.every, self.path, self.seen = file, every, None, 0
+
+    def before_run(self, exp_dir):
+        self.path = os.path.join(exp_dir, self.file)
+
+    def after_evaluate(self, result):
+        self.seen += 1
+        if self.seen % self.every == 0:
+            with open(self.path, 'a') as f:
+                f.write(f"{result['env_step']} {result['return_mean']}\\n")
+
+
 @HOOK_REGISTRY.register('exit_seam')
 class Exit(LearnerHook):
     def after_iter(self, learner, info):
@@ -345,6 +363,12 @@ def test_collector_and_evaluator_hooks_from_the_cli_in_the_serial_off_policy_pip
                        "policy.learn.learner.hooks=[{'type': 'linear_lr_decay', 'decay_iters': 100}]"],
      "config key 'policy.learn.learner.hooks[0]' (LinearLRDecayHook): policy.learn.lr_decay_iters=1000 adds a linear "
      "learning rate decay of its own"),
+    # a value not of the kind of the argument's default (it failed at the hook's first call, minutes in)
+    (['tensorboard'], ["policy.eval.evaluator.hooks=[{'type': 'folder_recorder_seam', 'every': 'three'}]"],
+     "config key 'policy.eval.evaluator.hooks[0]': hook 'folder_recorder_seam': every='three' must be a number (like "
+     "its default 1), got str"),
+    (['tensorboard'], ["policy.eval.evaluator.hooks=[{'type': 'folder_recorder_seam', 'file': 3}]"],
+     "hook 'folder_recorder_seam': file=3 must be a string (like its default 'returns.txt'), got int"),
     # a rule a user's hook declares for the config (check_run_config), and one whose check itself fails
     (['tensorboard'], ["policy.learn.learner.hooks=[{'type': 'lr_cap_seam', 'cap': 1e-05}]"],
      "config key 'policy.learn.learner.hooks[0]' (LrCap): policy.learn.learning_rate=0.003 is above the cap 1e-05; "
@@ -376,6 +400,26 @@ def test_bad_logger_input_is_one_line_exit_2_and_nothing_written(tmp_path, user_
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith('acframe: error: ') and message in lines[0], out.stderr
     assert not run.exists()
+
+
+@pytest.mark.parametrize('mode', [[], ['-m', 'parallel', '--backend', 'inline', 'parallel.actor_num=2'],
+                                  ['-m', 'async', 'parallel.async_worker_num=2']], ids=['serial', 'parallel', 'async'])
+def test_a_hook_is_told_the_run_folder_before_the_first_step_and_again_on_resume(tmp_path, user_module, mode):
+    """``before_run(exp_dir)``: an evaluator or collector hook is given no learner, so it had no way to find the run
+    folder (a user's hook wrote its file into the working folder)."""
+    cfg = write_config(tmp_path, ['tensorboard'])
+    run = tmp_path / 'run'
+    hook = "policy.eval.evaluator.hooks=[{'type': 'folder_recorder_seam', 'file': 'returns.txt'}]"
+    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '800', '-q', *mode, hook)
+    assert out.returncode == 0, out.stderr
+    first = (run / 'returns.txt').read_text().splitlines()
+    out = cli(user_module, '--resume', run, '--max-env-step', '1600', '-q', '--import', 'user_trackers')
+    assert out.returncode == 0, out.stderr
+    lines = (run / 'returns.txt').read_text().splitlines()
+    steps = [int(line.split()[0]) for line in lines]
+    assert lines[:len(first)] == first and len(lines) > len(first) and steps[-1] >= 1600, lines
+    scalars = read_scalars(str(run / 'log'))
+    assert sorted(set(steps)) == sorted({int(s.step) for s in scalars if s.tag == 'evaluator/return_mean'})
 
 
 @pytest.mark.parametrize('mode', [['-m', 'parallel', '--backend', 'inline'], ['-m', 'async', 'parallel.async_worker_num=2']],

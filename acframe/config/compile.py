@@ -730,6 +730,25 @@ def warn_default_stop_value(main: dict, cfg: dict, overrides: Optional[Iterable[
                   ConfigWarning, stacklevel=3)
 
 
+def recurrent_model(policy: Any) -> bool:
+    """Whether the model ``policy`` (a config's ``policy`` section) builds is recurrent: acframe's core is asked for
+    (``policy.model.rnn.type``), or ``policy.model.type`` names a registered model class of one's own that says so as
+    a class attribute (``recurrent = True``: docs/custom_policy.md, "A recurrent form"). Either way the learn modes
+    cut its sequences by ``policy.model.rnn.seq_len`` and ``burn_in``, so their checks apply to both. (acframe's own
+    models, registered lazily, say it per instance: they are not imported here.)"""
+    model = policy.get('model') if isinstance(policy, Mapping) else None
+    if not isinstance(model, Mapping):
+        return False
+    rnn, name = model.get('rnn'), model.get('type')
+    if isinstance(rnn, Mapping) and rnn.get('type'):
+        return True
+    from ..registry import MODEL_REGISTRY
+
+    if not isinstance(name, str) or name not in MODEL_REGISTRY or not MODEL_REGISTRY.is_loaded(name):
+        return False
+    return getattr(MODEL_REGISTRY.get(name), 'recurrent', None) is True
+
+
 def rnn_type_given(main: dict, overrides: Optional[Iterable[Any]]) -> bool:
     """Whether the config (``main``) or an override names ``policy.model.rnn.type``, even as None: a core turned off
     on purpose (a stored run's config, a recurrent file's feed-forward baseline) is not a slip to warn about."""
@@ -756,9 +775,21 @@ def warn_idle_rnn_keys(cfg: dict, reference: dict, type_given: bool) -> None:
         declared = module_dict_config('acframe.config.defaults', 'RECURRENT_MODEL')[0]['rnn']
     if type_given or not isinstance(rnn, dict) or rnn.get('type'):
         return
-    idle = [f"{key}={value!r}" for key, value in rnn.items() if key != 'type' and key in declared and value != declared[key]]
+    own = recurrent_model(cfg['policy'])  # a model of one's own that is recurrent: seq_len and burn_in cut its sequences
+    if own:
+        from .introspect import module_dict_config
+
+        core = module_dict_config('acframe.config.defaults', 'RECURRENT_MODEL')[0]['rnn']
+    idle = [f"{key}={value!r}" for key, value in rnn.items() if key != 'type' and key in declared
+            and value != declared[key] and (not own or key in core)]
     if idle:
         verb = 'configures' if len(idle) == 1 else 'configure'
+        if own:
+            warnings.warn(f"policy.model.rnn: {', '.join(idle)} {verb} acframe's recurrent core, and model "
+                          f"'{model['type']}' is recurrent of its own (policy.model.rnn.type=None): "
+                          f"{'it configures' if len(idle) == 1 else 'they configure'} nothing (policy.model.rnn's "
+                          f"seq_len and burn_in do cut its sequences)", ConfigWarning, stacklevel=3)
+            return
         warnings.warn(f"policy.model.rnn: {', '.join(idle)} {verb} a recurrent core and there is none "
                       f"(policy.model.rnn.type=None): the run is feed-forward; set policy.model.rnn.type=lstm or gru "
                       f"for a core", ConfigWarning, stacklevel=3)

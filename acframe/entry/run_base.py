@@ -459,6 +459,9 @@ class RunBase:
             self.logger = open_loggers(cfg, self.exp_dir, resume)
             self.evals.tb_logger = self.log_hook.tb_logger = self.logger
             self._opened()
+            for hook in [*self.learner.hooks, *self.collector_hooks, *self.evaluator_hooks]:
+                if callable(getattr(hook, 'before_run', None)):  # (a script's duck-typed hook may have none)
+                    self.learner.call_hook(hook, 'before_run', self.exp_dir)
             if resume:
                 self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, "
                                       f"train iter {self.learner.train_iter}")

@@ -50,6 +50,7 @@ import torch.nn.functional as F
 from ..data import flatten_lead, ttorch
 from ..data.prioritized import PRIORITY_KEY, is_weights
 from ..envs.masks import split_action_mask
+from ..config.compile import recurrent_model
 from ..errors import CheckpointError, ConfigError
 from ..models import Categorical, DiagGaussian
 from ..models.distributions import mask_logits
@@ -180,7 +181,7 @@ class ACERPolicy(Policy):
                               f"or a model of your own with a q_value output")
         rnn = cfg.policy.model.get('rnn') or {}
         burn_in, length = int(rnn.get('burn_in') or 0), int(cfg.policy.other.replay_buffer.unroll_len)
-        if rnn.get('type') and burn_in >= length:
+        if recurrent_model(cfg.policy) and burn_in >= length:
             raise ConfigError(f"policy.model.rnn.burn_in={burn_in} leaves no step to learn from in the windows of "
                               f"policy.other.replay_buffer.unroll_len={length} steps; set burn_in below {length}")
 

@@ -200,6 +200,8 @@ class Policy:
         self._sde_noise = self._make_sde_noise() if 'collect' in self._enable_field else None
         # recurrent models (policy.model.rnn): one hidden state per env in the collect and in the eval mode
         self._recurrent = bool(getattr(self._model, 'recurrent', False))
+        if self._recurrent:
+            self._check_recurrent_model()
         self._collect_states = EnvStates(self._model) if self._recurrent else None
         self._eval_states = EnvStates(self._model) if self._recurrent else None
         if 'learn' in self._enable_field:
@@ -389,6 +391,11 @@ class Policy:
             use = f"policy.model.type='{default}' (this policy's default) or " if default != name else ""
             raise ConfigError(f"policy.model.rnn.type='{rnn_type(kwargs['rnn'])}': model '{name}' has no recurrent core; "
                               f"use {use}a model whose constructor takes rnn, or set policy.model.rnn.type=None")
+        elif rnn_type(kwargs.get('rnn')) and 'rnn' not in params and getattr(model_cls, 'recurrent', None) is True:
+            raise ConfigError(f"policy.model.rnn.type='{rnn_type(kwargs['rnn'])}' asks for acframe's recurrent core, and "
+                              f"model '{name}' is recurrent of its own and takes no rnn (its **kwargs would drop it); "
+                              f"set policy.model.rnn.type=None (policy.model.rnn.seq_len and burn_in still cut its "
+                              f"sequences)")
         if isinstance(kwargs.get('rnn'), Mapping):
             from ..registry import closest
             declared = type(self).default_config().get('model', {}).get('rnn')  # (the learn mode's: seq_len, burn_in)
@@ -431,6 +438,20 @@ class Policy:
                               f"(its 'recurrent' attribute is not True); give it one (docs/custom_policy.md, "
                               f"\"A recurrent form\") or set policy.model.rnn.type=None")
         return model
+
+    def _check_recurrent_model(self) -> None:
+        """A ``ConfigError`` naming the model when it says it is recurrent (``recurrent = True``) and lacks what the
+        modes call: ``initial_state(batch)`` (collect and eval) and, to learn, ``unroll(obs, state, starts)`` (it was
+        an AttributeError traceback at the first gradient step, with the run folder left behind)."""
+        needed = ('initial_state', 'unroll') if 'learn' in self._enable_field else ('initial_state',)
+        missing = [name for name in needed if not callable(getattr(self._model, name, None))]
+        if missing:
+            cls = type(self._model)
+            named = self._cfg.get('model', {}).get('type')
+            what = f"model '{named}' ({cls.__module__}.{cls.__qualname__})" if named else f"model {cls.__qualname__}"
+            raise ConfigError(f"{what} is recurrent (its 'recurrent' attribute is True) and defines no "
+                              f"{' and no '.join(missing)}: a recurrent model defines initial_state(batch) and "
+                              f"unroll(obs, state, starts) (docs/custom_policy.md, \"A recurrent form\")")
 
     def _check_model_memory(self, name: str, build: Callable[[], nn.Module]) -> None:
         """``ConfigError`` when the model ``build`` makes would not fit in the memory available: it is built once on

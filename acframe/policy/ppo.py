@@ -46,6 +46,7 @@ import torch
 
 from ..data import flatten_lead, make_tree, ttorch
 from ..data.tree import is_leaf, tree_map
+from ..config.compile import recurrent_model
 from ..errors import ConfigError
 from ..models import RewardNormalizer
 from ..registry import POLICY_REGISTRY
@@ -155,8 +156,7 @@ class PPOPolicy(Policy):
         """A recurrent PPO's sequences must tile the rollout (``seq_len`` divides ``T``) and its minibatches hold whole
         sequences (``batch_size`` a multiple of the sequence length)."""
         super().check_run_config(cfg)
-        rnn = cfg.policy.model.get('rnn') or {}
-        if not rnn.get('type'):
+        if not recurrent_model(cfg.policy):
             return
         steps = int(cfg.policy.collect.n_sample) // int(cfg.env.collector_env_num)
         length = cls.batch_unit(cfg)
@@ -176,9 +176,9 @@ class PPOPolicy(Policy):
     @classmethod
     def batch_unit(cls, cfg: Any) -> int:
         """A recurrent PPO's minibatches hold whole sequences: ``rnn.seq_len`` steps (0: a rollout's steps per env)."""
-        rnn = cfg.policy.model.get('rnn') or {}
-        if not rnn.get('type'):
+        if not recurrent_model(cfg.policy):
             return 1
+        rnn = cfg.policy.model.get('rnn') or {}
         return int(rnn.get('seq_len') or int(cfg.policy.collect.n_sample) // int(cfg.env.collector_env_num))
 
     def _seq_len(self, steps: int) -> int:

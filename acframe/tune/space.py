@@ -129,11 +129,13 @@ def _fit_recurrent_sequences(cfg: Mapping[str, Any], space: Dict[str, Any], num_
     env's rollout a whole number of sequences. With ``rnn.seq_len`` L > 0 only the choices that keep both stay (the
     config's own pair among them); with L = 0 (a sequence is an env's whole rollout, so the rule ties ``batch_size``
     to ``n_sample``) both keys are left out of the space: every trial keeps the config's pair."""
+    from ..config.compile import recurrent_model
+
     try:
-        rnn = config_value(cfg, 'policy.model.rnn')
+        policy, rnn = config_value(cfg, 'policy'), config_value(cfg, 'policy.model.rnn')
     except (KeyError, TypeError):
         return
-    if not isinstance(rnn, Mapping) or not rnn.get('type'):
+    if not isinstance(rnn, Mapping) or not recurrent_model(policy):  # (acframe's core, or a model of one's own)
         return
     length = int(rnn.get('seq_len') or 0)
     if length <= 0:

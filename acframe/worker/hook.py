@@ -1,4 +1,5 @@
-"""What every hook (``LearnerHook``, ``CollectorHook``, ``EvaluatorHook``) has: a check of the run's config."""
+"""What every hook (``LearnerHook``, ``CollectorHook``, ``EvaluatorHook``) has: a check of the run's config, and the
+run's folder before the first step."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
@@ -14,6 +15,12 @@ class Hook:
         ``cfg`` this hook cannot work with (a key it contradicts, a policy it cannot serve). Called once at a run's
         start, before anything is written, for every hook named in the config or given from Python; the run names
         the hook in front of the message. Default: every config is fine."""
+
+    def before_run(self, exp_dir: str) -> None:
+        """Called once the run's folder ``exp_dir`` is ready (made, or locked again on a resume), before the first
+        step, in the process that writes it (a data-parallel run's rank 0): where a hook keeps files of its own (in
+        a sub-folder of it, say). Not called for a resume whose budget is spent (it trains nothing). An exception
+        raised here ends the start as any error in it does (a new run's folder is removed). Default: nothing."""
 
 
 def check_hooks_run_config(cfg: Any, hooks: Mapping[str, Sequence[Any]]) -> None:

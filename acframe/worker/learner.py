@@ -42,7 +42,8 @@ def not_plain_fix(exc: NotPlainData) -> str:
 
 class LearnerHook(Hook):
     """Called by the learner: ``after_iter`` after every update, ``after_round`` when the pipeline says so,
-    ``after_eval`` when the pipeline has an evaluation result (and ``check_run_config`` at the run's start)."""
+    ``after_eval`` when the pipeline has an evaluation result (and, as every hook, ``check_run_config`` at the run's
+    start and ``before_run`` once its folder is ready)."""
 
     def after_iter(self, learner: 'Learner', info: Dict[str, float]) -> None:
         pass
@@ -567,11 +568,38 @@ def _nearest_argument(cls: type, kwargs: Dict[str, Any]) -> str:
     return ''
 
 
+def _mistyped_argument(cls: type, kwargs: Dict[str, Any]) -> str:
+    """``"n='three' must be a number (like its default 3), got str"`` for the first keyword whose value is not of the
+    kind of its default in ``cls``'s signature (a bool, a number or a string; a hook's only declaration of its
+    arguments), else ''. A number default takes any number (an int default given 0.5 may be meant)."""
+    import inspect
+    import numbers
+
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return ''
+    for key, value in kwargs.items():
+        default = params[key].default if key in params else inspect.Parameter.empty
+        if isinstance(default, bool):
+            kind, fits = 'a bool', isinstance(value, bool)
+        elif isinstance(default, numbers.Real):
+            kind, fits = 'a number', isinstance(value, numbers.Real) and not isinstance(value, bool)
+        elif isinstance(default, str):
+            kind, fits = 'a string', isinstance(value, str)
+        else:  # (no default, None, or another kind: the hook checks it itself)
+            continue
+        if not fits:
+            return f"{key}={value!r} must be {kind} (like its default {default!r}), got {type(value).__name__}"
+    return ''
+
+
 def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks', base: type = LearnerHook) -> List[Any]:
     """The hooks a config names at ``key`` (``policy.learn.learner.hooks``; ``policy.collect.hooks`` and
     ``policy.eval.evaluator.hooks`` with ``base`` ``CollectorHook`` / ``EvaluatorHook``): each entry a
     ``HOOK_REGISTRY`` name, or ``dict(type=name, **kwargs)``; a ``ConfigError`` naming the entry when one is not a
-    registered subclass of ``base`` or its keyword arguments do not fit."""
+    registered subclass of ``base`` or its keyword arguments do not fit (unknown, or not of the kind of their
+    defaults)."""
     from ..errors import ConfigError, describe_raised
     from ..registry import HOOK_REGISTRY
 
@@ -589,6 +617,9 @@ def hooks_from_config(entries: Any, key: str = 'policy.learn.learner.hooks', bas
         if not (isinstance(cls, type) and issubclass(cls, base)):
             raise ConfigError(f"config key '{where}': hook '{name}' is {cls!r}, not a {base.__name__} subclass; "
                               f"register a class deriving from acframe.worker.{base.__name__}")
+        mistyped = _mistyped_argument(cls, kwargs)
+        if mistyped:  # (it failed at the hook's first call, minutes into the run)
+            raise ConfigError(f"config key '{where}': hook '{name}': {mistyped}")
         try:
             hooks.append(cls(**kwargs))
         except AcframeError as exc:  # a hook that checks its arguments says what is wrong itself

@@ -753,3 +753,101 @@ def test_what_the_policy_refuses_is_said_before_any_env_is_built(tmp_path):
                                                        'policy.model.rnn.type=gru', 'policy.model.rnn.burn_in=5'],
                         exp_dir=str(tmp_path / 'run'), max_env_step=100, progress=False)
     assert BUILT == [] and not (tmp_path / 'run').exists()
+
+
+# ---- a recurrent model of one's own (policy.model.type, rnn.type None) ----------------------------------------------
+class ElmanModel(torch.nn.Module):
+    """A user's recurrent actor-critic: an Elman tanh core of its own, selected by ``policy.model.type``; it takes
+    ``**kwargs`` (so whatever else the config passes would reach it unread)."""
+
+    recurrent = True
+
+    def __init__(self, obs_shape, action_shape, hidden_size=8, **kwargs):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.w_x = torch.nn.Linear(int(np.prod(obs_shape)), hidden_size)
+        self.w_h = torch.nn.Linear(hidden_size, hidden_size, bias=False)
+        self.actor, self.critic = torch.nn.Linear(hidden_size, int(action_shape)), torch.nn.Linear(hidden_size, 1)
+
+    def initial_state(self, batch, device=None):
+        return torch.zeros(batch, 1, self.hidden_size, device=device)
+
+    def forward(self, obs, mode='compute_actor_critic', state=None):
+        state = self.initial_state(obs.shape[0]) if state is None else state
+        h = torch.tanh(self.w_x(obs.float()) + self.w_h(state[:, 0]))
+        return {'logit': self.actor(h), 'value': self.critic(h).squeeze(-1), 'state': h[:, None]}
+
+    def unroll(self, obs, state, starts, ends=True):
+        steps, batch = starts.shape
+        x, h, hs = self.w_x(obs.float()).reshape(steps, batch, -1), state[:, 0], []
+        for t in range(steps):
+            h = torch.tanh(x[t] + self.w_h(torch.where(starts[t, :, None], torch.zeros_like(h), h)))
+            hs.append(h)
+        hs = torch.stack(hs).reshape(steps * batch, -1)
+        out = {'logit': self.actor(hs), 'value': self.critic(hs).squeeze(-1)}
+        return dict(out, ends=hs[:, None]) if ends else out
+
+
+class ElmanWithoutUnroll(ElmanModel):
+    unroll = None
+
+
+class ElmanWithoutInitialState(ElmanModel):
+    initial_state = None
+
+
+OWN_RNN = ['policy.model.type=elman_own_test', 'env.collector_env_num=4', 'policy.collect.n_sample=64',
+           'policy.learn.batch_size=32', 'policy.learn.epoch_per_collect=2', 'env.evaluator_env_num=1',
+           'env.n_evaluator_episode=1']
+
+
+@pytest.fixture
+def own_models():
+    for name, cls in (('elman_own_test', ElmanModel), ('elman_no_unroll_test', ElmanWithoutUnroll),
+                      ('elman_no_initial_state_test', ElmanWithoutInitialState)):
+        MODEL_REGISTRY.register(name, cls, force=True)
+    yield
+    for name in ('elman_own_test', 'elman_no_unroll_test', 'elman_no_initial_state_test'):
+        MODEL_REGISTRY._entries.pop(name, None)
+
+
+@pytest.mark.parametrize('extra, message', [
+    (['policy.learn.batch_size=24'], r"^policy.learn.batch_size=24 is not a multiple of the sequence length 16 "),
+    (['policy.model.rnn.seq_len=5'], r"^policy.model.rnn.seq_len=5 does not divide the 16 steps each env collects "),
+    (['policy.model.rnn.type=lstm'], r"^policy.model.rnn.type='lstm' asks for acframe's recurrent core, and model "
+                                     r"'elman_own_test' is recurrent of its own and takes no rnn "),
+    (['policy.model.type=elman_no_unroll_test'], r"^model 'elman_no_unroll_test' \(.*ElmanWithoutUnroll\) is recurrent "
+                                                 r"\(its 'recurrent' attribute is True\) and defines no unroll: "),
+    (['policy.model.type=elman_no_initial_state_test'], r"^model 'elman_no_initial_state_test' .* defines no "
+                                                        r"initial_state: "),
+])
+def test_a_recurrent_model_of_ones_own_is_checked_as_acframes_core_is(tmp_path, own_models, extra, message):
+    """Its sequences are cut by policy.model.rnn.seq_len as the core's are, so they are checked alike (a batch_size
+    that was no multiple of them trained on odd minibatches; a seq_len that did not divide the rollout became whole
+    columns); acframe's core asked for beside it reached its **kwargs unread; a model that says it is recurrent and
+    lacks initial_state or unroll was a traceback at the first gradient step with the folder left behind."""
+    from acframe.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        serial_pipeline_onpolicy('cartpole_novel_ppo_lstm.py', overrides=OWN_RNN + ['policy.model.rnn.type=None']
+                                 + extra, exp_dir=str(tmp_path / 'run'), max_env_step=128, progress=False)
+    assert not (tmp_path / 'run').exists()
+
+
+def test_a_recurrent_model_of_ones_own_trains_on_its_seq_len_and_the_cores_keys_are_said_to_configure_nothing(
+        tmp_path, own_models):
+    import warnings
+
+    from acframe.errors import ConfigWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', ConfigWarning)  # (seq_len cuts its sequences: not a key that configures nothing)
+        policy = serial_pipeline_onpolicy('cartpole_ppo.py', overrides=OWN_RNN + ['policy.model.rnn.seq_len=8'],
+                                          exp_dir=str(tmp_path / 'run'), max_env_step=128, progress=False)
+    assert isinstance(policy.model, ElmanModel)
+    assert policy._seq_len(16) == 8  # 2 rollouts x 2 epochs x 2 minibatches of 4 sequences of 8 steps
+    assert json.loads((tmp_path / 'run' / 'summary.json').read_text())['train_iters'] == 8
+    with pytest.warns(ConfigWarning, match=r"^policy.model.rnn: hidden_size=32 configures acframe's recurrent core, and "
+                                           r"model 'elman_own_test' is recurrent of its own \(policy.model.rnn.type="
+                                           r"None\): it configures nothing"):
+        compile_config('cartpole_ppo.py', OWN_RNN + ['policy.model.rnn.hidden_size=32'])
