@@ -102,7 +102,7 @@ def bad_policy_config(tmp_path):
     (['-c', 'BAD_POLICY'], "unknown policy 'impalla'. Did you mean 'impala'?"),
     (['-c', 'no_such_config.py'], "config file 'no_such_config.py' not found"),
     ([], 'no config given'),
-    (['-m', 'eval', '-c', 'cartpole_impala.py'], '-m eval needs --load RUN_DIR_OR_CKPT'),
+    (['-m', 'eval', '-c', 'cartpole_impala.py'], '-m eval needs the run: acframe -m eval RUN_DIR_OR_CKPT (or --load RUN_DIR_OR_CKPT'),
     (['-m', 'eval', '-c', 'cartpole_impala.py', '--load', 'missing.pth'], '--load missing.pth: no such file or folder'),
     (['-m', 'export', '--load', 'missing_run', '--out', 'x.pt'], '--load missing_run: no such file or folder'),
     (['-c', 'cartpole_impala.py', '--load', 'x.pth'], '--load evaluates or exports a finished run with -m eval / -m export'),

@@ -230,6 +230,18 @@ class FolderRecorder(EvaluatorHook):
                 f.write(f"{result['env_step']} {result['return_mean']}\\n")
 
 
+@HOOK_REGISTRY.register('before_run_seam')
+class BeforeRun(CollectorHook):
+    """What before_run was told, a line per process, in the file named in the config (an absolute path)."""
+
+    def __init__(self, file):
+        self.file = file
+
+    def before_run(self, exp_dir):
+        with open(self.file, 'a') as f:
+            f.write(json.dumps(exp_dir) + '\\n')
+
+
 @HOOK_REGISTRY.register('exit_seam')
 class Exit(LearnerHook):
     def after_iter(self, learner, info):
@@ -420,6 +432,19 @@ def test_a_hook_is_told_the_run_folder_before_the_first_step_and_again_on_resume
     assert lines[:len(first)] == first and len(lines) > len(first) and steps[-1] >= 1600, lines
     scalars = read_scalars(str(run / 'log'))
     assert sorted(set(steps)) == sorted({int(s.step) for s in scalars if s.tag == 'evaluator/return_mean'})
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason='a 2-rank run needs 2 cores')
+def test_a_hook_on_a_data_parallel_rank_other_than_0_is_told_no_folder(tmp_path, user_module):
+    """Ranks > 0 run their hooks too (their collector hooks see their own episodes) and own no folder: their
+    before_run gets None, as their learner.exp_dir is None (a hook that set its path there only on rank 0 failed on
+    rank 1 at its first call)."""
+    cfg = write_config(tmp_path, ['tensorboard'])
+    run, told = tmp_path / 'run', tmp_path / 'told.jsonl'
+    out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '400', '-q', 'parallel.learner_num=2',
+              f"policy.collect.hooks=[{{'type': 'before_run_seam', 'file': '{told}'}}]")
+    assert out.returncode == 0, out.stderr
+    assert sorted(json.loads(line) or '' for line in told.read_text().splitlines()) == ['', str(run)]
 
 
 @pytest.mark.parametrize('mode', [['-m', 'parallel', '--backend', 'inline'], ['-m', 'async', 'parallel.async_worker_num=2']],

@@ -460,6 +460,45 @@ def test_a_policy_that_breaks_the_contract_is_one_line_naming_the_method(tmp_pat
     assert exp_dir.exists() is folder_kept  # a new run that failed before its first step leaves no folder
 
 
+class LossNotReduced(ReinforcePolicy):
+    def _learn_step(self, total_loss, **terms):
+        return super()._learn_step(total_loss * torch.ones(16, 4), **terms)  # (the per-step loss, left unreduced)
+
+
+class RecurrentPlanWithoutState(ReinforcePolicy):
+    supports_rnn = True
+
+    def _forward_learn(self, rollout):
+        self._evaluate_rollout(rollout.obs)  # (the observations alone: the stored start states left behind)
+
+
+class NaNTerm(ReinforcePolicy):
+    def _learn_step(self, total_loss, **terms):
+        bonus = torch.tensor(float('nan'))
+        return super()._learn_step(total_loss + bonus, bonus=bonus, **terms)
+
+
+@pytest.mark.parametrize('cls, overrides, error, message', [
+    # a loss of shape (T, B): torch's 'grad can be implicitly created only for scalar outputs'
+    (LossNotReduced, [], 'PolicyError', r"^policy 'reinforce_seam_test': _learn_step\(total_loss\) takes the loss as one "
+                                        r"number \(a 0-d tensor\), got \(16, 4\); reduce it \(e.g. .mean\(\) over the batch\)$"),
+    # a plan of one's own without the stored states: AttributeError: 'Tensor' object has no attribute 'episode_start'
+    (RecurrentPlanWithoutState, ['env.env_id=cartpole_novel', 'policy.model.rnn.type=gru'], 'PolicyError',
+     r"^policy 'reinforce_seam_test': _evaluate_rollout was given a batch without rnn_state and episode_start, which a "
+     r"recurrent model's sequence is recomputed from; pass the segment as collected"),
+    # a NaN term: the loss's NaN named, not the term that made it
+    (NaNTerm, [], 'NonFiniteError', r"^the loss is nan \(bonus=nan among its terms\) \(policy 'reinforce_seam_test'\)"),
+])
+def test_a_learn_step_given_what_it_cannot_use_names_it(tmp_path, cls, overrides, error, message):
+    import acframe.errors
+
+    POLICY_REGISTRY.register(NAME, cls, force=True)
+    with pytest.raises(getattr(acframe.errors, error), match=message) as raised:
+        serial_pipeline_onpolicy(config(), overrides=overrides, exp_dir=str(tmp_path / 'run'), max_env_step=640,
+                                 progress=False)
+    assert '\n' not in str(raised.value)
+
+
 def test_batches_without_reward_need_the_policys_own_batch_samples():
     """The parallel learner counts a step's transitions with learn_mode.samples (the default: reward's elements)."""
     from acframe.config import compile_config

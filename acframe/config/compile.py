@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import copy
 import logging
 import os
@@ -730,12 +731,31 @@ def warn_default_stop_value(main: dict, cfg: dict, overrides: Optional[Iterable[
                   ConfigWarning, stacklevel=3)
 
 
+#: whether the model instance a script gives its pipeline (``model=``) is recurrent, while its run is set up
+_GIVEN_MODEL_RECURRENT: contextvars.ContextVar = contextvars.ContextVar('acframe_given_model_recurrent', default=None)
+
+
+@contextlib.contextmanager
+def model_given(model: Any) -> Iterator[None]:
+    """While the config of a run a script gives a model instance (``model=``) is compiled and checked, that model
+    decides ``recurrent_model`` (its ``recurrent`` attribute), whatever the config names."""
+    token = _GIVEN_MODEL_RECURRENT.set(None if model is None else bool(getattr(model, 'recurrent', False)))
+    try:
+        yield
+    finally:
+        _GIVEN_MODEL_RECURRENT.reset(token)
+
+
 def recurrent_model(policy: Any) -> bool:
     """Whether the model ``policy`` (a config's ``policy`` section) builds is recurrent: acframe's core is asked for
     (``policy.model.rnn.type``), or ``policy.model.type`` names a registered model class of one's own that says so as
-    a class attribute (``recurrent = True``: docs/custom_policy.md, "A recurrent form"). Either way the learn modes
-    cut its sequences by ``policy.model.rnn.seq_len`` and ``burn_in``, so their checks apply to both. (acframe's own
-    models, registered lazily, say it per instance: they are not imported here.)"""
+    a class attribute (``recurrent = True``: docs/custom_policy.md, "A recurrent form"), or the model instance a
+    script gives (``model=``, ``model_given``) is recurrent. Either way the learn modes cut its sequences by
+    ``policy.model.rnn.seq_len`` and ``burn_in``, so their checks apply to all three. (acframe's own models,
+    registered lazily, say it per instance: they are not imported here.)"""
+    given = _GIVEN_MODEL_RECURRENT.get()
+    if given is not None:
+        return given
     model = policy.get('model') if isinstance(policy, Mapping) else None
     if not isinstance(model, Mapping):
         return False
@@ -769,24 +789,22 @@ def warn_idle_rnn_keys(cfg: dict, reference: dict, type_given: bool) -> None:
     model, declared_model = cfg['policy'].get('model'), reference['policy'].get('model')
     rnn = model.get('rnn') if isinstance(model, dict) else None
     declared = declared_model.get('rnn') if isinstance(declared_model, dict) else None
-    if not isinstance(declared, dict):  # a policy of one's own without a recurrent form: the core's own keys
-        from .introspect import module_dict_config
+    from .introspect import module_dict_config
 
-        declared = module_dict_config('acframe.config.defaults', 'RECURRENT_MODEL')[0]['rnn']
+    core = module_dict_config('acframe.config.defaults', 'RECURRENT_MODEL')[0]['rnn']  # (the core's own keys)
+    if not isinstance(declared, dict):  # a policy of one's own without a recurrent form
+        declared = core
     if type_given or not isinstance(rnn, dict) or rnn.get('type'):
         return
     own = recurrent_model(cfg['policy'])  # a model of one's own that is recurrent: seq_len and burn_in cut its sequences
-    if own:
-        from .introspect import module_dict_config
-
-        core = module_dict_config('acframe.config.defaults', 'RECURRENT_MODEL')[0]['rnn']
     idle = [f"{key}={value!r}" for key, value in rnn.items() if key != 'type' and key in declared
             and value != declared[key] and (not own or key in core)]
     if idle:
         verb = 'configures' if len(idle) == 1 else 'configure'
         if own:
-            warnings.warn(f"policy.model.rnn: {', '.join(idle)} {verb} acframe's recurrent core, and model "
-                          f"'{model['type']}' is recurrent of its own (policy.model.rnn.type=None): "
+            named = f"model '{model['type']}'" if model.get('type') else 'the model given'
+            warnings.warn(f"policy.model.rnn: {', '.join(idle)} {verb} acframe's recurrent core, and {named} "
+                          f"is recurrent of its own (policy.model.rnn.type=None): "
                           f"{'it configures' if len(idle) == 1 else 'they configure'} nothing (policy.model.rnn's "
                           f"seq_len and burn_in do cut its sequences)", ConfigWarning, stacklevel=3)
             return
@@ -821,13 +839,18 @@ def warn_idle_parallel_keys(overrides: Optional[Iterable[Any]], mode: str) -> No
 
 
 #: the config sections only training reads: acting on a trained run (-m eval, -m export, load_policy) builds no
-#: learner ranks, workers, loggers or replay buffer
-TRAINING_ONLY_SECTIONS = ('parallel.', 'logger.', 'policy.other.replay_buffer.')
+#: learner ranks, workers or replay buffer (``logger`` is read by ``-m eval --video``'s uploads)
+TRAINING_ONLY_SECTIONS = ('parallel', 'policy.other.replay_buffer')
+
+
+def in_sections(key: str, sections: Sequence[str]) -> bool:
+    """Whether dotted ``key`` is one of ``sections`` or lies under one."""
+    return any(key == section or key.startswith(section + '.') for section in sections)
 
 
 def is_training_only(key: str) -> bool:
     """Whether dotted ``key`` is read by training alone (``TRAINING_ONLY_SECTIONS``)."""
-    return key.startswith(TRAINING_ONLY_SECTIONS)
+    return in_sections(key, TRAINING_ONLY_SECTIONS)
 
 
 def warn_training_only_keys(overrides: Optional[Iterable[Any]]) -> None:

@@ -571,7 +571,7 @@ def async_pipeline(
     policy; ``summary.json`` in the experiment folder says how it went.
     """
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
-                                               'async', accept_config_change)
+                                               'async', accept_config_change, model=model)
     check_async(cfg, resume is not None)
     if policy_class(cfg).on_policy:
         check_no_replay(cfg)

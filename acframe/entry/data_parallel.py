@@ -282,6 +282,16 @@ class DataParallel:
             std = (max(squares - count * mean * mean, 0.0) / (count - 1)) ** 0.5
         return (advantages - mean) / (std + eps)
 
+    def mean(self, value: torch.Tensor) -> torch.Tensor:
+        """The mean of every rank's ``value`` (same shape on each; one all-reduce in float64): what a policy's own
+        statistic of its batch share is over the whole batch, the shares being equal (``Policy._mean_over_learners``)."""
+        import torch.distributed as dist
+
+        with torch.no_grad():
+            total = value.detach().to(self.device, torch.float64).clone()
+            self._collective('a mean over the learners', lambda: dist.all_reduce(total))
+        return (total / self.world).to(value.device, value.dtype)
+
     def combine_moments(self, count: torch.Tensor, mean: torch.Tensor,
                         var: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The count, mean and variance of every rank's batch together, from this rank's (one all-gather; combined
@@ -562,11 +572,12 @@ def _watch_parent(parent_pid: int) -> None:
 
 def run_rank(rank: int, host: str, port: int, loop: Callable[[Any], None], cfg: Any, exp_dir: Optional[str],
              make_run: Callable[..., Any], report: Callable[[str], None], parent_pid: Optional[int] = None,
-             gpu: Optional[int] = None) -> bool:
+             gpu: Optional[int] = None, quiet_build: bool = False) -> bool:
     """A rank > 0, wherever it was started (``LocalRanks``: a process of this machine; the parallel pipeline's
     ``RayRanks``: a Ray actor): join the group at ``host:port``, build its share of the run (``make_run``) and drive the
     loop in step with rank 0; it writes nothing. Its error goes to ``report`` as one line (before it leaves the group);
-    returns False when it failed."""
+    returns False when it failed. ``quiet_build``: its warnings while it builds are not shown (``_shown_by_rank_0``:
+    a process of rank 0's machine, its code and its config)."""
     from .parallel.roles import import_worker_modules
 
     group = DataParallel(cfg, rank, port, parent_pid=parent_pid, host=host, gpu=gpu)
@@ -575,7 +586,7 @@ def run_rank(rank: int, host: str, port: int, loop: Callable[[Any], None], cfg: 
         # a spawned rank (or a Ray actor) starts with none of the user's modules that rank 0 imported: their envs,
         # models and policies are registered here, as a parallel actor's are (after joining: a module that fails
         # here ends the group at rank 0's next collective, not at the end of its wait to join)
-        with _shown_by_rank_0():
+        with _shown_by_rank_0() if quiet_build else contextlib.nullcontext():
             import_worker_modules(cfg.import_names, refuse_under=(exp_dir,) if exp_dir else ())
             run = make_run(group, False, ())
         group.exp_dir = exp_dir
@@ -594,8 +605,9 @@ def run_rank(rank: int, host: str, port: int, loop: Callable[[Any], None], cfg: 
 
 @contextlib.contextmanager
 def _shown_by_rank_0() -> Any:
-    """Warnings of a rank > 0 building its share of the run are not shown: rank 0 built the same config with the
-    same code and showed them (a library's warning at env construction was printed once per rank). Only the showing
+    """Warnings of a local rank > 0 building its share of the run are not shown: rank 0 built the same config with
+    the same code on the same machine and showed them (a library's warning at env construction was printed once per
+    rank; a Ray rank, maybe on another node with other libraries, shows its own). Only the showing
     is replaced, not the filters (``warnings.catch_warnings`` would reset every module's record of what it showed,
     so that each would be shown again); what is dropped here is recorded as shown, as it is on rank 0."""
     show = warnings.showwarning
@@ -622,7 +634,7 @@ def _rank_main(rank: int, host: str, port: int, parent_pid: int, errors: Any, lo
         else:
             errors.put((rank, line))
 
-    if not run_rank(rank, host, port, loop, cfg, exp_dir, make_run, report, parent_pid=parent_pid):
+    if not run_rank(rank, host, port, loop, cfg, exp_dir, make_run, report, parent_pid=parent_pid, quiet_build=True):
         sys.stdout.flush()
         os._exit(1)
 

@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import gymnasium as gym
 import numpy as np
 
+from ..config.compile import TRAINING_ONLY_SECTIONS, in_sections
 from ..envs import EnvManager, in_process_manager, make_env_manager
 from ..envs.randomization import DomainRandomizer
 from ..envs.gym_env import env_name, refuses_render_mode
@@ -287,6 +288,8 @@ def _dotted(tree: Any, key: str) -> Any:
 #: keys that do not change what an evaluation plays: budgets and names (``RESUME_FREE_KEYS``), the seed (in the
 #: file name) and the episodes (``'episodes'``)
 NOT_A_SETTING = ('seed', 'env.n_evaluator_episode')
+#: sections that do not change what an evaluation plays either: those only training reads, and where videos go
+NOT_PLAYED_SECTIONS = TRAINING_ONLY_SECTIONS + ('logger',)
 
 
 def evaluation_settings(cfg: Any, own: Any, n_episode: int, domain_params: Optional[str],
@@ -299,20 +302,19 @@ def evaluation_settings(cfg: Any, own: Any, n_episode: int, domain_params: Optio
     which then names the result as a whole (``'config'``). ``'differences'``: ``{dotted key: value}`` of ``cfg``
     against ``own``; ``'episodes'`` when it plays other than ``own``'s ``env.n_evaluator_episode``;
     ``'domain_params'`` other than the run's. Budgets, names, the seed and the episode count are never part of
-    ``'differences'`` or ``'config'``, nor are the keys only training reads (``parallel``, ``logger``, the replay
-    buffer's). Empty when there is none."""
+    ``'differences'`` or ``'config'``, nor are the sections that do not change what is played (``parallel``, the
+    replay buffer's, ``logger``: ``NOT_PLAYED_SECTIONS``). Empty when there is none."""
     from ..config.ding_compat import pop_path
     from ..config.run_folder import RESUME_FREE_KEYS, given_config_differences
 
     settings: Dict[str, Any] = {}
     if named_config:
         whole = json.loads(json.dumps(own, default=str))
-        for key in RESUME_FREE_KEYS + NOT_A_SETTING:
+        for key in RESUME_FREE_KEYS + NOT_A_SETTING + NOT_PLAYED_SECTIONS:
             pop_path(whole, key)
         settings['config'] = whole
-    from ..config.compile import is_training_only
-
-    keys = [key for key in given_config_differences(own, cfg) if key not in NOT_A_SETTING and not is_training_only(key)]
+    keys = [key for key in given_config_differences(own, cfg)
+            if key not in NOT_A_SETTING and not in_sections(key, NOT_PLAYED_SECTIONS)]
     if keys:
         settings['differences'] = {key: _dotted(cfg, key) for key in keys}
     if n_episode != int(own.env.n_evaluator_episode):

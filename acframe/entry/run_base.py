@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from ..config import compile_config
-from ..config.compile import (ConfigInput, override_list, warn_idle_parallel_keys, warn_other_pipeline,
+from ..config.compile import (ConfigInput, model_given, override_list, warn_idle_parallel_keys, warn_other_pipeline,
                               warn_unwatched_step_timeout)
 from ..config.run_folder import (given_config_differences, load_run_config, model_given_refusal, read_run_record,
                                  save_run_config)
@@ -110,9 +110,10 @@ class Progress:
 
 def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], overrides: Optional[Sequence[str]],
                        max_env_step: Optional[int], max_train_iter: Optional[int], resume: Optional[str],
-                       exp_dir: Optional[str], mode: str = 'serial',
-                       accept_config_change: bool = False) -> Tuple[Any, Optional[str], List[str]]:
-    """The compiled config, experiment folder and accepted config changes of a pipeline call.
+                       exp_dir: Optional[str], mode: str = 'serial', accept_config_change: bool = False,
+                       model: Any = None) -> Tuple[Any, Optional[str], List[str]]:
+    """The compiled config, experiment folder and accepted config changes of a pipeline call (``model``: the model
+    instance a script gives, which decides whether the run is recurrent: ``config.compile.model_given``).
 
     With ``resume`` the folder's ``config.json`` is the config (read as data, never executed). A config or
     overrides that change its keys (budgets and ``exp_name`` aside) are refused, naming the keys, unless
@@ -128,7 +129,8 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
     if resume is None:
         if input_cfg is None:
             raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")
-        cfg = compile_config(input_cfg, extra, seed=seed)
+        with model_given(model):  # (its keys for a recurrent model of one's own given in Python are not idle)
+            cfg = compile_config(input_cfg, extra, seed=seed)
         warn_idle_parallel_keys(extra, mode)  # (after the compile: a mistyped key is its error alone)
         warn_unwatched_step_timeout(extra, cfg, mode)
         warn_other_pipeline(cfg, mode)
@@ -405,7 +407,8 @@ class RunBase:
         self.collector_hooks = named['policy.collect.hooks']
         self.evaluator_hooks = named['policy.eval.evaluator.hooks']
         check_hooks_run_config(cfg, {**named, 'learner_hooks': list(getattr(self, '_learner_hooks', ()))})  # (a script's)
-        policy_class(cfg).check_run_config(cfg)  # (what the policy refuses needs no env: said before one is built)
+        with model_given(self._given_model()):  # (a recurrent model given in Python: checked as a recurrent config)
+            policy_class(cfg).check_run_config(cfg)  # (what the policy refuses needs no env: said before one is built)
         check_env_at_start(cfg, self.warn)  # an env instance of its own, before anything is seeded
         set_global_seed(cfg.seed)
         set_torch_threads(cfg.policy.learn.torch_threads)
@@ -442,6 +445,7 @@ class RunBase:
             if not self.writes:  # a data-parallel rank > 0: rank 0 owns the folder; the first checkpoint is collective
                 self.logger = RunLogger([])
                 self.evals.tb_logger = self.log_hook.tb_logger = self.logger
+                self._hooks_before_run(None)  # (as learner.exp_dir is None here)
                 if not resume:
                     self.learner.save_checkpoint('ckpt_latest.pth')
                 return
@@ -459,9 +463,7 @@ class RunBase:
             self.logger = open_loggers(cfg, self.exp_dir, resume)
             self.evals.tb_logger = self.log_hook.tb_logger = self.logger
             self._opened()
-            for hook in [*self.learner.hooks, *self.collector_hooks, *self.evaluator_hooks]:
-                if callable(getattr(hook, 'before_run', None)):  # (a script's duck-typed hook may have none)
-                    self.learner.call_hook(hook, 'before_run', self.exp_dir)
+            self._hooks_before_run(self.exp_dir)
             if resume:
                 self.progress.message(f"[acframe] resumed {self.exp_dir} at env step {self.env_step}, "
                                       f"train iter {self.learner.train_iter}")
@@ -474,6 +476,12 @@ class RunBase:
             self._close_taking_back(made)  # a new run that failed to start leaves nothing behind
             raise
         self.new_folder = made
+
+    def _hooks_before_run(self, exp_dir: Optional[str]) -> None:
+        """Every hook's ``before_run`` with the run's folder (None on a data-parallel rank > 0, which owns none)."""
+        for hook in [*self.learner.hooks, *self.collector_hooks, *self.evaluator_hooks]:
+            if callable(getattr(hook, 'before_run', None)):  # (a script's duck-typed hook may have none)
+                self.learner.call_hook(hook, 'before_run', exp_dir)
 
     def _close_taking_back(self, made: Optional[NewRunFolder]) -> None:
         """``close()``, and remove what a new run's start wrote (``made``; None: nothing) while its lock is held.

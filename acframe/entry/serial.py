@@ -352,7 +352,7 @@ def serial_pipeline(
     """
     check_ding_arguments(env_setting, dynamic_seed)
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
-                                     'serial', accept_config_change)
+                                     'serial', accept_config_change, model=model)
     cls = policy_class(cfg)
     if cls.on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: it cannot learn from replayed data; "

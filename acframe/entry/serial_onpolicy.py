@@ -49,7 +49,7 @@ def serial_pipeline_onpolicy(
     """
     check_ding_arguments(env_setting, dynamic_seed)
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
-                                     'serial_onpolicy', accept_config_change)
+                                     'serial_onpolicy', accept_config_change, model=model)
     if not policy_class(cfg).on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is off-policy: train it with serial_pipeline (CLI: -m serial)")
     check_no_replay(cfg)

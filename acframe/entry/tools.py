@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from ..errors import ConfigError
 
@@ -36,10 +37,16 @@ def run_tool(args: argparse.Namespace) -> str:
         out = default_plot_path(args.overrides)
         return result_line(plot_runs(args.overrides, out, args.x,
                                      said=f"the plot's default file {out} (--out FILE writes it elsewhere)"))
-    if args.load is None and args.overrides and '=' not in str(args.overrides[0]):  # (-m eval RUN, as -m plot RUN)
-        args.load, args.overrides = args.overrides[0], args.overrides[1:]
+    if args.load is None and args.overrides:  # -m eval RUN (as -m plot RUN): a path, or what is no override
+        first = str(args.overrides[0])
+        if os.path.exists(first):
+            args.load, args.overrides = first, args.overrides[1:]
+        elif '=' not in first:
+            raise ConfigError(f"-m {args.mode} {first}: no run folder or checkpoint of that name; name a run folder "
+                              f"or a .pth file in its ckpt/ (an override is key.path=value)")
     if args.load is None:
-        raise ConfigError(f"-m {args.mode} needs --load RUN_DIR_OR_CKPT (a run folder, or a .pth file in its ckpt/)")
+        raise ConfigError(f"-m {args.mode} needs the run: acframe -m {args.mode} RUN_DIR_OR_CKPT (or --load "
+                          f"RUN_DIR_OR_CKPT; a run folder, or a .pth file in its ckpt/)")
     if args.mode == 'export':
         from ..export import export_policy, result_line
 

@@ -21,8 +21,11 @@ def create_policy(cfg: Any, observation_space: Any = None, action_space: Any = N
                   init_weights: Optional[Dict[str, Any]] = None) -> Policy:
     """Build ``cfg.policy.type`` for an env with these spaces (fills ``cfg.policy.model``'s shapes); ``init_weights``:
     model weights it starts from (``init_from``), loaded before its modes are set up."""
+    from ..config.compile import model_given
+
     cls = policy_class(cfg)
-    cls.check_run_config(cfg)
+    with model_given(model):  # (a recurrent model given here is checked as a recurrent config is)
+        cls.check_run_config(cfg)
     if observation_space is not None:
         fill_model_spaces(cfg, observation_space, action_space, cls)
     return cls(cfg.policy, model=model, enable_field=enable_field, init_weights=init_weights)

@@ -272,10 +272,11 @@ class Policy:
 
     # ---- one optimizer step, guarded -----------------------------------------------------------------
     def _optimizer_step(self, optimizer: torch.optim.Optimizer, loss: torch.Tensor,
-                        params: Sequence[torch.nn.Parameter]) -> float:
+                        params: Sequence[torch.nn.Parameter], terms: Optional[Mapping[str, Any]] = None) -> float:
         """``backward`` of ``loss``, clip the gradients (``learn.grad_clip_type``), then step — unless the loss or
         the gradient is NaN/inf: then ``learn.on_nonfinite`` decides: 'error' raises ``NonFiniteError`` naming
-        it, 'skip_update' drops this update (weights untouched). Returns the pre-clip gradient norm."""
+        it (and those of ``terms``, the loss's named parts, that are NaN/inf), 'skip_update' drops this update
+        (weights untouched). Returns the pre-clip gradient norm."""
         learn = self._cfg.learn
         for group in optimizer.param_groups:  # optimizer.zero_grad(set_to_none=True) without its profiler hooks
             for param in group['params']:
@@ -287,10 +288,16 @@ class Policy:
             raise ConfigError(f"policy '{self._cfg.type}' has no policy.learn.grad_clip_value (the gradient clip threshold; "
                               f"its former name was clip_value): declare it in the policy's config")
         grad_norm = clip_gradients(params, learn.grad_clip_type, learn.grad_clip_value)
-        if math.isfinite(grad_norm):  # a finite gradient norm implies a finite loss was differentiated
+        # (the norm is a float: the backward is done, so reading the loss costs no wait; a NaN term without a gradient
+        # leaves the gradient finite and the loss NaN)
+        if math.isfinite(grad_norm) and math.isfinite(loss.item()):
             optimizer.step()
             return grad_norm
         source = f"the loss is {loss.item()}" if not math.isfinite(loss.item()) else f"the gradient norm is {grad_norm}"
+        bad = [f"{name}={_as_float(value)}" for name, value in (terms or {}).items()
+               if _as_float(value) is not None and not math.isfinite(_as_float(value))]
+        if bad and not math.isfinite(loss.item()):
+            source += f" ({', '.join(bad[:4])} among its terms)"
         if learn.get('on_nonfinite', 'error') == 'error':
             raise NonFiniteError(f"{source} (policy '{self._cfg.type}'): the update was not applied; check the env's "
                                  f"rewards/observations and policy.learn.learning_rate, or set "
@@ -331,6 +338,19 @@ class Policy:
             return self._data_parallel.normalize_advantages(advantages)
         return normalize_advantages(advantages)
 
+    def _mean_over_learners(self, value: Any) -> Any:
+        """``value`` (a tensor or a number computed from this learner's batch, e.g. a measured KL) averaged over every
+        data-parallel learner (``parallel.learner_num > 1``: each holds an equal share of the batch, so the mean of
+        the shares' means is the whole batch's), the same bits on every rank; ``value`` itself with one learner. What a
+        policy derives from its batch and keeps (an adaptive coefficient, a schedule) must agree across the ranks, as
+        their weights do; under ``-m async`` each worker keeps its own (the checkpoint holds worker 0's). Gradients
+        need none of this (``_learn_step`` averages them), nor advantages (``_normalize_advantages``)."""
+        if self._data_parallel is None:
+            return value
+        if isinstance(value, torch.Tensor):
+            return self._data_parallel.mean(value)
+        return self._data_parallel.mean(torch.tensor(float(value), dtype=torch.float64)).item()
+
     def _learn_step(self, total_loss: torch.Tensor, **terms: Any) -> Dict[str, float]:
         """One guarded step of ``self._optimizer`` on ``total_loss`` over ``self._params`` (``_optimizer_step``;
         the model's parameters when ``_init_learn`` set no ``_params``).
@@ -338,10 +358,14 @@ class Policy:
         Returns the step's info for the learner: ``cur_lr``, ``total_loss``, each of ``terms`` (tensors or
         numbers) as a float, and ``grad_norm`` (before clipping).
         """
+        if not isinstance(total_loss, torch.Tensor) or total_loss.numel() != 1:
+            shape = tuple(total_loss.shape) if isinstance(total_loss, torch.Tensor) else type(total_loss).__name__
+            raise PolicyError(f"policy '{self._cfg.get('type', type(self).__name__)}': _learn_step(total_loss) takes the "
+                              f"loss as one number (a 0-d tensor), got {shape}; reduce it (e.g. .mean() over the batch)")
         params = getattr(self, '_params', None)
         if params is None:
             params = self._params = list(self._model.parameters())
-        grad_norm = self._optimizer_step(self._optimizer, total_loss, params)
+        grad_norm = self._optimizer_step(self._optimizer, total_loss, params, terms)
         info = {'cur_lr': self._optimizer.param_groups[0]['lr'], 'total_loss': total_loss.item()}
         info.update({k: v.item() if isinstance(v, torch.Tensor) else float(v) for k, v in terms.items()})
         info['grad_norm'] = grad_norm
@@ -386,16 +410,17 @@ class Policy:
                                   f"env, as keyword arguments (docs/custom_policy.md); it takes: {takes}")
         if 'rnn' in kwargs and not rnn_type(kwargs['rnn']) and 'rnn' not in params:
             kwargs.pop('rnn')  # the declared default (feed-forward) of a policy whose model has no recurrent core
+        elif 'rnn' in kwargs and 'rnn' not in params and getattr(model_cls, 'recurrent', None) is True:
+            dropped = " (its **kwargs would drop it)" if takes_any else ''
+            raise ConfigError(f"policy.model.rnn.type='{rnn_type(kwargs['rnn'])}' asks for acframe's recurrent core, and "
+                              f"model '{name}' is recurrent of its own and takes no rnn{dropped}; set "
+                              f"policy.model.rnn.type=None (policy.model.rnn.seq_len and burn_in still cut its "
+                              f"sequences)")
         elif 'rnn' in kwargs and 'rnn' not in params and not takes_any:
             default = self.default_model()[0]
             use = f"policy.model.type='{default}' (this policy's default) or " if default != name else ""
             raise ConfigError(f"policy.model.rnn.type='{rnn_type(kwargs['rnn'])}': model '{name}' has no recurrent core; "
                               f"use {use}a model whose constructor takes rnn, or set policy.model.rnn.type=None")
-        elif rnn_type(kwargs.get('rnn')) and 'rnn' not in params and getattr(model_cls, 'recurrent', None) is True:
-            raise ConfigError(f"policy.model.rnn.type='{rnn_type(kwargs['rnn'])}' asks for acframe's recurrent core, and "
-                              f"model '{name}' is recurrent of its own and takes no rnn (its **kwargs would drop it); "
-                              f"set policy.model.rnn.type=None (policy.model.rnn.seq_len and burn_in still cut its "
-                              f"sequences)")
         if isinstance(kwargs.get('rnn'), Mapping):
             from ..registry import closest
             declared = type(self).default_config().get('model', {}).get('rnn')  # (the learn mode's: seq_len, burn_in)
@@ -663,6 +688,12 @@ class Policy:
         """
         if not self._recurrent:
             return self._evaluate(rollout.obs)
+        missing = [key for key in ('rnn_state', 'episode_start') if key not in _keys_of(rollout)]
+        if missing:  # (a plan of one's own that kept the observations only: an AttributeError deep in here)
+            raise PolicyError(f"policy '{self._cfg.get('type', type(self).__name__)}': _evaluate_rollout was given a "
+                              f"batch without {' and '.join(missing)}, which a recurrent model's sequence is recomputed "
+                              f"from; pass the segment as collected, its rnn_state and episode_start kept (docs/"
+                              f"custom_policy.md, \"A recurrent form\")")
         done = rollout.terminated | rollout.truncated
         starts = torch.cat([torch.zeros_like(done[:1]), rollout.episode_start[1:].to(torch.bool), done[-1:]])
         return self._evaluate_unroll(rollout.obs, rollout.rnn_state[0], starts, ends=ends)
@@ -1067,6 +1098,19 @@ def model_output(model: nn.Module, mode: str, obs: Any,
     if method is not None:
         return method(obs) if state is None else method(obs, state)
     return model(obs, mode=mode) if state is None else model(obs, mode=mode, state=state)
+
+
+def _keys_of(tree: Any) -> set:
+    """The top-level keys of a segment (a treetensor or a dict); none for a plain tensor."""
+    keys = getattr(tree, 'keys', None)
+    return set(keys()) if callable(keys) else set()
+
+
+def _as_float(value: Any) -> Optional[float]:
+    """A loss term (a one-element tensor or a number) as a float; None for anything else."""
+    if isinstance(value, torch.Tensor):
+        return float(value.detach().reshape(-1)[0]) if value.numel() == 1 else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def rnn_type(rnn: Any) -> Optional[str]:

@@ -2,7 +2,7 @@
 run's folder before the first step."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ..errors import AcframeError, ConfigError, describe_raised
 
@@ -16,11 +16,13 @@ class Hook:
         start, before anything is written, for every hook named in the config or given from Python; the run names
         the hook in front of the message. Default: every config is fine."""
 
-    def before_run(self, exp_dir: str) -> None:
+    def before_run(self, exp_dir: Optional[str]) -> None:
         """Called once the run's folder ``exp_dir`` is ready (made, or locked again on a resume), before the first
-        step, in the process that writes it (a data-parallel run's rank 0): where a hook keeps files of its own (in
-        a sub-folder of it, say). Not called for a resume whose budget is spent (it trains nothing). An exception
-        raised here ends the start as any error in it does (a new run's folder is removed). Default: nothing."""
+        step: where a hook keeps files of its own (in a sub-folder of it, say). On a data-parallel rank > 0, whose
+        hooks run too, ``exp_dir`` is None (rank 0 owns the folder; ``learner.exp_dir`` is None there alike): a hook
+        that writes there writes from rank 0 alone. Not called for a resume whose budget is spent (it trains
+        nothing). An exception raised here ends the start as any error in it does (a new run's folder is removed).
+        Default: nothing."""
 
 
 def check_hooks_run_config(cfg: Any, hooks: Mapping[str, Sequence[Any]]) -> None:

@@ -571,7 +571,8 @@ def _nearest_argument(cls: type, kwargs: Dict[str, Any]) -> str:
 def _mistyped_argument(cls: type, kwargs: Dict[str, Any]) -> str:
     """``"n='three' must be a number (like its default 3), got str"`` for the first keyword whose value is not of the
     kind of its default in ``cls``'s signature (a bool, a number or a string; a hook's only declaration of its
-    arguments), else ''. A number default takes any number (an int default given 0.5 may be meant)."""
+    arguments), else ''. A number default takes any number (an int default given 0.5 may be meant), a string default a
+    path too, and any default takes None (often "none" or "no limit"; the hook says what it takes there)."""
     import inspect
     import numbers
 
@@ -581,16 +582,21 @@ def _mistyped_argument(cls: type, kwargs: Dict[str, Any]) -> str:
         return ''
     for key, value in kwargs.items():
         default = params[key].default if key in params else inspect.Parameter.empty
-        if isinstance(default, bool):
-            kind, fits = 'a bool', isinstance(value, bool)
+        flag = isinstance(value, (bool, np.bool_))
+        if value is None:
+            continue
+        if isinstance(default, (bool, np.bool_)):
+            kind, fits = 'a bool', flag
         elif isinstance(default, numbers.Real):
-            kind, fits = 'a number', isinstance(value, numbers.Real) and not isinstance(value, bool)
+            kind, fits = 'a number', isinstance(value, numbers.Real) and not flag
         elif isinstance(default, str):
-            kind, fits = 'a string', isinstance(value, str)
+            kind, fits = 'a string', isinstance(value, (str, os.PathLike))
         else:  # (no default, None, or another kind: the hook checks it itself)
             continue
         if not fits:
-            return f"{key}={value!r} must be {kind} (like its default {default!r}), got {type(value).__name__}"
+            got = type(value)
+            named = got.__name__ if got.__module__ == 'builtins' else f"{got.__module__}.{got.__qualname__}"
+            return f"{key}={value!r} must be {kind} (like its default {default!r}), got {named}"
     return ''
 
 

@@ -155,6 +155,41 @@ def test_two_ranks_on_halves_step_as_one_process_on_the_whole_batch():
                 assert not torch.equal(expected, start[name]), (key, name)  # the step moved them
 
 
+def _mean_rank(rank, port, policy, out):
+    torch.set_num_threads(1)
+    group = DataParallel(policy._cfg_for_test, rank, port)
+    group.join()
+    try:
+        policy.use_data_parallel(group)
+        tensor = policy._mean_over_learners(torch.tensor([1.0, 2.0]) * (rank + 1))  # (a statistic of its share)
+        number = policy._mean_over_learners(0.1 if rank == 0 else 0.2)
+        out.put((rank, tensor.numpy().copy(), str(tensor.dtype), number))
+    finally:
+        group.leave()
+
+
+def test_a_policys_own_statistic_of_its_share_is_averaged_over_the_learners():
+    """``Policy._mean_over_learners``: what a policy derives from its batch and keeps (a KL-adaptive coefficient)
+    drifted apart between the ranks (each measured its own share); it is the whole batch's mean on every rank, the
+    same bits, and the value itself with one learner."""
+    torch.set_num_threads(1)
+    cfg, policy, _, _ = _case('cartpole_ppo.py', [], 0)
+    assert policy._mean_over_learners(0.3) == 0.3 and torch.equal(policy._mean_over_learners(torch.ones(2)), torch.ones(2))
+    policy._cfg_for_test = cfg
+    context = multiprocessing.get_context('fork')
+    out, port = context.SimpleQueue(), free_port()
+    ranks = [context.Process(target=_mean_rank, args=(rank, port, policy, out)) for rank in range(2)]
+    for process in ranks:
+        process.start()
+    for process in ranks:
+        process.join(60)
+        assert process.exitcode == 0
+    got = sorted(out.get() for _ in range(2))
+    for rank, tensor, dtype, number in got:
+        assert tensor.tolist() == [1.5, 3.0] and dtype == 'torch.float32' and number == pytest.approx(0.15, abs=1e-15)
+    assert got[0][3] == got[1][3]
+
+
 class _RecordWeights(LearnerHook):
     """Every rank writes its final weights (and its pid) to ``folder``: the test compares them."""
 

@@ -83,20 +83,38 @@ def test_an_evaluation_with_other_settings_keeps_the_runs_own_result(trained_run
 
 
 def test_keys_only_training_reads_are_warned_about_and_do_not_name_another_setting(trained_run, tmp_path):
-    """``parallel.learner_num=3`` or a logger key given to an evaluation is read by nothing: it is said (it was taken
-    without a word) and the result is the run's own, not a file of its own."""
+    """``parallel.learner_num=3`` given to an evaluation is read by nothing: it is said (it was taken without a word)
+    and the result is the run's own, not a file of its own. A logger key is read (``--video`` uploads through the
+    run's backends) but plays nothing else: not a setting either."""
     run = tmp_path / 'run'
     shutil.copytree(trained_run, run, ignore=shutil.ignore_patterns('eval'))
     done = subprocess.run([sys.executable, '-m', 'acframe.cli', '-m', 'eval', '--load', str(run), '-s', '5',
-                           'parallel.learner_num=3', 'logger.backends=[]'], capture_output=True, text=True, timeout=120)
+                           "parallel={'learner_num': 3}", 'logger.backends=[]'], capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stderr.strip() == ("acframe: warning: parallel.learner_num, logger.backends configure training only; "
-                                   "acting on a trained run (an evaluation, an export, load_policy) ignores them")
+    assert done.stderr.strip() == ("acframe: warning: parallel configures training only; acting on a trained run (an "
+                                   "evaluation, an export, load_policy) ignores it")
     assert str(run / 'eval' / 'ckpt_best_seed5.json') in done.stdout
     assert json.loads((run / 'eval' / 'ckpt_best_seed5.json').read_text())['settings'] == {}
-    with pytest.warns(ConfigWarning, match=r'^policy\.other\.replay_buffer\.replay_buffer_size configures training '):
-        report = evaluate_run(str(run), seed=5, overrides={'policy.other.replay_buffer.replay_buffer_size': 7})
+    with pytest.warns(ConfigWarning, match=r'^policy\.other\.replay_buffer\.replay_buffer_size, parallel\.learner_num '
+                                           r'configure training only'):
+        report = evaluate_run(str(run), seed=5, overrides={'policy.other.replay_buffer.replay_buffer_size': 7,
+                                                            'parallel.learner_num': 2})
     assert report['result_file'] == str(run / 'eval' / 'ckpt_best_seed5.json')
+
+
+def test_a_config_naming_an_evaluation_is_named_without_the_sections_that_play_nothing(trained_run):
+    """A checkpoint evaluated with a config (``-c``) is named by the whole config: two configs apart only in their
+    parallel, logger or replay buffer keys play the same evaluation and name the same file."""
+    from acframe.config import compile_config
+    from acframe.entry.evaluate import evaluation_settings
+
+    one = compile_config('cartpole_a2c.py')
+    other = compile_config('cartpole_a2c.py', ['parallel.learner_num=2', "logger.backends=['jsonl']",
+                                               'policy.other.replay_buffer.replay_buffer_size=64'])
+    assert evaluation_settings(one, one, 4, None, None, named_config=True) == \
+        evaluation_settings(other, other, 4, None, None, named_config=True)
+    assert 'parallel' not in evaluation_settings(one, one, 4, None, None, named_config=True)['config']
 
 
 def test_the_run_may_be_named_without_load(trained_run, tmp_path, capsys):
@@ -111,6 +129,14 @@ def test_the_run_may_be_named_without_load(trained_run, tmp_path, capsys):
     assert code == 0 and (tmp_path / 'policy.pt').is_file(), err
     code, out, err = run_cli(['-m', 'eval', str(run), str(run)], capsys)  # one run at a time
     assert code == 2 and f"override '{run}' is not of the form key.path=value" in err
+    code, out, err = run_cli(['-m', 'eval', 'policy.eval.deterministic'], capsys)  # (an override missing its '=')
+    assert code == 2 and err.strip() == ("acframe: error: -m eval policy.eval.deterministic: no run folder or "
+                                         "checkpoint of that name; name a run folder or a .pth file in its ckpt/ (an "
+                                         "override is key.path=value)")
+    named = tmp_path / 'lr=0.1'  # (a folder name with '=' in it, as a sweep may name its runs)
+    shutil.copytree(run, named, ignore=shutil.ignore_patterns('eval'))
+    code, out, err = run_cli(['-m', 'eval', str(named), '--episodes', '1'], capsys)
+    assert code == 0 and str(named / 'eval') in out, err
 
 
 def test_a_config_edited_between_two_evaluations_is_another_setting(trained_run, tmp_path):
@@ -375,7 +401,7 @@ def test_a_randomized_run_evaluates_with_nominal_or_drawn_parameters(randomized_
 
 
 @pytest.mark.parametrize('args, message', [
-    (['-m', 'eval'], '-m eval needs --load RUN_DIR_OR_CKPT'),
+    (['-m', 'eval'], '-m eval needs the run: acframe -m eval RUN_DIR_OR_CKPT (or --load'),
     (['-m', 'eval', '--load', 'missing'], '--load missing: no such file or folder'),
     (['-m', 'eval', '--load', 'TRAINED', '--domain-params', 'drawn'], '--domain-params drawn: this run has no env.domain_randomization'),
     (['-m', 'eval', '--load', 'TRAINED', '--episodes', '0'], '--episodes 0: evaluate at least 1 episode'),

@@ -851,3 +851,44 @@ def test_a_recurrent_model_of_ones_own_trains_on_its_seq_len_and_the_cores_keys_
                                            r"model 'elman_own_test' is recurrent of its own \(policy.model.rnn.type="
                                            r"None\): it configures nothing"):
         compile_config('cartpole_ppo.py', OWN_RNN + ['policy.model.rnn.hidden_size=32'])
+
+
+class StrictElman(ElmanModel):
+    """A recurrent model of one's own whose constructor takes no ``**kwargs`` (and so no ``rnn``)."""
+
+    def __init__(self, obs_shape, action_shape, hidden_size=8):
+        super().__init__(obs_shape, action_shape, hidden_size)
+
+
+def test_a_recurrent_model_given_in_python_is_checked_and_trained_as_a_recurrent_config_is(tmp_path):
+    """``model=`` (an instance) is what the run trains, so it decides: its seq_len was silently whole columns, a
+    batch_size no multiple of it gave odd minibatches, and its seq_len was said to configure a feed-forward run."""
+    import warnings
+
+    from acframe.errors import ConfigError, ConfigWarning
+
+    small = OWN_RNN[1:] + ['policy.model.rnn.type=None']
+    with pytest.raises(ConfigError, match=r"^policy.model.rnn.seq_len=5 does not divide the 16 steps each env "):
+        serial_pipeline_onpolicy('cartpole_novel_ppo_lstm.py', overrides=small + ['policy.model.rnn.seq_len=5'],
+                                 model=ElmanModel(2, 2), exp_dir=str(tmp_path / 'run'), max_env_step=128,
+                                 progress=False)
+    assert not (tmp_path / 'run').exists()
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', ConfigWarning)
+        policy = serial_pipeline_onpolicy('cartpole_ppo.py', overrides=OWN_RNN[1:] + ['policy.model.rnn.seq_len=8'],
+                                          model=ElmanModel(4, 2), exp_dir=str(tmp_path / 'ok'), max_env_step=128,
+                                          progress=False)
+    assert policy._seq_len(16) == 8
+
+
+def test_acframes_core_asked_for_beside_a_recurrent_model_without_kwargs_names_the_model_as_recurrent(tmp_path):
+    from acframe.errors import ConfigError
+
+    MODEL_REGISTRY.register('strict_elman_test', StrictElman, force=True)
+    try:
+        with pytest.raises(ConfigError, match=r"^policy.model.rnn.type='lstm' asks for acframe's recurrent core, and "
+                                              r"model 'strict_elman_test' is recurrent of its own and takes no rnn; "):
+            serial_pipeline_onpolicy('cartpole_novel_ppo_lstm.py', overrides=['policy.model.type=strict_elman_test'],
+                                     exp_dir=str(tmp_path / 'run'), max_env_step=128, progress=False)
+    finally:
+        MODEL_REGISTRY._entries.pop('strict_elman_test', None)

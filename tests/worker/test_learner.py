@@ -1,7 +1,9 @@
 """Specification of ``acframe.worker.Learner`` and its hooks: logging, atomic checkpoints, LR schedule."""
 import os
+import re
 from typing import Dict
 
+import numpy as np
 import pytest
 import torch
 from tensorboardX import SummaryWriter
@@ -285,3 +287,37 @@ def test_a_learn_mode_of_acframes_failing_on_a_user_buffers_batch_names_the_buff
     learner = Learner(mode, buffer=OwnBuffer())
     assert learner._user_buffer_batch_error(torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 2 GiB')) is None
     assert learner._user_buffer_batch_error(MemoryError()) is None
+
+
+class DefaultsHook(LearnerHook):
+    """A user's hook whose keyword arguments say their kinds only by their defaults."""
+
+    def __init__(self, flag=False, limit=10, file='hook.txt'):
+        self.flag, self.limit, self.file = flag, limit, file
+
+
+def test_a_hooks_arguments_are_checked_against_the_kinds_of_their_defaults_as_it_is_built():
+    """A value not of its default's kind failed at the hook's first call, minutes into the run; None, numpy's scalars
+    and paths are values a user means."""
+    import pathlib
+
+    from acframe import HOOK_REGISTRY
+    from acframe.errors import ConfigError
+    from acframe.worker.learner import hooks_from_config
+
+    HOOK_REGISTRY.register('defaults_hook_test', DefaultsHook, force=True)
+    try:
+        hook, = hooks_from_config([dict(type='defaults_hook_test', flag=np.bool_(True), limit=None,
+                                        file=pathlib.Path('x.txt'))])
+        assert hook.flag and hook.limit is None and hook.file == pathlib.Path('x.txt')
+        assert hooks_from_config([dict(type='defaults_hook_test', limit=np.float32(2.5))])[0].limit == 2.5
+        for given, message in ((dict(limit='ten'), "limit='ten' must be a number (like its default 10), got str"),
+                               (dict(flag=1), "flag=1 must be a bool (like its default False), got int"),
+                               (dict(limit=True), "limit=True must be a number (like its default 10), got bool"),
+                               (dict(file=np.int64(3)), "file=np.int64(3) must be a string (like its default "
+                                                        "'hook.txt'), got numpy.int64")):
+            with pytest.raises(ConfigError, match=r"^config key 'policy.learn.learner.hooks\[0\]': hook "
+                                                  r"'defaults_hook_test': " + re.escape(message) + '$'):
+                hooks_from_config([dict(type='defaults_hook_test', **given)])
+    finally:
+        HOOK_REGISTRY._entries.pop('defaults_hook_test', None)
