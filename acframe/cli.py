@@ -244,7 +244,8 @@ def run(args: argparse.Namespace) -> int:
         _check_backend(mode, args, backend_given)
     from .config.compile import warn_idle_parallel_keys, warn_unwatched_step_timeout
     warn_idle_parallel_keys(args.overrides, mode if mode in ('parallel', 'async') else 'serial')
-    warn_unwatched_step_timeout(args.overrides, cfg, mode if mode in ('parallel', 'async') else 'serial')
+    warn_unwatched_step_timeout(args.overrides, cfg, mode if mode in ('parallel', 'async') else 'serial',
+                                new_run=args.resume is None)
     common = dict(exp_dir=args.exp_dir, resume=args.resume, progress=progress,
                   accept_config_change=args.accept_config_change)
     if mode == 'parallel':

@@ -315,6 +315,23 @@ def test_a_step_timeout_no_watchdog_reads_is_warned_about_once_from_the_command_
         "stopped: set env.manager='async' too"], out.stderr
 
 
+def test_a_step_timeout_a_config_file_sets_for_envs_no_watchdog_reads_is_warned_about_once(tmp_path):
+    """(Only an override was warned about: a file's value left a hung step stalling the run without a word.) A user's
+    manager that subclasses 'sync' steps its envs in this process too."""
+    (tmp_path / 'cfg.py').write_text("from dizoo_configs.cartpole_a2c import main_config, create_config\n"
+                                     "main_config['env']['step_timeout_s'] = 3\n")
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '-c', 'cfg.py', '--max-env-step', '100', '-q',
+                          '--exp-dir', str(tmp_path / 'run')], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert [line for line in out.stderr.splitlines() if 'step_timeout_s' in line] == [
+        "acframe: warning: env.step_timeout_s=3 watches envs that step in subprocesses (env.manager='async') or in -m "
+        "parallel's workers; this serial run's env.manager='sync' steps them in this process, where a hung step is not "
+        "stopped: set env.manager='async' too"], out.stderr
+    out = subprocess.run([sys.executable, '-m', 'acframe.cli', '--resume', 'run', '--max-env-step', '200', '-q'],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and 'step_timeout_s' not in out.stderr, out.stderr  # (said when the run started)
+
+
 def test_a_second_module_after_import_separated_by_a_space_is_told_the_comma_form(capsys):
     """``--import a b`` read b as an override and said only that it is not key.path=value."""
     assert main(['-c', 'cartpole_ppo.py', '--import', 'json', 'collections']) == 2

@@ -442,9 +442,11 @@ def test_a_hook_on_a_data_parallel_rank_other_than_0_is_told_no_folder(tmp_path,
     cfg = write_config(tmp_path, ['tensorboard'])
     run, told = tmp_path / 'run', tmp_path / 'told.jsonl'
     out = cli(user_module, '-c', cfg, '--exp-dir', run, '--max-env-step', '400', '-q', 'parallel.learner_num=2',
-              f"policy.collect.hooks=[{{'type': 'before_run_seam', 'file': '{told}'}}]")
+              f"policy.collect.hooks=[{{'type': 'before_run_seam', 'file': '{told}'}}]",
+              "policy.eval.evaluator.hooks=[{'type': 'folder_recorder_seam'}]")  # (rank 0 alone: as docs/logging.md's)
     assert out.returncode == 0, out.stderr
     assert sorted(json.loads(line) or '' for line in told.read_text().splitlines()) == ['', str(run)]
+    assert (run / 'returns.txt').read_text().splitlines()
 
 
 @pytest.mark.parametrize('mode', [['-m', 'parallel', '--backend', 'inline'], ['-m', 'async', 'parallel.async_worker_num=2']],

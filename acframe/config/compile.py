@@ -864,19 +864,21 @@ def warn_training_only_keys(overrides: Optional[Iterable[Any]]) -> None:
                       f"load_policy) ignores {'it' if len(idle) == 1 else 'them'}", ConfigWarning, stacklevel=3)
 
 
-def warn_unwatched_step_timeout(overrides: Optional[Iterable[Any]], cfg: Any, mode: str) -> None:
-    """Warn when an override sets ``env.step_timeout_s`` for a serial run whose envs step in this process
-    (``env.manager``'s own, 'sync'): no watchdog runs there (a user's script may own SIGALRM), so a hung step stalls
-    the run whatever the value; the subprocess manager ('async') and -m parallel's workers watch it."""
+def warn_unwatched_step_timeout(overrides: Optional[Iterable[Any]], cfg: Any, mode: str, new_run: bool = False) -> None:
+    """Warn when an override (or, for a ``new_run``, its config file: a value other than the default) sets
+    ``env.step_timeout_s`` for a serial run whose envs step in this process (a manager of ``kind`` 'sync', a user's
+    subclass of it too): no watchdog runs there (a user's script may own SIGALRM), so a hung step
+    stalls the run whatever the value; the subprocess manager ('async') and -m parallel's workers watch it."""
     if mode not in ('serial', 'serial_onpolicy', 'tune'):
         return
     keys = [(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()]
-    if 'env.step_timeout_s' not in keys or cfg.env.get('step_timeout_s') is None:
+    value = cfg.env.get('step_timeout_s')
+    if value is None or ('env.step_timeout_s' not in keys and not (new_run and value != D.ENV['step_timeout_s'])):
         return
     from ..envs import manager_class
 
     cls = manager_class(cfg.env.manager)
-    if getattr(cls, 'in_process_manager', None) == cfg.env.manager:  # (its envs step in this process)
+    if getattr(cls, 'kind', None) == 'sync':  # (its envs step in this process: 'sync', or a user's subclass of it)
         warnings.warn(f"env.step_timeout_s={cfg.env.step_timeout_s:g} watches envs that step in subprocesses "
                       f"(env.manager='async') or in -m parallel's workers; this serial run's env.manager="
                       f"'{cfg.env.manager}' steps them in this process, where a hung step is not stopped: set "

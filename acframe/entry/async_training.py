@@ -51,7 +51,7 @@ from ..worker import Learner, LearnerHook, SampleCollector
 from .data_parallel import PROCESS_SEED_STRIDE, _watch_parent, per_process_state_refusals, process_seed
 from .parallel.local import _exit_reason
 from .budget import CollectionPlan
-from .run_base import build_buffer, check_no_replay, compile_run_config
+from .run_base import build_buffer, check_no_replay, compile_run_config, given_model_decides
 from .run_folder import resume_command
 from .serial import SerialRun, _off_policy_loop
 
@@ -552,6 +552,7 @@ def _async_loop(run: AsyncRun) -> None:
         run.show_progress()
 
 
+@given_model_decides
 def async_pipeline(
     input_cfg: Optional[ConfigInput] = None,
     seed: Optional[int] = None,
@@ -571,7 +572,7 @@ def async_pipeline(
     policy; ``summary.json`` in the experiment folder says how it went.
     """
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
-                                               'async', accept_config_change, model=model)
+                                               'async', accept_config_change)
     check_async(cfg, resume is not None)
     if policy_class(cfg).on_policy:
         check_no_replay(cfg)

@@ -250,20 +250,28 @@ class DataParallel:
         return learner
 
     # ---- collectives -----------------------------------------------------------------------------------------
-    def reduce_gradients(self, params: Sequence[torch.nn.Parameter], average: bool = True) -> None:
-        """All-reduce the gradients of ``params`` in one flat buffer: their mean over the ranks (``average``) or sum."""
+    def reduce_gradients(self, params: Sequence[torch.nn.Parameter], average: bool = True,
+                         loss: Optional[torch.Tensor] = None) -> Optional[float]:
+        """All-reduce the gradients of ``params`` in one flat buffer: their mean over the ranks (``average``) or sum.
+        ``loss`` (this rank's, one number) rides in the same buffer: returned is the ranks' losses summed, NaN/inf
+        where any rank's is, so that every rank takes the same step-or-skip decision (None without a loss or a
+        gradient)."""
         import torch.distributed as dist
         from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
 
         grads = [p.grad for p in params if p.grad is not None]
         if not grads:
-            return
-        flat = _flatten_dense_tensors(grads)
+            return None
+        if grads[0].dtype not in (torch.float32, torch.float64):  # (a half-precision buffer could overflow it)
+            loss = None
+        parts = grads + ([loss.detach().reshape(1).to(grads[0].dtype)] if loss is not None else [])
+        flat = _flatten_dense_tensors(parts)
         self._collective('the gradient all-reduce', lambda: dist.all_reduce(flat))
         if average:
-            flat.div_(self.world)
-        for grad, reduced in zip(grads, _unflatten_dense_tensors(flat, grads)):
+            flat[:flat.numel() - (loss is not None)].div_(self.world)
+        for grad, reduced in zip(grads, _unflatten_dense_tensors(flat, parts)):
             grad.copy_(reduced)
+        return float(flat[-1]) if loss is not None else None
 
     def normalize_advantages(self, advantages: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
         """``rl_utils.normalize_advantages`` over the whole batch, every rank's share: ``(A − mean) / (std + eps)`` with
@@ -290,7 +298,8 @@ class DataParallel:
         with torch.no_grad():
             total = value.detach().to(self.device, torch.float64).clone()
             self._collective('a mean over the learners', lambda: dist.all_reduce(total))
-        return (total / self.world).to(value.device, value.dtype)
+        dtype = value.dtype if value.is_floating_point() else torch.float64
+        return (total / self.world).to(value.device, dtype)
 
     def combine_moments(self, count: torch.Tensor, mean: torch.Tensor,
                         var: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

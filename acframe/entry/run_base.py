@@ -19,6 +19,7 @@ A subclass implements ``_build`` (its workers, ``self.policy``, ``self.learner``
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import os
 import sys
@@ -108,12 +109,24 @@ class Progress:
             self._gone = True
 
 
+def given_model_decides(pipeline: Callable[..., Any]) -> Callable[..., Any]:
+    """``pipeline`` (a pipeline function taking ``model=``) run with the model instance a script gives deciding
+    whether the run is recurrent (``config.compile.model_given``) in everything it compiles and checks: the idle
+    ``policy.model.rnn`` keys, the policy's sequence checks, the data-parallel split of its sequences."""
+    signature = inspect.signature(pipeline)
+
+    @functools.wraps(pipeline)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with model_given(signature.bind_partial(*args, **kwargs).arguments.get('model')):
+            return pipeline(*args, **kwargs)
+    return run
+
+
 def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], overrides: Optional[Sequence[str]],
                        max_env_step: Optional[int], max_train_iter: Optional[int], resume: Optional[str],
-                       exp_dir: Optional[str], mode: str = 'serial', accept_config_change: bool = False,
-                       model: Any = None) -> Tuple[Any, Optional[str], List[str]]:
-    """The compiled config, experiment folder and accepted config changes of a pipeline call (``model``: the model
-    instance a script gives, which decides whether the run is recurrent: ``config.compile.model_given``).
+                       exp_dir: Optional[str], mode: str = 'serial',
+                       accept_config_change: bool = False) -> Tuple[Any, Optional[str], List[str]]:
+    """The compiled config, experiment folder and accepted config changes of a pipeline call.
 
     With ``resume`` the folder's ``config.json`` is the config (read as data, never executed). A config or
     overrides that change its keys (budgets and ``exp_name`` aside) are refused, naming the keys, unless
@@ -129,10 +142,10 @@ def compile_run_config(input_cfg: Optional[ConfigInput], seed: Optional[int], ov
     if resume is None:
         if input_cfg is None:
             raise ConfigError("no config given; pass a config path or a (main_config, create_config) pair")
-        with model_given(model):  # (its keys for a recurrent model of one's own given in Python are not idle)
-            cfg = compile_config(input_cfg, extra, seed=seed)
+        cfg = compile_config(input_cfg, extra, seed=seed)
         warn_idle_parallel_keys(extra, mode)  # (after the compile: a mistyped key is its error alone)
-        warn_unwatched_step_timeout(extra, cfg, mode)
+        # (a file's or a pair's own value too; a compiled config, the CLI's, was said when it was compiled)
+        warn_unwatched_step_timeout(extra, cfg, mode, new_run=not isinstance(input_cfg, dict))
         warn_other_pipeline(cfg, mode)
         return cfg, exp_dir, []
     resume = os.fspath(resume)
@@ -445,7 +458,7 @@ class RunBase:
             if not self.writes:  # a data-parallel rank > 0: rank 0 owns the folder; the first checkpoint is collective
                 self.logger = RunLogger([])
                 self.evals.tb_logger = self.log_hook.tb_logger = self.logger
-                self._hooks_before_run(None)  # (as learner.exp_dir is None here)
+                self._hooks_before_run(None)  # (as learner.exp_dir is None here; its evaluator hooks never run)
                 if not resume:
                     self.learner.save_checkpoint('ckpt_latest.pth')
                 return
@@ -478,8 +491,10 @@ class RunBase:
         self.new_folder = made
 
     def _hooks_before_run(self, exp_dir: Optional[str]) -> None:
-        """Every hook's ``before_run`` with the run's folder (None on a data-parallel rank > 0, which owns none)."""
-        for hook in [*self.learner.hooks, *self.collector_hooks, *self.evaluator_hooks]:
+        """Every hook's ``before_run`` with the run's folder; on a data-parallel rank > 0 (``exp_dir`` None: it owns
+        none) its learner and collector hooks', which run there (its evaluator hooks run on rank 0 alone)."""
+        evaluators = self.evaluator_hooks if exp_dir is not None else []
+        for hook in [*self.learner.hooks, *self.collector_hooks, *evaluators]:
             if callable(getattr(hook, 'before_run', None)):  # (a script's duck-typed hook may have none)
                 self.learner.call_hook(hook, 'before_run', exp_dir)
 

@@ -26,7 +26,7 @@ from ..worker import (CheckpointHook, Evaluator, Learner, LearnerHook, LinearLRD
 
 from .evaluate import EVAL_SEED_OFFSET
 from .budget import check_start
-from .run_base import RunBase, build_buffer, check_ding_arguments, compile_run_config
+from .run_base import RunBase, build_buffer, check_ding_arguments, compile_run_config, given_model_decides
 
 class SerialRun(RunBase):
     """A run in one process: collector and evaluator envs, policy, buffer and learner (the rest: ``RunBase``)."""
@@ -309,6 +309,7 @@ def run_serial(loop: Callable[[SerialRun], None], cfg: Any, exp_dir: Optional[st
     return run.policy
 
 
+@given_model_decides
 def serial_pipeline(
     input_cfg: Optional[ConfigInput] = None,
     seed: Optional[int] = None,
@@ -352,7 +353,7 @@ def serial_pipeline(
     """
     check_ding_arguments(env_setting, dynamic_seed)
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
-                                     'serial', accept_config_change, model=model)
+                                     'serial', accept_config_change)
     cls = policy_class(cfg)
     if cls.on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: it cannot learn from replayed data; "

@@ -19,10 +19,11 @@ from ..config.compile import ConfigInput
 from ..errors import ConfigError
 from ..policy import policy_class
 from ..worker import LearnerHook
-from .run_base import check_ding_arguments, check_no_replay, compile_run_config
+from .run_base import check_ding_arguments, check_no_replay, compile_run_config, given_model_decides
 from .serial import SerialRun, run_serial
 
 
+@given_model_decides
 def serial_pipeline_onpolicy(
     input_cfg: Optional[ConfigInput] = None,
     seed: Optional[int] = None,
@@ -49,7 +50,7 @@ def serial_pipeline_onpolicy(
     """
     check_ding_arguments(env_setting, dynamic_seed)
     cfg, exp_dir, changes = compile_run_config(input_cfg, seed, overrides, max_env_step, max_train_iter, resume, exp_dir,
-                                     'serial_onpolicy', accept_config_change, model=model)
+                                     'serial_onpolicy', accept_config_change)
     if not policy_class(cfg).on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is off-policy: train it with serial_pipeline (CLI: -m serial)")
     check_no_replay(cfg)

@@ -41,7 +41,7 @@ def run_tool(args: argparse.Namespace) -> str:
         first = str(args.overrides[0])
         if os.path.exists(first):
             args.load, args.overrides = first, args.overrides[1:]
-        elif '=' not in first:
+        elif '=' not in first or os.sep in first.split('=', 1)[0]:  # (no override, or a path: runs/lr=0.1)
             raise ConfigError(f"-m {args.mode} {first}: no run folder or checkpoint of that name; name a run folder "
                               f"or a .pth file in its ckpt/ (an override is key.path=value)")
     if args.load is None:

@@ -690,7 +690,10 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
 
     manager = manager_class(cfg.env.get('manager', 'sync'))
     from_config = getattr(manager, 'from_config', None)
-    if getattr(from_config, '__func__', None) is not EnvManager.from_config.__func__:
+    factory = getattr(manager, 'factory_envs', None)
+    if factory is None:
+        factory = getattr(from_config, '__func__', None) is EnvManager.from_config.__func__
+    if not factory:
         return  # a manager that builds its envs its own way (EnvPool's, a vectorized env, a user's): not ours to build
     if getattr(manager, 'kind', None) == 'async':
         return  # its envs live in subprocesses, so that one that crashes its process (native code, os.abort) is an

@@ -63,6 +63,10 @@ class EnvManager:
     #: the registered manager that builds this manager's envs one by one in this process (``-m eval --video`` records
     #: them, ``load_policy`` reads their spaces); None: none can (a vectorized env)
     in_process_manager: Optional[str] = 'sync'
+    #: whether this manager's envs are the env factory's own (``env.type``/``env_id``), so that a run's start checks one
+    #: of them (``envs.check.check_env_at_start``); None: when ``from_config`` is this class's (a subclass with a
+    #: ``from_config`` of its own, which may build them its own way, sets True where it builds on ``super()``'s)
+    factory_envs: Optional[bool] = None
     #: whether ``in_process_manager``'s envs play the same episodes as this manager's (same env, same seeds); False
     #: where they differ (EnvPool's), so that an evaluation recorded with them is named as another setting
     in_process_plays_alike: bool = True

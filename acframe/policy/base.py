@@ -190,6 +190,11 @@ class Policy:
         if model is not None and (type(self)._forward_collect is Policy._forward_collect
                                   or type(self)._forward_eval is Policy._forward_eval):
             _check_model_takes_mode(model)  # (the base class's modes call it with mode=; a class's own may not)
+        asked = rnn_type(cfg.model.get('rnn'))
+        if model is not None and asked and not getattr(model, 'recurrent', False):  # (it trained feed-forward, unsaid)
+            raise ConfigError(f"policy.model.rnn.type='{asked}': the model given ({type(model).__qualname__}) has no "
+                              f"recurrent core (its 'recurrent' attribute is not True), and a model given is used as "
+                              f"it is; set policy.model.rnn.type=None, or give a recurrent model")
         self._model = (model if model is not None else self._create_model()).to(self._device)
         if init_weights is not None:  # before the modes are set up: what they derive from the model (ACER's average
             self.load_weights(init_weights)  # network, an optimizer's parameters) starts from these weights
@@ -282,21 +287,25 @@ class Policy:
             for param in group['params']:
                 param.grad = None
         loss.backward()
+        shared = None  # (with data-parallel learners: every rank's loss summed, so all decide alike below)
         if self._data_parallel is not None:  # parallel.learner_num > 1: every rank steps on the same gradient
-            self._data_parallel.reduce_gradients(params, average=learn.get('loss_reduction', 'mean') != 'sum')
+            shared = self._data_parallel.reduce_gradients(params, average=learn.get('loss_reduction', 'mean') != 'sum',
+                                                          loss=loss)
         if 'grad_clip_value' not in learn:
             raise ConfigError(f"policy '{self._cfg.type}' has no policy.learn.grad_clip_value (the gradient clip threshold; "
                               f"its former name was clip_value): declare it in the policy's config")
         grad_norm = clip_gradients(params, learn.grad_clip_type, learn.grad_clip_value)
         # (the norm is a float: the backward is done, so reading the loss costs no wait; a NaN term without a gradient
         # leaves the gradient finite and the loss NaN)
-        if math.isfinite(grad_norm) and math.isfinite(loss.item()):
+        value = loss.item()
+        if math.isfinite(grad_norm) and math.isfinite(value) and (shared is None or math.isfinite(shared)):
             optimizer.step()
             return grad_norm
-        source = f"the loss is {loss.item()}" if not math.isfinite(loss.item()) else f"the gradient norm is {grad_norm}"
+        source = (f"the loss is {value}" if not math.isfinite(value) else f"the gradient norm is {grad_norm}"
+                  if not math.isfinite(grad_norm) else "another data-parallel rank's loss is not finite")
         bad = [f"{name}={_as_float(value)}" for name, value in (terms or {}).items()
                if _as_float(value) is not None and not math.isfinite(_as_float(value))]
-        if bad and not math.isfinite(loss.item()):
+        if bad and not math.isfinite(value):
             source += f" ({', '.join(bad[:4])} among its terms)"
         if learn.get('on_nonfinite', 'error') == 'error':
             raise NonFiniteError(f"{source} (policy '{self._cfg.type}'): the update was not applied; check the env's "
@@ -344,7 +353,10 @@ class Policy:
         the shares' means is the whole batch's), the same bits on every rank; ``value`` itself with one learner. What a
         policy derives from its batch and keeps (an adaptive coefficient, a schedule) must agree across the ranks, as
         their weights do; under ``-m async`` each worker keeps its own (the checkpoint holds worker 0's). Gradients
-        need none of this (``_learn_step`` averages them), nor advantages (``_normalize_advantages``)."""
+        need none of this (``_learn_step`` averages them), nor advantages (``_normalize_advantages``). It is a
+        collective: every rank calls it at the same points of its learn mode (not behind a condition of its own
+        rank's data, nor in the collect or eval modes, which the ranks do not run in step). The result is detached,
+        floating point (an integer statistic's mean is a float)."""
         if self._data_parallel is None:
             return value
         if isinstance(value, torch.Tensor):
@@ -358,10 +370,14 @@ class Policy:
         Returns the step's info for the learner: ``cur_lr``, ``total_loss``, each of ``terms`` (tensors or
         numbers) as a float, and ``grad_norm`` (before clipping).
         """
-        if not isinstance(total_loss, torch.Tensor) or total_loss.numel() != 1:
-            shape = tuple(total_loss.shape) if isinstance(total_loss, torch.Tensor) else type(total_loss).__name__
+        if not isinstance(total_loss, torch.Tensor):
             raise PolicyError(f"policy '{self._cfg.get('type', type(self).__name__)}': _learn_step(total_loss) takes the "
-                              f"loss as one number (a 0-d tensor), got {shape}; reduce it (e.g. .mean() over the batch)")
+                              f"loss tensor (its gradient is what the step follows), got {type(total_loss).__name__}; "
+                              f"pass the tensor, not its value")
+        if total_loss.numel() != 1:
+            raise PolicyError(f"policy '{self._cfg.get('type', type(self).__name__)}': _learn_step(total_loss) takes the "
+                              f"loss as one number (a 0-d tensor), got {tuple(total_loss.shape)}; reduce it (e.g. "
+                              f".mean() over the batch)")
         params = getattr(self, '_params', None)
         if params is None:
             params = self._params = list(self._model.parameters())
@@ -688,7 +704,7 @@ class Policy:
         """
         if not self._recurrent:
             return self._evaluate(rollout.obs)
-        missing = [key for key in ('rnn_state', 'episode_start') if key not in _keys_of(rollout)]
+        missing = [key for key in ('rnn_state', 'episode_start') if not _carries(rollout, key)]
         if missing:  # (a plan of one's own that kept the observations only: an AttributeError deep in here)
             raise PolicyError(f"policy '{self._cfg.get('type', type(self).__name__)}': _evaluate_rollout was given a "
                               f"batch without {' and '.join(missing)}, which a recurrent model's sequence is recomputed "
@@ -1100,10 +1116,9 @@ def model_output(model: nn.Module, mode: str, obs: Any,
     return model(obs, mode=mode) if state is None else model(obs, mode=mode, state=state)
 
 
-def _keys_of(tree: Any) -> set:
-    """The top-level keys of a segment (a treetensor or a dict); none for a plain tensor."""
-    keys = getattr(tree, 'keys', None)
-    return set(keys()) if callable(keys) else set()
+def _carries(batch: Any, key: str) -> bool:
+    """Whether a batch (a treetensor, a dict, a namedtuple or any object with attributes) carries ``key``."""
+    return key in batch if isinstance(batch, Mapping) else hasattr(batch, key)
 
 
 def _as_float(value: Any) -> Optional[float]:

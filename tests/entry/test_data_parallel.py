@@ -190,6 +190,43 @@ def test_a_policys_own_statistic_of_its_share_is_averaged_over_the_learners():
     assert got[0][3] == got[1][3]
 
 
+def _nan_rank(rank, port, cfg, policy, out):
+    torch.set_num_threads(1)
+    group = DataParallel(cfg, rank, port)
+    group.join()
+    try:
+        policy.use_data_parallel(group)
+        params = list(policy._model.parameters())
+        loss = sum(p.pow(2).sum() for p in params) + (torch.tensor(float('nan')) if rank == 1 else 0.0)
+        policy._optimizer_step(policy._optimizer, loss, params)  # (a NaN term without a gradient, on rank 1 alone)
+        out.put((rank, {k: v.detach().numpy().copy() for k, v in policy.get_weights().items()},
+                 getattr(policy, 'skipped_updates', 0)))
+    finally:
+        group.leave()
+
+
+def test_a_loss_that_is_nan_on_one_rank_alone_is_skipped_by_every_rank():
+    """With on_nonfinite='skip_update', a rank whose loss was NaN with a finite gradient skipped the update while the
+    others stepped: their weights drifted apart without a word. The ranks' losses ride in the gradient all-reduce,
+    so every rank takes the same decision."""
+    torch.set_num_threads(1)
+    cfg, policy, _, _ = _case('cartpole_ppo.py', [('policy.learn.on_nonfinite', 'skip_update')], 0)
+    start = {k: v.clone() for k, v in policy.get_weights().items()}
+    context = multiprocessing.get_context('fork')
+    out, port = context.SimpleQueue(), free_port()
+    ranks = [context.Process(target=_nan_rank, args=(rank, port, cfg, policy, out)) for rank in range(2)]
+    for process in ranks:
+        process.start()
+    got = [out.get() for _ in range(2)]  # (read before the join: the weights fill the pipe, put waits for a reader)
+    for process in ranks:
+        process.join(60)
+        assert process.exitcode == 0
+    for rank, weights, skipped in got:
+        assert skipped == 1, rank
+        for name, value in weights.items():
+            assert torch.equal(torch.from_numpy(value), start[name]), (rank, name)
+
+
 class _RecordWeights(LearnerHook):
     """Every rank writes its final weights (and its pid) to ``folder``: the test compares them."""
 

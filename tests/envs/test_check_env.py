@@ -354,6 +354,36 @@ def test_training_refuses_a_broken_env_before_writing_anything(tmp_path):
     assert "env 'faulty' " in text  # not the default config's env_id, which the factory ignores
 
 
+def test_a_users_manager_that_builds_on_the_factorys_envs_gets_the_start_check_when_it_says_so(tmp_path):
+    """A manager overriding from_config skipped the start check (it may build its envs its own way): one that builds
+    on super().from_config (a sync manager that logs) failed at its first reset in 'an env raised ...' naming no env;
+    with factory_envs = True it is checked at the start as 'sync' is."""
+    from acframe import ENV_MANAGER_REGISTRY
+    from acframe.envs.manager import SyncEnvManager
+
+    class Logging(SyncEnvManager):
+        @classmethod
+        def from_config(cls, env_cfg, role, seeds, params=None, wrap=None, watch_sync=False):
+            return super().from_config(env_cfg, role, seeds, params, wrap, watch_sync)
+
+    class Checked(Logging):
+        factory_envs = True
+
+    ENV_MANAGER_REGISTRY.register('logging_unchecked_test', Logging, force=True)
+    ENV_MANAGER_REGISTRY.register('logging_checked_test', Checked, force=True)
+    try:
+        args = ['-c', 'cartpole_ppo.py', '--exp-dir', 'run', 'env.type=faulty', "import_names=['fixtures.faulty_envs']",
+                'env.env_kwargs.fault=old_api']
+        code, text = train(args + ['env.manager=logging_checked_test'], tmp_path)
+        assert code == 2 and os.listdir(tmp_path) == [] and 'the old gym API' in text, text
+        assert 'acframe -m check-env faulty --import fixtures.faulty_envs' in text
+        code, text = train(args + ['env.manager=logging_unchecked_test'], tmp_path)
+        assert code == 2 and 'acframe -m check-env faulty' not in text, text  # (left to its first reset: unchecked)
+    finally:
+        for name in ('logging_unchecked_test', 'logging_checked_test'):
+            ENV_MANAGER_REGISTRY._entries.pop(name, None)
+
+
 @pytest.mark.parametrize('fault, says', [('masked_old_reset', 'reset returned a dict, not (observation, info): the old gym API'),
                                          ('masked_old_api', 'step returned 4 values (obs, reward, done, info: the old gym API)')])
 def test_a_masked_env_of_the_old_api_is_named_as_such_not_by_the_wrapper_that_unpacked_it(tmp_path, fault, says):

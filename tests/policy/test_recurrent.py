@@ -892,3 +892,48 @@ def test_acframes_core_asked_for_beside_a_recurrent_model_without_kwargs_names_t
                                      exp_dir=str(tmp_path / 'run'), max_env_step=128, progress=False)
     finally:
         MODEL_REGISTRY._entries.pop('strict_elman_test', None)
+
+
+class FeedForwardGiven(torch.nn.Module):
+    """A feed-forward model of one's own, given as an instance."""
+
+    def __init__(self, obs_size, actions):
+        super().__init__()
+        self.actor, self.critic = torch.nn.Linear(obs_size, actions), torch.nn.Linear(obs_size, 1)
+
+    def forward(self, obs, mode='compute_actor_critic'):
+        return {'logit': self.actor(obs.float()), 'value': self.critic(obs.float()).squeeze(-1)}
+
+
+def test_a_given_model_decides_the_data_parallel_split_and_a_feed_forward_one_refuses_a_core(tmp_path):
+    """The ranks' split of a given recurrent model's sequences (it was checked as feed-forward: 'batch_size=4 is not
+    a multiple', a value the user never set); a feed-forward model given beside rnn.type='lstm' trained feed-forward
+    without a word."""
+    from acframe.errors import ConfigError
+
+    small = OWN_RNN[1:] + ['policy.model.rnn.type=None']
+    with pytest.raises(ConfigError, match=r"^policy.learn.batch_size=8 does not split evenly over "
+                                          r"parallel.learner_num=2 ranks \(.* in whole sequences of 8 steps\); set it to a "
+                                          r"multiple of 16"):
+        serial_pipeline_onpolicy('cartpole_novel_ppo_lstm.py', model=ElmanModel(2, 2), max_env_step=128,
+                                 overrides=small + ['policy.model.rnn.seq_len=8', 'policy.learn.batch_size=8',
+                                                    'parallel.learner_num=2'], exp_dir=str(tmp_path / 'a'), progress=False)
+    with pytest.raises(ConfigError, match=r"^policy.model.rnn.type='lstm': the model given \(FeedForwardGiven\) has no "
+                                          r"recurrent core"):
+        serial_pipeline_onpolicy('cartpole_novel_ppo_lstm.py', model=FeedForwardGiven(2, 2), overrides=OWN_RNN[1:],
+                                 exp_dir=str(tmp_path / 'b'), max_env_step=128, progress=False)
+    assert not (tmp_path / 'a').exists() and not (tmp_path / 'b').exists()
+
+
+def test_a_recurrent_batch_is_read_from_any_container_that_carries_its_states():
+    """(A namedtuple or an object with attributes was refused where a treetensor was read.)"""
+    import collections
+    import types
+
+    from acframe.policy.base import _carries
+
+    Batch = collections.namedtuple('Batch', 'obs rnn_state episode_start')
+    for batch in (Batch(1, 2, 3), types.SimpleNamespace(rnn_state=1, episode_start=2), {'rnn_state': 1,
+                                                                                       'episode_start': 2}):
+        assert _carries(batch, 'rnn_state') and _carries(batch, 'episode_start')
+    assert not _carries(torch.zeros(2), 'rnn_state') and not _carries({'obs': 1}, 'episode_start')
