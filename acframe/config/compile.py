@@ -231,6 +231,11 @@ def override_list(overrides: Any) -> List[Any]:
     return list(overrides)
 
 
+def override_keys(overrides: Optional[Iterable[Any]]) -> List[Any]:
+    """The dotted key of each override (``'key.path=value'`` or ``(key, value)``), in order."""
+    return [(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()]
+
+
 def override_value(overrides: Optional[Sequence[Any]], path: str, default: Any = None) -> Any:
     """The value the last of ``overrides`` gives ``path``, or ``default`` (a malformed override is skipped here:
     ``apply_overrides`` reports it)."""
@@ -677,7 +682,7 @@ def stop_value_unwarned() -> Iterator[None]:
 def warn_inherited_stop_value(file_env: dict, cfg: dict, overrides: Optional[Iterable[Any]]) -> None:
     """Warn when an override changed ``env.env_id`` but not ``env.stop_value``: the stop value belongs to the other env
     (``file_env``: the config's env section before the overrides, named as messages name envs)."""
-    keys = {(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()}
+    keys = set(override_keys(overrides))
     env_id = cfg['env']['env_id']
     if ('env.env_id' in keys and 'env.stop_value' not in keys and env_id != file_env['env_id']
             and cfg['env']['stop_value'] is not None):
@@ -695,7 +700,7 @@ def check_env_id_override(env: dict, overrides: Optional[Iterable[Any]]) -> None
     was the masked game again). A gymnasium ``env.type`` says so itself, when the env is built."""
     from ..registry import ENV_REGISTRY
 
-    keys = {(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()}
+    keys = set(override_keys(overrides))
     kind, env_id = env.get('type', 'gym'), env.get('env_id')
     if ('env.env_id' in keys and 'env.type' not in keys and kind != 'gym' and isinstance(env_id, str)
             and env_id != kind and env_id in ENV_REGISTRY):
@@ -720,7 +725,7 @@ def warn_default_stop_value(main: dict, cfg: dict, overrides: Optional[Iterable[
     """Warn when a config of another env than CartPole leaves ``env.stop_value`` to the default (CartPole's 195): a
     run of that env would stop as solved at a return of 195 without the user having said so."""
     given = isinstance(main.get('env'), dict) and 'stop_value' in main['env']
-    keys = {(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()}
+    keys = set(override_keys(overrides))
     env = cfg['env']
     cartpole = env.get('type', 'gym') == 'gym' and str(env['env_id']).lower().startswith('cartpole')
     if given or {'env.stop_value', 'env.env_id'} & keys or cartpole or env['stop_value'] != default:
@@ -825,7 +830,7 @@ def warn_idle_parallel_keys(overrides: Optional[Iterable[Any]], mode: str) -> No
     """Warn for each ``parallel.*`` override that pipeline ``mode`` does not read ('parallel' reads all but
     ``async_worker_num``): ``parallel.actor_num=4`` on an A3C run does not give it 4 workers."""
     read = PARALLEL_KEYS_READ.get(mode)
-    keys = [(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()]
+    keys = override_keys(overrides)
     for key in dict.fromkeys(k for k in keys if isinstance(k, str) and k.startswith('parallel.')):
         name = key.split('.')[1]
         idle = name == 'async_worker_num' if read is None else name not in read
@@ -856,7 +861,7 @@ def is_training_only(key: str) -> bool:
 def warn_training_only_keys(overrides: Optional[Iterable[Any]]) -> None:
     """Warn for each override that acting on a trained run does not read (``parallel.learner_num=3`` given to
     ``-m eval`` was taken without a word, and named its result file apart)."""
-    keys = [(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()]
+    keys = override_keys(overrides)
     idle = [key for key in dict.fromkeys(k for k in keys if isinstance(k, str)) if is_training_only(key)]
     if idle:
         verb = 'configures' if len(idle) == 1 else 'configure'
@@ -871,7 +876,7 @@ def warn_unwatched_step_timeout(overrides: Optional[Iterable[Any]], cfg: Any, mo
     stalls the run whatever the value; the subprocess manager ('async') and -m parallel's workers watch it."""
     if mode not in ('serial', 'serial_onpolicy', 'tune'):
         return
-    keys = [(parse_override(item) if isinstance(item, str) else item)[0] for item in overrides or ()]
+    keys = override_keys(overrides)
     value = cfg.env.get('step_timeout_s')
     if value is None or ('env.step_timeout_s' not in keys and not (new_run and value != D.ENV['step_timeout_s'])):
         return

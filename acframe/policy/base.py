@@ -303,8 +303,8 @@ class Policy:
             return grad_norm
         source = (f"the loss is {value}" if not math.isfinite(value) else f"the gradient norm is {grad_norm}"
                   if not math.isfinite(grad_norm) else "another data-parallel rank's loss is not finite")
-        bad = [f"{name}={_as_float(value)}" for name, value in (terms or {}).items()
-               if _as_float(value) is not None and not math.isfinite(_as_float(value))]
+        numbers = {name: _as_float(term) for name, term in (terms or {}).items()}
+        bad = [f"{name}={number}" for name, number in numbers.items() if number is not None and not math.isfinite(number)]
         if bad and not math.isfinite(value):
             source += f" ({', '.join(bad[:4])} among its terms)"
         if learn.get('on_nonfinite', 'error') == 'error':

@@ -581,10 +581,10 @@ def _mistyped_argument(cls: type, kwargs: Dict[str, Any]) -> str:
     except (TypeError, ValueError):
         return ''
     for key, value in kwargs.items():
-        default = params[key].default if key in params else inspect.Parameter.empty
-        flag = isinstance(value, (bool, np.bool_))
         if value is None:
             continue
+        default = params[key].default if key in params else inspect.Parameter.empty
+        flag = isinstance(value, (bool, np.bool_))
         if isinstance(default, (bool, np.bool_)):
             kind, fits = 'a bool', flag
         elif isinstance(default, numbers.Real):
