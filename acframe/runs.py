@@ -77,13 +77,14 @@ def pick_checkpoint(run_dir: str) -> str:
 
 def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
                overrides: Sequence[Any] = (), seed: Optional[int] = None, what: str = '--load',
-               imports: Sequence[str] = (), model: Any = None) -> RunArtifacts:
+               imports: Sequence[str] = (), model: Any = None, reads_logger: bool = False) -> RunArtifacts:
     """Resolve ``target`` (a run folder or a ``.pth`` file) into its folder, checkpoint and compiled config.
 
     The config is ``config`` when given (a path or dizoo_configs name, as ``-c``), else the run folder's
     ``config.json``; ``overrides`` (``'key.path=value'``) and ``seed`` are applied on top and validated. The
     folder's ``import_names`` are imported only when named in ``imports`` (``--import``) or imported already
-    (``config.run_folder.check_stored_imports``); a folder holding a link or special file is refused.
+    (``config.run_folder.check_stored_imports``); a folder holding a link or special file is refused. Overrides
+    of what acting does not read are warned about (``logger`` keys too unless the caller ``reads_logger``).
     """
     from .config import compile_config
     from .config.compile import override_list, stop_value_unwarned, warn_training_only_keys
@@ -132,7 +133,7 @@ def locate_run(target: Union[str, os.PathLike], config: Optional[Any] = None,
                 raise model_given_refusal(run_dir, given, load_with_model_hint(what))
             cfg = load_run_config(run_dir, overrides, seed=seed, imports=imports,  # config.json: data, never run
                                   import_flag='imports' if python else '--import', builds_buffer=False)  # (acting)
-    warn_training_only_keys(overrides)  # (once the config compiles: a refused one says its error alone)
+    warn_training_only_keys(overrides, reads_logger)  # (once the config compiles: a refused one says its error alone)
     return RunArtifacts(run_dir, checkpoint, cfg, model, given, what, own_config=config is None)
 
 

@@ -120,6 +120,15 @@ def test_a_loose_checkpoint_needs_its_config(trained_run, tmp_path):
     assert policy.act(obs) == acframe.load_policy(trained_run).act(obs)
 
 
+def test_logger_keys_given_to_load_policy_or_an_export_are_said_to_be_unread(trained_run, tmp_path):
+    """Only -m eval reads the logger (its --video uploads); load_policy and an export took one without a word."""
+    message = r"^logger\.backends: logger keys are read by training and by -m eval .*; an export or load_policy ignores it$"
+    with pytest.warns(ConfigWarning, match=message):
+        acframe.load_policy(trained_run, overrides=["logger.backends=['jsonl']"])
+    with pytest.warns(ConfigWarning, match=message):
+        acframe.export_policy(trained_run, str(tmp_path / 'p.pt'), overrides=["logger.backends=['jsonl']"])
+
+
 def test_a_folder_that_is_not_a_run_is_refused(tmp_path):
     with pytest.raises(ConfigError, match='not a run folder'):
         acframe.load_policy(tmp_path)

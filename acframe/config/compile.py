@@ -858,15 +858,21 @@ def is_training_only(key: str) -> bool:
     return in_sections(key, TRAINING_ONLY_SECTIONS)
 
 
-def warn_training_only_keys(overrides: Optional[Iterable[Any]]) -> None:
+def warn_training_only_keys(overrides: Optional[Iterable[Any]], reads_logger: bool = True) -> None:
     """Warn for each override that acting on a trained run does not read (``parallel.learner_num=3`` given to
-    ``-m eval`` was taken without a word, and named its result file apart)."""
-    keys = override_keys(overrides)
-    idle = [key for key in dict.fromkeys(k for k in keys if isinstance(k, str)) if is_training_only(key)]
+    ``-m eval`` was taken without a word, and named its result file apart); ``reads_logger=False`` (an export,
+    ``load_policy``): ``logger`` keys too (only ``-m eval`` reads them, for its ``--video`` uploads)."""
+    keys = list(dict.fromkeys(k for k in override_keys(overrides) if isinstance(k, str)))
+    idle = [key for key in keys if is_training_only(key)]
     if idle:
         verb = 'configures' if len(idle) == 1 else 'configure'
         warnings.warn(f"{', '.join(idle)} {verb} training only; acting on a trained run (an evaluation, an export, "
                       f"load_policy) ignores {'it' if len(idle) == 1 else 'them'}", ConfigWarning, stacklevel=3)
+    unread = [] if reads_logger else [key for key in keys if in_sections(key, ('logger',))]
+    if unread:
+        warnings.warn(f"{', '.join(unread)}: logger keys are read by training and by -m eval (its --video uploads); "
+                      f"an export or load_policy ignores {'it' if len(unread) == 1 else 'them'}", ConfigWarning,
+                      stacklevel=3)
 
 
 def warn_unwatched_step_timeout(overrides: Optional[Iterable[Any]], cfg: Any, mode: str, new_run: bool = False) -> None:

@@ -34,7 +34,7 @@ import numpy as np
 from ..config.compile import TRAINING_ONLY_SECTIONS, in_sections
 from ..envs import EnvManager, in_process_manager, make_env_manager
 from ..envs.randomization import DomainRandomizer
-from ..envs.gym_env import env_name, refuses_render_mode
+from ..envs.gym_env import env_name, recorded_env_id, refuses_render_mode
 from ..errors import ConfigError, ConfigWarning, VideoError
 from ..utils import atomic_write_json, set_global_seed
 from ..worker import Evaluator
@@ -327,7 +327,6 @@ def evaluation_settings(cfg: Any, own: Any, n_episode: int, domain_params: Optio
 def _warn_mask_dropped(cfg: Any, own: Any) -> None:
     """Warn when the run's own env gives an action mask and the env this evaluation overrides it with gives none:
     the policy then acts without the mask it was trained under (illegal actions included)."""
-    from ..envs.gym_env import env_name
     from ..envs.masks import mask_space_of
     from ..inference import env_spaces
 
@@ -367,7 +366,7 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
             raise ConfigError(f"--episodes {episodes} and env.n_evaluator_episode={also} give two numbers of episodes; "
                               f"give one of them")
     check_output_paths(out, video_dir)
-    artifacts = locate_run(target, config, overrides, seed, imports=imports)
+    artifacts = locate_run(target, config, overrides, seed, imports=imports, reads_logger=True)  # (video uploads)
     cfg = artifacts.cfg
     domain_params = resolve_domain_params(cfg, domain_params)
     n_episode = int(episodes or cfg.env.n_evaluator_episode)
@@ -427,7 +426,7 @@ def evaluate_run(target: str, config: Optional[Any] = None, overrides: Sequence[
     report = {
         'mean': result['mean'], 'std': result['std'], 'min': min(returns), 'max': max(returns),
         'episodes': len(returns), 'returns': returns, 'lengths': [int(n) for n in result['lengths']],
-        'env_id': cfg.env.env_id, 'policy': cfg.policy.type, 'seed': int(cfg.seed),
+        'env_id': recorded_env_id(cfg.env), 'policy': cfg.policy.type, 'seed': int(cfg.seed),
         'deterministic': bool(cfg.policy.eval.get('deterministic', True)), 'settings': settings,
         'run_dir': os.path.abspath(artifacts.run_dir) if artifacts.run_dir else None,
         'checkpoint': os.path.abspath(artifacts.checkpoint),

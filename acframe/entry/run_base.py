@@ -37,6 +37,7 @@ from ..config.compile import (ConfigInput, model_given, override_list, warn_idle
 from ..config.run_folder import (given_config_differences, load_run_config, model_given_refusal, read_run_record,
                                  save_run_config)
 from ..envs.check import check_env_at_start
+from ..envs.gym_env import recorded_env_id
 from ..errors import (AcframeError, CheckpointError, ConfigError, EnvError, PolicyError, call_user_code, is_user_file,
                       user_code_error)
 from ..plot import write_run_curves
@@ -827,7 +828,7 @@ class RunBase:
             'seed': int(self.cfg.seed),
             'policy': self.cfg.policy.type,
             'env_type': self.cfg.env.get('type', 'gym'),  # the registered factory ('gym': gymnasium's, by env_id)
-            'env_id': self.cfg.env.env_id,  # what a registered factory other than 'gym' may ignore
+            'env_id': recorded_env_id(self.cfg.env),  # None: a registered factory other than 'gym', not given one
             'exp_dir': os.path.abspath(self.exp_dir),
             'env_steps_per_s': round(self.env_step / wall, 1) if wall > 0 else None,
             **({'stopped_by': self.learner.stop_requested} if self.learner.stop_requested else {}),

@@ -684,7 +684,8 @@ def check_env(cfg: Any, seed: int = 0, full: bool = True, policies: Optional[Seq
 def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
     """The cheap checks, on an env instance of its own (the run's envs and RNGs are untouched: call it before the
     run seeds anything): a problem that would break training raises ``EnvError`` (one line, naming
-    ``acframe -m check-env`` for every check); an env without a time limit is a warning."""
+    ``acframe -m check-env`` for every check); one that only spoils it (float64 observations of a float32 space,
+    observations outside the bounds) and an env without a time limit are warnings."""
     from . import manager_class
     from .manager import EnvManager
 
@@ -716,7 +717,10 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
     if report.unread_mask is not None:
         warn(f"acframe: warning: env '{report.env}' {report.unread_mask}")
     for finding in report.findings:
-        if finding.check == 'time limit':
+        if finding.check != 'time limit':  # (e.g. float64 observations of a float32 space: cast, they train; said)
+            warn(f"acframe: warning: env '{report.env}' {finding.line()} (training casts or goes on; acframe -m "
+                 f"check-env {_command_env(cfg)} fails on it)")
+        else:
             warn(f"acframe: warning: env '{report.env}' has no time limit: its evaluation episodes run up to "
                  f"env.eval_episode_cap={cfg.env.get('eval_episode_cap')} steps each; set env.max_episode_steps=N "
                  f"(or register the env with max_episode_steps=N)")

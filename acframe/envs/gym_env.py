@@ -73,6 +73,37 @@ def resolve_env_id(env_id: str) -> str:
     )
 
 
+def kwargs_rejected(owner: str, target: Any, exc: TypeError) -> ConfigError:
+    """The error for ``env.env_kwargs`` that ``target`` (a class or factory, named ``owner``) refused with ``exc``:
+    a keyword it does not take is compared with the keywords it does (``Did you mean 'gravity'?``)."""
+    hint = ''
+    unknown = re.search(r"unexpected keyword argument '([^']+)'", str(exc))
+    if unknown is not None:
+        import inspect
+        try:
+            params = inspect.signature(target).parameters.values()
+        except (TypeError, ValueError):  # (a builtin or a callable without a signature: no hint)
+            params = ()
+        taken = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        close = closest(unknown.group(1), taken, cutoff=0.6)
+        hint = (f" Did you mean env.env_kwargs.{close}?" if close else
+                f" It takes: {', '.join(taken)}" if taken else "")
+    return ConfigError(f"env.env_kwargs for {owner} were rejected: {str(exc).rstrip('.')}.{hint}")
+
+
+def _gym_entry_point(env_id: str) -> Any:
+    """The class or function ``gym.make(env_id)`` builds from (None where it cannot be loaded without side effects)."""
+    entry = gym.registry[env_id].entry_point if env_id in gym.registry else None
+    if isinstance(entry, str) and ':' in entry:
+        import importlib
+        module, _, attr = entry.partition(':')
+        try:
+            return getattr(importlib.import_module(module), attr, None)
+        except Exception:  # noqa: BLE001 (the hint is a courtesy: the error stands without it)
+            return None
+    return entry if callable(entry) else None
+
+
 def make_gym_env(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
     """``gymnasium.make(env.env_id, **env.env_kwargs)`` with ``max_episode_steps`` applied; a ``NO_VELOCITY`` name
     keeps only its observation entries (``KeepObservationEntries``)."""
@@ -88,7 +119,7 @@ def make_gym_env(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
     except gym.error.DependencyNotInstalled as exc:
         raise ConfigError(f"env.env_id '{env_id}' needs an extra dependency: {exc}") from exc
     except TypeError as exc:
-        raise ConfigError(f"env.env_kwargs for '{env_id}' were rejected: {exc}") from exc
+        raise kwargs_rejected(f"'{env_id}'", _gym_entry_point(env_id), exc) from exc
     except gym.error.Error as exc:  # deprecated/unregistered versions, bad registrations
         raise ConfigError(f"env.env_id '{env_id}': {str(exc).strip().splitlines()[0]}") from exc
 
@@ -292,6 +323,14 @@ def env_name(env_cfg: Dict[str, Any]) -> str:
         return str(env_cfg.get('env_id'))
     env_id = type_env_id(env_cfg)
     return kind if env_id is None else f"{kind} ({env_id})"
+
+
+def recorded_env_id(env_cfg: Dict[str, Any]) -> Optional[str]:
+    """``env.env_id`` as records (``summary.json``, an evaluation's result) give it: None for a registered
+    ``env.type`` other than ``gym`` that was not given one (the default config's, which it ignores)."""
+    if (env_cfg.get('type', 'gym') or 'gym') == 'gym':
+        return str(env_cfg.get('env_id'))
+    return type_env_id(env_cfg)
 
 
 def type_env_id(env_cfg: Dict[str, Any]) -> Optional[str]:

@@ -120,6 +120,7 @@ def make_pettingzoo_classic(env_cfg: Dict[str, Any], **overrides: Any) -> gym.En
     the opponent of ``env.env_kwargs`` (see the module docstring), under a time limit (``env.max_episode_steps``,
     default 1,000 agent moves; the games end before)."""
     from ..errors import ConfigError
+    from .gym_env import kwargs_rejected
 
     kwargs = dict(env_cfg.get('env_kwargs') or {})
     kwargs.update(overrides)
@@ -128,5 +129,6 @@ def make_pettingzoo_classic(env_cfg: Dict[str, Any], **overrides: Any) -> gym.En
     try:
         game = module.env(**kwargs)
     except TypeError as exc:
-        raise ConfigError(f"env.env_kwargs for pettingzoo.classic.{env_cfg.get('env_id')} were rejected: {exc}") from exc
+        raise kwargs_rejected(f"pettingzoo.classic.{env_cfg.get('env_id')}", getattr(module, 'raw_env', module.env),
+                              exc) from exc
     return gym.wrappers.TimeLimit(PettingZooSingleAgent(game, opponent, seat), env_cfg.get('max_episode_steps') or 1000)

@@ -97,7 +97,7 @@ class TicTacToeEnv(gym.Env):
 
 
 def _make(env_cfg: Dict[str, Any], overrides: Dict[str, Any], masked: bool) -> gym.Env:
-    from ..errors import ConfigError
+    from .gym_env import kwargs_rejected
 
     kwargs = dict(env_cfg.get('env_kwargs') or {})
     kwargs.update(overrides)
@@ -105,7 +105,7 @@ def _make(env_cfg: Dict[str, Any], overrides: Dict[str, Any], masked: bool) -> g
     try:
         env = TicTacToeEnv(**kwargs)
     except TypeError as exc:
-        raise ConfigError(f"env.env_kwargs for TicTacToeEnv were rejected: {exc}") from exc
+        raise kwargs_rejected('TicTacToeEnv', TicTacToeEnv, exc) from exc
     return gym.wrappers.TimeLimit(env, env.size * env.size)  # (never reached: the board is full before)
 
 

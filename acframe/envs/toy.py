@@ -49,6 +49,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..registry import ENV_REGISTRY
+from .gym_env import kwargs_rejected
 
 
 class _TargetEnv(gym.Env):
@@ -372,7 +373,7 @@ def _make(cls: type, env_cfg: Dict[str, Any], overrides: Dict[str, Any]) -> gym.
     try:
         return cls(**kwargs)
     except TypeError as exc:
-        raise ConfigError(f"env.env_kwargs for {cls.__name__} were rejected: {exc}") from exc
+        raise kwargs_rejected(cls.__name__, cls, exc) from exc
 
 
 @ENV_REGISTRY.register('toy_multidiscrete')
@@ -419,7 +420,7 @@ def make_toy_cue_memory(env_cfg: Dict[str, Any], **overrides: Any) -> gym.Env:
     try:
         return CueMemoryEnv(**kwargs)
     except TypeError as exc:
-        raise ConfigError(f"env.env_kwargs for CueMemoryEnv were rejected: {exc}") from exc
+        raise kwargs_rejected('CueMemoryEnv', CueMemoryEnv, exc) from exc
 
 
 @ENV_REGISTRY.register('toy_sleep')

@@ -46,6 +46,16 @@ def test_a_parallel_summary_has_every_key_of_a_serial_one(tmp_path):
     assert serial['env_type'] == 'gym' and serial['env_id'] == 'CartPole-v0'
 
 
+def test_a_summary_names_no_env_id_an_env_type_ignores(tmp_path):
+    """A registered env.type builds its env without env.env_id: the summary said 'CartPole-v1' (the default's)."""
+    main, create = a2c_cartpole()
+    main['env'].pop('env_id')
+    create['env']['type'] = 'toy_cue_memory'
+    serial_pipeline_onpolicy((main, create), exp_dir=str(tmp_path / 's'), max_env_step=40, progress=False)
+    summary = read_summary(tmp_path / 's')
+    assert summary['env_type'] == 'toy_cue_memory' and summary['env_id'] is None
+
+
 def test_an_evaluation_that_reaches_the_stop_value_is_confirmed_in_both_pipelines(tmp_path, capsys):
     cfg = a2c_cartpole(stop_value=1, n_confirm_episode=3)  # every CartPole episode returns >= 1
     serial_pipeline_onpolicy(cfg, exp_dir=str(tmp_path / 's'), max_env_step=2000, progress=True)

@@ -461,7 +461,11 @@ def test_training_warns_at_start_when_an_env_has_no_time_limit(tmp_path):
     code, text = train([*common, '--exp-dir', 'a', 'env.env_kwargs.fault=no_time_limit'], tmp_path)
     assert code == 0 and "has no time limit: its evaluation episodes run up to env.eval_episode_cap=20 steps" in text
     code, text = train([*common, '--exp-dir', 'b'], tmp_path)  # the env truncates its episodes itself
-    assert code == 0 and 'no time limit' not in text
+    assert code == 0 and 'no time limit' not in text and 'acframe: warning: env' not in text
+    # a problem check-env fails on that only spoils training: a run starts (the observations are cast) and says so
+    code, text = train([*common, '--exp-dir', 'c', 'env.env_kwargs.fault=float64_obs'], tmp_path)
+    assert code == 0 and FAULT_FIXES['float64_obs'] in text and "(training casts or goes on; acframe -m check-env " \
+        "faulty --import fixtures.faulty_envs env.env_kwargs.fault=float64_obs fails on it)" in text, text
 
 
 def test_the_start_check_leaves_a_runs_numbers_as_they_were(tmp_path, monkeypatch):

@@ -317,6 +317,21 @@ def test_an_unknown_env_id_names_a_close_one_and_no_unrelated_one(typed, hint):
     assert (f"Did you mean '{hint}'?" in str(raised.value)) if hint else 'Did you mean' not in str(raised.value)
 
 
+@pytest.mark.parametrize('env_type, env_id, typed, hint', [
+    ('gym', 'CartPole-v1', 'sutton_barto_rewrd', 'Did you mean env.env_kwargs.sutton_barto_reward?'),
+    ('gym', 'CartPole-v1', 'zzz', 'It takes: sutton_barto_reward, render_mode'),
+    ('toy_tictactoe', 'toy_tictactoe', 'ilegal_reward', 'Did you mean env.env_kwargs.illegal_reward?'),
+    ('toy_cue_memory', 'toy_cue_memory', 'dealy', 'Did you mean env.env_kwargs.delay?'),
+])
+def test_a_misspelled_env_kwarg_names_the_keyword_the_env_takes(env_type, env_id, typed, hint):
+    """gym.make's TypeError named the keyword refused, not the one meant."""
+    factory = ENV_REGISTRY.get(env_type)
+    with pytest.raises(ConfigError) as raised:
+        factory(EasyDict(env_id=env_id, env_kwargs={typed: 1}))
+    message = str(raised.value)
+    assert message.startswith('env.env_kwargs for ') and f"'{typed}'" in message and message.endswith(hint), message
+
+
 class GrowingObservation(gym.Env):
     """Its observation breaks its Box space at step 2 (3 numbers where the space has 2)."""
     observation_space = gym.spaces.Box(0, 1, (2,), np.float32)
