@@ -687,14 +687,9 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
     ``acframe -m check-env`` for every check); one that only spoils it (float64 observations of a float32 space,
     observations outside the bounds) and an env without a time limit are warnings."""
     from . import manager_class
-    from .manager import EnvManager
 
     manager = manager_class(cfg.env.get('manager', 'sync'))
-    from_config = getattr(manager, 'from_config', None)
-    factory = getattr(manager, 'factory_envs', None)
-    if factory is None:
-        factory = getattr(from_config, '__func__', None) is EnvManager.from_config.__func__
-    if not factory:
+    if not builds_factory_envs(manager):
         return  # a manager that builds its envs its own way (EnvPool's, a vectorized env, a user's): not ours to build
     if getattr(manager, 'kind', None) == 'async':
         return  # its envs live in subprocesses, so that one that crashes its process (native code, os.abort) is an
@@ -724,6 +719,18 @@ def check_env_at_start(cfg: Any, warn: Callable[[str], None]) -> None:
             warn(f"acframe: warning: env '{report.env}' has no time limit: its evaluation episodes run up to "
                  f"env.eval_episode_cap={cfg.env.get('eval_episode_cap')} steps each; set env.max_episode_steps=N "
                  f"(or register the env with max_episode_steps=N)")
+
+
+def builds_factory_envs(manager: type) -> bool:
+    """Whether ``manager``'s envs are the env factory's own (``EnvManager.factory_envs``; where unset, whether its
+    ``from_config`` is ``EnvManager``'s): the envs check-env and a run's start check build one by one."""
+    from .manager import EnvManager
+
+    factory = getattr(manager, 'factory_envs', None)
+    if factory is None:
+        from_config = getattr(manager, 'from_config', None)
+        factory = getattr(from_config, '__func__', None) is EnvManager.from_config.__func__
+    return bool(factory)
 
 
 def _could_be_a_mask(space: Any, action_space: gym.Space) -> bool:
@@ -984,6 +991,13 @@ def check_env_command(args: Any) -> int:
     cfg, policies = check_env_config(positional[0] if positional else None, args.config, overrides,
                                      args.imports or [], seed)
     report = check_in_child(cfg, seed, policies)
+    from . import manager_class
+    manager = manager_class(cfg.env.get('manager', 'sync'))
+    if not builds_factory_envs(manager):  # (EnvPool's, a user's with a from_config of its own)
+        print(f"acframe: warning: check-env {report.env}: env.manager '{cfg.env.manager}' ({manager.__name__}) builds "
+              f"its envs its own way: this checked the env the factory builds for env.type/env.env_id one by one; "
+              f"the manager's own envs are checked when a run builds and steps them (a manager building on "
+              f"super().from_config sets factory_envs = True)", file=sys.stderr, flush=True)
     if report.ok:
         print(report.summary())
         return 0

@@ -206,7 +206,7 @@ class Policy:
         # recurrent models (policy.model.rnn): one hidden state per env in the collect and in the eval mode
         self._recurrent = bool(getattr(self._model, 'recurrent', False))
         if self._recurrent:
-            self._check_recurrent_model()
+            self._check_recurrent_model(built=model is None)
         self._collect_states = EnvStates(self._model) if self._recurrent else None
         self._eval_states = EnvStates(self._model) if self._recurrent else None
         if 'learn' in self._enable_field:
@@ -480,19 +480,28 @@ class Policy:
                               f"\"A recurrent form\") or set policy.model.rnn.type=None")
         return model
 
-    def _check_recurrent_model(self) -> None:
+    def _check_recurrent_model(self, built: bool = True) -> None:
         """A ``ConfigError`` naming the model when it says it is recurrent (``recurrent = True``) and lacks what the
         modes call: ``initial_state(batch)`` (collect and eval) and, to learn, ``unroll(obs, state, starts)`` (it was
-        an AttributeError traceback at the first gradient step, with the run folder left behind)."""
+        an AttributeError traceback at the first gradient step, with the run folder left behind); or, ``built`` from
+        the config, when its class did not say so (a ``recurrent`` set per instance): the start-up checks of its
+        sequences (``config.compile.recurrent_model``) read the class, so they were passed over."""
+        from ..config.compile import recurrent_model
+
+        cls = type(self._model)
+        named = self._cfg.get('model', {}).get('type')
+        what = f"model '{named}' ({cls.__module__}.{cls.__qualname__})" if named else f"model {cls.__qualname__}"
         needed = ('initial_state', 'unroll') if 'learn' in self._enable_field else ('initial_state',)
         missing = [name for name in needed if not callable(getattr(self._model, name, None))]
         if missing:
-            cls = type(self._model)
-            named = self._cfg.get('model', {}).get('type')
-            what = f"model '{named}' ({cls.__module__}.{cls.__qualname__})" if named else f"model {cls.__qualname__}"
             raise ConfigError(f"{what} is recurrent (its 'recurrent' attribute is True) and defines no "
                               f"{' and no '.join(missing)}: a recurrent model defines initial_state(batch) and "
                               f"unroll(obs, state, starts) (docs/custom_policy.md, \"A recurrent form\")")
+        if built and not recurrent_model(self._cfg):
+            raise ConfigError(f"{what} is recurrent as built (its instance's 'recurrent' is True) but its class does "
+                              f"not say so (recurrent = True as a class attribute), which is what the start-up checks "
+                              f"of policy.model.rnn.seq_len and burn_in read; set recurrent = True on the class "
+                              f"(register a class of its own for the recurrent form), or give the instance (model=)")
 
     def _check_model_memory(self, name: str, build: Callable[[], nn.Module]) -> None:
         """``ConfigError`` when the model ``build`` makes would not fit in the memory available: it is built once on

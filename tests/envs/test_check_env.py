@@ -379,6 +379,13 @@ def test_a_users_manager_that_builds_on_the_factorys_envs_gets_the_start_check_w
         assert 'acframe -m check-env faulty --import fixtures.faulty_envs' in text
         code, text = train(args + ['env.manager=logging_unchecked_test'], tmp_path)
         assert code == 2 and 'acframe -m check-env faulty' not in text, text  # (left to its first reset: unchecked)
+        # check-env builds the factory's envs: of a manager building its own, it says which it checked
+        for manager, said in (('logging_unchecked_test', True), ('logging_checked_test', False)):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                assert main(['-m', 'check-env', 'CartPole-v1', f'env.manager={manager}']) == 0
+            assert (f"env.manager '{manager}' ({Logging.__name__ if said else Checked.__name__}) builds its envs its "
+                    f"own way: this checked the env the factory builds" in err.getvalue()) == said, err.getvalue()
     finally:
         for name in ('logging_unchecked_test', 'logging_checked_test'):
             ENV_MANAGER_REGISTRY._entries.pop(name, None)

@@ -853,6 +853,32 @@ def test_a_recurrent_model_of_ones_own_trains_on_its_seq_len_and_the_cores_keys_
         compile_config('cartpole_ppo.py', OWN_RNN + ['policy.model.rnn.hidden_size=32'])
 
 
+class ElmanByInstance(ElmanModel):
+    """Recurrent or not as its constructor is told: the class says neither."""
+
+    recurrent = property(lambda self: self._recurrent)
+
+    def __init__(self, obs_shape, action_shape, hidden_size=8, recurrent=True, **kwargs):
+        super().__init__(obs_shape, action_shape, hidden_size)
+        self._recurrent = recurrent
+
+
+def test_a_model_recurrent_per_instance_is_refused_before_its_sequences_pass_unchecked(tmp_path):
+    """The start-up checks read the registered class: one whose instances say it (a property) trained on minibatches
+    cut anywhere, as a feed-forward model's are."""
+    from acframe.errors import ConfigError
+
+    MODEL_REGISTRY.register('elman_by_instance_test', ElmanByInstance, force=True)
+    try:
+        with pytest.raises(ConfigError, match=r"^model 'elman_by_instance_test' \(.*ElmanByInstance\) is recurrent as "
+                                              r"built .* set recurrent = True on the class"):
+            serial_pipeline_onpolicy('cartpole_ppo.py', overrides=OWN_RNN + ['policy.model.type=elman_by_instance_test'],
+                                     exp_dir=str(tmp_path / 'run'), max_env_step=128, progress=False)
+        assert not (tmp_path / 'run').exists()
+    finally:
+        MODEL_REGISTRY._entries.pop('elman_by_instance_test', None)
+
+
 class StrictElman(ElmanModel):
     """A recurrent model of one's own whose constructor takes no ``**kwargs`` (and so no ``rnn``)."""
 
