@@ -1,5 +1,6 @@
 """Specification of the ``acframe`` command: exit codes, one-line errors, outputs, and no torch for cheap answers."""
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -73,6 +74,16 @@ def test_list_shows_registered_names_and_configs(capsys):
     assert 'jsonl' in out.split('loggers:')[1].splitlines()[0]
     assert 'linear_lr_decay' in out.split('hooks:')[1].splitlines()[0]
     assert 'cartpole_novel (CartPole-v1)' in out.split('partially observed envs (velocities removed):')[1].splitlines()[0]
+
+
+def test_python_dash_m_acframe_is_the_acframe_command(tmp_path):
+    """``python -m acframe`` said 'No module named acframe.__main__'."""
+    out = subprocess.run([sys.executable, '-m', 'acframe', '--list'], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith('policies: '), out.stderr
+    out = subprocess.run([sys.executable, '-m', 'acframe', '-c', 'no_such_config.py'], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.startswith('acframe: error: ') and os.listdir(tmp_path) == []
 
 
 def test_list_names_what_an_imported_module_registers(tmp_path, capsys, monkeypatch):

@@ -288,9 +288,12 @@ def test_di_engines_manager_step_timeout_is_the_watchdog_and_its_other_settings_
 
 def test_unused_keys_with_an_acframe_counterpart_name_it_in_the_one_warning(caplog):
     compile_config(ding_pair('ppo', load_path='./ckpt_best.pth.tar',
-                             learn=dict(resume_training=False, learner=dict(train_iterations=1000))))
+                             learn=dict(resume_training=False, learner=dict(
+                                 train_iterations=1000, hook=dict(load_ckpt_before_run='./x.pth',
+                                                                  save_ckpt_after_run=True)))))
     (line,) = [m for m in warnings_of(caplog) if 'no use for' in m]
-    assert 'for policy.load_path: init_from (--init-from)' in line
+    assert 'for policy.load_path, policy.learn.learner.hook.load_ckpt_before_run: init_from (--init-from)' in line
+    assert 'for policy.learn.learner.hook.save_ckpt_after_run: every run writes ckpt/ckpt_latest.pth' in line
     assert 'for policy.learn.resume_training: --resume RUN' in line
     assert 'for policy.learn.learner.train_iterations: max_train_iter (--max-train-iter)' in line
 
