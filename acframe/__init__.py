@@ -25,6 +25,8 @@ _LAZY = {
     'Learner': 'acframe.worker',
     'Evaluator': 'acframe.worker',
     'ReplayBuffer': 'acframe.data',
+    'build_buffer': 'acframe.entry.run_base',
+    'config_hooks': 'acframe.worker',
     'load_policy': 'acframe.inference',
     'evaluate_run': 'acframe.entry.evaluate',
     'plot_runs': 'acframe.plot',

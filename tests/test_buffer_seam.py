@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from acframe.config import compile_config
 from acframe.errors import ConfigError, ConfigWarning
@@ -549,3 +550,12 @@ def test_a_user_buffer_that_raises_is_one_line_naming_it_and_its_line(tmp_path, 
     assert out.returncode == 2 and len(lines) == 1 and 'Traceback' not in out.stderr, out.stderr
     assert re.match(r"acframe: error: replay buffer 'raising_seam' raised ValueError: my buffer broke \(at .*"
                     r"user_buffers.py:\d+ in sample; --debug shows the traceback\)", lines[0]), lines
+    # the checkpoint holds no buffer (save_in_checkpoint False, the default): the learner is sound, so the training
+    # so far is kept as an env failure keeps it
+    state = torch.load(tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['train_iter'] > 0 and (f"; the final checkpoint was written first (env step {state['env_step']}, "
+                                        f"train iter {state['train_iter']}): --resume ") in lines[0], lines
+    out = cli(tmp_path, user_setup, '-c', 'cfg.py', '--exp-dir', 'saved', '--max-env-step', '2000', '-q',
+              'policy.other.replay_buffer.type=raising_seam', 'policy.other.replay_buffer.save_in_checkpoint=True',
+              *mode)  # a checkpoint would hold the buffer as it broke: the last periodic one stays
+    assert out.returncode == 2 and 'final checkpoint was written first' not in out.stderr, out.stderr

@@ -11,9 +11,9 @@ import pytest
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'examples')
 
 
-def run_example(name, *args, cwd):
+def run_example(name, *args, cwd, env=None):
     out = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args], cwd=cwd, capture_output=True,
-                         text=True, timeout=180)
+                         text=True, timeout=180, env=env)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -58,6 +58,36 @@ def test_compose_pipeline_example_trains_by_hand_off_and_on_policy(tmp_path, alg
     summary = ast.literal_eval(stdout.splitlines()[-1])
     assert summary['train_iters'] > 0 and (summary['env_steps'] >= 3000 or summary['solved']), summary
     assert (tmp_path / 'run' / 'ckpt' / 'ckpt_latest.pth').is_file()
+
+
+STOP_HOOK = """
+from acframe import HOOK_REGISTRY, LearnerHook, StopTraining
+
+
+@HOOK_REGISTRY.register('stop_at_test')
+class StopAt(LearnerHook):
+    def __init__(self, at=20, **kwargs):
+        self.at = at
+
+    def after_iter(self, learner, info):
+        if learner.train_iter >= self.at:
+            raise StopTraining(f'enough at {learner.train_iter}')
+"""
+
+
+def test_compose_pipeline_example_takes_the_configs_buffer_and_hooks(tmp_path):
+    """A hand-composed loop (as the example was) dropped a prioritized buffer's priorities without a word (its Learner
+    had no buffer=) and ran past a hook's StopTraining; the config's buffer and hooks were not built."""
+    (tmp_path / 'stop_hook.py').write_text(STOP_HOOK)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get('PYTHONPATH', '')]))
+    out = subprocess.run([sys.executable, os.path.join(EXAMPLES, 'compose_pipeline.py'), '--max-env-step', '20000',
+                          'policy.other.replay_buffer.type=prioritized', "import_names=['stop_hook']",
+                          "policy.learn.learner.hooks=['stop_at_test']", 'env.stop_value=10000'], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=180, env=env)
+    assert out.returncode == 0 and 'warning' not in out.stderr, out.stderr
+    assert '[stop] the hook StopAt.after_iter: enough at 20' in out.stdout
+    summary = ast.literal_eval(out.stdout.splitlines()[-1])
+    assert summary['stopped_by'] == 'the hook StopAt.after_iter: enough at 20' and summary['env_steps'] < 20000
 
 
 @pytest.mark.parametrize('pipeline', ['serial', 'parallel'])

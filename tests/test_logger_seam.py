@@ -247,6 +247,18 @@ class Exit(LearnerHook):
     def after_iter(self, learner, info):
         import sys
         sys.exit(0)
+
+
+@HOOK_REGISTRY.register('boom_at_iter_seam')
+class BoomAtIter(LearnerHook):
+    """A user's hook with a bug that shows at gradient step `at`."""
+
+    def __init__(self, at):
+        self.at = at
+
+    def after_iter(self, learner, info):
+        if learner.train_iter >= self.at:
+            raise ValueError(f'boom at {learner.train_iter}')
 '''
 
 CONFIG = '''
@@ -664,6 +676,28 @@ def test_a_collector_hook_stops_the_run_too_and_sys_exit_in_a_hook_is_one_line(t
     assert lines[0].startswith("acframe: error: the hook Exit.after_iter called sys.exit(0); a hook ends the run by "
                                "raising acframe.StopTraining(reason)")
 
+
+
+@pytest.mark.parametrize('config, mode', [('cartpole_impala.py', []), ('cartpole_ppo.py', []),
+                                          ('cartpole_impala.py', ['-m', 'parallel', '--backend', 'inline'])],
+                         ids=['serial', 'serial_onpolicy', 'parallel'])
+def test_a_hook_that_raises_mid_run_has_the_final_checkpoint_and_summary_written_first(tmp_path, user_module, config,
+                                                                                      mode):
+    """A hook runs between the learner's steps, so the learner is sound when one raises: the checkpoint held the
+    start's state only (minutes of training lost to a hook's bug; an env that fails wrote it first)."""
+    run = tmp_path / 'run'
+    out = cli(user_module, '-c', config, '--exp-dir', run, '--max-env-step', '100000', '-q',
+              'policy.learn.learner.save_ckpt_freq=0', *mode, "import_names=['user_trackers']",
+              "policy.learn.learner.hooks=[{'type': 'boom_at_iter_seam', 'at': 30}]")
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1, out.stderr
+    assert lines[0].startswith("acframe: error: the hook BoomAtIter.after_iter raised ValueError: boom at 30 (at ")
+    state = torch.load(run / 'ckpt' / 'ckpt_latest.pth', weights_only=True)
+    assert state['train_iter'] == 30 and f"the final checkpoint was written first (env step {state['env_step']}, " \
+        f"train iter 30): --resume {run} --import user_trackers continues from there" in lines[0]
+    with open(run / 'summary.json') as f:
+        summary = json.load(f)
+    assert summary['train_iters'] == 30 and summary['stopped_by'].startswith('the hook BoomAtIter.after_iter raised')
 
 
 def test_backend_methods_of_other_forms_that_take_the_runs_arguments_are_accepted(tmp_path, user_module):

@@ -720,8 +720,7 @@ class RunBase:
                 try:
                     self._stop_workers()
                     if not untouched:
-                        checked = self._checkpoint_before_env_failure(exc)
-                        error = error if checked is exc else checked
+                        error = self._checkpoint_before_env_failure(error)
                 finally:  # workers that failed to start, or a new run that failed before it took a step (a user's
                     # policy that breaks its contract at its first eval or collection): it writes nothing
                     self._close_taking_back(self.new_folder if not self.workers_started or untouched else None)
@@ -766,7 +765,10 @@ class RunBase:
             return None
         buffer = getattr(self, 'buffer', None)
         if buffer is not None and _raised_in_own_method(exc, type(buffer)):
-            return user_code_error(exc, f"replay buffer '{self.cfg.policy.other.replay_buffer.type}'")
+            error = user_code_error(exc, f"replay buffer '{self.cfg.policy.other.replay_buffer.type}'")
+            if error is not None and not self._saves_buffer():  # (the checkpoint holds nothing of a buffer that
+                error.learner_sound = True  # broke halfway: the final one is written before this is said)
+            return error
         model = getattr(getattr(self, 'policy', None), '_model', None)
         if model is not None and _raised_in_own_method(exc, type(model)):
             return user_code_error(exc, f"the model ({type(model).__module__}.{type(model).__qualname__})")
@@ -780,7 +782,8 @@ class RunBase:
 
     def _checkpoint_before_env_failure(self, exc: BaseException) -> BaseException:
         """An env ended the run (it raised, gave NaN/inf, or the step watchdog ``env.step_timeout_s`` found it
-        stuck; a parallel actor failed past its restarts): the learner is sound, so write the final checkpoint
+        stuck; a parallel actor failed past its restarts; a user's hook raised between the learner's steps, or a
+        user's buffer that the checkpoint does not hold): the learner is sound, so write the final checkpoint
         first (``--resume`` then loses nothing: a checkpoint taken mid-collection resets the envs) and say so in
         the error; ``exc`` itself when the error is another, or nothing can be written (a data-parallel rank > 0,
         a collective that could hang, a full disk: the previous checkpoint stays)."""

@@ -303,6 +303,12 @@ class Learner:
             priority = info.pop('priority', None)
             if priority is not None and hasattr(self.buffer, 'update_priority'):
                 self.buffer.update_priority(batch, priority)
+            elif priority is not None and self.buffer is None and not self._priority_warned and _prioritized(batch):
+                self._priority_warned = True  # (a loop composed by hand: examples/compose_pipeline.py)
+                self.warn("acframe: warning: a prioritized replay buffer drew the batch and the policy's learn step "
+                          "returned info['priority'], but this Learner was given no buffer to hand them to, so every "
+                          "priority stays the same and the draws stay uniform: build it with Learner(..., "
+                          "buffer=the_buffer)")
             elif priority is None and not self._priority_warned and _prioritized(batch):
                 self._priority_warned = True
                 self.warn(f"acframe: warning: the prioritized replay buffer drew a batch and the policy's learn step "
@@ -358,13 +364,18 @@ class Learner:
         except StopTraining as stop:
             self.request_stop(f"{what}{': ' + str(stop) if str(stop) else ''}")
         except SystemExit as exc:  # (it ended the process without a summary, a checkpoint of now or a word)
-            raise PolicyError(f"{what} called sys.exit({exc.code!r}); a hook ends the run by raising "
-                              f"acframe.StopTraining(reason): the final evaluation, checkpoint and summary are "
-                              f"written, exit 0") from exc
+            error = PolicyError(f"{what} called sys.exit({exc.code!r}); a hook ends the run by raising "
+                                f"acframe.StopTraining(reason): the final evaluation, checkpoint and summary are "
+                                f"written, exit 0")
+            error.learner_sound = True
+            raise error from exc
         except Exception as exc:
             error = user_code_error(exc, what)
             if error is None:
                 raise
+            # a hook runs between the learner's steps, so the run writes its final checkpoint before it reports this
+            # (RunBase._checkpoint_before_env_failure): minutes since the last one are not lost to a hook's bug
+            error.learner_sound = True
             raise error from exc
 
     def request_stop(self, why: str) -> None:

@@ -321,3 +321,27 @@ def test_a_hooks_arguments_are_checked_against_the_kinds_of_their_defaults_as_it
                 hooks_from_config([dict(type='defaults_hook_test', **given)])
     finally:
         HOOK_REGISTRY._entries.pop('defaults_hook_test', None)
+
+
+class PrioritizingLearnMode(CountingLearnMode):
+    """Returns a priority per sequence, as IMPALA's learn mode does for a batch a prioritized buffer drew."""
+
+    def forward(self, batch) -> Dict[str, float]:
+        info = super().forward(batch['reward'].sum())
+        return dict(info, priority=np.ones(batch['reward'].shape[1]))
+
+
+def test_priorities_with_no_buffer_to_take_them_are_warned_about_once():
+    """A loop composed by hand with Learner(mode) and a prioritized buffer: the priorities went nowhere, the buffer's
+    draws stayed uniform, without a word."""
+    said = []
+    learner = Learner(PrioritizingLearnMode())
+    learner.warn = said.append
+    batch = {'reward': torch.ones(4, 3), 'is_weight': torch.ones(1, 3)}
+    for _ in range(3):
+        learner.train(batch)
+    assert len(said) == 1 and "was given no buffer to hand them to" in said[0] and 'Learner(..., buffer=' in said[0]
+    learner = Learner(PrioritizingLearnMode())  # a uniform buffer's batch (no is_weight): nothing to say
+    learner.warn = said.append
+    learner.train({'reward': torch.ones(4, 3)})
+    assert len(said) == 1
