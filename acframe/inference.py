@@ -245,6 +245,8 @@ class LoadedPolicy:
         self.actor = DeterministicActor(self.policy, self.action_space)
         self.recurrent = bool(getattr(self.policy.eval_mode, 'recurrent', False))
         self.step_actor = RecurrentActor(self.policy, self.action_space) if self.recurrent else None
+        if self.recurrent:  # one state per env whichever way act chooses (greedy: the eval mode; sampled: the collect
+            self.policy._collect_states = self.policy._eval_states  # mode): apart, a switch lost the episode's memory
         self._device = next(self.policy.model.parameters()).device
         self._obs_keys = list(self.cfg.env.obs_keys) if self.cfg.env.get('obs_keys') else None
 
@@ -391,8 +393,7 @@ class LoadedPolicy:
         if given.ndim != 1 or not (given.dtype == np.bool_ or np.issubdtype(given.dtype, np.integer) or given.size == 0):
             raise ValueError(f"reset(envs): give the indices of the envs that start an episode, or a bool array (B,); "
                              f"got {given.dtype} of shape {np.shape(envs)}")
-        for states, mode in ((self.policy._eval_states, self.policy.eval_mode),
-                             (self.policy._collect_states, self.policy.collect_mode)):
+        for states, mode in ((self.policy._eval_states, self.policy.eval_mode),):  # (the collect mode's are these)
             held = 0 if states is None else len(states)
             if held == 0:  # no states yet (or a feed-forward policy): every env starts at the next act anyway
                 continue

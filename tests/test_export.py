@@ -307,6 +307,26 @@ def test_a_torchscript_file_names_the_input_of_the_wrong_shape(lstm_run, trained
     assert torchscript_refusal(lambda: actor(torch.zeros(4))).endswith('not [4] (one observation is obs[None])')
 
 
+def test_greedy_and_sampled_actions_carry_one_state_through_an_episode(lstm_run):
+    """act(obs) and act(obs, deterministic=False) kept a state each: an episode that switched lost what the other way
+    had seen (a cue task fell to chance). Either way, the state after a step is the explicit form's next state."""
+    policy = acframe.load_policy(lstm_run)
+    rng = np.random.default_rng(0)
+    observations = rng.normal(size=(6, 2, *policy.observation_space.shape)).astype(np.float32)
+    state = policy.initial_state(2)
+    policy.reset()
+    for i, obs in enumerate(observations):
+        greedy = i % 2 == 0
+        _, state = policy.act(obs, state, deterministic=True)  # (the next state does not depend on the action drawn)
+        policy.act(obs, deterministic=greedy)
+        for kept in (policy.policy._eval_states.state, policy.policy._collect_states.state):
+            np.testing.assert_allclose(kept.numpy(), state, rtol=1e-5, atol=1e-6)
+    policy.reset([1])
+    policy.act(observations[0], deterministic=False)
+    np.testing.assert_allclose(policy.policy._eval_states.state[1].numpy(),
+                               policy.act(observations[0][1], policy.initial_state())[1], rtol=1e-5, atol=1e-6)
+
+
 def test_the_explicit_batch_form_keeps_one_state_per_env(lstm_run):
     """act(obs (B, ...), state (B, R, H)) over 3 envs, a row zeroed where its env starts an episode, equals the same
     form one env at a time (itself checked against the stateful act above); the explicit form keeps nothing."""
