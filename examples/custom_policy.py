@@ -64,14 +64,16 @@ class MyPGPolicy(Policy):
     def _forward_learn(self, batch) -> Dict[str, float]:
         learn = self._cfg.learn
         steps, width = batch.reward.shape
-        out = self._model(batch.obs, mode='compute_actor_critic')          # obs is (T+1, B, obs_dim)
+        # the model on (T+1, B, ...) observations; _evaluate passes a Dict observation on and masks the logits of
+        # illegal actions where the env gives an action mask (calling self._model directly does neither)
+        out = self._evaluate(batch.obs)
         values = out['value']                                              # (T+1, B)
         dist = make_distribution({'logit': out['logit'][:-1]}, 'discrete')
         with torch.no_grad():
             # the acframe convention: a finished episode (terminated or truncated) stops the recursion, and a
             # truncated step gets gamma * V(final_obs) folded into its reward
             discounts = self._gamma * (~(batch.terminated | batch.truncated)).float()
-            final_values = self._model(batch.final_obs, mode='compute_critic')['value']
+            final_values = self._evaluate(batch.final_obs)['value']
             rewards = fold_truncation(batch.reward, batch.truncated, final_values, self._gamma)
             returns = nstep_return(rewards, discounts, values[-1].detach())
         advantages = returns - values[:-1].detach()
@@ -86,7 +88,7 @@ class MyPGPolicy(Policy):
                 'value_loss': value_loss.item(), 'entropy': entropy.item()}
 
     def _forward_collect(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        logit = self._model(obs, mode='compute_actor')['logit']
+        logit = self._compute_actor(obs)['logit']                           # (masked, where the env gives a mask)
         return {'action': make_distribution({'logit': logit}, 'discrete').sample()}
 
     def _get_train_sample(self, segment):
@@ -94,7 +96,7 @@ class MyPGPolicy(Policy):
         return split_segment(segment, int(segment.reward.shape[0]))
 
     def _forward_eval(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {'action': self._model(obs, mode='compute_actor')['logit'].argmax(-1)}
+        return {'action': self._compute_actor(obs)['logit'].argmax(-1)}
 
 
 main_config = dict(

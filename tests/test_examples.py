@@ -50,6 +50,35 @@ def test_my_pg_trains_in_the_parallel_pipeline_when_the_budget_cuts_its_last_seg
     assert summary['env_steps'] == 1000 and summary['train_iters'] > 0  # 15 segments of 64, then one cut to 40
 
 
+def test_my_pg_acts_on_a_masked_env_and_a_policy_calling_its_model_directly_is_told_why_it_cannot(tmp_path):
+    """The example called self._model on the observations: on a masked env (a dict {'obs', 'action_mask'}) that was
+    a torch traceback from deep inside the model, exit 1."""
+    (tmp_path / 'direct_pg.py').write_text(
+        "from acframe import POLICY_REGISTRY\n"
+        "from custom_policy import MyPGPolicy\n\n\n"
+        "@POLICY_REGISTRY.register('direct_pg')\n"
+        "class DirectPG(MyPGPolicy):\n"
+        "    def _forward_eval(self, obs):\n"
+        "        return {'action': self._model(obs, mode='compute_actor')['logit'].argmax(-1)}\n")
+    for name in ('my_pg', 'direct_pg'):
+        (tmp_path / f'{name}_cfg.py').write_text(
+            "main_config = dict(env=dict(evaluator_env_num=1, n_evaluator_episode=2, stop_value=None))\n"
+            f"create_config = dict(env=dict(type='toy_tictactoe'), policy=dict(type='{name}'), "
+            f"import_names=['{'custom_policy' if name == 'my_pg' else name}'])\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([EXAMPLES, str(tmp_path), os.environ.get('PYTHONPATH', '')]))
+    common = [sys.executable, '-m', 'acframe.cli', '-q', '--max-env-step', '1000']
+    out = subprocess.run(common + ['-c', 'my_pg_cfg.py', '--exp-dir', 'masked'], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=180, env=env)
+    assert out.returncode == 0, out.stderr
+    out = subprocess.run(common + ['-c', 'direct_pg_cfg.py', '--exp-dir', 'direct'], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=180, env=env)
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1, out.stderr
+    assert lines[0].startswith("acframe: error: policy 'direct_pg' raised TypeError: ") and 'direct_pg.py:8 in ' \
+        '_forward_eval' in lines[0] and 'self._compute_actor(obs) and self._evaluate(obs) take it' in lines[0], lines
+    assert not (tmp_path / 'direct').exists()
+
+
 @pytest.mark.parametrize('algo', ['impala', 'ppo', 'a2c'])
 def test_compose_pipeline_example_trains_by_hand_off_and_on_policy(tmp_path, algo):
     stdout = run_example('compose_pipeline.py', '--algo', algo, '--max-env-step', '3000', '--exp-dir',

@@ -756,9 +756,9 @@ class RunBase:
         return said
 
     def _plugin_error(self, exc: BaseException) -> Optional[PolicyError]:
-        """What a user's replay buffer raised in one of its own methods in the run's loop (``sample``, ``push``), or a
+        """What a user's replay buffer raised in one of its own methods in the run's loop (``sample``, ``push``), a
         user's model in its own (``forward`` in a collection or an evaluation: a layer that does not fit the
-        observation, say), as one line naming it and its file and line (``errors.user_code_error``; the policy and the
+        observation, say), or a user's policy in its own (``_forward_collect``, ``_forward_eval``), as one line naming it and its file and line (``errors.user_code_error``; the policy and the
         hooks are named where they are called); None for anything else (an acframe error, or another's: its traceback
         is the report)."""
         if isinstance(exc, AcframeError) or not isinstance(exc, Exception):
@@ -769,9 +769,18 @@ class RunBase:
             if error is not None and not self._saves_buffer():  # (the checkpoint holds nothing of a buffer that
                 error.learner_sound = True  # broke halfway: the final one is written before this is said)
             return error
-        model = getattr(getattr(self, 'policy', None), '_model', None)
+        policy = getattr(self, 'policy', None)
+        model = getattr(policy, '_model', None)
         if model is not None and _raised_in_own_method(exc, type(model)):
             return user_code_error(exc, f"the model ({type(model).__module__}.{type(model).__qualname__})")
+        if policy is not None and _raised_in_own_method(exc, type(policy)):  # (a collect or eval forward of one's own;
+            error = user_code_error(exc, f"policy '{self.cfg.policy.type}'")  # its learn mode names itself)
+            if error is not None and isinstance(exc, TypeError) and 'dict' in str(exc):  # (the model given a dict)
+                error = PolicyError(f"{error}; a Dict observation (an env's action mask too) reaches a policy's "
+                                    f"modes as a dict: self._compute_actor(obs) and self._evaluate(obs) take it (they "
+                                    f"split the mask off and mask the logits), the model alone does not "
+                                    f"(docs/custom_policy.md)")
+            return error
         return None
 
     def _untouched(self) -> bool:
