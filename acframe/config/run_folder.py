@@ -148,7 +148,7 @@ def run_record(cfg: Any, mode: str, changes: Optional[List[Dict[str, Any]]] = No
     if model_given:
         record['model_given'] = model_given
     # what each of its modules registered (where this process saw it): acting on the run needs none that registered
-    # only loggers or replay buffers (``load_run_config``)
+    # only loggers, replay buffers or hooks (``load_run_config``)
     known = known_registers or {}  # (what an earlier sitting saw, where this process did not see the import)
     registers = {}
     for name in cfg.get('import_names') or []:
@@ -337,8 +337,9 @@ def check_stored_imports(stored: Any, named: Sequence[str], path: str, flag: str
     return list(dict.fromkeys(list(stored) + list(named)))  # the run's order (a later module may re-register a name)
 
 
-#: the registries whose entries a run needs to train but not to act (evaluate, export, ``load_policy``)
-ACTING_NEEDS_NOT = ('logger', 'buffer')
+#: the registries whose entries a run needs to train but not to act (evaluate, export, ``load_policy``): acting
+#: builds no logger, replay buffer or hook
+ACTING_NEEDS_NOT = ('logger', 'buffer', 'hook')
 
 
 def _registers_only(registered: Optional[List[str]], kinds: Sequence[str]) -> bool:
@@ -378,7 +379,7 @@ def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = N
     Its ``import_names`` are imported only when the user named them (``imports``, or an ``import_names=``
     override; see ``check_stored_imports``, whose refusal names ``import_flag``: ``'imports'`` for the Python
     argument), and never from inside ``run_dir``. ``builds_buffer=False``: read to act (``compile_config``'s); a
-    module the run recorded as registering only loggers or replay buffers (``ACTING_NEEDS_NOT``) is then not needed.
+    module the run recorded as registering only loggers, replay buffers or hooks (``ACTING_NEEDS_NOT``) is then not needed.
     """
     from .compile import compile_config
 
@@ -386,7 +387,7 @@ def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = N
     main = record['config']
     named = named_imports(imports, overrides)
     stored = main.get('import_names') or []
-    if not builds_buffer and isinstance(stored, list):  # acting: a module that registered only loggers or buffers
+    if not builds_buffer and isinstance(stored, list):  # acting: a module that registered only loggers, buffers or hooks
         stored = [name for name in stored if name in named or not _registers_only(
             record['import_registers'].get(name), ACTING_NEEDS_NOT)]
     main['import_names'] = check_stored_imports(stored, named, os.path.join(run_dir, CONFIG_JSON), import_flag)

@@ -96,8 +96,8 @@ def test_import_names_keep_their_order_in_the_run_and_when_it_is_read_again(tmp_
 
 
 def test_what_each_imported_module_registered_is_known_so_acting_on_a_run_needs_only_what_acts(tmp_path, monkeypatch):
-    """A run's modules are recorded with what they registered; a module that registered only loggers or replay
-    buffers is not needed to evaluate, export or load the run (eval asked for a logger's module); one that
+    """A run's modules are recorded with what they registered; a module that registered only loggers, replay
+    buffers or hooks is not needed to evaluate, export or load the run (eval asked for a logger's module); one that
     registered anything else, or whose registrations this process did not see, is."""
     from acframe.config.run_folder import ACTING_NEEDS_NOT, _registers_only
     from acframe.registry import BUFFER_REGISTRY, import_names, registrations_of
@@ -109,22 +109,27 @@ def test_what_each_imported_module_registered_is_known_so_acting_on_a_run_needs_
                                            "BUFFER_REGISTRY.register('seen_both')(type('B', (ReplayBuffer,), {}))\n"
                                            "gymnasium.register('SeenBoth-v0', entry_point='gymnasium.envs.classic_control"
                                            ":CartPoleEnv')\n")
+    (tmp_path / 'seen_hook.py').write_text("from acframe import HOOK_REGISTRY, LearnerHook\n"
+                                           "HOOK_REGISTRY.register('seen_hook')(type('H', (LearnerHook,), {}))\n")
     (tmp_path / 'seen_before.py').write_text("from acframe import BUFFER_REGISTRY\nfrom acframe.data import ReplayBuffer\n"
                                              "BUFFER_REGISTRY.register('seen_before')(type('B', (ReplayBuffer,), {}))\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         import seen_before  # noqa: F401 - a script imported it itself: what it registered was not seen
-        import_names(['seen_buffer', 'seen_both', 'seen_before'])
+        import_names(['seen_buffer', 'seen_both', 'seen_before', 'seen_hook'])
         assert registrations_of('seen_buffer') == ['buffer:seen_buffer']
+        assert registrations_of('seen_hook') == ['hook:seen_hook']
         assert registrations_of('seen_both') == ['buffer:seen_both', 'gym:SeenBoth-v0']
         assert registrations_of('seen_before') is None
-        needed = [name for name in ('seen_buffer', 'seen_both', 'seen_before')
+        needed = [name for name in ('seen_buffer', 'seen_both', 'seen_before', 'seen_hook')
                   if not _registers_only(registrations_of(name), ACTING_NEEDS_NOT)]
         assert needed == ['seen_both', 'seen_before']
     finally:
         import gymnasium
         gymnasium.registry.pop('SeenBoth-v0', None)
-        for name in ('seen_buffer', 'seen_both', 'seen_before'):
+        from acframe.registry import HOOK_REGISTRY
+        HOOK_REGISTRY._entries.pop('seen_hook', None)
+        for name in ('seen_buffer', 'seen_both', 'seen_before', 'seen_hook'):
             BUFFER_REGISTRY._entries.pop(name, None)
             sys.modules.pop(name, None)
 
