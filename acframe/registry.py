@@ -111,10 +111,12 @@ def import_names(names: Iterable[str], refuse_under: Iterable[str] = ()) -> None
 
 
 def _nearest_module(name: str) -> Optional[str]:
-    """A top-level module on ``sys.path`` whose name is close to ``name`` (a typo of it), else None (nothing is
-    imported to find it)."""
+    """A top-level module on ``sys.path`` whose name is close to ``name`` (a typo of it), or the module of a file
+    name (``my_envs`` for ``my_envs.py``), else None (nothing is imported to find it)."""
     import pkgutil
 
+    if name.endswith('.py'):  # a file name given for its module ('my_envs.py' imports 'my_envs.py' as a package)
+        return name[:-3].replace('/', '.').replace('\\', '.').strip('.') or None
     if '.' in name:
         return None
     return closest(name, [module.name for module in pkgutil.iter_modules()], cutoff=0.8)

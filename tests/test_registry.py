@@ -124,6 +124,9 @@ def test_import_names_with_a_missing_module_names_it(tmp_path, monkeypatch):
     with pytest.raises(RegistryError, match=r"cannot import module 'my_registry_test_modelz' .*; did you mean "
                                             r"'my_registry_test_models'\?"):  # (a typo: the module beside it named)
         import_names(['my_registry_test_modelz'])
+    with pytest.raises(RegistryError, match=r"cannot import module 'my_registry_test_models.py' .*; did you mean "
+                                            r"'my_registry_test_models'\?"):  # (its file's name given)
+        import_names(['my_registry_test_models.py'])
 
 
 def test_a_module_found_whose_own_import_fails_is_not_called_missing(tmp_path, monkeypatch):
