@@ -393,28 +393,27 @@ class LoadedPolicy:
         if given.ndim != 1 or not (given.dtype == np.bool_ or np.issubdtype(given.dtype, np.integer) or given.size == 0):
             raise ValueError(f"reset(envs): give the indices of the envs that start an episode, or a bool array (B,); "
                              f"got {given.dtype} of shape {np.shape(envs)}")
-        for states, mode in ((self.policy._eval_states, self.policy.eval_mode),):  # (the collect mode's are these)
-            held = 0 if states is None else len(states)
-            if held == 0:  # no states yet (or a feed-forward policy): every env starts at the next act anyway
-                continue
-            if given.dtype == np.bool_:
-                if len(given) != held:
-                    raise ValueError(f"reset(envs): a bool array of {len(given)} envs for a policy acting for {held}; "
-                                     f"give one flag per env")
-                ids = np.flatnonzero(given)
-            else:
-                ids = given.astype(np.int64)
-                if ids.size and (ids.min() < 0 or ids.max() >= held):
-                    bad = int(ids.min() if ids.min() < 0 else ids.max())
-                    raise ValueError(f"reset(envs): env {bad} is not one of the {held} envs the policy acts for; give "
-                                     f"indices 0..{held - 1}")
-                values, counts = np.unique(ids, return_counts=True)
-                if (counts > 1).any():  # most likely flags given as 0/1 integers (dones.astype(int))
-                    raise ValueError(f"reset(envs): env {int(values[counts > 1][0])} is named {int(counts.max())} times; "
-                                     f"give each index once, or the episode starts as a bool array (B,) (integers are "
-                                     f"read as indices)")
-            if ids.size:
-                mode.episode_start(ids.tolist())
+        states = self.policy._eval_states  # (the collect mode's are these: one state per env, greedy or sampled)
+        held = 0 if states is None else len(states)  # 0: no states yet (or a feed-forward policy): every env starts
+        if given.dtype == np.bool_:  # at the next act anyway, but what is given is still checked
+            if held and len(given) != held:
+                raise ValueError(f"reset(envs): a bool array of {len(given)} envs for a policy acting for {held}; "
+                                 f"give one flag per env")
+            ids = np.flatnonzero(given)
+        else:
+            ids = given.astype(np.int64)
+            if ids.size and (ids.min() < 0 or (held and ids.max() >= held)):
+                bad = int(ids.min() if ids.min() < 0 else ids.max())
+                raise ValueError(f"reset(envs): env {bad} is not one of the {held} envs the policy acts for; give "
+                                 f"indices 0..{held - 1}" if held else f"reset(envs): env {bad} is not an env index; "
+                                 f"give indices 0..B-1")
+            values, counts = np.unique(ids, return_counts=True)
+            if (counts > 1).any():  # most likely flags given as 0/1 integers (dones.astype(int))
+                raise ValueError(f"reset(envs): env {int(values[counts > 1][0])} is named {int(counts[counts > 1][0])} times; "
+                                 f"give each index once, or the episode starts as a bool array (B,) (integers are "
+                                 f"read as indices)")
+        if held and ids.size:
+            self.policy.eval_mode.episode_start(ids.tolist())
 
     def make_env(self, render_mode: Optional[str] = None) -> gym.Env:
         """One env of the run, built as its evaluator built its envs (the one env factory: ``env.type``, ``env_id``

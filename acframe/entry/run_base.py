@@ -279,6 +279,24 @@ def _keyword_names(cls: type) -> Optional[List[str]]:
     return [p.name for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
 
 
+def _other_policy(checkpoint: str, cfg: Any) -> str:
+    """`` (the run of that checkpoint trained policy 'impala', this config 'acer')`` where the weights ``init_from``
+    names come from a run folder of another policy (weights keep their names within one policy's models); ''
+    otherwise, or where that cannot be read."""
+    from ..config.run_folder import read_run_record
+    from ..runs import run_dir_of
+
+    run_dir = run_dir_of(checkpoint)
+    try:
+        trained = read_run_record(run_dir)['config']['policy']['type'] if run_dir is not None else None
+    except (AcframeError, KeyError, TypeError):
+        return ''
+    if not isinstance(trained, str) or trained == cfg.policy.type:
+        return ''
+    return (f" (its run trained policy '{trained[:60]}', this config trains '{cfg.policy.type}': init_from takes "
+            f"weights of the same policy and model)")
+
+
 def _raised_in_own_method(exc: BaseException, cls: type) -> bool:
     """Whether the innermost user frame of ``exc``'s traceback is a method of ``cls`` (a user's class, not acframe's),
     in the file that defines it."""
@@ -438,7 +456,9 @@ class RunBase:
             try:
                 self._build()
             except CheckpointError as exc:  # the weights to start from do not fit this config's model
-                raise (CheckpointError(f"init_from {init_from}: {exc}") if init_from is not None else exc) from exc
+                if init_from is None:
+                    raise
+                raise CheckpointError(f"init_from {init_from}: {exc}{_other_policy(init_from, cfg)}") from exc
             self.learner.hooks += named['policy.learn.learner.hooks']  # after the pipeline's own
             # its warnings go where the run's go (above the progress line); a data-parallel rank > 0 draws the same
             # kind of batches as rank 0, which says it once

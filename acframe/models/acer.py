@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
-from .encoders import build_encoder, use_channels_last
+from .encoders import build_encoder, check_layer_sizes, use_channels_last
 from .normalization import ObsNormalizer, normalize_obs, obs_normalizer
 from .recurrent import RecurrentTrunk
 
@@ -72,6 +72,7 @@ class ACERDiscrete(RecurrentTrunk, nn.Module):
         super().__init__()
         _check_space('acer_q', action_space, 'discrete')
         n_actions = int(action_shape)
+        check_layer_sizes(encoder_hidden_size_list, 'encoder_hidden_size_list')  # (list() of an int: a TypeError)
         hidden = list(encoder_hidden_size_list)
         self.share_encoder = share_encoder
         self.obs_normalizer: Optional[ObsNormalizer] = obs_normalizer(obs_shape, obs_norm_clip) if obs_norm else None
@@ -208,6 +209,7 @@ class ACERSDN(RecurrentTrunk, nn.Module):
         if n_action_samples < 1:
             raise ValueError(f"policy.model.n_action_samples must be >= 1; got {n_action_samples}")
         action_dim = int(action_shape)
+        check_layer_sizes(encoder_hidden_size_list, 'encoder_hidden_size_list')  # (list() of an int: a TypeError)
         hidden = list(encoder_hidden_size_list)
         self.action_dim = action_dim
         self.share_encoder = share_encoder
@@ -226,6 +228,7 @@ class ACERSDN(RecurrentTrunk, nn.Module):
         else:
             self.log_sigma_head = nn.Linear(feature, action_dim)
         self.value_head = nn.Linear(feature, 1)
+        check_layer_sizes(advantage_hidden_size_list, 'advantage_hidden_size_list')
         adv_hidden = list(advantage_hidden_size_list)
         self.advantage = nn.Sequential(mlp(feature + action_dim, adv_hidden, activation),
                                        nn.Linear(adv_hidden[-1] if adv_hidden else feature + action_dim, 1))

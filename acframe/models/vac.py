@@ -10,7 +10,7 @@ import torch.nn as nn
 from ..data.tree import is_leaf, tree_map
 from ..registry import MODEL_REGISTRY
 from .common import init_orthogonal, mlp
-from .encoders import build_encoder, use_channels_last
+from .encoders import build_encoder, check_layer_sizes, use_channels_last
 from .normalization import ObsNormalizer, normalize_obs, obs_normalizer
 from .recurrent import RecurrentTrunk
 from .sde import sde_std
@@ -105,6 +105,7 @@ class VAC(RecurrentTrunk, nn.Module):
         else:
             self.nvec = []
             out_size = int(action_shape if isinstance(action_shape, int) else math.prod(action_shape))
+        check_layer_sizes(encoder_hidden_size_list, 'encoder_hidden_size_list')  # (list() of an int: a TypeError)
         hidden = list(encoder_hidden_size_list)
         self.obs_normalizer: Optional[ObsNormalizer] = obs_normalizer(obs_shape, obs_norm_clip) if obs_norm else None
         encoder_args = (obs_shape, encoder, hidden, activation, encoder_channels, vector_encoder, vector_hidden_size_list,

@@ -355,12 +355,15 @@ class Learner:
         return step
 
     def call_hook(self, hook: Any, method: str, *args: Any) -> None:
-        """``hook.method(*args)`` (a learner, collector or evaluator hook): what it raises is one line naming it
-        (``errors.user_code_error``; ``sys.exit`` too), but ``StopTraining``, which asks the run to end
-        (``request_stop``)."""
+        """``hook.method(*args)`` (a learner, collector or evaluator hook; nothing where a hook of one's own lacks that
+        method): what it raises is one line naming it (``errors.user_code_error``; ``sys.exit`` too), but
+        ``StopTraining``, which asks the run to end (``request_stop``)."""
         what = hook_name(hook, method)
+        call = getattr(hook, method, None)
+        if call is None:  # a hook of one's own given in Python, not a LearnerHook: what it lacks it does not want
+            return
         try:
-            getattr(hook, method)(*args)
+            call(*args)
         except StopTraining as stop:
             self.request_stop(f"{what}{': ' + str(stop) if str(stop) else ''}")
         except SystemExit as exc:  # (it ended the process without a summary, a checkpoint of now or a word)

@@ -78,6 +78,12 @@ def test_init_from_weights_that_do_not_fit_or_with_resume_is_one_line_and_writes
                  'policy.model.encoder_hidden_size_list=[32]']) == 2
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and f'init_from {trained_run}' in err and 'does not fit' in err
+    assert 'its run trained policy' not in err  # (the same policy, another model: the keys say it)
+    assert main(['-c', 'cartpole_acer.py', '--init-from', str(trained_run), '--exp-dir', str(tmp_path / 'x'),
+                 '-q']) == 2  # another policy's weights: the line says whose they are
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and err.rstrip().endswith("(its run trained policy 'a2c', this config trains 'acer': "
+                                                           "init_from takes weights of the same policy and model)")
     assert main(['--resume', str(trained_run), '--init-from', str(trained_run), '-q']) == 2
     assert '--init-from starts a new run' in capsys.readouterr().err
     assert main(['-c', 'cartpole_a2c.py', '--init-from', str(tmp_path / 'nothing'), '-q']) == 2

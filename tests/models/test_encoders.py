@@ -111,6 +111,14 @@ def test_a_layer_size_that_is_not_a_whole_number_above_0_names_its_key(kwargs, k
                       args['vector_hidden_size_list'])
     with pytest.raises(ValueError, match=r"policy.model.actor_head_hidden_size = -3 must be a whole number >= 0"):
         VAC(4, 2, 'discrete', actor_head_hidden_size=-3)
+    # the models themselves, before list() of an int was a TypeError naming no key ('int' object is not iterable)
+    from acframe.models.acer import ACERDiscrete, ACERSDN
+    for build in (lambda: VAC(4, 2, 'discrete', encoder_hidden_size_list=64), lambda: ACERDiscrete(4, 2, encoder_hidden_size_list=64),
+                  lambda: ACERSDN(4, 2, encoder_hidden_size_list=64)):
+        with pytest.raises(ValueError, match=r"policy.model.encoder_hidden_size_list = 64 must be a list of whole"):
+            build()
+    with pytest.raises(ValueError, match=r"policy.model.advantage_hidden_size_list = 32 must be a list of whole"):
+        ACERSDN(4, 2, advantage_hidden_size_list=32)
 
 
 @pytest.mark.parametrize('model_fn', [

@@ -478,6 +478,12 @@ def test_a_loaded_recurrent_policy_resets_some_envs_of_a_batch(tmp_path, capsys)
         loaded.reset(np.array([0, 1, 0, 1]))  # dones.astype(int): flags, not indices
     with pytest.raises(ValueError, match='reset'):  # still 4 envs until reset()
         loaded.act(np.zeros((3, 2), dtype=np.float32))
+    loaded.reset()  # no states held: what is given is checked all the same (it was taken without a word)
+    with pytest.raises(ValueError, match=r'env 0 is named 2 times'):
+        loaded.reset(np.array([0, 0, 1, 1, 1]))
+    with pytest.raises(ValueError, match=r'env -2 is not an env index'):
+        loaded.reset([-2])
+    loaded.reset(np.array([True, False, True]))  # (any number of flags: the next act says how many envs)
     # (the exported step with the state in and out: tests/test_export.py)
 
 

@@ -345,3 +345,19 @@ def test_priorities_with_no_buffer_to_take_them_are_warned_about_once():
     learner.warn = said.append
     learner.train({'reward': torch.ones(4, 3)})
     assert len(said) == 1
+
+
+def test_a_hook_of_ones_own_that_is_no_learner_hook_is_called_for_what_it_defines():
+    """A duck-typed hook given in Python (learner_hooks=) without after_eval was an AttributeError at the first
+    evaluation, minutes into the run (a missing before_run was already passed over)."""
+    seen = []
+
+    class OnlyIters:
+        def after_iter(self, learner, info):
+            seen.append(learner.train_iter)
+
+    learner = Learner(CountingLearnMode(), hooks=[OnlyIters()])
+    learner.train(torch.ones(1))
+    learner.after_eval(1, 10, 1.0, 1.0, False)
+    learner.end_round()
+    assert seen == [1]
