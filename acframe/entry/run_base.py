@@ -778,9 +778,9 @@ class RunBase:
     def _plugin_error(self, exc: BaseException) -> Optional[PolicyError]:
         """What a user's replay buffer raised in one of its own methods in the run's loop (``sample``, ``push``), a
         user's model in its own (``forward`` in a collection or an evaluation: a layer that does not fit the
-        observation, say), or a user's policy in its own (``_forward_collect``, ``_forward_eval``), as one line naming it and its file and line (``errors.user_code_error``; the policy and the
-        hooks are named where they are called); None for anything else (an acframe error, or another's: its traceback
-        is the report)."""
+        observation, say), or a user's policy in its own (``_forward_collect``, ``_forward_eval``), as one line
+        naming it and its file and line (``errors.user_code_error``; the learn mode and the hooks are named where
+        they are called); None for anything else (an acframe error, or another's: its traceback is the report)."""
         if isinstance(exc, AcframeError) or not isinstance(exc, Exception):
             return None
         buffer = getattr(self, 'buffer', None)

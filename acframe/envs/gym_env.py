@@ -75,7 +75,8 @@ def resolve_env_id(env_id: str) -> str:
 
 def kwargs_rejected(owner: str, target: Any, exc: TypeError) -> ConfigError:
     """The error for ``env.env_kwargs`` that ``target`` (a class or factory, named ``owner``) refused with ``exc``:
-    a keyword it does not take is compared with the keywords it does (``Did you mean 'gravity'?``)."""
+    a keyword it does not take is compared with the keywords it does (``Did you mean env.env_kwargs.gravity?``, or
+    the keywords it takes where none is close)."""
     hint = ''
     unknown = re.search(r"unexpected keyword argument '([^']+)'", str(exc))
     if unknown is not None:

@@ -304,7 +304,8 @@ def test_only_a_users_buffer_raising_in_its_own_method_is_named_as_the_buffer(tm
     monkeypatch.syspath_prepend(str(tmp_path))
     module = importlib.import_module('plugins_same_file')
     run = SimpleNamespace(buffer=module.Buffer(), cfg=SimpleNamespace(
-        policy=SimpleNamespace(other=SimpleNamespace(replay_buffer=SimpleNamespace(type='mine')))))
+        policy=SimpleNamespace(other=SimpleNamespace(replay_buffer=SimpleNamespace(type='mine')))),
+        _saves_buffer=lambda: False)
 
     def raised(fn):
         try:
@@ -314,6 +315,7 @@ def test_only_a_users_buffer_raising_in_its_own_method_is_named_as_the_buffer(tm
 
     named = RunBase._plugin_error(run, raised(lambda: run.buffer.sample(2)))
     assert str(named).startswith("replay buffer 'mine' raised ValueError: buffer bug (at ")
+    assert named.learner_sound  # (a buffer the checkpoint does not hold: the final checkpoint is written first)
     assert RunBase._plugin_error(run, raised(lambda: module.Policy()._forward_collect(None))) is None
     sys.modules.pop('plugins_same_file', None)
 
