@@ -45,11 +45,31 @@ def _count(text: str) -> int:
     return int(value)
 
 
+#: flags of Stable-Baselines3's RL Zoo (``python train.py --algo ppo --env ... -n 100000``), and learn()'s
+#: total_timesteps written as one -> what acframe takes
+FOREIGN_FLAGS = {
+    '-n': '--max-env-step N', '--n-timesteps': '--max-env-step N', '--total-timesteps': '--max-env-step N',
+    '--algo': '-c CONFIG (a config file names its algorithm: policy.type) or -e ENV -p POLICY',
+    '--eval-freq': 'policy.eval.evaluator.eval_freq=N (gradient steps between evaluations)',
+    '--eval-episodes': 'env.n_evaluator_episode=N', '--n-eval-envs': 'env.evaluator_env_num=N',
+    '--hyperparams': 'key.path=value overrides', '-params': 'key.path=value overrides',
+    '--tensorboard-log': "logger.backends (the run folder's log/ holds tensorboard files)",
+    '-tb': "logger.backends (the run folder's log/ holds tensorboard files)",
+    '-f': '--exp-dir DIR', '--log-folder': '--exp-dir DIR', '-i': '--init-from RUN', '--trained-agent': '--init-from RUN',
+}
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with acframe's one-line errors: a bad flag or value is one line naming it (exit 2), not the usage."""
 
     def error(self, message: str) -> 'NoReturn':  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} ({self.prog} -h lists the flags)\n")
+        hint = ''
+        if message.startswith('unrecognized arguments: '):
+            given = [word.split('=', 1)[0] for word in message[len('unrecognized arguments: '):].split()]
+            known = [(flag, FOREIGN_FLAGS[flag]) for flag in given if flag in FOREIGN_FLAGS]
+            if known:
+                hint = f"; {known[0][0]} is a Stable-Baselines3 / RL Zoo flag: acframe's is {known[0][1]}"
+        self.exit(2, f"{self.prog}: error: {message}{hint} ({self.prog} -h lists the flags)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

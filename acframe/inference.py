@@ -344,6 +344,30 @@ class LoadedPolicy:
 
     __call__ = act
 
+    def predict(self, observation: Any, state: Optional[np.ndarray] = None, episode_start: Optional[Any] = None,
+                deterministic: bool = True) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """Stable-Baselines3's form of ``act``: ``(action, next state)``, keeping nothing (``action, _ =
+        policy.predict(obs)``). A feed-forward policy's state is None. A recurrent policy's is acframe's
+        (``initial_state``: ``(B, R, H)``, ``(R, H)`` for one observation; not sb3-contrib's ``(h, c)`` tuple):
+        None starts every env's episode, and ``episode_start`` ``(B,)`` (sb3-contrib's) zeroes the rows of envs
+        whose episode starts at this observation."""
+        if not self.recurrent:
+            return self.act(observation, deterministic=deterministic), None
+        batch, single = self._as_batch(observation)
+        if state is None:
+            state = self.initial_state(None if single else _batch_size(batch))
+        if episode_start is not None:
+            starts = np.asarray(episode_start, dtype=bool)
+            state = np.array(state, dtype=np.float32)  # (the caller's is left as it was)
+            if single:
+                state = state * (0.0 if starts.any() else 1.0)
+            else:
+                if starts.shape != (len(state),):
+                    raise ValueError(f"predict: episode_start has shape {starts.shape}; give one flag per "
+                                     f"observation, shape ({len(state)},)")
+                state[starts] = 0.0
+        return self._act_from(observation, state, deterministic)
+
     def initial_state(self, batch: Optional[int] = None) -> np.ndarray:
         """The state at an episode's first step for ``act(obs, state)``: zeros ``(batch, R, H)`` float32, ``(R, H)``
         for one observation (``batch=None``); ``R`` is ``num_layers`` (GRU) or ``2·num_layers`` (LSTM: ``h`` rows, then

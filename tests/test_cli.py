@@ -76,6 +76,19 @@ def test_list_shows_registered_names_and_configs(capsys):
     assert 'cartpole_novel (CartPole-v1)' in out.split('partially observed envs (velocities removed):')[1].splitlines()[0]
 
 
+@pytest.mark.parametrize('flags, says', [
+    (['-n', '100000'], "-n is a Stable-Baselines3 / RL Zoo flag: acframe's is --max-env-step N"),
+    (['--total-timesteps=5'], "--total-timesteps is a Stable-Baselines3 / RL Zoo flag: acframe's is --max-env-step N"),
+    (['--algo', 'ppo'], "--algo is a Stable-Baselines3 / RL Zoo flag: acframe's is -c CONFIG"),
+])
+def test_an_rl_zoo_flag_is_answered_with_acframes(flags, says, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:  # (argparse's exit, as the command's)
+        main(['-c', 'cartpole_ppo.py', *flags])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count('\n') == 1 and says in err and os.listdir(tmp_path) == [], err
+
+
 def test_python_dash_m_acframe_is_the_acframe_command(tmp_path):
     """``python -m acframe`` said 'No module named acframe.__main__'."""
     out = subprocess.run([sys.executable, '-m', 'acframe', '--list'], cwd=tmp_path, capture_output=True, text=True,

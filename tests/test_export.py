@@ -307,6 +307,30 @@ def test_a_torchscript_file_names_the_input_of_the_wrong_shape(lstm_run, trained
     assert torchscript_refusal(lambda: actor(torch.zeros(4))).endswith('not [4] (one observation is obs[None])')
 
 
+def test_predict_is_stable_baselines3s_form_of_act(lstm_run, trained_run):
+    """action, state = policy.predict(obs, state, episode_start) (sb3-contrib's RecurrentPPO call): the explicit
+    form with the starting envs' rows zeroed; a feed-forward policy's state is None."""
+    feed_forward = acframe.load_policy(trained_run)
+    obs = np.zeros((3, 4), dtype=np.float32)
+    action, state = feed_forward.predict(obs)
+    assert state is None and np.array_equal(action, feed_forward.act(obs))
+    policy = acframe.load_policy(lstm_run)
+    rng = np.random.default_rng(1)
+    observations = rng.normal(size=(5, 3, *policy.observation_space.shape)).astype(np.float32)
+    state, reference = None, policy.initial_state(3)
+    for i, obs in enumerate(observations):
+        starts = np.array([i == 0, i == 3, False])
+        reference[starts] = 0.0
+        want, reference = policy.act(obs, reference)
+        action, state = policy.predict(obs, state, episode_start=starts)
+        assert np.array_equal(action, want) and np.array_equal(state, reference)
+    one, one_state = policy.predict(observations[0][0])  # one observation: its state is (R, H)
+    assert one_state.shape == policy.initial_state().shape and one == policy.act(observations[0][0],
+                                                                                  policy.initial_state())[0]
+    with pytest.raises(ValueError, match=r'predict: episode_start has shape \(2,\); give one flag per observation'):
+        policy.predict(observations[0], state, episode_start=[True, False])
+
+
 def test_greedy_and_sampled_actions_carry_one_state_through_an_episode(lstm_run):
     """act(obs) and act(obs, deterministic=False) kept a state each: an episode that switched lost what the other way
     had seen (a cue task fell to chance). Either way, the state after a step is the explicit form's next state."""

@@ -278,12 +278,21 @@ def default_config(policy_type: str) -> dict:
     return cfg
 
 
+#: Stable-Baselines3's policy classes (``PPO('MlpPolicy', env)``): given for acframe's ``policy`` section
+SB3_POLICY_CLASSES = ('MlpPolicy', 'CnnPolicy', 'MultiInputPolicy', 'MlpLstmPolicy', 'CnnLstmPolicy',
+                      'MultiInputLstmPolicy')
+
+
 def section_key_meant(path: str, value: Any, section: Mapping[str, Any]) -> Optional[str]:
     """The key a string given for a whole section (``path``, whose declared keys are ``section``) most likely meant:
     its ``type`` (``rnn='lstm'``, ``policy='ppo'``), except for ``env``, whose ``type`` is the env factory: a name
     that no factory is registered under is an env id (``env='CartPole-v1'``: ``env.env_id``). None for other values."""
     if not isinstance(value, str) or 'type' not in section:
         return None
+    if path == 'policy' and value in SB3_POLICY_CLASSES:  # (SB3's PPO('MlpPolicy', ...): a network, not an algorithm)
+        return (f"policy.type='ppo' (or 'a2c', 'impala', 'acer': the algorithm); {value!r} is Stable-Baselines3's "
+                f"network, which is acframe's policy.model (its encoder: 'mlp', 'nature_cnn'; a Dict observation "
+                f"takes one per key)")
     if path == 'env' and 'env_id' in section:
         from ..registry import ENV_REGISTRY
         if value not in ENV_REGISTRY:

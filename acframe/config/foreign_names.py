@@ -8,18 +8,24 @@ from __future__ import annotations
 from typing import Dict, Optional, Tuple
 
 SB3 = "Stable-Baselines3's"
+ZOO = "the RL Zoo's"
 RECURRENT_PPO = "sb3-contrib's RecurrentPPO"
 DING = "DI-engine's"
 #: what DI-engine's priority switches are in acframe (a DI-engine config file's are translated; an override is not)
 _PRIORITIZED = ("a prioritized buffer type: 'prioritized' (for IMPALA's fifo) or 'episodic_prioritized' (for ACER's "
                 "episodic); a DI-engine config file's priority=True is read as that")
 
-#: name -> (whose name it is, acframe's key, what to know when translating its value or None)
-FOREIGN_NAMES: Dict[str, Tuple[str, str, Optional[str]]] = {
+#: name -> (whose name it is, acframe's key (None: acframe has none), what to know when translating its value or None)
+FOREIGN_NAMES: Dict[str, Tuple[str, Optional[str], Optional[str]]] = {
     'n_steps': (SB3, 'policy.collect.n_sample', "samples per collection over all envs: n_steps x n_envs for PPO and "
                 "A2C; IMPALA's and ACER's samples are unrolls: n_steps x n_envs / unroll_len"),
     'n_envs': (SB3, 'env.collector_env_num', None),
     'n_timesteps': (SB3, 'max_env_step', "or --max-env-step"),
+    'total_timesteps': (SB3, 'max_env_step', "or --max-env-step; learn(total_timesteps=N)'s budget"),
+    'target_kl': (SB3, None, "PPO's KL early stop of an update is not implemented: policy.learn.epoch_per_collect "
+                  "bounds its epochs and policy.learn.clip_ratio its step"),
+    'env_wrapper': (ZOO, 'env.type', "wrap the env in a factory of your own, registered with "
+                    "@ENV_REGISTRY.register('name') and named by env.type (docs/custom_env.md)"),
     'gamma': (SB3, 'policy.learn.discount_factor', None),
     'ent_coef': (SB3, 'policy.learn.entropy_weight', None),
     'vf_coef': (SB3, 'policy.learn.value_weight', None),
@@ -59,4 +65,6 @@ def foreign_name_message(full: str, key: str) -> Optional[str]:
     if entry is None or full == entry[1]:
         return None
     whose, ours, note = entry
+    if ours is None:  # (no acframe counterpart)
+        return f"that is {whose} name; acframe has no such setting ({note})"
     return f"that is {whose} name; acframe's is '{ours}'" + (f" ({note})" if note else "")

@@ -88,8 +88,11 @@ class Rule(NamedTuple):
             if isinstance(value, float) and math.isinf(value) and not self.accepts_inf:
                 raise ConfigError(f"config key '{key}' is {value}; set a finite number")
             if not self._in_range(value):
+                sb3 = ("; SB3's -1 (a draw at each rollout's start only) is the steps each env collects per rollout, "
+                       "policy.collect.n_sample / env.collector_env_num" if key.endswith('.sde_sample_freq')
+                       and value == -1 else '')
                 raise ConfigError(f"config key '{key}' = {_num(value)} must {self._range_phrase()}"
-                                  f"{' (or None)' if self.nullable else ''}")
+                                  f"{' (or None)' if self.nullable else ''}{sb3}")
         if self.choices is not None and value not in self.choices:
             choices = ', '.join(repr(c) for c in self.choices) + (' or None' if self.nullable else '')
             same = [c for c in self.choices if isinstance(c, str) and isinstance(value, str)
@@ -121,6 +124,12 @@ class Rule(NamedTuple):
             example = f"like its default {default!r}" if default is not None else "as declared"
             quoted = (f"; on the command line, quoted: \"{key}=[{value!r}]\"" if self.type == 'list'
                       and isinstance(value, str) else '')  # (a list of one name, as a shell passes it)
+            if self.type == 'float' and isinstance(value, str) and value.startswith('lin_'):  # (the RL Zoo's schedule)
+                decay = {'learning_rate': 'lr_decay_iters', 'clip_ratio': 'clip_ratio_decay_iters'}.get(
+                    key.rsplit('.', 1)[-1])
+                quoted = (f"; {value!r} is the RL Zoo's linear schedule: give its start value here ({value[4:]})"
+                          + (f" and the gradient steps of its decay to 0 in {key.rsplit('.', 1)[0]}.{decay}"
+                             if decay else ' (acframe keeps it constant)'))
             raise ConfigError(f"config key '{key}' must be {self.type} ({example}), got {type(value).__name__} "
                               f"{value!r}{quoted}")
         return value

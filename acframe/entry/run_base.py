@@ -335,6 +335,7 @@ class RunBase:
         self.solved = False
         self.interrupted = False
         self.spent_on_resume = False  # (set by _start: a resume whose budget is spent already)
+        self._schedules_warned = False  # (a decay schedule that reached 0 with budget left is said once)
         #: what a resume's restore has to say (envs that continue from a reset): said once it is known to train on
         self.resume_notes: List[str] = []
         #: the interrupt this process ends with, once finished, when another process of the run (a data-parallel
@@ -639,7 +640,40 @@ class RunBase:
         if self._budget_spent():
             self.learner.stops_closed = True  # (the budget ends it: a hook at its final evaluation does not)
             return False
+        if not self._schedules_warned:
+            self._warn_spent_schedules()
         return self.learner.stop_requested is None
+
+    #: the decay schedules of ``policy.learn`` (gradient steps to 0) and what reaching 0 stops
+    SCHEDULES = (('lr_decay_iters', 'the learning rate'), ('clip_ratio_decay_iters', 'the clip ratio'))
+
+    def _warn_spent_schedules(self) -> None:
+        """Once: a schedule of ``SCHEDULES`` that has reached 0 with a tenth of the budget or more left (the rest of
+        the run learns nothing; a resumed run continues at 0), with the value that would span the whole budget at
+        this run's gradient steps per env step. Schedules count gradient steps, not the budget (the RL Zoo's
+        ``lin_`` schedules scale with it)."""
+        learn, cfg, step = self.cfg.policy.learn, self.cfg, self.learner.train_iter
+        spent = [(key, int(learn[key]), what) for key, what in self.SCHEDULES
+                 if isinstance(learn.get(key), int) and 0 < learn[key] <= step]
+        env_left, iter_left = cfg.max_env_step - self.env_step, cfg.max_train_iter - step
+        if not spent or env_left < 0.1 * cfg.max_env_step or iter_left < 0.1 * cfg.max_train_iter:
+            return
+        self._schedules_warned = True
+        if not self.writes:  # (a data-parallel rank > 0: rank 0 says it)
+            return
+        from ..config.defaults import TOP_LEVEL
+
+        keys = ' and '.join(f"policy.learn.{key}={n}" for key, n, _ in spent)
+        whats = ' and '.join(what for _, _, what in spent)
+        by_iters = cfg.max_train_iter < TOP_LEVEL['max_train_iter']  # (--max-train-iter given: it is the budget)
+        per_env_step = step / self.env_step if self.env_step else 0.0
+        whole = (f" (max_train_iter={cfg.max_train_iter:,})" if by_iters else
+                 f" (about {round(per_env_step * cfg.max_env_step):,} for max_env_step={cfg.max_env_step:,} at this "
+                 f"run's {per_env_step:.3g} gradient steps per env step)" if per_env_step else '')
+        left = f"{iter_left:,} train iters" if by_iters else f"{env_left:,} env steps"
+        self.warn(f"acframe: warning: {keys} took {whats} to 0 by train iter {step:,} (env step {self.env_step:,}), "
+                  f"with {left} of the budget left: the rest of the run learns nothing; set the schedule to the "
+                  f"gradient steps of the whole budget{whole} (a --resume takes it with --accept-config-change)")
 
     def save_best(self, value: float, weights: Dict[str, torch.Tensor], train_iter: int, env_step: int) -> None:
         """``ckpt_best.pth``: the weights that scored ``value``, the best evaluation so far."""

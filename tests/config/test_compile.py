@@ -192,6 +192,20 @@ def test_a_dotted_override_makes_no_section_where_none_is_declared_in_the_model(
     ('policy.learn.n_steps=128', "acframe's is 'policy.collect.n_sample' (samples per collection over all envs: "
                                  "n_steps x n_envs for PPO and A2C; IMPALA's and ACER's samples are unrolls"),
     ('policy.learn.clip_range=0.1', "acframe's is 'policy.learn.clip_ratio'"),
+    ('total_timesteps=100000', "unknown config key 'total_timesteps': that is Stable-Baselines3's name; acframe's is "
+                               "'max_env_step' (or --max-env-step"),
+    ('policy.learn.target_kl=0.01', "that is Stable-Baselines3's name; acframe has no such setting (PPO's KL early "
+                                    "stop of an update is not implemented"),
+    ('env.env_wrapper=1', "that is the RL Zoo's name; acframe's is 'env.type' (wrap the env in a factory of your own"),
+    ('policy=MlpPolicy', "config key 'policy' must be a dict (a section of keys), got str 'MlpPolicy'; set one of its "
+                         "keys, e.g. policy.type='ppo' (or 'a2c', 'impala', 'acer': the algorithm); 'MlpPolicy' is "
+                         "Stable-Baselines3's network, which is acframe's policy.model"),
+    # the RL Zoo's schedules and gSDE's -1
+    ('policy.learn.learning_rate=lin_3e-4', "got str 'lin_3e-4'; 'lin_3e-4' is the RL Zoo's linear schedule: give its "
+                                            "start value here (3e-4) and the gradient steps of its decay to 0 in "
+                                            "policy.learn.lr_decay_iters"),
+    ('policy.collect.sde_sample_freq=-1', "must be >= 1; SB3's -1 (a draw at each rollout's start only) is the steps "
+                                          "each env collects per rollout"),
     # a key another policy declares says so (burn-in is ACER's: its replayed windows)
     ('policy.model.rnn.burn_in=4',
      "unknown config key 'policy.model.rnn.burn_in': a key of policy acer, not of this one; remove it, or use "

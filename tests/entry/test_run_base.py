@@ -363,3 +363,26 @@ def test_a_folder_locked_by_a_reader_is_refused_without_naming_the_ended_process
             RunLock(str(run))  # a live holder is named as before
     finally:
         os.close(reader)
+
+
+def test_a_decay_schedule_spent_with_budget_left_is_said_once_with_the_value_spanning_the_budget(tmp_path, capsys):
+    """The schedules count gradient steps: a budget three times the one a config's schedule was sized for (or a
+    resume past it) trained on at a learning rate and clip ratio of 0 without a word."""
+    common = ['env.stop_value=None', 'policy.eval.evaluator.eval_freq=100000', 'env.n_evaluator_episode=1',
+              'env.evaluator_env_num=1']
+    serial_pipeline_onpolicy('cartpole_ppo.py', overrides=common + ['policy.learn.lr_decay_iters=40',
+                                                                    'policy.learn.clip_ratio_decay_iters=40'],
+                             exp_dir=str(tmp_path / 'short'), max_env_step=2048, progress=False)
+    said = [line for line in capsys.readouterr().err.splitlines() if 'to 0 by train iter' in line]
+    assert said == ["acframe: warning: policy.learn.lr_decay_iters=40 and policy.learn.clip_ratio_decay_iters=40 took "
+                    "the learning rate and the clip ratio to 0 by train iter 40 (env step 512), with 1,536 env steps "
+                    "of the budget left: the rest of the run learns nothing; set the schedule to the gradient steps "
+                    "of the whole budget (about 160 for max_env_step=2,048 at this run's 0.0781 gradient steps per "
+                    "env step) (a --resume takes it with --accept-config-change)"]
+    serial_pipeline_onpolicy('cartpole_ppo.py', overrides=common + ['policy.learn.lr_decay_iters=160',
+                                                                    'policy.learn.clip_ratio_decay_iters=160'],
+                             exp_dir=str(tmp_path / 'sized'), max_env_step=2048, progress=False)
+    assert 'to 0 by train iter' not in capsys.readouterr().err  # (sized to the budget: 0 at its end)
+    serial_pipeline_onpolicy(resume=str(tmp_path / 'sized'), max_env_step=4096, progress=False)
+    assert 'policy.learn.lr_decay_iters=160 and policy.learn.clip_ratio_decay_iters=160 took the learning rate and ' \
+           'the clip ratio to 0 by train iter 160 (env step 2,048), with 2,048 env steps' in capsys.readouterr().err
