@@ -6,6 +6,7 @@ of the payload); tensorboardX ships the ``Event`` protobuf class, so this reader
 """
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import struct
@@ -139,7 +140,7 @@ def event_files(log_dir: str) -> List[str]:
 
 def read_scalars(log_dir: str) -> List[Scalar]:
     """Every scalar of the event files in ``log_dir`` (``event_files``); a run logged without the tensorboard
-    backend is read from its ``scalars.jsonl``."""
+    backend is read from its ``scalars.jsonl``. What a resume superseded is left out (``latest_timeline``)."""
     if not os.path.isdir(log_dir):
         raise ConfigError(f"{log_dir}: no such log folder; pass a run folder written by acframe (it holds log/)")
     names = sorted(os.listdir(log_dir))
@@ -147,11 +148,28 @@ def read_scalars(log_dir: str) -> List[Scalar]:
     if not events:  # scalars.jsonl, then the fresh files of a run whose scalars.jsonl was taken mid-run
         jsonl = ([JSONL_FILE] if JSONL_FILE in names else []) + \
             [name for name in names if name.startswith('scalars-') and name.endswith('.jsonl')]
-        return [scalar for name in jsonl for scalar in read_jsonl_scalars(os.path.join(log_dir, name))]
+        return latest_timeline([scalar for name in jsonl for scalar in read_jsonl_scalars(os.path.join(log_dir, name))])
     scalars: List[Scalar] = []
     for path in events:
         scalars += read_event_file(path)
-    return scalars
+    return latest_timeline(scalars)
+
+
+def latest_timeline(scalars: List[Scalar]) -> List[Scalar]:
+    """``scalars`` (in write order) without the values a resume superseded: a run killed past its last checkpoint
+    (SIGKILL, a lost machine) logged steps its resume trains again, from the checkpoint's step; a tag's value at a
+    step below one logged before it starts that tag's timeline again, and the earlier values at that step and
+    beyond are dropped (plots drew the lost timeline and the resumed one as one line that ran back). Within one
+    sitting a tag's steps never go back."""
+    kept: Dict[str, List[Scalar]] = defaultdict(list)
+    for scalar in scalars:
+        series = kept[scalar.tag]
+        if series and scalar.step < series[-1].step:
+            cut = bisect.bisect_left([s.step for s in series], scalar.step)
+            del series[cut:]
+        series.append(scalar)
+    survivors = {id(s) for series in kept.values() for s in series}
+    return [s for s in scalars if id(s) in survivors]
 
 
 def scalars_by_tag(scalars: List[Scalar]) -> Dict[str, List[Scalar]]:

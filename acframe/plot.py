@@ -27,7 +27,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from .errors import ConfigError
-from .logs import Scalar, event_files, read_event_file, read_scalars, scalars_by_tag
+from .logs import Scalar, event_files, latest_timeline, read_event_file, read_scalars, scalars_by_tag
 
 X_AXES = ('env_steps', 'wall_s')
 #: figure size in inches and resolution: a 1200 x 900 pixel PNG
@@ -153,7 +153,7 @@ def _read_sittings(log_dir: str) -> Tuple[List[Scalar], Optional[List[Tuple[floa
             pauses.append((last, opened))
         last = max([s.wall_time for s in part] + ([last] if last is not None else []))
         scalars += part
-    return scalars, pauses
+    return latest_timeline(scalars), pauses
 
 
 def _event_file_opened(path: str, default: float) -> float:

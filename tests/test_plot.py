@@ -275,3 +275,57 @@ def test_groups_that_share_the_first_differing_value_get_labels_of_their_own():
     one label for two configs, two curves under one legend entry."""
     configs = [{'n_sample': 128, 'rate': 1}, {'n_sample': 64, 'rate': 2}, {'n_sample': 64, 'rate': 3}]
     assert _unique_labels(['a2c'] * 3, configs) == ['a2c', 'a2c (n_sample=64 and 1 more)', 'a2c (rate=3 and 1 more)']
+
+
+KILLER = '''
+import os
+import signal
+
+from acframe import HOOK_REGISTRY, LearnerHook
+
+
+@HOOK_REGISTRY.register('kill_once_test')
+class KillOnce(LearnerHook):
+    """SIGKILLs its own process at train iter `at`, the first time only (a marker file remembers)."""
+
+    def __init__(self, at, marker):
+        self.at, self.marker = at, marker
+
+    def after_iter(self, learner, info):
+        if learner.train_iter == self.at and not os.path.exists(self.marker):
+            open(self.marker, 'w').close()
+            os.kill(os.getpid(), signal.SIGKILL)
+'''
+
+
+def test_a_run_killed_past_its_checkpoint_and_resumed_plots_one_timeline(tmp_path):
+    """SIGKILL 16 train iters after the last checkpoint, then --resume: the log held both timelines, and the curves
+    (and curves.svg) ran to the kill, back to the checkpoint and on again."""
+    import subprocess
+    import sys
+
+    from acframe.logs import read_scalars
+
+    (tmp_path / 'killer.py').write_text(KILLER)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get('PYTHONPATH', '')]))
+    # a checkpoint at iter 20, the kill at 36; the event file's buffer (4 KiB) reached the disk up to about iter 28
+    hook = f"policy.learn.learner.hooks=[{{'type': 'kill_once_test', 'at': 36, 'marker': '{tmp_path / 'killed'}'}}]"
+    args = [sys.executable, '-m', 'acframe.cli', '-c', 'cartpole_a2c.py', '--exp-dir', 'run', '--max-train-iter', '60',
+            '-q', 'env.stop_value=None', 'policy.learn.learner.save_ckpt_freq=20', 'policy.learn.learner.log_freq=1',
+            'policy.eval.evaluator.eval_freq=2', 'env.n_evaluator_episode=1', 'env.evaluator_env_num=1',
+            "import_names=['killer']", hook]
+    killed = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert killed.returncode == -9, killed.stderr
+    resumed = subprocess.run([sys.executable, '-m', 'acframe.cli', '--resume', 'run', '--import', 'killer', '-q'],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    log = tmp_path / 'run' / 'log'
+    assert len([name for name in os.listdir(log) if name.startswith('events.out')]) == 2
+    from acframe.logs import event_files, read_event_file
+    first = [s.step for s in read_event_file(event_files(str(log))[0]) if s.tag == 'evaluator/return_mean_by_iter']
+    assert max(first) > 22, first  # (the killed sitting's file holds steps the resume trains again)
+    evals = [s.step for s in read_scalars(str(log)) if s.tag == 'evaluator/return_mean_by_iter']
+    assert evals == sorted(evals) and evals[-1] == 60 and evals.count(22) == 1, evals  # (22: logged twice, kept once)
+    run = load_run_curves(str(tmp_path / 'run'))
+    for name, curves in run.curves.items():
+        assert np.all(np.diff(curves['env_steps'].x) >= 0), (name, curves['env_steps'].x)
