@@ -20,6 +20,29 @@ from typing import Iterator, Optional
 TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
+@contextlib.contextmanager
+def held_while_a_child_starts() -> Iterator[None]:
+    """Hold back Ctrl-C and the terminating signals in this thread while a child process of the run starts: the
+    child inherits the held mask (through fork, and through the exec of spawn) and takes them only once it has set
+    its own handlers (``release_held_signals``); a Ctrl-C while actors were forking printed a child's
+    KeyboardInterrupt traceback. The parent takes what came meanwhile when the block ends."""
+    if not hasattr(signal, 'pthread_sigmask'):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, *TERMINATING))
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def release_held_signals() -> None:
+    """In a child started under ``held_while_a_child_starts``, once its handlers are set: take the signals again
+    (one that came meanwhile is handled now, as those handlers say)."""
+    if hasattr(signal, 'pthread_sigmask'):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, *TERMINATING))
+
+
 class Terminated(KeyboardInterrupt):
     """The process received SIGTERM (or SIGHUP, SIGQUIT: ``signum``)."""
 

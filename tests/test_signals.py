@@ -459,3 +459,42 @@ def test_a_sigterm_inside_a_gradient_step_resumes_to_the_unbroken_runs_weights(t
     # the evaluation due inside the cut round waits for its end, where the unbroken run evaluates (at 11 it came
     # first, moving every later one)
     assert evaluations('cut') == evaluations('whole'), (evaluations('cut'), evaluations('whole'))
+
+
+def _child_that_sets_its_handlers_late(out):
+    """A child whose Ctrl-C handling is set only after 0.5 s of start-up (imports, building its worker)."""
+    import time
+
+    from acframe.signals import release_held_signals
+
+    time.sleep(0.5)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    release_held_signals()
+    out.put('set')
+
+
+@pytest.mark.parametrize('held', [True, False])
+def test_a_ctrl_c_while_a_child_starts_waits_for_the_childs_own_handlers(held):
+    """A real SIGINT to a child still starting: held, it reaches the child once it ignores it (a run's children
+    ignore Ctrl-C, their parent stops them); not held, it was a KeyboardInterrupt traceback from the child."""
+    import multiprocessing
+
+    from acframe.signals import held_while_a_child_starts
+
+    context = multiprocessing.get_context('fork')
+    out = context.SimpleQueue()
+    child = context.Process(target=_child_that_sets_its_handlers_late, args=(out,))
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    if held:
+        with held_while_a_child_starts():
+            child.start()
+    else:
+        child.start()
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before  # (the parent's mask as it was)
+    time.sleep(0.2)  # (the child is in its start-up's sleep)
+    os.kill(child.pid, signal.SIGINT)
+    child.join(10)
+    if held:
+        assert child.exitcode == 0 and out.get() == 'set'
+    else:  # (the KeyboardInterrupt ended it, with a traceback)
+        assert child.exitcode == 1

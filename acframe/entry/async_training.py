@@ -45,7 +45,8 @@ from ..config.compile import ConfigInput
 from ..envs import make_env_manager, manager_class
 from ..errors import AcframeError, ConfigError
 from ..policy import env_steps_per_collection, policy_class
-from ..signals import TERMINATING, Terminated, continues, interrupt_for, sigterm_as_interrupt, watch_continues
+from ..signals import (TERMINATING, Terminated, continues, held_while_a_child_starts, interrupt_for,
+                       release_held_signals, sigterm_as_interrupt, watch_continues)
 from ..utils import bounded_lock, cpu_cores
 from ..worker import Learner, LearnerHook, SampleCollector
 from .data_parallel import PROCESS_SEED_STRIDE, _watch_parent, per_process_state_refusals, process_seed
@@ -288,7 +289,8 @@ class AsyncRun(SerialRun):
         parent = os.getpid()
         for worker in range(1, self.worker_num):
             child = self.context.Process(target=_worker_main, args=(self, worker, parent), name=f'acframe-async{worker}')
-            child.start()
+            with held_while_a_child_starts():
+                child.start()
             self.children.append(child)
 
     def check_workers(self) -> None:
@@ -444,6 +446,7 @@ def _worker_main(run: AsyncRun, worker: int, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches every process: worker 0 stops the others
     for terminating in TERMINATING:  # a signal to this worker alone interrupts the run, as Ctrl-C does (worker 0
         signal.signal(terminating, _worker_terminated)  # writes the final checkpoint), not worker 0's handler
+    release_held_signals()  # (held while worker 0 forked this process)
     code = 0
     try:
         set_torch_threads(run.cfg.policy.learn.torch_threads)

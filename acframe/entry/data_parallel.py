@@ -42,8 +42,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ..errors import AcframeError, CheckpointError, ConfigError
-from ..signals import (TERMINATING, describe_interrupt, interrupt_for, interrupts_deferred, pending_signum,
-                       sigterm_as_interrupt)
+from ..signals import (TERMINATING, describe_interrupt, held_while_a_child_starts, interrupt_for, interrupts_deferred,
+                       pending_signum, release_held_signals, sigterm_as_interrupt)
 from ..utils import cpu_cores
 from ..worker import Learner, LearnerHook
 from ..worker.learner import check_learner_num
@@ -635,6 +635,7 @@ def _rank_main(rank: int, host: str, port: int, parent_pid: int, errors: Any, lo
     # first: a forked child of a process whose intra-op pool ran hangs at its first multi-threaded op
     set_torch_threads(cfg.policy.learn.torch_threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches every process: rank 0 stops the group
+    release_held_signals()  # (held while rank 0 started this process)
     _watch_parent(parent_pid)
 
     def report(line: str) -> None:
@@ -729,7 +730,8 @@ class LocalRanks:
                                          args=(rank, self.host, port, os.getpid(), errors, loop, cfg, exp_dir, make_run))
                          for rank in range(1, int(cfg.parallel.learner_num))]
         for child in self.children:
-            child.start()
+            with held_while_a_child_starts():
+                child.start()
         return errors
 
     def rank0_gpu(self, cfg: Any) -> Optional[int]:

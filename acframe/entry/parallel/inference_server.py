@@ -59,6 +59,7 @@ from easydict import EasyDict
 
 from ...errors import ConfigError
 from ...models.sde import draw_exploration_matrices
+from ...signals import held_while_a_child_starts
 from .messages import VERSION_KEY
 
 #: seconds between two looks at the stop flag while an actor waits on its reply or the server on requests
@@ -379,7 +380,8 @@ class InferenceServer:
         process = self._ctx.Process(target=_server_main, name='acframe-inference', daemon=self._daemonic,
                                     args=(self._plain_cfg, self.slots, self.shared, theirs, self.beats,
                                           self.incarnation))
-        process.start()
+        with held_while_a_child_starts():
+            process.start()
         theirs.close()
         self.child = _Child(process, mine, self.incarnation)
         self.incarnation += 1

@@ -40,7 +40,7 @@ from easydict import EasyDict
 from ...config.compile import to_plain
 from ...envs import manager_class
 from ...errors import EnvError
-from ...signals import continues, watch_continues
+from ...signals import continues, held_while_a_child_starts, release_held_signals, watch_continues
 from .backend import Backend, failure_reason, startup_error
 from .inference_server import start_inference_server
 from .messages import EvalRequest, SegmentMessage, WorkerError, WorkerReady
@@ -109,6 +109,7 @@ def _child_setup(name: str) -> None:
             pass
     if os.getppid() == 1:  # the learner died before we got here
         sys.exit(0)
+    release_held_signals()  # (held while the learner started this process: held_while_a_child_starts)
 
 
 def _start_heartbeat(beats: Any, slot: int) -> None:
@@ -299,7 +300,8 @@ class LocalBackend(Backend):
         process = self._ctx.Process(target=_actor_main, name=f'acframe-actor-{actor_id}', daemon=self._daemonic(),
                                     args=(self._plain_cfg, actor_id, incarnation, self.shared, theirs, self._beats,
                                           self.server and self.server.client(actor_id)))
-        process.start()
+        with held_while_a_child_starts():
+            process.start()
         theirs.close()
         self.pids.append(process.pid)
         self.actors[actor_id] = _Child(process, mine, incarnation)
@@ -311,7 +313,8 @@ class LocalBackend(Backend):
         self._beats[self.actor_num] = time.monotonic()
         process = self._ctx.Process(target=_evaluator_main, name='acframe-evaluator', daemon=self._daemonic(),
                                     args=(self._plain_cfg, theirs, self._beats))
-        process.start()
+        with held_while_a_child_starts():
+            process.start()
         theirs.close()
         self.pids.append(process.pid)
         self.evaluator = _Child(process, mine, 0)
