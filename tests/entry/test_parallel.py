@@ -989,3 +989,30 @@ def test_the_default_actor_count_is_one_per_core_this_process_may_use():
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ['1', '2']
+
+
+MAIN_REGISTERED = '''
+import gymnasium as gym
+from acframe import parallel_pipeline
+
+if __name__ == '__main__':
+    gym.register('MainCart-v0', entry_point='gymnasium.envs.classic_control:CartPoleEnv', max_episode_steps=200)
+    parallel_pipeline('cartpole_impala.py', overrides=['env.env_id=MainCart-v0', 'env.stop_value=None',
+                                                       'parallel.start_method=spawn', 'parallel.actor_num=1'],
+                      exp_dir='run', max_env_step=500, progress=False)
+'''
+
+
+def test_an_env_a_script_registered_in_itself_is_named_as_missing_in_a_spawned_worker(tmp_path):
+    """The start checks (in the script's process) found the env; the spawned actor did not, and said only 'needs
+    that module imported' of an env the user had registered two lines above."""
+    import subprocess
+    import sys
+
+    (tmp_path / 'main_env.py').write_text(MAIN_REGISTERED)
+    done = subprocess.run([sys.executable, 'main_env.py'], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "env.env_id 'MainCart-v0' is neither a gymnasium id" in done.stderr, done.stderr
+    assert re.search(r"\(said by (actor 0|the evaluator), a process of its own started with parallel.start_method="
+                     r"'spawn': it has what import_names imports, not what a script registered in itself under if "
+                     r"__name__ == '__main__'", done.stderr), done.stderr  # (whichever of the two answers first)
+    assert sorted(os.listdir(tmp_path)) == ['main_env.py']

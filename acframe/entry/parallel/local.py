@@ -39,7 +39,7 @@ from easydict import EasyDict
 
 from ...config.compile import to_plain
 from ...envs import manager_class
-from ...errors import EnvError
+from ...errors import ConfigError, EnvError
 from ...signals import continues, held_while_a_child_starts, release_held_signals, watch_continues
 from .backend import Backend, failure_reason, startup_error
 from .inference_server import start_inference_server
@@ -355,11 +355,22 @@ class LocalBackend(Backend):
             while not child.ready and child.conn.poll():
                 item = child.conn.recv()
                 if isinstance(item, WorkerError):
-                    raise startup_error(item)
+                    raise self._in_own_process(startup_error(item), child)
                 if isinstance(item, WorkerReady):
                     child.ready = True
         except (EOFError, OSError):
             pass  # closed: the dead process is reported by the caller
+
+    def _in_own_process(self, error: BaseException, child: _Child) -> BaseException:
+        """``error`` (a worker's failed start) with a note where the worker was spawned rather than forked and its
+        error is about a name (an env id, a registered class): it has what ``import_names`` imports, not what the
+        script registered in itself (the start checks, in this process, had found it)."""
+        if start_method(self.cfg) == 'fork' or not isinstance(error, ConfigError):
+            return error
+        return type(error)(f"{error} (said by {self._name(child)}, a process of its own started with "
+                           f"parallel.start_method='{start_method(self.cfg)}': it has what import_names imports, not "
+                           f"what a script registered in itself under if __name__ == '__main__'; register it in a "
+                           f"module and name it in import_names)")
 
     def _name(self, child: _Child) -> str:
         if child is self.evaluator:
