@@ -560,3 +560,26 @@ def test_inline_backend_on_a_serial_run_names_the_fix_that_works_new_or_resumed(
     with pytest.raises(ConfigError, match=r"^backend 'inline' \(--backend inline\) runs the parallel pipeline and this "
                                           r"run is a serial one; drop --backend inline"):
         serial_pipeline_onpolicy(None, resume=run, max_env_step=128, backend='inline', progress=False)
+
+
+def test_a_rendezvous_port_taken_before_the_ranks_bind_it_is_said_as_such(tmp_path, monkeypatch, capsys):
+    """A real listening socket on the port acframe chose (another process took it between the choice and the bind):
+    the line said a rank 'did not answer within parallel.collective_timeout_s=600 s or went away'."""
+    import socket
+
+    import acframe.entry.data_parallel as data_parallel
+    from acframe.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(('127.0.0.1', 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        monkeypatch.setattr(data_parallel, 'free_port', lambda host='127.0.0.1': port)
+        started = time.monotonic()
+        code = main(['-c', 'cartpole_ppo.py', 'parallel.learner_num=2', '--exp-dir', str(tmp_path / 'run'),
+                     '--max-env-step', '2048', '-q'])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count('\n') == 1 and time.monotonic() - started < 120, err
+    assert (f"joining the process group failed at train iter 0: port {port} on 127.0.0.1, free when acframe chose it, "
+            f"was taken by another process before the ranks bound it; run the command again") in err, err
+    assert not (tmp_path / 'run').exists()
