@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
-from typing import Any, Dict, List, NamedTuple
+from typing import Any, Dict, List, NamedTuple, Optional
 
 from .errors import ConfigError
 from .signals import interrupts_deferred
@@ -150,21 +150,31 @@ def read_scalars(log_dir: str) -> List[Scalar]:
             [name for name in names if name.startswith('scalars-') and name.endswith('.jsonl')]
         return latest_timeline([scalar for name in jsonl for scalar in read_jsonl_scalars(os.path.join(log_dir, name))])
     scalars: List[Scalar] = []
+    sittings: List[int] = []
     for path in events:
+        sittings.append(len(scalars))
         scalars += read_event_file(path)
-    return latest_timeline(scalars)
+    return latest_timeline(scalars, sittings)
 
 
-def latest_timeline(scalars: List[Scalar]) -> List[Scalar]:
+def latest_timeline(scalars: List[Scalar], sittings: Optional[List[int]] = None) -> List[Scalar]:
     """``scalars`` (in write order) without the values a resume superseded: a run killed past its last checkpoint
-    (SIGKILL, a lost machine) logged steps its resume trains again, from the checkpoint's step; a tag's value at a
-    step below one logged before it starts that tag's timeline again, and the earlier values at that step and
-    beyond are dropped (plots drew the lost timeline and the resumed one as one line that ran back). Within one
-    sitting a tag's steps never go back."""
+    (SIGKILL, a lost machine) logged steps its resume trains again, from the checkpoint's step (plots drew the lost
+    timeline and the resumed one as one line that ran back). ``sittings``: where each sitting's values start in
+    ``scalars`` (an event file each); a tag's first value in a sitting drops the earlier sittings' values of that
+    tag at its step and beyond. Without them (``scalars.jsonl``, appended by every sitting), a value at a step below
+    one logged before it starts that tag's timeline again (within one sitting a tag's steps never go back). A tag
+    the resume logs first beyond a lost value (one evaluated rarely) keeps that value."""
+    starts = set(sittings or ())
     kept: Dict[str, List[Scalar]] = defaultdict(list)
-    for scalar in scalars:
+    seen_in_sitting: set = set()
+    for index, scalar in enumerate(scalars):
+        if index in starts:
+            seen_in_sitting = set()
         series = kept[scalar.tag]
-        if series and scalar.step < series[-1].step:
+        first_here = sittings is not None and scalar.tag not in seen_in_sitting
+        seen_in_sitting.add(scalar.tag)
+        if series and (scalar.step < series[-1].step or first_here and scalar.step <= series[-1].step):
             cut = bisect.bisect_left([s.step for s in series], scalar.step)
             del series[cut:]
         series.append(scalar)

@@ -142,18 +142,20 @@ def _read_sittings(log_dir: str) -> Tuple[List[Scalar], Optional[List[Tuple[floa
     if not events:
         return read_scalars(log_dir), None
     scalars: List[Scalar] = []
+    sittings: List[int] = []
     pauses: List[Tuple[float, float]] = []
     last: Optional[float] = None
     for path in events:
         part = read_event_file(path)
         if not part:
             continue
+        sittings.append(len(scalars))
         opened = min(_event_file_opened(path, part[0].wall_time), min(s.wall_time for s in part))
         if last is not None and opened > last:
             pauses.append((last, opened))
         last = max([s.wall_time for s in part] + ([last] if last is not None else []))
         scalars += part
-    return latest_timeline(scalars), pauses
+    return latest_timeline(scalars, sittings), pauses
 
 
 def _event_file_opened(path: str, default: float) -> float:

@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 
 #: the signals that end a run as SIGTERM does (the final checkpoint and summary are written)
@@ -21,16 +21,26 @@ TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 @contextlib.contextmanager
-def held_while_a_child_starts() -> Iterator[None]:
+def held_while_a_child_starts(context: Any = None) -> Iterator[None]:
     """Hold back Ctrl-C and the terminating signals in this thread while a child process of the run starts: the
     child inherits the held mask (through fork, and through the exec of spawn) and takes them only once it has set
     its own handlers (``release_held_signals``); a Ctrl-C while actors were forking printed a child's
-    KeyboardInterrupt traceback. The parent takes what came meanwhile when the block ends."""
+    KeyboardInterrupt traceback. The parent takes what came meanwhile when the block ends, so record the child
+    inside the block. ``context``: the multiprocessing context the child starts from; for 'spawn' and 'forkserver'
+    multiprocessing's resource tracker is started first, outside the hold (starting it at a first ``start()``
+    unblocks the signals in this thread), and the fork server inside it (its children inherit its mask)."""
     if not hasattr(signal, 'pthread_sigmask'):
         yield
         return
+    method = context.get_start_method() if context is not None else None
+    if method in ('spawn', 'forkserver'):
+        from multiprocessing import resource_tracker
+        resource_tracker.ensure_running()
     before = signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT, *TERMINATING))
     try:
+        if method == 'forkserver':  # (under the hold: the server's children inherit its mask, not this thread's)
+            from multiprocessing import forkserver
+            forkserver.ensure_running()
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)

@@ -473,20 +473,22 @@ def _child_that_sets_its_handlers_late(out):
     out.put('set')
 
 
-@pytest.mark.parametrize('held', [True, False])
-def test_a_ctrl_c_while_a_child_starts_waits_for_the_childs_own_handlers(held):
+@pytest.mark.parametrize('held, method', [(True, 'fork'), (False, 'fork'), (True, 'spawn'), (True, 'forkserver')])
+def test_a_ctrl_c_while_a_child_starts_waits_for_the_childs_own_handlers(held, method):
     """A real SIGINT to a child still starting: held, it reaches the child once it ignores it (a run's children
-    ignore Ctrl-C, their parent stops them); not held, it was a KeyboardInterrupt traceback from the child."""
+    ignore Ctrl-C, their parent stops them); not held, it was a KeyboardInterrupt traceback from the child. Spawn's
+    first child was started with them open (multiprocessing's resource tracker, started by that first start,
+    unblocks them in the parent); a fork server's children inherit its mask."""
     import multiprocessing
 
     from acframe.signals import held_while_a_child_starts
 
-    context = multiprocessing.get_context('fork')
+    context = multiprocessing.get_context(method)
     out = context.SimpleQueue()
     child = context.Process(target=_child_that_sets_its_handlers_late, args=(out,))
     before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
     if held:
-        with held_while_a_child_starts():
+        with held_while_a_child_starts(context):
             child.start()
     else:
         child.start()

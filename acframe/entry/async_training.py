@@ -289,9 +289,9 @@ class AsyncRun(SerialRun):
         parent = os.getpid()
         for worker in range(1, self.worker_num):
             child = self.context.Process(target=_worker_main, args=(self, worker, parent), name=f'acframe-async{worker}')
-            with held_while_a_child_starts():
+            with held_while_a_child_starts(self.context):  # (recorded inside: a Ctrl-C held meanwhile comes at its end)
                 child.start()
-            self.children.append(child)
+                self.children.append(child)
 
     def check_workers(self) -> None:
         for worker, child in enumerate(self.children, 1):

@@ -734,7 +734,7 @@ class LocalRanks:
                                          args=(rank, self.host, port, os.getpid(), errors, loop, cfg, exp_dir, make_run))
                          for rank in range(1, int(cfg.parallel.learner_num))]
         for child in self.children:
-            with held_while_a_child_starts():
+            with held_while_a_child_starts(context):
                 child.start()
         return errors
 

@@ -650,26 +650,27 @@ class RunBase:
     def _warn_spent_schedules(self) -> None:
         """Once: a schedule of ``SCHEDULES`` that has reached 0 with a tenth of the budget or more left (the rest of
         the run learns nothing; a resumed run continues at 0), with the value that would span the whole budget at
-        this run's gradient steps per env step. Schedules count gradient steps, not the budget (the RL Zoo's
-        ``lin_`` schedules scale with it)."""
+        this run's gradient steps per env step. The budget is whichever of ``max_env_step`` and ``max_train_iter``
+        ends the run first at that rate. Schedules count gradient steps, not the budget (the RL Zoo's ``lin_``
+        schedules scale with it)."""
         learn, cfg, step = self.cfg.policy.learn, self.cfg, self.learner.train_iter
         spent = [(key, int(learn[key]), what) for key, what in self.SCHEDULES
                  if isinstance(learn.get(key), int) and 0 < learn[key] <= step]
+        if not spent or not self.env_step:
+            return
+        per_env_step = step / self.env_step
         env_left, iter_left = cfg.max_env_step - self.env_step, cfg.max_train_iter - step
-        if not spent or env_left < 0.1 * cfg.max_env_step or iter_left < 0.1 * cfg.max_train_iter:
+        by_iters = iter_left < per_env_step * env_left  # (max_train_iter ends the run first at this rate)
+        if (iter_left < 0.1 * cfg.max_train_iter) if by_iters else (env_left < 0.1 * cfg.max_env_step):
             return
         self._schedules_warned = True
         if not self.writes:  # (a data-parallel rank > 0: rank 0 says it)
             return
-        from ..config.defaults import TOP_LEVEL
-
         keys = ' and '.join(f"policy.learn.{key}={n}" for key, n, _ in spent)
         whats = ' and '.join(what for _, _, what in spent)
-        by_iters = cfg.max_train_iter < TOP_LEVEL['max_train_iter']  # (--max-train-iter given: it is the budget)
-        per_env_step = step / self.env_step if self.env_step else 0.0
         whole = (f" (max_train_iter={cfg.max_train_iter:,})" if by_iters else
                  f" (about {round(per_env_step * cfg.max_env_step):,} for max_env_step={cfg.max_env_step:,} at this "
-                 f"run's {per_env_step:.3g} gradient steps per env step)" if per_env_step else '')
+                 f"run's {per_env_step:.3g} gradient steps per env step)")
         left = f"{iter_left:,} train iters" if by_iters else f"{env_left:,} env steps"
         self.warn(f"acframe: warning: {keys} took {whats} to 0 by train iter {step:,} (env step {self.env_step:,}), "
                   f"with {left} of the budget left: the rest of the run learns nothing; set the schedule to the "

@@ -497,7 +497,7 @@ class Policy:
             raise ConfigError(f"{what} is recurrent (its 'recurrent' attribute is True) and defines no "
                               f"{' and no '.join(missing)}: a recurrent model defines initial_state(batch) and "
                               f"unroll(obs, state, starts) (docs/custom_policy.md, \"A recurrent form\")")
-        if built and not recurrent_model(self._cfg):
+        if built and not recurrent_model(self._cfg) and getattr(cls, 'recurrent', None) is not True:
             raise ConfigError(f"{what} is recurrent as built (its instance's 'recurrent' is True) but its class does "
                               f"not say so (recurrent = True as a class attribute), which is what the start-up checks "
                               f"of policy.model.rnn.seq_len and burn_in read; set recurrent = True on the class "

@@ -386,3 +386,24 @@ def test_a_decay_schedule_spent_with_budget_left_is_said_once_with_the_value_spa
     serial_pipeline_onpolicy(resume=str(tmp_path / 'sized'), max_env_step=4096, progress=False)
     assert 'policy.learn.lr_decay_iters=160 and policy.learn.clip_ratio_decay_iters=160 took the learning rate and ' \
            'the clip ratio to 0 by train iter 160 (env step 2,048), with 2,048 env steps' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('max_env_step, max_train_iter, says', [
+    # a safety cap on train iters far beyond what the env-step budget gives: the env steps are the budget
+    (100_000, 1_000_000, "with 80,000 env steps of the budget left: the rest of the run learns nothing; set the "
+                         "schedule to the gradient steps of the whole budget (about 5,000 for max_env_step=100,000"),
+    (10_000_000, 4_000, "with 3,000 train iters of the budget left: the rest of the run learns nothing; set the "
+                        "schedule to the gradient steps of the whole budget (max_train_iter=4,000)"),
+    (100_000, 1_050, None),  # (the iters end the run within a tenth of their budget: nothing to say)
+])
+def test_the_spent_schedule_warning_reads_the_budget_that_ends_the_run(max_env_step, max_train_iter, says):
+    """Both budgets set: the line named max_train_iter (999,000 iters left) where max_env_step ends the run first."""
+    from types import SimpleNamespace
+
+    said = []
+    cfg = SimpleNamespace(max_env_step=max_env_step, max_train_iter=max_train_iter,
+                          policy=SimpleNamespace(learn={'lr_decay_iters': 1000}))
+    run = SimpleNamespace(cfg=cfg, env_step=20_000, learner=SimpleNamespace(train_iter=1000), writes=True,
+                          warn=said.append, SCHEDULES=RunBase.SCHEDULES, _schedules_warned=False)
+    RunBase._warn_spent_schedules(run)
+    assert (said == [] if says is None else len(said) == 1 and says in said[0]), said

@@ -885,6 +885,27 @@ def test_a_model_recurrent_per_instance_is_refused_before_its_sequences_pass_unc
         MODEL_REGISTRY._entries.pop('elman_by_instance_test', None)
 
 
+def test_a_policy_whose_default_model_is_recurrent_by_class_builds_it(tmp_path):
+    """A policy of one's own whose default_model names a registered class saying recurrent = True (no
+    policy.model.type in the config) was refused as 'recurrent as built ... its class does not say so'."""
+    from acframe import POLICY_REGISTRY
+    from acframe.policy.ppo import PPOPolicy
+
+    class ElmanPPO(PPOPolicy):
+        def default_model(self):
+            return 'elman_default_test', {}
+
+    MODEL_REGISTRY.register('elman_default_test', ElmanModel, force=True)
+    POLICY_REGISTRY.register('elman_ppo_test', ElmanPPO, force=True)
+    try:
+        policy = serial_pipeline_onpolicy('cartpole_ppo.py', overrides=OWN_RNN[1:] + ['policy.type=elman_ppo_test'],
+                                          exp_dir=str(tmp_path / 'run'), max_env_step=128, progress=False)
+        assert isinstance(policy.model, ElmanModel)
+    finally:
+        MODEL_REGISTRY._entries.pop('elman_default_test', None)
+        POLICY_REGISTRY._entries.pop('elman_ppo_test', None)
+
+
 class StrictElman(ElmanModel):
     """A recurrent model of one's own whose constructor takes no ``**kwargs`` (and so no ``rnn``)."""
 

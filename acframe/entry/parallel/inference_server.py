@@ -380,11 +380,11 @@ class InferenceServer:
         process = self._ctx.Process(target=_server_main, name='acframe-inference', daemon=self._daemonic,
                                     args=(self._plain_cfg, self.slots, self.shared, theirs, self.beats,
                                           self.incarnation))
-        with held_while_a_child_starts():
+        with held_while_a_child_starts(self._ctx):  # (recorded inside: a Ctrl-C held meanwhile comes at its end)
             process.start()
-        theirs.close()
-        self.child = _Child(process, mine, self.incarnation)
-        self.incarnation += 1
+            theirs.close()
+            self.child = _Child(process, mine, self.incarnation)
+            self.incarnation += 1
         return self.child
 
     def waitables(self) -> List[Any]:

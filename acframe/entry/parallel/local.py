@@ -39,7 +39,7 @@ from easydict import EasyDict
 
 from ...config.compile import to_plain
 from ...envs import manager_class
-from ...errors import ConfigError, EnvError
+from ...errors import ConfigError, EnvError, RegistryError
 from ...signals import continues, held_while_a_child_starts, release_held_signals, watch_continues
 from .backend import Backend, failure_reason, startup_error
 from .inference_server import start_inference_server
@@ -300,11 +300,11 @@ class LocalBackend(Backend):
         process = self._ctx.Process(target=_actor_main, name=f'acframe-actor-{actor_id}', daemon=self._daemonic(),
                                     args=(self._plain_cfg, actor_id, incarnation, self.shared, theirs, self._beats,
                                           self.server and self.server.client(actor_id)))
-        with held_while_a_child_starts():
+        with held_while_a_child_starts(self._ctx):  # (recorded inside: a Ctrl-C held meanwhile comes at its end)
             process.start()
-        theirs.close()
-        self.pids.append(process.pid)
-        self.actors[actor_id] = _Child(process, mine, incarnation)
+            theirs.close()
+            self.pids.append(process.pid)
+            self.actors[actor_id] = _Child(process, mine, incarnation)
         for _ in range(1 if self.sync else _SEGMENTS_AHEAD):  # sync: one segment with the current version
             self._grant(actor_id)
 
@@ -313,11 +313,11 @@ class LocalBackend(Backend):
         self._beats[self.actor_num] = time.monotonic()
         process = self._ctx.Process(target=_evaluator_main, name='acframe-evaluator', daemon=self._daemonic(),
                                     args=(self._plain_cfg, theirs, self._beats))
-        with held_while_a_child_starts():
+        with held_while_a_child_starts(self._ctx):
             process.start()
-        theirs.close()
-        self.pids.append(process.pid)
-        self.evaluator = _Child(process, mine, 0)
+            theirs.close()
+            self.pids.append(process.pid)
+            self.evaluator = _Child(process, mine, 0)
         if self._eval_pending is not None:
             self._send_eval(self._eval_pending)
 
@@ -365,7 +365,9 @@ class LocalBackend(Backend):
         """``error`` (a worker's failed start) with a note where the worker was spawned rather than forked and its
         error is about a name (an env id, a registered class): it has what ``import_names`` imports, not what the
         script registered in itself (the start checks, in this process, had found it)."""
-        if start_method(self.cfg) == 'fork' or not isinstance(error, ConfigError):
+        named = isinstance(error, RegistryError) or (isinstance(error, ConfigError) and 'env.env_id' in str(error)
+                                                     and 'neither a gymnasium id' in str(error))
+        if start_method(self.cfg) == 'fork' or not named:
             return error
         return type(error)(f"{error} (said by {self._name(child)}, a process of its own started with "
                            f"parallel.start_method='{start_method(self.cfg)}': it has what import_names imports, not "
