@@ -262,6 +262,8 @@ def test_every_foreign_name_points_at_a_key_acframe_declares():
     configs += [{'policy': {'other': {'replay_buffer': buffer_defaults(kind)[0]}}}  # a buffer type's own keys
                 for kind in ('prioritized', 'episodic_prioritized')]
     for name, (_, ours, _) in FOREIGN_NAMES.items():
+        if ours is None:  # (no acframe counterpart: the note says so)
+            continue
         if ours.startswith('policy.model.'):
             assert ours[len('policy.model.'):] in model_keys, name
             continue
