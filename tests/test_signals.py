@@ -467,6 +467,7 @@ def _child_that_sets_its_handlers_late(out):
 
     from acframe.signals import release_held_signals
 
+    out.put('started')
     time.sleep(0.5)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     release_held_signals()
@@ -493,7 +494,7 @@ def test_a_ctrl_c_while_a_child_starts_waits_for_the_childs_own_handlers(held, m
     else:
         child.start()
     assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before  # (the parent's mask as it was)
-    time.sleep(0.2)  # (the child is in its start-up's sleep)
+    assert out.get() == 'started'  # (the child is in its start-up's sleep, its own handlers not set yet)
     os.kill(child.pid, signal.SIGINT)
     child.join(10)
     if held:
