@@ -55,7 +55,8 @@ FOREIGN_FLAGS = {
     '--hyperparams': 'key.path=value overrides', '-params': 'key.path=value overrides',
     '--tensorboard-log': "logger.backends (the run folder's log/ holds tensorboard files)",
     '-tb': "logger.backends (the run folder's log/ holds tensorboard files)",
-    '-f': '--exp-dir DIR', '--log-folder': '--exp-dir DIR', '-i': '--init-from RUN', '--trained-agent': '--init-from RUN',
+    '-f': '--exp-dir DIR', '--log-folder': '--exp-dir DIR',
+    '-i': '--init-from RUN', '--trained-agent': '--init-from RUN',
 }
 
 

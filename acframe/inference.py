@@ -433,9 +433,9 @@ class LoadedPolicy:
                                  f"give indices 0..B-1")
             values, counts = np.unique(ids, return_counts=True)
             if (counts > 1).any():  # most likely flags given as 0/1 integers (dones.astype(int))
-                raise ValueError(f"reset(envs): env {int(values[counts > 1][0])} is named {int(counts[counts > 1][0])} times; "
-                                 f"give each index once, or the episode starts as a bool array (B,) (integers are "
-                                 f"read as indices)")
+                repeated, times = int(values[counts > 1][0]), int(counts[counts > 1][0])
+                raise ValueError(f"reset(envs): env {repeated} is named {times} times; give each index once, or the "
+                                 f"episode starts as a bool array (B,) (integers are read as indices)")
         if held and ids.size:
             self.policy.eval_mode.episode_start(ids.tolist())
 

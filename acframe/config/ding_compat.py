@@ -121,7 +121,8 @@ ALIASES: Sequence[Tuple[str, str, Optional[Tuple[str, ...]], Optional[Callable[[
 DING_HINTS: Dict[str, str] = {
     'policy.load_path': "init_from (--init-from) starts from an acframe checkpoint's weights",
     'policy.learn.resume_training': '--resume RUN continues a run',
-    'policy.learn.learner.hook.load_ckpt_before_run': "init_from (--init-from) starts from an acframe checkpoint's weights",
+    'policy.learn.learner.hook.load_ckpt_before_run':
+        "init_from (--init-from) starts from an acframe checkpoint's weights",
     'policy.learn.learner.hook.save_ckpt_after_run': 'every run writes ckpt/ckpt_latest.pth when it ends',
     'policy.learn.learner.train_iterations': 'max_train_iter (--max-train-iter) bounds the gradient steps',
     'policy.eval.evaluator.stop_value': 'env.stop_value is the return a run stops at (DI-engine copies it there too)',

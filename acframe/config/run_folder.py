@@ -379,7 +379,8 @@ def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = N
     Its ``import_names`` are imported only when the user named them (``imports``, or an ``import_names=``
     override; see ``check_stored_imports``, whose refusal names ``import_flag``: ``'imports'`` for the Python
     argument), and never from inside ``run_dir``. ``builds_buffer=False``: read to act (``compile_config``'s); a
-    module the run recorded as registering only loggers, replay buffers or hooks (``ACTING_NEEDS_NOT``) is then not needed.
+    module the run recorded as registering only loggers, replay buffers or hooks (``ACTING_NEEDS_NOT``) is then not
+    needed.
     """
     from .compile import compile_config
 
@@ -387,7 +388,7 @@ def load_run_config(run_dir: str, overrides: Any = None, seed: Optional[int] = N
     main = record['config']
     named = named_imports(imports, overrides)
     stored = main.get('import_names') or []
-    if not builds_buffer and isinstance(stored, list):  # acting: a module that registered only loggers, buffers or hooks
+    if not builds_buffer and isinstance(stored, list):  # acting: a module that registered only what acting builds not
         stored = [name for name in stored if name in named or not _registers_only(
             record['import_registers'].get(name), ACTING_NEEDS_NOT)]
     main['import_names'] = check_stored_imports(stored, named, os.path.join(run_dir, CONFIG_JSON), import_flag)

@@ -469,8 +469,8 @@ class DataParallel:
         detail = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
         hint = f"; {self._resume_hint()}" if self.rank == 0 else ''  # (rank 0 adds it to the line a rank sends it)
         if 'EADDRINUSE' in str(exc) or 'address already in use' in str(exc).lower():
-            return (f"data-parallel rank {self.rank}: {what} failed {where}: port {self.port} on {self.host}, free when "
-                    f"acframe chose it, was taken by another process before the ranks bound it; run the command "
+            return (f"data-parallel rank {self.rank}: {what} failed {where}: port {self.port} on {self.host}, free "
+                    f"when acframe chose it, was taken by another process before the ranks bound it; run the command "
                     f"again (it chooses another port){hint}")
         return (f"data-parallel rank {self.rank}: {what} failed {where} ({detail}): a rank did not answer within "
                 f"parallel.collective_timeout_s={self.timeout_s:g} s or went away{hint}")
